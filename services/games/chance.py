@@ -1,0 +1,64 @@
+"""Resolving chance nodes: the logic shared by the dice and decks services and by
+in-process simulations, so a simulated match and a served one derive the same outcomes
+from the same seeds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from services.games.contract import (
+    CardsDrawn,
+    ChanceOutcome,
+    ChanceRequest,
+    DeckShuffled,
+    DiceRolled,
+    DrawCards,
+    RollDice,
+    RuleViolation,
+    ShuffleDeck,
+)
+from services.games.randomness import DerivedRandom
+
+
+@dataclass
+class DeckPiles:
+    """The face-down draw piles of one match, top card first. Owned by the decks service."""
+
+    piles: dict[str, list[str]] = field(default_factory=dict)
+
+    def shuffle(self, deck: str, cards: tuple[str, ...], rng: DerivedRandom) -> int:
+        self.piles[deck] = rng.shuffled(cards)
+        return len(cards)
+
+    def draw(self, deck: str, count: int) -> tuple[str, ...]:
+        pile = self.piles.get(deck)
+        if pile is None:
+            raise RuleViolation("UNKNOWN_DECK", f"There is no deck named {deck!r}.")
+        if count < 0 or count > len(pile):
+            raise RuleViolation(
+                "DECK_TOO_SMALL", f"Deck {deck!r} has {len(pile)} cards; cannot draw {count}."
+            )
+        drawn, self.piles[deck] = tuple(pile[:count]), pile[count:]
+        return drawn
+
+    def size(self, deck: str) -> int:
+        return len(self.piles.get(deck, ()))
+
+
+class SeededChance:
+    """Resolves chance requests in-process from two seeds, with the services' derivation."""
+
+    def __init__(self, match_id: str, dice_seed: bytes, decks_seed: bytes) -> None:
+        self.dice = DerivedRandom(dice_seed, match_id)
+        self.decks_rng = DerivedRandom(decks_seed, match_id)
+        self.decks = DeckPiles()
+
+    def resolve(self, request: ChanceRequest) -> ChanceOutcome:
+        match request:
+            case RollDice(count=count, sides=sides):
+                return DiceRolled(self.dice.roll(count, sides))
+            case ShuffleDeck(deck=deck, cards=cards):
+                return DeckShuffled(deck, self.decks.shuffle(deck, cards, self.decks_rng))
+            case DrawCards(deck=deck, count=count):
+                return CardsDrawn(deck, self.decks.draw(deck, count))
+        raise TypeError(f"unknown chance request {request!r}")

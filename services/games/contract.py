@@ -1,0 +1,198 @@
+"""The contract every game engine follows (DESIGN.md §3).
+
+A game is a *decider*: ``decide`` turns a player's action into events or refuses it,
+``evolve`` folds one event into the state, and ``next_step`` says who acts next, which
+chance outcome is needed, or that the match is over. Everything here is pure: no I/O,
+no clocks, no randomness. Chance is an explicit node (as in OpenSpiel): the engine asks
+for dice or cards, the board service (or a seeded simulator) supplies the outcome, and
+``resolve`` records that outcome as events, so folding events never needs randomness.
+
+Actions, events, states and views are frozen dataclasses built from ``int``, ``str``,
+``bool``, ``float``, ``str``-valued ``Enum``, ``tuple[X, ...]``, ``dict``, ``X | None``
+and nested dataclasses (or unions of dataclasses), so ``codec`` can store them as JSON
+and the adapters can map them field by field onto protobuf messages.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar
+
+State = TypeVar("State")
+
+
+class RuleViolation(Exception):
+    """A command the rules refuse in the current state (gRPC FAILED_PRECONDITION).
+
+    ``code`` is a stable machine-readable reason (``NOT_YOUR_TURN``); ``message`` is
+    written for the player ("You have no Jetpack pair to spend.").
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class MalformedAction(RuleViolation):
+    """A command that can never be legal: unknown option, bad argument (INVALID_ARGUMENT)."""
+
+
+# --- chance nodes: what the engine asks the dice and decks services for ---------------
+
+
+@dataclass(frozen=True)
+class RollDice:
+    """Roll ``count`` dice with ``sides`` faces each."""
+
+    count: int
+    sides: int
+    purpose: str
+
+
+@dataclass(frozen=True)
+class ShuffleDeck:
+    """Form a new face-down draw pile for ``deck`` from ``cards`` in a secret random order.
+
+    Used at setup and to reshuffle a discard pile. The order stays with the decks service;
+    the engine only learns the cards as they are drawn.
+    """
+
+    deck: str
+    cards: tuple[str, ...]
+    purpose: str
+
+
+@dataclass(frozen=True)
+class DrawCards:
+    """Draw the top ``count`` cards of ``deck``'s draw pile."""
+
+    deck: str
+    count: int
+    purpose: str
+
+
+ChanceRequest = RollDice | ShuffleDeck | DrawCards
+
+
+@dataclass(frozen=True)
+class DiceRolled:
+    values: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class DeckShuffled:
+    deck: str
+    size: int
+
+
+@dataclass(frozen=True)
+class CardsDrawn:
+    deck: str
+    cards: tuple[str, ...]
+
+
+ChanceOutcome = DiceRolled | DeckShuffled | CardsDrawn
+
+
+# --- what happens next ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a match ended. ``result`` is per player: ``won``, ``lost`` or ``draw``."""
+
+    results: dict[str, str]
+    reason: str
+    scores: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AwaitingPlayers:
+    """These players may act now (several at once for simultaneous phases)."""
+
+    players: tuple[str, ...]
+    phase: str
+
+
+@dataclass(frozen=True)
+class AwaitingChance:
+    request: ChanceRequest
+
+
+@dataclass(frozen=True)
+class Finished:
+    outcome: Outcome
+
+
+Step = AwaitingPlayers | AwaitingChance | Finished
+
+
+# --- the engine -----------------------------------------------------------------------
+
+
+class Game(ABC, Generic[State]):
+    """One game's rules. Subclasses are stateless; every method is a pure function."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    rules_version: ClassVar[str]
+    min_players: ClassVar[int]
+    max_players: ClassVar[int]
+    #: every action and event class this game uses, for adapters and codecs
+    action_types: ClassVar[tuple[type, ...]]
+    event_types: ClassVar[tuple[type, ...]]
+
+    @abstractmethod
+    def initial_state(self) -> State:
+        """The state before the first event (no match set up yet)."""
+
+    @abstractmethod
+    def setup(self, players: Sequence[str], options: Mapping[str, str]) -> list[Any]:
+        """Events that open a match, or MalformedAction for bad players or options."""
+
+    @abstractmethod
+    def evolve(self, state: State, event: Any) -> State:
+        """Fold one event into the state. Never refuses: events are facts."""
+
+    @abstractmethod
+    def next_step(self, state: State) -> Step:
+        """Who acts next, which chance outcome is needed, or the end."""
+
+    @abstractmethod
+    def decide(self, state: State, player: str, action: Any) -> list[Any]:
+        """Events for ``player`` doing ``action``, or raise RuleViolation / MalformedAction."""
+
+    @abstractmethod
+    def resolve(self, state: State, outcome: ChanceOutcome) -> list[Any]:
+        """Events recording the outcome of the pending chance node."""
+
+    @abstractmethod
+    def legal_actions(self, state: State, player: str) -> tuple[Any, ...]:
+        """Every action ``player`` may take now (empty when it is not their turn)."""
+
+    @abstractmethod
+    def view(self, state: State, viewer: str | None) -> Any:
+        """What ``viewer`` may see (``None``: a spectator). Hidden information never leaks."""
+
+    def statistics(self, state: State) -> dict[str, float]:
+        """Numbers worth keeping about a match (turns, damage …), for scoring."""
+        return {}
+
+    # -- helpers built on the abstract methods --------------------------------------
+
+    def fold(self, events: Sequence[Any], state: State | None = None) -> State:
+        current = self.initial_state() if state is None else state
+        for event in events:
+            current = self.evolve(current, event)
+        return current
+
+    def outcome(self, state: State) -> Outcome | None:
+        step = self.next_step(state)
+        return step.outcome if isinstance(step, Finished) else None
+
+    def describe_action(self, action: Any) -> str:
+        """A short human label for an action, for menus and logs."""
+        return repr(action)
