@@ -1,0 +1,12 @@
+"""Crashland (Todd Sanders, 2015): a solitaire hunt for three fuel tanks on a 6 x 5 map.
+
+Modules: ``model`` (vocabulary), ``content`` (the YAML pack), ``actions``, ``events``,
+``state`` (state and ``evolve``), ``rules`` (deciding; the rule interpretations are in its
+docstring), ``view``, ``render``, ``game`` (the contract), ``policies`` (playout players).
+"""
+
+from services.games.crashland.game import Crashland
+
+GAME = Crashland()
+
+__all__ = ["GAME", "Crashland"]

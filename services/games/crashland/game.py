@@ -1,0 +1,89 @@
+"""The Crashland engine: the contract's methods, delegating to the rules and the view."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from services.games.contract import ChanceOutcome, Game, MalformedAction, Step
+from services.games.crashland import actions as act
+from services.games.crashland import events as ev
+from services.games.crashland import rules
+from services.games.crashland.state import CrashlandState, evolve
+from services.games.crashland.view import CrashlandView, view
+
+
+class Crashland(Game[CrashlandState]):
+    name = "crashland"
+    title = "Crashland"
+    rules_version = "crashland-1"
+    min_players = 1
+    max_players = 1
+    action_types = act.ACTION_TYPES
+    event_types = ev.EVENT_TYPES
+
+    def initial_state(self) -> CrashlandState:
+        return CrashlandState()
+
+    def setup(self, players: Sequence[str], options: Mapping[str, str]) -> list[Any]:
+        if len(players) != 1 or not players[0]:
+            raise MalformedAction("PLAYERS", "Crashland is a solitaire game: one player.")
+        if options:
+            unknown = ", ".join(sorted(options))
+            raise MalformedAction("UNKNOWN_OPTION", f"Crashland has no options ({unknown}).")
+        return [ev.GameStarted(players[0], {})]
+
+    def evolve(self, state: CrashlandState, event: Any) -> CrashlandState:
+        return evolve(state, event)
+
+    def next_step(self, state: CrashlandState) -> Step:
+        return rules.next_step(state)
+
+    def decide(self, state: CrashlandState, player: str, action: Any) -> list[Any]:
+        return rules.decide(state, player, action)
+
+    def resolve(self, state: CrashlandState, outcome: ChanceOutcome) -> list[Any]:
+        return rules.resolve(state, outcome)
+
+    def legal_actions(self, state: CrashlandState, player: str) -> tuple[Any, ...]:
+        return rules.legal_actions(state, player)
+
+    def view(self, state: CrashlandState, viewer: str | None) -> CrashlandView:
+        return view(state, viewer)
+
+    def statistics(self, state: CrashlandState) -> dict[str, float]:
+        return {
+            "turns": float(state.turn),
+            "oxygen": float(state.oxygen),
+            "battery": float(state.battery),
+            "tanks_collected": float(len(state.collected)),
+            "cards_explored": float(len(state.explored)),
+        }
+
+    def describe_action(self, action: Any) -> str:
+        match action:
+            case act.Move(direction=direction, pay=pay):
+                return (
+                    f"move {getattr(direction, 'value', direction)} ({getattr(pay, 'value', pay)})"
+                )
+            case act.EndMovement():
+                return "end movement"
+            case act.DiscardEquipment(card=card):
+                return f"discard {card}"
+            case act.SpendDomeShelter(boost=boost):
+                gain = "+2 both" if boost == "both" else f"+3 {getattr(boost, 'value', boost)}"
+                return f"spend Dome Shelter pair ({gain})"
+            case act.SpendJetpack(destination=d):
+                return f"spend Jetpack pair → ({d.row},{d.column})"
+            case act.SpendSolarRecharge():
+                return "spend Solar Recharge pair (+2 battery)"
+            case act.SpendSatelliteUplink():
+                return "spend Satellite Uplink pair (see the next 6 cards)"
+            case act.ArrangeUplink(order=order):
+                return "put back uplink cards: " + ", ".join(order)
+            case act.EndTurn():
+                return "end turn (systems check)"
+        return repr(action)
+
+
+__all__ = ["Crashland"]

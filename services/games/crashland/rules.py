@@ -1,0 +1,449 @@
+"""Crashland's rules: ``next_step``, ``decide``, ``resolve`` and ``legal_actions``.
+
+Interpretations where the rulebook is open (kept minimal):
+
+- Movement is one card per ``Move``. The turn's first two cards are free; each further
+  card costs 1 oxygen or 1 battery, the player's choice, never from a system at 0.
+  ``EndMovement`` needs a move this turn ("you must move"); a Jetpack flight in phase 1
+  counts as that move but not as cards walked.
+- Levels never go below 0 nor above 9; an event's loss stops at 0, a gain at 9.
+- A tank is located as soon as both beacons of its number are face up: it lies in the
+  column of the up/down beacon and the row of the left/right beacon. It is collected the
+  moment the astronaut is on that card after it is located: walking onto it (passing
+  through counts, every card is a move onto it), landing there by Jetpack, or standing
+  there when the second beacon is revealed.
+- The win is a phase-1 condition: on the spaceship card, holding all three tanks, with
+  both systems at 1 or more ("without losing all of your oxygen or battery power"). It is
+  checked after every phase-1 action and when phase 1 begins (so a phase-3 Jetpack flight
+  home wins at the start of the next turn, after the systems check passed).
+- The lost events and the applied one go to the discard pile; equipment goes to the hand.
+  Only with more than three cards in hand may (and must) the player discard, one card per
+  action, down to three.
+- Pairs are spent in phases 1 and 3, any number of times. The two cards spent are the
+  first two of that kind in the hand (equal cards). A Jetpack needs 1 battery to fly, to an
+  explored card other than the current one. Solar Recharge and Dome Shelter may be spent
+  even when the gain is capped.
+- Satellite Uplink: the next min(6, cards in the draw pile) cards are seen (the discard pile
+  is only reshuffled when drawing) — the known top of the deck first, the rest drawn from
+  the decks service; the player then puts them back in an order of their choosing. Later
+  draws take the known cards first. With nothing left to see the pair is simply spent.
+- Phase 2 draws what the pile has; when it runs out, the discard pile is reshuffled into
+  a new draw pile and the rest is drawn from it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from enum import Enum
+from typing import TypeVar
+
+from services.games.contract import (
+    AwaitingChance,
+    AwaitingPlayers,
+    CardsDrawn,
+    ChanceOutcome,
+    DeckShuffled,
+    DrawCards,
+    Finished,
+    MalformedAction,
+    Outcome,
+    RuleViolation,
+    ShuffleDeck,
+    Step,
+)
+from services.games.crashland import actions as act
+from services.games.crashland import events as ev
+from services.games.crashland.content import CONTENT
+from services.games.crashland.model import (
+    Axis,
+    Boost,
+    Direction,
+    Equipment,
+    MapKind,
+    Payment,
+    Phase,
+    Position,
+)
+from services.games.crashland.state import CrashlandState, evolve
+
+MAP_DECK = "map"
+EVENT_DECK = "events"
+E = TypeVar("E", bound=Enum)
+
+
+class _Log:
+    """Events being decided, folded as they are added so later rules see their effect."""
+
+    def __init__(self, state: CrashlandState) -> None:
+        self.state = state
+        self.events: list[object] = []
+
+    def add(self, event: object) -> None:
+        self.events.append(event)
+        self.state = evolve(self.state, event)
+
+
+# --- what happens next ------------------------------------------------------------------
+
+
+def next_step(state: CrashlandState) -> Step:
+    if state.phase is Phase.OVER:
+        assert state.player is not None and state.result is not None
+        return Finished(
+            Outcome(
+                results={state.player: state.result},
+                reason=state.end_reason,
+                scores={state.player: len(state.collected)},
+            )
+        )
+    if state.player is None:
+        return AwaitingPlayers((), Phase.SETUP.value)
+    if state.phase is Phase.SETUP:
+        if not state.map_shuffled:
+            return AwaitingChance(ShuffleDeck(MAP_DECK, CONTENT.map_ids, "setup"))
+        if not state.grid:
+            return AwaitingChance(DrawCards(MAP_DECK, len(CONTENT.map_ids), "deal map"))
+        return AwaitingChance(ShuffleDeck(EVENT_DECK, CONTENT.deck_ids, "setup"))
+    if state.uplink_to_draw:
+        return AwaitingChance(DrawCards(EVENT_DECK, state.uplink_to_draw, "uplink"))
+    if state.uplink_count:
+        return AwaitingPlayers((state.player,), "arrange_uplink")
+    if state.phase is Phase.EVENTS and not state.discarding:
+        need = CONTENT.events_per_turn - len(state.drawn)
+        if state.draw_pile:
+            return AwaitingChance(DrawCards(EVENT_DECK, min(need, state.draw_pile), "events"))
+        return AwaitingChance(ShuffleDeck(EVENT_DECK, state.discard, "reshuffle"))
+    return AwaitingPlayers((state.player,), state.phase.value)
+
+
+# --- chance -----------------------------------------------------------------------------
+
+
+def resolve(state: CrashlandState, outcome: ChanceOutcome) -> list[object]:
+    step = next_step(state)
+    if not isinstance(step, AwaitingChance):
+        raise RuleViolation("NO_CHANCE_PENDING", "No card draw or shuffle is awaited.")
+    request = step.request
+    log = _Log(state)
+    match request, outcome:
+        case ShuffleDeck(deck=deck, cards=cards), DeckShuffled(deck=o_deck, size=size) if (
+            deck == o_deck and size == len(cards)
+        ):
+            if deck == MAP_DECK:
+                log.add(ev.MapShuffled(size))
+            else:
+                log.add(ev.EventDeckShuffled(size, reshuffle=state.phase is not Phase.SETUP))
+                if state.phase is Phase.SETUP:
+                    log.add(ev.PhaseBegan(Phase.MOVEMENT, 1))
+        case DrawCards(deck=deck, count=count), CardsDrawn(deck=o_deck, cards=cards) if (
+            deck == o_deck and count == len(cards)
+        ):
+            if deck == MAP_DECK:
+                _deal(log, cards)
+            elif state.uplink_to_draw:
+                log.add(ev.UplinkCardsDrawn(cards))
+            else:
+                log.add(ev.EventCardsDrawn(cards, from_uplink=False))
+        case _:
+            raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
+    _settle(log)
+    return log.events
+
+
+def _deal(log: _Log, cards: tuple[str, ...]) -> None:
+    if sorted(cards) != sorted(CONTENT.map_ids):
+        raise RuleViolation("UNEXPECTED_OUTCOME", "The dealt map is not the map deck.")
+    log.add(ev.MapDealt(cards))
+    (ship,) = (c for c in cards if CONTENT.map_cards[c].kind is MapKind.SPACESHIP)
+    position = log.state.position_of(ship)
+    log.add(ev.CardRevealed(position, ship))
+    log.add(ev.AstronautPlaced(position))
+
+
+def _settle(log: _Log) -> None:
+    """Finish phase 2 once its three cards are drawn (or the deck has nothing more)."""
+    s = log.state
+    if s.phase is not Phase.EVENTS or s.discarding or s.uplink_count:
+        return
+    complete = len(s.drawn) >= CONTENT.events_per_turn
+    if not complete and (s.draw_pile or s.discard):
+        return
+    events = [c for c in s.drawn if c in CONTENT.event_cards]
+    if events:
+        top = CONTENT.event_cards[max(events, key=lambda c: CONTENT.event_cards[c].number)]
+        level = max(CONTENT.min_level, s.level(top.system) - top.loss)
+        log.add(ev.EventApplied(top.id, top.number, top.system, top.loss, level))
+        log.add(ev.EventsDiscarded(tuple(events)))
+    equipment = tuple(c for c in s.drawn if c in CONTENT.equipment_cards)
+    if equipment:
+        log.add(ev.EquipmentKept(equipment))
+    if not log.state.discarding:
+        log.add(ev.PhaseBegan(Phase.SYSTEMS_CHECK, s.turn))
+
+
+# --- the player's actions ---------------------------------------------------------------
+
+
+def decide(state: CrashlandState, player: str, action: object) -> list[object]:
+    step = next_step(state)
+    if isinstance(step, Finished):
+        raise RuleViolation("GAME_OVER", "The match is over.")
+    if state.player is None or player != state.player:
+        raise RuleViolation("NOT_YOUR_TURN", "You are not playing this match.")
+    if isinstance(step, AwaitingChance):
+        raise RuleViolation("AWAITING_CHANCE", "Cards are being drawn or shuffled.")
+    if not isinstance(action, act.ACTION_TYPES):
+        raise MalformedAction("UNKNOWN_ACTION", f"Crashland has no action {action!r}.")
+    if state.uplink_count and not isinstance(action, act.ArrangeUplink):
+        raise RuleViolation("ARRANGE_UPLINK_FIRST", "Put the uplink cards back first.")
+    log = _Log(state)
+    match action:
+        case act.Move():
+            _move(log, action)
+        case act.EndMovement():
+            _end_movement(log)
+        case act.DiscardEquipment(card=card):
+            _discard(log, card)
+        case (
+            act.SpendDomeShelter()
+            | act.SpendJetpack()
+            | act.SpendSolarRecharge()
+            | act.SpendSatelliteUplink()
+        ):
+            _spend(log, action)
+        case act.ArrangeUplink(order=order):
+            _arrange(log, order)
+        case act.EndTurn():
+            _end_turn(log)
+    _settle(log)
+    return log.events
+
+
+def _as_enum(kind: type[E], value: object, code: str) -> E:
+    try:
+        return kind(value)
+    except ValueError:
+        raise MalformedAction(code, f"{value!r} is not a {kind.__name__}.") from None
+
+
+def _in_grid(position: Position) -> bool:
+    return 0 <= position.row < CONTENT.rows and 0 <= position.column < CONTENT.columns
+
+
+def _require_phase(state: CrashlandState, *phases: Phase) -> None:
+    if state.phase not in phases:
+        names = " or ".join(p.value for p in phases)
+        raise RuleViolation("WRONG_PHASE", f"That is only possible in the {names} phase.")
+
+
+def _move(log: _Log, action: act.Move) -> None:
+    s = log.state
+    direction = _as_enum(Direction, action.direction, "NOT_ORTHOGONAL")
+    pay = _as_enum(Payment, action.pay, "UNKNOWN_PAYMENT")
+    _require_phase(s, Phase.MOVEMENT)
+    assert s.astronaut is not None
+    destination = s.astronaut.step(direction)
+    if not _in_grid(destination):
+        raise RuleViolation("OFF_GRID", f"There is no map card to the {direction.value}.")
+    free = s.cards_moved < CONTENT.free_cards
+    if free and pay is not Payment.FREE:
+        raise RuleViolation("MOVE_IS_FREE", "The first two cards each turn are free.")
+    if not free and pay is Payment.FREE:
+        raise RuleViolation("MUST_PAY", "Pay 1 oxygen or 1 battery for this card.")
+    oxygen = s.oxygen - (pay is Payment.OXYGEN)
+    battery = s.battery - (pay is Payment.BATTERY)
+    if min(oxygen, battery) < CONTENT.min_level:
+        raise RuleViolation("SYSTEM_EMPTY", f"Your {pay.value} is empty.")
+    log.add(ev.AstronautMoved(s.astronaut, destination, direction, pay, oxygen, battery))
+    _arrive(log, destination)
+
+
+def _arrive(log: _Log, position: Position) -> None:
+    if position not in log.state.explored:
+        log.add(ev.CardRevealed(position, log.state.card_at(position)))
+        _locate_tanks(log)
+    _collect_tanks(log)
+    _check_win(log)
+
+
+def _locate_tanks(log: _Log) -> None:
+    s = log.state
+    for number in CONTENT.tank_numbers:
+        if number in s.located:
+            continue
+        place = {
+            c.axis: s.position_of(c.id) for c in CONTENT.map_cards.values() if c.number == number
+        }
+        if all(p in s.explored for p in place.values()):
+            row, column = place[Axis.HORIZONTAL].row, place[Axis.VERTICAL].column
+            log.add(ev.FuelTankLocated(number, Position(row, column)))
+
+
+def _collect_tanks(log: _Log) -> None:
+    s = log.state
+    for number, position in sorted(s.located.items()):
+        if number not in s.collected and position == s.astronaut:
+            log.add(ev.FuelTankCollected(number, position))
+
+
+def _check_win(log: _Log) -> None:
+    s = log.state
+    if (
+        s.phase is Phase.MOVEMENT
+        and s.astronaut is not None
+        and CONTENT.map_cards[s.card_at(s.astronaut)].kind is MapKind.SPACESHIP
+        and len(s.collected) == len(CONTENT.tank_numbers)
+        and min(s.oxygen, s.battery) >= 1
+    ):
+        log.add(ev.GameWon(s.turn, "all three fuel tanks aboard: lift-off"))
+
+
+def _end_movement(log: _Log) -> None:
+    s = log.state
+    _require_phase(s, Phase.MOVEMENT)
+    if not s.cards_moved and not s.flew:
+        raise RuleViolation("MUST_MOVE", "You must move before ending the movement phase.")
+    log.add(ev.MovementEnded(s.cards_moved))
+    log.add(ev.PhaseBegan(Phase.EVENTS, s.turn))
+    known = s.known_top[: CONTENT.events_per_turn]
+    if known:
+        log.add(ev.EventCardsDrawn(known, from_uplink=True))
+
+
+def _discard(log: _Log, card: str) -> None:
+    s = log.state
+    if not s.discarding:
+        raise RuleViolation("NOT_OVER_HAND_LIMIT", "You may only discard above three cards.")
+    if card not in s.hand:
+        raise RuleViolation("CARD_NOT_IN_HAND", f"You do not hold {card!r}.")
+    log.add(ev.EquipmentDiscarded(card))
+    if not log.state.discarding:
+        log.add(ev.PhaseBegan(Phase.SYSTEMS_CHECK, s.turn))
+
+
+_PAIR_KIND: dict[type, Equipment] = {
+    act.SpendDomeShelter: Equipment.DOME_SHELTER,
+    act.SpendJetpack: Equipment.JETPACK,
+    act.SpendSolarRecharge: Equipment.SOLAR_RECHARGE,
+    act.SpendSatelliteUplink: Equipment.SATELLITE_UPLINK,
+}
+
+
+def pair_in_hand(state: CrashlandState, kind: Equipment) -> tuple[str, ...]:
+    """The two cards a pair of ``kind`` would spend, or () without a pair."""
+    cards = tuple(c for c in state.hand if CONTENT.equipment_cards[c].kind is kind)
+    return cards[:2] if len(cards) >= 2 else ()
+
+
+def _spend(log: _Log, action: object) -> None:
+    s = log.state
+    kind = _PAIR_KIND[type(action)]
+    label = kind.value.replace("_", " ")
+    _require_phase(s, Phase.MOVEMENT, Phase.SYSTEMS_CHECK)
+    pair = pair_in_hand(s, kind)
+    if not pair:
+        raise RuleViolation("NO_PAIR", f"You hold no pair of {label} cards.")
+    assert s.astronaut is not None
+    cap = CONTENT.max_level
+    match action:
+        case act.SpendDomeShelter(boost=boost):
+            boost = _as_enum(Boost, boost, "UNKNOWN_BOOST")
+            if CONTENT.map_cards[s.card_at(s.astronaut)].kind is not MapKind.DOME:
+                raise RuleViolation("NOT_ON_DOME", "Dome Shelter needs a dome card to enter.")
+            gain = {Boost.OXYGEN: (3, 0), Boost.BATTERY: (0, 3), Boost.BOTH: (2, 2)}[boost]
+            log.add(ev.PairSpent(kind, pair))
+            log.add(
+                ev.ShelterEntered(
+                    boost, min(cap, s.oxygen + gain[0]), min(cap, s.battery + gain[1])
+                )
+            )
+        case act.SpendJetpack(destination=destination):
+            if not isinstance(destination, Position) or not _in_grid(destination):
+                raise MalformedAction("NO_SUCH_CARD", f"{destination!r} is not on the map.")
+            if destination not in s.explored:
+                raise RuleViolation("UNEXPLORED_CARD", "The Jetpack only flies to explored cards.")
+            if destination == s.astronaut:
+                raise RuleViolation("ALREADY_THERE", "You are already on that card.")
+            if s.battery < 1:
+                raise RuleViolation("SYSTEM_EMPTY", "The Jetpack needs 1 battery.")
+            log.add(ev.PairSpent(kind, pair))
+            log.add(ev.JetpackFlown(s.astronaut, destination, s.battery - 1))
+            _arrive(log, destination)
+        case act.SpendSolarRecharge():
+            log.add(ev.PairSpent(kind, pair))
+            log.add(ev.SolarRecharged(min(cap, s.battery + 2)))
+        case act.SpendSatelliteUplink():
+            count = min(CONTENT.uplink_cards, len(s.known_top) + s.draw_pile)
+            log.add(ev.PairSpent(kind, pair))
+            log.add(ev.UplinkActivated(count, count - len(s.known_top[:count])))
+    _check_win(log)
+
+
+def _arrange(log: _Log, order: tuple[str, ...]) -> None:
+    s = log.state
+    if not s.uplink_count:
+        raise RuleViolation("NO_UPLINK", "There are no uplink cards to arrange.")
+    seen = s.known_top[: s.uplink_count]
+    if sorted(order) != sorted(seen):
+        raise RuleViolation("NOT_THE_SEEN_CARDS", "Arrange exactly the cards the uplink showed.")
+    log.add(ev.UplinkArranged(tuple(order)))
+
+
+def _end_turn(log: _Log) -> None:
+    s = log.state
+    _require_phase(s, Phase.SYSTEMS_CHECK)
+    passed = min(s.oxygen, s.battery) >= 1
+    log.add(ev.SystemsChecked(s.oxygen, s.battery, passed))
+    if not passed:
+        empty = "oxygen" if s.oxygen < 1 else "battery power"
+        log.add(ev.GameLost(s.turn, f"systems check failed: out of {empty}"))
+        return
+    log.add(ev.PhaseBegan(Phase.MOVEMENT, s.turn + 1))
+    _check_win(log)
+
+
+# --- legal actions ----------------------------------------------------------------------
+
+
+def _candidates(state: CrashlandState) -> Iterator[object]:
+    if state.uplink_count:
+        seen = state.known_top[: state.uplink_count]
+        yield from (act.ArrangeUplink(order) for order in itertools.permutations(seen))
+        return
+    for direction in Direction:
+        for pay in Payment:
+            yield act.Move(direction, pay)
+    yield act.EndMovement()
+    for card in dict.fromkeys(state.hand):
+        yield act.DiscardEquipment(card)
+    for boost in Boost:
+        yield act.SpendDomeShelter(boost)
+    for position in sorted(state.explored):
+        yield act.SpendJetpack(position)
+    yield act.SpendSolarRecharge()
+    yield act.SpendSatelliteUplink()
+    yield act.EndTurn()
+
+
+def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
+    step = next_step(state)
+    if not isinstance(step, AwaitingPlayers) or player not in step.players:
+        return ()
+    if state.uplink_count:  # every ordering of the seen cards, no need to try each
+        return tuple(_candidates(state))
+    legal = []
+    for action in _candidates(state):
+        try:
+            decide(state, player, action)
+        except RuleViolation:
+            continue
+        legal.append(action)
+    return tuple(legal)
+
+
+def spaceship_position(state: CrashlandState) -> Position | None:
+    for card in state.grid:
+        if CONTENT.map_cards[card].kind is MapKind.SPACESHIP:
+            return state.position_of(card)
+    return None
