@@ -30,7 +30,8 @@ class DeckPiles:
         self.piles[deck] = rng.shuffled(cards)
         return len(cards)
 
-    def draw(self, deck: str, count: int) -> tuple[str, ...]:
+    def peek(self, deck: str, count: int) -> tuple[str, ...]:
+        """The top ``count`` cards, left in place; refused if the pile is too small."""
         pile = self.piles.get(deck)
         if pile is None:
             raise RuleViolation("UNKNOWN_DECK", f"There is no deck named {deck!r}.")
@@ -38,7 +39,11 @@ class DeckPiles:
             raise RuleViolation(
                 "DECK_TOO_SMALL", f"Deck {deck!r} has {len(pile)} cards; cannot draw {count}."
             )
-        drawn, self.piles[deck] = tuple(pile[:count]), pile[count:]
+        return tuple(pile[:count])
+
+    def draw(self, deck: str, count: int) -> tuple[str, ...]:
+        drawn = self.peek(deck, count)
+        self.piles[deck] = self.piles[deck][count:]
         return drawn
 
     def size(self, deck: str) -> int:

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Generates Python code (messages, gRPC stubs, mypy stubs) beside the .proto files.
+#   protos.sh protos   regenerate in place
+#   protos.sh check    regenerate into a scratch folder and fail if the checked-in code differs
+set -euo pipefail
+cd "$(dirname "$0")/.."
+py=.venv/bin/python
+gen() {
+  local out=$1
+  mkdir -p "$out"
+  "$py" -m grpc_tools.protoc -I protos \
+    --python_out="$out" --grpc_python_out="$out" \
+    --mypy_out="$out" --mypy_grpc_out="$out" \
+    --plugin=protoc-gen-mypy=.venv/bin/protoc-gen-mypy \
+    --plugin=protoc-gen-mypy_grpc=.venv/bin/protoc-gen-mypy_grpc \
+    protos/tabletop/v1/*.proto
+}
+case "${1:-protos}" in
+  protos) gen protos ;;
+  check)
+    tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+    gen "$tmp"
+    status=0
+    for f in "$tmp"/tabletop/v1/*; do
+      name=tabletop/v1/$(basename "$f")
+      if ! cmp -s "$f" "protos/$name"; then echo "out of date: protos/$name (run make protos)"; status=1; fi
+    done
+    for f in protos/tabletop/v1/*_pb2*.py*; do
+      [ -e "$tmp/tabletop/v1/$(basename "$f")" ] || { echo "stale: $f"; status=1; }
+    done
+    [ $status -eq 0 ] && echo "generated code matches the protos"
+    exit $status ;;
+  *) echo "usage: $0 protos|check" >&2; exit 2 ;;
+esac

@@ -1,0 +1,1 @@
+"""Generated protobuf code lives below (make protos)."""

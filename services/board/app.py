@@ -1,0 +1,59 @@
+"""The board process: recover matches from board.events, then serve tabletop.v1.Board."""
+
+from __future__ import annotations
+
+import grpc
+
+from services.board.chance import RemoteChance
+from services.board.service import BoardService
+from services.common.config import Config
+from services.common.eventlog import EventLog
+from services.common.ledger import EventSourceServicer, StreamWriter
+from services.common.server import run_until_signalled
+from services.common.topics import event_topic
+from tabletop.v1 import (
+    board_pb2,
+    board_pb2_grpc,
+    decks_pb2_grpc,
+    dice_pb2_grpc,
+    envelope_pb2,
+    envelope_pb2_grpc,
+)
+
+
+async def main(config: Config) -> None:
+    # One transactional id per shard: a restarted or duplicated shard fences the old one.
+    log = EventLog(
+        config.kafka_bootstrap,
+        event_topic("board", config.topic_prefix),
+        transactional_id=f"{config.topic_prefix}tabletop-board-{config.shard}",
+    )
+    writer = StreamWriter("board", log, config.kafka_bootstrap, config.shard, config.shards)
+    dice_channel = grpc.aio.insecure_channel(config.dice_addrs[config.shard % len(config.dice_addrs)])
+    decks_channel = grpc.aio.insecure_channel(
+        config.decks_addrs[config.shard % len(config.decks_addrs)]
+    )
+    chance = RemoteChance(
+        dice_pb2_grpc.DiceStub(dice_channel), decks_pb2_grpc.DecksStub(decks_channel)
+    )
+    service = BoardService(writer, chance)
+
+    def register(server: grpc.aio.Server) -> list[str]:
+        board_pb2_grpc.add_BoardServicer_to_server(service, server)
+        envelope_pb2_grpc.add_EventSourceServicer_to_server(EventSourceServicer(writer), server)
+        return [
+            board_pb2.DESCRIPTOR.services_by_name["Board"].full_name,
+            envelope_pb2.DESCRIPTOR.services_by_name["EventSource"].full_name,
+        ]
+
+    async def start() -> None:
+        await log.start()  # initialising the transactional producer aborts a zombie's open txn
+        await writer.recover(service.apply)
+        service.refresh_gauges()
+
+    async def stop() -> None:
+        await log.stop()
+        await dice_channel.close()
+        await decks_channel.close()
+
+    await run_until_signalled(config, register, on_start=start, on_stop=stop)

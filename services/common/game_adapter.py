@@ -1,0 +1,71 @@
+"""Adapters between the pure engines and the platform's protobuf messages."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from services.common.protoconv import GameMessages
+from services.games.contract import (
+    AwaitingChance,
+    AwaitingPlayers,
+    DrawCards,
+    Finished,
+    Game,
+    RollDice,
+    ShuffleDeck,
+    Step,
+)
+from services.games.registry import get_game
+from tabletop.v1 import games_pb2, match_pb2
+
+
+@functools.cache
+def messages_for(game_name: str) -> GameMessages:
+    return GameMessages(get_game(game_name))
+
+
+def game_and_messages(game_name: str) -> tuple[Game[Any], GameMessages]:
+    messages = messages_for(game_name)
+    return messages.game, messages
+
+
+def describe_chance(step: AwaitingChance) -> str:
+    request = step.request
+    match request:
+        case RollDice(count=c, sides=s, purpose=p):
+            return f"roll {c}d{s} ({p})"
+        case ShuffleDeck(deck=d, cards=cards, purpose=p):
+            return f"shuffle {len(cards)} cards into {d} ({p})"
+        case DrawCards(deck=d, count=c, purpose=p):
+            return f"draw {c} from {d} ({p})"
+    return str(request)
+
+
+def next_step_message(step: Step) -> match_pb2.NextStep:
+    if isinstance(step, AwaitingPlayers):
+        return match_pb2.NextStep(players=step.players, phase=step.phase)
+    if isinstance(step, AwaitingChance):
+        return match_pb2.NextStep(chance=describe_chance(step))
+    assert isinstance(step, Finished)
+    return match_pb2.NextStep(finished=True)
+
+
+def action_to_game_action(game_name: str, action: Any) -> games_pb2.GameAction:
+    wrapper = games_pb2.GameAction()
+    getattr(wrapper, game_name).CopyFrom(messages_for(game_name).action_to_message(action))
+    return wrapper
+
+
+def action_from_game_action(game_name: str, wrapper: games_pb2.GameAction) -> Any:
+    """Raises ValueError for an action of another game or an empty one."""
+    which = wrapper.WhichOneof("game")
+    if which != game_name:
+        raise ValueError(f"this match plays {game_name}, not {which or 'nothing'}")
+    return messages_for(game_name).action_from_message(getattr(wrapper, game_name))
+
+
+def view_to_game_view(game_name: str, view: Any) -> games_pb2.GameView:
+    wrapper = games_pb2.GameView()
+    getattr(wrapper, game_name).CopyFrom(messages_for(game_name).view_to_message(view))
+    return wrapper

@@ -1,0 +1,139 @@
+"""Prometheus metrics: gRPC RED metrics with the standard names, and the domain's own.
+
+Label values never carry match or player ids (unbounded cardinality).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+GRPC_STARTED = Counter(
+    "grpc_server_started_total",
+    "RPCs started on the server.",
+    ["grpc_type", "grpc_service", "grpc_method"],
+)
+GRPC_HANDLED = Counter(
+    "grpc_server_handled_total",
+    "RPCs completed on the server, regardless of success or failure.",
+    ["grpc_type", "grpc_service", "grpc_method", "grpc_code"],
+)
+GRPC_HANDLING = Histogram(
+    "grpc_server_handling_seconds",
+    "Time from the start of an RPC to its completion on the server.",
+    ["grpc_type", "grpc_service", "grpc_method"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+
+EVENTS_APPENDED = Counter(
+    "tabletop_events_appended", "Events appended to an event stream.", ["stream", "game"]
+)
+MATCHES_CREATED = Counter("tabletop_matches_created", "Matches created.", ["game"])
+MATCHES_ACTIVE = Gauge("tabletop_matches_active", "Matches in play on this board shard.", ["game"])
+MATCHES_FINISHED = Counter(
+    "tabletop_matches_finished", "Matches that reached their end.", ["game", "result"]
+)
+ACTIONS = Counter(
+    "tabletop_actions", "Player actions submitted, by how they ended.", ["game", "result"]
+)
+PROJECTOR_FOLDED = Counter(
+    "tabletop_projector_events_folded", "Events folded into read models.", ["stream"]
+)
+PROJECTOR_LAG = Gauge(
+    "tabletop_projector_lag_seconds", "Age of the newest event the projector has folded."
+)
+GATEWAY_WATCHERS = Gauge("tabletop_gateway_watchers", "Open WatchMatch streams.")
+
+
+def start_metrics_server(port: int, host: str = "127.0.0.1") -> None:
+    if port:
+        start_http_server(port, addr=host)
+
+
+def _rpc_type(handler: grpc.RpcMethodHandler) -> str:
+    if handler.request_streaming and handler.response_streaming:
+        return "bidi_stream"
+    if handler.request_streaming:
+        return "client_stream"
+    if handler.response_streaming:
+        return "server_stream"
+    return "unary"
+
+
+def _code_of(context: grpc.aio.ServicerContext, error: BaseException | None) -> str:
+    code = context.code()
+    if isinstance(code, grpc.StatusCode):
+        return str(code.name)
+    if error is None:
+        return "OK"
+    if isinstance(error, grpc.aio.AbortError | grpc.RpcError):
+        return "UNKNOWN"
+    return "UNKNOWN"
+
+
+class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Counts and times every RPC under the grpc-ecosystem standard metric names."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        full = handler_call_details.method.lstrip("/")
+        service, _, method = full.partition("/")
+        rpc_type = _rpc_type(handler)
+        labels = (rpc_type, service, method)
+
+        if handler.unary_unary is not None:
+            inner_uu = handler.unary_unary
+
+            async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                GRPC_STARTED.labels(*labels).inc()
+                start = time.perf_counter()
+                error: BaseException | None = None
+                try:
+                    return await inner_uu(request, context)
+                except BaseException as exc:
+                    error = exc
+                    raise
+                finally:
+                    GRPC_HANDLING.labels(*labels).observe(time.perf_counter() - start)
+                    GRPC_HANDLED.labels(*labels, _code_of(context, error)).inc()
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary_unary,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            inner_us = handler.unary_stream
+
+            async def unary_stream(
+                request: Any, context: grpc.aio.ServicerContext
+            ) -> AsyncIterator[Any]:
+                GRPC_STARTED.labels(*labels).inc()
+                start = time.perf_counter()
+                error: BaseException | None = None
+                try:
+                    async for item in inner_us(request, context):
+                        yield item
+                except BaseException as exc:
+                    error = exc
+                    raise
+                finally:
+                    GRPC_HANDLING.labels(*labels).observe(time.perf_counter() - start)
+                    GRPC_HANDLED.labels(*labels, _code_of(context, error)).inc()
+
+            return grpc.unary_stream_rpc_method_handler(
+                unary_stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler

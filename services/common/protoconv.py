@@ -1,0 +1,209 @@
+"""Maps the engines' frozen dataclasses onto their protobuf messages, field by field.
+
+The naming rule (docs/CONVENTIONS.md): a game's dataclass ``Moved`` is the message
+``tabletop.v1.<Prefix>Moved`` where Prefix is the game's name in CamelCase; a class whose
+name already starts with the prefix keeps its name. Actions travel in ``<Prefix>Action``
+with a ``oneof action`` named after each action class in snake_case.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import importlib
+import re
+import types
+import typing
+from typing import Any, Union
+
+from google.protobuf import any_pb2, message, symbol_database
+from google.protobuf.descriptor import FieldDescriptor
+
+from services.games.contract import Game
+
+_PACKAGE = "tabletop.v1"
+
+
+def snake_case(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def camel_case(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _message_class(full_name: str) -> type[message.Message]:
+    cls: type[message.Message] = symbol_database.Default().GetSymbol(full_name)
+    return cls
+
+
+def _optional_inner(tp: Any) -> Any | None:
+    """``X`` for ``X | None``, else None."""
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1 and len(typing.get_args(tp)) == 2:
+            return args[0]
+    return None
+
+
+def _scalar_out(value: Any) -> Any:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
+def fill(msg: message.Message, obj: Any) -> message.Message:
+    """Copy the dataclass ``obj`` into ``msg`` (a message of the matching type)."""
+    msg.SetInParent()
+    fields = msg.DESCRIPTOR.fields_by_name
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if value is None:
+            continue
+        fd = fields.get(f.name)
+        if fd is None:
+            raise TypeError(f"{msg.DESCRIPTOR.full_name} has no field {f.name!r}")
+        target = getattr(msg, f.name) if fd.message_type is not None or _repeated(fd) else None
+        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+            value_fd = fd.message_type.fields_by_name["value"]
+            for k, v in value.items():
+                if value_fd.message_type is not None:
+                    fill(target[k], v)
+                else:
+                    target[k] = _scalar_out(v)
+        elif _repeated(fd):
+            if fd.message_type is not None:
+                for item in value:
+                    fill(target.add(), item)
+            else:
+                target.extend(_scalar_out(v) for v in value)
+        elif fd.message_type is not None:
+            fill(target, value)
+        else:
+            setattr(msg, f.name, _scalar_out(value))
+    return msg
+
+
+def _repeated(fd: FieldDescriptor) -> bool:
+    return bool(fd.label == FieldDescriptor.LABEL_REPEATED)
+
+
+def read(cls: type, msg: message.Message) -> Any:
+    """Build the dataclass ``cls`` from ``msg``."""
+    hints = _hints(cls)
+    fields = msg.DESCRIPTOR.fields_by_name
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        fd = fields.get(f.name)
+        if fd is None:
+            raise TypeError(f"{msg.DESCRIPTOR.full_name} has no field {f.name!r}")
+        kwargs[f.name] = _read_field(hints[f.name], msg, fd)
+    return cls(**kwargs)
+
+
+def _read_field(tp: Any, msg: message.Message, fd: FieldDescriptor) -> Any:
+    inner = _optional_inner(tp)
+    if inner is not None:
+        if fd.has_presence and not msg.HasField(fd.name):
+            return None
+        tp = inner
+    value = getattr(msg, fd.name)
+    origin = typing.get_origin(tp)
+    if origin is dict:
+        _, v_tp = typing.get_args(tp)
+        return {k: _convert(v_tp, v) for k, v in value.items()}
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_convert(args[0], v) for v in value)
+        return tuple(_convert(a, v) for a, v in zip(args, value, strict=True))
+    return _convert(tp, value)
+
+
+def _convert(tp: Any, value: Any) -> Any:
+    if isinstance(tp, type):
+        if dataclasses.is_dataclass(tp):
+            return read(tp, value)
+        if issubclass(tp, enum.Enum):
+            return tp(value)
+        if tp is float:
+            return float(value)
+        if tp in (int, str, bool):
+            return tp(value)
+    inner = _optional_inner(tp)
+    if inner is not None:
+        return _convert(inner, value)
+    raise TypeError(f"cannot convert a protobuf value to {tp!r}")
+
+
+class GameMessages:
+    """The protobuf face of one game: its events, actions and views."""
+
+    def __init__(self, game: Game[Any]) -> None:
+        self.game = game
+        self.prefix = camel_case(game.name)
+        importlib.import_module(f"tabletop.v1.{game.name}_pb2")
+        self._events = {c.__name__: c for c in game.event_types}
+        self._actions = {c.__name__: c for c in game.action_types}
+
+    def message_name(self, cls: type) -> str:
+        name = cls.__name__
+        if not name.startswith(self.prefix):
+            name = self.prefix + name
+        return f"{_PACKAGE}.{name}"
+
+    def to_message(self, obj: Any) -> message.Message:
+        return fill(_message_class(self.message_name(type(obj)))(), obj)
+
+    def class_for(self, full_name: str) -> type | None:
+        short = full_name.rsplit(".", 1)[-1]
+        for candidate in (short, short.removeprefix(self.prefix)):
+            if candidate in self._events:
+                return self._events[candidate]
+        return None
+
+    # events ---------------------------------------------------------------------------
+    def event_to_any(self, event: Any) -> any_pb2.Any:
+        packed = any_pb2.Any()
+        packed.Pack(self.to_message(event))
+        return packed
+
+    def is_game_event(self, packed: any_pb2.Any) -> bool:
+        return self.class_for(packed.TypeName()) is not None
+
+    def event_from_any(self, packed: any_pb2.Any) -> Any:
+        cls = self.class_for(packed.TypeName())
+        if cls is None:
+            raise TypeError(f"{packed.TypeName()} is not a {self.game.name} event")
+        msg = _message_class(packed.TypeName())()
+        packed.Unpack(msg)
+        return read(cls, msg)
+
+    # actions --------------------------------------------------------------------------
+    def action_wrapper(self) -> message.Message:
+        return _message_class(f"{_PACKAGE}.{self.prefix}Action")()
+
+    def action_to_message(self, action: Any) -> message.Message:
+        wrapper = self.action_wrapper()
+        fill(getattr(wrapper, snake_case(type(action).__name__)), action)
+        return wrapper
+
+    def action_from_message(self, wrapper: message.Message) -> Any:
+        which = wrapper.WhichOneof("action")
+        if which is None:
+            raise ValueError("the action is empty")
+        for cls in self._actions.values():
+            if snake_case(cls.__name__) == which:
+                return read(cls, getattr(wrapper, which))
+        raise ValueError(f"unknown {self.game.name} action {which!r}")
+
+    # views ----------------------------------------------------------------------------
+    def view_to_message(self, view: Any) -> message.Message:
+        return self.to_message(view)
+
+    def view_from_message(self, view_cls: type, msg: message.Message) -> Any:
+        return read(view_cls, msg)

@@ -1,0 +1,32 @@
+"""``tabletop-serve SERVICE``: the one entry point of the image; the command picks the service."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+
+from services.common.config import Config
+from services.common.logging import configure_logging
+
+SERVICES = ("dice", "decks", "board", "scoring", "gateway", "projector")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="tabletop-serve",
+        description="Run one Tabletop service (configured by TABLETOP_* environment variables).",
+    )
+    parser.add_argument("service", choices=SERVICES)
+    args = parser.parse_args(argv)
+    config = Config.from_env(args.service)
+    configure_logging(args.service, config.log_level)
+    module = importlib.import_module(f"services.{args.service}.app")
+    if args.service == "projector":
+        module.main(config)  # Faust runs its own event loop
+        return
+    asyncio.run(module.main(config))
+
+
+if __name__ == "__main__":
+    main()

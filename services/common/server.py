@@ -1,0 +1,76 @@
+"""gRPC server bootstrap shared by every service: health, reflection, metrics, graceful stop."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from services.common.config import Config
+from services.common.logging import get_logger
+from services.common.metrics import MetricsInterceptor, start_metrics_server
+
+log = get_logger(__name__)
+
+#: registers servicers on the server and returns the full names of the services added
+Register = Callable[[grpc.aio.Server], Sequence[str]]
+
+
+class GrpcService:
+    """One process's gRPC server. ``start`` binds and marks SERVING; ``stop`` drains."""
+
+    def __init__(self, config: Config, register: Register) -> None:
+        self.config = config
+        self.server = grpc.aio.server(
+            interceptors=[MetricsInterceptor()],
+            options=[("grpc.so_reuseport", 0)],
+        )
+        self.health = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        self.service_names = list(register(self.server))
+        reflection.enable_server_reflection(
+            [*self.service_names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server
+        )
+        self.port = 0
+
+    async def start(self) -> int:
+        address = f"{self.config.grpc_host}:{self.config.grpc_port}"
+        self.port = self.server.add_insecure_port(address)
+        await self.server.start()
+        for name in ["", *self.service_names]:
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("grpc_serving", address=f"{self.config.grpc_host}:{self.port}")
+        return self.port
+
+    async def stop(self) -> None:
+        # NOT_SERVING first, so load balancers and probes stop sending new work.
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(self.config.shutdown_grace_seconds)
+
+
+async def run_until_signalled(
+    config: Config,
+    register: Register,
+    on_start: Callable[[], Awaitable[None]] | None = None,
+    on_stop: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Start the metrics endpoint, ``on_start``, the gRPC server; stop cleanly on SIGTERM/SIGINT."""
+    start_metrics_server(config.metrics_port, config.grpc_host)
+    if on_start is not None:
+        await on_start()
+    service = GrpcService(config, register)
+    await service.start()
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    await stopping.wait()
+    log.info("shutting_down", grace_seconds=config.shutdown_grace_seconds)
+    await service.stop()
+    if on_stop is not None:
+        await on_stop()
+    log.info("stopped")

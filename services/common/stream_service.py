@@ -1,0 +1,42 @@
+"""Running a service that owns one event stream (dice, decks): recover, then serve."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import grpc
+
+from services.common.config import Config
+from services.common.eventlog import EventLog
+from services.common.ledger import EventSourceServicer, StreamWriter
+from services.common.server import run_until_signalled
+from services.common.topics import event_topic
+from tabletop.v1 import envelope_pb2, envelope_pb2_grpc
+
+
+class StreamOwner(Protocol):
+    def apply(self, envelope: envelope_pb2.EventEnvelope) -> None: ...
+
+
+async def serve_stream_owner(
+    config: Config,
+    stream: str,
+    make_service: Callable[[StreamWriter], StreamOwner],
+    add_to_server: Callable[[Any, grpc.aio.Server], None],
+    service_name: str,
+) -> None:
+    log = EventLog(config.kafka_bootstrap, event_topic(stream, config.topic_prefix))
+    writer = StreamWriter(stream, log, config.kafka_bootstrap, config.shard, config.shards)
+    service = make_service(writer)
+
+    def register(server: grpc.aio.Server) -> list[str]:
+        add_to_server(service, server)
+        envelope_pb2_grpc.add_EventSourceServicer_to_server(EventSourceServicer(writer), server)
+        return [service_name, envelope_pb2.DESCRIPTOR.services_by_name["EventSource"].full_name]
+
+    async def start() -> None:
+        await log.start()
+        await writer.recover(service.apply)
+
+    await run_until_signalled(config, register, on_start=start, on_stop=log.stop)

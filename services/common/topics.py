@@ -1,0 +1,64 @@
+"""Every Kafka topic the platform uses: the one definition that local set-up
+(``tabletop-admin create-topics``) and the Kubernetes ``KafkaTopic`` resources follow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: the four event streams; each service is the only writer of its own
+STREAMS = ("dice", "decks", "board", "scoring")
+
+#: Faust app id of the projector; its tables' changelog topics derive from it
+PROJECTOR_APP_ID = "tabletop-projector"
+#: the projector's tables (changelog-backed, keyed by match id)
+PROJECTOR_TABLES = ("match_states",)
+
+DEFAULT_PARTITIONS = 6
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    config: dict[str, str] = field(default_factory=dict)
+    description: str = ""
+
+
+def event_topic(stream: str, prefix: str = "") -> str:
+    return f"{prefix}{stream}.events"
+
+
+def views_topic(prefix: str = "") -> str:
+    return f"{prefix}match.views"
+
+
+def changelog_topic(table: str, prefix: str = "") -> str:
+    return f"{prefix}{PROJECTOR_APP_ID}-{table}-changelog"
+
+
+def topic_specs(prefix: str = "", partitions: int = DEFAULT_PARTITIONS) -> list[TopicSpec]:
+    """All topics, for one deployment. Event streams are the system of record: kept forever."""
+    keep_forever = {"retention.ms": "-1", "retention.bytes": "-1", "cleanup.policy": "delete"}
+    specs = [
+        TopicSpec(event_topic(s, prefix), partitions, dict(keep_forever), f"{s} events")
+        for s in STREAMS
+    ]
+    # Only the newest view of a match matters to a reader: compacted by match id.
+    specs.append(
+        TopicSpec(
+            views_topic(prefix),
+            partitions,
+            {"cleanup.policy": "compact", "min.compaction.lag.ms": "60000"},
+            "newest projected view per match",
+        )
+    )
+    specs.extend(
+        TopicSpec(
+            changelog_topic(t, prefix),
+            partitions,
+            {"cleanup.policy": "compact"},
+            f"projector table {t}",
+        )
+        for t in PROJECTOR_TABLES
+    )
+    return specs

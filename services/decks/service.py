@@ -1,0 +1,177 @@
+"""tabletop.v1.Decks: secret deck orders from a committed seed; shuffles and draws as events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import grpc
+from google.protobuf import message
+
+from services.common.envelope import Cause, is_a, unpack
+from services.common.ledger import StreamWriter
+from services.games.chance import DeckPiles
+from services.games.contract import RuleViolation
+from services.games.randomness import DerivedRandom, commitment, match_seed
+from tabletop.v1 import decks_pb2, decks_pb2_grpc, dice_pb2, envelope_pb2, platform_events_pb2
+
+ALGORITHM = (
+    "seed: 32 bytes, commitment sha256(seed); 64-bit blocks from HMAC-SHA256(seed, "
+    "'<match_id>:<counter>') as for dice; a shuffle is Fisher–Yates over the cards as given "
+    "(for i from n-1 down to 1, swap i with a uniform j in [0, i]); draws take from the top"
+)
+MAX_CARDS = 1000
+
+
+@dataclass
+class DecksMatch:
+    commitment: str = ""
+    counter: int = 0
+    revealed: bool = False
+    piles: DeckPiles = field(default_factory=DeckPiles)
+    replies: dict[str, message.Message] = field(default_factory=dict)
+
+
+class DecksService(decks_pb2_grpc.DecksServicer):
+    def __init__(self, writer: StreamWriter, secret: bytes) -> None:
+        self._writer = writer
+        self._secret = secret
+        self._matches: dict[str, DecksMatch] = {}
+
+    def seed(self, match_id: str) -> bytes:
+        return match_seed(self._secret, f"decks:{match_id}")
+
+    def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
+        match = self._matches.setdefault(envelope.match_id, DecksMatch())
+        if is_a(envelope, platform_events_pb2.DecksCommitted):
+            event = unpack(envelope, platform_events_pb2.DecksCommitted)
+            assert isinstance(event, platform_events_pb2.DecksCommitted)
+            match.commitment = event.commitment
+        elif is_a(envelope, platform_events_pb2.DeckShuffled):
+            shuffled = unpack(envelope, platform_events_pb2.DeckShuffled)
+            assert isinstance(shuffled, platform_events_pb2.DeckShuffled)
+            # The order is not in the event (it is secret); it re-derives from the seed.
+            rng = DerivedRandom(self.seed(envelope.match_id), envelope.match_id, match.counter)
+            size = match.piles.shuffle(shuffled.deck, tuple(shuffled.cards), rng)
+            match.counter = rng.counter
+            match.replies[shuffled.request_id] = decks_pb2.ShuffleReply(
+                size=size, sequence=envelope.sequence
+            )
+        elif is_a(envelope, platform_events_pb2.CardsDrawn):
+            drawn = unpack(envelope, platform_events_pb2.CardsDrawn)
+            assert isinstance(drawn, platform_events_pb2.CardsDrawn)
+            match.piles.draw(drawn.deck, len(drawn.cards))
+            match.replies[drawn.request_id] = decks_pb2.DrawReply(
+                cards=drawn.cards, remaining=drawn.remaining, sequence=envelope.sequence
+            )
+        elif is_a(envelope, platform_events_pb2.DecksSeedRevealed):
+            match.revealed = True
+
+    async def _append(self, match_id: str, payload: message.Message, correlation_id: str) -> None:
+        cause = Cause(causation_id=correlation_id, correlation_id=correlation_id, actor="decks")
+        for envelope in await self._writer.append(match_id, [payload], cause):
+            self.apply(envelope)
+
+    async def _open_match(
+        self, match_id: str, request_id: str, context: grpc.aio.ServicerContext
+    ) -> DecksMatch:
+        if not match_id:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id is required")
+        if not self._writer.owns(match_id):
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION, "this decks shard does not own the match"
+            )
+        match = self._matches.get(match_id)
+        if match is None or not match.commitment:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "no decks seed is committed for this match; call Commit first",
+            )
+            raise AssertionError
+        if match.revealed and request_id not in match.replies:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION, "the match's decks seed is revealed"
+            )
+        return match
+
+    async def Commit(
+        self, request: dice_pb2.CommitRequest, context: grpc.aio.ServicerContext
+    ) -> dice_pb2.CommitReply:
+        if not request.match_id:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id is required")
+        async with self._writer.lock(request.match_id):
+            match = self._matches.get(request.match_id)
+            if match is None or not match.commitment:
+                payload = platform_events_pb2.DecksCommitted(
+                    commitment=commitment(self.seed(request.match_id)), algorithm=ALGORITHM
+                )
+                await self._append(request.match_id, payload, request.correlation_id)
+            return dice_pb2.CommitReply(commitment=self._matches[request.match_id].commitment)
+
+    async def Shuffle(
+        self, request: decks_pb2.ShuffleRequest, context: grpc.aio.ServicerContext
+    ) -> decks_pb2.ShuffleReply:
+        if not request.deck or len(request.cards) > MAX_CARDS:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"name the deck and give at most {MAX_CARDS} cards"
+            )
+        async with self._writer.lock(request.match_id):
+            match = await self._open_match(request.match_id, request.request_id, context)
+            if request.request_id and request.request_id in match.replies:
+                reply = match.replies[request.request_id]
+                assert isinstance(reply, decks_pb2.ShuffleReply)
+                return reply
+            rng = DerivedRandom(self.seed(request.match_id), request.match_id, match.counter)
+            rng.shuffled(tuple(request.cards))  # advances the counter exactly as apply() will
+            payload = platform_events_pb2.DeckShuffled(
+                deck=request.deck,
+                cards=request.cards,
+                purpose=request.purpose,
+                counter_from=match.counter,
+                counter_to=rng.counter,
+                request_id=request.request_id,
+            )
+            await self._append(request.match_id, payload, request.correlation_id)
+            reply = match.replies[request.request_id]
+            assert isinstance(reply, decks_pb2.ShuffleReply)
+            return reply
+
+    async def Draw(
+        self, request: decks_pb2.DrawRequest, context: grpc.aio.ServicerContext
+    ) -> decks_pb2.DrawReply:
+        async with self._writer.lock(request.match_id):
+            match = await self._open_match(request.match_id, request.request_id, context)
+            if request.request_id and request.request_id in match.replies:
+                reply = match.replies[request.request_id]
+                assert isinstance(reply, decks_pb2.DrawReply)
+                return reply
+            try:
+                # Peek: the pile changes only once the event is durable (in apply).
+                cards = match.piles.peek(request.deck, request.count)
+            except RuleViolation as refused:
+                await context.abort(grpc.StatusCode.FAILED_PRECONDITION, refused.message)
+                raise AssertionError from refused
+            payload = platform_events_pb2.CardsDrawn(
+                deck=request.deck,
+                cards=cards,
+                purpose=request.purpose,
+                remaining=match.piles.size(request.deck) - len(cards),
+                request_id=request.request_id,
+            )
+            await self._append(request.match_id, payload, request.correlation_id)
+            reply = match.replies[request.request_id]
+            assert isinstance(reply, decks_pb2.DrawReply)
+            return reply
+
+    async def Reveal(
+        self, request: dice_pb2.RevealRequest, context: grpc.aio.ServicerContext
+    ) -> dice_pb2.RevealReply:
+        async with self._writer.lock(request.match_id):
+            match = self._matches.get(request.match_id)
+            if match is None or not match.commitment:
+                await context.abort(grpc.StatusCode.NOT_FOUND, "no decks commitment for this match")
+                raise AssertionError
+            seed = self.seed(request.match_id)
+            if not match.revealed:
+                payload = platform_events_pb2.DecksSeedRevealed(seed=seed.hex())
+                await self._append(request.match_id, payload, request.correlation_id)
+            return dice_pb2.RevealReply(seed=seed.hex(), commitment=match.commitment)

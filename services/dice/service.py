@@ -1,0 +1,121 @@
+"""tabletop.v1.Dice: random outcomes from a committed seed, each recorded as an event."""
+
+from __future__ import annotations
+
+import grpc
+
+from services.common.envelope import Cause, is_a, unpack
+from services.common.ledger import StreamWriter
+from services.dice.state import ALGORITHM, DiceMatch
+from services.games.randomness import DerivedRandom, commitment, match_seed
+from tabletop.v1 import dice_pb2, dice_pb2_grpc, envelope_pb2, platform_events_pb2
+
+MAX_DICE = 100
+MAX_SIDES = 1000
+
+
+class DiceService(dice_pb2_grpc.DiceServicer):
+    def __init__(self, writer: StreamWriter, secret: bytes) -> None:
+        self._writer = writer
+        self._secret = secret
+        self._matches: dict[str, DiceMatch] = {}
+
+    def seed(self, match_id: str) -> bytes:
+        return match_seed(self._secret, f"dice:{match_id}")
+
+    def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
+        match = self._matches.setdefault(envelope.match_id, DiceMatch())
+        if is_a(envelope, platform_events_pb2.DiceCommitted):
+            committed = unpack(envelope, platform_events_pb2.DiceCommitted)
+            assert isinstance(committed, platform_events_pb2.DiceCommitted)
+            match.commitment = committed.commitment
+        elif is_a(envelope, platform_events_pb2.DiceRolled):
+            rolled = unpack(envelope, platform_events_pb2.DiceRolled)
+            assert isinstance(rolled, platform_events_pb2.DiceRolled)
+            match.counter = rolled.counter_to
+            match.rolls[rolled.request_id] = dice_pb2.RollReply(
+                values=rolled.values, sequence=envelope.sequence
+            )
+        elif is_a(envelope, platform_events_pb2.DiceSeedRevealed):
+            match.revealed = True
+
+    async def _append(self, match_id: str, payload: object, correlation_id: str) -> int:
+        cause = Cause(causation_id=correlation_id, correlation_id=correlation_id, actor="dice")
+        envelopes = await self._writer.append(match_id, [payload], cause)  # type: ignore[list-item]
+        for envelope in envelopes:
+            self.apply(envelope)
+        return int(envelopes[-1].sequence)
+
+    async def _check_owner(self, match_id: str, context: grpc.aio.ServicerContext) -> None:
+        if not match_id:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id is required")
+        if not self._writer.owns(match_id):
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION, "this dice shard does not own the match"
+            )
+
+    async def Commit(
+        self, request: dice_pb2.CommitRequest, context: grpc.aio.ServicerContext
+    ) -> dice_pb2.CommitReply:
+        await self._check_owner(request.match_id, context)
+        async with self._writer.lock(request.match_id):
+            match = self._matches.get(request.match_id)
+            if match is None or not match.commitment:
+                payload = platform_events_pb2.DiceCommitted(
+                    commitment=commitment(self.seed(request.match_id)), algorithm=ALGORITHM
+                )
+                await self._append(request.match_id, payload, request.correlation_id)
+            return dice_pb2.CommitReply(commitment=self._matches[request.match_id].commitment)
+
+    async def Roll(
+        self, request: dice_pb2.RollRequest, context: grpc.aio.ServicerContext
+    ) -> dice_pb2.RollReply:
+        await self._check_owner(request.match_id, context)
+        if not 1 <= request.count <= MAX_DICE or not 2 <= request.sides <= MAX_SIDES:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"roll 1–{MAX_DICE} dice of 2–{MAX_SIDES} sides, not {request.count}d{request.sides}",
+            )
+        async with self._writer.lock(request.match_id):
+            match = self._matches.get(request.match_id)
+            if match is None or not match.commitment:
+                await context.abort(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    "no dice seed is committed for this match; call Commit first",
+                )
+                raise AssertionError  # abort raises; this line is for the type checker
+            if request.request_id and request.request_id in match.rolls:
+                return match.rolls[request.request_id]
+            if match.revealed:
+                await context.abort(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    "the match's dice seed is revealed: no more rolls",
+                )
+            rng = DerivedRandom(self.seed(request.match_id), request.match_id, match.counter)
+            values = rng.roll(request.count, request.sides)
+            payload = platform_events_pb2.DiceRolled(
+                count=request.count,
+                sides=request.sides,
+                values=values,
+                purpose=request.purpose,
+                counter_from=match.counter,
+                counter_to=rng.counter,
+                request_id=request.request_id,
+            )
+            sequence = await self._append(request.match_id, payload, request.correlation_id)
+            return dice_pb2.RollReply(values=values, sequence=sequence)
+
+    async def Reveal(
+        self, request: dice_pb2.RevealRequest, context: grpc.aio.ServicerContext
+    ) -> dice_pb2.RevealReply:
+        await self._check_owner(request.match_id, context)
+        async with self._writer.lock(request.match_id):
+            match = self._matches.get(request.match_id)
+            if match is None or not match.commitment:
+                await context.abort(grpc.StatusCode.NOT_FOUND, "no dice commitment for this match")
+                raise AssertionError
+            seed = self.seed(request.match_id)
+            if not match.revealed:
+                payload = platform_events_pb2.DiceSeedRevealed(seed=seed.hex())
+                await self._append(request.match_id, payload, request.correlation_id)
+            return dice_pb2.RevealReply(seed=seed.hex(), commitment=match.commitment)

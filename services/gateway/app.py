@@ -1,0 +1,51 @@
+"""The gateway process: follow the views topic, serve tabletop.v1.Gateway."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import grpc
+
+from services.common.config import Config
+from services.common.eventlog import Tail
+from services.common.server import run_until_signalled
+from services.common.topics import views_topic
+from services.gateway.service import GatewayService, Shard
+from services.gateway.viewstore import ViewStore
+from tabletop.v1 import gateway_pb2, gateway_pb2_grpc
+
+
+async def main(config: Config) -> None:
+    shards = [
+        Shard(board, config.dice_addrs[i % len(config.dice_addrs)],
+              config.decks_addrs[i % len(config.decks_addrs)])
+        for i, board in enumerate(config.board_addrs)
+    ]
+    scoring = grpc.aio.insecure_channel(config.scoring_addr)
+    views = ViewStore()
+    # No consumer group: every gateway replica keeps every match's newest view.
+    tail = Tail(config.kafka_bootstrap, [views_topic(config.topic_prefix)], None)
+    service = GatewayService(shards, scoring, views)
+    consumer: asyncio.Task[None] | None = None
+
+    def register(server: grpc.aio.Server) -> list[str]:
+        gateway_pb2_grpc.add_GatewayServicer_to_server(service, server)
+        return [gateway_pb2.DESCRIPTOR.services_by_name["Gateway"].full_name]
+
+    async def start() -> None:
+        nonlocal consumer
+        await tail.start()
+        consumer = asyncio.create_task(views.consume(tail))
+
+    async def stop() -> None:
+        if consumer is not None:
+            consumer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await consumer
+        await tail.stop()
+        for shard in shards:
+            await shard.close()
+        await scoring.close()
+
+    await run_until_signalled(config, register, on_start=start, on_stop=stop)

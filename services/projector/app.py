@@ -1,0 +1,106 @@
+"""The projector: a Faust app folding the four event streams into match views.
+
+Its table ``match_states`` (changelog-backed, keyed by match id, co-partitioned with the
+event topics) holds each match's folded state; after every fold it publishes a
+``ViewUpdate`` (every viewer's view) on the views topic for the gateway.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import faust
+
+from services.common.config import Config
+from services.common.envelope import is_a
+from services.common.logging import get_logger
+from services.common.metrics import PROJECTOR_FOLDED, PROJECTOR_LAG, start_metrics_server
+from services.common.folding import FoldedMatch
+from services.common.topics import PROJECTOR_APP_ID, STREAMS, event_topic, views_topic
+from services.common.projection import Projection, revealed_seed
+from tabletop.v1 import envelope_pb2, platform_events_pb2
+
+log = get_logger(__name__)
+
+
+def fold_record(
+    record: dict[str, Any] | None, envelope: envelope_pb2.EventEnvelope
+) -> tuple[dict[str, Any] | None, Projection | None]:
+    """The new table record after one envelope, and the projection to publish (if any)."""
+    pending = record if record is not None and "game" not in record else None
+    if envelope.stream == "board" and is_a(envelope, platform_events_pb2.MatchCreated):
+        projection = Projection(FoldedMatch.created(envelope))
+        if pending:  # seeds revealed before the board stream was read (a rebuild)
+            projection.dice_seed = pending.get("dice_seed", "")
+            projection.decks_seed = pending.get("decks_seed", "")
+        return projection.to_record(), projection
+    if record is None or pending is not None:
+        seed = revealed_seed(envelope)
+        if seed is None:
+            return record, None
+        return {**(pending or {}), seed[0]: seed[1]}, None
+    projection = Projection.from_record(record)
+    if envelope.stream == "board":
+        changed = projection.match.fold(envelope)
+    else:
+        changed = projection.note(envelope)
+    if not changed:
+        return record, None
+    return projection.to_record(), projection
+
+
+def create_app(config: Config) -> faust.App:
+    app = faust.App(
+        f"{config.topic_prefix}{PROJECTOR_APP_ID}",
+        broker=f"kafka://{config.kafka_bootstrap}",
+        store="memory://",
+        # read_committed: never fold events of an aborted board transaction
+        processing_guarantee="exactly_once",
+        topic_partitions=config.partitions,
+        topic_replication_factor=1,
+        consumer_auto_offset_reset="earliest",
+        web_enabled=False,
+        producer_acks=-1,
+    )
+    source = app.topic(
+        *(event_topic(s, config.topic_prefix) for s in STREAMS),
+        key_serializer="raw",
+        value_serializer="raw",
+    )
+    views = app.topic(
+        views_topic(config.topic_prefix), key_serializer="raw", value_serializer="raw"
+    )
+    states = app.Table(
+        "match_states",
+        default=None,
+        partitions=config.partitions,
+        key_serializer="raw",
+        value_serializer="json",
+    )
+
+    @app.agent(source)
+    async def project(stream: faust.StreamT[bytes]) -> None:
+        async for value in stream:
+            envelope = envelope_pb2.EventEnvelope.FromString(value)
+            key = envelope.match_id.encode()
+            try:
+                record, projection = fold_record(states.get(key), envelope)
+            except Exception:
+                log.exception("fold_failed", match_id=envelope.match_id, stream=envelope.stream)
+                continue
+            if record is not None:
+                states[key] = record
+            PROJECTOR_FOLDED.labels(envelope.stream).inc()
+            PROJECTOR_LAG.set(max(0.0, time.time() - envelope.occurred_at.ToNanoseconds() / 1e9))
+            if projection is not None:
+                await views.send(key=key, value=projection.update().SerializeToString())
+
+    return app
+
+
+def main(config: Config) -> None:
+    start_metrics_server(config.metrics_port, config.grpc_host)
+    app = create_app(config)
+    worker = faust.Worker(app, loglevel=config.log_level.upper(), quiet=True)
+    worker.execute_from_commandline()

@@ -1,0 +1,48 @@
+"""Standings and statistics per game, folded from MatchScored events (pure)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from tabletop.v1 import platform_events_pb2, scoring_pb2
+
+
+@dataclass
+class GameStandings:
+    matches: int = 0
+    matches_won: int = 0
+    players: dict[str, scoring_pb2.PlayerStanding] = field(default_factory=dict)
+    statistic_sums: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    end_reasons: Counter[str] = field(default_factory=Counter)
+
+    def add(self, scored: platform_events_pb2.MatchScored) -> None:
+        self.matches += 1
+        if "won" in scored.results.values():
+            self.matches_won += 1
+        self.end_reasons[scored.reason] += 1
+        for name, value in scored.statistics.items():
+            self.statistic_sums[name] += value
+        for player, result in scored.results.items():
+            standing = self.players.setdefault(
+                player, scoring_pb2.PlayerStanding(player=player)
+            )
+            standing.played += 1
+            if result == "won":
+                standing.won += 1
+            elif result == "lost":
+                standing.lost += 1
+            else:
+                standing.drawn += 1
+
+    def reply(self, game: str) -> scoring_pb2.GetStandingsReply:
+        return scoring_pb2.GetStandingsReply(
+            game=game,
+            matches=self.matches,
+            matches_won=self.matches_won,
+            players=sorted(self.players.values(), key=lambda s: (-s.won, s.player)),
+            mean_statistics={
+                k: v / self.matches for k, v in sorted(self.statistic_sums.items())
+            },
+            end_reasons=dict(self.end_reasons),
+        )
