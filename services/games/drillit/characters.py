@@ -1,0 +1,54 @@
+"""Character abilities, as costs and permissions the action rules ask about."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from services.games.drillit.content import CONTENT
+from services.games.drillit.state import DrillitState
+
+PILOT, INVENTOR, SOLDIER, MECHANIC, ROBOT = "pilot", "inventor", "soldier", "mechanic", "robot"
+
+
+def walking_distance(start: int, goal: int) -> int:
+    """Moves between rooms through the Tank (the centre is the shortcut)."""
+    seen, queue = {start: 0}, deque([start])
+    while queue:
+        room = queue.popleft()
+        if room == goal:
+            return seen[room]
+        for nxt in CONTENT.adjacency[room]:
+            if nxt not in seen:
+                seen[nxt] = seen[room] + 1
+                queue.append(nxt)
+    raise ValueError(f"room {goal} cannot be reached from {start}")
+
+
+def move_cost(state: DrillitState, player: str, goal: int) -> int:
+    """The Robot flies anywhere for 1 AP; the others walk, 1 AP a step."""
+    if state.is_(player, ROBOT):
+        return 1
+    return walking_distance(state.rooms[player], goal)
+
+
+def repair_cost(state: DrillitState, player: str) -> int:
+    """The Mechanic's first repair of each turn costs nothing."""
+    if state.is_(player, MECHANIC) and not state.mechanic_free_repair_used:
+        return 0
+    return 1
+
+
+def crystal_ability_cost(state: DrillitState, player: str) -> int:
+    return 0 if state.is_(player, INVENTOR) else 1
+
+
+def attack_targets(state: DrillitState, player: str) -> int:
+    """Goblins one attack removes: up to 2 of one sector for the Soldier."""
+    return 2 if state.is_(player, SOLDIER) else 1
+
+
+def may_place_for(state: DrillitState, player: str, owner: str) -> bool:
+    """Own piece anywhere; a colleague's from the same room (the Pilot from any room)."""
+    if owner == player or state.is_(player, PILOT):
+        return True
+    return state.rooms.get(owner) == state.rooms.get(player)

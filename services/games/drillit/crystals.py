@@ -1,0 +1,95 @@
+"""Crystal abilities: 1 AP (none for the Inventor) and 2 Crystals of one colour."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.games.contract import RuleViolation
+from services.games.drillit import actions as act
+from services.games.drillit import events as ev
+from services.games.drillit.characters import crystal_ability_cost
+from services.games.drillit.content import CONTENT
+from services.games.drillit.state import DrillitState
+from services.games.drillit.tunnels import frontier, piece_openings
+
+TURBO_PIECES = 2
+
+CrystalAction = act.UseBlueOnFires | act.UseBlueOnArmor | act.UseRedBomb | act.UseYellowTurbo
+
+COLOUR = {
+    act.UseBlueOnFires: "blue",
+    act.UseBlueOnArmor: "blue",
+    act.UseRedBomb: "red",
+    act.UseYellowTurbo: "yellow",
+}
+
+
+def _pay(state: DrillitState, player: str, colour: str) -> ev.CrystalsSpent:
+    have = state.crystals[colour]
+    if have < CONTENT.crystal_cost:
+        raise RuleViolation(
+            "NOT_ENOUGH_CRYSTALS",
+            f"You need {CONTENT.crystal_cost} {colour} Crystals; the Storage has {have}.",
+        )
+    cost = crystal_ability_cost(state, player)
+    if cost > state.action_points:
+        raise RuleViolation("NO_ACTION_POINTS", "You have no Action Points left.")
+    return ev.CrystalsSpent(player, colour, CONTENT.crystal_cost, cost)
+
+
+def radar_goblins(state: DrillitState, sector: int) -> int:
+    return sum(state.goblins(sector)[1:])
+
+
+def use_crystals(state: DrillitState, player: str, action: CrystalAction) -> list[Any]:
+    match action:
+        case act.UseBlueOnFires(room=room):
+            fires = state.fires.get(room, 0)
+            if fires == 0:
+                raise RuleViolation("NO_FIRE", f"Room {room} is not burning.")
+            return [_pay(state, player, "blue"), ev.FiresPutOut(room, fires)]
+        case act.UseBlueOnArmor():
+            if not state.armor_destroyed:
+                raise RuleViolation("NOTHING_TO_REPAIR", "No Armor is punctured.")
+            return [_pay(state, player, "blue"), ev.ArmorRestored(state.armor_destroyed)]
+        case act.UseRedBomb(sector=sector):
+            if sector not in CONTENT.sectors:
+                raise RuleViolation("BAD_SECTOR", f"There is no radar sector {sector}.")
+            goblins = radar_goblins(state, sector)
+            if goblins == 0:
+                raise RuleViolation(
+                    "NO_GOBLINS",
+                    f"Sector {sector} has no Goblins on the radar (Bombs never hit the Tank).",
+                )
+            return [_pay(state, player, "red"), ev.SectorBombed(sector, goblins)]
+        case act.UseYellowTurbo():
+            if state.trap:
+                raise RuleViolation("TRAP", "A Trap: no Path piece may be placed this turn.")
+            if state.path_pile == 0:
+                raise RuleViolation("PILE_EMPTY", "The Path pile is empty.")
+            if not frontier(state, piece_openings(state)):
+                raise RuleViolation("NO_ROOM", "No Path piece can be connected anywhere.")
+            return [_pay(state, player, "yellow"), ev.TurboStarted(TURBO_PIECES)]
+    raise TypeError(action)
+
+
+def crystal_actions(state: DrillitState, player: str) -> list[Any]:
+    """Every crystal ability ``player`` may use now."""
+    if crystal_ability_cost(state, player) > state.action_points:
+        return []
+    out: list[Any] = []
+    enough = {c: n >= CONTENT.crystal_cost for c, n in state.crystals.items()}
+    if enough["blue"]:
+        out += [act.UseBlueOnFires(r) for r in sorted(state.fires) if state.fires[r] > 0]
+        if state.armor_destroyed:
+            out.append(act.UseBlueOnArmor())
+    if enough["red"]:
+        out += [act.UseRedBomb(s) for s in CONTENT.sectors if radar_goblins(state, s) > 0]
+    if (
+        enough["yellow"]
+        and not state.trap
+        and state.path_pile > 0
+        and frontier(state, piece_openings(state))
+    ):
+        out.append(act.UseYellowTurbo())
+    return out

@@ -1,0 +1,38 @@
+"""Victory and defeat, and the Life Track that measures the Tank's damage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.games.drillit import events as ev
+from services.games.drillit.content import CONTENT
+from services.games.drillit.state import DrillitState
+from services.games.drillit.tunnels import exit_reachable
+
+LIFE_TRACK_FULL = "life-track-full"
+DECK_EXHAUSTED = "event-deck-exhausted"
+NO_PATH_PIECES = "no-path-pieces"
+EXIT_UNREACHABLE = "exit-unreachable"
+EXIT_REACHED = "exit-reached"
+
+
+def life_track_full(state: DrillitState) -> bool:
+    return state.damage >= CONTENT.life_track
+
+
+def permanent_damage(state: DrillitState, amount: int, cause: str) -> list[Any]:
+    """Permanent Damage markers, as many as the Life Track still has room for."""
+    room = CONTENT.life_track - state.damage
+    amount = min(amount, room)
+    return [ev.PermanentDamageTaken(amount, cause)] if amount > 0 else []
+
+
+def defeat_at_turn_end(state: DrillitState) -> str | None:
+    """Defeats checked once a turn is over (the Life Track is checked at every step)."""
+    if not state.event_deck:
+        return DECK_EXHAUSTED
+    if not state.hands and state.path_pile == 0:
+        return NO_PATH_PIECES
+    if not exit_reachable(state):
+        return EXIT_UNREACHABLE
+    return None

@@ -1,0 +1,183 @@
+"""Drillit! as a contract ``Game``: wires setup, the turn flow, actions and views."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from services.games.contract import (
+    CardsDrawn,
+    ChanceOutcome,
+    DeckShuffled,
+    DiceRolled,
+    DrawCards,
+    Game,
+    MalformedAction,
+    RollDice,
+    RuleViolation,
+    ShuffleDeck,
+    Step,
+)
+from services.games.drillit import actions as act
+from services.games.drillit import events as ev
+from services.games.drillit.actions import ACTION_TYPES
+from services.games.drillit.content import CONTENT
+from services.games.drillit.events import EVENT_TYPES
+from services.games.drillit.evolve import evolve
+from services.games.drillit.flow import advance, missing_pieces, next_step
+from services.games.drillit.goblin_attack import resolve_attack_die
+from services.games.drillit.player_actions import (
+    decide_turn_action,
+    place_turbo_piece,
+    turbo_actions,
+    turn_actions,
+)
+from services.games.drillit.setup_rules import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    match_set_up,
+    resolve_setup_draw,
+    resolve_start_roll,
+    room_has_space,
+    setup_chooser,
+)
+from services.games.drillit.state import DrillitState, Phase
+from services.games.drillit.turn_start import resolve_fire_die
+from services.games.drillit.view import DrillitView, describe_action, make_view
+
+
+class Drillit(Game[DrillitState]):
+    name: ClassVar[str] = "drillit"
+    title: ClassVar[str] = "Drillit!"
+    rules_version: ClassVar[str] = CONTENT.rules_version
+    min_players: ClassVar[int] = MIN_PLAYERS
+    max_players: ClassVar[int] = MAX_PLAYERS
+    action_types: ClassVar[tuple[type, ...]] = ACTION_TYPES
+    event_types: ClassVar[tuple[type, ...]] = EVENT_TYPES
+
+    def initial_state(self) -> DrillitState:
+        return DrillitState()
+
+    def setup(self, players: Sequence[str], options: Mapping[str, str]) -> list[Any]:
+        return match_set_up(players, options)
+
+    def evolve(self, state: DrillitState, event: Any) -> DrillitState:
+        return evolve(state, event)
+
+    def next_step(self, state: DrillitState) -> Step:
+        return next_step(state)
+
+    # --- players -------------------------------------------------------------------
+
+    def decide(self, state: DrillitState, player: str, action: Any) -> list[Any]:
+        if not isinstance(action, ACTION_TYPES):
+            raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not a Drillit! action.")
+        if state.phase == Phase.OVER:
+            raise RuleViolation("MATCH_OVER", "The match is over.")
+        if player not in state.players:
+            raise RuleViolation("NOT_A_PLAYER", f"{player!r} does not play in this match.")
+        return advance(state, self._decide(state, player, action))
+
+    def _decide(self, state: DrillitState, player: str, action: Any) -> list[Any]:
+        if isinstance(action, act.ChooseStartRoom | act.ChooseStartingPlayer):
+            return self._setup_choice(state, player, action)
+        if state.phase not in (Phase.ACTIONS, Phase.TURBO) or player != state.active:
+            who = state.active if state.phase in (Phase.ACTIONS, Phase.TURBO) else None
+            if who is not None and player != who:
+                raise RuleViolation("NOT_YOUR_TURN", f"It is {who}'s turn.")
+            raise RuleViolation("NOT_NOW", "Nobody may act now; the game is resolving.")
+        if state.phase == Phase.TURBO:
+            if not isinstance(action, act.PlaceTurboPiece):
+                raise RuleViolation("TURBO", "Place the Turbo's Path piece first.")
+            return place_turbo_piece(state, action)
+        if isinstance(action, act.PlaceTurboPiece):
+            raise RuleViolation("NO_TURBO", "No Turbo is running.")
+        return decide_turn_action(state, player, action)
+
+    def _setup_choice(self, state: DrillitState, player: str, action: Any) -> list[Any]:
+        chooser = setup_chooser(state) if state.phase == Phase.SETUP else None
+        if isinstance(action, act.ChooseStartRoom):
+            if state.choosing_room is None or state.phase != Phase.SETUP:
+                raise RuleViolation("NOT_NOW", "Only a player who rolled a 6 chooses a room.")
+            if player != chooser:
+                raise RuleViolation("NOT_YOUR_CHOICE", f"{chooser} chooses a start room now.")
+            if action.room not in CONTENT.rooms:
+                raise MalformedAction("BAD_ROOM", "Start in one of the rooms 1 to 5.")
+            if not room_has_space(state, action.room):
+                raise RuleViolation("ROOM_FULL", f"Room {action.room} already holds 2 Gnomes.")
+            return [ev.GnomePlaced(player, action.room)]
+        if chooser is None or state.choosing_room is not None:
+            raise RuleViolation("NOT_NOW", "The starting player is not being chosen now.")
+        if player != chooser:
+            raise RuleViolation("NOT_YOUR_CHOICE", f"{chooser} announces who starts.")
+        if action.player not in state.players:
+            raise MalformedAction("BAD_PLAYER", f"{action.player!r} does not play.")
+        return [ev.StartingPlayerChosen(action.player, "chosen by the players")]
+
+    def legal_actions(self, state: DrillitState, player: str) -> tuple[Any, ...]:
+        step = next_step(state)
+        if not hasattr(step, "players") or player not in step.players:
+            return ()
+        if state.phase == Phase.SETUP:
+            if state.choosing_room is not None:
+                return tuple(
+                    act.ChooseStartRoom(r) for r in CONTENT.rooms if room_has_space(state, r)
+                )
+            return tuple(act.ChooseStartingPlayer(p) for p in state.players)
+        if state.phase == Phase.TURBO:
+            return turbo_actions(state)
+        return turn_actions(state, player)
+
+    # --- chance --------------------------------------------------------------------
+
+    def resolve(self, state: DrillitState, outcome: ChanceOutcome) -> list[Any]:
+        step = next_step(state)
+        request = getattr(step, "request", None)
+        if request is None:
+            raise RuleViolation("NO_CHANCE_PENDING", "No dice or cards are awaited now.")
+        return advance(state, self._resolve(state, request, outcome))
+
+    def _resolve(self, state: DrillitState, request: Any, outcome: ChanceOutcome) -> list[Any]:
+        match request, outcome:
+            case ShuffleDeck(deck=deck), DeckShuffled(deck=got, size=size) if got == deck:
+                return [ev.PileShuffled(deck, size)]
+            case DrawCards(deck=deck, count=n), CardsDrawn(deck=got, cards=cards) if (
+                got == deck and len(cards) == n
+            ):
+                return self._drawn(state, deck, cards)
+            case RollDice(), DiceRolled(values=(value,)) if 1 <= value <= 6:
+                if state.phase == Phase.SETUP:
+                    return resolve_start_roll(state, value)
+                if state.phase == Phase.FIRE:
+                    return resolve_fire_die(state, value)
+                return resolve_attack_die(state, value)
+        raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
+
+    def _drawn(self, state: DrillitState, deck: str, cards: tuple[str, ...]) -> list[Any]:
+        if state.phase == Phase.SETUP:
+            return resolve_setup_draw(state, deck, cards)
+        if state.phase == Phase.TURBO:
+            return [ev.TurboPieceDrawn(cards[0], state.path_pile - 1)]
+        drawers = missing_pieces(state)[: len(cards)]
+        pieces = dict(zip(drawers, cards, strict=True))
+        return [ev.PathPiecesDrawn(pieces, state.path_pile - len(cards))]
+
+    # --- reading -------------------------------------------------------------------
+
+    def view(self, state: DrillitState, viewer: str | None) -> DrillitView:
+        return make_view(state, viewer)
+
+    def statistics(self, state: DrillitState) -> dict[str, float]:
+        return {
+            "turns_survived": float(state.turn),
+            "damage_taken": float(state.damage),
+            "permanent_damage": float(state.permanent_damage),
+            "goblins_defeated": float(state.goblins_defeated),
+            "crystals_used": float(state.crystals_used),
+            "won": 1.0 if state.won else 0.0,
+        }
+
+    def describe_action(self, action: Any) -> str:
+        return describe_action(action)
+
+

@@ -1,0 +1,43 @@
+"""The Goblin attack that ends each Event card: a d6 for the sector, each 6 raising the
+attack one box, a Horde beyond the red box (or when a box shows one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.games.drillit import events as ev
+from services.games.drillit.content import CONTENT, HORDE
+from services.games.drillit.state import DrillitState
+
+BOXES = 3  # yellow, orange, red
+
+
+def lightest_box(abysses_found: int) -> int:
+    if abysses_found >= CONTENT.red_after_abysses:
+        return 2
+    if abysses_found >= CONTENT.orange_after_abysses:
+        return 1
+    return 0
+
+
+def attack_box(state: DrillitState) -> str:
+    """The attack reached so far: a number of Goblins or "horde"."""
+    assert state.current_card is not None
+    level = lightest_box(state.abysses_found) + state.attack_sixes
+    if level >= BOXES:
+        return HORDE
+    return CONTENT.cards[state.current_card].attack[level]
+
+
+def horde_events() -> list[Any]:
+    return [ev.HordeArrived(len(CONTENT.sectors))]
+
+
+def resolve_attack_die(state: DrillitState, value: int) -> list[Any]:
+    out: list[Any] = [ev.AttackDieRolled(value)]
+    if value == 6:
+        return out  # escalated; a Horde, if reached, arrives without more dice
+    box = attack_box(state)
+    if box == HORDE:
+        return out + horde_events()
+    return [*out, ev.GoblinsArrived(value, int(box))]

@@ -1,0 +1,70 @@
+"""Hexagonal geometry of the tunnel map (axial coordinates, flat six directions).
+
+Direction ``d`` and ``(d + 3) % 6`` are opposite edges, so two tiles connect when
+one's opening ``d`` faces the other's opening ``(d + 3) % 6``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: axial offsets of the six edges, counter-clockwise starting east
+DIRECTIONS: tuple[tuple[int, int], ...] = ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))
+
+
+@dataclass(frozen=True, order=True)
+class Hex:
+    q: int
+    r: int
+
+    def neighbour(self, direction: int) -> Hex:
+        dq, dr = DIRECTIONS[direction % 6]
+        return Hex(self.q + dq, self.r + dr)
+
+    def neighbours(self) -> tuple[Hex, ...]:
+        return tuple(self.neighbour(d) for d in range(6))
+
+
+ORIGIN = Hex(0, 0)
+
+
+def opposite(direction: int) -> int:
+    return (direction + 3) % 6
+
+
+def distance(a: Hex, b: Hex) -> int:
+    dq, dr = a.q - b.q, a.r - b.r
+    return (abs(dq) + abs(dr) + abs(dq + dr)) // 2
+
+
+def direction_to(a: Hex, b: Hex) -> int | None:
+    """The direction from ``a`` to its neighbour ``b`` (None if not adjacent)."""
+    for d in range(6):
+        if a.neighbour(d) == b:
+            return d
+    return None
+
+
+def rotate(openings: tuple[int, ...], rotation: int) -> tuple[int, ...]:
+    return tuple(sorted((d + rotation) % 6 for d in openings))
+
+
+def distinct_rotations(openings: tuple[int, ...]) -> tuple[int, ...]:
+    """Rotations giving different opening sets (a straight tile has 3, a star 1)."""
+    seen: set[tuple[int, ...]] = set()
+    out: list[int] = []
+    for k in range(6):
+        shape = rotate(openings, k)
+        if shape not in seen:
+            seen.add(shape)
+            out.append(k)
+    return tuple(out)
+
+
+def disc(radius: int, centre: Hex = ORIGIN) -> tuple[Hex, ...]:
+    """All cells within ``radius`` of ``centre``, in a stable order."""
+    cells = []
+    for q in range(-radius, radius + 1):
+        for r in range(max(-radius, -q - radius), min(radius, -q + radius) + 1):
+            cells.append(Hex(centre.q + q, centre.r + r))
+    return tuple(cells)

@@ -1,0 +1,226 @@
+"""The actions a Gnome spends Action Points on, their refusals, and their enumeration."""
+
+from __future__ import annotations
+
+from itertools import combinations_with_replacement
+from typing import Any
+
+from services.games.contract import MalformedAction, RuleViolation
+from services.games.drillit import actions as act
+from services.games.drillit import events as ev
+from services.games.drillit.characters import (
+    ROBOT,
+    attack_targets,
+    may_place_for,
+    move_cost,
+    repair_cost,
+)
+from services.games.drillit.content import CONTENT
+from services.games.drillit.crystals import crystal_actions, use_crystals
+from services.games.drillit.end_conditions import EXIT_REACHED
+from services.games.drillit.hexgrid import Hex
+from services.games.drillit.setup_rules import room_has_space
+from services.games.drillit.state import DrillitState
+from services.games.drillit.tunnels import can_place, openings, placements, reaches_exit
+
+ALL_ROOMS = (CONTENT.centre, *CONTENT.rooms)
+
+
+def _need_points(state: DrillitState, cost: int) -> None:
+    if cost > state.action_points:
+        raise RuleViolation(
+            "NO_ACTION_POINTS",
+            f"That costs {cost} Action Point(s); you have {state.action_points} left.",
+        )
+
+
+def _room_name(room: int) -> str:
+    return "the centre" if room == CONTENT.centre else f"room {room}"
+
+
+def move(state: DrillitState, player: str, room: int) -> list[Any]:
+    if room not in ALL_ROOMS:
+        raise MalformedAction("BAD_ROOM", f"The Tank has no room {room}.")
+    if room == state.rooms[player]:
+        raise RuleViolation("ALREADY_THERE", f"You are already in {_room_name(room)}.")
+    if not room_has_space(state, room):
+        raise RuleViolation(
+            "ROOM_FULL", f"{_room_name(room).capitalize()} already holds 2 Gnomes; pass through."
+        )
+    cost = move_cost(state, player, room)
+    _need_points(state, cost)
+    return [ev.GnomeMoved(player, room, cost)]
+
+
+def carry(state: DrillitState, player: str, room: int, passenger: str) -> list[Any]:
+    if not state.is_(player, ROBOT):
+        raise RuleViolation("NOT_THE_ROBOT", "Only the Robot can carry a colleague.")
+    if room not in ALL_ROOMS:
+        raise MalformedAction("BAD_ROOM", f"The Tank has no room {room}.")
+    if room == state.rooms[player]:
+        raise RuleViolation("ALREADY_THERE", f"You are already in {_room_name(room)}.")
+    if passenger == player or passenger not in state.players:
+        raise MalformedAction("BAD_PASSENGER", f"{passenger!r} is not a colleague.")
+    if state.rooms[passenger] != state.rooms[player]:
+        raise RuleViolation("NOT_IN_YOUR_ROOM", f"{passenger} is not in your room.")
+    riders = (player, passenger)
+    free = CONTENT.room_capacity - len([p for p in state.occupants(room) if p not in riders])
+    if free < len(riders):
+        raise RuleViolation("ROOM_FULL", f"{_room_name(room).capitalize()} has no space.")
+    _need_points(state, 1)
+    return [ev.GnomeCarried(player, passenger, room, 1)]
+
+
+def attack(state: DrillitState, player: str, spaces: tuple[int, ...]) -> list[Any]:
+    room = state.rooms[player]
+    if room == CONTENT.centre:
+        raise RuleViolation("IN_CENTRE", "It is not possible to attack from the centre.")
+    most = attack_targets(state, player)
+    if not 1 <= len(spaces) <= most:
+        raise MalformedAction(
+            "BAD_TARGETS", "One attack removes 1 Goblin (up to 2 of one sector for the Soldier)."
+        )
+    sector = CONTENT.faces_sector[room]
+    goblins = list(state.goblins(sector))
+    for space in spaces:
+        if not 0 <= space < len(goblins):
+            raise MalformedAction("BAD_SPACE", f"Sector {sector} has no space {space}.")
+        if goblins[space] == 0:
+            where = f"inside {_room_name(room)}" if space == 0 else f"on space {space}"
+            raise RuleViolation("NO_GOBLIN", f"There is no Goblin {where} of sector {sector}.")
+        goblins[space] -= 1
+    _need_points(state, 1)
+    return [ev.GoblinsDefeated(player, sector, tuple(sorted(spaces)), 1)]
+
+
+def repair(state: DrillitState, player: str) -> list[Any]:
+    room = state.rooms[player]
+    if room not in state.armor_destroyed:
+        raise RuleViolation("NOTHING_TO_REPAIR", f"The Armor of {_room_name(room)} is intact.")
+    cost = repair_cost(state, player)
+    _need_points(state, cost)
+    return [ev.ArmorRepaired(player, room, cost)]
+
+
+def extinguish(state: DrillitState, player: str) -> list[Any]:
+    room = state.rooms[player]
+    if state.fires.get(room, 0) == 0:
+        raise RuleViolation("NO_FIRE", f"{_room_name(room).capitalize()} is not burning.")
+    _need_points(state, 1)
+    return [ev.FireExtinguished(player, room, 1)]
+
+
+def _victory_if_exit(state: DrillitState, cell: Hex, piece: str, rotation: int) -> list[Any]:
+    if reaches_exit(state, cell, openings(piece, rotation)):
+        return [ev.MatchWon(EXIT_REACHED)]
+    return []
+
+
+def excavate(state: DrillitState, player: str, action: act.Excavate) -> list[Any]:
+    if state.trap:
+        raise RuleViolation("TRAP", "A Trap: no Path piece may be placed this turn.")
+    piece = state.hands.get(action.owner)
+    if piece is None:
+        raise RuleViolation("NO_PIECE", f"{action.owner} holds no Path piece.")
+    if not may_place_for(state, player, action.owner):
+        raise RuleViolation(
+            "NOT_SAME_ROOM", f"You must be in the same room as {action.owner} to place their piece."
+        )
+    if not can_place(state, piece, action.cell, action.rotation, None):
+        raise RuleViolation(
+            "BAD_PLACEMENT",
+            "A Path piece must connect to the Tank or an open tunnel, on a free space "
+            "(touching the Tank, never over it).",
+        )
+    _need_points(state, 1)
+    colour = CONTENT.pieces[piece].crystal
+    return [
+        ev.PathPiecePlaced(player, action.owner, piece, action.cell, action.rotation, 1),
+        ev.CrystalCollected(colour),
+        *_victory_if_exit(state, action.cell, piece, action.rotation),
+    ]
+
+
+def place_turbo_piece(state: DrillitState, action: act.PlaceTurboPiece) -> list[Any]:
+    piece = state.turbo_piece
+    if piece is None:
+        raise RuleViolation("NOT_NOW", "The Turbo has not drawn its piece yet.")
+    if not can_place(state, piece, action.cell, action.rotation, state.turbo_anchor):
+        raise RuleViolation(
+            "BAD_PLACEMENT",
+            "The Turbo piece must connect to the tunnels"
+            + (" and continue the first Turbo piece." if state.turbo_anchor else "."),
+        )
+    return [
+        ev.TurboPiecePlaced(piece, action.cell, action.rotation),
+        *_victory_if_exit(state, action.cell, piece, action.rotation),
+    ]
+
+
+def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[Any]:
+    """An action of the active player during their actions."""
+    match action:
+        case act.Move(room=room):
+            return move(state, player, room)
+        case act.Carry(room=room, passenger=passenger):
+            return carry(state, player, room, passenger)
+        case act.Attack(spaces=spaces):
+            return attack(state, player, tuple(spaces))
+        case act.Repair():
+            return repair(state, player)
+        case act.Extinguish():
+            return extinguish(state, player)
+        case act.Excavate():
+            return excavate(state, player, action)
+        case act.UseBlueOnFires() | act.UseBlueOnArmor() | act.UseRedBomb() | act.UseYellowTurbo():
+            return use_crystals(state, player, action)
+        case act.EndTurn():
+            return [ev.ActionsEnded(player)]
+    raise MalformedAction("UNKNOWN_ACTION", f"{type(action).__name__} is not a Drillit! action.")
+
+
+def turn_actions(state: DrillitState, player: str) -> tuple[Any, ...]:
+    """Every legal action of the active player, EndTurn last."""
+    out: list[Any] = []
+    here = state.rooms[player]
+    robot = state.is_(player, ROBOT)
+    for room in ALL_ROOMS:
+        if (
+            room != here
+            and room_has_space(state, room)
+            and move_cost(state, player, room) <= state.action_points
+        ):
+            out.append(act.Move(room))
+    if robot and state.action_points >= 1:
+        for passenger in state.occupants(here):
+            if passenger == player:
+                continue
+            for room in ALL_ROOMS:
+                if room != here and len(state.occupants(room)) == 0:
+                    out.append(act.Carry(room, passenger))
+    if here != CONTENT.centre and state.action_points >= 1:
+        goblins = state.goblins(CONTENT.faces_sector[here])
+        present = [s for s, n in enumerate(goblins) if n > 0]
+        for size in range(1, attack_targets(state, player) + 1):
+            for combo in combinations_with_replacement(present, size):
+                if all(combo.count(s) <= goblins[s] for s in combo):
+                    out.append(act.Attack(combo))
+    if here in state.armor_destroyed and repair_cost(state, player) <= state.action_points:
+        out.append(act.Repair())
+    if state.fires.get(here, 0) > 0 and state.action_points >= 1:
+        out.append(act.Extinguish())
+    if not state.trap and state.action_points >= 1:
+        for owner in state.players:
+            piece = state.hands.get(owner)
+            if piece is not None and may_place_for(state, player, owner):
+                out += [act.Excavate(owner, cell, k) for cell, k in placements(state, piece)]
+    out += crystal_actions(state, player)
+    out.append(act.EndTurn())
+    return tuple(out)
+
+
+def turbo_actions(state: DrillitState) -> tuple[Any, ...]:
+    if state.turbo_piece is None:
+        return ()
+    spots = placements(state, state.turbo_piece, state.turbo_anchor)
+    return tuple(act.PlaceTurboPiece(cell, k) for cell, k in spots)

@@ -1,0 +1,129 @@
+"""The match state: everything the rules need, including hidden information
+(the event deck's order), which ``view`` never shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from services.games.drillit.content import COLOURS, CONTENT
+from services.games.drillit.hexgrid import Hex
+
+
+class Phase(StrEnum):
+    NOT_STARTED = "not-started"
+    SETUP = "setup"  # dealing pieces, characters, the event deck, start rooms
+    TURN_START = "turn-start"  # the active player reveals an Event card
+    FIRE = "fire"  # the Fire main event waits for its dice
+    ATTACK = "attack"  # the Goblin attack waits for its dice
+    ACTIONS = "actions"
+    TURBO = "turbo"  # a Turbo waits for its next Path piece (draw, then placement)
+    REFILL = "refill"  # players without a Path piece draw one
+    TURN_OVER = "turn-over"
+    OVER = "over"
+
+
+@dataclass(frozen=True)
+class PlacedPiece:
+    piece: str
+    cell: Hex
+    rotation: int
+
+
+@dataclass(frozen=True)
+class SectorGoblins:
+    """Goblins of one radar sector: ``spaces[0]`` inside the facing room, ``spaces[d]``
+    on radar space ``d`` (1 touches the Armor, the last is the blue outermost one)."""
+
+    sector: int
+    spaces: tuple[int, ...]
+
+
+def empty_radar() -> tuple[SectorGoblins, ...]:
+    return tuple(
+        SectorGoblins(s, (0,) * (CONTENT.radar_spaces + 1)) for s in CONTENT.sectors
+    )
+
+
+@dataclass(frozen=True)
+class DrillitState:
+    phase: Phase = Phase.NOT_STARTED
+    players: tuple[str, ...] = ()
+    difficulty: str = "easy"
+    distance: str = "short"
+    storage_limit: int = 4
+    # --- setup progress ---
+    path_pile: int = 0  # face-down pieces left (their order stays with the decks service)
+    path_pile_shuffled: bool = False
+    characters_shuffled: bool = False
+    characters: dict[str, str] = field(default_factory=dict)
+    staged: dict[str, tuple[str, ...]] = field(default_factory=dict)  # hidden
+    shuffled_decks: tuple[str, ...] = ()
+    event_deck: tuple[str, ...] = ()  # hidden: top card first
+    event_deck_built: bool = False
+    choosing_room: str | None = None  # rolled a 6, chooses a start room
+    # --- board ---
+    rooms: dict[str, int] = field(default_factory=dict)  # player -> room (0 = centre)
+    hands: dict[str, str] = field(default_factory=dict)  # player -> Path piece
+    placed: tuple[PlacedPiece, ...] = ()
+    abysses: tuple[Hex, ...] = ()
+    abysses_found: int = 0
+    fires: dict[int, int] = field(default_factory=dict)  # room -> fires (only burning)
+    armor_destroyed: tuple[int, ...] = ()  # rooms whose Armor lies on the Life Track
+    radar: tuple[SectorGoblins, ...] = field(default_factory=empty_radar)
+    permanent_damage: int = 0
+    crystals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COLOURS, 0))
+    # --- turn ---
+    turn: int = 0
+    active: str | None = None
+    action_points: int = 0
+    current_card: str | None = None
+    blackout: bool = False  # the Goblin attack waits until after the actions
+    trap: bool = False  # no Path piece may be placed this turn
+    actions_done: bool = False
+    fire_criticals: int = 0
+    attack_sixes: int = 0  # 6s rolled so far in this Goblin attack
+    mechanic_free_repair_used: bool = False
+    turbo_left: int = 0  # Turbo pieces still to draw and place
+    turbo_piece: str | None = None  # drawn, waiting for placement
+    turbo_anchor: Hex | None = None  # the second Turbo piece must touch the first
+    # --- end ---
+    won: bool | None = None
+    end_reason: str = ""
+    # --- statistics ---
+    goblins_defeated: int = 0
+    crystals_used: int = 0
+
+    @property
+    def temporary_damage(self) -> int:
+        return len(self.armor_destroyed)
+
+    @property
+    def damage(self) -> int:
+        return self.temporary_damage + self.permanent_damage
+
+    @property
+    def crystal_total(self) -> int:
+        return sum(self.crystals.values())
+
+    def goblins(self, sector: int) -> tuple[int, ...]:
+        return self.radar[CONTENT.sectors.index(sector)].spaces
+
+    def with_goblins(self, sector: int, spaces: tuple[int, ...]) -> DrillitState:
+        radar = tuple(
+            SectorGoblins(s.sector, spaces) if s.sector == sector else s for s in self.radar
+        )
+        return replace(self, radar=radar)
+
+    def occupants(self, room: int) -> tuple[str, ...]:
+        return tuple(p for p in self.players if self.rooms.get(p) == room)
+
+    def character_of(self, character: str) -> str | None:
+        for player, name in self.characters.items():
+            if name == character:
+                return player
+        return None
+
+    def is_(self, player: str, character: str) -> bool:
+        return self.characters.get(player) == character
+

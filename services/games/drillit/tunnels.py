@@ -1,0 +1,162 @@
+"""The tunnel map: where a Path piece may go, when the exit is reached, where an Abyss
+opens, and whether an exit can still be reached at all."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+from services.games.drillit.content import CONTENT, Layout
+from services.games.drillit.hexgrid import Hex, distance, distinct_rotations, opposite, rotate
+from services.games.drillit.state import DrillitState
+
+
+def layout(state: DrillitState) -> Layout:
+    return CONTENT.layouts[state.distance]
+
+
+def exits(state: DrillitState) -> tuple[Hex, ...]:
+    lay = layout(state)
+    return tuple(lay.exits[k] for k in sorted(lay.exits))
+
+
+def openings(piece: str, rotation: int) -> tuple[int, ...]:
+    return rotate(CONTENT.pieces[piece].openings, rotation)
+
+
+def piece_openings(state: DrillitState) -> dict[Hex, tuple[int, ...]]:
+    return {p.cell: openings(p.piece, p.rotation) for p in state.placed}
+
+
+def is_free(state: DrillitState, cell: Hex, occupied: dict[Hex, tuple[int, ...]]) -> bool:
+    """Inside the map, off the Tank (touching it is fine), not an exit, Abyss or piece."""
+    return (
+        cell in layout(state).cells
+        and cell not in CONTENT.tank_cells
+        and cell not in occupied
+        and cell not in state.abysses
+        and cell not in layout(state).exits.values()
+    )
+
+
+def connects(
+    cell: Hex, shape: tuple[int, ...], occupied: dict[Hex, tuple[int, ...]], anchor: Hex | None
+) -> bool:
+    """An opening of the new piece meets the Tank or an opening of a placed piece
+    (only ``anchor`` when given: the second Turbo piece continues the first)."""
+    for d in shape:
+        other = cell.neighbour(d)
+        if anchor is not None:
+            if other == anchor and opposite(d) in occupied[anchor]:
+                return True
+            continue
+        if other in CONTENT.tank_cells:
+            return True
+        if other in occupied and opposite(d) in occupied[other]:
+            return True
+    return False
+
+
+def frontier(state: DrillitState, occupied: dict[Hex, tuple[int, ...]]) -> tuple[Hex, ...]:
+    """Free cells a new piece could connect into."""
+    cells: set[Hex] = set()
+    for tank in CONTENT.tank_cells:
+        cells.update(tank.neighbours())
+    for cell, shape in occupied.items():
+        cells.update(cell.neighbour(d) for d in shape)
+    return tuple(sorted(c for c in cells if is_free(state, c, occupied)))
+
+
+def placements(
+    state: DrillitState, piece: str, anchor: Hex | None = None
+) -> tuple[tuple[Hex, int], ...]:
+    """Every (cell, rotation) where ``piece`` may be laid, rotations giving the same
+    shape counted once."""
+    occupied = piece_openings(state)
+    base = CONTENT.pieces[piece].openings
+    cells = frontier(state, occupied) if anchor is None else tuple(
+        c for c in anchor.neighbours() if is_free(state, c, occupied)
+    )
+    out = []
+    for cell in cells:
+        for k in distinct_rotations(base):
+            if connects(cell, rotate(base, k), occupied, anchor):
+                out.append((cell, k))
+    return tuple(out)
+
+
+def can_place(
+    state: DrillitState, piece: str, cell: Hex, rotation: int, anchor: Hex | None
+) -> bool:
+    occupied = piece_openings(state)
+    if not 0 <= rotation < 6 or not is_free(state, cell, occupied):
+        return False
+    if anchor is not None and cell not in anchor.neighbours():
+        return False
+    return connects(cell, openings(piece, rotation), occupied, anchor)
+
+
+def reaches_exit(state: DrillitState, cell: Hex, shape: Iterable[int]) -> bool:
+    return any(cell.neighbour(d) in exits(state) for d in shape)
+
+
+def exit_reachable(state: DrillitState) -> bool:
+    """Some exit can still be reached through free cells from the current frontier
+    (assuming suitable pieces come: the pile holds every turn)."""
+    occupied = piece_openings(state)
+    targets = set(exits(state))
+    start = frontier(state, occupied)
+    seen = set(start)
+    queue = deque(start)
+    while queue:
+        cell = queue.popleft()
+        if any(n in targets for n in cell.neighbours()):
+            return True
+        for n in cell.neighbours():
+            if n not in seen and is_free(state, n, occupied):
+                seen.add(n)
+                queue.append(n)
+    return False
+
+
+def distance_field(state: DrillitState) -> dict[Hex, int]:
+    """Pieces still needed from each free cell to an exit (1 = a piece here can win)."""
+    occupied = piece_openings(state)
+    field: dict[Hex, int] = {}
+    queue: deque[Hex] = deque()
+    for ex in exits(state):
+        for n in ex.neighbours():
+            if n not in field and is_free(state, n, occupied):
+                field[n] = 1
+                queue.append(n)
+    while queue:
+        cell = queue.popleft()
+        for n in cell.neighbours():
+            if n not in field and is_free(state, n, occupied):
+                field[n] = field[cell] + 1
+                queue.append(n)
+    return field
+
+
+def abyss_cell(state: DrillitState) -> Hex | None:
+    """Next to the Path piece closest to an exit, where it fits the path (on a free cell
+    an opening of that piece faces); before any piece is laid, next to the Tank."""
+    occupied = piece_openings(state)
+    goals = exits(state)
+
+    def to_exit(cell: Hex) -> int:
+        return min(distance(cell, g) for g in goals)
+
+    if state.placed:
+        # latest piece wins ties: it is the head of the tunnel being dug
+        order = {p.cell: i for i, p in enumerate(state.placed)}
+        head = min(occupied, key=lambda c: (to_exit(c), -order[c]))
+        fitting = [head.neighbour(d) for d in occupied[head]]
+        candidates = [c for c in fitting if is_free(state, c, occupied)]
+        if not candidates:
+            candidates = [c for c in head.neighbours() if is_free(state, c, occupied)]
+    else:
+        candidates = list(frontier(state, occupied))
+    if not candidates:
+        return None
+    return min(candidates, key=lambda c: (to_exit(c), c))

@@ -1,0 +1,128 @@
+"""The Event card at the start of a turn: sub-events in order (Goblin Advance, Fire
+Intensification, Overheating), then the main event."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from services.games.drillit import events as ev
+from services.games.drillit.content import CONTENT, EventCard
+from services.games.drillit.end_conditions import permanent_damage
+from services.games.drillit.evolve import evolve
+from services.games.drillit.state import DrillitState, SectorGoblins
+from services.games.drillit.tunnels import abyss_cell
+
+SUB_EVENT_NAMES = {
+    "advance": "Goblin Advance",
+    "intensify": "Fire Intensification",
+    "overheat": "Overheating",
+}
+
+
+def goblin_advance(state: DrillitState) -> list[Any]:
+    """Every Goblin moves one space in a straight line. At intact Armor one Goblin per
+    Armor sacrifices itself; the others go in. Goblins already inside reach the centre."""
+    radar, destroyed, reached = [], [], 0
+    for sector in state.radar:
+        spaces = list(sector.spaces)
+        reached += spaces[0]
+        inside = 0
+        at_armor = spaces[1]
+        room = sector.sector  # room n faces sector n
+        if at_armor and room not in state.armor_destroyed:
+            destroyed.append(room)
+            at_armor -= 1
+        inside += at_armor
+        radar.append(SectorGoblins(sector.sector, (inside, *spaces[2:], 0)))
+    out: list[Any] = [ev.GoblinsAdvanced(tuple(radar))]
+    out += [ev.ArmorDestroyed(room) for room in destroyed]
+    if reached:
+        out.append(ev.GoblinsReachedCentre(reached))
+    return out
+
+
+def _fold(state: DrillitState, facts: list[Any]) -> DrillitState:
+    for fact in facts:
+        state = evolve(state, fact)
+    return state
+
+
+def goblin_advance_with_damage(state: DrillitState) -> list[Any]:
+    facts = goblin_advance(state)
+    reached = sum(f.count for f in facts if isinstance(f, ev.GoblinsReachedCentre))
+    if reached:
+        facts += permanent_damage(_fold(state, facts), reached, "goblins reached the centre")
+    return facts
+
+
+def explosion(state: DrillitState, room: int) -> list[Any]:
+    return [ev.RoomExploded(room), *permanent_damage(state, 1, f"room {room} exploded")]
+
+
+def fire_intensification(state: DrillitState) -> list[Any]:
+    rooms = tuple(sorted(r for r, n in state.fires.items() if n > 0))
+    out: list[Any] = [ev.FiresIntensified(rooms)]
+    state = evolve(state, out[0])
+    for room in rooms:
+        if state.fires.get(room, 0) >= CONTENT.explosion_fires:
+            facts = explosion(state, room)
+            state = _fold(state, facts)
+            out += facts
+    return out
+
+
+def overheating(state: DrillitState) -> list[Any]:
+    if state.crystal_total <= state.storage_limit:
+        return []
+    return [
+        ev.CrystalStorageOverheated(state.crystal_total, state.storage_limit),
+        *permanent_damage(state, 1, "the Crystal Storage overheated"),
+    ]
+
+
+SUB_EVENTS: tuple[tuple[str, Callable[[DrillitState], list[Any]]], ...] = (
+    ("advance", goblin_advance_with_damage),
+    ("intensify", fire_intensification),
+    ("overheat", overheating),
+)
+
+
+def sub_event(state: DrillitState, card: EventCard, name: str) -> list[Any]:
+    mode = card.sub_events[name]
+    if mode == "off":
+        return [ev.SubEventSkipped(SUB_EVENT_NAMES[name], "switched off")]
+    if not card.sub_event_active(name, len(state.players)):
+        return [ev.SubEventSkipped(SUB_EVENT_NAMES[name], "needs 3 or more players")]
+    rule = dict(SUB_EVENTS)[name]
+    return rule(state)
+
+
+def main_event(state: DrillitState, card: EventCard) -> list[Any]:
+    """The deterministic main events; Fire waits for its dice."""
+    if card.main.startswith("crystal-"):
+        return [ev.CrystalFound(card.main.removeprefix("crystal-"))]
+    if card.main == "abyss":
+        return [ev.AbyssOpened(abyss_cell(state))]
+    if card.main == "blackout":
+        return [ev.BlackoutBegan()]
+    if card.main == "trap":
+        return [ev.TrapSet()]
+    return []
+
+
+def resolve_fire_die(state: DrillitState, value: int) -> list[Any]:
+    """1-5: Fire in that room (+1 per critical before it); 6: critical, roll again;
+    two 6s in a row: explosion, 1 Permanent Damage, the event ends."""
+    out: list[Any] = [ev.FireDieRolled(value)]
+    if value == 6:
+        if state.fire_criticals >= 1:
+            out.append(ev.CriticalFireExploded())
+            out += permanent_damage(state, 1, "critical fire explosion")
+        return out
+    fires = 1 + state.fire_criticals
+    out.append(ev.FireStarted(value, fires))
+    if state.fires.get(value, 0) + fires >= CONTENT.explosion_fires:
+        after = _fold(state, out)
+        out += explosion(after, value)
+    return out
