@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from yamlgen import ROOT, dump, write_or_check  # noqa: E402
+from yamlgen import ROOT, dump, write_or_check
 
 RULES = ROOT / "deploy" / "prometheus" / "rules" / "tabletop.rules.yaml"
 OUT = ROOT / "k8s" / "components" / "monitoring" / "prometheusrule.yaml"

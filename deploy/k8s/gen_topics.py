@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from yamlgen import ROOT, dump, write_or_check  # noqa: E402
+from yamlgen import ROOT, dump, write_or_check
 
 sys.path.insert(0, str(ROOT))
-from services.common.topics import DEFAULT_PARTITIONS, topic_specs  # noqa: E402
+from services.common.topics import DEFAULT_PARTITIONS, topic_specs
 
 OUT = ROOT / "k8s" / "components" / "kafka" / "topics"
 #: name of the Strimzi `Kafka` in k8s/components/kafka/kafka.yaml

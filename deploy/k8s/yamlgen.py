@@ -40,9 +40,7 @@ def write_or_check(files: Mapping[Path, str], owned_dir: Path | None, argv: list
     parser = argparse.ArgumentParser()
     parser.add_argument("--check", action="store_true", help="fail if the files are stale")
     check = parser.parse_args(argv).check
-    stale = (
-        sorted(p for p in owned_dir.glob("*.yaml") if p not in files) if owned_dir else []
-    )
+    stale = sorted(p for p in owned_dir.glob("*.yaml") if p not in files) if owned_dir else []
     drift: list[str] = [f"{p.relative_to(ROOT)}: not generated any more" for p in stale]
     for path, text in files.items():
         old = path.read_text() if path.exists() else ""
@@ -50,8 +48,10 @@ def write_or_check(files: Mapping[Path, str], owned_dir: Path | None, argv: list
             continue
         if check:
             diff = difflib.unified_diff(
-                old.splitlines(keepends=True), text.splitlines(keepends=True),
-                str(path.relative_to(ROOT)), "generated",
+                old.splitlines(keepends=True),
+                text.splitlines(keepends=True),
+                str(path.relative_to(ROOT)),
+                "generated",
             )
             drift.append("".join(diff))
         else:

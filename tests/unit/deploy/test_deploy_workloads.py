@@ -1,0 +1,267 @@
+"""What every workload must keep: hardening, probes, named ports, identity, sizing, wiring.
+These fail if someone drops a security setting or a probe from a manifest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from deploy_support import (
+    GRPC_PORTS,
+    METRICS_PORTS,
+    OVERLAYS,
+    SERVICES,
+    Obj,
+    config_env,
+    of_kind,
+    render,
+    workloads,
+)
+
+HPA_SERVICES = {"gateway", "dice", "decks"}
+SECRET_SERVICES = {"dice", "decks"}
+RECOMMENDED_LABELS = (
+    "app.kubernetes.io/name",
+    "app.kubernetes.io/part-of",
+    "app.kubernetes.io/component",
+)
+
+by_overlay = pytest.mark.parametrize("overlay", OVERLAYS)
+by_overlay_and_service = pytest.mark.parametrize(
+    ("overlay", "service"), [(o, s) for o in OVERLAYS for s in SERVICES]
+)
+
+
+def _workload(overlay: str, service: str) -> Obj:
+    found = workloads(render(overlay))
+    assert service in found, f"{overlay}: no Deployment/StatefulSet for {service}"
+    return found[service]
+
+
+def _pod(overlay: str, service: str) -> dict[str, Any]:
+    spec: dict[str, Any] = _workload(overlay, service)["spec"]["template"]["spec"]
+    return spec
+
+
+def _container(overlay: str, service: str) -> dict[str, Any]:
+    containers = _pod(overlay, service)["containers"]
+    assert [c["name"] for c in containers] == [service]
+    container: dict[str, Any] = containers[0]
+    return container
+
+
+def _env(container: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e for e in container.get("env", [])}
+
+
+@by_overlay_and_service
+def test_pod_runs_non_root_with_runtime_default_seccomp(overlay: str, service: str) -> None:
+    sc = _pod(overlay, service)["securityContext"]
+    assert sc["runAsNonRoot"] is True
+    assert sc["runAsUser"] == 10001
+    assert sc["seccompProfile"] == {"type": "RuntimeDefault"}
+
+
+@by_overlay_and_service
+def test_container_is_locked_down(overlay: str, service: str) -> None:
+    pod = _pod(overlay, service)
+    for c in pod["containers"] + pod.get("initContainers", []):
+        sc = c["securityContext"]
+        assert sc["allowPrivilegeEscalation"] is False, c["name"]
+        assert sc["readOnlyRootFilesystem"] is True, c["name"]
+        assert sc["capabilities"]["drop"] == ["ALL"], c["name"]
+        assert "add" not in sc["capabilities"], c["name"]
+        assert sc.get("privileged", False) is False, c["name"]
+        assert sc["runAsNonRoot"] is True, c["name"]
+        assert sc["runAsUser"] == 10001, c["name"]
+        assert sc["seccompProfile"] == {"type": "RuntimeDefault"}, c["name"]
+
+
+@by_overlay_and_service
+def test_tmp_is_a_writable_empty_dir(overlay: str, service: str) -> None:
+    pod = _pod(overlay, service)
+    mounts = {m["mountPath"]: m["name"] for m in _container(overlay, service)["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert "/tmp" in mounts
+    assert "emptyDir" in volumes[mounts["/tmp"]]
+    assert not any("hostPath" in v for v in pod["volumes"])
+
+
+@by_overlay_and_service
+def test_probes_on_numeric_ports(overlay: str, service: str) -> None:
+    c = _container(overlay, service)
+    for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
+        probe = c[kind]
+        if service in GRPC_PORTS:
+            # native gRPC probe against grpc.health.v1; the port must be a number
+            assert probe["grpc"]["port"] == GRPC_PORTS[service], kind
+        else:
+            assert probe["httpGet"] == {"path": "/metrics", "port": METRICS_PORTS[service]}, kind
+
+
+@by_overlay_and_service
+def test_named_ports_and_port_env(overlay: str, service: str) -> None:
+    c = _container(overlay, service)
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    env = _env(c)
+    expected = {"metrics": METRICS_PORTS[service]}
+    if service in GRPC_PORTS:
+        expected["grpc"] = GRPC_PORTS[service]
+        assert env["TABLETOP_GRPC_PORT"]["value"] == str(GRPC_PORTS[service])
+    assert ports == expected
+    assert env["TABLETOP_METRICS_PORT"]["value"] == str(METRICS_PORTS[service])
+
+
+@by_overlay_and_service
+def test_resources_requested_and_limited(overlay: str, service: str) -> None:
+    resources = _container(overlay, service)["resources"]
+    for section in ("requests", "limits"):
+        assert {"cpu", "memory"} <= set(resources[section]), section
+
+
+@by_overlay_and_service
+def test_image_command_and_labels(overlay: str, service: str) -> None:
+    w = _workload(overlay, service)
+    c = _container(overlay, service)
+    assert c["args"] == [service]  # the image's ENTRYPOINT is tabletop-serve
+    name, _, tag = c["image"].rpartition(":")
+    assert name and tag and tag != "latest", c["image"]
+    for labels in (w["metadata"]["labels"], w["spec"]["template"]["metadata"]["labels"]):
+        assert all(k in labels for k in RECOMMENDED_LABELS), labels
+        assert labels["app.kubernetes.io/name"] == service
+        assert labels["app.kubernetes.io/part-of"] == "tabletop"
+
+
+@by_overlay_and_service
+def test_own_service_account_without_token(overlay: str, service: str) -> None:
+    objs = render(overlay)
+    pod = _pod(overlay, service)
+    assert pod["serviceAccountName"] == service
+    assert pod["automountServiceAccountToken"] is False
+    accounts = {o["metadata"]["name"]: o for o in of_kind(objs, "ServiceAccount")}
+    assert accounts[service]["automountServiceAccountToken"] is False
+
+
+@by_overlay_and_service
+def test_grace_period_outlasts_the_drain(overlay: str, service: str) -> None:
+    pod = _pod(overlay, service)
+    grace = float(config_env(render(overlay))["TABLETOP_SHUTDOWN_GRACE_SECONDS"])
+    pre_stop = _container(overlay, service).get("lifecycle", {}).get("preStop", {})
+    sleep = pre_stop.get("sleep", {}).get("seconds", 0)
+    assert pod["terminationGracePeriodSeconds"] > grace + sleep
+
+
+@by_overlay_and_service
+def test_secret_only_where_needed(overlay: str, service: str) -> None:
+    env = _env(_container(overlay, service))
+    if service in SECRET_SERVICES:
+        ref = env["TABLETOP_SECRET"]["valueFrom"]["secretKeyRef"]
+        assert ref["name"].startswith("tabletop-secret") and ref["key"] == "secret"
+    else:
+        assert "TABLETOP_SECRET" not in env
+    assert "TABLETOP_SECRET" not in config_env(render(overlay))
+
+
+@by_overlay_and_service
+def test_service_with_named_ports(overlay: str, service: str) -> None:
+    objs = render(overlay)
+    pod_labels = _workload(overlay, service)["spec"]["template"]["metadata"]["labels"]
+    matching = [
+        s for s in of_kind(objs, "Service") if s["spec"]["selector"].items() <= pod_labels.items()
+    ]
+    assert len(matching) == 1, f"{service}: want exactly one Service, got {len(matching)}"
+    ports = {p["name"]: p for p in matching[0]["spec"]["ports"]}
+    assert ports["metrics"]["port"] == METRICS_PORTS[service]
+    assert ports["metrics"]["targetPort"] == "metrics"
+    if service in GRPC_PORTS:
+        assert ports["grpc"]["port"] == GRPC_PORTS[service]
+        assert ports["grpc"]["targetPort"] == "grpc"
+
+
+@by_overlay
+def test_board_is_a_sharded_statefulset(overlay: str) -> None:
+    objs = render(overlay)
+    board = _workload(overlay, "board")
+    assert board["kind"] == "StatefulSet"
+    assert board["spec"]["serviceName"] == "board-headless"
+    (headless,) = [s for s in of_kind(objs, "Service") if s["metadata"]["name"] == "board-headless"]
+    assert headless["spec"]["clusterIP"] == "None"
+    # every shard listed once, in ordinal order, and no more shards than pods
+    addrs = config_env(objs)["TABLETOP_BOARD_ADDRS"].split(",")
+    shards = board["spec"]["replicas"]
+    assert addrs == [f"board-{i}.board-headless:{GRPC_PORTS['board']}" for i in range(shards)]
+
+
+@by_overlay
+def test_config_wiring(overlay: str) -> None:
+    env = config_env(render(overlay))
+    assert env["TABLETOP_GRPC_HOST"] == "0.0.0.0"
+    assert env["TABLETOP_DICE_ADDR"] == f"dice:{GRPC_PORTS['dice']}"
+    assert env["TABLETOP_DECKS_ADDR"] == f"decks:{GRPC_PORTS['decks']}"
+    assert env["TABLETOP_SCORING_ADDR"] == f"scoring:{GRPC_PORTS['scoring']}"
+    kafkas = of_kind(render(overlay), "Kafka")
+    if kafkas:
+        (kafka,) = kafkas
+        (plain,) = [li for li in kafka["spec"]["kafka"]["listeners"] if not li["tls"]]
+        bootstrap = f"{kafka['metadata']['name']}-kafka-bootstrap:{plain['port']}"
+        assert env["TABLETOP_KAFKA_BOOTSTRAP"] == bootstrap
+        # DESIGN.md: topics are created explicitly
+        assert kafka["spec"]["kafka"]["config"]["auto.create.topics.enable"] is False
+
+
+@by_overlay
+def test_monitored(overlay: str) -> None:
+    objs = render(overlay)
+    monitors = of_kind(objs, "ServiceMonitor", "PodMonitor")
+    if not monitors:
+        pytest.skip(f"{overlay} has no monitoring component")
+    services = of_kind(objs, "Service")
+    for service in SERVICES:
+        scraped = [
+            m
+            for m in of_kind(objs, "ServiceMonitor")
+            for s in services
+            if s["metadata"]["labels"].get("app.kubernetes.io/name") == service
+            and m["spec"]["selector"]["matchLabels"].items() <= s["metadata"]["labels"].items()
+            and any(e["port"] == "metrics" for e in m["spec"]["endpoints"])
+        ]
+        assert len(scraped) == 1, f"{service}: scraped by {len(scraped)} ServiceMonitors"
+        # job = service name: the alerts and the dashboard rely on it
+        assert scraped[0]["spec"]["jobLabel"] == "app.kubernetes.io/name"
+    assert of_kind(objs, "PrometheusRule")
+
+
+def test_dev_runs_one_of_each_and_its_own_secret() -> None:
+    objs = render("dev")
+    for service, w in workloads(objs).items():
+        assert w["spec"]["replicas"] == 1, service
+    (secret,) = of_kind(objs, "Secret")
+    assert secret["metadata"]["name"].startswith("tabletop-secret")
+
+
+def test_prod_brings_no_secret_and_runs_several_replicas() -> None:
+    objs = render("prod")
+    assert not of_kind(objs, "Secret"), "prod's Secret is created out of band, never rendered"
+    hpas = {
+        h["spec"]["scaleTargetRef"]["name"]: h for h in of_kind(objs, "HorizontalPodAutoscaler")
+    }
+    assert set(hpas) == HPA_SERVICES
+    for service, w in workloads(objs).items():
+        if service in HPA_SERVICES:
+            # the HPA owns the count; a replicas field would fight it on every apply
+            assert "replicas" not in w["spec"], service
+            assert hpas[service]["spec"]["minReplicas"] >= 2
+            assert w["kind"] == "Deployment"
+        else:
+            assert w["spec"]["replicas"] >= 2, service
+
+
+def test_prod_has_a_disruption_budget_per_workload() -> None:
+    objs = render("prod")
+    pdbs = of_kind(objs, "PodDisruptionBudget")
+    for service, w in workloads(objs).items():
+        labels = w["spec"]["template"]["metadata"]["labels"]
+        covering = [
+            p for p in pdbs if p["spec"]["selector"]["matchLabels"].items() <= labels.items()
+        ]
+        assert len(covering) == 1, service
