@@ -7,7 +7,7 @@ from typing import Any
 
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
-from services.games.drillit.state import DrillitState, Phase, PlacedPiece
+from services.games.drillit.state import DrillitState, Phase, PlacedPiece, setup_radar
 
 
 def evolve(state: DrillitState, event: Any) -> DrillitState:
@@ -27,6 +27,7 @@ def _setup(s: DrillitState, e: ev.MatchSetUp) -> DrillitState:
         distance=e.distance,
         storage_limit=e.storage_limit,
         path_pile=len(CONTENT.pieces),
+        radar=setup_radar(),
     )
 
 

@@ -45,6 +45,12 @@ def empty_radar() -> tuple[SectorGoblins, ...]:
     )
 
 
+def setup_radar() -> tuple[SectorGoblins, ...]:
+    """One Goblin on each blue (outermost) radar space."""
+    outer = (0,) * CONTENT.radar_spaces + (1,)
+    return tuple(SectorGoblins(s, outer) for s in CONTENT.sectors)
+
+
 @dataclass(frozen=True)
 class DrillitState:
     phase: Phase = Phase.NOT_STARTED

@@ -39,20 +39,29 @@ def is_free(state: DrillitState, cell: Hex, occupied: dict[Hex, tuple[int, ...]]
     )
 
 
+def fits(cell: Hex, shape: tuple[int, ...], occupied: dict[Hex, tuple[int, ...]]) -> bool:
+    """Every edge shared with a placed piece agrees: tunnel meets tunnel, rock meets rock."""
+    for d in range(6):
+        other = occupied.get(cell.neighbour(d))
+        if other is not None and (d in shape) != (opposite(d) in other):
+            return False
+    return True
+
+
 def connects(
     cell: Hex, shape: tuple[int, ...], occupied: dict[Hex, tuple[int, ...]], anchor: Hex | None
 ) -> bool:
-    """An opening of the new piece meets the Tank or an opening of a placed piece
+    """The new piece fits its neighbours and an opening meets the Tank or a placed piece
     (only ``anchor`` when given: the second Turbo piece continues the first)."""
+    if not fits(cell, shape, occupied):
+        return False
     for d in shape:
         other = cell.neighbour(d)
         if anchor is not None:
-            if other == anchor and opposite(d) in occupied[anchor]:
+            if other == anchor:
                 return True
             continue
-        if other in CONTENT.tank_cells:
-            return True
-        if other in occupied and opposite(d) in occupied[other]:
+        if other in CONTENT.tank_cells or other in occupied:
             return True
     return False
 
