@@ -50,7 +50,9 @@ def test_systems_check_oxygen_below_one_loses() -> None:
 
 def test_systems_check_battery_below_one_loses() -> None:
     state = given(*levels(5, 0), phase(Phase.SYSTEMS_CHECK))
-    assert when(state, EndTurn())[-1] == ev.GameLost(1, "systems check failed: out of battery power")
+    assert when(state, EndTurn())[-1] == ev.GameLost(
+        1, "systems check failed: out of battery power"
+    )
 
 
 def test_systems_check_pairs_may_still_save_the_suit() -> None:

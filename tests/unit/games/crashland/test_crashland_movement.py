@@ -115,9 +115,7 @@ def test_movement_ends_into_phase_two_which_draws_three_cards() -> None:
 
 
 def test_movement_free_cards_start_again_each_turn() -> None:
-    state = given(
-        *walk((N, FREE), (N, FREE)), phase(Phase.EVENTS), phase(Phase.SYSTEMS_CHECK)
-    )
+    state = given(*walk((N, FREE), (N, FREE)), phase(Phase.EVENTS), phase(Phase.SYSTEMS_CHECK))
     state = GAME.fold(when(state, EndTurn()), state)
     assert when(state, Move(S, FREE))[0] == ev.AstronautMoved(
         Position(0, 2), Position(1, 2), S, FREE, 9, 9

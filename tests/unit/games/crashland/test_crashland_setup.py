@@ -56,9 +56,7 @@ def test_setup_shuffle_map_deal_face_down_turn_over_spaceship_then_shuffle_event
         ev.EventDeckShuffled(21, reshuffle=False),
         ev.PhaseBegan(Phase.MOVEMENT, 1),
     ]
-    assert GAME.fold(OPENING) == GAME.fold(
-        GAME.resolve(state, DeckShuffled("events", 21)), state
-    )
+    assert GAME.fold(OPENING) == GAME.fold(GAME.resolve(state, DeckShuffled("events", 21)), state)
 
 
 def test_setup_grid_is_five_rows_of_six_dealt_row_by_row() -> None:
