@@ -90,7 +90,7 @@ def _expected(tp: Any) -> tuple[str, str]:
         return ("repeated", _expected(typing.get_args(tp)[0])[1])
     if origin is dict:
         return ("map", "")
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return ("message", f".tabletop.v1.Crashland{tp.__name__}")
     scalar = {int: "int32", str: "string", bool: "bool", float: "double"}
     if isinstance(tp, type) and issubclass(tp, enum.Enum):

@@ -19,7 +19,6 @@ def walk(*steps: tuple[Direction, Payment], before: tuple[object, ...] = ()) -> 
     """``before`` and then the events of walking ``steps``."""
     state = given(*before)
     out: list[object] = [*before]
-    out: list[object] = []
     for direction, pay in steps:
         new = when(state, Move(direction, pay))
         state = GAME.fold(new, state)
@@ -64,12 +63,12 @@ def test_movement_third_card_is_not_free() -> None:
 def test_movement_cannot_pay_from_a_system_at_zero() -> None:
     state = given(*walk((N, FREE), (N, FREE), before=(*levels(0, 4),)))
     refused(state, Move(S, OXYGEN), "SYSTEM_EMPTY")
-    assert when(state, Move(S, BATTERY))[0].battery == 3  # type: ignore[attr-defined]
+    assert when(state, Move(S, BATTERY))[0].battery == 3
 
 
 def test_movement_may_bring_a_system_to_zero() -> None:
     state = given(*walk((N, FREE), (N, FREE), before=(*levels(1, 9),)))
-    assert when(state, Move(S, OXYGEN))[0].oxygen == 0  # type: ignore[attr-defined]
+    assert when(state, Move(S, OXYGEN))[0].oxygen == 0
 
 
 def test_movement_off_the_grid_is_refused() -> None:

@@ -208,7 +208,7 @@ def test_uplink_chosen_order_is_drawn_next_without_the_decks_service() -> None:
     state = then(state, when(state, Move(Direction.NORTH, Payment.FREE)))
     events = when(state, EndMovement())
     assert events[2] == ev.EventCardsDrawn(order[:3], from_uplink=True)
-    assert events[3].card == "event-11"  # type: ignore[attr-defined]
+    assert events[3].card == "event-11"
     state = then(state, events)
     assert state.known_top == order[3:]
     assert state.phase is Phase.SYSTEMS_CHECK  # drawn without a chance node
