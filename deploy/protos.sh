@@ -13,7 +13,7 @@ gen() {
     --mypy_out="$out" --mypy_grpc_out="$out" \
     --plugin=protoc-gen-mypy=.venv/bin/protoc-gen-mypy \
     --plugin=protoc-gen-mypy_grpc=.venv/bin/protoc-gen-mypy_grpc \
-    protos/tabletop/v1/*.proto
+    protos/tabletop/v1/*.proto >/dev/null
 }
 case "${1:-protos}" in
   protos) gen protos ;;

@@ -46,6 +46,10 @@ PROJECTOR_FOLDED = Counter(
 PROJECTOR_LAG = Gauge(
     "tabletop_projector_lag_seconds", "Age of the newest event the projector has folded."
 )
+PROJECTOR_ASSIGNED = Gauge(
+    "tabletop_projector_assigned_partitions",
+    "Partitions this projector instance folds (0 while rebalancing or recovering tables).",
+)
 GATEWAY_WATCHERS = Gauge("tabletop_gateway_watchers", "Open WatchMatch streams.")
 
 

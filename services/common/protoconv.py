@@ -89,7 +89,7 @@ def fill(msg: message.Message, obj: Any) -> message.Message:
 
 
 def _repeated(fd: FieldDescriptor) -> bool:
-    return bool(fd.label == FieldDescriptor.LABEL_REPEATED)
+    return bool(fd.is_repeated)
 
 
 def read(cls: type, msg: message.Message) -> Any:
@@ -151,10 +151,16 @@ class GameMessages:
         self._actions = {c.__name__: c for c in game.action_types}
 
     def message_name(self, cls: type) -> str:
-        name = cls.__name__
-        if not name.startswith(self.prefix):
-            name = self.prefix + name
-        return f"{_PACKAGE}.{name}"
+        """``<Prefix><ClassName>``, or the class name itself if it already has the prefix."""
+        pool = symbol_database.Default().pool
+        candidates = [f"{_PACKAGE}.{self.prefix}{cls.__name__}", f"{_PACKAGE}.{cls.__name__}"]
+        for name in candidates:
+            try:
+                pool.FindMessageTypeByName(name)
+                return name
+            except KeyError:
+                continue
+        raise TypeError(f"no protobuf message for {cls.__name__}: expected {candidates[0]}")
 
     def to_message(self, obj: Any) -> message.Message:
         return fill(_message_class(self.message_name(type(obj)))(), obj)

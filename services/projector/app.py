@@ -15,7 +15,12 @@ import faust
 from services.common.config import Config
 from services.common.envelope import is_a
 from services.common.logging import get_logger
-from services.common.metrics import PROJECTOR_FOLDED, PROJECTOR_LAG, start_metrics_server
+from services.common.metrics import (
+    PROJECTOR_ASSIGNED,
+    PROJECTOR_FOLDED,
+    PROJECTOR_LAG,
+    start_metrics_server,
+)
 from services.common.folding import FoldedMatch
 from services.common.topics import PROJECTOR_APP_ID, STREAMS, event_topic, views_topic
 from services.common.projection import Projection, revealed_seed
@@ -75,9 +80,17 @@ def create_app(config: Config) -> faust.App:
         "match_states",
         default=None,
         partitions=config.partitions,
-        key_serializer="raw",
-        value_serializer="json",
+        schema=faust.Schema(key_serializer="raw", value_serializer="json"),
     )
+
+    @app.on_rebalance_complete.connect
+    async def ready(sender: faust.App, *args: Any, **kwargs: Any) -> None:
+        # Sent once tables are recovered: from here on views are current.
+        PROJECTOR_ASSIGNED.set(len(sender.consumer.assignment()))
+
+    @app.on_partitions_revoked.connect
+    async def rebalancing(sender: faust.App, *args: Any, **kwargs: Any) -> None:
+        PROJECTOR_ASSIGNED.set(0)
 
     @app.agent(source)
     async def project(stream: faust.StreamT[bytes]) -> None:

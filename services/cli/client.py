@@ -1,0 +1,84 @@
+"""A small synchronous client for tabletop.v1.Gateway, used by the CLI and bots."""
+
+from __future__ import annotations
+
+import importlib
+import typing
+import uuid
+from typing import Any
+
+import grpc
+
+from services.common.game_adapter import action_to_game_action, messages_for
+from services.common.protoconv import read
+from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc, match_pb2
+
+
+def reason_of(error: grpc.RpcError) -> str:
+    """The player-readable message of a refusal, with its reason code when there is one."""
+    code = error.code().name if hasattr(error, "code") else "ERROR"
+    details = error.details() if hasattr(error, "details") else str(error)
+    reason = dict(error.trailing_metadata() or ()).get("tabletop-reason", "")  # type: ignore[attr-defined]
+    return f"{details} [{reason or code}]"
+
+
+class GatewayClient:
+    def __init__(self, address: str) -> None:
+        self.channel = grpc.insecure_channel(address)
+        self.stub = gateway_pb2_grpc.GatewayStub(self.channel)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def create(self, game: str, players: list[str], options: dict[str, str]) -> str:
+        reply = self.stub.CreateMatch(
+            board_pb2.CreateMatchRequest(
+                game=game, players=players, options=options, command_id=str(uuid.uuid4())
+            )
+        )
+        return str(reply.match_id)
+
+    def legal(self, match_id: str, player: str) -> board_pb2.GetLegalActionsReply:
+        return self.stub.GetLegalActions(
+            board_pb2.GetLegalActionsRequest(match_id=match_id, player=player)
+        )
+
+    def submit(
+        self,
+        match_id: str,
+        player: str,
+        action: Any,
+        expected_version: int | None = None,
+        command_id: str | None = None,
+    ) -> board_pb2.SubmitActionReply:
+        request = board_pb2.SubmitActionRequest(
+            match_id=match_id,
+            player=player,
+            action=action,
+            command_id=command_id or str(uuid.uuid4()),
+        )
+        if expected_version is not None:
+            request.expected_version = expected_version
+        return self.stub.SubmitAction(request)
+
+    def view(
+        self, match_id: str, viewer: str = "", min_version: int = 0, wait_ms: int = 10_000
+    ) -> match_pb2.MatchView:
+        return self.stub.GetView(
+            gateway_pb2.GetViewRequest(
+                match_id=match_id, viewer=viewer, min_version=min_version, wait_ms=wait_ms
+            )
+        )
+
+
+def game_action(game: str, action: Any) -> Any:
+    return action_to_game_action(game, action)
+
+
+def render_view(view: match_pb2.MatchView) -> str:
+    """Draw a view with its game's text renderer."""
+    game = messages_for(view.game).game
+    view_cls = typing.get_type_hints(game.view)["return"]
+    data = read(view_cls, getattr(view.game_view, view.game))
+    renderer = importlib.import_module(f"services.games.{view.game}.render")
+    return str(renderer.render(data))

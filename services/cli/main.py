@@ -1,0 +1,354 @@
+"""``tabletop``: play, replay, verify and run Tabletop from the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf import json_format
+from rich.console import Console
+from rich.progress import Progress
+
+from services.cli.client import GatewayClient, reason_of, render_view
+from services.cli.stack import local_stack
+from services.common.config import DEFAULT_PORTS
+from services.common.folding import fold_board_events
+from services.common.projection import Projection
+from services.common.verify import verify_match
+from services.games.registry import all_games
+from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
+
+DEFAULT_GATEWAY = f"127.0.0.1:{DEFAULT_PORTS['gateway'][0]}"
+console = Console(stderr=True)
+
+
+def _options(pairs: list[str]) -> dict[str, str]:
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--option takes KEY=VALUE, not {pair!r}")
+        options[key] = value
+    return options
+
+
+# -- play ------------------------------------------------------------------------------
+def cmd_play(args: argparse.Namespace) -> int:
+    game = all_games()[args.game]
+    players = args.players.split(",") if args.players else [
+        f"player{i + 1}" for i in range(max(game.min_players, args.seats or game.min_players))
+    ]
+    bots = _bot_seats(args.bot, players)
+    client = GatewayClient(args.gateway)
+    try:
+        match_id = client.create(args.game, players, _options(args.option))
+    except grpc.RpcError as error:
+        console.print(f"[red]cannot create the match:[/] {reason_of(error)}")
+        return 2
+    rng = random.Random(args.seed)
+    actions = 0
+    interactive = len(bots) < len(players)
+    with Progress(console=console, transient=True, disable=interactive or args.json) as bar:
+        task = bar.add_task(f"{args.game} {match_id[:8]}", total=None)
+        while True:
+            state = client.legal(match_id, players[0])
+            if state.next.finished:
+                break
+            mover = state.next.players[0]
+            legal = client.legal(match_id, mover) if mover != players[0] else state
+            if mover in bots:
+                choice = legal.actions[rng.randrange(len(legal.actions))]
+            else:
+                choice = _ask(client, match_id, mover, legal)
+                if choice is None:
+                    console.print(f"left match {match_id}; it stays open")
+                    return 0
+            try:
+                client.submit(match_id, mover, choice.action, expected_version=legal.version)
+                actions += 1
+                bar.advance(task)
+            except grpc.RpcError as error:
+                console.print(f"[red]refused:[/] {reason_of(error)}")
+    final = client.view(match_id, "", min_version=state.version)
+    result = {
+        "match_id": match_id,
+        "game": args.game,
+        "outcome": final.end_reason,
+        "results": dict(final.results),
+        "events": final.version,
+        "actions": actions,
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(render_view(final))
+        print(f"\nmatch {match_id}: {final.end_reason} — {result['results']} ({final.version} events)")
+    return 0
+
+
+def _bot_seats(spec: str | None, players: list[str]) -> set[str]:
+    if not spec:
+        return set()
+    if "=" not in spec:
+        return set(players)  # --bot random: every seat
+    return {seat for seat, _, _ in (s.partition("=") for s in spec.split(","))}
+
+
+def _ask(
+    client: GatewayClient, match_id: str, player: str, legal: Any
+) -> match_pb2.LegalAction | None:
+    view = client.view(match_id, player, min_version=legal.version)
+    print(render_view(view))
+    print(f"\n{player}, choose an action ({legal.next.phase}):")
+    for i, action in enumerate(legal.actions, start=1):
+        print(f"  {i:3d}. {action.label}")
+    while True:
+        answer = input("> ").strip()
+        if answer in ("q", "quit"):
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= len(legal.actions):
+            chosen: match_pb2.LegalAction = legal.actions[int(answer) - 1]
+            return chosen
+        print(f"type a number from 1 to {len(legal.actions)}, or q to leave")
+
+
+# -- replay and verify -----------------------------------------------------------------
+def _load_log(path: str) -> gateway_pb2.MatchLog:
+    return json_format.Parse(Path(path).read_text(), gateway_pb2.MatchLog())
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    if args.file:
+        return _replay_file(args)
+    client = GatewayClient(args.gateway)
+    last: match_pb2.MatchView | None = None
+    steps = 0
+    for step in client.stub.ReplayMatch(
+        gateway_pb2.ReplayMatchRequest(match_id=args.match_id, viewer=args.viewer)
+    ):
+        steps += 1
+        last = step.view
+        if args.json:
+            print(json.dumps({"step": step.step, "event": step.description, "version": step.view.version}))
+        elif not args.verify:
+            print(f"── step {step.step}: {step.description}")
+            print(render_view(step.view))
+            if args.step and sys.stdin.isatty():
+                input("(enter for the next step) ")
+    if not args.verify:
+        return 0
+    live = client.view(args.match_id, args.viewer)
+    same = last is not None and _comparable(last) == _comparable(live)
+    report = {"match_id": args.match_id, "steps": steps, "live_version": live.version, "equal": same}
+    print(json.dumps(report) if args.json else (
+        f"replayed {steps} events: the final view {'equals' if same else 'DIFFERS FROM'} the live one"
+    ))
+    return 0 if same else 1
+
+
+def _comparable(view: match_pb2.MatchView) -> bytes:
+    """A view without what other streams add (revealed seeds), for comparing folds."""
+    copy = match_pb2.MatchView()
+    copy.CopyFrom(view)
+    copy.ClearField("provenance")
+    return copy.SerializeToString(deterministic=True)
+
+
+def _replay_file(args: argparse.Namespace) -> int:
+    log = _load_log(args.file)
+    board = sorted((e for e in log.events if e.stream == "board"), key=lambda e: e.sequence)
+    match = fold_board_events(board[:1])
+    projection = Projection(match)
+    for envelope in board[1:]:
+        match.fold(envelope)
+        if not args.json:
+            print(f"── step {envelope.sequence}: {envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}")
+    view = projection.view_for(args.viewer)
+    if args.json:
+        print(json.dumps({"match_id": log.match_id, "steps": len(board), "results": dict(view.results)}))
+    else:
+        print(render_view(view))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    client = GatewayClient(args.gateway)
+    try:
+        log = client.stub.ExportMatch(gateway_pb2.ExportMatchRequest(match_id=args.match_id))
+    except grpc.RpcError as error:
+        console.print(f"[red]cannot export:[/] {reason_of(error)}")
+        return 2
+    text = json_format.MessageToJson(log)
+    if args.output == "-":
+        print(text)
+    else:
+        Path(args.output).write_text(text)
+        console.print(f"wrote {len(log.events)} events to {args.output}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    if args.file:
+        log = _load_log(args.file)
+    else:
+        try:
+            log = GatewayClient(args.gateway).stub.ExportMatch(
+                gateway_pb2.ExportMatchRequest(match_id=args.match_id)
+            )
+        except grpc.RpcError as error:
+            console.print(f"[red]cannot verify:[/] {reason_of(error)}")
+            return 2
+    result = verify_match(list(log.events))
+    report = {"match_id": log.match_id, "ok": result.ok, "checked": result.checked, "problems": result.problems}
+    if args.json:
+        print(json.dumps(report))
+    else:
+        verdict = "verified" if result.ok else "NOT verified"
+        print(f"match {log.match_id}: randomness {verdict} ({result.checked} outcomes checked)")
+        for problem in result.problems:
+            print(f"  - {problem}")
+    return 0 if result.ok else 1
+
+
+# -- lobby -----------------------------------------------------------------------------
+def cmd_matches(args: argparse.Namespace) -> int:
+    reply = GatewayClient(args.gateway).stub.ListMatches(gateway_pb2.ListMatchesRequest(game=args.game or ""))
+    rows = [json_format.MessageToDict(m, preserving_proto_field_name=True) for m in reply.matches]
+    if args.json:
+        print(json.dumps(rows))
+    else:
+        for m in reply.matches:
+            status = match_pb2.MatchStatus.Name(m.status).removeprefix("MATCH_STATUS_").lower()
+            print(f"{m.match_id}  {m.game:10s} {status:8s} v{m.version:<5d} {m.end_reason}")
+    return 0
+
+
+def cmd_standings(args: argparse.Namespace) -> int:
+    reply = GatewayClient(args.gateway).stub.GetStandings(scoring_pb2.GetStandingsRequest(game=args.game))
+    data = json_format.MessageToDict(reply, preserving_proto_field_name=True)
+    print(json.dumps(data) if args.json else json.dumps(data, indent=2))
+    return 0
+
+
+# -- simulate --------------------------------------------------------------------------
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from services.cli.simulate import simulate  # noqa: PLC0415 - only this command needs it
+
+    with Progress(console=console, transient=True, disable=args.json) as bar:
+        task = bar.add_task(f"simulating {args.game}", total=args.games)
+        report = simulate(args, lambda done: bar.update(task, completed=done))
+    print(json.dumps(report) if args.json else "\n".join(f"{k:>16}: {v}" for k, v in report.items()))
+    return 0
+
+
+# -- stack -----------------------------------------------------------------------------
+def cmd_stack(args: argparse.Namespace) -> int:
+    stack = local_stack()
+    if args.action == "up":
+        with console.status("starting the stack"):
+            stack.up()
+        print(f"gateway on {stack.addr('gateway')} (gRPC, reflection on); logs in {stack.run_dir}/")
+    elif args.action == "down":
+        stack.down()
+        print("stack stopped")
+    else:
+        status = stack.status()
+        print(json.dumps(status) if args.json else "\n".join(f"{k:10s} {v}" for k, v in status.items()))
+        return 0 if all(v == "healthy" for v in status.values()) else 1
+    return 0
+
+
+def cmd_admin(args: argparse.Namespace) -> int:
+    created = local_stack().create_topics()
+    print(f"created {len(created)} topics" + (f": {', '.join(created)}" if created else ""))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tabletop", description=__doc__)
+    parser.add_argument("--gateway", default=DEFAULT_GATEWAY, help="gateway address (host:port)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    play = sub.add_parser("play", help="play a match against the running gateway")
+    play.add_argument("game", choices=sorted(all_games()))
+    play.add_argument("--players", help="comma-separated seat names, in turn order")
+    play.add_argument("--seats", type=int, help="number of seats (default: the game's minimum)")
+    play.add_argument("--bot", help="'random' for every seat, or SEAT=random,… for some")
+    play.add_argument("--option", action="append", default=[], help="game option KEY=VALUE")
+    play.add_argument("--seed", type=int, default=None, help="seed of the bots' choices")
+    play.add_argument("--json", action="store_true", help="print the final result as JSON")
+    play.set_defaults(func=cmd_play)
+
+    replay = sub.add_parser("replay", help="step through a match's history")
+    replay.add_argument("match_id", nargs="?", default="")
+    replay.add_argument("--viewer", default="", help="see it as this player (default: spectator)")
+    replay.add_argument("--verify", action="store_true", help="fold again; compare with the live view")
+    replay.add_argument("--step", action="store_true", help="wait for Enter after each step")
+    replay.add_argument("--file", help="replay an exported match file instead")
+    replay.add_argument("--json", action="store_true")
+    replay.set_defaults(func=cmd_replay)
+
+    export = sub.add_parser("export", help="write a finished match's whole log to a file")
+    export.add_argument("match_id")
+    export.add_argument("-o", "--output", default="-")
+    export.set_defaults(func=cmd_export)
+
+    verify = sub.add_parser("verify", help="re-derive every roll and shuffle of a finished match")
+    verify.add_argument("match_id", nargs="?", default="")
+    verify.add_argument("--file", help="verify an exported match file instead")
+    verify.add_argument("--json", action="store_true")
+    verify.set_defaults(func=cmd_verify)
+
+    matches = sub.add_parser("matches", help="list matches")
+    matches.add_argument("--game")
+    matches.add_argument("--json", action="store_true")
+    matches.set_defaults(func=cmd_matches)
+
+    standings = sub.add_parser("standings", help="results and statistics of a game")
+    standings.add_argument("game")
+    standings.add_argument("--json", action="store_true")
+    standings.set_defaults(func=cmd_standings)
+
+    sim = sub.add_parser("simulate", help="play many matches in-process (no services)")
+    sim.add_argument("game", choices=sorted(all_games()))
+    sim.add_argument("--games", type=int, default=100)
+    sim.add_argument("--bot", default="random")
+    sim.add_argument("--difficulty", default="medium")
+    sim.add_argument("--distance", default="medium")
+    sim.add_argument("--seats", type=int, default=None)
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--json", action="store_true")
+    sim.set_defaults(func=cmd_simulate)
+
+    stack = sub.add_parser("stack", help="start/stop the local services (make up / make down)")
+    stack.add_argument("action", choices=["up", "down", "status"])
+    stack.add_argument("--json", action="store_true")
+    stack.set_defaults(func=cmd_stack)
+
+    admin = sub.add_parser("admin", help="operations")
+    admin.add_argument("action", choices=["create-topics"])
+    admin.set_defaults(func=cmd_admin)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    if args.command in ("replay", "verify") and not (args.match_id or args.file):
+        raise SystemExit(f"tabletop {args.command}: give a MATCH_ID or --file")
+    try:
+        sys.exit(args.func(args))
+    except grpc.RpcError as error:
+        console.print(f"[red]error:[/] {reason_of(error)}")
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

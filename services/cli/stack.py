@@ -1,0 +1,175 @@
+"""Starting and stopping the local stack (``make up`` / ``make down``) and the test stack.
+
+Each service runs as its own process (``tabletop-serve NAME``) with its log and pid file
+in a run folder; ``up`` is idempotent and waits until every service reports healthy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services.common.config import DEFAULT_PORTS, Config
+from services.common.eventlog import create_topics
+from services.common.topics import topic_specs
+
+#: start order: what a service calls must be up before it
+ORDER = ("dice", "decks", "scoring", "board", "projector", "gateway")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Stack:
+    run_dir: Path
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    topic_prefix: str = ""
+    partitions: int = 6
+    ports: dict[str, tuple[int, int]] = field(default_factory=lambda: dict(DEFAULT_PORTS))
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def ephemeral(cls, run_dir: Path, topic_prefix: str, partitions: int = 3) -> Stack:
+        """A stack on free ports with its own topics, for tests and benchmarks."""
+        ports = {name: (free_port() if g else 0, free_port()) for name, (g, _) in DEFAULT_PORTS.items()}
+        return cls(run_dir, topic_prefix=topic_prefix, partitions=partitions, ports=ports)
+
+    def addr(self, service: str) -> str:
+        return f"127.0.0.1:{self.ports[service][0]}"
+
+    def metrics_addr(self, service: str) -> str:
+        return f"127.0.0.1:{self.ports[service][1]}"
+
+    def env(self, service: str) -> dict[str, str]:
+        grpc_port, metrics_port = self.ports[service]
+        return {
+            **os.environ,
+            "TABLETOP_KAFKA_BOOTSTRAP": self.kafka_bootstrap,
+            "TABLETOP_TOPIC_PREFIX": self.topic_prefix,
+            "TABLETOP_TOPIC_PARTITIONS": str(self.partitions),
+            "TABLETOP_GRPC_PORT": str(grpc_port),
+            "TABLETOP_METRICS_PORT": str(metrics_port),
+            "TABLETOP_DICE_ADDRS": self.addr("dice"),
+            "TABLETOP_DECKS_ADDRS": self.addr("decks"),
+            "TABLETOP_BOARD_ADDRS": self.addr("board"),
+            "TABLETOP_SCORING_ADDR": self.addr("scoring"),
+            "TABLETOP_SHARD": "0",
+            "TABLETOP_SHUTDOWN_GRACE_SECONDS": "3",
+            **self.extra_env,
+        }
+
+    # -- processes --------------------------------------------------------------------
+    def _pidfile(self, service: str) -> Path:
+        return self.run_dir / f"{service}.pid"
+
+    def pid(self, service: str) -> int | None:
+        try:
+            pid = int(self._pidfile(service).read_text())
+            os.kill(pid, 0)
+            return pid
+        except (FileNotFoundError, ValueError, ProcessLookupError, PermissionError):
+            return None
+
+    def create_topics(self) -> list[str]:
+        specs = topic_specs(self.topic_prefix, self.partitions)
+        return asyncio.run(create_topics(self.kafka_bootstrap, specs))
+
+    def start(self, service: str) -> None:
+        if self.pid(service) is not None:
+            return
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.run_dir / f"{service}.log", "ab")  # noqa: SIM115 - handed to the child
+        process = subprocess.Popen(
+            [sys.executable, "-m", "services.common.serve", service],
+            env=self.env(service),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self._pidfile(service).write_text(str(process.pid))
+
+    def wait_healthy(self, service: str, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.pid(service) is None:
+                raise RuntimeError(f"{service} exited; see {self.run_dir / f'{service}.log'}")
+            if self.healthy(service):
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"{service} not healthy after {timeout:.0f} s")
+
+    def healthy(self, service: str) -> bool:
+        if service == "projector":
+            return self._projector_ready()
+        try:
+            with grpc.insecure_channel(self.addr(service)) as channel:
+                reply = health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(service=""), timeout=1
+                )
+            return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+        except grpc.RpcError:
+            return False
+
+    def _projector_ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://{self.metrics_addr('projector')}/metrics", timeout=1) as r:
+                body = r.read().decode()
+        except OSError:
+            return False
+        return "tabletop_projector_assigned_partitions" in body and any(
+            line.startswith("tabletop_projector_assigned_partitions ")
+            and float(line.split()[1]) > 0
+            for line in body.splitlines()
+        )
+
+    def up(self, services: tuple[str, ...] = ORDER) -> None:
+        self.create_topics()
+        for service in services:
+            self.start(service)
+            self.wait_healthy(service)
+
+    def stop(self, service: str, timeout: float = 15.0) -> None:
+        pid = self.pid(service)
+        if pid is None:
+            self._pidfile(service).unlink(missing_ok=True)
+            return
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.pid(service) is not None:
+            time.sleep(0.1)
+        if self.pid(service) is not None:
+            os.kill(pid, signal.SIGKILL)
+        self._pidfile(service).unlink(missing_ok=True)
+
+    def down(self) -> None:
+        for service in reversed(ORDER):
+            self.stop(service)
+
+    def status(self) -> dict[str, str]:
+        return {
+            s: ("healthy" if self.healthy(s) else "starting") if self.pid(s) else "stopped"
+            for s in ORDER
+        }
+
+
+def local_stack() -> Stack:
+    """The developer stack of ``make up``: default ports, run files under .cache/run."""
+    config = Config.from_env("gateway")
+    return Stack(Path(".cache/run"), kafka_bootstrap=config.kafka_bootstrap)
