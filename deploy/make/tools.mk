@@ -7,6 +7,7 @@
 KUSTOMIZE_VERSION ?= v5.8.2
 DEPLOY_BIN := $(abspath .cache/bin)
 KUSTOMIZE := $(DEPLOY_BIN)/kustomize
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
 .PHONY: tools-deploy tools-kustomize tools-prometheus
 
@@ -16,7 +17,7 @@ tools-kustomize:
 	@if [ "$$($(KUSTOMIZE) version 2>/dev/null)" != "$(KUSTOMIZE_VERSION)" ]; then \
 	  echo "installing kustomize $(KUSTOMIZE_VERSION) into $(DEPLOY_BIN)"; \
 	  GOBIN=$(DEPLOY_BIN) GOTOOLCHAIN=local GOFLAGS=-buildvcs=false \
-	    go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION); \
+	    $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION); \
 	fi
 
 tools-prometheus:

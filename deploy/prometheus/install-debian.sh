@@ -30,11 +30,10 @@ cleanup() {
 trap cleanup EXIT
 
 export DEBIAN_FRONTEND=noninteractive
-if ! apt-cache show prometheus >/dev/null 2>&1; then
-    $SUDO apt-get update -qq
-fi
 # No recommends: node-exporter would be another auto-started service.
-$SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+apt_install() { $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+# Package lists may be missing or stale on a fresh machine: refresh once and retry.
+apt_install || { $SUDO apt-get update -qq && apt_install; }
 
 # Belt and braces for machines where the service did start (systemd, or no policy-rc.d).
 if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then

@@ -1,0 +1,73 @@
+"""The image recipe keeps its promises (it cannot be built here: no container engine), and the
+manifests agree with the code on services and ports."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+from deploy_support import GRPC_PORTS, METRICS_PORTS, ROOT, SERVICES
+
+from services.common.config import DEFAULT_PORTS
+from services.common.serve import SERVICES as SERVE_CHOICES
+
+DOCKERFILE = ROOT / "deploy" / "Dockerfile"
+
+
+def _stages() -> list[list[str]]:
+    """Instructions per stage, continuation lines joined, comments dropped."""
+    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    stages: list[list[str]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.upper().startswith("FROM "):
+            stages.append([])
+        if stages:
+            stages[-1].append(line)
+    return stages
+
+
+def test_multi_stage_slim_python_311() -> None:
+    stages = _stages()
+    assert len(stages) >= 2
+    assert "ARG PYTHON_IMAGE=python:3.11-slim" in DOCKERFILE.read_text()
+    for stage in stages:
+        assert stage[0].startswith("FROM ${PYTHON_IMAGE}")
+
+
+def test_runtime_stage_is_non_root_without_build_tools() -> None:
+    runtime = _stages()[-1]
+    text = "\n".join(runtime)
+    assert "USER 10001:10001" in runtime
+    assert re.search(r"useradd .*--uid 10001", text)
+    assert 'ENTRYPOINT ["tabletop-serve"]' in runtime
+    for build_tool in ("build-essential", "gcc", "apt-get install", "git "):
+        assert build_tool not in text, build_tool
+    # wheels come from the builder, nothing from an index at this point
+    assert "--no-index" in text and "from=builder" in text
+
+
+def test_builder_makes_wheels() -> None:
+    builder = "\n".join(_stages()[0])
+    assert "pip wheel --wheel-dir /wheels ." in builder
+
+
+def test_entrypoint_is_a_console_script() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "tabletop-serve" in project["scripts"]
+
+
+def test_dockerignore_keeps_the_context_small() -> None:
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    assert lines[lines.index("*")] == "*"  # allow-list: everything else stays out
+    assert {"!pyproject.toml", "!services/", "!protos/"} <= set(lines)
+
+
+def test_manifests_agree_with_the_code() -> None:
+    assert set(SERVICES) == set(SERVE_CHOICES)
+    for service in SERVICES:
+        grpc, metrics = DEFAULT_PORTS[service]
+        assert METRICS_PORTS[service] == metrics
+        assert GRPC_PORTS.get(service, 0) == grpc
