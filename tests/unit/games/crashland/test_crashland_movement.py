@@ -133,3 +133,31 @@ def test_movement_not_your_turn_for_anyone_else() -> None:
 def test_movement_refused_while_cards_are_being_drawn() -> None:
     state = given(*walk((N, FREE)), ev.MovementEnded(1), phase(Phase.EVENTS))
     refused(state, Move(N, FREE), "AWAITING_CHANCE")
+
+
+def test_movement_unknown_payment_is_malformed() -> None:
+    state = given(*walk((N, FREE), (N, FREE)))
+    with pytest.raises(MalformedAction) as caught:
+        when(state, Move(S, "fuel"))  # type: ignore[arg-type]
+    assert caught.value.code == "UNKNOWN_PAYMENT"
+
+
+def test_unknown_action_is_malformed() -> None:
+    with pytest.raises(MalformedAction) as caught:
+        when(given(), "fly home")
+    assert caught.value.code == "UNKNOWN_ACTION"
+
+
+def test_legal_actions_at_the_start_are_the_four_free_steps() -> None:
+    assert set(GAME.legal_actions(given(), "ann")) == {Move(d, FREE) for d in Direction}
+    assert GAME.legal_actions(given(), "bob") == ()
+
+
+def test_legal_actions_after_two_cards_offer_both_payments_and_ending() -> None:
+    state = given(*walk((N, FREE), (N, FREE), before=(*levels(0, 9),)))
+    assert set(GAME.legal_actions(state, "ann")) == {
+        Move(S, BATTERY),
+        Move(E, BATTERY),
+        Move(W, BATTERY),
+        EndMovement(),
+    }
