@@ -2,8 +2,9 @@
 
 It decides from the player's own view only (no peeking at face-down cards): walk to the
 nearest located tank, else back to the ship once all tanks are aboard, else to the nearest
-unexplored card, exploring with the free cards only (measured: paying to explore loses
-more often) and paying on the way to a tank or home; keep pairs, spend them when a system runs low.
+unexplored card. It explores with the free cards only (measured: paying to explore loses
+more often) and pays on the way to a tank or home; it keeps pairs and spends them when a
+system runs low.
 """
 
 from __future__ import annotations
