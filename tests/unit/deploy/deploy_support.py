@@ -1,5 +1,5 @@
-"""Shared helpers for the offline deploy checks. Plain cached functions rather than a
-conftest.py: mypy would see several modules named `conftest` in a tree without packages."""
+"""Shared helpers for the offline deploy checks: plain cached functions, imported by the test
+modules (conftest.py puts this folder on sys.path)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@ These fail if someone drops a security setting or a probe from a manifest."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from deploy_support import (
     GRPC_PORTS,
     METRICS_PORTS,
     OVERLAYS,
+    ROOT,
     SERVICES,
     Obj,
     config_env,
@@ -18,7 +20,12 @@ from deploy_support import (
     workloads,
 )
 
-HPA_SERVICES = {"gateway", "dice", "decks"}
+#: stateless request handlers: autoscaled in prod
+HPA_SERVICES = {"gateway"}
+#: co-sharded single writers (services/common/config.py): shard N = board-N, dice-N, decks-N
+SHARDED = ("board", "dice", "decks")
+#: single writer with a fixed transactional id: exactly one pod, never two at once
+SINGLETONS = {"scoring"}
 SECRET_SERVICES = {"dice", "decks"}
 RECOMMENDED_LABELS = (
     "app.kubernetes.io/name",
@@ -179,25 +186,41 @@ def test_service_with_named_ports(overlay: str, service: str) -> None:
 
 
 @by_overlay
-def test_board_is_a_sharded_statefulset(overlay: str) -> None:
+def test_shards_are_statefulsets_in_step(overlay: str) -> None:
     objs = render(overlay)
-    board = _workload(overlay, "board")
-    assert board["kind"] == "StatefulSet"
-    assert board["spec"]["serviceName"] == "board-headless"
-    (headless,) = [s for s in of_kind(objs, "Service") if s["metadata"]["name"] == "board-headless"]
-    assert headless["spec"]["clusterIP"] == "None"
-    # every shard listed once, in ordinal order, and no more shards than pods
-    addrs = config_env(objs)["TABLETOP_BOARD_ADDRS"].split(",")
-    shards = board["spec"]["replicas"]
-    assert addrs == [f"board-{i}.board-headless:{GRPC_PORTS['board']}" for i in range(shards)]
+    env = config_env(objs)
+    counts = set()
+    for service in SHARDED:
+        w = _workload(overlay, service)
+        assert w["kind"] == "StatefulSet", service
+        headless = f"{service}-headless"
+        assert w["spec"]["serviceName"] == headless
+        (svc,) = [s for s in of_kind(objs, "Service") if s["metadata"]["name"] == headless]
+        assert svc["spec"]["clusterIP"] == "None"
+        # the pod's ordinal is its shard
+        shard = _env(_container(overlay, service))["TABLETOP_SHARD"]["valueFrom"]["fieldRef"]
+        assert shard["fieldPath"] == "metadata.labels['apps.kubernetes.io/pod-index']"
+        # every shard listed once, in ordinal order, as many as there are pods
+        replicas = w["spec"]["replicas"]
+        addrs = env[f"TABLETOP_{service.upper()}_ADDRS"].split(",")
+        assert addrs == [f"{service}-{i}.{headless}:{GRPC_PORTS[service]}" for i in range(replicas)]
+        counts.add(replicas)
+    assert len(counts) == 1, f"board, dice and decks must have the same shard count: {counts}"
+    assert "TABLETOP_SHARDS" not in env  # derived from the address lists: one knob less
+
+
+@by_overlay
+def test_single_writers_run_alone(overlay: str) -> None:
+    for service in SINGLETONS:
+        w = _workload(overlay, service)
+        assert w["spec"]["replicas"] == 1
+        assert w["spec"]["strategy"] == {"type": "Recreate"}
 
 
 @by_overlay
 def test_config_wiring(overlay: str) -> None:
     env = config_env(render(overlay))
     assert env["TABLETOP_GRPC_HOST"] == "0.0.0.0"
-    assert env["TABLETOP_DICE_ADDR"] == f"dice:{GRPC_PORTS['dice']}"
-    assert env["TABLETOP_DECKS_ADDR"] == f"decks:{GRPC_PORTS['decks']}"
     assert env["TABLETOP_SCORING_ADDR"] == f"scoring:{GRPC_PORTS['scoring']}"
     kafkas = of_kind(render(overlay), "Kafka")
     if kafkas:
@@ -207,6 +230,20 @@ def test_config_wiring(overlay: str) -> None:
         assert env["TABLETOP_KAFKA_BOOTSTRAP"] == bootstrap
         # DESIGN.md: topics are created explicitly
         assert kafka["spec"]["kafka"]["config"]["auto.create.topics.enable"] is False
+
+
+@by_overlay
+def test_every_variable_is_one_the_services_read(overlay: str) -> None:
+    # services/common/config.py reads TABLETOP_<NAME> through _env("NAME") / _addrs("NAME"):
+    # a misspelt or renamed variable would be silently ignored, so compare with the code.
+    source = (ROOT / "services" / "common" / "config.py").read_text()
+    known = {f"TABLETOP_{n}" for n in re.findall(r'_(?:env|addrs)\("([A-Z_]+)"', source)}
+    objs = render(overlay)
+    used = {k for k in config_env(objs) if k.startswith("TABLETOP_")}
+    for w in workloads(objs).values():
+        for c in w["spec"]["template"]["spec"]["containers"]:
+            used |= {e["name"] for e in c.get("env", []) if e["name"].startswith("TABLETOP_")}
+    assert used <= known, f"not read by services/common/config.py: {sorted(used - known)}"
 
 
 @by_overlay
@@ -252,7 +289,7 @@ def test_prod_brings_no_secret_and_runs_several_replicas() -> None:
             assert "replicas" not in w["spec"], service
             assert hpas[service]["spec"]["minReplicas"] >= 2
             assert w["kind"] == "Deployment"
-        else:
+        elif service not in SINGLETONS:
             assert w["spec"]["replicas"] >= 2, service
 
 
