@@ -140,3 +140,23 @@ def test_proto_action_oneof_lists_every_action(tmp_path: Path) -> None:
     assert [f.type_name for f in action.field] == [
         f".tabletop.v1.Crashland{c.__name__}" for c in GAME.action_types
     ]
+
+
+def test_proto_round_trips_a_played_match_through_the_adapters() -> None:
+    pytest.importorskip("tabletop.v1.crashland_pb2")
+    protoconv = pytest.importorskip("services.common.protoconv")
+    from services.games.crashland.actions import ArrangeUplink, SpendJetpack
+    from services.games.crashland.model import Position
+    from services.games.crashland.policies import greedy_policy
+    from services.games.playout import play
+
+    messages = protoconv.GameMessages(GAME)
+    for seed in range(3):
+        match = play(GAME, ["ann"], {}, {"ann": greedy_policy(seed)}, seed)
+        for event in match.events:
+            assert protoconv.read(type(event), messages.to_message(event)) == event
+        for viewer in ("ann", None):
+            view = GAME.view(match.state, viewer)
+            assert protoconv.read(CrashlandView, messages.view_to_message(view)) == view
+    for action in (SpendJetpack(Position(2, 3)), ArrangeUplink(("event-01", "event-02"))):
+        assert messages.action_from_message(messages.action_to_message(action)) == action
