@@ -17,23 +17,23 @@ RULES = ROOT / "deploy" / "prometheus" / "rules" / "tabletop.rules.yaml"
 RULE_TESTS = sorted((ROOT / "deploy" / "prometheus" / "tests").glob("*.yaml"))
 DASHBOARD = ROOT / "deploy" / "grafana" / "tabletop.json"
 
-#: what the processes export (besides process_* / python_* defaults), and `up`
-EXPORTED = {
-    "up",
-    "grpc_server_started_total",
-    "grpc_server_handled_total",
-    "grpc_server_handling_seconds_bucket",
-    "grpc_server_handling_seconds_sum",
-    "grpc_server_handling_seconds_count",
-    "tabletop_events_appended_total",
-    "tabletop_matches_created_total",
-    "tabletop_matches_active",
-    "tabletop_matches_finished_total",
-    "tabletop_actions_total",
-    "tabletop_projector_events_folded_total",
-    "tabletop_projector_lag_seconds",
-    "tabletop_gateway_watchers",
-}
+
+def _exported() -> set[str]:
+    """Series names the processes export, read from services/common/metrics.py (so alerts and
+    the dashboard cannot drift from the code), plus Prometheus' own `up`."""
+    source = (ROOT / "services" / "common" / "metrics.py").read_text()
+    names = {"up"}
+    for kind, name in re.findall(r'\b(Counter|Gauge|Histogram)\(\s*"([a-z_:]+)"', source):
+        base = name.removesuffix("_total")
+        names |= {
+            "Counter": {f"{base}_total"},
+            "Gauge": {name},
+            "Histogram": {f"{name}_bucket", f"{name}_sum", f"{name}_count"},
+        }[kind]
+    return names
+
+
+EXPORTED = _exported()
 METRIC = re.compile(r"\b(up|grpc_server_[a-z_]+|tabletop_[a-z_]+)\b(?=\s*[{\[)]|\s*$)")
 
 
