@@ -130,3 +130,15 @@ def test_refuses_non_loopback_targets(env: dict[str, str]) -> None:
     assert done.returncode != 0
     assert "loopback" in done.stderr
     assert not (Path(env["PROMETHEUS_HOME"]) / "prometheus.pid").exists()
+
+
+def test_never_mistakes_another_process_for_its_own(env: dict[str, str]) -> None:
+    # e.g. the Debian package's own service on the port: refuse rather than "reuse" it
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        env["PROMETHEUS_PORT"] = str(squatter.getsockname()[1])
+        done = _run(env, "start")
+        assert done.returncode != 0
+        assert "taken by another process" in done.stderr
+        assert _run(env, "status").returncode != 0
