@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from deploy_support import ROOT, tool
 
+from services.common.config import DEFAULT_PORTS
+
 SCRIPT = ROOT / "deploy" / "prometheus" / "prometheus.sh"
 METRICS = b"""# TYPE tabletop_matches_active gauge
 tabletop_matches_active{game="crashland"} 2
@@ -111,14 +113,7 @@ def test_default_config_scrapes_every_process(env: dict[str, str]) -> None:
     done = _run(env, "config")
     assert done.returncode == 0, done.stderr
     config = Path(done.stdout.strip()).read_text()
-    for job, port in [
-        ("gateway", 9100),
-        ("dice", 9101),
-        ("decks", 9102),
-        ("board", 9103),
-        ("scoring", 9104),
-        ("projector", 9105),
-    ]:
+    for job, (_, port) in DEFAULT_PORTS.items():  # the services' own defaults
         assert f"job_name: '{job}'" in config and f"'127.0.0.1:{port}'" in config
     assert "scrape_interval: 2s" in config
     assert str(ROOT / "deploy" / "prometheus" / "rules" / "tabletop.rules.yaml") in config
