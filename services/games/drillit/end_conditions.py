@@ -7,7 +7,7 @@ from typing import Any
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
 from services.games.drillit.state import DrillitState
-from services.games.drillit.tunnels import exit_reachable
+from services.games.drillit.tunnels import exit_reachable, placements
 
 LIFE_TRACK_FULL = "life-track-full"
 DECK_EXHAUSTED = "event-deck-exhausted"
@@ -31,8 +31,8 @@ def defeat_at_turn_end(state: DrillitState) -> str | None:
     """Defeats checked once a turn is over (the Life Track is checked at every step)."""
     if not state.event_deck:
         return DECK_EXHAUSTED
-    if not state.hands and state.path_pile == 0:
-        return NO_PATH_PIECES
+    if state.path_pile == 0 and not any(placements(state, p) for p in state.hands.values()):
+        return NO_PATH_PIECES  # nothing left to draw and nothing in hand fits anywhere
     if not exit_reachable(state):
         return EXIT_UNREACHABLE
     return None

@@ -3,6 +3,7 @@ opens, and whether an exit can still be reached at all."""
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Iterable
 
@@ -130,19 +131,28 @@ def exit_reachable(state: DrillitState) -> bool:
 
 def distance_field(state: DrillitState) -> dict[Hex, int]:
     """Pieces still needed from each free cell to an exit (1 = a piece here can win)."""
-    occupied = piece_openings(state)
+    blocked = frozenset(p.cell for p in state.placed) | frozenset(state.abysses)
+    return _distance_field(state.distance, blocked)
+
+
+@functools.lru_cache(maxsize=256)
+def _distance_field(distance_name: str, blocked: frozenset[Hex]) -> dict[Hex, int]:
+    lay = CONTENT.layouts[distance_name]
+    walls = blocked | CONTENT.tank_cells | frozenset(lay.exits.values())
+    free = lay.cells - walls
     field: dict[Hex, int] = {}
     queue: deque[Hex] = deque()
-    for ex in exits(state):
+    for ex in lay.exits.values():
         for n in ex.neighbours():
-            if n not in field and is_free(state, n, occupied):
+            if n in free and n not in field:
                 field[n] = 1
                 queue.append(n)
     while queue:
         cell = queue.popleft()
+        step = field[cell] + 1
         for n in cell.neighbours():
-            if n not in field and is_free(state, n, occupied):
-                field[n] = field[cell] + 1
+            if n in free and n not in field:
+                field[n] = step
                 queue.append(n)
     return field
 

@@ -24,13 +24,20 @@ def tunnel(*cells: Hex, rotation: int = NE) -> list[ev.PathPiecePlaced]:
     ]
 
 
+EXIT_A, EXIT_B = CONTENT.layouts["short"].exits["a"], CONTENT.layouts["short"].exits["b"]
+
+
 def test_victory_a_path_piece_connecting_to_the_exit() -> None:
-    # exit a of the short distance is at (6, -6)
-    board = tunnel(Hex(2, -2), Hex(3, -3), Hex(4, -4))
+    # exit a lies straight north-east of the Tank at (d, -d)
+    d = EXIT_A.q
+    assert Hex(d, -d) == EXIT_A
+    board = tunnel(*(Hex(i, -i) for i in range(2, d - 1)))
     state = on_turn("ann", *board)
-    events = GAME.decide(state, "ann", act.Excavate("ann", Hex(5, -5), NE))
+    last = Hex(d - 1, 1 - d)
+    assert act.Excavate("ann", last, NE) in GAME.legal_actions(state, "ann")
+    events = GAME.decide(state, "ann", act.Excavate("ann", last, NE))
     assert events == [
-        ev.PathPiecePlaced("ann", "ann", "P01", Hex(5, -5), NE, 1),
+        ev.PathPiecePlaced("ann", "ann", "P01", last, NE, 1),
         ev.CrystalCollected("blue"),
         ev.MatchWon("exit-reached"),
     ]
@@ -42,19 +49,19 @@ def test_victory_a_path_piece_connecting_to_the_exit() -> None:
 
 
 def test_victory_plan_b_the_second_exit_option_also_leads_out() -> None:
-    # exit b of the short distance is at (-6, 2): a tunnel west along row 1
-    lay = CONTENT.layouts["short"]
-    assert lay.exits["b"] == Hex(-6, 2)
-    board = tunnel(Hex(-2, 1), Hex(-3, 1), Hex(-4, 1), rotation=0)
+    # exit b lies west at (-d, 2): a tunnel west along row 1, then a curve down to it
+    assert EXIT_B.r == 2
+    last = EXIT_B.neighbour(1)  # the cell north-east of the exit
+    board = tunnel(*(Hex(q, 1) for q in range(-2, last.q, -1)), rotation=0)
     state = on_turn("ann", *board, hands={"ann": "P10", "bob": "P02", "cid": "P03"})
     # the wide curve P10 turned 4 opens east (0) into the tunnel and south-west (4)
-    events = GAME.decide(state, "ann", act.Excavate("ann", Hex(-5, 1), 4))
+    events = GAME.decide(state, "ann", act.Excavate("ann", last, 4))
     assert events[-1] == ev.MatchWon("exit-reached")
 
 
 def test_defeat_when_the_life_track_is_full() -> None:
     full = CONTENT.life_track
-    card = card_with(advance="on", intensify="off", overheat="off", main="fire")
+    card = card_with(advance="on", intensify="off", main="fire")
     state = given(
         ev.PermanentDamageTaken(full - 1, "test"),
         radar({1: (0, 1, 0, 0)}),
@@ -68,7 +75,7 @@ def test_defeat_when_the_life_track_is_full() -> None:
 
 def test_defeat_permanent_damage_never_overfills_the_life_track() -> None:
     full = CONTENT.life_track
-    card = card_with(advance="on", intensify="off", overheat="off", main="fire")
+    card = card_with(advance="on", intensify="off", main="fire")
     state = given(
         ev.PermanentDamageTaken(full - 1, "test"),
         radar({1: (3, 0, 0, 0)}),
@@ -116,3 +123,18 @@ def test_exit_still_reachable_with_a_plan_b() -> None:
     # wall off the north-east: exit b (west) still counts
     wall = [ev.AbyssOpened(c) for c in disc(2) if c.q >= 1 and c not in CONTENT.tank_cells]
     assert exit_reachable(on_turn("ann", *wall))
+
+
+def test_defeat_when_the_pile_is_empty_and_no_piece_in_hand_fits() -> None:
+    # the only free cell next to the tunnels is (2, 0), where two tunnels end: a piece
+    # there needs two openings, and the last piece in hand is a dead end
+    ring = [ev.AbyssOpened(c) for c in disc(2) if c not in CONTENT.tank_cells and c != Hex(2, 0)]
+    ends = [
+        ev.PathPiecePlaced("ann", "earlier", "P05", Hex(2, 1), 2, 0),  # opens north (2)
+        ev.PathPiecePlaced("ann", "earlier", "P06", Hex(3, -1), 1, 0),  # opens south-west (4)
+        ev.AbyssOpened(Hex(2, 2)),
+        ev.AbyssOpened(Hex(4, -2)),
+    ]
+    state = on_turn("ann", ev.PathPiecesDrawn({}, 0), *ring, *ends, hands={"ann": "P34"})
+    assert not any(isinstance(a, act.Excavate) for a in GAME.legal_actions(state, "ann"))
+    assert GAME.decide(state, "ann", act.EndTurn())[-1] == ev.MatchLost("no-path-pieces")
