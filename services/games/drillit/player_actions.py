@@ -21,7 +21,13 @@ from services.games.drillit.end_conditions import EXIT_REACHED
 from services.games.drillit.hexgrid import Hex
 from services.games.drillit.setup_rules import room_has_space
 from services.games.drillit.state import DrillitState
-from services.games.drillit.tunnels import can_place, openings, placements, reaches_exit
+from services.games.drillit.tunnels import (
+    can_place,
+    canonical_rotation,
+    openings,
+    placements,
+    reaches_exit,
+)
 
 ALL_ROOMS = (CONTENT.centre, *CONTENT.rooms)
 
@@ -116,7 +122,13 @@ def _victory_if_exit(state: DrillitState, cell: Hex, piece: str, rotation: int) 
     return []
 
 
+def _check_rotation(rotation: int) -> None:
+    if not 0 <= rotation < 6:
+        raise MalformedAction("BAD_ROTATION", "A hex piece turns 0 to 5 sixths.")
+
+
 def excavate(state: DrillitState, player: str, action: act.Excavate) -> list[Any]:
+    _check_rotation(action.rotation)
     if state.trap:
         raise RuleViolation("TRAP", "A Trap: no Path piece may be placed this turn.")
     piece = state.hands.get(action.owner)
@@ -134,14 +146,16 @@ def excavate(state: DrillitState, player: str, action: act.Excavate) -> list[Any
         )
     _need_points(state, 1)
     colour = CONTENT.pieces[piece].crystal
+    rotation = canonical_rotation(piece, action.rotation)
     return [
-        ev.PathPiecePlaced(player, action.owner, piece, action.cell, action.rotation, 1),
+        ev.PathPiecePlaced(player, action.owner, piece, action.cell, rotation, 1),
         ev.CrystalCollected(colour),
-        *_victory_if_exit(state, action.cell, piece, action.rotation),
+        *_victory_if_exit(state, action.cell, piece, rotation),
     ]
 
 
 def place_turbo_piece(state: DrillitState, action: act.PlaceTurboPiece) -> list[Any]:
+    _check_rotation(action.rotation)
     piece = state.turbo_piece
     if piece is None:
         raise RuleViolation("NOT_NOW", "The Turbo has not drawn its piece yet.")
@@ -151,9 +165,10 @@ def place_turbo_piece(state: DrillitState, action: act.PlaceTurboPiece) -> list[
             "The Turbo piece must connect to the tunnels"
             + (" and continue the first Turbo piece." if state.turbo_anchor else "."),
         )
+    rotation = canonical_rotation(piece, action.rotation)
     return [
-        ev.TurboPiecePlaced(piece, action.cell, action.rotation),
-        *_victory_if_exit(state, action.cell, piece, action.rotation),
+        ev.TurboPiecePlaced(piece, action.cell, rotation),
+        *_victory_if_exit(state, action.cell, piece, rotation),
     ]
 
 

@@ -25,6 +25,13 @@ def openings(piece: str, rotation: int) -> tuple[int, ...]:
     return rotate(CONTENT.pieces[piece].openings, rotation)
 
 
+def canonical_rotation(piece: str, rotation: int) -> int:
+    """The smallest rotation giving the same shape (a straight piece turned 3 is turned 0),
+    so each distinct placement is one legal action."""
+    shape = openings(piece, rotation)
+    return next(k for k in range(6) if openings(piece, k) == shape)
+
+
 def piece_openings(state: DrillitState) -> dict[Hex, tuple[int, ...]]:
     return {p.cell: openings(p.piece, p.rotation) for p in state.placed}
 

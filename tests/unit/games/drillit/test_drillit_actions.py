@@ -317,3 +317,13 @@ def test_legal_actions_only_for_the_active_player() -> None:
     assert legal[-1] == act.EndTurn()
     for action in legal:
         GAME.decide(state, "ann", action)
+
+
+def test_excavate_equivalent_rotations_are_one_placement() -> None:
+    # a straight piece turned 3 is the same as turned 0: recorded (and listed) once
+    events = GAME.decide(on_turn("ann"), "ann", act.Excavate("ann", EAST, 3))
+    assert events[0] == ev.PathPiecePlaced("ann", "ann", "P01", EAST, 0, 1)
+    legal = GAME.legal_actions(on_turn("ann"), "ann")
+    assert act.Excavate("ann", EAST, 0) in legal and act.Excavate("ann", EAST, 3) not in legal
+    with pytest.raises(MalformedAction):
+        GAME.decide(on_turn("ann"), "ann", act.Excavate("ann", EAST, 6))
