@@ -6,6 +6,7 @@ from services.games.drillit.hexgrid import disc
 from services.games.drillit.view import DrillitView
 
 _CRYSTAL = {"blue": "b", "red": "r", "yellow": "y"}
+_EDGES = ("E", "NE", "NW", "W", "SW", "SE")  # hex edges 0..5
 
 
 def _tank(view: DrillitView) -> list[str]:
@@ -53,6 +54,9 @@ def _tunnels(view: DrillitView) -> list[str]:
         for x, glyph in row.items():
             chars[x - low] = glyph
         lines.append("  " + "".join(chars).rstrip())
+    for t in view.tiles:
+        ways = "-".join(_EDGES[d] for d in t.openings)
+        lines.append(f"  {t.piece} at ({t.cell.q},{t.cell.r}) {t.crystal} open {ways}")
     return lines
 
 
