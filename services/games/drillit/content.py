@@ -77,6 +77,8 @@ class Content:
     characters: tuple[str, ...]
     orange_after_abysses: int
     red_after_abysses: int
+    top_cards: int
+    setup_goblins: int
 
     def abyss_cards(self) -> tuple[str, ...]:
         return tuple(c.id for c in self.cards.values() if c.main == "abyss")
@@ -133,6 +135,8 @@ def load(path: Path = _PACK) -> Content:
         characters=tuple(raw["characters"]["names"]),
         orange_after_abysses=book["horde_min_abysses"]["orange"],
         red_after_abysses=book["horde_min_abysses"]["red"],
+        top_cards=book["top_cards"],
+        setup_goblins=book["setup_goblins_per_sector"],
     )
     _check(content, book)
     return content

@@ -19,8 +19,8 @@ from services.games.drillit.state import DrillitState
 
 MIN_PLAYERS = 1
 MAX_PLAYERS = len(CONTENT.characters)  # one character each
-TRIOS = CONTENT.abyss_cards().__len__()
-TOP = 3  # "Set aside 3 of these cards; they will make up the top of the deck"
+TRIOS = len(CONTENT.abyss_cards())
+TOP = CONTENT.top_cards  # "Set aside 3 of these cards; they will make up the top of the deck"
 STAGING, ABYSS_STAGING = "event-staging", "event-abyss"
 
 

@@ -47,7 +47,7 @@ def empty_radar() -> tuple[SectorGoblins, ...]:
 
 def setup_radar() -> tuple[SectorGoblins, ...]:
     """One Goblin on each blue (outermost) radar space."""
-    outer = (0,) * CONTENT.radar_spaces + (1,)
+    outer = (0,) * CONTENT.radar_spaces + (CONTENT.setup_goblins,)
     return tuple(SectorGoblins(s, outer) for s in CONTENT.sectors)
 
 
