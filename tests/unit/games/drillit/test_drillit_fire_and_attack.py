@@ -11,6 +11,7 @@ from services.games.contract import AwaitingChance, AwaitingPlayers, DiceRolled,
 from services.games.drillit import GAME
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
+from services.games.drillit.flow import automatic_events
 from services.games.drillit.state import DrillitState, Phase
 
 FIRE_CARD = card_with(advance="off", intensify="on", main="fire")
@@ -126,3 +127,14 @@ def test_goblin_attack_a_horde_box_needs_no_more_dice() -> None:
     card = next(c.id for c in CONTENT.cards.values() if c.attack[2] == "horde")
     _, batches = roll(attack_state(card), 6, 6)
     assert batches[-1] == [ev.AttackDieRolled(6), ev.HordeArrived(5)]
+
+
+def test_goblin_attack_starting_at_a_horde_box_rolls_no_dice() -> None:
+    card = next(
+        c.id
+        for c in CONTENT.cards.values()
+        if c.attack[2] == "horde" and c.main not in ("fire", "blackout")
+    )
+    state = at([], card, *[ev.AbyssOpened(None) for _ in range(5)])
+    assert state.phase == Phase.ATTACK
+    assert automatic_events(state) == [ev.HordeArrived(5)]

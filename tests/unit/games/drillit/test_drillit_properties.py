@@ -134,3 +134,12 @@ def test_statistics_report_turns_damage_goblins_and_crystals() -> None:
     assert stats["turns_survived"] == float(result.state.turn)
     assert set(stats) >= {"turns_survived", "damage_taken", "goblins_defeated", "crystals_used"}
     assert all(isinstance(v, float) for v in stats.values())
+
+
+def test_view_path_pieces_in_hand_are_public_among_the_gnomes() -> None:
+    result = playout(2, "random", "easy", "short")
+    state = GAME.fold(result.events[:40])
+    view = GAME.view(state, "p1")
+    pieces = {p.player: p.path_piece.piece if p.path_piece else None for p in view.players}
+    assert pieces == {p: state.hands.get(p) for p in PLAYERS}
+    assert view.event_deck_size == len(state.event_deck)

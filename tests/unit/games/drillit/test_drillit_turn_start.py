@@ -221,3 +221,8 @@ def test_sub_events_resolve_before_the_main_event_and_the_attack() -> None:
 def test_radar_helper_matches_the_state_shape() -> None:
     state = given(radar({2: (1, 2, 3, 4)}))
     assert state.radar[1] == SectorGoblins(2, (1, 2, 3, 4))
+
+
+def test_main_event_abyss_before_any_path_piece_opens_next_to_the_tank() -> None:
+    cell = abyss_cell(given())
+    assert cell is not None and any(n in CONTENT.tank_cells for n in cell.neighbours())
