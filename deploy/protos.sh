@@ -13,7 +13,7 @@ gen() {
     --mypy_out="$out" --mypy_grpc_out="$out" \
     --plugin=protoc-gen-mypy=.venv/bin/protoc-gen-mypy \
     --plugin=protoc-gen-mypy_grpc=.venv/bin/protoc-gen-mypy_grpc \
-    protos/tabletop/v1/*.proto >/dev/null
+    protos/tabletop/v1/*.proto 2> >(grep -v "^Writing mypy" >&2) >/dev/null
 }
 case "${1:-protos}" in
   protos) gen protos ;;

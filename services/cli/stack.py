@@ -81,10 +81,11 @@ class Stack:
     def pid(self, service: str) -> int | None:
         try:
             pid = int(self._pidfile(service).read_text())
-            os.kill(pid, 0)
-            return pid
-        except (FileNotFoundError, ValueError, ProcessLookupError, PermissionError):
+            # A child that exited but was not reaped yet is a zombie: not running.
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ValueError, IndexError):
             return None
+        return None if state in ("Z", "X") else pid
 
     def create_topics(self) -> list[str]:
         specs = topic_specs(self.topic_prefix, self.partitions)

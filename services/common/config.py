@@ -33,6 +33,7 @@ class Config:
     kafka_bootstrap: str
     topic_prefix: str
     partitions: int
+    replication_factor: int
     grpc_host: str
     grpc_port: int
     metrics_port: int
@@ -62,6 +63,7 @@ class Config:
             kafka_bootstrap=_env("KAFKA_BOOTSTRAP", "127.0.0.1:9092"),
             topic_prefix=_env("TOPIC_PREFIX", ""),
             partitions=int(_env("TOPIC_PARTITIONS", str(DEFAULT_PARTITIONS))),
+            replication_factor=int(_env("TOPIC_REPLICATION", "1")),
             grpc_host=_env("GRPC_HOST", "127.0.0.1"),
             grpc_port=int(_env("GRPC_PORT", str(grpc_port))),
             metrics_port=int(_env("METRICS_PORT", str(metrics_port))),

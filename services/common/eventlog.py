@@ -109,14 +109,20 @@ async def _partitions_of(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
 class Tail:
     """Follows topics in a consumer group from the committed offsets (or the beginning)."""
 
-    def __init__(self, bootstrap: str, topics: Sequence[str], group_id: str | None) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topics: Sequence[str],
+        group_id: str | None,
+        isolation_level: str = "read_committed",
+    ) -> None:
         self._consumer = AIOKafkaConsumer(
             *topics,
             bootstrap_servers=bootstrap,
             group_id=group_id,
             enable_auto_commit=group_id is not None,
             auto_offset_reset="earliest",
-            isolation_level="read_committed",
+            isolation_level=isolation_level,
         )
 
     async def start(self) -> None:

@@ -102,6 +102,7 @@ class StreamWriter:
             )
             for i, payload in enumerate(payloads)
         ]
+        envelopes[-1].last_in_batch = True
         await self._log.append(envelopes)
         self._events[match_id].extend(envelopes)
         EVENTS_APPENDED.labels(self.stream, game or "none").inc(len(envelopes))

@@ -36,6 +36,11 @@ def changelog_topic(table: str, prefix: str = "") -> str:
     return f"{prefix}{PROJECTOR_APP_ID}-{table}-changelog"
 
 
+def faust_leader_topic(prefix: str = "") -> str:
+    """Faust's assignor leader topic (one partition); listed so clusters create it too."""
+    return f"{prefix}{PROJECTOR_APP_ID}-__assignor-__leader"
+
+
 def topic_specs(prefix: str = "", partitions: int = DEFAULT_PARTITIONS) -> list[TopicSpec]:
     """All topics, for one deployment. Event streams are the system of record: kept forever."""
     keep_forever = {"retention.ms": "-1", "retention.bytes": "-1", "cleanup.policy": "delete"}
@@ -61,4 +66,5 @@ def topic_specs(prefix: str = "", partitions: int = DEFAULT_PARTITIONS) -> list[
         )
         for t in PROJECTOR_TABLES
     )
+    specs.append(TopicSpec(faust_leader_topic(prefix), 1, {}, "projector group leader election"))
     return specs

@@ -25,7 +25,15 @@ async def main(config: Config) -> None:
     scoring = grpc.aio.insecure_channel(config.scoring_addr)
     views = ViewStore()
     # No consumer group: every gateway replica keeps every match's newest view.
-    tail = Tail(config.kafka_bootstrap, [views_topic(config.topic_prefix)], None)
+    # read_uncommitted: the projector publishes inside its Kafka transactions (committed
+    # every few seconds); a view is a snapshot of committed board events, so showing it
+    # before the projector's own commit is safe, and an aborted one is superseded.
+    tail = Tail(
+        config.kafka_bootstrap,
+        [views_topic(config.topic_prefix)],
+        None,
+        isolation_level="read_uncommitted",
+    )
     service = GatewayService(shards, scoring, views)
     consumer: asyncio.Task[None] | None = None
 

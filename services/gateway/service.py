@@ -30,6 +30,8 @@ from tabletop.v1 import (
 
 #: the longest a GetView may wait for a version
 MAX_WAIT_MS = 30_000
+#: how long WatchMatch waits for the first view of a match it does not know yet
+NEW_MATCH_GRACE_S = 10.0
 
 
 class Shard:
@@ -164,6 +166,8 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     async def WatchMatch(
         self, request: gateway_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[match_pb2.MatchView]:
+        # A match created a moment ago may not be projected yet: give it a little time.
+        await self._views.wait_for(request.match_id, 1, NEW_MATCH_GRACE_S)
         await self._view(request.match_id, request.viewer, context)  # NOT_FOUND etc. up front
         GATEWAY_WATCHERS.inc()
         try:

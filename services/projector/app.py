@@ -11,6 +11,8 @@ import time
 from typing import Any
 
 import faust
+from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
+from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 
 from services.common.config import Config
 from services.common.envelope import is_a
@@ -39,7 +41,7 @@ def fold_record(
         if pending:  # seeds revealed before the board stream was read (a rebuild)
             projection.dice_seed = pending.get("dice_seed", "")
             projection.decks_seed = pending.get("decks_seed", "")
-        return projection.to_record(), projection
+        return projection.to_record(), projection if envelope.last_in_batch else None
     if record is None or pending is not None:
         seed = revealed_seed(envelope)
         if seed is None:
@@ -52,7 +54,25 @@ def fold_record(
         changed = projection.note(envelope)
     if not changed:
         return record, None
+    if envelope.stream == "board" and not envelope.last_in_batch:
+        return projection.to_record(), None  # mid-command: publish once the command is whole
     return projection.to_record(), projection
+
+
+class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):  # type: ignore[misc]
+    """Faust reads read_committed only under exactly_once, whose transactions delay every
+    view by a commit interval; at_least_once with read_committed gives both: a fold never
+    sees an aborted board transaction, and views follow within milliseconds."""
+
+    def _create_worker_consumer(self, transport: Any) -> Any:
+        consumer = super()._create_worker_consumer(transport)
+        consumer._isolation_level = "read_committed"  # read by AIOKafkaConsumer.start()
+        return consumer
+
+
+class _ReadCommittedConsumer(AIOKafkaConsumer):  # type: ignore[misc]
+    def _new_consumer_thread(self) -> _ReadCommittedConsumerThread:
+        return _ReadCommittedConsumerThread(self, loop=self.loop, beacon=self.beacon)
 
 
 def create_app(config: Config) -> faust.App:
@@ -60,14 +80,14 @@ def create_app(config: Config) -> faust.App:
         f"{config.topic_prefix}{PROJECTOR_APP_ID}",
         broker=f"kafka://{config.kafka_bootstrap}",
         store="memory://",
-        # read_committed: never fold events of an aborted board transaction
-        processing_guarantee="exactly_once",
+        processing_guarantee="at_least_once",  # folds are idempotent by sequence number
         topic_partitions=config.partitions,
-        topic_replication_factor=1,
+        topic_replication_factor=config.replication_factor,
         consumer_auto_offset_reset="earliest",
         web_enabled=False,
         producer_acks=-1,
     )
+    app.transport.Consumer = _ReadCommittedConsumer
     source = app.topic(
         *(event_topic(s, config.topic_prefix) for s in STREAMS),
         key_serializer="raw",
@@ -80,7 +100,7 @@ def create_app(config: Config) -> faust.App:
         "match_states",
         default=None,
         partitions=config.partitions,
-        schema=faust.Schema(key_serializer="raw", value_serializer="json"),
+        key_type=str,
     )
 
     @app.on_rebalance_complete.connect
@@ -96,7 +116,7 @@ def create_app(config: Config) -> faust.App:
     async def project(stream: faust.StreamT[bytes]) -> None:
         async for value in stream:
             envelope = envelope_pb2.EventEnvelope.FromString(value)
-            key = envelope.match_id.encode()
+            key = envelope.match_id
             try:
                 record, projection = fold_record(states.get(key), envelope)
             except Exception:
@@ -107,7 +127,7 @@ def create_app(config: Config) -> faust.App:
             PROJECTOR_FOLDED.labels(envelope.stream).inc()
             PROJECTOR_LAG.set(max(0.0, time.time() - envelope.occurred_at.ToNanoseconds() / 1e9))
             if projection is not None:
-                await views.send(key=key, value=projection.update().SerializeToString())
+                await views.send(key=key.encode(), value=projection.update().SerializeToString())
 
     return app
 

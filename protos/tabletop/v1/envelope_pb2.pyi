@@ -38,6 +38,7 @@ class EventEnvelope(_message.Message):
     RULES_VERSION_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     PAYLOAD_FIELD_NUMBER: _builtins.int
+    LAST_IN_BATCH_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
     """UUID"""
     match_id: _builtins.str
@@ -56,6 +57,10 @@ class EventEnvelope(_message.Message):
     """player id, "chance", or a service name"""
     rules_version: _builtins.str
     game: _builtins.str
+    last_in_batch: _builtins.bool
+    """True on the last event of the batch one command appended atomically: readers
+    publish views at command boundaries, never half-way through a command.
+    """
     @_builtins.property
     def occurred_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -75,10 +80,11 @@ class EventEnvelope(_message.Message):
         rules_version: _builtins.str = ...,
         game: _builtins.str = ...,
         payload: _any_pb2.Any | None = ...,
+        last_in_batch: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["occurred_at", b"occurred_at", "payload", b"payload"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "causation_id", b"causation_id", "correlation_id", b"correlation_id", "event_id", b"event_id", "event_type", b"event_type", "game", b"game", "match_id", b"match_id", "occurred_at", b"occurred_at", "payload", b"payload", "rules_version", b"rules_version", "sequence", b"sequence", "stream", b"stream"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "causation_id", b"causation_id", "correlation_id", b"correlation_id", "event_id", b"event_id", "event_type", b"event_type", "game", b"game", "last_in_batch", b"last_in_batch", "match_id", b"match_id", "occurred_at", b"occurred_at", "payload", b"payload", "rules_version", b"rules_version", "sequence", b"sequence", "stream", b"stream"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

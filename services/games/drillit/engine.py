@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from services.games.contract import (
+    AwaitingChance,
+    AwaitingPlayers,
     CardsDrawn,
     ChanceOutcome,
     DeckShuffled,
@@ -116,7 +118,7 @@ class Drillit(Game[DrillitState]):
 
     def legal_actions(self, state: DrillitState, player: str) -> tuple[Any, ...]:
         step = next_step(state)
-        if not hasattr(step, "players") or player not in step.players:
+        if not isinstance(step, AwaitingPlayers) or player not in step.players:
             return ()
         if state.phase == Phase.SETUP:
             if state.choosing_room is not None:
@@ -132,10 +134,9 @@ class Drillit(Game[DrillitState]):
 
     def resolve(self, state: DrillitState, outcome: ChanceOutcome) -> list[Any]:
         step = next_step(state)
-        request = getattr(step, "request", None)
-        if request is None:
+        if not isinstance(step, AwaitingChance):
             raise RuleViolation("NO_CHANCE_PENDING", "No dice or cards are awaited now.")
-        return advance(state, self._resolve(state, request, outcome))
+        return advance(state, self._resolve(state, step.request, outcome))
 
     def _resolve(self, state: DrillitState, request: Any, outcome: ChanceOutcome) -> list[Any]:
         match request, outcome:

@@ -7,6 +7,7 @@ from typing import Any
 
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
+from services.games.drillit.setup_rules import assemble_event_deck
 from services.games.drillit.state import DrillitState, Phase, PlacedPiece, setup_radar
 
 
@@ -48,8 +49,6 @@ def _staged(s: DrillitState, e: ev.EventCardsStaged) -> DrillitState:
 
 
 def _built(s: DrillitState, e: ev.EventDeckBuilt) -> DrillitState:
-    from services.games.drillit.setup_rules import assemble_event_deck
-
     return replace(s, event_deck=assemble_event_deck(s.staged), event_deck_built=True)
 
 

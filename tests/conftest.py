@@ -1,0 +1,59 @@
+"""Shared pytest configuration: integration tests get a real stack (Kafka + every service)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.cli.stack import Stack
+from services.common.topics import topic_specs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/integration" in str(item.path):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def kafka() -> str:
+    """The local broker (started if it is not running; `make test` starts it first)."""
+    subprocess.run([str(ROOT / "deploy/kafka/kafka.sh"), "start"], check=True)
+    return "127.0.0.1:9092"
+
+
+@pytest.fixture(scope="session")
+def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Every service as a real process on free ports, with topics of its own."""
+    prefix = f"it{uuid.uuid4().hex[:8]}."
+    run_dir = tmp_path_factory.mktemp("stack")
+    stack = Stack.ephemeral(run_dir, topic_prefix=prefix, partitions=3)
+    stack.kafka_bootstrap = kafka
+    try:
+        stack.up()
+        yield stack
+    except BaseException:
+        for log in sorted(run_dir.glob("*.log")):
+            print(f"==== {log.name}\n{log.read_text()[-4000:]}")
+        raise
+    finally:
+        stack.down()
+        asyncio.run(_delete_topics(kafka, [s.name for s in topic_specs(prefix, 3)]))
+
+
+async def _delete_topics(bootstrap: str, names: list[str]) -> None:
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_topics(names)
+    finally:
+        await admin.close()

@@ -1,0 +1,46 @@
+"""Helpers for integration tests: playing bots through the gateway, reading topics."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import defaultdict
+
+from services.cli.client import GatewayClient
+from services.common.eventlog import read_stream
+from services.common.topics import STREAMS, event_topic
+from tabletop.v1 import envelope_pb2
+
+
+def play_bot_match(client: GatewayClient, game: str, players: list[str], seed: int,
+                   options: dict[str, str] | None = None, max_actions: int = 5000) -> tuple[str, int]:
+    """Play one match to its end with random legal actions; returns (match id, actions)
+    once the projected view has caught up with the last event (read your writes)."""
+    rng = random.Random(seed)
+    match_id = client.create(game, players, options or {})
+    for actions in range(max_actions):
+        legal = client.legal(match_id, players[0])
+        if legal.next.finished:
+            client.view(match_id, "", min_version=legal.version)
+            return match_id, actions
+        mover = legal.next.players[0]
+        if mover != players[0]:
+            legal = client.legal(match_id, mover)
+        choice = legal.actions[rng.randrange(len(legal.actions))]
+        client.submit(match_id, mover, choice.action, expected_version=legal.version)
+    raise AssertionError(f"{game} match {match_id} did not end in {max_actions} actions")
+
+
+def topic_events(bootstrap: str, prefix: str) -> dict[str, dict[str, list[envelope_pb2.EventEnvelope]]]:
+    """stream → match id → envelopes, read back from Kafka (not from any service)."""
+
+    async def read() -> dict[str, dict[str, list[envelope_pb2.EventEnvelope]]]:
+        out: dict[str, dict[str, list[envelope_pb2.EventEnvelope]]] = {}
+        for stream in STREAMS:
+            by_match: dict[str, list[envelope_pb2.EventEnvelope]] = defaultdict(list)
+            async for envelope in read_stream(bootstrap, [event_topic(stream, prefix)]):
+                by_match[envelope.match_id].append(envelope)
+            out[stream] = dict(by_match)
+        return out
+
+    return asyncio.run(read())

@@ -1,0 +1,196 @@
+"""Crashland played through the gateway against the real Kafka and real gRPC servers."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from services.cli.client import GatewayClient, game_action
+from services.cli.stack import Stack
+from services.common.folding import fold_board_events
+from services.common.projection import Projection
+from services.games.crashland.actions import EndTurn, Move
+from services.games.crashland.model import Direction, Payment
+from tabletop.v1 import board_pb2, games_pb2, match_pb2
+from tests.integration.helpers import play_bot_match, topic_events
+
+PLAYER = "astronaut"
+
+
+@pytest.fixture(scope="module")
+def client(stack: Stack) -> GatewayClient:
+    return GatewayClient(stack.addr("gateway"))
+
+
+@pytest.fixture(scope="module")
+def finished_matches(client: GatewayClient) -> list[str]:
+    return [play_bot_match(client, "crashland", [PLAYER], seed)[0] for seed in range(3)]
+
+
+def comparable(view: match_pb2.MatchView) -> bytes:
+    copy = match_pb2.MatchView()
+    copy.CopyFrom(view)
+    copy.ClearField("provenance")
+    return copy.SerializeToString(deterministic=True)
+
+
+def test_a_bot_plays_complete_matches_to_a_win_or_a_loss(
+    client: GatewayClient, finished_matches: list[str]
+) -> None:
+    for match_id in finished_matches:
+        view = client.view(match_id, PLAYER)
+        assert view.status == match_pb2.MATCH_STATUS_FINISHED
+        assert view.results[PLAYER] in ("won", "lost")
+        assert view.end_reason
+
+
+def test_every_stream_has_gapless_sequences_in_its_own_topic(
+    stack: Stack, finished_matches: list[str]
+) -> None:
+    events = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+    for match_id in finished_matches:
+        for stream in ("board", "dice", "decks", "scoring"):
+            envelopes = events[stream].get(match_id, [])
+            assert envelopes, f"no {stream} events for {match_id}"
+            assert {e.stream for e in envelopes} == {stream}
+            assert [e.sequence for e in envelopes] == list(range(1, len(envelopes) + 1))
+        # Crashland rolls no dice: its dice stream is the commitment and the reveal.
+        assert [e.event_type.rsplit(".", 1)[-1] for e in events["dice"][match_id]] == [
+            "DiceCommitted",
+            "DiceSeedRevealed",
+        ]
+
+
+def test_the_projected_view_equals_a_fresh_fold_of_the_events(
+    stack: Stack, client: GatewayClient, finished_matches: list[str]
+) -> None:
+    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"]
+    for match_id in finished_matches:
+        folded = Projection(fold_board_events(board[match_id]))
+        for viewer in (PLAYER, ""):
+            live = client.view(match_id, viewer)
+            assert comparable(folded.view_for(viewer)) == comparable(live)
+
+
+def test_a_duplicate_command_id_appends_nothing(client: GatewayClient, stack: Stack) -> None:
+    match_id = client.create("crashland", [PLAYER], {})
+    legal = client.legal(match_id, PLAYER)
+    first = client.submit(match_id, PLAYER, legal.actions[0].action, command_id="same-command")
+    again = client.submit(match_id, PLAYER, legal.actions[0].action, command_id="same-command")
+    assert not first.duplicate and again.duplicate
+    assert again.version == first.version
+    after = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][match_id]
+    assert len(after) == first.version
+
+
+def test_an_illegal_move_is_refused_with_a_reason_and_nothing_is_appended(
+    client: GatewayClient, stack: Stack
+) -> None:
+    match_id = client.create("crashland", [PLAYER], {})
+    before = client.legal(match_id, PLAYER).version
+    with pytest.raises(grpc.RpcError) as refused:
+        # Phase 1: the systems check cannot be run before moving.
+        client.submit(match_id, PLAYER, game_action("crashland", EndTurn()))
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert refused.value.details()
+    assert client.legal(match_id, PLAYER).version == before
+    assert len(topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][match_id]) == before
+
+
+def test_a_paid_move_before_the_free_ones_is_refused(client: GatewayClient) -> None:
+    match_id = client.create("crashland", [PLAYER], {})
+    legal = client.legal(match_id, PLAYER)
+    free = [a for a in legal.actions if a.action.crashland.WhichOneof("action") == "move"]
+    direction = Direction(free[0].action.crashland.move.direction)
+    with pytest.raises(grpc.RpcError) as refused:
+        client.submit(match_id, PLAYER, game_action("crashland", Move(direction, Payment.OXYGEN)))
+    assert refused.value.code() in (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.INVALID_ARGUMENT,
+    )
+    assert client.legal(match_id, PLAYER).version == legal.version
+
+
+def test_malformed_actions_are_invalid_arguments(client: GatewayClient) -> None:
+    match_id = client.create("crashland", [PLAYER], {})
+    with pytest.raises(grpc.RpcError) as empty:
+        client.submit(match_id, PLAYER, games_pb2.GameAction())
+    assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.RpcError) as unknown_game:
+        client.create("chess", ["a", "b"], {})
+    assert unknown_game.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_a_stale_expected_version_is_aborted(client: GatewayClient) -> None:
+    match_id = client.create("crashland", [PLAYER], {})
+    legal = client.legal(match_id, PLAYER)
+    with pytest.raises(grpc.RpcError) as stale:
+        client.submit(match_id, PLAYER, legal.actions[0].action, expected_version=legal.version - 1)
+    assert stale.value.code() == grpc.StatusCode.ABORTED
+    assert str(legal.version) in (stale.value.details() or "")
+
+
+def test_someone_outside_the_match_cannot_act(client: GatewayClient) -> None:
+    match_id = client.create("crashland", [PLAYER], {})
+    legal = client.legal(match_id, PLAYER)
+    with pytest.raises(grpc.RpcError) as denied:
+        client.submit(match_id, "intruder", legal.actions[0].action)
+    assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_watch_match_pushes_the_view_of_each_new_version(client: GatewayClient) -> None:
+    match_id = client.create("crashland", [PLAYER], {})
+    legal = client.legal(match_id, PLAYER)
+    from tabletop.v1 import gateway_pb2
+
+    stream = client.stub.WatchMatch(gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=PLAYER))
+    first = next(stream)
+    reply = client.submit(match_id, PLAYER, legal.actions[0].action)
+    seen = first.version
+    while seen < reply.version:
+        seen = next(stream).version
+    stream.cancel()
+    assert first.version == legal.version and seen == reply.version
+
+
+def test_views_wait_for_a_version_read_your_writes(client: GatewayClient) -> None:
+    match_id = client.create("crashland", [PLAYER], {})
+    legal = client.legal(match_id, PLAYER)
+    reply = client.submit(match_id, PLAYER, legal.actions[0].action)
+    assert client.view(match_id, PLAYER, min_version=reply.version).version >= reply.version
+
+
+def test_scoring_records_results_and_statistics(
+    client: GatewayClient, finished_matches: list[str]
+) -> None:
+    from tabletop.v1 import scoring_pb2
+
+    standings = client.stub.GetStandings(scoring_pb2.GetStandingsRequest(game="crashland"))
+    assert standings.matches >= len(finished_matches)
+    assert {"turns", "oxygen", "battery"} <= set(standings.mean_statistics)
+    mine = next(p for p in standings.players if p.player == PLAYER)
+    assert mine.played == mine.won + mine.lost >= len(finished_matches)
+
+
+def test_the_board_rebuilds_its_matches_after_a_restart(
+    client: GatewayClient, stack: Stack
+) -> None:
+    match_id = client.create("crashland", [PLAYER], {})
+    legal = client.legal(match_id, PLAYER)
+    client.submit(match_id, PLAYER, legal.actions[0].action)
+    before = client.legal(match_id, PLAYER)
+    stack.stop("board")
+    stack.start("board")
+    stack.wait_healthy("board")
+    after = client.legal(match_id, PLAYER)
+    assert after.version == before.version
+    assert [a.label for a in after.actions] == [a.label for a in before.actions]
+    client.submit(match_id, PLAYER, after.actions[0].action, expected_version=after.version)
+
+
+def test_creating_a_match_with_bad_players_is_refused(client: GatewayClient) -> None:
+    with pytest.raises(grpc.RpcError) as refused:
+        client.stub.CreateMatch(
+            board_pb2.CreateMatchRequest(game="crashland", players=["a", "b"], command_id="x")
+        )
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
