@@ -164,3 +164,13 @@ def test_first_turn_draws_no_event_card_and_has_4_action_points() -> None:
     assert state.phase == Phase.ACTIONS and state.current_card is None
     assert state.action_points == 4 and len(state.event_deck) == 18
     assert GAME.next_step(state) == AwaitingPlayers(("ann",), "actions")
+
+
+def test_chance_outcomes_must_answer_the_pending_request() -> None:
+    state = GAME.fold(GAME.setup(["a", "b"], {}))
+    with pytest.raises(RuleViolation) as refused:
+        GAME.resolve(state, DiceRolled((3,)))
+    assert refused.value.code == "UNEXPECTED_OUTCOME"
+    with pytest.raises(RuleViolation) as idle:
+        GAME.resolve(given(ev.TurnStarted("ann", 1, 4)), DiceRolled((3,)))
+    assert idle.value.code == "NO_CHANCE_PENDING"
