@@ -55,11 +55,11 @@ class _Digging:
             (self.field.get(n, FAR) for n in ends if is_free(self.state, n, self.occupied)),
             default=FAR,
         )
+        # dig toward the exits; a piece that opens a new best front counts extra
+        value = max(1.0, 40.0 - 3.0 * new)
         if new < self.best:
-            return 60.0 + 10.0 * (self.best - new)
-        if new == self.best:
-            return 12.0
-        return 1.0
+            value += 30.0 + 10.0 * min(self.best - new, 3)
+        return value
 
 
 def _crystal_pressure(state: DrillitState) -> float:
