@@ -1,0 +1,34 @@
+"""``python -m tests.bench``: run the benchmarks, write BENCHMARKS.md and bench-results.json."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .suite import run_suite
+
+
+def levels(text: str) -> tuple[int, ...]:
+    values = tuple(int(v) for v in text.split(",") if v.strip())
+    if not values or any(v < 1 or v > 1000 for v in values):
+        raise argparse.ArgumentTypeError("concurrency levels are integers from 1 to 1000")
+    return values
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
+    parser.add_argument("--out-dir", type=Path, default=Path("."), help="where to write results")
+    parser.add_argument("--runs", type=int, default=None, help="repetitions (default 3; quick 1)")
+    parser.add_argument("--game", default="crashland", help="game the bots play")
+    parser.add_argument("--levels", type=levels, default=(1, 20, 100),
+                        help="concurrent matches, comma-separated (default 1,20,100)")
+    args = parser.parse_args(argv)
+    runs = args.runs if args.runs is not None else (1 if args.quick else 3)
+    if not 1 <= runs <= 20:
+        parser.error("--runs takes 1 to 20")
+    run_suite(args.out_dir, runs, args.quick, args.game, args.levels)
+
+
+if __name__ == "__main__":
+    main()

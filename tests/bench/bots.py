@@ -1,0 +1,256 @@
+"""Bots playing whole matches through the public gateway, as players would.
+
+Each bot: create a match, wait until it is projected, open ``WatchMatch``, then loop —
+``GetLegalActions`` → pick one at random → ``SubmitAction`` (timed until the reply: the
+events are durable in Kafka) → wait until the watch stream delivers a view at least as new
+as the reply's version (timed from the same start: what the player sees). A bot acts only
+once it has seen its previous action's view, as a person at a screen would. When a match
+ends, the bot starts another, until the run's time is up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import uuid
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from services.games.registry import get_game
+from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc
+
+from .procstat import snapshot, usage
+from .timing import ms, now
+
+#: the longest a bot waits for one reply or view before counting it lost
+RPC_TIMEOUT_S = 15.0
+#: a bot never plays more actions than this in one run (a bound, not a target)
+MAX_ACTIONS_PER_BOT = 200_000
+
+
+@dataclass
+class LoadResult:
+    """One load run: samples inside the measured window [start, end)."""
+
+    concurrency: int
+    start: float
+    end: float
+    ack_ms: list[float] = field(default_factory=list)
+    view_ms: list[float] = field(default_factory=list)
+    ack_stamps: list[float] = field(default_factory=list)
+    create_ms: list[float] = field(default_factory=list)
+    matches_finished: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    views_lost: int = 0
+    #: matches played to their end (for replay)
+    finished_ids: list[str] = field(default_factory=list)
+    #: CPU seconds per process during the window (see procstat)
+    cpu_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def actions(self) -> int:
+        return len(self.ack_stamps)
+
+
+class Watcher:
+    """Reads one WatchMatch stream; tells when a version has arrived and when."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.arrivals: list[tuple[int, float]] = []
+        self._changed = asyncio.Event()
+        self.closed = False
+
+    async def read(self, call: Any) -> None:
+        try:
+            async for view in call:
+                stamp = now()
+                version = int(view.version)
+                if version > self.version:
+                    self.version = version
+                    self.arrivals.append((version, stamp))
+                    self._changed.set()
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+        finally:
+            self.closed = True
+            self._changed.set()
+
+    async def arrival_of(self, version: int, limit_s: float) -> float | None:
+        """When the first view with at least ``version`` arrived (None: not in ``limit_s``)."""
+        deadline = now() + limit_s
+        while self.version < version:
+            remaining = deadline - now()
+            if remaining <= 0 or self.closed:
+                return None
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+        stamp = next(s for v, s in self.arrivals if v >= version)
+        self.arrivals = [(v, s) for v, s in self.arrivals if v >= version]
+        return stamp
+
+
+class Bot:
+    def __init__(
+        self,
+        stub: gateway_pb2_grpc.GatewayStub,
+        game: str,
+        seed: int,
+        result: LoadResult,
+        stop_at: float,
+        timeout: float = RPC_TIMEOUT_S,
+    ) -> None:
+        self.stub = stub
+        self.game = game
+        self.rng = random.Random(seed)
+        self.result = result
+        self.stop_at = stop_at
+        self.players = [f"player{i + 1}" for i in range(get_game(game).min_players)]
+        self.actions = 0
+        self.timeout = timeout
+
+    def _in_window(self, stamp: float) -> bool:
+        return self.result.start <= stamp < self.result.end
+
+    async def run(self) -> None:
+        while now() < self.stop_at and self.actions < MAX_ACTIONS_PER_BOT:
+            try:
+                await self.play_one()
+            except grpc.aio.AioRpcError as error:
+                self.result.errors[error.code().name] += 1
+                await asyncio.sleep(0.05)  # no hot loop on a failing stack
+            except TimeoutError:
+                self.result.errors["TIMEOUT"] += 1
+
+    async def play_one(self) -> None:
+        began = now()
+        created = await self.stub.CreateMatch(
+            board_pb2.CreateMatchRequest(
+                game=self.game, players=self.players, command_id=str(uuid.uuid4())
+            ),
+            timeout=self.timeout,
+        )
+        match_id = str(created.match_id)
+        viewer = self.players[0]
+        await self.stub.GetView(
+            gateway_pb2.GetViewRequest(
+                match_id=match_id, viewer=viewer, min_version=created.version,
+                wait_ms=int(self.timeout * 1000),
+            ),
+            timeout=self.timeout,
+        )
+        if self._in_window(now()):
+            self.result.create_ms.append(ms(now() - began))
+        watcher = Watcher()
+        call = self.stub.WatchMatch(gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=viewer))
+        reader = asyncio.create_task(watcher.read(call))
+        try:
+            await self._play(match_id, watcher)
+        finally:
+            call.cancel()
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+
+    async def _play(self, match_id: str, watcher: Watcher) -> None:
+        while now() < self.stop_at and self.actions < MAX_ACTIONS_PER_BOT:
+            legal = await self.stub.GetLegalActions(
+                board_pb2.GetLegalActionsRequest(match_id=match_id, player=self.players[0]),
+                timeout=self.timeout,
+            )
+            if legal.next.finished:
+                self.result.matches_finished += 1
+                self.result.finished_ids.append(match_id)
+                return
+            mover = legal.next.players[0] if legal.next.players else self.players[0]
+            if mover != self.players[0]:
+                legal = await self.stub.GetLegalActions(
+                    board_pb2.GetLegalActionsRequest(match_id=match_id, player=mover),
+                    timeout=self.timeout,
+                )
+            if not legal.actions:  # a chance node still resolving: ask again
+                await asyncio.sleep(0.001)
+                continue
+            choice = legal.actions[self.rng.randrange(len(legal.actions))]
+            request = board_pb2.SubmitActionRequest(
+                match_id=match_id,
+                player=mover,
+                action=choice.action,
+                command_id=str(uuid.uuid4()),
+                expected_version=legal.version,
+            )
+            began = now()
+            reply = await self.stub.SubmitAction(request, timeout=self.timeout)
+            acked = now()
+            self.actions += 1
+            seen = await watcher.arrival_of(int(reply.version), self.timeout)
+            if self._in_window(acked):
+                self.result.ack_stamps.append(acked)
+                self.result.ack_ms.append(ms(acked - began))
+                if seen is None:
+                    self.result.views_lost += 1
+                else:
+                    self.result.view_ms.append(ms(seen - began))
+            if seen is None:
+                self.result.errors["VIEW_NOT_SEEN"] += 1
+                return
+            if reply.finished:
+                self.result.matches_finished += 1
+                self.result.finished_ids.append(match_id)
+                return
+
+
+async def run_load(
+    gateway: str,
+    game: str,
+    concurrency: int,
+    duration: float,
+    warmup: float,
+    seed: int = 0,
+    channels: int = 8,
+    rpc_limit_s: float = RPC_TIMEOUT_S,
+    pids: Mapping[str, int | None] | None = None,
+) -> LoadResult:
+    """``concurrency`` bots for ``warmup + duration`` s; samples from the last ``duration``,
+    and the CPU each process in ``pids`` used in that window."""
+    begin = now()
+    result = LoadResult(concurrency, begin + warmup, begin + warmup + duration)
+    watched = {**(pids or {}), "bench client": os.getpid()}
+
+    async def cpu_window() -> None:
+        await asyncio.sleep(max(0.0, result.start - now()))
+        before = snapshot(watched)
+        await asyncio.sleep(max(0.0, result.end - now()))
+        result.cpu_s = usage(before, snapshot(watched))
+
+    meter = asyncio.create_task(cpu_window())
+    pool = [grpc.aio.insecure_channel(gateway) for _ in range(max(1, min(channels, concurrency)))]
+    try:
+        bots = [
+            Bot(
+                gateway_pb2_grpc.GatewayStub(pool[i % len(pool)]),
+                game,
+                seed * 1_000 + i,
+                result,
+                result.end,
+                rpc_limit_s,
+            )
+            for i in range(concurrency)
+        ]
+        await asyncio.wait_for(
+            asyncio.gather(*(bot.run() for bot in bots)),
+            timeout=warmup + duration + 3 * rpc_limit_s + 10,
+        )
+        await meter
+    finally:
+        meter.cancel()
+        for channel in pool:
+            await channel.close()
+    return result

@@ -1,0 +1,163 @@
+"""The pure engines in-process: complete random playouts per second, events folded per
+second (``evolve`` only, and from protobuf envelopes as every reader folds them)."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.common.envelope import Cause, make_envelope
+from services.common.folding import FoldedMatch
+from services.common.game_adapter import messages_for
+from services.games.playout import Playout, play, random_policy
+from services.games.registry import all_games, get_game
+from tabletop.v1 import envelope_pb2, platform_events_pb2
+
+from .stats import Figure, Floor, figure
+from .timing import now
+
+MAX_PLAYOUTS = 100_000
+
+
+@dataclass
+class EngineRun:
+    """One game, one run: per-playout rates and per-batch fold rates."""
+
+    game: str
+    playout_rates: list[float] = field(default_factory=list)
+    events_per_playout: list[int] = field(default_factory=list)
+    evolve_rates: list[float] = field(default_factory=list)
+    envelope_rates: list[float] = field(default_factory=list)
+    error: str = ""
+    envelope_error: str = ""
+
+
+def players_for(game: str) -> list[str]:
+    return [f"player{i + 1}" for i in range(get_game(game).min_players)]
+
+
+def one_playout(game: str, seed: int) -> Playout:
+    players = players_for(game)
+    policies = {p: random_policy(seed * 7 + i) for i, p in enumerate(players)}
+    return play(get_game(game), players, {}, policies, seed)
+
+
+def envelopes_of(game: str, playout: Playout, match_id: str = "bench") -> list[Any]:
+    """The board envelopes a match with these events would have (MatchCreated first)."""
+    messages = messages_for(game)
+    cause = Cause("bench", "bench", "board")
+    created = platform_events_pb2.MatchCreated(game=game, players=players_for(game))
+    payloads = [created, *(messages.event_to_any(e) for e in playout.events)]
+    return [
+        make_envelope(match_id=match_id, stream="board", sequence=i + 1, payload=p, cause=cause,
+                      game=game)
+        for i, p in enumerate(payloads)
+    ]
+
+
+def evolve_rate(game: str, events: Sequence[Any]) -> float:
+    engine = get_game(game)
+    state = engine.initial_state()
+    began = now()
+    for event in events:
+        state = engine.evolve(state, event)
+    elapsed = now() - began
+    return len(events) / elapsed if elapsed > 0 else 0.0
+
+
+def envelope_rate(envelopes: Sequence[envelope_pb2.EventEnvelope]) -> float:
+    """Decode (from bytes) and fold, as the projector and replay do."""
+    raw = [e.SerializeToString() for e in envelopes]
+    began = now()
+    decoded = [envelope_pb2.EventEnvelope.FromString(r) for r in raw]
+    match = FoldedMatch.created(decoded[0])
+    for envelope in decoded[1:]:
+        match.fold(envelope)
+    elapsed = now() - began
+    return len(raw) / elapsed if elapsed > 0 else 0.0
+
+
+def measure_game(game: str, seconds: float, seed: int, fold_batches: int) -> EngineRun:
+    run = EngineRun(game)
+    try:
+        deadline = now() + seconds
+        playouts: list[Playout] = []
+        for index in range(MAX_PLAYOUTS):
+            if now() >= deadline and index >= 3:
+                break
+            began = now()
+            playout = one_playout(game, seed * MAX_PLAYOUTS + index)
+            elapsed = now() - began
+            run.playout_rates.append(1 / elapsed if elapsed > 0 else 0.0)
+            run.events_per_playout.append(len(playout.events))
+            if len(playouts) < fold_batches:
+                playouts.append(playout)
+        for playout in playouts:
+            run.evolve_rates.append(evolve_rate(game, playout.events))
+    except Exception:  # a game still being written must not sink the whole suite
+        run.error = traceback.format_exc(limit=3)
+        return run
+    try:
+        for playout in playouts:
+            run.envelope_rates.append(envelope_rate(envelopes_of(game, playout)))
+    except Exception:  # e.g. its protobuf messages are not generated yet
+        run.envelope_error = traceback.format_exc(limit=3).strip().splitlines()[-1]
+    return run
+
+
+def measure_engines(seconds: float, seed: int, fold_batches: int) -> list[EngineRun]:
+    return [measure_game(name, seconds, seed, fold_batches) for name in sorted(all_games())]
+
+
+def engine_figures(runs: Sequence[EngineRun], noop_rate: float) -> list[Figure]:
+    """Playouts/s and fold rates per game; floors from the no-op fold of the same run."""
+    by_game: dict[str, list[EngineRun]] = {}
+    for run in runs:
+        by_game.setdefault(run.game, []).append(run)
+    figures: list[Figure] = []
+    for game, game_runs in sorted(by_game.items()):
+        good = [r for r in game_runs if not r.error]
+        if not good:
+            continue
+        events = [n for r in good for n in r.events_per_playout]
+        mean_events = sum(events) / len(events) if events else 0.0
+        figures.append(
+            figure(
+                f"engine.playouts.{game}",
+                f"Complete random playouts per second, {game} (in-process)",
+                "/s",
+                "higher",
+                [r.playout_rates for r in good],
+                floor=(
+                    Floor(noop_rate / mean_events,
+                          f"no-op fold of {mean_events:.0f} events (its mean playout)")
+                    if mean_events and noop_rate
+                    else None
+                ),
+            )
+        )
+        figures.append(
+            figure(
+                f"replay.evolve.{game}",
+                f"Events folded per second, {game} engine evolve (in-process)",
+                "events/s",
+                "higher",
+                [r.evolve_rates for r in good],
+                floor=Floor(noop_rate, "no-op fold") if noop_rate else None,
+            )
+        )
+        enveloped = [r for r in good if r.envelope_rates]
+        if enveloped:
+            figures.append(
+                figure(
+                    f"replay.envelopes.{game}",
+                    f"Envelopes decoded + folded per second, {game} (as readers fold, in-process)",
+                    "events/s",
+                    "higher",
+                    [r.envelope_rates for r in enveloped],
+                    floor=Floor(noop_rate, "no-op fold") if noop_rate else None,
+                )
+            )
+    return figures

@@ -1,0 +1,102 @@
+"""Action latency figures: SubmitAction → acknowledged, and SubmitAction → the new view on a
+WatchMatch stream, at each concurrency level, next to their floors.
+
+Floors (unloaded, measured in the same run):
+- acknowledged: 2 bare gRPC hops (client → gateway → board) + one bare acks=all Kafka write;
+- view: 2 bare gRPC hops + 2 bare Kafka hops (produce → read_committed consumer): the events
+  reach the projector, the view reaches the gateway. The stream push itself is not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .bots import LoadResult
+from .floors import FloorRun
+from .stats import Figure, Floor, Target, figure, median
+
+#: the issue's target: p99 action → view under 46 ms at 20 concurrent matches
+VIEW_P99_TARGET_MS = 46.0
+TARGET_LEVEL = 20
+
+
+def _pooled(runs: Sequence[FloorRun], attribute: str) -> list[float]:
+    return [s for run in runs for s in getattr(run, attribute)]
+
+
+def ack_floor(floors: Sequence[FloorRun]) -> Floor:
+    echo = median(_pooled(floors, "grpc_echo_ms"))
+    kafka = median(_pooled(floors, "kafka_ack_ms"))
+    return Floor(2 * echo + kafka, f"2xgRPC {echo:.2f} + Kafka ack {kafka:.2f} ms")
+
+
+def view_floor(floors: Sequence[FloorRun]) -> Floor:
+    echo = median(_pooled(floors, "grpc_echo_ms"))
+    hop = median(_pooled(floors, "kafka_hop_ms"))
+    return Floor(2 * echo + 2 * hop, f"2xgRPC {echo:.2f} + 2xKafka hop {hop:.2f} ms")
+
+
+def _level_note(loads: Sequence[LoadResult]) -> str:
+    errors = sum(sum(load.errors.values()) for load in loads)
+    lost = sum(load.views_lost for load in loads)
+    parts = []
+    if errors:
+        kinds = sorted({k for load in loads for k in load.errors})
+        parts.append(f"{errors} failed calls ({', '.join(kinds)})")
+    if lost:
+        parts.append(f"{lost} views never arrived")
+    return "; ".join(parts)
+
+
+def latency_figures(
+    loads: dict[int, list[LoadResult]], floors: Sequence[FloorRun]
+) -> list[Figure]:
+    figures: list[Figure] = []
+    for level, runs in sorted(loads.items()):
+        label = "1 match" if level == 1 else f"{level} concurrent matches"
+        note = _level_note(runs)
+        figures.append(
+            figure(
+                f"latency.ack.c{level}",
+                f"SubmitAction → acknowledged (durable), {label}",
+                "ms",
+                "lower",
+                [run.ack_ms for run in runs],
+                floor=ack_floor(floors),
+                note=note,
+            )
+        )
+        figures.append(
+            figure(
+                f"latency.view.c{level}",
+                f"SubmitAction → new view on WatchMatch, {label}",
+                "ms",
+                "lower",
+                [run.view_ms for run in runs],
+                floor=view_floor(floors),
+                target=(
+                    Target(VIEW_P99_TARGET_MS, f"p99 < {VIEW_P99_TARGET_MS:.0f} ms")
+                    if level == TARGET_LEVEL
+                    else None
+                ),
+                target_on="p99",
+                note=note,
+            )
+        )
+    return figures
+
+
+def floor_latency_figures(floors: Sequence[FloorRun]) -> list[Figure]:
+    rows = (
+        ("floor.kafka_ack", "Kafka send_and_wait, acks=all (bare aiokafka)", "kafka_ack_ms"),
+        ("floor.kafka_txn", "Kafka transaction with one record (as the board appends)",
+         "kafka_txn_ms"),
+        ("floor.kafka_hop", "Kafka hop: produce (acks=all) → read_committed consumer",
+         "kafka_hop_ms"),
+        ("floor.grpc_echo", "gRPC unary echo to another process (bare grpc.aio)",
+         "grpc_echo_ms"),
+    )
+    return [
+        figure(key, title, "ms", "lower", [getattr(run, attribute) for run in floors])
+        for key, title, attribute in rows
+    ]

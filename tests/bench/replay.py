@@ -1,0 +1,281 @@
+"""Replay and rebuild.
+
+- **ReplayMatch through the gateway**: a finished match streamed step by step (the board
+  events folded afresh, a view per step). Floor: the same fold and views in-process, over
+  the same envelopes (fetched with ExportMatch), so the ratio is what gRPC streaming adds.
+- **Projector rebuild**: a second, unchanged projector with a fresh app id (new consumer
+  group, empty tables) folds every event of the four streams from offset 0 and publishes
+  views as it goes. Figure: its steady folding rate (events per second between its first and
+  last fold, read from its Prometheus counter), plus its time to be ready. Floor: the same
+  events read with ``services.common.eventlog.read_stream`` and folded in-process
+  (``FoldedMatch`` for board events, seed notes for the others) without Faust, tables,
+  changelogs or publishing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import urllib.request
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from services.cli.stack import Stack, free_port
+from services.common.envelope import is_a
+from services.common.eventlog import read_stream
+from services.common.folding import FoldedMatch
+from services.common.projection import Projection
+from services.common.topics import STREAMS, event_topic
+from tabletop.v1 import envelope_pb2, gateway_pb2, gateway_pb2_grpc, platform_events_pb2
+
+from .floors import stop_process
+from .stats import Figure, Floor, figure, median
+from .timing import ms, now
+
+REPLAY_TIMEOUT_S = 60.0
+REBUILD_TIMEOUT_S = 180.0
+
+
+@dataclass
+class ReplayRun:
+    #: per match: events per second through ReplayMatch, and the whole replay in ms
+    gateway_rates: list[float] = field(default_factory=list)
+    gateway_ms: list[float] = field(default_factory=list)
+    #: per match: the same fold + views in-process
+    inprocess_rates: list[float] = field(default_factory=list)
+    inprocess_ms: list[float] = field(default_factory=list)
+    steps: list[int] = field(default_factory=list)
+
+
+@dataclass
+class RebuildRun:
+    events: int = 0
+    #: per-second fold rates of the fresh projector between its first and last fold
+    projector_rates: list[float] = field(default_factory=list)
+    projector_events_per_s: float = 0.0
+    projector_ready_s: float = 0.0
+    projector_done: bool = False
+    #: read_stream + fold in-process
+    floor_events_per_s: float = 0.0
+    floor_read_only_per_s: float = 0.0
+    error: str = ""
+
+
+# -- replay -------------------------------------------------------------------------------
+def fold_with_views(board: Sequence[envelope_pb2.EventEnvelope], viewer: str) -> int:
+    """What ReplayMatch computes per step, in-process: fold, then the viewer's view."""
+    match = FoldedMatch.created(board[0])
+    projection = Projection(match)
+    shown = 0
+    for step, envelope in enumerate(board, start=1):
+        if step > 1:
+            match.fold(envelope)
+        projection.view_for(viewer).SerializeToString()
+        shown += 1
+    return shown
+
+
+async def replay_matches(gateway: str, match_ids: Sequence[str], viewer: str) -> ReplayRun:
+    run = ReplayRun()
+    async with grpc.aio.insecure_channel(gateway) as channel:
+        stub = gateway_pb2_grpc.GatewayStub(channel)
+        for match_id in match_ids:
+            began = now()
+            steps = 0
+            async for _ in stub.ReplayMatch(
+                gateway_pb2.ReplayMatchRequest(match_id=match_id, viewer=viewer),
+                timeout=REPLAY_TIMEOUT_S,
+            ):
+                steps += 1
+            elapsed = now() - began
+            if steps == 0 or elapsed <= 0:
+                continue
+            run.steps.append(steps)
+            run.gateway_ms.append(ms(elapsed))
+            run.gateway_rates.append(steps / elapsed)
+            log = await stub.ExportMatch(
+                gateway_pb2.ExportMatchRequest(match_id=match_id), timeout=REPLAY_TIMEOUT_S
+            )
+            board = sorted((e for e in log.events if e.stream == "board"), key=lambda e: e.sequence)
+            began = now()
+            shown = fold_with_views(board, viewer)
+            elapsed = now() - began
+            run.inprocess_ms.append(ms(elapsed))
+            run.inprocess_rates.append(shown / elapsed)
+    return run
+
+
+# -- rebuild floor ------------------------------------------------------------------------
+async def read_and_fold(bootstrap: str, prefix: str) -> tuple[int, float, float]:
+    """(events, events/s read + folded, events/s read only) over the four streams."""
+    topics = [event_topic(s, prefix) for s in STREAMS]
+    began = now()
+    raw = [e async for e in read_stream(bootstrap, topics)]
+    read_s = now() - began
+    began = now()
+    matches: dict[str, Projection] = {}
+    for envelope in raw:
+        projection = matches.get(envelope.match_id)
+        if envelope.stream == "board":
+            if is_a(envelope, platform_events_pb2.MatchCreated):
+                matches[envelope.match_id] = Projection(FoldedMatch.created(envelope))
+            elif projection is not None:
+                projection.match.fold(envelope)
+        elif projection is not None:
+            projection.note(envelope)
+    fold_s = now() - began
+    total = read_s + fold_s
+    return len(raw), (len(raw) / total if total else 0.0), (len(raw) / read_s if read_s else 0.0)
+
+
+# -- rebuild figure -----------------------------------------------------------------------
+def _folded_total(metrics_addr: str) -> tuple[float, bool] | None:
+    """(events folded, ready) from the projector's metrics endpoint; None if unreachable."""
+    try:
+        with urllib.request.urlopen(f"http://{metrics_addr}/metrics", timeout=1) as reply:
+            body = reply.read().decode()
+    except OSError:
+        return None
+    folded = 0.0
+    ready = False
+    for line in body.splitlines():
+        if line.startswith("tabletop_projector_events_folded_total{"):
+            folded += float(line.rsplit(" ", 1)[1])
+        elif line.startswith("tabletop_projector_assigned_partitions "):
+            ready = float(line.split()[1]) > 0
+    return folded, ready
+
+
+async def rebuild(stack: Stack, expected: int, log_dir: Path) -> RebuildRun:
+    """Start a fresh projector over the stack's topics; time it folding ``expected`` events."""
+    run = RebuildRun(events=expected)
+    app_id = f"bench-rebuild-{uuid.uuid4().hex[:8]}"
+    metrics_port = free_port()
+    env = {
+        **stack.env("projector"),
+        "TABLETOP_METRICS_PORT": str(metrics_port),
+        "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")]),
+    }
+    work = log_dir / app_id
+    work.mkdir(parents=True, exist_ok=True)  # Faust writes its data folder in its cwd
+    log_path = log_dir / f"{app_id}.log"
+    log = await asyncio.to_thread(log_path.open, "ab")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.bench.rebuild_projector", f"{stack.topic_prefix}{app_id}",
+        env=env,
+        cwd=work,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    started = now()
+    samples: list[tuple[float, float]] = []
+    try:
+        deadline = started + REBUILD_TIMEOUT_S
+        last_change = started
+        while now() < deadline:
+            if process.returncode is not None:
+                run.error = f"the rebuild projector exited ({process.returncode}); see {log_path}"
+                break
+            reading = await asyncio.to_thread(_folded_total, f"127.0.0.1:{metrics_port}")
+            stamp = now()
+            if reading is not None:
+                folded, ready = reading
+                if ready and not run.projector_ready_s:
+                    run.projector_ready_s = stamp - started
+                if not samples or folded != samples[-1][1]:
+                    samples.append((stamp, folded))
+                    last_change = stamp
+                if folded >= expected:
+                    run.projector_done = True
+                    break
+                if samples and samples[-1][1] > 0 and stamp - last_change > 20:
+                    run.error = f"stalled at {samples[-1][1]:.0f} of {expected} events"
+                    break
+            await asyncio.sleep(0.1)
+        else:
+            run.error = f"not done after {REBUILD_TIMEOUT_S:.0f} s"
+    finally:
+        await stop_process(process, 20.0)
+        log.close()
+        await asyncio.to_thread(shutil.rmtree, work, True)
+    folding = [(t, f) for t, f in samples if f > 0]
+    if len(folding) >= 2:
+        # from the sample before the first fold (when it was still 0) to the last one
+        zero = [t for t, f in samples if f == 0]
+        t0 = zero[-1] if zero else folding[0][0]
+        t1, f1 = folding[-1]
+        if t1 > t0:
+            run.projector_events_per_s = f1 / (t1 - t0)
+        for (ta, fa), (tb, fb) in itertools.pairwise(folding):
+            if tb > ta:
+                run.projector_rates.append((fb - fa) / (tb - ta))
+    elif len(folding) == 1 and run.projector_done:
+        zero = [t for t, f in samples if f == 0]
+        if zero and folding[0][0] > zero[-1]:
+            run.projector_events_per_s = folding[0][1] / (folding[0][0] - zero[-1])
+    return run
+
+
+async def measure_rebuild(stack: Stack, log_dir: Path) -> RebuildRun:
+    events, floor_rate, read_rate = await read_and_fold(stack.kafka_bootstrap, stack.topic_prefix)
+    run = await rebuild(stack, events, log_dir)
+    run.floor_events_per_s = floor_rate
+    run.floor_read_only_per_s = read_rate
+    return run
+
+
+def replay_figures(replays: Sequence[ReplayRun], rebuilds: Sequence[RebuildRun]) -> list[Figure]:
+    figures: list[Figure] = []
+    inprocess_rate = median([s for r in replays for s in r.inprocess_rates])
+    inprocess_ms = median([s for r in replays for s in r.inprocess_ms])
+    steps = median([float(s) for r in replays for s in r.steps])
+    if any(r.gateway_rates for r in replays):
+        figures.append(
+            figure(
+                "replay.gateway.events",
+                "ReplayMatch through the gateway: events (steps with views) per second",
+                "events/s",
+                "higher",
+                [r.gateway_rates for r in replays],
+                floor=Floor(inprocess_rate, "same fold + views in-process"),
+            )
+        )
+        figures.append(
+            figure(
+                "replay.gateway.match",
+                f"ReplayMatch through the gateway: a whole match (~{steps:.0f} steps)",
+                "ms",
+                "lower",
+                [r.gateway_ms for r in replays],
+                floor=Floor(inprocess_ms, "same fold + views in-process"),
+            )
+        )
+    done = [r for r in rebuilds if r.projector_events_per_s > 0]
+    if done:
+        floor = median([r.floor_events_per_s for r in rebuilds])
+        read = median([r.floor_read_only_per_s for r in rebuilds])
+        ready = median([r.projector_ready_s for r in done if r.projector_ready_s])
+        events = max(r.events for r in rebuilds)
+        errors = "; ".join(r.error for r in rebuilds if r.error)
+        figures.append(
+            figure(
+                "replay.rebuild.projector",
+                f"Read-model rebuild by a fresh projector from offset 0 ({events:,} events)",
+                "events/s",
+                "higher",
+                [[r.projector_events_per_s] for r in done],
+                floor=Floor(floor, f"read_stream + fold in-process (read alone {read:,.0f}/s)"),
+                note=f"ready after {ready:.1f} s (Faust start, rebalance)"
+                + (f"; {errors}" if errors else ""),
+            )
+        )
+    return figures

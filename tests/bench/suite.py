@@ -1,0 +1,275 @@
+"""The whole suite: one ephemeral stack, several runs of every benchmark, then the report.
+
+Each run measures its floors first, then the figures, so floors and figures share the
+machine's conditions of that moment; runs are repeated to show the noise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import shutil
+import tempfile
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from aiokafka.admin import AIOKafkaAdminClient
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from services.cli.stack import ORDER, Stack
+
+from .bots import LoadResult, run_load
+from .engine import EngineRun, engine_figures, measure_engines
+from .floors import FloorRun, FloorSizes, measure_floors
+from .latency import floor_latency_figures, latency_figures
+from .machine import machine_info
+from .procstat import kafka_pid
+from .replay import (
+    RebuildRun,
+    ReplayRun,
+    measure_rebuild,
+    replay_figures,
+    replay_matches,
+)
+from .report import load_summary, write_all
+from .stats import Figure, median
+from .throughput import floor_rate_figures, throughput_figures
+
+console = Console(stderr=True)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    floors: FloorSizes
+    levels: tuple[int, ...]
+    warmup_s: float
+    duration_s: float
+    rpc_timeout_s: float
+    replay_matches: int
+    rebuild_every_run: bool
+    engine_seconds: float
+    engine_fold_batches: int
+
+    @classmethod
+    def quick(cls, levels: tuple[int, ...]) -> Sizes:
+        return cls(
+            floors=FloorSizes(40, 0.6, levels, 50_000, 3, warmup=0.2),
+            levels=levels,
+            warmup_s=0.5,
+            duration_s=2.0,
+            rpc_timeout_s=5.0,
+            replay_matches=2,
+            rebuild_every_run=False,
+            engine_seconds=0.4,
+            engine_fold_batches=3,
+        )
+
+    @classmethod
+    def full(cls, levels: tuple[int, ...]) -> Sizes:
+        return cls(
+            floors=FloorSizes(500, 3.0, levels, 200_000, 5),
+            levels=levels,
+            warmup_s=2.0,
+            duration_s=10.0,
+            rpc_timeout_s=15.0,
+            replay_matches=8,
+            rebuild_every_run=True,
+            engine_seconds=3.0,
+            engine_fold_batches=10,
+        )
+
+
+@dataclass
+class Results:
+    floors: list[FloorRun]
+    loads: dict[int, list[LoadResult]]
+    replays: list[ReplayRun]
+    rebuilds: list[RebuildRun]
+    engines: list[EngineRun]
+
+
+# -- housekeeping ---------------------------------------------------------------------------
+async def delete_topics(bootstrap: str, prefix: str) -> None:
+    """Remove this run's own topics (every name starts with its unique prefix)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        ours = [t for t in await admin.list_topics() if t.startswith(prefix)]
+        if ours:
+            await admin.delete_topics(ours)
+    finally:
+        await admin.close()
+
+
+def log_findings(run_dir: Path, limit: int = 3) -> list[str]:
+    """The most frequent exception lines in the services' logs, for the notes."""
+    found: list[str] = []
+    pattern = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception)\b.*)$")
+    for log in sorted(run_dir.glob("*.log")):
+        counts: Counter[str] = Counter()
+        with contextlib.suppress(OSError):
+            for line in log.read_text(errors="replace").splitlines():
+                hit = pattern.match(line.strip())
+                if hit:
+                    counts[hit.group(1)[:160]] += 1
+        for message, count in counts.most_common(limit):
+            found.append(f"{log.stem} log: {count}x `{message}`")
+    return found
+
+
+def stop_all(stack: Stack, grace_s: float = 5.0) -> None:
+    """Stop every service of the benchmark's own stack at once (SIGTERM, then SIGKILL after
+    ``grace_s``): nothing outlives the run, and teardown takes seconds, not a minute."""
+    with ThreadPoolExecutor(max_workers=len(ORDER)) as pool:
+        list(pool.map(lambda service: stack.stop(service, timeout=grace_s), ORDER))
+
+
+@contextlib.contextmanager
+def ephemeral_stack(prefix: str, run_dir: Path) -> Iterator[Stack]:
+    stack = Stack.ephemeral(run_dir, prefix)
+    try:
+        stack.up()
+        yield stack
+    finally:
+        stop_all(stack)
+        # The projector (Faust) keeps its data folder in the working directory.
+        shutil.rmtree(Path(f"{prefix}tabletop-projector-data"), ignore_errors=True)
+        with contextlib.suppress(Exception):
+            asyncio.run(delete_topics(stack.kafka_bootstrap, prefix))
+
+
+# -- the runs --------------------------------------------------------------------------------
+async def one_run(
+    run: int, stack: Stack, sizes: Sizes, game: str, results: Results, progress: Progress,
+    task: Any, log_dir: Path,
+) -> None:
+    pids: dict[str, int | None] = {name: stack.pid(name) for name in ORDER}
+    pids["kafka"] = kafka_pid()
+
+    def step(what: str) -> None:
+        progress.update(task, description=f"run {run + 1}: {what}")
+
+    step("floors")
+    results.floors.append(
+        await measure_floors(stack.kafka_bootstrap, f"{stack.topic_prefix}r{run}.", sizes.floors)
+    )
+    progress.advance(task)
+    finished: list[str] = []
+    for level in sizes.levels:
+        step(f"{level} concurrent match{'es' if level > 1 else ''}")
+        load = await run_load(
+            stack.addr("gateway"), game, level, sizes.duration_s, sizes.warmup_s,
+            seed=run, rpc_limit_s=sizes.rpc_timeout_s, pids=pids,
+        )
+        results.loads.setdefault(level, []).append(load)
+        finished += load.finished_ids
+        progress.advance(task)
+    step("ReplayMatch")
+    results.replays.append(
+        await replay_matches(stack.addr("gateway"), finished[: sizes.replay_matches], "")
+    )
+    progress.advance(task)
+    if sizes.rebuild_every_run or run == 0:
+        step("projector rebuild")
+        results.rebuilds.append(await measure_rebuild(stack, log_dir))
+    progress.advance(task)
+    step("engines")
+    results.engines += await asyncio.to_thread(
+        measure_engines, sizes.engine_seconds, run, sizes.engine_fold_batches
+    )
+    progress.advance(task)
+
+
+def collect(results: Results) -> list[Figure]:
+    noop = median([s for run in results.floors for s in run.noop_fold_rate])
+    return [
+        *latency_figures(results.loads, results.floors),
+        *throughput_figures(results.loads, results.floors),
+        *replay_figures(results.replays, results.rebuilds),
+        *engine_figures(results.engines, noop),
+        *floor_latency_figures(results.floors),
+        *floor_rate_figures(results.floors),
+    ]
+
+
+def problems_of(results: Results, run_dir: Path) -> list[str]:
+    problems = []
+    for level, loads in sorted(results.loads.items()):
+        errors: Counter[str] = Counter()
+        for load in loads:
+            errors.update(load.errors)
+        if errors:
+            total = sum(errors.values())
+            acked = sum(load.actions for load in loads)
+            problems.append(
+                f"{level} concurrent match{'es' if level > 1 else ''}: {total} failed calls "
+                f"({', '.join(f'{k} {v}' for k, v in errors.most_common())}) next to {acked} "
+                "acknowledged actions."
+            )
+    for engine in results.engines:
+        if engine.error:
+            problems.append(f"engine {engine.game}: {engine.error.strip().splitlines()[-1]}")
+    for message in sorted({e.envelope_error for e in results.engines if e.envelope_error}):
+        problems.append(f"envelope fold skipped: {message}")
+    for rebuild in results.rebuilds:
+        if rebuild.error:
+            problems.append(f"projector rebuild: {rebuild.error}")
+    if not results.rebuilds or not any(r.projector_events_per_s for r in results.rebuilds):
+        problems.append("projector rebuild: no figure (the fresh projector never folded).")
+    problems += log_findings(run_dir)
+    return problems
+
+
+def run_suite(
+    out_dir: Path, runs: int, quick: bool, game: str, levels: tuple[int, ...]
+) -> tuple[Path, Path]:
+    sizes = Sizes.quick(levels) if quick else Sizes.full(levels)
+    machine = machine_info()
+    token = uuid.uuid4().hex[:8]
+    prefix = f"bench{token}."
+    run_dir = Path(tempfile.gettempdir()) / f"tabletop-bench-{token}"
+    results = Results([], {}, [], [], [])
+    steps_per_run = 4 + len(levels)
+    with (
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress,
+    ):
+        task = progress.add_task("starting an ephemeral stack", total=runs * steps_per_run)
+        with ephemeral_stack(prefix, run_dir) as stack:
+            for run in range(runs):
+                asyncio.run(
+                    one_run(run, stack, sizes, game, results, progress, task, run_dir)
+                )
+            progress.update(task, description="stopping the stack")
+    figures = collect(results)
+    loads = [
+        load_summary(level, run, load)
+        for level, level_loads in sorted(results.loads.items())
+        for run, load in enumerate(level_loads)
+    ]
+    config = {
+        "runs": runs,
+        "quick": quick,
+        "game": game,
+        "levels": list(levels),
+        "sizes": asdict(sizes),
+        "topic_prefix": prefix,
+        "logs": str(run_dir),
+    }
+    paths = write_all(out_dir, machine, config, figures, loads, problems_of(results, run_dir))
+    console.print(f"wrote {paths[0]} and {paths[1]}; service logs in {run_dir}")
+    return paths
+
+
