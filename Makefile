@@ -14,8 +14,10 @@ KAFKA := deploy/kafka/kafka.sh
 
 include deploy/make/tools.mk
 
-.PHONY: help install protos check-protos kafka kafka-stop topics up down status test test-unit \
-        test-integration lint bench clean
+GRPCURL_VERSION ?= v1.9.3
+
+.PHONY: help install tools tools-grpcurl protos check-protos kafka kafka-stop topics up down \
+        status test test-unit lint bench clean prometheus prometheus-stop k8s-generate
 
 help:  ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -27,7 +29,18 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
-install: $(STAMP) protos  ## create .venv and install the project with its dev tools
+install: $(STAMP)  ## create .venv and install the project with its dev tools
+
+tools: tools-deploy tools-grpcurl  ## kustomize, prometheus/promtool, grpcurl (into .cache/bin)
+
+# `go install` builds report no version, so a stamp file records which one is there.
+tools-grpcurl:
+	@if [ ! -x $(DEPLOY_BIN)/grpcurl ] || [ ! -f $(DEPLOY_BIN)/.grpcurl-$(GRPCURL_VERSION) ]; then \
+	  echo "installing grpcurl $(GRPCURL_VERSION) into $(DEPLOY_BIN)"; \
+	  GOBIN=$(DEPLOY_BIN) GOTOOLCHAIN=local GOFLAGS=-buildvcs=false \
+	    $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION) && \
+	  touch $(DEPLOY_BIN)/.grpcurl-$(GRPCURL_VERSION); \
+	fi
 
 protos: $(STAMP)  ## generate Python code from protos/ (checked in; see check-protos)
 	@deploy/protos.sh protos
@@ -44,26 +57,39 @@ kafka-stop:  ## stop the local Kafka broker
 topics: kafka  ## create the topics (auto-create is off)
 	@$(VENV)/bin/tabletop admin create-topics
 
-up: kafka  ## start Kafka and every service, wait until healthy
+up: kafka  ## start Kafka, every service and (if installed) Prometheus; wait until healthy
 	@$(VENV)/bin/tabletop stack up
+	@if command -v prometheus >/dev/null; then deploy/prometheus/prometheus.sh start; \
+	  else echo "prometheus not installed (make tools installs it): skipped"; fi
 
-down:  ## stop every service and Kafka
+down:  ## stop every service, Prometheus and Kafka
 	@test ! -x $(VENV)/bin/tabletop || $(VENV)/bin/tabletop stack down
+	@deploy/prometheus/prometheus.sh stop
 	@$(KAFKA) stop
 
 status:  ## show what is running
 	@$(VENV)/bin/tabletop stack status || true
 
-test: install tools-deploy kafka check-protos  ## unit + integration tests against the real Kafka
+test: install tools kafka check-protos  ## unit + integration tests against the real Kafka
 	$(VENV)/bin/pytest -q -ra --timeout=600
 
 test-unit: install  ## unit tests only (no Kafka)
 	$(VENV)/bin/pytest -q -m 'not integration' tests/unit
 
 lint: install  ## ruff and mypy
-	$(VENV)/bin/ruff check services tests
-	$(VENV)/bin/ruff format --check services tests
-	$(VENV)/bin/mypy services tests
+	$(VENV)/bin/ruff check services tests deploy/k8s
+	$(VENV)/bin/ruff format --check services tests deploy/k8s
+	$(VENV)/bin/mypy services tests deploy/k8s
+
+prometheus: tools-prometheus  ## local Prometheus on 127.0.0.1:9090 scraping every process
+	@deploy/prometheus/prometheus.sh start
+
+prometheus-stop:  ## stop the local Prometheus
+	@deploy/prometheus/prometheus.sh stop
+
+k8s-generate: $(STAMP)  ## regenerate the KafkaTopics and the PrometheusRule from their sources
+	$(PY) deploy/k8s/gen_topics.py
+	$(PY) deploy/k8s/gen_rules.py
 
 bench: install kafka  ## benchmarks against floors measured in the same run
 	$(VENV)/bin/python -m tests.bench

@@ -29,7 +29,9 @@ async def main(config: Config) -> None:
         transactional_id=f"{config.topic_prefix}tabletop-board-{config.shard}",
     )
     writer = StreamWriter("board", log, config.kafka_bootstrap, config.shard, config.shards)
-    dice_channel = grpc.aio.insecure_channel(config.dice_addrs[config.shard % len(config.dice_addrs)])
+    dice_channel = grpc.aio.insecure_channel(
+        config.dice_addrs[config.shard % len(config.dice_addrs)]
+    )
     decks_channel = grpc.aio.insecure_channel(
         config.decks_addrs[config.shard % len(config.decks_addrs)]
     )

@@ -88,7 +88,11 @@ class BoardService(board_pb2_grpc.BoardServicer):
         raise RuntimeError(f"{game.name}: more than {MAX_CHANCE_NODES} chance nodes in a row")
 
     async def _append(
-        self, match_id: str, game: Game[Any], payloads: list[message.Message], command_id: str,
+        self,
+        match_id: str,
+        game: Game[Any],
+        payloads: list[message.Message],
+        command_id: str,
         actor: str,
     ) -> list[Any]:
         cause = Cause(causation_id=command_id, correlation_id=command_id, actor=actor)
@@ -102,7 +106,9 @@ class BoardService(board_pb2_grpc.BoardServicer):
             await self._chance.reveal(match.match_id, command_id)
         self.refresh_gauges()
         return board_pb2.SubmitActionReply(
-            version=match.version, events_appended=appended, duplicate=False,
+            version=match.version,
+            events_appended=appended,
+            duplicate=False,
             finished=match.finished,
         )
 

@@ -18,7 +18,8 @@ def reason_of(error: grpc.RpcError) -> str:
     """The player-readable message of a refusal, with its reason code when there is one."""
     code = error.code().name if hasattr(error, "code") else "ERROR"
     details = error.details() if hasattr(error, "details") else str(error)
-    reason = dict(error.trailing_metadata() or ()).get("tabletop-reason", "")  # type: ignore[attr-defined]
+    trailing = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    reason = dict(trailing or ()).get("tabletop-reason", "")
     return f"{details} [{reason or code}]"
 
 
@@ -39,9 +40,10 @@ class GatewayClient:
         return str(reply.match_id)
 
     def legal(self, match_id: str, player: str) -> board_pb2.GetLegalActionsReply:
-        return self.stub.GetLegalActions(
+        reply: board_pb2.GetLegalActionsReply = self.stub.GetLegalActions(
             board_pb2.GetLegalActionsRequest(match_id=match_id, player=player)
         )
+        return reply
 
     def submit(
         self,
@@ -59,16 +61,18 @@ class GatewayClient:
         )
         if expected_version is not None:
             request.expected_version = expected_version
-        return self.stub.SubmitAction(request)
+        reply: board_pb2.SubmitActionReply = self.stub.SubmitAction(request)
+        return reply
 
     def view(
         self, match_id: str, viewer: str = "", min_version: int = 0, wait_ms: int = 10_000
     ) -> match_pb2.MatchView:
-        return self.stub.GetView(
+        view: match_pb2.MatchView = self.stub.GetView(
             gateway_pb2.GetViewRequest(
                 match_id=match_id, viewer=viewer, min_version=min_version, wait_ms=wait_ms
             )
         )
+        return view
 
 
 def game_action(game: str, action: Any) -> Any:

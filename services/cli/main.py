@@ -6,7 +6,6 @@ import argparse
 import json
 import random
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +40,13 @@ def _options(pairs: list[str]) -> dict[str, str]:
 # -- play ------------------------------------------------------------------------------
 def cmd_play(args: argparse.Namespace) -> int:
     game = all_games()[args.game]
-    players = args.players.split(",") if args.players else [
-        f"player{i + 1}" for i in range(max(game.min_players, args.seats or game.min_players))
-    ]
+    players = (
+        args.players.split(",")
+        if args.players
+        else [
+            f"player{i + 1}" for i in range(max(game.min_players, args.seats or game.min_players))
+        ]
+    )
     bots = _bot_seats(args.bot, players)
     client = GatewayClient(args.gateway)
     try:
@@ -65,10 +68,11 @@ def cmd_play(args: argparse.Namespace) -> int:
             if mover in bots:
                 choice = legal.actions[rng.randrange(len(legal.actions))]
             else:
-                choice = _ask(client, match_id, mover, legal)
-                if choice is None:
+                asked = _ask(client, match_id, mover, legal)
+                if asked is None:
                     console.print(f"left match {match_id}; it stays open")
                     return 0
+                choice = asked
             try:
                 client.submit(match_id, mover, choice.action, expected_version=legal.version)
                 actions += 1
@@ -88,7 +92,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         print(json.dumps(result))
     else:
         print(render_view(final))
-        print(f"\nmatch {match_id}: {final.end_reason} — {result['results']} ({final.version} events)")
+        print(
+            f"\nmatch {match_id}: {final.end_reason} — {result['results']} ({final.version} events)"
+        )
     return 0
 
 
@@ -135,7 +141,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         steps += 1
         last = step.view
         if args.json:
-            print(json.dumps({"step": step.step, "event": step.description, "version": step.view.version}))
+            print(
+                json.dumps(
+                    {"step": step.step, "event": step.description, "version": step.view.version}
+                )
+            )
         elif not args.verify:
             print(f"── step {step.step}: {step.description}")
             print(render_view(step.view))
@@ -145,10 +155,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return 0
     live = client.view(args.match_id, args.viewer)
     same = last is not None and _comparable(last) == _comparable(live)
-    report = {"match_id": args.match_id, "steps": steps, "live_version": live.version, "equal": same}
-    print(json.dumps(report) if args.json else (
-        f"replayed {steps} events: the final view {'equals' if same else 'DIFFERS FROM'} the live one"
-    ))
+    report = {
+        "match_id": args.match_id,
+        "steps": steps,
+        "live_version": live.version,
+        "equal": same,
+    }
+    print(
+        json.dumps(report)
+        if args.json
+        else (
+            f"replayed {steps} events: the final view "
+            f"{'equals' if same else 'DIFFERS FROM'} the live one"
+        )
+    )
     return 0 if same else 1
 
 
@@ -168,10 +188,17 @@ def _replay_file(args: argparse.Namespace) -> int:
     for envelope in board[1:]:
         match.fold(envelope)
         if not args.json:
-            print(f"── step {envelope.sequence}: {envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}")
+            print(
+                f"── step {envelope.sequence}: {envelope.actor}: "
+                f"{envelope.event_type.rsplit('.', 1)[-1]}"
+            )
     view = projection.view_for(args.viewer)
     if args.json:
-        print(json.dumps({"match_id": log.match_id, "steps": len(board), "results": dict(view.results)}))
+        print(
+            json.dumps(
+                {"match_id": log.match_id, "steps": len(board), "results": dict(view.results)}
+            )
+        )
     else:
         print(render_view(view))
     return 0
@@ -205,7 +232,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
             console.print(f"[red]cannot verify:[/] {reason_of(error)}")
             return 2
     result = verify_match(list(log.events))
-    report = {"match_id": log.match_id, "ok": result.ok, "checked": result.checked, "problems": result.problems}
+    report = {
+        "match_id": log.match_id,
+        "ok": result.ok,
+        "checked": result.checked,
+        "problems": result.problems,
+    }
     if args.json:
         print(json.dumps(report))
     else:
@@ -218,7 +250,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 # -- lobby -----------------------------------------------------------------------------
 def cmd_matches(args: argparse.Namespace) -> int:
-    reply = GatewayClient(args.gateway).stub.ListMatches(gateway_pb2.ListMatchesRequest(game=args.game or ""))
+    reply = GatewayClient(args.gateway).stub.ListMatches(
+        gateway_pb2.ListMatchesRequest(game=args.game or "")
+    )
     rows = [json_format.MessageToDict(m, preserving_proto_field_name=True) for m in reply.matches]
     if args.json:
         print(json.dumps(rows))
@@ -230,7 +264,9 @@ def cmd_matches(args: argparse.Namespace) -> int:
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
-    reply = GatewayClient(args.gateway).stub.GetStandings(scoring_pb2.GetStandingsRequest(game=args.game))
+    reply = GatewayClient(args.gateway).stub.GetStandings(
+        scoring_pb2.GetStandingsRequest(game=args.game)
+    )
     data = json_format.MessageToDict(reply, preserving_proto_field_name=True)
     print(json.dumps(data) if args.json else json.dumps(data, indent=2))
     return 0
@@ -238,12 +274,14 @@ def cmd_standings(args: argparse.Namespace) -> int:
 
 # -- simulate --------------------------------------------------------------------------
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from services.cli.simulate import simulate  # noqa: PLC0415 - only this command needs it
+    from services.cli.simulate import simulate
 
     with Progress(console=console, transient=True, disable=args.json) as bar:
         task = bar.add_task(f"simulating {args.game}", total=args.games)
         report = simulate(args, lambda done: bar.update(task, completed=done))
-    print(json.dumps(report) if args.json else "\n".join(f"{k:>16}: {v}" for k, v in report.items()))
+    print(
+        json.dumps(report) if args.json else "\n".join(f"{k:>16}: {v}" for k, v in report.items())
+    )
     return 0
 
 
@@ -259,7 +297,11 @@ def cmd_stack(args: argparse.Namespace) -> int:
         print("stack stopped")
     else:
         status = stack.status()
-        print(json.dumps(status) if args.json else "\n".join(f"{k:10s} {v}" for k, v in status.items()))
+        print(
+            json.dumps(status)
+            if args.json
+            else "\n".join(f"{k:10s} {v}" for k, v in status.items())
+        )
         return 0 if all(v == "healthy" for v in status.values()) else 1
     return 0
 
@@ -288,7 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="step through a match's history")
     replay.add_argument("match_id", nargs="?", default="")
     replay.add_argument("--viewer", default="", help="see it as this player (default: spectator)")
-    replay.add_argument("--verify", action="store_true", help="fold again; compare with the live view")
+    replay.add_argument(
+        "--verify", action="store_true", help="fold again; compare with the live view"
+    )
     replay.add_argument("--step", action="store_true", help="wait for Enter after each step")
     replay.add_argument("--file", help="replay an exported match file instead")
     replay.add_argument("--json", action="store_true")

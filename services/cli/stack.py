@@ -47,7 +47,9 @@ class Stack:
     @classmethod
     def ephemeral(cls, run_dir: Path, topic_prefix: str, partitions: int = 3) -> Stack:
         """A stack on free ports with its own topics, for tests and benchmarks."""
-        ports = {name: (free_port() if g else 0, free_port()) for name, (g, _) in DEFAULT_PORTS.items()}
+        ports = {
+            name: (free_port() if g else 0, free_port()) for name, (g, _) in DEFAULT_PORTS.items()
+        }
         return cls(run_dir, topic_prefix=topic_prefix, partitions=partitions, ports=ports)
 
     def addr(self, service: str) -> str:
@@ -130,7 +132,9 @@ class Stack:
 
     def _projector_ready(self) -> bool:
         try:
-            with urllib.request.urlopen(f"http://{self.metrics_addr('projector')}/metrics", timeout=1) as r:
+            with urllib.request.urlopen(
+                f"http://{self.metrics_addr('projector')}/metrics", timeout=1
+            ) as r:
                 body = r.read().decode()
         except OSError:
             return False

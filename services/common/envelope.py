@@ -65,4 +65,4 @@ def unpack(envelope: envelope_pb2.EventEnvelope, cls: type[message.Message]) -> 
 
 
 def is_a(envelope: envelope_pb2.EventEnvelope, cls: type[message.Message]) -> bool:
-    return bool(envelope.payload.Is(cls.DESCRIPTOR))
+    return bool(envelope.payload.Is(cls.DESCRIPTOR))  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ zombie. Readers use read_committed so an aborted append is never seen.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Sequence
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -101,7 +102,7 @@ async def _partitions_of(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
         partitions = consumer.partitions_for_topic(topic)
         if partitions:
             return set(partitions)
-        await consumer._client.force_metadata_update()  # noqa: SLF001 - no public refresh
+        await consumer._client.force_metadata_update()
         await asyncio.sleep(0.1)
     raise RuntimeError(f"topic {topic!r} does not exist; create the topics first")
 
@@ -150,7 +151,7 @@ async def create_topics(
         existing = set(await admin.list_topics())
         missing = [s for s in specs if s.name not in existing]
         if missing:
-            try:
+            with contextlib.suppress(TopicAlreadyExistsError):
                 await admin.create_topics(
                     [
                         NewTopic(
@@ -162,8 +163,6 @@ async def create_topics(
                         for s in missing
                     ]
                 )
-            except TopicAlreadyExistsError:
-                pass
         return [s.name for s in missing]
     finally:
         await admin.close()

@@ -25,8 +25,8 @@ def revealed_seed(envelope: envelope_pb2.EventEnvelope) -> tuple[str, str] | Non
         (platform_events_pb2.DecksSeedRevealed, "decks_seed"),
     ):
         if is_a(envelope, cls):
-            revealed = unpack(envelope, cls)
-            return attribute, str(getattr(revealed, "seed"))
+            revealed: Any = unpack(envelope, cls)
+            return attribute, str(revealed.seed)
     return None
 
 

@@ -17,8 +17,7 @@ import types
 import typing
 from typing import Any, Union
 
-from google.protobuf import any_pb2, message, symbol_database
-from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf import any_pb2, descriptor_pool, message, message_factory
 
 from services.games.contract import Game
 
@@ -39,8 +38,8 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def _message_class(full_name: str) -> type[message.Message]:
-    cls: type[message.Message] = symbol_database.Default().GetSymbol(full_name)
-    return cls
+    descriptor = descriptor_pool.Default().FindMessageTypeByName(full_name)
+    return message_factory.GetMessageClass(descriptor)
 
 
 def _optional_inner(tp: Any) -> Any | None:
@@ -64,10 +63,10 @@ def fill(msg: message.Message, obj: Any) -> message.Message:
         value = getattr(obj, f.name)
         if value is None:
             continue
-        fd = fields.get(f.name)
+        fd: Any = fields.get(f.name)
         if fd is None:
             raise TypeError(f"{msg.DESCRIPTOR.full_name} has no field {f.name!r}")
-        target = getattr(msg, f.name) if fd.message_type is not None or _repeated(fd) else None
+        target: Any = getattr(msg, f.name) if fd.message_type is not None or _repeated(fd) else None
         if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
             value_fd = fd.message_type.fields_by_name["value"]
             for k, v in value.items():
@@ -88,7 +87,7 @@ def fill(msg: message.Message, obj: Any) -> message.Message:
     return msg
 
 
-def _repeated(fd: FieldDescriptor) -> bool:
+def _repeated(fd: Any) -> bool:
     return bool(fd.is_repeated)
 
 
@@ -105,7 +104,7 @@ def read(cls: type, msg: message.Message) -> Any:
     return cls(**kwargs)
 
 
-def _read_field(tp: Any, msg: message.Message, fd: FieldDescriptor) -> Any:
+def _read_field(tp: Any, msg: message.Message, fd: Any) -> Any:
     inner = _optional_inner(tp)
     if inner is not None:
         if fd.has_presence and not msg.HasField(fd.name):
@@ -152,7 +151,7 @@ class GameMessages:
 
     def message_name(self, cls: type) -> str:
         """``<Prefix><ClassName>``, or the class name itself if it already has the prefix."""
-        pool = symbol_database.Default().pool
+        pool = descriptor_pool.Default()
         candidates = [f"{_PACKAGE}.{self.prefix}{cls.__name__}", f"{_PACKAGE}.{cls.__name__}"]
         for name in candidates:
             try:

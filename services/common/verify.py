@@ -15,7 +15,8 @@ from services.common.envelope import is_a, unpack
 from services.games.chance import DeckPiles
 from services.games.contract import RuleViolation
 from services.games.randomness import DerivedRandom, commitment
-from tabletop.v1 import envelope_pb2, platform_events_pb2 as pe
+from tabletop.v1 import envelope_pb2
+from tabletop.v1 import platform_events_pb2 as pe
 
 
 @dataclass
@@ -29,11 +30,19 @@ class Verification:
         return not self.problems and self.checked > 0
 
 
-def _of(envelopes: Iterable[envelope_pb2.EventEnvelope], stream: str) -> list[envelope_pb2.EventEnvelope]:
+def _of(
+    envelopes: Iterable[envelope_pb2.EventEnvelope], stream: str
+) -> list[envelope_pb2.EventEnvelope]:
     return sorted((e for e in envelopes if e.stream == stream), key=lambda e: e.sequence)
 
 
-def _seed(events: list[envelope_pb2.EventEnvelope], revealed_cls: type, committed_cls: type, result: Verification, name: str) -> bytes | None:
+def _seed(
+    events: list[envelope_pb2.EventEnvelope],
+    revealed_cls: type,
+    committed_cls: type,
+    result: Verification,
+    name: str,
+) -> bytes | None:
     committed = [unpack(e, committed_cls) for e in events if is_a(e, committed_cls)]
     revealed = [unpack(e, revealed_cls) for e in events if is_a(e, revealed_cls)]
     if not committed:
@@ -79,7 +88,9 @@ def verify_match(envelopes: list[envelope_pb2.EventEnvelope]) -> Verification:
     return result
 
 
-def _verify_dice(match_id: str, seed: bytes, events: list[envelope_pb2.EventEnvelope], result: Verification) -> None:
+def _verify_dice(
+    match_id: str, seed: bytes, events: list[envelope_pb2.EventEnvelope], result: Verification
+) -> None:
     counter = 0
     for envelope in events:
         if not is_a(envelope, pe.DiceRolled):
@@ -87,16 +98,23 @@ def _verify_dice(match_id: str, seed: bytes, events: list[envelope_pb2.EventEnve
         rolled = unpack(envelope, pe.DiceRolled)
         assert isinstance(rolled, pe.DiceRolled)
         if rolled.counter_from != counter:
-            result.problems.append(f"dice #{envelope.sequence}: counter jumps from {counter} to {rolled.counter_from}")
+            result.problems.append(
+                f"dice #{envelope.sequence}: counter jumps from {counter} to {rolled.counter_from}"
+            )
         rng = DerivedRandom(seed, match_id, rolled.counter_from)
         values = rng.roll(rolled.count, rolled.sides)
         if list(values) != list(rolled.values) or rng.counter != rolled.counter_to:
-            result.problems.append(f"dice #{envelope.sequence}: {list(rolled.values)} does not re-derive (expected {list(values)})")
+            result.problems.append(
+                f"dice #{envelope.sequence}: {list(rolled.values)} does not re-derive "
+                f"(expected {list(values)})"
+            )
         counter = rolled.counter_to
         result.checked += 1
 
 
-def _verify_decks(match_id: str, seed: bytes, events: list[envelope_pb2.EventEnvelope], result: Verification) -> None:
+def _verify_decks(
+    match_id: str, seed: bytes, events: list[envelope_pb2.EventEnvelope], result: Verification
+) -> None:
     counter = 0
     piles = DeckPiles()
     for envelope in events:
@@ -104,11 +122,16 @@ def _verify_decks(match_id: str, seed: bytes, events: list[envelope_pb2.EventEnv
             shuffled = unpack(envelope, pe.DeckShuffled)
             assert isinstance(shuffled, pe.DeckShuffled)
             if shuffled.counter_from != counter:
-                result.problems.append(f"decks #{envelope.sequence}: counter jumps from {counter} to {shuffled.counter_from}")
+                result.problems.append(
+                    f"decks #{envelope.sequence}: counter jumps from {counter} "
+                    f"to {shuffled.counter_from}"
+                )
             rng = DerivedRandom(seed, match_id, shuffled.counter_from)
             piles.shuffle(shuffled.deck, tuple(shuffled.cards), rng)
             if rng.counter != shuffled.counter_to:
-                result.problems.append(f"decks #{envelope.sequence}: the shuffle used other counters")
+                result.problems.append(
+                    f"decks #{envelope.sequence}: the shuffle used other counters"
+                )
             counter = shuffled.counter_to
             result.checked += 1
         elif is_a(envelope, pe.CardsDrawn):
@@ -120,5 +143,8 @@ def _verify_decks(match_id: str, seed: bytes, events: list[envelope_pb2.EventEnv
                 result.problems.append(f"decks #{envelope.sequence}: {problem.message}")
                 continue
             if list(expected) != list(drawn.cards):
-                result.problems.append(f"decks #{envelope.sequence}: drew {list(drawn.cards)} but the derived order gives {list(expected)}")
+                result.problems.append(
+                    f"decks #{envelope.sequence}: drew {list(drawn.cards)} "
+                    f"but the derived order gives {list(expected)}"
+                )
             result.checked += 1

@@ -112,7 +112,8 @@ class DecksService(decks_pb2_grpc.DecksServicer):
     ) -> decks_pb2.ShuffleReply:
         if not request.deck or len(request.cards) > MAX_CARDS:
             await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"name the deck and give at most {MAX_CARDS} cards"
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"name the deck and give at most {MAX_CARDS} cards",
             )
         async with self._writer.lock(request.match_id):
             match = await self._open_match(request.match_id, request.request_id, context)

@@ -74,7 +74,8 @@ class DiceService(dice_pb2_grpc.DiceServicer):
         if not 1 <= request.count <= MAX_DICE or not 2 <= request.sides <= MAX_SIDES:
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT,
-                f"roll 1–{MAX_DICE} dice of 2–{MAX_SIDES} sides, not {request.count}d{request.sides}",
+                f"roll 1–{MAX_DICE} dice of 2–{MAX_SIDES} sides, "
+                f"not {request.count}d{request.sides}",
             )
         async with self._writer.lock(request.match_id):
             match = self._matches.get(request.match_id)

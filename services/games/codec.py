@@ -26,8 +26,8 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def to_data(value: Any) -> Any:
     """Encode a value into JSON-compatible data (lists, dicts, scalars)."""
-    if value is None or isinstance(value, bool | int | float | str) and not isinstance(
-        value, enum.Enum
+    if value is None or (
+        isinstance(value, bool | int | float | str) and not isinstance(value, enum.Enum)
     ):
         return value
     if isinstance(value, enum.Enum):

@@ -18,8 +18,11 @@ from tabletop.v1 import gateway_pb2, gateway_pb2_grpc
 
 async def main(config: Config) -> None:
     shards = [
-        Shard(board, config.dice_addrs[i % len(config.dice_addrs)],
-              config.decks_addrs[i % len(config.decks_addrs)])
+        Shard(
+            board,
+            config.dice_addrs[i % len(config.dice_addrs)],
+            config.decks_addrs[i % len(config.decks_addrs)],
+        )
         for i, board in enumerate(config.board_addrs)
     ]
     scoring = grpc.aio.insecure_channel(config.scoring_addr)

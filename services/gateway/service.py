@@ -13,8 +13,8 @@ from services.common.folding import FoldedMatch
 from services.common.metrics import GATEWAY_WATCHERS
 from services.common.projection import Projection
 from services.common.sharding import shard_of
-from services.gateway.viewstore import ViewStore
 from services.games.registry import all_games
+from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
     board_pb2,
     board_pb2_grpc,

@@ -30,12 +30,17 @@ class ViewStore:
         if current is not None and current.summary.version > update.summary.version:
             return  # an older view published late (e.g. after a projector rebuild)
         self._updates[update.summary.match_id] = update
-        self._revisions[update.summary.match_id] = self._revisions.get(update.summary.match_id, 0) + 1
+        self._revisions[update.summary.match_id] = (
+            self._revisions.get(update.summary.match_id, 0) + 1
+        )
         async with self._changed:
             self._changed.notify_all()
 
     async def wait_for(
-        self, match_id: str, min_version: int, timeout: float
+        self,
+        match_id: str,
+        min_version: int,
+        timeout: float,  # noqa: ASYNC109 - a bounded wait
     ) -> match_pb2.ViewUpdate | None:
         """The newest update once it has folded ``min_version``; None on timeout."""
 
@@ -53,9 +58,13 @@ class ViewStore:
     async def follow(self, match_id: str) -> AsyncIterator[match_pb2.ViewUpdate]:
         """The current update (if any), then every newer one."""
         seen = 0
+
+        def newer() -> bool:
+            return self._revisions.get(match_id, 0) > seen
+
         while True:
             async with self._changed:
-                await self._changed.wait_for(lambda: self._revisions.get(match_id, 0) > seen)
+                await self._changed.wait_for(newer)
                 update = self._updates[match_id]
                 seen = self._revisions[match_id]
             yield update

@@ -16,6 +16,7 @@ from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 
 from services.common.config import Config
 from services.common.envelope import is_a
+from services.common.folding import FoldedMatch
 from services.common.logging import get_logger
 from services.common.metrics import (
     PROJECTOR_ASSIGNED,
@@ -23,9 +24,8 @@ from services.common.metrics import (
     PROJECTOR_LAG,
     start_metrics_server,
 )
-from services.common.folding import FoldedMatch
-from services.common.topics import PROJECTOR_APP_ID, STREAMS, event_topic, views_topic
 from services.common.projection import Projection, revealed_seed
+from services.common.topics import PROJECTOR_APP_ID, STREAMS, event_topic, views_topic
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 
 log = get_logger(__name__)
@@ -59,7 +59,7 @@ def fold_record(
     return projection.to_record(), projection
 
 
-class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):  # type: ignore[misc]
+class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):
     """Faust reads read_committed only under exactly_once, whose transactions delay every
     view by a commit interval; at_least_once with read_committed gives both: a fold never
     sees an aborted board transaction, and views follow within milliseconds."""
@@ -70,7 +70,7 @@ class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):  # type: ignore[misc
         return consumer
 
 
-class _ReadCommittedConsumer(AIOKafkaConsumer):  # type: ignore[misc]
+class _ReadCommittedConsumer(AIOKafkaConsumer):
     def _new_consumer_thread(self) -> _ReadCommittedConsumerThread:
         return _ReadCommittedConsumerThread(self, loop=self.loop, beacon=self.beacon)
 
@@ -87,7 +87,7 @@ def create_app(config: Config) -> faust.App:
         web_enabled=False,
         producer_acks=-1,
     )
-    app.transport.Consumer = _ReadCommittedConsumer
+    app.transport.Consumer = _ReadCommittedConsumer  # type: ignore[misc]
     source = app.topic(
         *(event_topic(s, config.topic_prefix) for s in STREAMS),
         key_serializer="raw",
@@ -103,14 +103,15 @@ def create_app(config: Config) -> faust.App:
         key_type=str,
     )
 
-    @app.on_rebalance_complete.connect
-    async def ready(sender: faust.App, *args: Any, **kwargs: Any) -> None:
+    async def ready(sender: Any, *args: Any, signal: Any = None, **kwargs: Any) -> None:
         # Sent once tables are recovered: from here on views are current.
         PROJECTOR_ASSIGNED.set(len(sender.consumer.assignment()))
 
-    @app.on_partitions_revoked.connect
-    async def rebalancing(sender: faust.App, *args: Any, **kwargs: Any) -> None:
+    async def rebalancing(sender: Any, *args: Any, signal: Any = None, **kwargs: Any) -> None:
         PROJECTOR_ASSIGNED.set(0)
+
+    app.on_rebalance_complete.connect(ready)  # type: ignore[arg-type]
+    app.on_partitions_revoked.connect(rebalancing)  # type: ignore[arg-type]
 
     @app.agent(source)
     async def project(stream: faust.StreamT[bytes]) -> None:

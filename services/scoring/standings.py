@@ -24,9 +24,7 @@ class GameStandings:
         for name, value in scored.statistics.items():
             self.statistic_sums[name] += value
         for player, result in scored.results.items():
-            standing = self.players.setdefault(
-                player, scoring_pb2.PlayerStanding(player=player)
-            )
+            standing = self.players.setdefault(player, scoring_pb2.PlayerStanding(player=player))
             standing.played += 1
             if result == "won":
                 standing.won += 1
@@ -41,8 +39,6 @@ class GameStandings:
             matches=self.matches,
             matches_won=self.matches_won,
             players=sorted(self.players.values(), key=lambda s: (-s.won, s.player)),
-            mean_statistics={
-                k: v / self.matches for k, v in sorted(self.statistic_sums.items())
-            },
+            mean_statistics={k: v / self.matches for k, v in sorted(self.statistic_sums.items())},
             end_reasons=dict(self.end_reasons),
         )

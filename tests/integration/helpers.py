@@ -12,8 +12,14 @@ from services.common.topics import STREAMS, event_topic
 from tabletop.v1 import envelope_pb2
 
 
-def play_bot_match(client: GatewayClient, game: str, players: list[str], seed: int,
-                   options: dict[str, str] | None = None, max_actions: int = 5000) -> tuple[str, int]:
+def play_bot_match(
+    client: GatewayClient,
+    game: str,
+    players: list[str],
+    seed: int,
+    options: dict[str, str] | None = None,
+    max_actions: int = 5000,
+) -> tuple[str, int]:
     """Play one match to its end with random legal actions; returns (match id, actions)
     once the projected view has caught up with the last event (read your writes)."""
     rng = random.Random(seed)
@@ -31,7 +37,9 @@ def play_bot_match(client: GatewayClient, game: str, players: list[str], seed: i
     raise AssertionError(f"{game} match {match_id} did not end in {max_actions} actions")
 
 
-def topic_events(bootstrap: str, prefix: str) -> dict[str, dict[str, list[envelope_pb2.EventEnvelope]]]:
+def topic_events(
+    bootstrap: str, prefix: str
+) -> dict[str, dict[str, list[envelope_pb2.EventEnvelope]]]:
     """stream → match id → envelopes, read back from Kafka (not from any service)."""
 
     async def read() -> dict[str, dict[str, list[envelope_pb2.EventEnvelope]]]:

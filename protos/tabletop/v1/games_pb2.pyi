@@ -6,6 +6,7 @@ isort:skip_file
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from tabletop.v1 import crashland_pb2 as _crashland_pb2
+from tabletop.v1 import drillit_pb2 as _drillit_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -24,18 +25,22 @@ class GameAction(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     CRASHLAND_FIELD_NUMBER: _builtins.int
+    DRILLIT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def crashland(self) -> _crashland_pb2.CrashlandAction: ...
+    @_builtins.property
+    def drillit(self) -> _drillit_pb2.DrillitAction: ...
     def __init__(
         self,
         *,
         crashland: _crashland_pb2.CrashlandAction | None = ...,
+        drillit: _drillit_pb2.DrillitAction | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "game", b"game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "game", b"game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "game", b"game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["crashland"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["crashland", "drillit"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 
@@ -48,18 +53,22 @@ class GameView(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     CRASHLAND_FIELD_NUMBER: _builtins.int
+    DRILLIT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def crashland(self) -> _crashland_pb2.CrashlandCrashlandView: ...
+    @_builtins.property
+    def drillit(self) -> _drillit_pb2.DrillitView: ...
     def __init__(
         self,
         *,
         crashland: _crashland_pb2.CrashlandCrashlandView | None = ...,
+        drillit: _drillit_pb2.DrillitView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "game", b"game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "game", b"game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "game", b"game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["crashland"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["crashland", "drillit"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 

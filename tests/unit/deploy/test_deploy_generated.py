@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_support import OVERLAYS, ROOT, config_env, of_kind, render
 
 from services.common.topics import topic_specs
+from tests.unit.deploy.deploy_support import OVERLAYS, ROOT, config_env, of_kind, render
 
 
 def _load(name: str) -> ModuleType:

@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 import tomllib
 
-from deploy_support import GRPC_PORTS, METRICS_PORTS, ROOT, SERVICES
-
 from services.common.config import DEFAULT_PORTS
 from services.common.serve import SERVICES as SERVE_CHOICES
+from tests.unit.deploy.deploy_support import GRPC_PORTS, METRICS_PORTS, ROOT, SERVICES
 
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 

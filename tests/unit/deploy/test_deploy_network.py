@@ -8,7 +8,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from deploy_support import GRPC_PORTS, METRICS_PORTS, Obj, of_kind, render, workloads
+
+from tests.unit.deploy.deploy_support import (
+    GRPC_PORTS,
+    METRICS_PORTS,
+    Obj,
+    of_kind,
+    render,
+    workloads,
+)
 
 KAFKA = "kafka"
 OUTSIDE = "outside"  # a client outside the cluster / namespace

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deploy_support import ROOT, tool
 
 from services.common.config import DEFAULT_PORTS
+from tests.unit.deploy.deploy_support import ROOT, tool
 
 SCRIPT = ROOT / "deploy" / "prometheus" / "prometheus.sh"
 METRICS = b"""# TYPE tabletop_matches_active gauge

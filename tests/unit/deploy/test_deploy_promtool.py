@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_support import ROOT, tool
+
+from tests.unit.deploy.deploy_support import ROOT, tool
 
 RULES = ROOT / "deploy" / "prometheus" / "rules" / "tabletop.rules.yaml"
 RULE_TESTS = sorted((ROOT / "deploy" / "prometheus" / "tests").glob("*.yaml"))

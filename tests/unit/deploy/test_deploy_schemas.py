@@ -11,7 +11,8 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
-from deploy_support import OVERLAYS, Obj, crd_dir, render
+
+from tests.unit.deploy.deploy_support import OVERLAYS, Obj, crd_dir, render
 
 #: newest Kubernetes the installed kubernetes-validate ships schemas for
 K8S_VERSION = "1.37.0"

@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 import pytest
-from deploy_support import (
+
+from tests.unit.deploy.deploy_support import (
     GRPC_PORTS,
     METRICS_PORTS,
     OVERLAYS,

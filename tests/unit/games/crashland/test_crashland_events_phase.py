@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from crashland_given import PLAYER, at, given, hand, levels, phase, refused, when
-
 from services.games.contract import (
     AwaitingChance,
     AwaitingPlayers,
@@ -20,6 +18,16 @@ from services.games.crashland import events as ev
 from services.games.crashland.actions import DiscardEquipment, EndTurn, SpendSolarRecharge
 from services.games.crashland.model import Phase, Position, System
 from services.games.crashland.state import CrashlandState
+from tests.unit.games.crashland.crashland_given import (
+    PLAYER,
+    at,
+    given,
+    hand,
+    levels,
+    phase,
+    refused,
+    when,
+)
 
 SYSTEMS = ev.PhaseBegan(Phase.SYSTEMS_CHECK, 1)
 

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from crashland_given import PLAYER, SHIP, at, given, hand, levels, phase, refused, when
-
 from services.games.contract import Finished
 from services.games.crashland import GAME
 from services.games.crashland import events as ev
 from services.games.crashland.actions import EndTurn, Move, SpendJetpack, SpendSolarRecharge
 from services.games.crashland.model import Direction, Payment, Phase, Position
+from tests.unit.games.crashland.crashland_given import (
+    PLAYER,
+    SHIP,
+    at,
+    given,
+    hand,
+    levels,
+    phase,
+    refused,
+    when,
+)
 
 P = Position
 TANKS = {1: P(2, 3), 2: P(1, 1), 3: P(4, 3)}

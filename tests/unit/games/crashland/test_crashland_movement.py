@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import pytest
-from crashland_given import SHIP, at, card_at, given, levels, phase, refused, when
 
 from services.games.contract import AwaitingChance, DrawCards, MalformedAction
 from services.games.crashland import GAME
 from services.games.crashland import events as ev
 from services.games.crashland.actions import EndMovement, EndTurn, Move
 from services.games.crashland.model import Direction, Payment, Phase, Position
+from tests.unit.games.crashland.crashland_given import (
+    SHIP,
+    at,
+    card_at,
+    given,
+    levels,
+    phase,
+    refused,
+    when,
+)
 
 N, E, S, W = Direction.NORTH, Direction.EAST, Direction.SOUTH, Direction.WEST
 FREE, OXYGEN, BATTERY = Payment.FREE, Payment.OXYGEN, Payment.BATTERY

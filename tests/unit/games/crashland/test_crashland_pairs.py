@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from crashland_given import PLAYER, SHIP, at, given, hand, levels, phase, refused, revealed, when
 
 from services.games.contract import (
     AwaitingChance,
@@ -28,6 +27,18 @@ from services.games.crashland.actions import (
 )
 from services.games.crashland.model import Boost, Direction, Equipment, Payment, Phase, Position
 from services.games.crashland.state import CrashlandState
+from tests.unit.games.crashland.crashland_given import (
+    PLAYER,
+    SHIP,
+    at,
+    given,
+    hand,
+    levels,
+    phase,
+    refused,
+    revealed,
+    when,
+)
 
 P = Position
 SOLAR = ("eq-solar-recharge-1", "eq-solar-recharge-2")

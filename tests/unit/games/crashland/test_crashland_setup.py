@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from crashland_given import GRID, OPENING, PLAYER, SHIP
 
 from services.games.contract import (
     AwaitingChance,
@@ -18,6 +17,7 @@ from services.games.contract import (
 from services.games.crashland import GAME
 from services.games.crashland import events as ev
 from services.games.crashland.model import Phase, Position
+from tests.unit.games.crashland.crashland_given import GRID, OPENING, PLAYER, SHIP
 
 
 def test_setup_is_solitaire_one_player_only() -> None:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from crashland_given import SHIP, at, given, revealed, when
-
 from services.games.crashland import GAME
 from services.games.crashland import events as ev
 from services.games.crashland.actions import Move
 from services.games.crashland.model import Direction, Payment, Position
+from tests.unit.games.crashland.crashland_given import SHIP, at, given, revealed, when
 
 P = Position
 FREE = Payment.FREE

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from crashland_given import PLAYER, SHIP, at, given, hand, levels, phase, revealed
-
 from services.games.codec import from_data, to_data
 from services.games.contract import CardsDrawn
 from services.games.crashland import GAME
@@ -22,6 +20,16 @@ from services.games.crashland.actions import (
 from services.games.crashland.model import Boost, Direction, MapKind, Payment, Phase, Position
 from services.games.crashland.render import render
 from services.games.crashland.view import CrashlandView
+from tests.unit.games.crashland.crashland_given import (
+    PLAYER,
+    SHIP,
+    at,
+    given,
+    hand,
+    levels,
+    phase,
+    revealed,
+)
 
 P = Position
 UPLINK = ("eq-satellite-uplink-1", "eq-satellite-uplink-2")

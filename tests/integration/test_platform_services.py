@@ -1,0 +1,227 @@
+"""The platform's services on their own: dice, decks, health, reflection, metrics, CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import urllib.request
+import uuid
+from pathlib import Path
+
+import grpc
+import pytest
+from aiokafka import AIOKafkaProducer
+
+from services.cli.client import GatewayClient
+from services.cli.stack import Stack
+from services.common.envelope import Cause, make_envelope
+from services.common.topics import event_topic
+from services.games.randomness import DerivedRandom, commitment
+from tabletop.v1 import (
+    decks_pb2,
+    decks_pb2_grpc,
+    dice_pb2,
+    dice_pb2_grpc,
+    gateway_pb2,
+    platform_events_pb2,
+)
+from tests.integration.helpers import play_bot_match
+
+ROOT = Path(__file__).resolve().parents[2]
+GRPC_SERVICES = {
+    "dice": "tabletop.v1.Dice",
+    "decks": "tabletop.v1.Decks",
+    "board": "tabletop.v1.Board",
+    "scoring": "tabletop.v1.Scoring",
+    "gateway": "tabletop.v1.Gateway",
+}
+
+
+def grpcurl() -> str:
+    found = shutil.which("grpcurl") or str(ROOT / ".cache/bin/grpcurl")
+    if not Path(found).exists():
+        if os.environ.get("CI"):
+            pytest.fail("grpcurl is not installed (make tools installs it)")
+        pytest.skip("grpcurl not installed; run make tools")
+    return found
+
+
+@pytest.mark.parametrize("service", sorted(GRPC_SERVICES))
+def test_grpcurl_lists_the_services_by_reflection_and_health_is_serving(
+    stack: Stack, service: str
+) -> None:
+    listed = subprocess.run(
+        [grpcurl(), "-plaintext", stack.addr(service), "list"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout.split()
+    assert GRPC_SERVICES[service] in listed
+    assert "grpc.health.v1.Health" in listed
+    health = subprocess.run(
+        [grpcurl(), "-plaintext", stack.addr(service), "grpc.health.v1.Health/Check"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
+    assert json.loads(health)["status"] == "SERVING"
+
+
+def test_dice_commit_roll_and_reveal_are_verifiable(stack: Stack) -> None:
+    match_id = f"dice-{uuid.uuid4()}"
+    with grpc.insecure_channel(stack.addr("dice")) as channel:
+        dice = dice_pb2_grpc.DiceStub(channel)
+        with pytest.raises(grpc.RpcError) as uncommitted:
+            dice.Roll(dice_pb2.RollRequest(match_id=match_id, count=1, sides=6, request_id="r0"))
+        assert uncommitted.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        committed = dice.Commit(dice_pb2.CommitRequest(match_id=match_id))
+        first = dice.Roll(
+            dice_pb2.RollRequest(match_id=match_id, count=3, sides=6, request_id="r1")
+        )
+        retried = dice.Roll(
+            dice_pb2.RollRequest(match_id=match_id, count=3, sides=6, request_id="r1")
+        )
+        second = dice.Roll(
+            dice_pb2.RollRequest(match_id=match_id, count=2, sides=20, request_id="r2")
+        )
+        with pytest.raises(grpc.RpcError) as bad:
+            dice.Roll(dice_pb2.RollRequest(match_id=match_id, count=0, sides=6, request_id="r3"))
+        assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        revealed = dice.Reveal(dice_pb2.RevealRequest(match_id=match_id))
+        with pytest.raises(grpc.RpcError) as after:
+            dice.Roll(dice_pb2.RollRequest(match_id=match_id, count=1, sides=6, request_id="r4"))
+        assert after.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert retried == first  # a retried request id gets the first roll, not a new one
+    seed = bytes.fromhex(revealed.seed)
+    assert commitment(seed) == committed.commitment == revealed.commitment
+    rng = DerivedRandom(seed, match_id)
+    assert list(first.values) == list(rng.roll(3, 6))
+    assert list(second.values) == list(rng.roll(2, 20))
+
+
+def test_decks_shuffle_and_draw_from_the_committed_seed(stack: Stack) -> None:
+    match_id = f"decks-{uuid.uuid4()}"
+    cards = [f"c{i}" for i in range(10)]
+    with grpc.insecure_channel(stack.addr("decks")) as channel:
+        decks = decks_pb2_grpc.DecksStub(channel)
+        decks.Commit(dice_pb2.CommitRequest(match_id=match_id))
+        decks.Shuffle(
+            decks_pb2.ShuffleRequest(match_id=match_id, deck="d", cards=cards, request_id="s")
+        )
+        top = decks.Draw(
+            decks_pb2.DrawRequest(match_id=match_id, deck="d", count=4, request_id="a")
+        )
+        rest = decks.Draw(
+            decks_pb2.DrawRequest(match_id=match_id, deck="d", count=6, request_id="b")
+        )
+        with pytest.raises(grpc.RpcError) as empty:
+            decks.Draw(decks_pb2.DrawRequest(match_id=match_id, deck="d", count=1, request_id="c"))
+        assert empty.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        seed = bytes.fromhex(decks.Reveal(dice_pb2.RevealRequest(match_id=match_id)).seed)
+    assert top.remaining == 6 and rest.remaining == 0
+    assert [*top.cards, *rest.cards] == DerivedRandom(seed, match_id).shuffled(cards)
+
+
+def test_metrics_endpoints_expose_grpc_and_domain_metrics(stack: Stack) -> None:
+    client = GatewayClient(stack.addr("gateway"))
+    play_bot_match(client, "crashland", ["metrics"], seed=7)
+    bodies = {}
+    for service in ("gateway", "board", "projector"):
+        with urllib.request.urlopen(
+            f"http://{stack.metrics_addr(service)}/metrics", timeout=5
+        ) as r:
+            bodies[service] = r.read().decode()
+    assert (
+        'grpc_server_handled_total{grpc_code="OK",grpc_method="SubmitAction"' in bodies["gateway"]
+    )
+    assert 'tabletop_events_appended_total{game="crashland",stream="board"}' in bodies["board"]
+    assert "tabletop_actions_total" in bodies["board"]
+    assert 'tabletop_projector_events_folded_total{stream="board"}' in bodies["projector"]
+
+
+def test_the_cli_plays_replays_verifies_and_exports(stack: Stack, tmp_path: Path) -> None:
+    def tabletop(*args: str) -> str:
+        return subprocess.run(
+            [sys.executable, "-m", "services.cli.main", "--gateway", stack.addr("gateway"), *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+            cwd=ROOT,
+        ).stdout
+
+    played = json.loads(tabletop("play", "crashland", "--bot", "random", "--seed", "5", "--json"))
+    assert played["results"] and played["events"] > 0
+    match_id = played["match_id"]
+    replayed = json.loads(tabletop("replay", match_id, "--verify", "--json").splitlines()[-1])
+    assert replayed["equal"] is True and replayed["steps"] == played["events"]
+    verified = json.loads(tabletop("verify", match_id, "--json"))
+    assert verified["ok"] is True and verified["checked"] > 0
+    exported = tmp_path / "match.json"
+    tabletop("export", match_id, "-o", str(exported))
+    offline = json.loads(tabletop("replay", "--file", str(exported), "--json"))
+    assert offline["steps"] == played["events"]
+    # A log whose drawn cards were tampered with no longer verifies.
+    log = json.loads(exported.read_text())
+    drawn = [
+        e
+        for e in log["events"]
+        if e["eventType"] == "tabletop.v1.CardsDrawn" and len(set(e["payload"]["cards"])) > 1
+    ]
+    payload = drawn[0]["payload"]
+    payload["cards"] = list(reversed(payload["cards"]))
+    exported.write_text(json.dumps(log))
+    tampered = subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "verify", "--file", str(exported), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert tampered.returncode == 1
+    assert json.loads(tampered.stdout)["ok"] is False
+
+
+def test_the_projector_never_folds_an_aborted_board_transaction(stack: Stack) -> None:
+    match_id = f"aborted-{uuid.uuid4()}"
+
+    async def append_and_abort() -> None:
+        producer = AIOKafkaProducer(
+            bootstrap_servers=stack.kafka_bootstrap,
+            transactional_id=f"test-abort-{uuid.uuid4()}",
+            enable_idempotence=True,
+        )
+        await producer.start()
+        try:
+            envelope = make_envelope(
+                match_id=match_id,
+                stream="board",
+                sequence=1,
+                payload=platform_events_pb2.MatchCreated(game="crashland", players=["ghost"]),
+                cause=Cause("test", "test", "test"),
+                game="crashland",
+            )
+            envelope.last_in_batch = True
+            await producer.begin_transaction()
+            await producer.send_and_wait(
+                event_topic("board", stack.topic_prefix),
+                envelope.SerializeToString(),
+                key=match_id.encode(),
+            )
+            await producer.abort_transaction()
+        finally:
+            await producer.stop()
+
+    asyncio.run(append_and_abort())
+    client = GatewayClient(stack.addr("gateway"))
+    # A match played after the abort is projected, so the projector has read past it.
+    later, _ = play_bot_match(client, "crashland", ["after"], seed=11)
+    listed = {m.match_id for m in client.stub.ListMatches(gateway_pb2.ListMatchesRequest()).matches}
+    assert later in listed
+    assert match_id not in listed

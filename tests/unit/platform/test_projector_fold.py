@@ -1,0 +1,69 @@
+"""The projector's fold: views at command boundaries, seeds in any order, no double folds."""
+
+from __future__ import annotations
+
+from services.common.envelope import Cause, make_envelope
+from services.common.game_adapter import messages_for
+from services.games.chance import SeededChance
+from services.games.contract import AwaitingChance
+from services.games.registry import get_game
+from services.projector.app import fold_record
+from tabletop.v1 import envelope_pb2
+from tabletop.v1 import platform_events_pb2 as pe
+
+CAUSE = Cause("c", "c", "board")
+
+
+def board_batch() -> list[envelope_pb2.EventEnvelope]:
+    """The events of a real Crashland CreateMatch, as the board appends them."""
+    game = get_game("crashland")
+    messages = messages_for("crashland")
+    events = list(game.setup(["p"], {}))
+    state = game.fold(events)
+    chance = SeededChance("m", b"d" * 32, b"k" * 32)
+    while isinstance(step := game.next_step(state), AwaitingChance):
+        new = game.resolve(state, chance.resolve(step.request))
+        state = game.fold(new, state)
+        events.extend(new)
+    payloads = [
+        pe.MatchCreated(game="crashland", players=["p"]),
+        *(messages.event_to_any(e) for e in events),
+    ]
+    batch = [
+        make_envelope(
+            match_id="m", stream="board", sequence=i + 1, payload=p, cause=CAUSE, game="crashland"
+        )
+        for i, p in enumerate(payloads)
+    ]
+    batch[-1].last_in_batch = True
+    return batch
+
+
+def test_a_view_is_published_only_when_the_command_is_whole() -> None:
+    record = None
+    published = []
+    for envelope in board_batch():
+        record, projection = fold_record(record, envelope)
+        published.append(projection is not None)
+    assert published[-1] and not any(published[:-1])
+    assert record is not None and record["version"] == len(published)
+
+
+def test_an_event_folded_twice_changes_nothing() -> None:
+    batch = board_batch()
+    record = None
+    for envelope in batch:
+        record, _ = fold_record(record, envelope)
+    again, projection = fold_record(record, batch[-1])
+    assert again == record and projection is None
+
+
+def test_a_seed_revealed_before_the_match_is_read_is_kept() -> None:
+    reveal = make_envelope(
+        match_id="m", stream="dice", sequence=3, payload=pe.DiceSeedRevealed(seed="ab"), cause=CAUSE
+    )
+    record, _ = fold_record(None, reveal)
+    for envelope in board_batch():
+        record, projection = fold_record(record, envelope)
+    assert projection is not None
+    assert projection.view_for("p").provenance.dice_seed == "ab"

@@ -1,0 +1,70 @@
+"""Verifiable randomness: determinism, unbiased mapping, commitments (DESIGN.md §4)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections import Counter
+
+import pytest
+
+from services.games.randomness import DerivedRandom, commitment, match_seed
+
+SEED = bytes(range(32))
+
+
+def test_a_commitment_is_the_sha256_of_the_seed() -> None:
+    assert commitment(SEED) == hashlib.sha256(SEED).hexdigest()
+
+
+def test_outcomes_derive_from_hmac_of_match_id_and_counter() -> None:
+    rng = DerivedRandom(SEED, "m1")
+    block = int.from_bytes(hmac.new(SEED, b"m1:0", hashlib.sha256).digest()[:8], "big")
+    assert rng.below(1 << 32) == block % (1 << 32)
+    assert rng.counter == 1
+
+
+def test_the_same_seed_match_and_counter_give_the_same_outcomes() -> None:
+    a, b = DerivedRandom(SEED, "m1"), DerivedRandom(SEED, "m1")
+    assert a.roll(20, 6) == b.roll(20, 6)
+    assert DerivedRandom(SEED, "m2").roll(20, 6) != DerivedRandom(SEED, "m1").roll(20, 6)
+
+
+def test_a_roll_resumes_from_its_recorded_counter() -> None:
+    whole = DerivedRandom(SEED, "m")
+    first, second = whole.roll(3, 6), whole.roll(3, 6)
+    resumed = DerivedRandom(SEED, "m", counter=3)
+    assert resumed.roll(3, 6) == second and first != ()
+
+
+def test_dice_faces_are_uniform_within_chi_square_bounds() -> None:
+    counts = Counter(DerivedRandom(SEED, "uniform").roll(60_000, 6))
+    chi2 = sum((c - 10_000) ** 2 / 10_000 for c in counts.values())
+    assert set(counts) == {1, 2, 3, 4, 5, 6}
+    assert chi2 < 20.5  # p = 0.001 for 5 degrees of freedom
+
+
+def test_rejection_sampling_skips_blocks_in_the_biased_tail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = DerivedRandom(SEED, "m")
+    blocks = iter([(1 << 64) - 1, 7])  # the first lies past the last whole multiple of 6
+    monkeypatch.setattr(rng, "_block", lambda: next(blocks))
+    assert rng.below(6) == 7 % 6
+
+
+def test_a_shuffle_is_a_permutation_and_depends_on_the_seed() -> None:
+    cards = [f"c{i}" for i in range(30)]
+    shuffled = DerivedRandom(SEED, "m").shuffled(cards)
+    assert sorted(shuffled) == sorted(cards) and shuffled != cards
+    assert DerivedRandom(b"other", "m").shuffled(cards) != shuffled
+
+
+def test_match_seeds_differ_per_match_and_hide_the_master_secret() -> None:
+    assert match_seed(b"secret", "a") != match_seed(b"secret", "b")
+    assert b"secret" not in match_seed(b"secret", "a")
+
+
+def test_below_refuses_an_empty_range() -> None:
+    with pytest.raises(ValueError):
+        DerivedRandom(SEED, "m").below(0)

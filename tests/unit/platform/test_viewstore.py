@@ -1,0 +1,59 @@
+"""The gateway's view store: newest wins, waiting for a version, following a match."""
+
+from __future__ import annotations
+
+import asyncio
+
+from services.gateway.viewstore import ViewStore
+from tabletop.v1 import match_pb2
+
+
+def update(match_id: str, version: int, seed: str = "") -> match_pb2.ViewUpdate:
+    return match_pb2.ViewUpdate(
+        summary=match_pb2.MatchSummary(match_id=match_id, version=version),
+        views=[
+            match_pb2.MatchView(
+                match_id=match_id, version=version, provenance=match_pb2.Provenance(dice_seed=seed)
+            )
+        ],
+    )
+
+
+async def test_an_older_update_never_replaces_a_newer_one() -> None:
+    store = ViewStore()
+    await store.put(update("m", 5))
+    await store.put(update("m", 3))
+    latest = store.latest("m")
+    assert latest is not None and latest.summary.version == 5
+
+
+async def test_wait_for_returns_once_the_version_arrives_and_none_on_timeout() -> None:
+    store = ViewStore()
+    waiting = asyncio.create_task(store.wait_for("m", 2, timeout=5))
+    await store.put(update("m", 1))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    await store.put(update("m", 2))
+    got = await waiting
+    assert got is not None and got.summary.version == 2
+    assert await store.wait_for("m", 9, timeout=0.05) is None
+
+
+async def test_follow_yields_each_new_update_including_same_version_reveals() -> None:
+    store = ViewStore()
+    await store.put(update("m", 1))
+    seen: list[tuple[int, str]] = []
+
+    async def watch() -> None:
+        async for u in store.follow("m"):
+            seen.append((u.summary.version, u.views[0].provenance.dice_seed))
+            if len(seen) == 3:
+                return
+
+    watcher = asyncio.create_task(watch())
+    await asyncio.sleep(0.01)
+    await store.put(update("m", 2))
+    await asyncio.sleep(0.01)
+    await store.put(update("m", 2, seed="ab"))
+    await asyncio.wait_for(watcher, 5)
+    assert seen == [(1, ""), (2, ""), (2, "ab")]
