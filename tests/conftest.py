@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from services.cli.stack import Stack
+from services.cli.stack import Stack, default_bootstrap
 from services.common.topics import topic_specs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +26,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def kafka() -> str:
     """The local broker (started if it is not running; `make test` starts it first)."""
     subprocess.run([str(ROOT / "deploy/kafka/kafka.sh"), "start"], check=True)
-    return "127.0.0.1:9092"
+    return default_bootstrap()
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from services.common.config import DEFAULT_PORTS, Config
+from services.common.config import DEFAULT_PORTS
 from services.common.eventlog import create_topics
 from services.common.topics import topic_specs
 
@@ -35,10 +35,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def default_bootstrap() -> str:
+    """TABLETOP_KAFKA_BOOTSTRAP, else the local broker of deploy/kafka (KAFKA_PORT)."""
+    port = os.environ.get("KAFKA_PORT", "9092")
+    return os.environ.get("TABLETOP_KAFKA_BOOTSTRAP", f"127.0.0.1:{port}")
+
+
 @dataclass
 class Stack:
     run_dir: Path
-    kafka_bootstrap: str = "127.0.0.1:9092"
+    kafka_bootstrap: str = field(default_factory=default_bootstrap)
     topic_prefix: str = ""
     partitions: int = 6
     ports: dict[str, tuple[int, int]] = field(default_factory=lambda: dict(DEFAULT_PORTS))
@@ -176,5 +182,4 @@ class Stack:
 
 def local_stack() -> Stack:
     """The developer stack of ``make up``: default ports, run files under .cache/run."""
-    config = Config.from_env("gateway")
-    return Stack(Path(".cache/run"), kafka_bootstrap=config.kafka_bootstrap)
+    return Stack(Path(".cache/run"))
