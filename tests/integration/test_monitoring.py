@@ -93,7 +93,8 @@ def test_prometheus_sees_every_target_up_and_the_metrics_move(
 def test_promtool_finds_no_naming_problems_in_any_metrics_endpoint(stack: Stack) -> None:
     promtool = need("promtool")
     for service in ORDER:
-        with urllib.request.urlopen(f"http://{stack.metrics_addr(service)}/metrics", timeout=5) as r:
+        url = f"http://{stack.metrics_addr(service)}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as r:
             body = r.read()
         checked = subprocess.run(
             [promtool, "check", "metrics"], input=body, capture_output=True, timeout=60
