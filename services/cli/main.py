@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from google.protobuf import json_format
 from rich.console import Console
 from rich.progress import Progress
 
+from services.cli.bots import bot_seats
 from services.cli.client import GatewayClient, reason_of, render_view
 from services.cli.stack import local_stack
 from services.common.config import DEFAULT_PORTS
@@ -47,14 +47,17 @@ def cmd_play(args: argparse.Namespace) -> int:
             f"player{i + 1}" for i in range(max(game.min_players, args.seats or game.min_players))
         ]
     )
-    bots = _bot_seats(args.bot, players)
+    try:
+        bots = bot_seats(args.game, args.bot, players, args.seed)
+    except ValueError as bad:
+        console.print(f"[red]{bad}[/]")
+        return 2
     client = GatewayClient(args.gateway)
     try:
         match_id = client.create(args.game, players, _options(args.option))
     except grpc.RpcError as error:
         console.print(f"[red]cannot create the match:[/] {reason_of(error)}")
         return 2
-    rng = random.Random(args.seed)
     actions = 0
     interactive = len(bots) < len(players)
     with Progress(console=console, transient=True, disable=interactive or args.json) as bar:
@@ -66,7 +69,9 @@ def cmd_play(args: argparse.Namespace) -> int:
             mover = state.next.players[0]
             legal = client.legal(match_id, mover) if mover != players[0] else state
             if mover in bots:
-                choice = legal.actions[rng.randrange(len(legal.actions))]
+                choice = bots[mover].choose(
+                    client.view(match_id, mover, min_version=legal.version), legal
+                )
             else:
                 asked = _ask(client, match_id, mover, legal)
                 if asked is None:
@@ -96,14 +101,6 @@ def cmd_play(args: argparse.Namespace) -> int:
             f"\nmatch {match_id}: {final.end_reason} — {result['results']} ({final.version} events)"
         )
     return 0
-
-
-def _bot_seats(spec: str | None, players: list[str]) -> set[str]:
-    if not spec:
-        return set()
-    if "=" not in spec:
-        return set(players)  # --bot random: every seat
-    return {seat for seat, _, _ in (s.partition("=") for s in spec.split(","))}
 
 
 def _ask(
@@ -321,7 +318,10 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("game", choices=sorted(all_games()))
     play.add_argument("--players", help="comma-separated seat names, in turn order")
     play.add_argument("--seats", type=int, help="number of seats (default: the game's minimum)")
-    play.add_argument("--bot", help="'random' for every seat, or SEAT=random,… for some")
+    play.add_argument(
+        "--bot",
+        help="'random' or 'greedy' for every seat, or SEAT=KIND,… for some (others: hot seat)",
+    )
     play.add_argument("--option", action="append", default=[], help="game option KEY=VALUE")
     play.add_argument("--seed", type=int, default=None, help="seed of the bots' choices")
     play.add_argument("--json", action="store_true", help="print the final result as JSON")

@@ -1,0 +1,73 @@
+"""Drillit! played by bots through the gateway: every service takes part."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.cli.client import GatewayClient
+from services.cli.stack import Stack
+from services.common.folding import fold_board_events
+from services.common.projection import Projection
+from services.common.verify import verify_match
+from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
+from tests.integration.helpers import play_bot_match, topic_events
+
+SEATS = ["ana", "bo", "cy"]
+
+
+@pytest.fixture(scope="module")
+def matches(stack: Stack) -> list[str]:
+    client = GatewayClient(stack.addr("gateway"))
+    options = [
+        {"difficulty": "easy", "distance": "short"},
+        {"difficulty": "hard", "distance": "long"},
+    ]
+    return [
+        play_bot_match(client, "drillit", SEATS, seed, option)[0]
+        for seed, option in enumerate(options)
+    ]
+
+
+def test_bots_play_complete_drillit_matches(stack: Stack, matches: list[str]) -> None:
+    client = GatewayClient(stack.addr("gateway"))
+    for match_id in matches:
+        view = client.view(match_id, "")
+        assert view.status == match_pb2.MATCH_STATUS_FINISHED
+        assert set(view.results) == set(SEATS)
+        assert len(set(view.results.values())) == 1  # cooperative: all win or all lose
+
+
+def test_dice_and_decks_record_every_chance_outcome_and_it_verifies(
+    stack: Stack, matches: list[str]
+) -> None:
+    events = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+    for match_id in matches:
+        dice = [e.event_type for e in events["dice"][match_id]]
+        assert dice.count("tabletop.v1.DiceRolled") >= len(SEATS)  # at least the start rooms
+        decks = [e.event_type for e in events["decks"][match_id]]
+        assert "tabletop.v1.DeckShuffled" in decks and "tabletop.v1.CardsDrawn" in decks
+        log = [e for stream in events.values() for e in stream.get(match_id, [])]
+        result = verify_match(log)
+        assert result.ok, result.problems
+
+
+def test_the_live_view_of_each_seat_equals_a_fresh_fold(stack: Stack, matches: list[str]) -> None:
+    client = GatewayClient(stack.addr("gateway"))
+    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"]
+    for match_id in matches:
+        folded = Projection(fold_board_events(board[match_id]))
+        for viewer in [*SEATS, ""]:
+            live = client.view(match_id, viewer)
+            live.ClearField("provenance")
+            fresh = folded.view_for(viewer)
+            fresh.ClearField("provenance")
+            assert fresh == live
+
+
+def test_scoring_keeps_drillit_statistics(stack: Stack, matches: list[str]) -> None:
+    client = GatewayClient(stack.addr("gateway"))
+    standings = client.stub.GetStandings(scoring_pb2.GetStandingsRequest(game="drillit"))
+    assert standings.matches >= len(matches)
+    assert standings.mean_statistics, "the engine's statistics reach scoring"
+    listed = client.stub.ListMatches(gateway_pb2.ListMatchesRequest(game="drillit")).matches
+    assert {m.match_id for m in listed} >= set(matches)
