@@ -62,6 +62,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
         self.matches.apply(envelope)
 
     def refresh_gauges(self) -> None:
+        """Set the active-match gauges from scratch (after recovery)."""
         active: dict[str, int] = {name: 0 for name in all_games()}
         for match in self.matches:
             if not match.finished:
@@ -103,8 +104,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
     ) -> board_pb2.SubmitActionReply:
         if match.finished:
             MATCHES_FINISHED.labels(match.game.name, _result_label(match.results)).inc()
+            MATCHES_ACTIVE.labels(match.game.name).dec()
             await self._chance.reveal(match.match_id, command_id)
-        self.refresh_gauges()
         return board_pb2.SubmitActionReply(
             version=match.version,
             events_appended=appended,
@@ -148,8 +149,9 @@ class BoardService(board_pb2_grpc.BoardServicer):
             async with self._writer.lock(match_id):
                 existing = self.matches.get(match_id)
                 if existing is not None:
-                    if command_id in existing.replies:
-                        return board_pb2.CreateMatchReply(match_id=match_id, version=1)
+                    if command_id in existing.replies:  # a retried create: the first answer
+                        first = existing.replies[command_id].version
+                        return board_pb2.CreateMatchReply(match_id=match_id, version=first)
                     raise Refused(
                         grpc.StatusCode.ALREADY_EXISTS, f"match {match_id} exists", "MATCH_EXISTS"
                     )
@@ -181,6 +183,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 ]
                 envelopes = await self._append(match_id, game, payloads, command_id, "board")
                 match = self.matches.add(envelopes)
+                MATCHES_ACTIVE.labels(game.name).inc()
                 await self._after_commit(match, len(envelopes), command_id)
                 MATCHES_CREATED.labels(game.name).inc()
                 log.info("match_created", game=game.name, players=len(players))
