@@ -23,7 +23,13 @@ log = get_logger(__name__)
 
 
 class EventLog:
-    """Appends envelopes to one stream's topic, keyed by match id."""
+    """Appends envelopes to one stream's topic, keyed by match id.
+
+    Transactional appends are group-committed: a Kafka producer runs one transaction at a
+    time, so the batches of concurrent commands that arrive while a transaction is in
+    flight share the next one. Each batch stays atomic (all of it is in one committed
+    transaction or none of it is), and concurrency costs one commit instead of many.
+    """
 
     def __init__(self, bootstrap: str, topic: str, transactional_id: str | None = None) -> None:
         self.topic = topic
@@ -35,11 +41,24 @@ class EventLog:
             transactional_id=transactional_id,
             linger_ms=0,
         )
+        self._pending: list[tuple[Sequence[envelope_pb2.EventEnvelope], asyncio.Future[None]]] = []
+        self._wake = asyncio.Event()
+        self._committer: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         await self._producer.start()
+        if self._transactional:
+            self._committer = asyncio.create_task(self._commit_forever())
 
     async def stop(self) -> None:
+        if self._committer is not None:
+            self._committer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._committer
+        for _, done in self._pending:
+            if not done.done():
+                done.set_exception(RuntimeError("the event log stopped before this append"))
+        self._pending = []
         await self._producer.stop()
 
     async def append(self, envelopes: Sequence[envelope_pb2.EventEnvelope]) -> None:
@@ -47,21 +66,40 @@ class EventLog:
         if not envelopes:
             return
         if self._transactional:
-            async with self._producer.transaction():
-                for envelope in envelopes:
-                    await self._producer.send(
-                        self.topic,
-                        value=envelope.SerializeToString(),
-                        key=envelope.match_id.encode(),
-                    )
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._pending.append((envelopes, done))
+            self._wake.set()
+            await done
             return
-        futures = [
-            await self._producer.send(
-                self.topic, value=envelope.SerializeToString(), key=envelope.match_id.encode()
-            )
-            for envelope in envelopes
-        ]
+        futures = [await self._send(envelope) for envelope in envelopes]
         await asyncio.gather(*futures)
+
+    async def _send(self, envelope: envelope_pb2.EventEnvelope) -> asyncio.Future[object]:
+        future: asyncio.Future[object] = await self._producer.send(
+            self.topic, value=envelope.SerializeToString(), key=envelope.match_id.encode()
+        )
+        return future
+
+    async def _commit_forever(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            batches, self._pending = self._pending, []
+            if not batches:
+                continue
+            try:
+                async with self._producer.transaction():
+                    for envelopes, _ in batches:
+                        for envelope in envelopes:
+                            await self._send(envelope)
+            except Exception as error:  # every batch of the failed transaction fails
+                for _, done in batches:
+                    if not done.done():
+                        done.set_exception(error)
+                continue
+            for _, done in batches:
+                if not done.done():
+                    done.set_result(None)
 
 
 async def read_stream(
