@@ -31,32 +31,52 @@ from tabletop.v1 import envelope_pb2, platform_events_pb2
 log = get_logger(__name__)
 
 
-def fold_record(
-    record: dict[str, Any] | None, envelope: envelope_pb2.EventEnvelope
-) -> tuple[dict[str, Any] | None, Projection | None]:
-    """The new table record after one envelope, and the projection to publish (if any)."""
-    pending = record if record is not None and "game" not in record else None
-    if envelope.stream == "board" and is_a(envelope, platform_events_pb2.MatchCreated):
-        projection = Projection(FoldedMatch.created(envelope))
-        if pending:  # seeds revealed before the board stream was read (a rebuild)
-            projection.dice_seed = pending.get("dice_seed", "")
-            projection.decks_seed = pending.get("decks_seed", "")
-        return projection.to_record(), projection if envelope.last_in_batch else None
-    if record is None or pending is not None:
-        seed = revealed_seed(envelope)
-        if seed is None:
+class ProjectionFolder:
+    """Folds envelopes into table records. Keeps the decoded projection of each match in
+    memory, so a fold decodes the stored record only after a restart or a rebalance; the
+    table (and its changelog) stays the authority."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Projection] = {}
+
+    def forget(self) -> None:
+        """Drop the cache (partitions moved: another worker may have folded since)."""
+        self._cache.clear()
+
+    def _projection(self, record: dict[str, Any]) -> Projection:
+        cached = self._cache.get(record["match_id"])
+        if cached is not None and cached.match.version == record["version"]:
+            return cached
+        return Projection.from_record(record)
+
+    def fold(
+        self, record: dict[str, Any] | None, envelope: envelope_pb2.EventEnvelope
+    ) -> tuple[dict[str, Any] | None, Projection | None]:
+        """The table record after one envelope, and the projection to publish (if any)."""
+        pending = record if record is not None and "game" not in record else None
+        if envelope.stream == "board" and is_a(envelope, platform_events_pb2.MatchCreated):
+            projection = Projection(FoldedMatch.created(envelope))
+            if pending:  # seeds revealed before the board stream was read (a rebuild)
+                projection.dice_seed = pending.get("dice_seed", "")
+                projection.decks_seed = pending.get("decks_seed", "")
+            self._cache[envelope.match_id] = projection
+            return projection.to_record(), projection if envelope.last_in_batch else None
+        if record is None or pending is not None:
+            seed = revealed_seed(envelope)
+            if seed is None:
+                return record, None
+            return {**(pending or {}), seed[0]: seed[1]}, None
+        projection = self._projection(record)
+        if envelope.stream == "board":
+            changed = projection.match.fold(envelope)
+        else:
+            changed = projection.note(envelope)
+        if not changed:
             return record, None
-        return {**(pending or {}), seed[0]: seed[1]}, None
-    projection = Projection.from_record(record)
-    if envelope.stream == "board":
-        changed = projection.match.fold(envelope)
-    else:
-        changed = projection.note(envelope)
-    if not changed:
-        return record, None
-    if envelope.stream == "board" and not envelope.last_in_batch:
-        return projection.to_record(), None  # mid-command: publish once the command is whole
-    return projection.to_record(), projection
+        self._cache[envelope.match_id] = projection
+        if envelope.stream == "board" and not envelope.last_in_batch:
+            return projection.to_record(), None  # mid-command: publish once the command is whole
+        return projection.to_record(), projection
 
 
 class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):
@@ -109,9 +129,12 @@ def create_app(config: Config) -> faust.App:
 
     async def rebalancing(sender: Any, *args: Any, signal: Any = None, **kwargs: Any) -> None:
         PROJECTOR_ASSIGNED.set(0)
+        folder.forget()
 
     app.on_rebalance_complete.connect(ready)  # type: ignore[arg-type]
     app.on_partitions_revoked.connect(rebalancing)  # type: ignore[arg-type]
+
+    folder = ProjectionFolder()
 
     @app.agent(source)
     async def project(stream: faust.StreamT[bytes]) -> None:
@@ -119,11 +142,12 @@ def create_app(config: Config) -> faust.App:
             envelope = envelope_pb2.EventEnvelope.FromString(value)
             key = envelope.match_id
             try:
-                record, projection = fold_record(states.get(key), envelope)
+                before = states.get(key)
+                record, projection = folder.fold(before, envelope)
             except Exception:
                 log.exception("fold_failed", match_id=envelope.match_id, stream=envelope.stream)
                 continue
-            if record is not None:
+            if record is not None and record is not before:
                 states[key] = record
             PROJECTOR_FOLDED.labels(envelope.stream).inc()
             PROJECTOR_LAG.set(max(0.0, time.time() - envelope.occurred_at.ToNanoseconds() / 1e9))

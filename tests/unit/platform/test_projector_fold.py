@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from services.common.envelope import Cause, make_envelope
 from services.common.game_adapter import messages_for
 from services.games.chance import SeededChance
 from services.games.contract import AwaitingChance
 from services.games.registry import get_game
-from services.projector.app import fold_record
+from services.projector.app import ProjectionFolder
 from tabletop.v1 import envelope_pb2
 from tabletop.v1 import platform_events_pb2 as pe
 
@@ -40,6 +42,7 @@ def board_batch() -> list[envelope_pb2.EventEnvelope]:
 
 
 def test_a_view_is_published_only_when_the_command_is_whole() -> None:
+    fold_record = ProjectionFolder().fold
     record = None
     published = []
     for envelope in board_batch():
@@ -51,6 +54,7 @@ def test_a_view_is_published_only_when_the_command_is_whole() -> None:
 
 def test_an_event_folded_twice_changes_nothing() -> None:
     batch = board_batch()
+    fold_record = ProjectionFolder().fold
     record = None
     for envelope in batch:
         record, _ = fold_record(record, envelope)
@@ -59,6 +63,7 @@ def test_an_event_folded_twice_changes_nothing() -> None:
 
 
 def test_a_seed_revealed_before_the_match_is_read_is_kept() -> None:
+    fold_record = ProjectionFolder().fold
     reveal = make_envelope(
         match_id="m", stream="dice", sequence=3, payload=pe.DiceSeedRevealed(seed="ab"), cause=CAUSE
     )
@@ -67,3 +72,15 @@ def test_a_seed_revealed_before_the_match_is_read_is_kept() -> None:
         record, projection = fold_record(record, envelope)
     assert projection is not None
     assert projection.view_for("p").provenance.dice_seed == "ab"
+
+
+def test_the_cache_and_the_stored_record_fold_alike() -> None:
+    batch = board_batch()
+    cached, uncached = ProjectionFolder(), ProjectionFolder()
+    a: dict[str, Any] | None = None
+    b: dict[str, Any] | None = None
+    for envelope in batch:
+        a, _ = cached.fold(a, envelope)
+        b, _ = uncached.fold(b, envelope)
+        uncached.forget()  # every fold decodes the record, as after a rebalance
+    assert a == b
