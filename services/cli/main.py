@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -304,9 +306,27 @@ def cmd_stack(args: argparse.Namespace) -> int:
 
 
 def cmd_admin(args: argparse.Namespace) -> int:
-    created = local_stack().create_topics()
-    print(f"created {len(created)} topics" + (f": {', '.join(created)}" if created else ""))
-    return 0
+    stack = local_stack()
+    if args.action == "create-topics":
+        created = stack.create_topics()
+        print(f"created {len(created)} topics" + (f": {', '.join(created)}" if created else ""))
+        return 0
+    from services.projector.rebuild import compare_with_live
+
+    with console.status("rebuilding the read models from offset 0"):
+        report = asyncio.run(
+            compare_with_live(stack.kafka_bootstrap, args.topic_prefix, args.gateway)
+        )
+    if args.json:
+        print(json.dumps(dataclasses.asdict(report)))
+    else:
+        print(
+            f"folded {report.events} events into {report.matches} matches; "
+            f"compared {report.compared} views: {len(report.differences)} differ"
+        )
+        for difference in report.differences:
+            print(f"  - {difference}")
+    return 0 if not report.differences else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -376,7 +396,13 @@ def build_parser() -> argparse.ArgumentParser:
     stack.set_defaults(func=cmd_stack)
 
     admin = sub.add_parser("admin", help="operations")
-    admin.add_argument("action", choices=["create-topics"])
+    admin.add_argument(
+        "action",
+        choices=["create-topics", "rebuild-compare"],
+        help="create-topics; or rebuild every read model from offset 0, compare with the live one",
+    )
+    admin.add_argument("--topic-prefix", default="", help="the deployment's topic prefix")
+    admin.add_argument("--json", action="store_true")
     admin.set_defaults(func=cmd_admin)
     return parser
 
