@@ -1,15 +1,17 @@
-"""A greedy Crashland player for playouts and balance measurements.
+"""Crashland bots: a greedy player for playouts, balance measurements and networked play,
+and a random one; ``view_policy`` gives either as a function of the player's view.
 
-It decides from the player's own view only (no peeking at face-down cards): walk to the
-nearest located tank, else back to the ship once all tanks are aboard, else to the nearest
-unexplored card. It explores with the free cards only (measured: paying to explore loses
-more often) and pays on the way to a tank or home; it keeps pairs and spends them when a
-system runs low.
+The greedy player decides from the player's view only (no peeking at face-down cards):
+walk to the nearest located tank, else back to the ship once all tanks are aboard, else to
+the nearest unexplored card. It explores with the free cards only (measured: paying to
+explore loses more often) and pays on the way to a tank or home; it keeps pairs and spends
+them when a system runs low.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from services.games.crashland import actions as act
@@ -98,12 +100,14 @@ def _step(v: CrashlandView, legal: tuple[Any, ...]) -> Any:
     return moves[0]
 
 
-def greedy_policy(seed: int) -> Policy:
+#: chooses an action for the player from the player's view and legal actions
+ViewPolicy = Callable[[CrashlandView, str, tuple[Any, ...]], Any]
+
+
+def _greedy(seed: int) -> ViewPolicy:
     rng = random.Random(seed)
 
-    def choose(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
-        assert isinstance(state, CrashlandState)
-        v = view(state, player)
+    def choose(v: CrashlandView, player: str, legal: tuple[Any, ...]) -> Any:
         first = legal[0]
         if isinstance(first, act.ArrangeUplink):
             # cluster the events so fewer of them apply: events first, equipment after
@@ -121,3 +125,27 @@ def greedy_policy(seed: int) -> Policy:
         return _step(v, legal)
 
     return choose
+
+
+def greedy_policy(seed: int) -> Policy:
+    """The greedy bot for in-process playouts: it decides from ``view(state, player)``."""
+    decide = _greedy(seed)
+
+    def choose(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
+        assert isinstance(state, CrashlandState)
+        return decide(view(state, player), player, legal)
+
+    return choose
+
+
+def view_policy(name: str, seed: int) -> ViewPolicy:
+    """The view-based ``random`` or ``greedy`` bot for networked play: it gets the player's
+    view (as ``view(state, player)`` returns it), the player id and the legal actions, and
+    picks what the state-based bot of the same seed would pick (``greedy_policy``,
+    ``services.games.playout.random_policy``)."""
+    if name == "random":
+        rng = random.Random(seed)
+        return lambda v, player, legal: legal[rng.randrange(len(legal))]
+    if name == "greedy":
+        return _greedy(seed)
+    raise ValueError(f"no Crashland bot named {name!r}; bots: greedy, random")

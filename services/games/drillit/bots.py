@@ -1,5 +1,12 @@
-"""Bots for simulations and tests: ``random`` (uniform over legal actions) and
-``greedy`` (one-step, task-valued: stop the worst threat, dig toward an exit)."""
+"""Bots: ``random`` (uniform over legal actions) and ``greedy`` (one-step, task-valued:
+stop the worst threat, dig toward an exit).
+
+Both decide from what their player sees. ``view_policy`` gives the view-based bot a
+networked client plays with (player's ``DrillitView``, player id, legal actions);
+``BOTS`` gives the state-based policies of in-process simulations, which only pass
+``make_view(state, player)`` on to the same decision. The greedy bot's scoring reads
+``public_state(view)``: the table rebuilt from the view, hidden information left out.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ from services.games.drillit.characters import move_cost
 from services.games.drillit.content import CONTENT
 from services.games.drillit.crystals import radar_goblins
 from services.games.drillit.hexgrid import Hex
+from services.games.drillit.public_state import public_state
 from services.games.drillit.state import DrillitState, Phase
 from services.games.drillit.tunnels import (
     distance_field,
@@ -21,7 +29,11 @@ from services.games.drillit.tunnels import (
     piece_openings,
     reaches_exit,
 )
+from services.games.drillit.view import DrillitView, make_view
 from services.games.playout import Policy, random_policy
+
+#: chooses an action for a player from that player's view and legal actions
+ViewPolicy = Callable[[DrillitView, str, tuple[Any, ...]], Any]
 
 FAR = 99
 STOP = 3.0  # below this value an action is not worth an Action Point
@@ -68,10 +80,24 @@ def _crystal_pressure(state: DrillitState) -> float:
 
 
 class Greedy:
+    """The greedy bot. It is called with a view (``choose``) or, in simulations, with the
+    engine state (``__call__``, which passes on ``make_view(state, player)``); either way
+    ``decide`` scores the actions on ``public_state(view)``: only what the player sees."""
+
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
 
     def __call__(self, state: DrillitState, player: str, legal: tuple[Any, ...]) -> Any:
+        """As a simulation policy: decide from what ``player`` sees of ``state``."""
+        return self.choose(make_view(state, player), player, legal)
+
+    def choose(self, seen: DrillitView, player: str, legal: tuple[Any, ...]) -> Any:
+        """As a view-based policy."""
+        return self.decide(public_state(seen), player, legal)
+
+    def decide(self, state: DrillitState, player: str, legal: tuple[Any, ...]) -> Any:
+        """The decision. It reads only the fields ``public_state`` fills (tests check that
+        it decides the same on the engine's full state)."""
         if state.phase == Phase.SETUP:
             return legal[0]
         digging = _Digging(state)
@@ -150,6 +176,18 @@ class Greedy:
 
 def greedy_policy(seed: int) -> Policy:
     return Greedy(random.Random(seed))
+
+
+def view_policy(name: str, seed: int) -> ViewPolicy:
+    """The view-based ``random`` or ``greedy`` bot: it gets the player's view (as
+    ``GAME.view(state, player)`` returns it), the player id and the legal actions, and
+    picks the action the state-based bot of the same seed would pick."""
+    if name == "random":
+        rng = random.Random(seed)
+        return lambda seen, player, legal: legal[rng.randrange(len(legal))]
+    if name == "greedy":
+        return Greedy(random.Random(seed)).choose
+    raise ValueError(f"no Drillit bot named {name!r}; bots: {', '.join(sorted(BOTS))}")
 
 
 BOTS: dict[str, Callable[[int], Policy]] = {"random": random_policy, "greedy": greedy_policy}

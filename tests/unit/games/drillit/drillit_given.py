@@ -49,8 +49,14 @@ def setup_events(
     abyss_order = list(CONTENT.abyss_cards())
     trios = [(staged[1 + 2 * i], staged[2 + 2 * i], abyss_order[i - 1]) for i in range(1, 6)]
     out: list[Any] = [
-        ev.MatchSetUp(players, difficulty, distance, CONTENT.storage_limits[difficulty],
-                      CONTENT.life_track, CONTENT.rules_version),
+        ev.MatchSetUp(
+            players,
+            difficulty,
+            distance,
+            CONTENT.storage_limits[difficulty],
+            CONTENT.life_track,
+            CONTENT.rules_version,
+        ),
         ev.PileShuffled("paths", 36),
         ev.PathPiecesDrawn(dict(hands), 36 - len(hands)),
         ev.PileShuffled("characters", 5),

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from drillit_given import crystals, fires, given, on_turn, radar
 
 from services.games.contract import (
     AwaitingChance,
@@ -20,6 +19,7 @@ from services.games.drillit import actions as act
 from services.games.drillit import events as ev
 from services.games.drillit.hexgrid import Hex
 from services.games.drillit.state import DrillitState, Phase
+from tests.unit.games.drillit.drillit_given import crystals, fires, given, on_turn, radar
 
 EAST = Hex(2, 0)  # touches the Tank; a straight piece turned 0 runs east-west
 
@@ -86,17 +86,13 @@ def test_robot_moves_to_any_room_for_1_and_carries_a_colleague() -> None:
 
 def test_attack_aligned_with_the_radar_sector_removes_one_goblin() -> None:
     state = on_turn("ann")  # ann in room 1 faces sector 1, whose blue space holds a Goblin
-    assert GAME.decide(state, "ann", act.Attack((3,))) == [
-        ev.GoblinsDefeated("ann", 1, (3,), 1)
-    ]
+    assert GAME.decide(state, "ann", act.Attack((3,))) == [ev.GoblinsDefeated("ann", 1, (3,), 1)]
     assert GAME.legal_actions(state, "ann").count(act.Attack((3,))) == 1
 
 
 def test_attack_goblin_inside_the_tank_from_the_same_room() -> None:
     state = on_turn("ann", radar({1: (1, 0, 0, 0)}))
-    assert GAME.decide(state, "ann", act.Attack((0,))) == [
-        ev.GoblinsDefeated("ann", 1, (0,), 1)
-    ]
+    assert GAME.decide(state, "ann", act.Attack((0,))) == [ev.GoblinsDefeated("ann", 1, (0,), 1)]
 
 
 def test_attack_never_from_the_centre() -> None:
@@ -227,9 +223,7 @@ def test_after_the_actions_everyone_without_a_path_piece_draws_one() -> None:
     state = GAME.fold(GAME.decide(state, "ann", act.Excavate("bob", Hex(-2, 0), 0)), state)
     state = GAME.fold(GAME.decide(state, "ann", act.EndTurn()), state)
     step = GAME.next_step(state)
-    assert step == AwaitingChance(
-        DrawCards("paths", 2, "players without a Path piece draw one")
-    )
+    assert step == AwaitingChance(DrawCards("paths", 2, "players without a Path piece draw one"))
     events = GAME.resolve(state, CardsDrawn("paths", ("P30", "P31")))
     assert events[:3] == [
         ev.PathPiecesDrawn({"ann": "P30", "bob": "P31"}, 31),

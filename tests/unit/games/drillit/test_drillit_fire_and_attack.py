@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from drillit_given import card_with, fires, given
 
 from services.games.contract import AwaitingChance, AwaitingPlayers, DiceRolled, RollDice
 from services.games.drillit import GAME
@@ -13,6 +12,7 @@ from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
 from services.games.drillit.flow import automatic_events
 from services.games.drillit.state import DrillitState, Phase
+from tests.unit.games.drillit.drillit_given import card_with, fires, given
 
 FIRE_CARD = card_with(advance="off", intensify="on", main="fire")
 ATTACK_234 = next(c.id for c in CONTENT.cards.values() if c.attack == ("2", "3", "4"))

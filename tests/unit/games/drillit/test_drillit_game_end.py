@@ -3,8 +3,6 @@ the exhausted Event Deck, or no way left to the exit."""
 
 from __future__ import annotations
 
-from drillit_given import card_with, given, on_turn, radar
-
 from services.games.contract import Finished, Outcome
 from services.games.drillit import GAME
 from services.games.drillit import actions as act
@@ -12,6 +10,7 @@ from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
 from services.games.drillit.hexgrid import Hex, disc
 from services.games.drillit.tunnels import exit_reachable
+from tests.unit.games.drillit.drillit_given import card_with, given, on_turn, radar
 
 NE = 1  # a straight piece turned 1 runs north-east / south-west
 

@@ -117,7 +117,7 @@ def test_views_never_show_the_event_deck_order() -> None:
     assert isinstance(view, DrillitView)
     assert codec.from_data(DrillitView, codec.to_data(view)) == view
     text = json.dumps(codec.to_data(view))
-    assert "staged" not in text and "event_deck\"" not in text
+    assert "staged" not in text and 'event_deck"' not in text
 
 
 def test_render_draws_tank_radar_life_track_crystals_and_tunnels() -> None:

@@ -67,8 +67,15 @@ def test_proto_action_oneof_names_every_action_in_snake_case() -> None:
 
 def test_proto_compiles(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "grpc_tools.protoc", "-I", str(ROOT / "protos"),
-         f"--python_out={tmp_path}", str(PROTO)],
+        [
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            "-I",
+            str(ROOT / "protos"),
+            f"--python_out={tmp_path}",
+            str(PROTO),
+        ],
         capture_output=True,
         text=True,
         check=False,

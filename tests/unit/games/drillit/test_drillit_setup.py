@@ -4,7 +4,6 @@ who starts, and the first turn."""
 from __future__ import annotations
 
 import pytest
-from drillit_given import given, setup_events
 
 from services.games.chance import SeededChance
 from services.games.contract import (
@@ -14,6 +13,7 @@ from services.games.contract import (
     MalformedAction,
     RollDice,
     RuleViolation,
+    ShuffleDeck,
 )
 from services.games.drillit import GAME
 from services.games.drillit import actions as act
@@ -21,6 +21,7 @@ from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
 from services.games.drillit.state import DrillitState, Phase
 from services.games.playout import seeds_for
+from tests.unit.games.drillit.drillit_given import given, setup_events
 
 
 def run_setup(players: tuple[str, ...], seed: int, **options: str) -> DrillitState:
@@ -100,7 +101,8 @@ def test_event_deck_trios_are_actually_shuffled() -> None:
 def test_event_deck_construction_goes_through_the_decks_service() -> None:
     state = GAME.fold(GAME.setup(["a", "b"], {}))
     step = GAME.next_step(state)
-    assert isinstance(step, AwaitingChance) and step.request.deck == "paths"
+    assert isinstance(step, AwaitingChance) and isinstance(step.request, ShuffleDeck)
+    assert step.request.deck == "paths"
 
 
 def test_start_room_is_the_d6_value() -> None:
@@ -134,9 +136,7 @@ def test_start_room_full_room_is_rolled_again() -> None:
 def test_who_starts_the_player_left_of_the_pilot() -> None:
     events = setup_events(characters={"ann": "soldier", "bob": "pilot", "cid": "robot"})[:-1]
     state = GAME.fold(events)
-    produced = GAME.resolve(
-        GAME.fold(events[:-1]), DiceRolled((events[-1].room,))
-    )
+    produced = GAME.resolve(GAME.fold(events[:-1]), DiceRolled((events[-1].room,)))
     assert ev.StartingPlayerChosen("cid", "left of the Pilot") in produced
     assert ev.TurnStarted("cid", 1, 4) in produced
     assert state.phase == Phase.SETUP

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drillit_given import card_with, crystals, fires, given, radar
-
 from services.games.contract import (
     AwaitingChance,
     AwaitingPlayers,
@@ -22,6 +20,7 @@ from services.games.drillit.hexgrid import Hex
 from services.games.drillit.state import DrillitState, SectorGoblins
 from services.games.drillit.tunnels import abyss_cell
 from services.games.drillit.turn_start import main_event
+from tests.unit.games.drillit.drillit_given import card_with, crystals, fires, given, radar
 
 ADVANCE_ONLY_FIRE = card_with(advance="on", intensify="off", main="fire")
 INTENSIFY_FIRE = card_with(advance="off", intensify="on", main="fire")
