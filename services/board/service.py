@@ -263,15 +263,16 @@ class BoardService(board_pb2_grpc.BoardServicer):
         chance_events, state = await self._play_out_chance(
             match.match_id, match.game, state, request.command_id
         )
+        decided = [*events, *chance_events]
         payloads: list[message.Message] = [
-            *(match.messages.event_to_any(e) for e in [*events, *chance_events]),
+            *(match.messages.event_to_any(e) for e in decided),
             *self._ending(match.game, state),
         ]
         envelopes = await self._append(
             match.match_id, match.game, payloads, request.command_id, request.player
         )
-        for envelope in envelopes:
-            match.fold(envelope)
+        for index, envelope in enumerate(envelopes):
+            match.fold(envelope, decided[index] if index < len(decided) else None)
         return await self._after_commit(match, len(envelopes), request.command_id)
 
     async def GetLegalActions(

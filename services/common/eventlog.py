@@ -39,7 +39,9 @@ class EventLog:
             acks="all",
             enable_idempotence=True,
             transactional_id=transactional_id,
-            linger_ms=0,
+            # Transactional: records wait in the batch until the commit flushes them (the
+            # commit never waits for the linger), so one command is one produce request.
+            linger_ms=20 if transactional_id is not None else 0,
         )
         self._pending: list[tuple[Sequence[envelope_pb2.EventEnvelope], asyncio.Future[None]]] = []
         self._wake = asyncio.Event()

@@ -15,7 +15,13 @@ _PACK = Path(__file__).parent / "content" / "drillit.yaml"
 
 SUB_EVENTS = ("advance", "intensify", "overheat")
 MAIN_EVENTS = (
-    "crystal-blue", "crystal-red", "crystal-yellow", "abyss", "blackout", "trap", "fire",
+    "crystal-blue",
+    "crystal-red",
+    "crystal-yellow",
+    "abyss",
+    "blackout",
+    "trap",
+    "fire",
 )
 HORDE = "horde"
 COLOURS = ("blue", "red", "yellow")
@@ -125,9 +131,7 @@ def load(path: Path = _PACK) -> Content:
         radar_spaces=radar["spaces_per_sector"],
         life_track=raw["life_track"]["length"],
         layouts={
-            name: Layout(
-                spec["map_radius"], {k: Hex(v[0], v[1]) for k, v in spec["exits"].items()}
-            )
+            name: Layout(spec["map_radius"], {k: Hex(v[0], v[1]) for k, v in spec["exits"].items()})
             for name, spec in raw["tunnels"]["distances"].items()
         },
         pieces=pieces,

@@ -180,5 +180,3 @@ class Drillit(Game[DrillitState]):
 
     def describe_action(self, action: Any) -> str:
         return describe_action(action)
-
-

@@ -102,5 +102,3 @@ def render(view: DrillitView) -> str:
         status.append(f"The Gnomes {view.result}: {view.end_reason}")
     parts = [head, *status, *_pieces(view), *_tank(view), *_radar(view), *_tunnels(view)]
     return "\n".join(parts)
-
-

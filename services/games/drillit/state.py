@@ -40,9 +40,7 @@ class SectorGoblins:
 
 
 def empty_radar() -> tuple[SectorGoblins, ...]:
-    return tuple(
-        SectorGoblins(s, (0,) * (CONTENT.radar_spaces + 1)) for s in CONTENT.sectors
-    )
+    return tuple(SectorGoblins(s, (0,) * (CONTENT.radar_spaces + 1)) for s in CONTENT.sectors)
 
 
 def setup_radar() -> tuple[SectorGoblins, ...]:
@@ -132,4 +130,3 @@ class DrillitState:
 
     def is_(self, player: str, character: str) -> bool:
         return self.characters.get(player) == character
-

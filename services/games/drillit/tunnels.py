@@ -91,8 +91,10 @@ def placements(
     shape counted once."""
     occupied = piece_openings(state)
     base = CONTENT.pieces[piece].openings
-    cells = frontier(state, occupied) if anchor is None else tuple(
-        c for c in anchor.neighbours() if is_free(state, c, occupied)
+    cells = (
+        frontier(state, occupied)
+        if anchor is None
+        else tuple(c for c in anchor.neighbours() if is_free(state, c, occupied))
     )
     out = []
     for cell in cells:

@@ -160,7 +160,10 @@ def make_view(state: DrillitState, viewer: str | None) -> DrillitView:
         exits=tuple(lay.exits[k] for k in sorted(lay.exits)),
         tiles=tuple(
             DrillitTileView(
-                p.piece, p.cell, p.rotation, openings(p.piece, p.rotation),
+                p.piece,
+                p.cell,
+                p.rotation,
+                openings(p.piece, p.rotation),
                 CONTENT.pieces[p.piece].crystal,
             )
             for p in state.placed
