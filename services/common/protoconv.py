@@ -55,35 +55,53 @@ def _scalar_out(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else value
 
 
+# How to copy each field of a dataclass into a message: worked out once per pair of
+# (dataclass, message type), since views and events are converted on every command.
+_MAP_MESSAGE, _MAP_SCALAR, _LIST_MESSAGE, _LIST_SCALAR, _MESSAGE, _SCALAR = range(6)
+
+
+@functools.cache
+def _fill_plan(cls: type, descriptor: Any) -> tuple[tuple[str, int], ...]:
+    plan = []
+    for f in dataclasses.fields(cls):
+        fd: Any = descriptor.fields_by_name.get(f.name)
+        if fd is None:
+            raise TypeError(f"{descriptor.full_name} has no field {f.name!r}")
+        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+            value_fd = fd.message_type.fields_by_name["value"]
+            kind = _MAP_MESSAGE if value_fd.message_type is not None else _MAP_SCALAR
+        elif fd.is_repeated:
+            kind = _LIST_MESSAGE if fd.message_type is not None else _LIST_SCALAR
+        else:
+            kind = _MESSAGE if fd.message_type is not None else _SCALAR
+        plan.append((f.name, kind))
+    return tuple(plan)
+
+
 def fill(msg: message.Message, obj: Any) -> message.Message:
     """Copy the dataclass ``obj`` into ``msg`` (a message of the matching type)."""
     msg.SetInParent()
-    fields = msg.DESCRIPTOR.fields_by_name
-    for f in dataclasses.fields(obj):
-        value = getattr(obj, f.name)
+    for name, kind in _fill_plan(type(obj), msg.DESCRIPTOR):
+        value = getattr(obj, name)
         if value is None:
             continue
-        fd: Any = fields.get(f.name)
-        if fd is None:
-            raise TypeError(f"{msg.DESCRIPTOR.full_name} has no field {f.name!r}")
-        target: Any = getattr(msg, f.name) if fd.message_type is not None or _repeated(fd) else None
-        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-            value_fd = fd.message_type.fields_by_name["value"]
-            for k, v in value.items():
-                if value_fd.message_type is not None:
-                    fill(target[k], v)
-                else:
-                    target[k] = _scalar_out(v)
-        elif _repeated(fd):
-            if fd.message_type is not None:
-                for item in value:
-                    fill(target.add(), item)
-            else:
-                target.extend(_scalar_out(v) for v in value)
-        elif fd.message_type is not None:
+        if kind == _SCALAR:
+            setattr(msg, name, _scalar_out(value))
+            continue
+        target: Any = getattr(msg, name)
+        if kind == _MESSAGE:
             fill(target, value)
+        elif kind == _LIST_SCALAR:
+            target.extend([_scalar_out(v) for v in value])
+        elif kind == _LIST_MESSAGE:
+            for item in value:
+                fill(target.add(), item)
+        elif kind == _MAP_SCALAR:
+            for k, v in value.items():
+                target[k] = _scalar_out(v)
         else:
-            setattr(msg, f.name, _scalar_out(value))
+            for k, v in value.items():
+                fill(target[k], v)
     return msg
 
 
