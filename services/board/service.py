@@ -218,6 +218,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     return match.replies[request.command_id]
                 reply = await self._decide(match, request)
                 ACTIONS.labels(game_name, "accepted").inc()
+                if request.return_legal_actions:
+                    reply.legal_actions.CopyFrom(_legal_actions(match, request.player))
                 return reply
         except Refused as refused:
             ACTIONS.labels(game_name, "refused").inc()
@@ -282,19 +284,23 @@ class BoardService(board_pb2_grpc.BoardServicer):
         if match is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, "no such match")
             raise AssertionError
-        step = match.game.next_step(match.state)
-        actions: list[match_pb2.LegalAction] = []
-        if isinstance(step, AwaitingPlayers) and request.player in step.players:
-            actions = [
-                match_pb2.LegalAction(
-                    action=action_to_game_action(match.game.name, action),
-                    label=match.game.describe_action(action),
-                )
-                for action in match.game.legal_actions(match.state, request.player)
-            ]
-        return board_pb2.GetLegalActionsReply(
-            version=match.version, actions=actions, next=next_step_message(step)
-        )
+        return _legal_actions(match, request.player)
+
+
+def _legal_actions(match: Match, player: str) -> board_pb2.GetLegalActionsReply:
+    step = match.game.next_step(match.state)
+    actions: list[match_pb2.LegalAction] = []
+    if isinstance(step, AwaitingPlayers) and player in step.players:
+        actions = [
+            match_pb2.LegalAction(
+                action=action_to_game_action(match.game.name, action),
+                label=match.game.describe_action(action),
+            )
+            for action in match.game.legal_actions(match.state, player)
+        ]
+    return board_pb2.GetLegalActionsReply(
+        version=match.version, actions=actions, next=next_step_message(step)
+    )
 
 
 def _result_label(results: dict[str, str]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import typing
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -52,12 +53,14 @@ class GatewayClient:
         action: Any,
         expected_version: int | None = None,
         command_id: str | None = None,
+        return_legal_actions: bool = False,
     ) -> board_pb2.SubmitActionReply:
         request = board_pb2.SubmitActionRequest(
             match_id=match_id,
             player=player,
             action=action,
             command_id=command_id or str(uuid.uuid4()),
+            return_legal_actions=return_legal_actions,
         )
         if expected_version is not None:
             request.expected_version = expected_version
@@ -73,6 +76,40 @@ class GatewayClient:
             )
         )
         return view
+
+
+def play_on(
+    client: GatewayClient,
+    match_id: str,
+    first_player: str,
+    choose: Callable[[str, board_pb2.GetLegalActionsReply], Any | None],
+    on_refused: Callable[[grpc.RpcError], None] | None = None,
+    max_actions: int = 100_000,
+) -> tuple[int, board_pb2.GetLegalActionsReply]:
+    """The client side of a match: ask ``choose(mover, legal)`` for an action (None: stop)
+    until the match ends. Each submit brings the mover's next legal actions back with it,
+    so a player who keeps the turn costs one round trip per action."""
+    legal, holder, actions = client.legal(match_id, first_player), first_player, 0
+    while not legal.next.finished and actions < max_actions:
+        mover = legal.next.players[0]
+        if holder != mover:
+            legal, holder = client.legal(match_id, mover), mover
+            continue
+        choice = choose(mover, legal)
+        if choice is None:
+            break
+        try:
+            reply = client.submit(
+                match_id, mover, choice.action, legal.version, return_legal_actions=True
+            )
+            legal = reply.legal_actions
+            actions += 1
+        except grpc.RpcError as error:
+            if on_refused is None:
+                raise
+            on_refused(error)  # e.g. tell the player why, then offer the choices again
+            legal = client.legal(match_id, mover)
+    return actions, legal
 
 
 def game_action(game: str, action: Any) -> Any:

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from services.cli.bots import bot_seats
-from services.cli.client import GatewayClient, reason_of, render_view
+from services.cli.client import GatewayClient, play_on, reason_of, render_view
 from services.cli.stack import local_stack
 from services.common.config import DEFAULT_PORTS
 from services.common.folding import fold_board_events
@@ -60,32 +60,28 @@ def cmd_play(args: argparse.Namespace) -> int:
     except grpc.RpcError as error:
         console.print(f"[red]cannot create the match:[/] {reason_of(error)}")
         return 2
-    actions = 0
     interactive = len(bots) < len(players)
+    left = False
     with Progress(console=console, transient=True, disable=interactive or args.json) as bar:
         task = bar.add_task(f"{args.game} {match_id[:8]}", total=None)
-        while True:
-            state = client.legal(match_id, players[0])
-            if state.next.finished:
-                break
-            mover = state.next.players[0]
-            legal = client.legal(match_id, mover) if mover != players[0] else state
+
+        def choose(mover: str, legal: Any) -> match_pb2.LegalAction | None:
+            nonlocal left
+            bar.advance(task)
             if mover in bots:
-                choice = bots[mover].choose(
-                    client.view(match_id, mover, min_version=legal.version), legal
-                )
-            else:
-                asked = _ask(client, match_id, mover, legal)
-                if asked is None:
-                    console.print(f"left match {match_id}; it stays open")
-                    return 0
-                choice = asked
-            try:
-                client.submit(match_id, mover, choice.action, expected_version=legal.version)
-                actions += 1
-                bar.advance(task)
-            except grpc.RpcError as error:
-                console.print(f"[red]refused:[/] {reason_of(error)}")
+                view = client.view(match_id, mover, min_version=legal.version)
+                return bots[mover].choose(view, legal)
+            chosen = _ask(client, match_id, mover, legal)
+            left = chosen is None
+            return chosen
+
+        def refused(error: grpc.RpcError) -> None:
+            console.print(f"[red]refused:[/] {reason_of(error)}")
+
+        actions, state = play_on(client, match_id, players[0], choose, refused)
+    if left:
+        console.print(f"left match {match_id}; it stays open")
+        return 0
     final = client.view(match_id, "", min_version=state.version)
     result = {
         "match_id": match_id,

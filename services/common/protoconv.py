@@ -61,7 +61,7 @@ _MAP_MESSAGE, _MAP_SCALAR, _LIST_MESSAGE, _LIST_SCALAR, _MESSAGE, _SCALAR = rang
 
 
 @functools.cache
-def _fill_plan(cls: type, descriptor: Any) -> tuple[tuple[str, int], ...]:
+def _fill_plan(cls: Any, descriptor: Any) -> tuple[tuple[str, int], ...]:
     plan = []
     for f in dataclasses.fields(cls):
         fd: Any = descriptor.fields_by_name.get(f.name)
@@ -81,7 +81,8 @@ def _fill_plan(cls: type, descriptor: Any) -> tuple[tuple[str, int], ...]:
 def fill(msg: message.Message, obj: Any) -> message.Message:
     """Copy the dataclass ``obj`` into ``msg`` (a message of the matching type)."""
     msg.SetInParent()
-    for name, kind in _fill_plan(type(obj), msg.DESCRIPTOR):
+    cls: Any = type(obj)
+    for name, kind in _fill_plan(cls, msg.DESCRIPTOR):
         value = getattr(obj, name)
         if value is None:
             continue

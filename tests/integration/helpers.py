@@ -6,7 +6,7 @@ import asyncio
 import random
 from collections import defaultdict
 
-from services.cli.client import GatewayClient
+from services.cli.client import GatewayClient, play_on
 from services.common.eventlog import read_stream
 from services.common.topics import STREAMS, event_topic
 from tabletop.v1 import envelope_pb2
@@ -24,17 +24,16 @@ def play_bot_match(
     once the projected view has caught up with the last event (read your writes)."""
     rng = random.Random(seed)
     match_id = client.create(game, players, options or {})
-    for actions in range(max_actions):
-        legal = client.legal(match_id, players[0])
-        if legal.next.finished:
-            client.view(match_id, "", min_version=legal.version)
-            return match_id, actions
-        mover = legal.next.players[0]
-        if mover != players[0]:
-            legal = client.legal(match_id, mover)
-        choice = legal.actions[rng.randrange(len(legal.actions))]
-        client.submit(match_id, mover, choice.action, expected_version=legal.version)
-    raise AssertionError(f"{game} match {match_id} did not end in {max_actions} actions")
+    actions, legal = play_on(
+        client,
+        match_id,
+        players[0],
+        lambda mover, legal: legal.actions[rng.randrange(len(legal.actions))],
+        max_actions=max_actions,
+    )
+    assert legal.next.finished, f"{game} match {match_id} did not end in {max_actions} actions"
+    client.view(match_id, "", min_version=legal.version)
+    return match_id, actions
 
 
 def topic_events(

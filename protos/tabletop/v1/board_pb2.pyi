@@ -105,10 +105,15 @@ class SubmitActionRequest(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    RETURN_LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     player: _builtins.str
     command_id: _builtins.str
     expected_version: _builtins.int
+    return_legal_actions: _builtins.bool
+    """Also answer with the submitting player's legal actions after the command: a client
+    that plays on needs no GetLegalActions round trip per action.
+    """
     @_builtins.property
     def action(self) -> _games_pb2.GameAction: ...
     def __init__(
@@ -119,10 +124,11 @@ class SubmitActionRequest(_message.Message):
         action: _games_pb2.GameAction | None = ...,
         command_id: _builtins.str = ...,
         expected_version: _builtins.int | None = ...,
+        return_legal_actions: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "action", b"action", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "action", b"action", "command_id", b"command_id", "expected_version", b"expected_version", "match_id", b"match_id", "player", b"player"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "action", b"action", "command_id", b"command_id", "expected_version", b"expected_version", "match_id", b"match_id", "player", b"player", "return_legal_actions", b"return_legal_actions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -138,12 +144,17 @@ class SubmitActionReply(_message.Message):
     EVENTS_APPENDED_FIELD_NUMBER: _builtins.int
     DUPLICATE_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
+    LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """wait for a view with at least this version"""
     events_appended: _builtins.int
     duplicate: _builtins.bool
     """the command id was seen before: nothing appended"""
     finished: _builtins.bool
+    @_builtins.property
+    def legal_actions(self) -> Global___GetLegalActionsReply:
+        """when return_legal_actions was set"""
+
     def __init__(
         self,
         *,
@@ -151,10 +162,11 @@ class SubmitActionReply(_message.Message):
         events_appended: _builtins.int = ...,
         duplicate: _builtins.bool = ...,
         finished: _builtins.bool = ...,
+        legal_actions: Global___GetLegalActionsReply | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["legal_actions", b"legal_actions"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "events_appended", b"events_appended", "finished", b"finished", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "events_appended", b"events_appended", "finished", b"finished", "legal_actions", b"legal_actions", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
