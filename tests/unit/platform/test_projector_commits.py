@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from faust.types import TP
 
 from services.common.config import Config
@@ -9,7 +11,7 @@ from services.projector.app import create_app
 
 
 async def test_offsets_skipped_by_commit_markers_do_not_stall_commits() -> None:
-    consumer = create_app(Config.from_env("projector")).consumer
+    consumer: Any = create_app(Config.from_env("projector")).consumer
     tp = TP("board.events", 0)
     # Two board transactions: records 0-3, marker 4, records 5-7, marker 8, records 9-10.
     # Faust records a gap when a record arrives past one, passing that record's offset.
