@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .patched_serve import EXPERIMENTS
 from .suite import run_suite
 
 
@@ -21,13 +22,47 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out-dir", type=Path, default=Path("."), help="where to write results")
     parser.add_argument("--runs", type=int, default=None, help="repetitions (default 3; quick 1)")
     parser.add_argument("--game", default="crashland", help="game the bots play")
-    parser.add_argument("--levels", type=levels, default=(1, 20, 100),
-                        help="concurrent matches, comma-separated (default 1,20,100)")
+    parser.add_argument(
+        "--levels",
+        type=levels,
+        default=(1, 20, 100),
+        help="concurrent matches, comma-separated (default 1,20,100)",
+    )
+    parser.add_argument(
+        "--experiment",
+        choices=EXPERIMENTS,
+        default="",
+        help="run the board with a proposed change applied in memory "
+        "(see tests/bench/patched_serve.py); not the shipped code",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="after the runs, profile board/gateway/projector with py-spy "
+        "under one extra load run; write the profiles to DIR",
+    )
+    parser.add_argument(
+        "--profile-level",
+        type=int,
+        default=20,
+        help="concurrent matches of the profiled run (default 20)",
+    )
     args = parser.parse_args(argv)
     runs = args.runs if args.runs is not None else (1 if args.quick else 3)
     if not 1 <= runs <= 20:
         parser.error("--runs takes 1 to 20")
-    run_suite(args.out_dir, runs, args.quick, args.game, args.levels)
+    run_suite(
+        args.out_dir,
+        runs,
+        args.quick,
+        args.game,
+        args.levels,
+        experiment=args.experiment,
+        profile_dir=args.profile,
+        profile_level=args.profile_level,
+    )
 
 
 if __name__ == "__main__":

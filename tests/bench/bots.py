@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from services.games.registry import get_game
-from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc
+from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc, match_pb2
 
 from .procstat import snapshot, usage
+from .servermetrics import MethodTotals, per_method, scrape_all
 from .timing import ms, now
 
 #: the longest a bot waits for one reply or view before counting it lost
@@ -48,10 +50,22 @@ class LoadResult:
     matches_finished: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     views_lost: int = 0
+    #: (match id, acknowledged version, submit time) of each action in the window
+    submitted: list[tuple[str, int, float]] = field(default_factory=list)
+    #: SubmitAction → the view published on the views topic (the projector's part)
+    published_ms: list[float] = field(default_factory=list)
     #: matches played to their end (for replay)
     finished_ids: list[str] = field(default_factory=list)
     #: CPU seconds per process during the window (see procstat)
     cpu_s: dict[str, float] = field(default_factory=dict)
+    #: gRPC handling totals per process and method at the window's start and end
+    server_totals: tuple[dict[str, dict[str, MethodTotals]], dict[str, dict[str, MethodTotals]]] = (
+        field(default_factory=lambda: ({}, {}))
+    )
+
+    def server_ms(self) -> dict[str, dict[str, float]]:
+        """Mean server-side time and calls per acknowledged action, per method."""
+        return per_method(*self.server_totals, self.actions)
 
     @property
     def actions(self) -> int:
@@ -95,6 +109,53 @@ class Watcher:
         stamp = next(s for v, s in self.arrivals if v >= version)
         self.arrivals = [(v, s) for v, s in self.arrivals if v >= version]
         return stamp
+
+
+class ViewTap:
+    """Reads the views topic directly (as the gateway does, read_uncommitted) and notes when
+    each match's versions were published: splits action → view into the projector's part
+    (until the view is in Kafka) and the gateway's part (until the watcher has it)."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.bootstrap = bootstrap
+        self.topic = topic
+        self.published: dict[str, list[tuple[int, float]]] = {}
+        self.records = 0
+
+    async def run(self, stop: asyncio.Event, limit_s: float) -> None:
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            isolation_level="read_uncommitted",
+            enable_auto_commit=False,
+        )
+        await consumer.start()
+        try:
+            partitions = consumer.partitions_for_topic(self.topic)
+            for _ in range(50):
+                if partitions:
+                    break
+                await consumer._client.force_metadata_update()
+                await asyncio.sleep(0.1)
+                partitions = consumer.partitions_for_topic(self.topic)
+            assigned = [TopicPartition(self.topic, p) for p in sorted(partitions or ())]
+            consumer.assign(assigned)
+            await consumer.seek_to_end(*assigned)
+            deadline = now() + limit_s
+            while not stop.is_set() and now() < deadline:
+                batches = await consumer.getmany(timeout_ms=50)
+                stamp = now()
+                for records in batches.values():
+                    for record in records:
+                        update = match_pb2.ViewUpdate.FromString(record.value)
+                        self.records += 1
+                        self.published.setdefault(update.summary.match_id, []).append(
+                            (int(update.summary.version), stamp)
+                        )
+        finally:
+            await consumer.stop()
+
+    def published_at(self, match_id: str, version: int) -> float | None:
+        return next((s for v, s in self.published.get(match_id, ()) if v >= version), None)
 
 
 class Bot:
@@ -141,7 +202,9 @@ class Bot:
         viewer = self.players[0]
         await self.stub.GetView(
             gateway_pb2.GetViewRequest(
-                match_id=match_id, viewer=viewer, min_version=created.version,
+                match_id=match_id,
+                viewer=viewer,
+                min_version=created.version,
                 wait_ms=int(self.timeout * 1000),
             ),
             timeout=self.timeout,
@@ -194,6 +257,7 @@ class Bot:
             if self._in_window(acked):
                 self.result.ack_stamps.append(acked)
                 self.result.ack_ms.append(ms(acked - began))
+                self.result.submitted.append((match_id, int(reply.version), began))
                 if seen is None:
                     self.result.views_lost += 1
                 else:
@@ -217,6 +281,8 @@ async def run_load(
     channels: int = 8,
     rpc_limit_s: float = RPC_TIMEOUT_S,
     pids: Mapping[str, int | None] | None = None,
+    metrics: Mapping[str, str] | None = None,
+    views: tuple[str, str] | None = None,
 ) -> LoadResult:
     """``concurrency`` bots for ``warmup + duration`` s; samples from the last ``duration``,
     and the CPU each process in ``pids`` used in that window."""
@@ -227,10 +293,19 @@ async def run_load(
     async def cpu_window() -> None:
         await asyncio.sleep(max(0.0, result.start - now()))
         before = snapshot(watched)
+        served = await asyncio.to_thread(scrape_all, metrics or {})
         await asyncio.sleep(max(0.0, result.end - now()))
         result.cpu_s = usage(before, snapshot(watched))
+        result.server_totals = (served, await asyncio.to_thread(scrape_all, metrics or {}))
 
     meter = asyncio.create_task(cpu_window())
+    tap = ViewTap(*views) if views else None
+    tap_stop = asyncio.Event()
+    tapping = (
+        asyncio.create_task(tap.run(tap_stop, warmup + duration + 3 * rpc_limit_s + 10))
+        if tap
+        else None
+    )
     pool = [grpc.aio.insecure_channel(gateway) for _ in range(max(1, min(channels, concurrency)))]
     try:
         bots = [
@@ -251,6 +326,15 @@ async def run_load(
         await meter
     finally:
         meter.cancel()
+        tap_stop.set()
+        if tapping is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(tapping, 10)
         for channel in pool:
             await channel.close()
+    if tap is not None:
+        for match_id, version, began in result.submitted:
+            published = tap.published_at(match_id, version)
+            if published is not None:
+                result.published_ms.append(ms(published - began))
     return result

@@ -51,8 +51,9 @@ def envelopes_of(game: str, playout: Playout, match_id: str = "bench") -> list[A
     created = platform_events_pb2.MatchCreated(game=game, players=players_for(game))
     payloads = [created, *(messages.event_to_any(e) for e in playout.events)]
     return [
-        make_envelope(match_id=match_id, stream="board", sequence=i + 1, payload=p, cause=cause,
-                      game=game)
+        make_envelope(
+            match_id=match_id, stream="board", sequence=i + 1, payload=p, cause=cause, game=game
+        )
         for i, p in enumerate(payloads)
     ]
 
@@ -131,8 +132,10 @@ def engine_figures(runs: Sequence[EngineRun], noop_rate: float) -> list[Figure]:
                 "higher",
                 [r.playout_rates for r in good],
                 floor=(
-                    Floor(noop_rate / mean_events,
-                          f"no-op fold of {mean_events:.0f} events (its mean playout)")
+                    Floor(
+                        noop_rate / mean_events,
+                        f"no-op fold of {mean_events:.0f} events (its mean playout)",
+                    )
                     if mean_events and noop_rate
                     else None
                 ),

@@ -153,7 +153,10 @@ async def echo_server(start_limit_s: float = 30.0) -> AsyncIterator[str]:
     with tempfile.TemporaryDirectory(prefix="tabletop-bench-") as folder:
         port_file = Path(folder) / "port"
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tests.bench.echo_server", str(port_file),
+            sys.executable,
+            "-m",
+            "tests.bench.echo_server",
+            str(port_file),
             stdin=subprocess.DEVNULL,
         )
         try:
@@ -244,4 +247,3 @@ async def measure_floors(bootstrap: str, prefix: str, sizes: FloorSizes) -> Floo
     events = list(range(sizes.fold_events))
     run.noop_fold_rate = noop_fold_rate(events, sizes.fold_batches)
     return run
-

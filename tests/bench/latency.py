@@ -48,9 +48,7 @@ def _level_note(loads: Sequence[LoadResult]) -> str:
     return "; ".join(parts)
 
 
-def latency_figures(
-    loads: dict[int, list[LoadResult]], floors: Sequence[FloorRun]
-) -> list[Figure]:
+def latency_figures(loads: dict[int, list[LoadResult]], floors: Sequence[FloorRun]) -> list[Figure]:
     figures: list[Figure] = []
     for level, runs in sorted(loads.items()):
         label = "1 match" if level == 1 else f"{level} concurrent matches"
@@ -83,18 +81,38 @@ def latency_figures(
                 note=note,
             )
         )
+    for level, runs in sorted(loads.items()):
+        if not any(run.published_ms for run in runs):
+            continue
+        label = "1 match" if level == 1 else f"{level} concurrent matches"
+        figures.append(
+            figure(
+                f"latency.published.c{level}",
+                f"(diagnostic) SubmitAction → view published on the views topic, {label}",
+                "ms",
+                "lower",
+                [run.published_ms for run in runs],
+                floor=view_floor(floors),
+                note="the projector's part of action → view; the rest is the gateway's",
+            )
+        )
     return figures
 
 
 def floor_latency_figures(floors: Sequence[FloorRun]) -> list[Figure]:
     rows = (
         ("floor.kafka_ack", "Kafka send_and_wait, acks=all (bare aiokafka)", "kafka_ack_ms"),
-        ("floor.kafka_txn", "Kafka transaction with one record (as the board appends)",
-         "kafka_txn_ms"),
-        ("floor.kafka_hop", "Kafka hop: produce (acks=all) → read_committed consumer",
-         "kafka_hop_ms"),
-        ("floor.grpc_echo", "gRPC unary echo to another process (bare grpc.aio)",
-         "grpc_echo_ms"),
+        (
+            "floor.kafka_txn",
+            "Kafka transaction with one record (as the board appends)",
+            "kafka_txn_ms",
+        ),
+        (
+            "floor.kafka_hop",
+            "Kafka hop: produce (acks=all) → read_committed consumer",
+            "kafka_hop_ms",
+        ),
+        ("floor.grpc_echo", "gRPC unary echo to another process (bare grpc.aio)", "grpc_echo_ms"),
     )
     return [
         figure(key, title, "ms", "lower", [getattr(run, attribute) for run in floors])

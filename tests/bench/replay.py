@@ -169,7 +169,10 @@ async def rebuild(stack: Stack, expected: int, log_dir: Path) -> RebuildRun:
     log_path = log_dir / f"{app_id}.log"
     log = await asyncio.to_thread(log_path.open, "ab")
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.bench.rebuild_projector", f"{stack.topic_prefix}{app_id}",
+        sys.executable,
+        "-m",
+        "tests.bench.rebuild_projector",
+        f"{stack.topic_prefix}{app_id}",
         env=env,
         cwd=work,
         stdout=log,

@@ -10,6 +10,8 @@ import asyncio
 import contextlib
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import uuid
 from collections import Counter
@@ -24,6 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from services.cli.stack import ORDER, Stack
+from services.common.topics import views_topic
 
 from .bots import LoadResult, run_load
 from .engine import EngineRun, engine_figures, measure_engines
@@ -31,6 +34,7 @@ from .floors import FloorRun, FloorSizes, measure_floors
 from .latency import floor_latency_figures, latency_figures
 from .machine import machine_info
 from .procstat import kafka_pid
+from .profiling import record, summarise
 from .replay import (
     RebuildRun,
     ReplayRun,
@@ -124,6 +128,29 @@ def log_findings(run_dir: Path, limit: int = 3) -> list[str]:
     return found
 
 
+class ExperimentStack(Stack):
+    """The ephemeral stack with its services run by ``patched_serve`` (see there)."""
+
+    experiment: str = ""
+
+    def start(self, service: str) -> None:
+        if not self.experiment or self.pid(service) is not None:
+            super().start(service)
+            return
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        log = (self.run_dir / f"{service}.log").open("ab")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.bench.patched_serve", service, self.experiment],
+            env=self.env(service),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        log.close()
+        self._pidfile(service).write_text(str(process.pid))
+
+
 def stop_all(stack: Stack, grace_s: float = 5.0) -> None:
     """Stop every service of the benchmark's own stack at once (SIGTERM, then SIGKILL after
     ``grace_s``): nothing outlives the run, and teardown takes seconds, not a minute."""
@@ -132,8 +159,12 @@ def stop_all(stack: Stack, grace_s: float = 5.0) -> None:
 
 
 @contextlib.contextmanager
-def ephemeral_stack(prefix: str, run_dir: Path) -> Iterator[Stack]:
-    stack = Stack.ephemeral(run_dir, prefix)
+def ephemeral_stack(prefix: str, run_dir: Path, experiment: str = "") -> Iterator[Stack]:
+    base = Stack.ephemeral(run_dir, prefix)
+    stack = ExperimentStack(
+        base.run_dir, base.kafka_bootstrap, base.topic_prefix, base.partitions, base.ports
+    )
+    stack.experiment = experiment
     try:
         stack.up()
         yield stack
@@ -147,11 +178,18 @@ def ephemeral_stack(prefix: str, run_dir: Path) -> Iterator[Stack]:
 
 # -- the runs --------------------------------------------------------------------------------
 async def one_run(
-    run: int, stack: Stack, sizes: Sizes, game: str, results: Results, progress: Progress,
-    task: Any, log_dir: Path,
+    run: int,
+    stack: Stack,
+    sizes: Sizes,
+    game: str,
+    results: Results,
+    progress: Progress,
+    task: Any,
+    log_dir: Path,
 ) -> None:
     pids: dict[str, int | None] = {name: stack.pid(name) for name in ORDER}
     pids["kafka"] = kafka_pid()
+    metrics = {name: stack.metrics_addr(name) for name in ORDER if name != "projector"}
 
     def step(what: str) -> None:
         progress.update(task, description=f"run {run + 1}: {what}")
@@ -165,8 +203,16 @@ async def one_run(
     for level in sizes.levels:
         step(f"{level} concurrent match{'es' if level > 1 else ''}")
         load = await run_load(
-            stack.addr("gateway"), game, level, sizes.duration_s, sizes.warmup_s,
-            seed=run, rpc_limit_s=sizes.rpc_timeout_s, pids=pids,
+            stack.addr("gateway"),
+            game,
+            level,
+            sizes.duration_s,
+            sizes.warmup_s,
+            seed=run,
+            rpc_limit_s=sizes.rpc_timeout_s,
+            pids=pids,
+            metrics=metrics,
+            views=(stack.kafka_bootstrap, views_topic(stack.topic_prefix)),
         )
         results.loads.setdefault(level, []).append(load)
         finished += load.finished_ids
@@ -185,6 +231,36 @@ async def one_run(
         measure_engines, sizes.engine_seconds, run, sizes.engine_fold_batches
     )
     progress.advance(task)
+
+
+async def profile_run(
+    stack: Stack, sizes: Sizes, game: str, level: int, out_dir: Path
+) -> dict[str, str]:
+    """One extra load run at ``level`` with py-spy on board, gateway and projector."""
+    services = ("board", "gateway", "projector", "decks", "dice")
+    pids = {name: pid for name in services if (pid := stack.pid(name)) is not None}
+    load = asyncio.create_task(
+        run_load(
+            stack.addr("gateway"),
+            game,
+            level,
+            sizes.duration_s,
+            sizes.warmup_s,
+            seed=99,
+            rpc_limit_s=sizes.rpc_timeout_s,
+        )
+    )
+    await asyncio.sleep(sizes.warmup_s)
+    files = await record(pids, sizes.duration_s, out_dir)
+    result = await load
+    summaries = {name: summarise(path) for name, path in files.items()}
+    header = (
+        f"{level} concurrent matches, {result.actions} acknowledged actions in "
+        f"{result.end - result.start:.0f} s, errors {dict(result.errors)}\n\n"
+    )
+    summary = out_dir / "summary.txt"
+    await asyncio.to_thread(summary.write_text, header + "\n".join(summaries.values()))
+    return summaries
 
 
 def collect(results: Results) -> list[Figure]:
@@ -228,7 +304,14 @@ def problems_of(results: Results, run_dir: Path) -> list[str]:
 
 
 def run_suite(
-    out_dir: Path, runs: int, quick: bool, game: str, levels: tuple[int, ...]
+    out_dir: Path,
+    runs: int,
+    quick: bool,
+    game: str,
+    levels: tuple[int, ...],
+    experiment: str = "",
+    profile_dir: Path | None = None,
+    profile_level: int = 20,
 ) -> tuple[Path, Path]:
     sizes = Sizes.quick(levels) if quick else Sizes.full(levels)
     machine = machine_info()
@@ -247,11 +330,12 @@ def run_suite(
         ) as progress,
     ):
         task = progress.add_task("starting an ephemeral stack", total=runs * steps_per_run)
-        with ephemeral_stack(prefix, run_dir) as stack:
+        with ephemeral_stack(prefix, run_dir, experiment) as stack:
             for run in range(runs):
-                asyncio.run(
-                    one_run(run, stack, sizes, game, results, progress, task, run_dir)
-                )
+                asyncio.run(one_run(run, stack, sizes, game, results, progress, task, run_dir))
+            if profile_dir is not None:
+                progress.update(task, description=f"profiling at {profile_level} matches")
+                asyncio.run(profile_run(stack, sizes, game, profile_level, profile_dir))
             progress.update(task, description="stopping the stack")
     figures = collect(results)
     loads = [
@@ -267,9 +351,8 @@ def run_suite(
         "sizes": asdict(sizes),
         "topic_prefix": prefix,
         "logs": str(run_dir),
+        "experiment": experiment,
     }
     paths = write_all(out_dir, machine, config, figures, loads, problems_of(results, run_dir))
     console.print(f"wrote {paths[0]} and {paths[1]}; service logs in {run_dir}")
     return paths
-
-

@@ -30,8 +30,11 @@ EXPECTED = [
     "floor.kafka_txn",
     "floor.kafka_hop",
     "floor.grpc_echo",
-    *(f"floor.{kind}.c{level}" for kind in ("kafka_ack_rate", "grpc_echo_rate")
-      for level in (1, 20, 100)),
+    *(
+        f"floor.{kind}.c{level}"
+        for kind in ("kafka_ack_rate", "grpc_echo_rate")
+        for level in (1, 20, 100)
+    ),
     "floor.noop_fold",
 ]
 

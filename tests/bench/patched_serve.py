@@ -1,0 +1,112 @@
+"""Experiments (``python -m tests.bench --experiment NAME``): a service run with one change
+applied in memory, to measure a proposed optimisation before anyone writes it for real.
+The shipped code is never modified; ``make bench`` without ``--experiment`` measures it as is.
+(``txn-lock`` and ``group-commit`` patch the board's event log; the services' own group commit
+landed in 51e8e59, so on later code they measure an equivalent of what ships.)
+
+``python -m tests.bench.patched_serve SERVICE EXPERIMENT`` then runs the service normally.
+
+- ``txn-lock``: the board's transactional appends take turns (an asyncio lock around
+  ``EventLog.append``) — the smallest fix for concurrent commands sharing one transactional
+  producer (aiokafka allows one open transaction per producer).
+- ``switch-interval``: every service runs with a GIL switch interval of 0.5 ms instead of
+  5 ms (each has a second Python thread: gRPC's poller, Faust's consumer thread).
+- ``group-commit``: concurrent commands' events share one Kafka transaction: while one
+  transaction commits, the next batch gathers; each command still commits atomically (a
+  batch is all or nothing) and a match's commands stay ordered (the board's per-match lock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from services.common import eventlog, serve
+
+EXPERIMENTS = ("txn-lock", "group-commit", "switch-interval")
+
+#: the GIL switch interval of the ``switch-interval`` experiment (CPython's default: 5 ms)
+SWITCH_INTERVAL_S = 0.0005
+
+Append = Callable[[Any, Sequence[Any]], Awaitable[None]]
+
+
+class GroupCommit:
+    """One transaction at a time; appends arriving meanwhile ride in the next one."""
+
+    def __init__(self, log: Any) -> None:
+        self._log = log
+        self._pending: list[tuple[Sequence[Any], asyncio.Future[None]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def append(self, envelopes: Sequence[Any]) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((envelopes, done))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        await done
+
+    async def _flush(self) -> None:
+        producer = self._log._producer
+        for _ in range(1_000_000):
+            if not self._pending:
+                return
+            batch, self._pending = self._pending, []
+            try:
+                async with producer.transaction():
+                    for envelopes, _ in batch:
+                        for envelope in envelopes:
+                            await producer.send(
+                                self._log.topic,
+                                value=envelope.SerializeToString(),
+                                key=envelope.match_id.encode(),
+                            )
+            except Exception as error:  # every command of the batch failed: none is folded
+                for _, done in batch:
+                    if not done.done():
+                        done.set_exception(error)
+                continue
+            for _, done in batch:
+                if not done.done():
+                    done.set_result(None)
+
+
+def patch(experiment: str) -> None:
+    if experiment == "switch-interval":
+        # Every service runs a second thread (gRPC's poller, Faust's consumer thread): a
+        # thread waking up waits up to the switch interval for the GIL held by the other.
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
+        return
+    original: Append = eventlog.EventLog.append
+
+    async def locked(self: Any, envelopes: Sequence[Any]) -> None:
+        if not self._transactional:
+            await original(self, envelopes)
+            return
+        lock = self.__dict__.setdefault("_bench_lock", asyncio.Lock())
+        async with lock:
+            await original(self, envelopes)
+
+    async def grouped(self: Any, envelopes: Sequence[Any]) -> None:
+        if not self._transactional or not envelopes:
+            await original(self, envelopes)
+            return
+        group = self.__dict__.setdefault("_bench_group", GroupCommit(self))
+        await group.append(envelopes)
+
+    replacement = {"txn-lock": locked, "group-commit": grouped}[experiment]
+    eventlog.EventLog.append = replacement  # type: ignore[method-assign]
+
+
+def main() -> None:
+    service, experiment = sys.argv[1], sys.argv[2]
+    if experiment not in EXPERIMENTS:
+        raise SystemExit(f"unknown experiment {experiment!r}; choose from {EXPERIMENTS}")
+    patch(experiment)
+    serve.main([service])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Server-side time per gRPC method, from every service's Prometheus endpoint
+(``grpc_server_handling_seconds`` sum and count), read before and after a load window:
+how long each hop of an action takes inside its server, and how many calls an action makes."""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+_LINE = re.compile(
+    r"^grpc_server_handling_seconds_(sum|count)\{(?P<labels>[^}]*)\} (?P<value>\S+)$"
+)
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+@dataclass(frozen=True)
+class MethodTotals:
+    seconds: float
+    calls: float
+
+
+def scrape(address: str, timeout_s: float = 2.0) -> dict[str, MethodTotals]:
+    """``{"Service/Method": totals}`` from one metrics endpoint (empty if unreachable)."""
+    try:
+        with urllib.request.urlopen(f"http://{address}/metrics", timeout=timeout_s) as reply:
+            body = reply.read().decode()
+    except OSError:
+        return {}
+    sums: dict[str, float] = {}
+    counts: dict[str, float] = {}
+    for line in body.splitlines():
+        hit = _LINE.match(line)
+        if not hit:
+            continue
+        labels = dict(_LABEL.findall(hit.group("labels")))
+        service = labels.get("grpc_service", "?").rsplit(".", 1)[-1]
+        key = f"{service}/{labels.get('grpc_method', '?')}"
+        target = sums if hit.group(1) == "sum" else counts
+        target[key] = target.get(key, 0.0) + float(hit.group("value"))
+    return {k: MethodTotals(sums.get(k, 0.0), counts.get(k, 0.0)) for k in counts}
+
+
+def scrape_all(addresses: Mapping[str, str]) -> dict[str, dict[str, MethodTotals]]:
+    return {name: scrape(address) for name, address in addresses.items()}
+
+
+def per_method(
+    before: Mapping[str, Mapping[str, MethodTotals]],
+    after: Mapping[str, Mapping[str, MethodTotals]],
+    actions: int,
+) -> dict[str, dict[str, float]]:
+    """``{"process Service/Method": {"mean_ms", "calls_per_action"}}`` for the window."""
+    out: dict[str, dict[str, float]] = {}
+    for process, methods in after.items():
+        for method, totals in methods.items():
+            prior = before.get(process, {}).get(method, MethodTotals(0.0, 0.0))
+            calls = totals.calls - prior.calls
+            if calls <= 0:
+                continue
+            out[f"{process} {method}"] = {
+                "mean_ms": 1000 * (totals.seconds - prior.seconds) / calls,
+                "calls_per_action": calls / actions if actions else 0.0,
+            }
+    return dict(sorted(out.items()))
