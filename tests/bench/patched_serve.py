@@ -9,6 +9,8 @@ landed in 51e8e59, so on later code they measure an equivalent of what ships.)
 - ``txn-lock``: the board's transactional appends take turns (an asyncio lock around
   ``EventLog.append``) — the smallest fix for concurrent commands sharing one transactional
   producer (aiokafka allows one open transaction per producer).
+- ``plain-projector``: the projector replaced by ``plain_projector`` (the same folding with
+  a plain aiokafka consumer instead of Faust).
 - ``switch-interval``: every service runs with a GIL switch interval of 0.5 ms instead of
   5 ms (each has a second Python thread: gRPC's poller, Faust's consumer thread).
 - ``group-commit``: concurrent commands' events share one Kafka transaction: while one
@@ -25,7 +27,7 @@ from typing import Any
 
 from services.common import eventlog, serve
 
-EXPERIMENTS = ("txn-lock", "group-commit", "switch-interval")
+EXPERIMENTS = ("txn-lock", "group-commit", "switch-interval", "plain-projector")
 
 #: the GIL switch interval of the ``switch-interval`` experiment (CPython's default: 5 ms)
 SWITCH_INTERVAL_S = 0.0005
@@ -74,6 +76,8 @@ class GroupCommit:
 
 
 def patch(experiment: str) -> None:
+    if experiment == "plain-projector":
+        return  # the stack runs tests.bench.plain_projector instead of the projector
     if experiment == "switch-interval":
         # Every service runs a second thread (gRPC's poller, Faust's consumer thread): a
         # thread waking up waits up to the switch interval for the GIL held by the other.

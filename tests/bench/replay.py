@@ -37,6 +37,7 @@ from services.common.topics import STREAMS, event_topic
 from tabletop.v1 import envelope_pb2, gateway_pb2, gateway_pb2_grpc, platform_events_pb2
 
 from .floors import stop_process
+from .procstat import process_cpu
 from .stats import Figure, Floor, figure, median
 from .timing import ms, now
 
@@ -66,6 +67,10 @@ class RebuildRun:
     #: read_stream + fold in-process
     floor_events_per_s: float = 0.0
     floor_read_only_per_s: float = 0.0
+    #: CPU seconds the fresh projector used while folding, per event folded (ms)
+    projector_cpu_ms_per_event: float = 0.0
+    #: its CPU use while folding, in cores (1.0: one core busy all the time)
+    projector_cores: float = 0.0
     error: str = ""
 
 
@@ -181,6 +186,7 @@ async def rebuild(stack: Stack, expected: int, log_dir: Path) -> RebuildRun:
     )
     started = now()
     samples: list[tuple[float, float]] = []
+    cpu_samples: list[tuple[float, float, float]] = []
     try:
         deadline = started + REBUILD_TIMEOUT_S
         last_change = started
@@ -192,6 +198,9 @@ async def rebuild(stack: Stack, expected: int, log_dir: Path) -> RebuildRun:
             stamp = now()
             if reading is not None:
                 folded, ready = reading
+                cpu = process_cpu(process.pid)
+                if cpu is not None:
+                    cpu_samples.append((stamp, folded, cpu))
                 if ready and not run.projector_ready_s:
                     run.projector_ready_s = stamp - started
                 if not samples or folded != samples[-1][1]:
@@ -210,6 +219,12 @@ async def rebuild(stack: Stack, expected: int, log_dir: Path) -> RebuildRun:
         await stop_process(process, 20.0)
         log.close()
         await asyncio.to_thread(shutil.rmtree, work, True)
+    busy = [c for c in cpu_samples if c[1] > 0]
+    idle = [c for c in cpu_samples if c[1] == 0]
+    if busy and idle and busy[-1][1] > 0 and busy[-1][0] > idle[-1][0]:
+        (t0, _, c0), (t1, f1, c1) = idle[-1], busy[-1]
+        run.projector_cpu_ms_per_event = 1000 * (c1 - c0) / f1
+        run.projector_cores = (c1 - c0) / (t1 - t0)
     folding = [(t, f) for t, f in samples if f > 0]
     if len(folding) >= 2:
         # from the sample before the first fold (when it was still 0) to the last one
@@ -277,7 +292,9 @@ def replay_figures(replays: Sequence[ReplayRun], rebuilds: Sequence[RebuildRun])
                 "higher",
                 [[r.projector_events_per_s] for r in done],
                 floor=Floor(floor, f"read_stream + fold in-process (read alone {read:,.0f}/s)"),
-                note=f"ready after {ready:.1f} s (Faust start, rebalance)"
+                note=f"ready after {ready:.1f} s (Faust start, rebalance); while folding it used "
+                f"{median([r.projector_cores for r in done]):.2f} cores, "
+                f"{median([r.projector_cpu_ms_per_event for r in done]):.2f} ms CPU per event"
                 + (f"; {errors}" if errors else ""),
             )
         )

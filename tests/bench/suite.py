@@ -139,8 +139,11 @@ class ExperimentStack(Stack):
             return
         self.run_dir.mkdir(parents=True, exist_ok=True)
         log = (self.run_dir / f"{service}.log").open("ab")
+        command = ["-m", "tests.bench.patched_serve", service, self.experiment]
+        if service == "projector" and self.experiment == "plain-projector":
+            command = ["-m", "tests.bench.plain_projector"]
         process = subprocess.Popen(
-            [sys.executable, "-m", "tests.bench.patched_serve", service, self.experiment],
+            [sys.executable, *command],
             env=self.env(service),
             stdout=log,
             stderr=subprocess.STDOUT,
