@@ -17,7 +17,7 @@ from tabletop.v1 import board_pb2, match_pb2
 ViewPolicy = Callable[[Any, str, tuple[Any, ...]], Any]
 
 
-def _view_policy(game: str, kind: str, seed: int) -> ViewPolicy:
+def view_policy_for(game: str, kind: str, seed: int) -> ViewPolicy:
     """The game's own view-based bot (``view_policy`` in its bots module)."""
     for module in (f"services.games.{game}.bots", f"services.games.{game}.policies"):
         try:
@@ -70,6 +70,6 @@ def bot_seats(
         kinds = {p: spec for p in players}
     base = random.Random(seed).randrange(1 << 30) if seed is not None else random.randrange(1 << 30)
     return {
-        seat: NetworkBot(game, seat, _view_policy(game, kind, base + i))
+        seat: NetworkBot(game, seat, view_policy_for(game, kind, base + i))
         for i, (seat, kind) in enumerate(kinds.items())
     }

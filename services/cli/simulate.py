@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from services.games.playout import play, random_policy
+from services.cli.bots import view_policy_for
+from services.games.playout import Policy, play, random_policy
 from services.games.registry import get_game
 
 
@@ -28,13 +29,21 @@ def simulate(args: argparse.Namespace, progress: Callable[[int], None]) -> dict[
         return dict(asdict(report))
     game = get_game(args.game)
     seats = [f"player{i + 1}" for i in range(args.seats or game.min_players)]
+
+    def policy(seed: int) -> Policy:
+        if args.bot == "random":
+            return random_policy(seed)
+        # The same bot a networked player gets: it decides from the player's view.
+        decide = view_policy_for(args.game, args.bot, seed)
+        return lambda state, player, legal: decide(game.view(state, player), player, legal)
+
     wins = 0
     turns: list[float] = []
     reasons: Counter[str] = Counter()
     for i in range(args.games):
         seed = args.seed + i
         outcome = play(
-            game, seats, {}, {s: random_policy(seed * 31 + n) for n, s in enumerate(seats)}, seed
+            game, seats, {}, {s: policy(seed * 31 + n) for n, s in enumerate(seats)}, seed
         )
         wins += "won" in outcome.outcome.results.values()
         reasons[outcome.outcome.reason] += 1
@@ -42,6 +51,7 @@ def simulate(args: argparse.Namespace, progress: Callable[[int], None]) -> dict[
         progress(i + 1)
     return {
         "game": args.game,
+        "bot": args.bot,
         "games": args.games,
         "wins": wins,
         "win_rate": wins / args.games if args.games else 0.0,
