@@ -71,3 +71,41 @@ def test_scoring_keeps_drillit_statistics(stack: Stack, matches: list[str]) -> N
     assert standings.mean_statistics, "the engine's statistics reach scoring"
     listed = client.stub.ListMatches(gateway_pb2.ListMatchesRequest(game="drillit")).matches
     assert {m.match_id for m in listed} >= set(matches)
+
+
+def test_the_cli_seats_greedy_and_random_bots_that_see_only_their_views(stack: Stack) -> None:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "services.cli.main",
+            "--gateway",
+            stack.addr("gateway"),
+            "play",
+            "drillit",
+            "--players",
+            "ana,bo",
+            "--bot",
+            "ana=greedy,bo=random",
+            "--option",
+            "difficulty=easy",
+            "--option",
+            "distance=short",
+            "--seed",
+            "4",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    result = json.loads(done.stdout)
+    assert set(result["results"]) == {"ana", "bo"}
+    assert result["actions"] > 0 and result["events"] > result["actions"]
