@@ -4,7 +4,8 @@ from the projector's views topic; replay folds a match's events afresh."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from typing import TypeVar
 
 import grpc
 
@@ -27,6 +28,8 @@ from tabletop.v1 import (
     scoring_pb2,
     scoring_pb2_grpc,
 )
+
+Reply = TypeVar("Reply")
 
 #: the longest a GetView may wait for a version
 MAX_WAIT_MS = 30_000
@@ -56,6 +59,15 @@ async def _forward(context: grpc.aio.ServicerContext, error: grpc.aio.AioRpcErro
     metadata = error.trailing_metadata() or ()
     context.set_trailing_metadata(tuple((k, v) for k, v in metadata if k == "tabletop-reason"))
     await context.abort(error.code(), error.details() or "")
+
+
+async def _relay(context: grpc.aio.ServicerContext, call: Awaitable[Reply]) -> Reply:
+    """The downstream service's reply, or its refusal passed on unchanged."""
+    try:
+        return await call
+    except grpc.aio.AioRpcError as error:
+        await _forward(context, error)
+        raise AssertionError from error
 
 
 async def _events(
@@ -91,14 +103,8 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         forwarded.CopyFrom(request)
         forwarded.match_id = request.match_id or str(uuid.uuid4())
         forwarded.command_id = request.command_id or f"create:{forwarded.match_id}"
-        try:
-            reply: board_pb2.CreateMatchReply = await self._shard(
-                forwarded.match_id
-            ).board.CreateMatch(forwarded)
-            return reply
-        except grpc.aio.AioRpcError as error:
-            await _forward(context, error)
-            raise AssertionError from error
+        shard = self._shard(forwarded.match_id)
+        return await _relay(context, shard.board.CreateMatch(forwarded))
 
     async def ListMatches(
         self, request: gateway_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext
@@ -142,26 +148,12 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     async def GetLegalActions(
         self, request: board_pb2.GetLegalActionsRequest, context: grpc.aio.ServicerContext
     ) -> board_pb2.GetLegalActionsReply:
-        try:
-            reply: board_pb2.GetLegalActionsReply = await self._shard(
-                request.match_id
-            ).board.GetLegalActions(request)
-            return reply
-        except grpc.aio.AioRpcError as error:
-            await _forward(context, error)
-            raise AssertionError from error
+        return await _relay(context, self._shard(request.match_id).board.GetLegalActions(request))
 
     async def SubmitAction(
         self, request: board_pb2.SubmitActionRequest, context: grpc.aio.ServicerContext
     ) -> board_pb2.SubmitActionReply:
-        try:
-            reply: board_pb2.SubmitActionReply = await self._shard(
-                request.match_id
-            ).board.SubmitAction(request)
-            return reply
-        except grpc.aio.AioRpcError as error:
-            await _forward(context, error)
-            raise AssertionError from error
+        return await _relay(context, self._shard(request.match_id).board.SubmitAction(request))
 
     async def WatchMatch(
         self, request: gateway_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext
@@ -243,9 +235,4 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     async def GetStandings(
         self, request: scoring_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext
     ) -> scoring_pb2.GetStandingsReply:
-        try:
-            reply: scoring_pb2.GetStandingsReply = await self._scoring.GetStandings(request)
-            return reply
-        except grpc.aio.AioRpcError as error:
-            await _forward(context, error)
-            raise AssertionError from error
+        return await _relay(context, self._scoring.GetStandings(request))
