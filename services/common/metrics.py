@@ -72,11 +72,7 @@ def _code_of(context: grpc.aio.ServicerContext, error: BaseException | None) -> 
     code = context.code()
     if isinstance(code, grpc.StatusCode):
         return str(code.name)
-    if error is None:
-        return "OK"
-    if isinstance(error, grpc.aio.AbortError | grpc.RpcError):
-        return "UNKNOWN"
-    return "UNKNOWN"
+    return "OK" if error is None else "UNKNOWN"
 
 
 class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
@@ -95,21 +91,25 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         rpc_type = _rpc_type(handler)
         labels = (rpc_type, service, method)
 
+        started, handling = GRPC_STARTED.labels(*labels), GRPC_HANDLING.labels(*labels)
+
+        def finished(context: grpc.aio.ServicerContext, start: float, error: Any) -> None:
+            handling.observe(time.perf_counter() - start)
+            GRPC_HANDLED.labels(*labels, _code_of(context, error)).inc()
+
         if handler.unary_unary is not None:
             inner_uu = handler.unary_unary
 
             async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                GRPC_STARTED.labels(*labels).inc()
-                start = time.perf_counter()
-                error: BaseException | None = None
+                started.inc()
+                start, error = time.perf_counter(), None
                 try:
                     return await inner_uu(request, context)
                 except BaseException as exc:
                     error = exc
                     raise
                 finally:
-                    GRPC_HANDLING.labels(*labels).observe(time.perf_counter() - start)
-                    GRPC_HANDLED.labels(*labels, _code_of(context, error)).inc()
+                    finished(context, start, error)
 
             return grpc.unary_unary_rpc_method_handler(
                 unary_unary,
@@ -122,9 +122,8 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             async def unary_stream(
                 request: Any, context: grpc.aio.ServicerContext
             ) -> AsyncIterator[Any]:
-                GRPC_STARTED.labels(*labels).inc()
-                start = time.perf_counter()
-                error: BaseException | None = None
+                started.inc()
+                start, error = time.perf_counter(), None
                 try:
                     async for item in inner_us(request, context):
                         yield item
@@ -132,8 +131,7 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                     error = exc
                     raise
                 finally:
-                    GRPC_HANDLING.labels(*labels).observe(time.perf_counter() - start)
-                    GRPC_HANDLED.labels(*labels, _code_of(context, error)).inc()
+                    finished(context, start, error)
 
             return grpc.unary_stream_rpc_method_handler(
                 unary_stream,
