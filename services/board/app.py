@@ -9,7 +9,7 @@ from services.board.service import BoardService
 from services.common.config import Config
 from services.common.eventlog import EventLog
 from services.common.ledger import EventSourceServicer, StreamWriter
-from services.common.server import run_until_signalled
+from services.common.server import peer_channel, run_until_signalled
 from services.common.topics import event_topic
 from tabletop.v1 import (
     board_pb2,
@@ -29,12 +29,8 @@ async def main(config: Config) -> None:
         transactional_id=f"{config.topic_prefix}tabletop-board-{config.shard}",
     )
     writer = StreamWriter("board", log, config.kafka_bootstrap, config.shard, config.shards)
-    dice_channel = grpc.aio.insecure_channel(
-        config.dice_addrs[config.shard % len(config.dice_addrs)]
-    )
-    decks_channel = grpc.aio.insecure_channel(
-        config.decks_addrs[config.shard % len(config.decks_addrs)]
-    )
+    dice_channel = peer_channel(config.dice_addrs[config.shard % len(config.dice_addrs)])
+    decks_channel = peer_channel(config.decks_addrs[config.shard % len(config.decks_addrs)])
     chance = RemoteChance(
         dice_pb2_grpc.DiceStub(dice_channel), decks_pb2_grpc.DecksStub(decks_channel)
     )

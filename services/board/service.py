@@ -12,6 +12,7 @@ from typing import Any
 
 import grpc
 import structlog
+from aiokafka.errors import KafkaError
 from google.protobuf import message
 
 from services.board.chance import RemoteChance
@@ -80,9 +81,17 @@ class BoardService(board_pb2_grpc.BoardServicer):
             step = game.next_step(state)
             if not isinstance(step, AwaitingChance):
                 return events, state
-            outcome = await self._chance.resolve(
-                match_id, step.request, f"{command_id}:{index}", command_id
-            )
+            try:
+                outcome = await self._chance.resolve(
+                    match_id, step.request, f"{command_id}:{index}", command_id
+                )
+            except grpc.aio.AioRpcError as error:
+                raise Refused(
+                    grpc.StatusCode.UNAVAILABLE,
+                    f"the {type(step.request).__name__} could not be resolved "
+                    f"({error.code().name}); retry with the same command id",
+                    "CHANCE_UNAVAILABLE",
+                ) from error
             for event in game.resolve(state, outcome):
                 state = game.evolve(state, event)
                 events.append(event)
@@ -97,7 +106,18 @@ class BoardService(board_pb2_grpc.BoardServicer):
         actor: str,
     ) -> list[Any]:
         cause = Cause(causation_id=command_id, correlation_id=command_id, actor=actor)
-        return await self._writer.append(match_id, payloads, cause, game.name, game.rules_version)
+        try:
+            return await self._writer.append(
+                match_id, payloads, cause, game.name, game.rules_version
+            )
+        except KafkaError as error:
+            # Nothing was folded; the transaction holding these events did not commit.
+            raise Refused(
+                grpc.StatusCode.UNAVAILABLE,
+                f"the event log is unavailable ({type(error).__name__}); "
+                "retry with the same command id",
+                "LOG_UNAVAILABLE",
+            ) from error
 
     async def _after_commit(
         self, match: Match, appended: int, command_id: str
@@ -105,7 +125,11 @@ class BoardService(board_pb2_grpc.BoardServicer):
         if match.finished:
             MATCHES_FINISHED.labels(match.game.name, _result_label(match.results)).inc()
             MATCHES_ACTIVE.labels(match.game.name).dec()
-            await self._chance.reveal(match.match_id, command_id)
+            try:
+                await self._chance.reveal(match.match_id, command_id)
+            except grpc.aio.AioRpcError as error:
+                # The match is over either way; the seeds stay secret until revealed.
+                log.error("seed_reveal_failed", code=error.code().name)
         return board_pb2.SubmitActionReply(
             version=match.version,
             events_appended=appended,
@@ -163,7 +187,16 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     raise Refused(
                         grpc.StatusCode.INVALID_ARGUMENT, refused.message, refused.code
                     ) from refused
-                dice_commitment, decks_commitment = await self._chance.commit(match_id, command_id)
+                try:
+                    commitments = await self._chance.commit(match_id, command_id)
+                except grpc.aio.AioRpcError as error:
+                    raise Refused(
+                        grpc.StatusCode.UNAVAILABLE,
+                        f"dice or decks are unavailable ({error.code().name}); "
+                        "retry with the same command id",
+                        "CHANCE_UNAVAILABLE",
+                    ) from error
+                dice_commitment, decks_commitment = commitments
                 created = platform_events_pb2.MatchCreated(
                     game=game.name,
                     players=players,

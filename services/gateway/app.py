@@ -9,7 +9,7 @@ import grpc
 
 from services.common.config import Config
 from services.common.eventlog import Tail
-from services.common.server import run_until_signalled
+from services.common.server import peer_channel, run_until_signalled
 from services.common.topics import views_topic
 from services.gateway.service import GatewayService, Shard
 from services.gateway.viewstore import ViewStore
@@ -25,7 +25,7 @@ async def main(config: Config) -> None:
         )
         for i, board in enumerate(config.board_addrs)
     ]
-    scoring = grpc.aio.insecure_channel(config.scoring_addr)
+    scoring = peer_channel(config.scoring_addr)
     views = ViewStore()
     # No consumer group: every gateway replica keeps every match's newest view.
     # read_uncommitted: the projector publishes inside its Kafka transactions (committed

@@ -13,6 +13,7 @@ from services.common.envelope import is_a
 from services.common.folding import FoldedMatch
 from services.common.metrics import GATEWAY_WATCHERS
 from services.common.projection import Projection
+from services.common.server import peer_channel
 from services.common.sharding import shard_of
 from services.games.registry import all_games
 from services.gateway.viewstore import ViewStore
@@ -41,7 +42,7 @@ class Shard:
     """The services one board shard talks to."""
 
     def __init__(self, board: str, dice: str, decks: str) -> None:
-        self.channels = [grpc.aio.insecure_channel(a) for a in (board, dice, decks)]
+        self.channels = [peer_channel(a) for a in (board, dice, decks)]
         self.board = board_pb2_grpc.BoardStub(self.channels[0])
         self.sources = {
             "board": envelope_pb2_grpc.EventSourceStub(self.channels[0]),
