@@ -11,6 +11,8 @@ landed in 51e8e59, so on later code they measure an equivalent of what ships.)
   producer (aiokafka allows one open transaction per producer).
 - ``plain-projector``: the projector replaced by ``plain_projector`` (the same folding with
   a plain aiokafka consumer instead of Faust).
+- ``txn-backoff``: aiokafka retries a transaction refused with CONCURRENT_TRANSACTIONS
+  (the previous commit's markers not written yet) after 1 ms instead of 20 ms.
 - ``switch-interval``: every service runs with a GIL switch interval of 0.5 ms instead of
   5 ms (each has a second Python thread: gRPC's poller, Faust's consumer thread).
 - ``group-commit``: concurrent commands' events share one Kafka transaction: while one
@@ -27,7 +29,10 @@ from typing import Any
 
 from services.common import eventlog, serve
 
-EXPERIMENTS = ("txn-lock", "group-commit", "switch-interval", "plain-projector")
+EXPERIMENTS = ("txn-lock", "group-commit", "switch-interval", "plain-projector", "txn-backoff")
+
+#: the ``txn-backoff`` experiment's wait before retrying AddPartitionsToTxn (aiokafka: 20 ms)
+TXN_BACKOFF_S = 0.001
 
 #: the GIL switch interval of the ``switch-interval`` experiment (CPython's default: 5 ms)
 SWITCH_INTERVAL_S = 0.0005
@@ -78,6 +83,14 @@ class GroupCommit:
 def patch(experiment: str) -> None:
     if experiment == "plain-projector":
         return  # the stack runs tests.bench.plain_projector instead of the projector
+    if experiment == "txn-backoff":
+        # A transaction started right after a commit is refused with CONCURRENT_TRANSACTIONS
+        # until the broker has written the commit markers (KAFKA-5477); aiokafka then waits
+        # a fixed 20 ms (BACKOFF_OVERRIDE) before retrying.
+        from aiokafka.producer import sender
+
+        vars(sender)["BACKOFF_OVERRIDE"] = TXN_BACKOFF_S
+        return
     if experiment == "switch-interval":
         # Every service runs a second thread (gRPC's poller, Faust's consumer thread): a
         # thread waking up waits up to the switch interval for the GIL held by the other.
