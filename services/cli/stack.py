@@ -169,9 +169,16 @@ class Stack:
             os.kill(pid, signal.SIGKILL)
         self._pidfile(service).unlink(missing_ok=True)
 
-    def down(self) -> None:
-        for service in reversed(ORDER):
-            self.stop(service)
+    def down(self, timeout: float = 15.0) -> None:
+        """SIGTERM every service at once (each drains on its own), SIGKILL stragglers."""
+        pids = {s: pid for s in ORDER if (pid := self.pid(s)) is not None}
+        for pid in pids.values():
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(self.pid(s) for s in pids):
+            time.sleep(0.1)
+        for service in ORDER:
+            self.stop(service, timeout=0)
 
     def status(self) -> dict[str, str]:
         return {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass
 
 from services.common.topics import DEFAULT_PARTITIONS
@@ -47,6 +48,8 @@ class Config:
     shards: int
     secret: bytes
     log_level: str
+    #: scratch space (Faust's table data); /tmp is the writable emptyDir in Kubernetes
+    data_dir: str
     shutdown_grace_seconds: float
 
     @classmethod
@@ -76,5 +79,6 @@ class Config:
             # Only dice and decks use it: their per-match seeds derive from it.
             secret=_env("SECRET", "local-development-secret").encode(),
             log_level=_env("LOG_LEVEL", "info"),
+            data_dir=_env("DATA_DIR", os.path.join(tempfile.gettempdir(), "tabletop")),
             shutdown_grace_seconds=float(_env("SHUTDOWN_GRACE_SECONDS", "10")),
         )

@@ -7,6 +7,7 @@ event topics) holds each match's folded state; after every fold it publishes a
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -103,8 +104,11 @@ class _ReadCommittedConsumer(AIOKafkaConsumer):
 
 
 def create_app(config: Config) -> faust.App:
+    app_id = f"{config.topic_prefix}{PROJECTOR_APP_ID}"
+    os.makedirs(config.data_dir, exist_ok=True)  # Faust creates its folder, not the parents
     app = faust.App(
-        f"{config.topic_prefix}{PROJECTOR_APP_ID}",
+        app_id,
+        datadir=os.path.join(config.data_dir, app_id),
         broker=f"kafka://{config.kafka_bootstrap}",
         store="memory://",
         processing_guarantee="at_least_once",  # folds are idempotent by sequence number
