@@ -1,7 +1,8 @@
 """Bots playing whole matches through the public gateway, as players would.
 
 Each bot: create a match, wait until it is projected, open ``WatchMatch``, then loop —
-``GetLegalActions`` → pick one at random → ``SubmitAction`` (timed until the reply: the
+``GetLegalActions`` (only when the turn changes seat; a reply carries the mover's next
+ones) → pick one at random → ``SubmitAction`` (timed until the reply: the
 events are durable in Kafka) → wait until the watch stream delivers a view at least as new
 as the reply's version (timed from the same start: what the player sees). A bot acts only
 once it has seen its previous action's view, as a person at a screen would. When a match
@@ -223,23 +224,31 @@ class Bot:
                 await reader
 
     async def _play(self, match_id: str, watcher: Watcher) -> None:
+        # Each SubmitAction brings the mover's next legal actions back (return_legal_actions),
+        # so GetLegalActions is asked only when the turn passes to another seat.
+        legal: board_pb2.GetLegalActionsReply | None = None
+        holder = ""
         while now() < self.stop_at and self.actions < MAX_ACTIONS_PER_BOT:
-            legal = await self.stub.GetLegalActions(
-                board_pb2.GetLegalActionsRequest(match_id=match_id, player=self.players[0]),
-                timeout=self.timeout,
-            )
+            if legal is None:
+                holder = self.players[0]
+                legal = await self.stub.GetLegalActions(
+                    board_pb2.GetLegalActionsRequest(match_id=match_id, player=holder),
+                    timeout=self.timeout,
+                )
             if legal.next.finished:
                 self.result.matches_finished += 1
                 self.result.finished_ids.append(match_id)
                 return
             mover = legal.next.players[0] if legal.next.players else self.players[0]
-            if mover != self.players[0]:
+            if mover != holder:
+                holder = mover
                 legal = await self.stub.GetLegalActions(
                     board_pb2.GetLegalActionsRequest(match_id=match_id, player=mover),
                     timeout=self.timeout,
                 )
             if not legal.actions:  # a chance node still resolving: ask again
                 await asyncio.sleep(0.001)
+                legal = None
                 continue
             choice = legal.actions[self.rng.randrange(len(legal.actions))]
             request = board_pb2.SubmitActionRequest(
@@ -248,9 +257,11 @@ class Bot:
                 action=choice.action,
                 command_id=str(uuid.uuid4()),
                 expected_version=legal.version,
+                return_legal_actions=True,
             )
             began = now()
             reply = await self.stub.SubmitAction(request, timeout=self.timeout)
+            legal = reply.legal_actions
             acked = now()
             self.actions += 1
             seen = await watcher.arrival_of(int(reply.version), self.timeout)
