@@ -228,6 +228,3 @@ class GameMessages:
     # views ----------------------------------------------------------------------------
     def view_to_message(self, view: Any) -> message.Message:
         return self.to_message(view)
-
-    def view_from_message(self, view_cls: type, msg: message.Message) -> Any:
-        return read(view_cls, msg)
