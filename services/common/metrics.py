@@ -43,6 +43,11 @@ ACTIONS = Counter(
 PROJECTOR_FOLDED = Counter(
     "tabletop_projector_events_folded", "Events folded into read models.", ["stream"]
 )
+PROJECTOR_FOLD_ERRORS = Counter(
+    "tabletop_projector_fold_errors",
+    "Events the projector could not fold (the match's view stops moving; see the logs).",
+    ["stream"],
+)
 PROJECTOR_LAG = Gauge(
     "tabletop_projector_lag_seconds", "Age of the newest event the projector has folded."
 )

@@ -21,6 +21,7 @@ from services.common.folding import FoldedMatch
 from services.common.logging import get_logger
 from services.common.metrics import (
     PROJECTOR_ASSIGNED,
+    PROJECTOR_FOLD_ERRORS,
     PROJECTOR_FOLDED,
     PROJECTOR_LAG,
     start_metrics_server,
@@ -156,6 +157,7 @@ def create_app(config: Config) -> faust.App:
                 before = states.get(key)
                 record, projection = folder.fold(before, envelope)
             except Exception:
+                PROJECTOR_FOLD_ERRORS.labels(envelope.stream).inc()
                 log.exception("fold_failed", match_id=envelope.match_id, stream=envelope.stream)
                 continue
             if record is not None and record is not before:
