@@ -15,12 +15,17 @@ and the adapters can map them field by field onto protobuf messages.
 
 from __future__ import annotations
 
+import dataclasses
+import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 State = TypeVar("State")
+
+#: a bot that decides from what its seat sees: (view, player, legal actions) → action
+ViewPolicy = Callable[[Any, str, tuple[Any, ...]], Any]
 
 
 class RuleViolation(Exception):
@@ -130,6 +135,84 @@ class Finished:
 Step = AwaitingPlayers | AwaitingChance | Finished
 
 
+# --- parametric actions (continuous parameters with declared ranges) -------------------
+
+
+@dataclass(frozen=True)
+class ParamRange:
+    """A continuous parameter of an action: the dataclass field ``name`` in [low, high]."""
+
+    name: str
+    low: float
+    high: float
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class ActionTemplate:
+    """A family of legal actions: ``example`` with the fields named in ``ranges`` free.
+
+    ``legal_actions`` may list templates beside concrete actions (a flick: which cube is
+    fixed, direction and strength are free). A CLI prompts for each range, a bot samples
+    them, and ``decide`` must refuse values outside the ranges (``admits`` checks them).
+    """
+
+    example: Any
+    ranges: tuple[ParamRange, ...]
+
+    def instantiate(self, **values: float) -> Any:
+        missing = {r.name for r in self.ranges} - set(values)
+        if missing:
+            raise ValueError(f"missing parameters: {', '.join(sorted(missing))}")
+        return dataclasses.replace(self.example, **values)
+
+    def sample(self, rng: random.Random) -> Any:
+        return self.instantiate(**{r.name: rng.uniform(r.low, r.high) for r in self.ranges})
+
+    def admits(self, action: Any) -> bool:
+        """``action`` is this template with every parameter inside its range."""
+        if type(action) is not type(self.example):
+            return False
+        free = {r.name: r for r in self.ranges}
+        for f in dataclasses.fields(action):
+            value = getattr(action, f.name)
+            if f.name in free:
+                if not free[f.name].low <= float(value) <= free[f.name].high:
+                    return False
+            elif value != getattr(self.example, f.name):
+                return False
+        return True
+
+
+def concrete(choice: Any, rng: random.Random) -> Any:
+    """A legal action from one entry of ``legal_actions`` (templates are sampled)."""
+    return choice.sample(rng) if isinstance(choice, ActionTemplate) else choice
+
+
+def random_view_policy(seed: int) -> ViewPolicy:
+    """The bot every game has: uniform over legal actions, templates sampled uniformly."""
+    rng = random.Random(seed)
+
+    def choose(view: Any, player: str, legal: tuple[Any, ...]) -> Any:
+        return concrete(legal[rng.randrange(len(legal))], rng)
+
+    return choose
+
+
+# --- options a match is created with ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One match option (``CreateMatch.options``): CLIs offer it, ``setup`` validates it."""
+
+    name: str
+    default: str
+    help: str
+    #: the allowed values; empty means free text that ``setup`` validates
+    choices: tuple[str, ...] = ()
+
+
 # --- the engine -----------------------------------------------------------------------
 
 
@@ -144,6 +227,10 @@ class Game(ABC, Generic[State]):
     #: every action and event class this game uses, for adapters and codecs
     action_types: ClassVar[tuple[type, ...]]
     event_types: ClassVar[tuple[type, ...]]
+    #: the dataclass ``view`` returns (the wire message is generated from it)
+    view_type: ClassVar[type]
+    #: the options ``setup`` understands, with their defaults
+    options: ClassVar[tuple[OptionSpec, ...]] = ()
 
     @abstractmethod
     def initial_state(self) -> State:
@@ -171,7 +258,9 @@ class Game(ABC, Generic[State]):
 
     @abstractmethod
     def legal_actions(self, state: State, player: str) -> tuple[Any, ...]:
-        """Every action ``player`` may take now (empty when it is not their turn)."""
+        """Every action ``player`` may take now (empty when it is not their turn).
+
+        Entries are concrete actions or ``ActionTemplate``s for parametric actions."""
 
     @abstractmethod
     def view(self, state: State, viewer: str | None) -> Any:
@@ -180,6 +269,25 @@ class Game(ABC, Generic[State]):
     def statistics(self, state: State) -> dict[str, float]:
         """Numbers worth keeping about a match (turns, damage …), for scoring."""
         return {}
+
+    # -- hooks the platform's clients use (CLI, bots, simulations, pictures) ------------
+
+    def bots(self) -> Mapping[str, Callable[[int], ViewPolicy]]:
+        """View-based bots by name (``random``, ``greedy`` …): seed → policy."""
+        return {"random": random_view_policy}
+
+    def render(self, view: Any) -> str:
+        """The view as legible terminal text."""
+        return repr(view)
+
+    def picture(self, view: Any) -> str | None:
+        """The view drawn as an SVG document, for games that have one."""
+        return None
+
+    def seat_summaries(self, state: State) -> list[dict[str, str | float]]:
+        """One row per seat of a finished match for simulation reports: ``seat``, ``won``
+        (1.0/0.0), ``score`` and any categorical columns (faction, race …) to group by."""
+        return []
 
     # -- helpers built on the abstract methods --------------------------------------
 

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.games.chance import SeededChance
-from services.games.contract import AwaitingChance, AwaitingPlayers, Finished, Game, Outcome
+from services.games.contract import (
+    AwaitingChance,
+    AwaitingPlayers,
+    Finished,
+    Game,
+    Outcome,
+    concrete,
+)
 
 #: chooses an action for ``player`` among ``legal`` in ``state``
 Policy = Callable[[Any, str, tuple[Any, ...]], Any]
@@ -40,7 +47,7 @@ def random_policy(seed: int) -> Policy:
     rng = random.Random(seed)
 
     def choose(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
-        return legal[rng.randrange(len(legal))]
+        return concrete(legal[rng.randrange(len(legal))], rng)
 
     return choose
 

@@ -21,6 +21,7 @@ class Crashland(Game[CrashlandState]):
     max_players = 1
     action_types = act.ACTION_TYPES
     event_types = ev.EVENT_TYPES
+    view_type = CrashlandView
 
     def initial_state(self) -> CrashlandState:
         return CrashlandState()

@@ -56,6 +56,7 @@ class Drillit(Game[DrillitState]):
     max_players: ClassVar[int] = MAX_PLAYERS
     action_types: ClassVar[tuple[type, ...]] = ACTION_TYPES
     event_types: ClassVar[tuple[type, ...]] = EVENT_TYPES
+    view_type: ClassVar[type] = DrillitView
 
     def initial_state(self) -> DrillitState:
         return DrillitState()
