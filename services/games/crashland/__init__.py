@@ -2,7 +2,7 @@
 
 Modules: ``model`` (vocabulary), ``content`` (the YAML pack), ``actions``, ``events``,
 ``state`` (state and ``evolve``), ``rules`` (deciding; the rule interpretations are in its
-docstring), ``view``, ``render``, ``game`` (the contract), ``policies`` (playout players).
+docstring), ``view``, ``render``, ``game`` (the contract), ``bots`` (playout and networked players).
 """
 
 from services.games.crashland.game import Crashland

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from services.games.contract import ChanceOutcome, Game, MalformedAction, Step
+from services.games.contract import (
+    ChanceOutcome,
+    Game,
+    MalformedAction,
+    Step,
+    ViewPolicy,
+    random_view_policy,
+)
 from services.games.crashland import actions as act
+from services.games.crashland import bots, rules
 from services.games.crashland import events as ev
-from services.games.crashland import rules
+from services.games.crashland import render as text
 from services.games.crashland.state import CrashlandState, evolve
 from services.games.crashland.view import CrashlandView, view
 
@@ -60,6 +68,23 @@ class Crashland(Game[CrashlandState]):
             "tanks_collected": float(len(state.collected)),
             "cards_explored": float(len(state.explored)),
         }
+
+    def bots(self) -> Mapping[str, Callable[[int], ViewPolicy]]:
+        return {"random": random_view_policy, "greedy": bots.greedy_view_policy}
+
+    def render(self, view: Any) -> str:
+        return text.render(view)
+
+    def seat_summaries(self, state: CrashlandState) -> list[dict[str, str | float]]:
+        if state.player is None:
+            return []
+        return [
+            {
+                "seat": state.player,
+                "won": 1.0 if state.result == "won" else 0.0,
+                "score": float(len(state.collected)),
+            }
+        ]
 
     def describe_action(self, action: Any) -> str:
         match action:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.games.drillit.engine import Drillit
+from services.games.drillit.game import Drillit
 
 GAME = Drillit()
 

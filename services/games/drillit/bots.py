@@ -1,7 +1,7 @@
 """Bots: ``random`` (uniform over legal actions) and ``greedy`` (one-step, task-valued:
 stop the worst threat, dig toward an exit).
 
-Both decide from what their player sees. ``view_policy`` gives the view-based bot a
+Both decide from what their player sees. ``greedy_view_policy`` is the view-based bot a
 networked client plays with (player's ``DrillitView``, player id, legal actions);
 ``BOTS`` gives the state-based policies of in-process simulations, which only pass
 ``make_view(state, player)`` on to the same decision. The greedy bot's scoring reads
@@ -178,16 +178,11 @@ def greedy_policy(seed: int) -> Policy:
     return Greedy(random.Random(seed))
 
 
-def view_policy(name: str, seed: int) -> ViewPolicy:
-    """The view-based ``random`` or ``greedy`` bot: it gets the player's view (as
-    ``GAME.view(state, player)`` returns it), the player id and the legal actions, and
-    picks the action the state-based bot of the same seed would pick."""
-    if name == "random":
-        rng = random.Random(seed)
-        return lambda seen, player, legal: legal[rng.randrange(len(legal))]
-    if name == "greedy":
-        return Greedy(random.Random(seed)).choose
-    raise ValueError(f"no Drillit bot named {name!r}; bots: {', '.join(sorted(BOTS))}")
+def greedy_view_policy(seed: int) -> ViewPolicy:
+    """The greedy bot for networked play: it gets the player's view (as
+    ``GAME.view(state, player)`` returns it) and picks what ``greedy_policy`` of the same
+    seed would pick on the full state."""
+    return Greedy(random.Random(seed)).choose
 
 
 BOTS: dict[str, Callable[[int], Policy]] = {"random": random_policy, "greedy": greedy_policy}

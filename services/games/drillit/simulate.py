@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from services.games.contract import MalformedAction
 from services.games.drillit.bots import BOTS
-from services.games.drillit.engine import Drillit
+from services.games.drillit.game import Drillit
 from services.games.playout import play
 
 _GAME = Drillit()

@@ -146,8 +146,8 @@ def test_proto_round_trips_a_played_match_through_the_adapters() -> None:
     pytest.importorskip("tabletop.v1.crashland_pb2")
     protoconv = pytest.importorskip("services.common.protoconv")
     from services.games.crashland.actions import ArrangeUplink, SpendJetpack
+    from services.games.crashland.bots import greedy_policy
     from services.games.crashland.model import Position
-    from services.games.crashland.policies import greedy_policy
     from services.games.playout import play
 
     messages = protoconv.GameMessages(GAME)

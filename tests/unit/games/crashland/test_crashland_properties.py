@@ -6,8 +6,8 @@ import json
 
 from services.games.codec import decode_tagged, from_data, to_data
 from services.games.crashland import GAME
+from services.games.crashland.bots import greedy_policy
 from services.games.crashland.model import Position
-from services.games.crashland.policies import greedy_policy
 from services.games.crashland.state import CrashlandState
 from services.games.playout import play, random_policy
 

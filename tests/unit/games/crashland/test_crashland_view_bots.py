@@ -1,4 +1,4 @@
-"""The view-based bots (``view_policy``) a networked client plays with: over positions from
+"""The view-based bots (``GAME.bots()``) a networked client plays with: over positions from
 seeded playouts they pick exactly what the in-process bots of the same seed pick, and every
 pick is legal."""
 
@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from services.games.contract import ViewPolicy
 from services.games.crashland import GAME
-from services.games.crashland.policies import greedy_policy, view_policy
+from services.games.crashland.bots import greedy_policy
 from services.games.crashland.state import CrashlandState
 from services.games.crashland.view import CrashlandView
 from services.games.playout import Policy, play, random_policy
@@ -19,6 +20,10 @@ from tests.unit.games.crashland.crashland_given import PLAYER
 Position = tuple[CrashlandState, str, tuple[Any, ...]]
 Watch = Callable[[CrashlandState, str, tuple[Any, ...]], None]
 DRIVERS: dict[str, Callable[[int], Policy]] = {"random": random_policy, "greedy": greedy_policy}
+
+
+def view_policy(name: str, seed: int) -> ViewPolicy:
+    return GAME.bots()[name](seed)
 
 
 def playout(driver: str, seed: int, watch: Watch | None = None) -> list[Position]:
@@ -94,6 +99,5 @@ def test_view_greedy_decides_the_same_on_a_view_read_back_from_protobuf() -> Non
         assert remote(received, player, legal) == local(view, player, legal)
 
 
-def test_unknown_bot_names_are_refused() -> None:
-    with pytest.raises(ValueError, match="no Crashland bot named 'smart'"):
-        view_policy("smart", 0)
+def test_the_game_offers_a_random_and_a_greedy_bot() -> None:
+    assert set(GAME.bots()) == {"random", "greedy"}

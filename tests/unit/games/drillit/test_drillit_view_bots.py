@@ -1,4 +1,4 @@
-"""The view-based bots (``view_policy``) a networked client plays with: over positions from
+"""The view-based bots (``GAME.bots()``) a networked client plays with: over positions from
 seeded playouts they pick exactly what the simulation bots pick, the greedy one decides the
 same on the public state rebuilt from a view as on the engine's full state (it needs no
 hidden information), and every pick is legal."""
@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from services.games.contract import ViewPolicy
 from services.games.drillit import GAME
-from services.games.drillit.bots import BOTS, Greedy, view_policy
+from services.games.drillit.bots import BOTS, Greedy
 from services.games.drillit.public_state import UNSHOWN, public_state
 from services.games.drillit.state import DrillitState
 from services.games.drillit.view import DrillitView
@@ -31,6 +32,10 @@ CELLS = [
 ]
 
 Position = tuple[DrillitState, str, tuple[Any, ...]]
+
+
+def view_policy(name: str, seed: int) -> ViewPolicy:
+    return GAME.bots()[name](seed)
 
 
 def seats(count: int) -> tuple[str, ...]:
@@ -150,6 +155,5 @@ def test_view_greedy_decides_the_same_on_a_view_read_back_from_protobuf() -> Non
         assert remote(received, player, legal) == local(view, player, legal)
 
 
-def test_unknown_bot_names_are_refused() -> None:
-    with pytest.raises(ValueError, match="no Drillit bot named 'smart'"):
-        view_policy("smart", 0)
+def test_the_game_offers_a_random_and_a_greedy_bot() -> None:
+    assert set(GAME.bots()) == {"random", "greedy"}

@@ -1,5 +1,5 @@
 """Crashland bots: a greedy player for playouts, balance measurements and networked play,
-and a random one; ``view_policy`` gives either as a function of the player's view.
+and the view-based greedy bot ``Crashland.bots()`` offers beside the contract's random one.
 
 The greedy player decides from the player's view only (no peeking at face-down cards):
 walk to the nearest located tank, else back to the ship once all tanks are aboard, else to
@@ -104,7 +104,8 @@ def _step(v: CrashlandView, legal: tuple[Any, ...]) -> Any:
 ViewPolicy = Callable[[CrashlandView, str, tuple[Any, ...]], Any]
 
 
-def _greedy(seed: int) -> ViewPolicy:
+def greedy_view_policy(seed: int) -> ViewPolicy:
+    """The greedy bot for networked play: it decides from the player's view alone."""
     rng = random.Random(seed)
 
     def choose(v: CrashlandView, player: str, legal: tuple[Any, ...]) -> Any:
@@ -129,23 +130,10 @@ def _greedy(seed: int) -> ViewPolicy:
 
 def greedy_policy(seed: int) -> Policy:
     """The greedy bot for in-process playouts: it decides from ``view(state, player)``."""
-    decide = _greedy(seed)
+    decide = greedy_view_policy(seed)
 
     def choose(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
         assert isinstance(state, CrashlandState)
         return decide(view(state, player), player, legal)
 
     return choose
-
-
-def view_policy(name: str, seed: int) -> ViewPolicy:
-    """The view-based ``random`` or ``greedy`` bot for networked play: it gets the player's
-    view (as ``view(state, player)`` returns it), the player id and the legal actions, and
-    picks what the state-based bot of the same seed would pick (``greedy_policy``,
-    ``services.games.playout.random_policy``)."""
-    if name == "random":
-        rng = random.Random(seed)
-        return lambda v, player, legal: legal[rng.randrange(len(legal))]
-    if name == "greedy":
-        return _greedy(seed)
-    raise ValueError(f"no Crashland bot named {name!r}; bots: greedy, random")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from services.games.contract import (
@@ -15,15 +15,20 @@ from services.games.contract import (
     DrawCards,
     Game,
     MalformedAction,
+    OptionSpec,
     RollDice,
     RuleViolation,
     ShuffleDeck,
     Step,
+    ViewPolicy,
+    random_view_policy,
 )
 from services.games.drillit import actions as act
 from services.games.drillit import events as ev
+from services.games.drillit import render as text
 from services.games.drillit.actions import ACTION_TYPES
-from services.games.drillit.content import CONTENT
+from services.games.drillit.bots import greedy_view_policy
+from services.games.drillit.content import CONTENT, DIFFICULTIES, DISTANCES
 from services.games.drillit.events import EVENT_TYPES
 from services.games.drillit.evolve import evolve
 from services.games.drillit.flow import advance, missing_pieces, next_step
@@ -57,6 +62,10 @@ class Drillit(Game[DrillitState]):
     action_types: ClassVar[tuple[type, ...]] = ACTION_TYPES
     event_types: ClassVar[tuple[type, ...]] = EVENT_TYPES
     view_type: ClassVar[type] = DrillitView
+    options: ClassVar[tuple[OptionSpec, ...]] = (
+        OptionSpec("difficulty", "easy", "how hard the Event Deck is", DIFFICULTIES),
+        OptionSpec("distance", "short", "how far the exit lies", DISTANCES),
+    )
 
     def initial_state(self) -> DrillitState:
         return DrillitState()
@@ -178,6 +187,26 @@ class Drillit(Game[DrillitState]):
             "crystals_used": float(state.crystals_used),
             "won": 1.0 if state.won else 0.0,
         }
+
+    def bots(self) -> Mapping[str, Callable[[int], ViewPolicy]]:
+        return {"random": random_view_policy, "greedy": greedy_view_policy}
+
+    def render(self, view: Any) -> str:
+        return text.render(view)
+
+    def seat_summaries(self, state: DrillitState) -> list[dict[str, str | float]]:
+        # cooperative: every seat shares the result; the character is the seat's own
+        return [
+            {
+                "seat": player,
+                "won": 1.0 if state.won else 0.0,
+                "score": float(state.turn),  # turns survived
+                "character": state.characters.get(player, ""),
+                "difficulty": state.difficulty,
+                "distance": state.distance,
+            }
+            for player in state.players
+        ]
 
     def describe_action(self, action: Any) -> str:
         return describe_action(action)
