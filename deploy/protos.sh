@@ -1,34 +1,41 @@
 #!/usr/bin/env bash
-# Generates Python code (messages, gRPC stubs, mypy stubs) beside the .proto files.
+# Writes each game's .proto (and games.proto) from its dataclasses, then Python code
+# (messages, gRPC stubs, mypy stubs) beside the .proto files.
 #   protos.sh protos   regenerate in place
-#   protos.sh check    regenerate into a scratch folder and fail if the checked-in code differs
+#   protos.sh check    regenerate into a scratch folder and fail if the checked-in game
+#                      .proto files or the generated Python differ from it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=.venv/bin/python
 gen() {
-  local out=$1
+  local src=$1 out=$2
   mkdir -p "$out"
-  "$py" -m grpc_tools.protoc -I protos \
+  "$py" -m grpc_tools.protoc -I "$src" \
     --python_out="$out" --grpc_python_out="$out" \
     --mypy_out="$out" --mypy_grpc_out="$out" \
     --plugin=protoc-gen-mypy=.venv/bin/protoc-gen-mypy \
     --plugin=protoc-gen-mypy_grpc=.venv/bin/protoc-gen-mypy_grpc \
-    protos/tabletop/v1/*.proto 2> >(grep -v "^Writing mypy" >&2) >/dev/null
+    "$src"/tabletop/v1/*.proto 2> >(grep -v "^Writing mypy" >&2) >/dev/null
 }
 case "${1:-protos}" in
-  protos) gen protos ;;
+  protos)
+    "$py" -m services.common.protogen --out protos/tabletop/v1
+    gen protos protos ;;
   check)
     tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-    gen "$tmp"
+    mkdir -p "$tmp/src/tabletop/v1"
+    cp protos/tabletop/v1/*.proto "$tmp/src/tabletop/v1/"
+    "$py" -m services.common.protogen --out "$tmp/src/tabletop/v1"
+    gen "$tmp/src" "$tmp/out"
     status=0
-    for f in "$tmp"/tabletop/v1/*; do
+    for f in "$tmp"/src/tabletop/v1/*.proto "$tmp"/src/tabletop/v1/*.yaml "$tmp"/out/tabletop/v1/*; do
       name=tabletop/v1/$(basename "$f")
       if ! cmp -s "$f" "protos/$name"; then echo "out of date: protos/$name (run make protos)"; status=1; fi
     done
     for f in protos/tabletop/v1/*_pb2*.py*; do
-      [ -e "$tmp/tabletop/v1/$(basename "$f")" ] || { echo "stale: $f"; status=1; }
+      [ -e "$tmp/out/tabletop/v1/$(basename "$f")" ] || { echo "stale: $f"; status=1; }
     done
-    [ $status -eq 0 ] && echo "generated code matches the protos"
+    [ $status -eq 0 ] && echo "generated protos and code match the games"
     exit $status ;;
   *) echo "usage: $0 protos|check" >&2; exit 2 ;;
 esac

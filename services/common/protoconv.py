@@ -1,9 +1,10 @@
 """Maps the engines' frozen dataclasses onto their protobuf messages, field by field.
 
-The naming rule (docs/CONVENTIONS.md): a game's dataclass ``Moved`` is the message
-``tabletop.v1.<Prefix>Moved`` where Prefix is the game's name in CamelCase; a class whose
-name already starts with the prefix keeps its name. Actions travel in ``<Prefix>Action``
-with a ``oneof action`` named after each action class in snake_case.
+The messages are generated from the dataclasses (``services.common.protogen``), whose
+naming rule is the only one: a game's dataclass ``Moved`` is the message
+``tabletop.v1.<Prefix>Moved`` and ``CrashlandView`` is ``tabletop.v1.CrashlandView``
+(``<Prefix>`` + the class name without a leading ``<Prefix>``). Actions travel in
+``<Prefix>Action`` with a ``oneof action`` named after each action class in snake_case.
 """
 
 from __future__ import annotations
@@ -12,24 +13,16 @@ import dataclasses
 import enum
 import functools
 import importlib
-import re
 import types
 import typing
 from typing import Any, Union
 
 from google.protobuf import any_pb2, descriptor_pool, message, message_factory
 
+from services.common.protogen import camel_case, message_name, snake_case
 from services.games.contract import Game
 
 _PACKAGE = "tabletop.v1"
-
-
-def snake_case(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-def camel_case(name: str) -> str:
-    return "".join(part.capitalize() for part in name.split("_"))
 
 
 @functools.cache
@@ -165,30 +158,18 @@ class GameMessages:
         self.game = game
         self.prefix = camel_case(game.name)
         importlib.import_module(f"tabletop.v1.{game.name}_pb2")
-        self._events = {c.__name__: c for c in game.event_types}
+        self._events = {self.message_name(c): c for c in game.event_types}
         self._actions = {c.__name__: c for c in game.action_types}
 
     def message_name(self, cls: type) -> str:
-        """``<Prefix><ClassName>``, or the class name itself if it already has the prefix."""
-        pool = descriptor_pool.Default()
-        candidates = [f"{_PACKAGE}.{self.prefix}{cls.__name__}", f"{_PACKAGE}.{cls.__name__}"]
-        for name in candidates:
-            try:
-                pool.FindMessageTypeByName(name)
-                return name
-            except KeyError:
-                continue
-        raise TypeError(f"no protobuf message for {cls.__name__}: expected {candidates[0]}")
+        return f"{_PACKAGE}.{message_name(self.prefix, cls)}"
 
     def to_message(self, obj: Any) -> message.Message:
         return fill(_message_class(self.message_name(type(obj)))(), obj)
 
     def class_for(self, full_name: str) -> type | None:
-        short = full_name.rsplit(".", 1)[-1]
-        for candidate in (short, short.removeprefix(self.prefix)):
-            if candidate in self._events:
-                return self._events[candidate]
-        return None
+        """The event class whose message is ``full_name`` (None: not this game's event)."""
+        return self._events.get(full_name)
 
     # events ---------------------------------------------------------------------------
     def event_to_any(self, event: Any) -> any_pb2.Any:

@@ -269,23 +269,62 @@ Global___ViewUpdate: _TypeAlias = ViewUpdate  # noqa: Y015
 
 @_typing.final
 class LegalAction(_message.Message):
+    """One entry of a player's legal actions. With ``params`` it is a family of actions (an
+    ActionTemplate): ``action`` is an example, and the player sends it with each named
+    field set to a value in [low, high].
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ACTION_FIELD_NUMBER: _builtins.int
     LABEL_FIELD_NUMBER: _builtins.int
+    PARAMS_FIELD_NUMBER: _builtins.int
     label: _builtins.str
     @_builtins.property
     def action(self) -> _games_pb2.GameAction: ...
+    @_builtins.property
+    def params(self) -> _containers.RepeatedCompositeFieldContainer[Global___ParamRange]: ...
     def __init__(
         self,
         *,
         action: _games_pb2.GameAction | None = ...,
         label: _builtins.str = ...,
+        params: _abc.Iterable[Global___ParamRange] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "label", b"label"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "label", b"label", "params", b"params"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LegalAction: _TypeAlias = LegalAction  # noqa: Y015
+
+@_typing.final
+class ParamRange(_message.Message):
+    """A continuous parameter of a parametric action: the action field ``name`` in [low, high]."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    UNIT_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    low: _builtins.float
+    high: _builtins.float
+    unit: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+        unit: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["high", b"high", "low", b"low", "name", b"name", "unit", b"unit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ParamRange: _TypeAlias = ParamRange  # noqa: Y015

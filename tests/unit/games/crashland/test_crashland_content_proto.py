@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from services.common.protogen import message_name
 from services.games.crashland import GAME
 from services.games.crashland import content as pack
 from services.games.crashland.content import CONTENT
@@ -91,7 +92,7 @@ def _expected(tp: Any) -> tuple[str, str]:
     if origin is dict:
         return ("map", "")
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return ("message", f".tabletop.v1.Crashland{tp.__name__}")
+        return ("message", f".tabletop.v1.{message_name('Crashland', tp)}")
     scalar = {int: "int32", str: "string", bool: "bool", float: "double"}
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return ("", "string")
@@ -118,7 +119,7 @@ def test_proto_has_a_message_per_dataclass_with_the_same_fields(tmp_path: Path) 
     messages = _descriptors(tmp_path)
     names = {v: k.removeprefix("TYPE_").lower() for k, v in F.Type.items()}
     for name, cls in _dataclasses().items():
-        message = messages[f"Crashland{name}"]
+        message = messages[message_name("Crashland", cls)]
         hints = typing.get_type_hints(cls)
         assert [f.name for f in message.field] == [f.name for f in dataclasses.fields(cls)]
         for field in message.field:
