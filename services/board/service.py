@@ -20,7 +20,7 @@ from services.board.matches import Match, Matches
 from services.common.envelope import Cause
 from services.common.game_adapter import (
     action_from_game_action,
-    action_to_game_action,
+    legal_action_message,
     messages_for,
     next_step_message,
 )
@@ -325,11 +325,8 @@ def _legal_actions(match: Match, player: str) -> board_pb2.GetLegalActionsReply:
     actions: list[match_pb2.LegalAction] = []
     if isinstance(step, AwaitingPlayers) and player in step.players:
         actions = [
-            match_pb2.LegalAction(
-                action=action_to_game_action(match.game.name, action),
-                label=match.game.describe_action(action),
-            )
-            for action in match.game.legal_actions(match.state, player)
+            legal_action_message(match.game, entry)
+            for entry in match.game.legal_actions(match.state, player)
         ]
     return board_pb2.GetLegalActionsReply(
         version=match.version, actions=actions, next=next_step_message(step)

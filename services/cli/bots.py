@@ -3,34 +3,22 @@ exactly like a person at the terminal (no engine state, no hidden information)."
 
 from __future__ import annotations
 
-import importlib
 import random
-import typing
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from services.common.game_adapter import messages_for
+from services.common.game_adapter import chosen_action, legal_entry, messages_for
 from services.common.protoconv import read
+from services.games.contract import ActionTemplate, ViewPolicy
+from services.games.registry import get_game
 from tabletop.v1 import board_pb2, match_pb2
-
-ViewPolicy = Callable[[Any, str, tuple[Any, ...]], Any]
 
 
 def view_policy_for(game: str, kind: str, seed: int) -> ViewPolicy:
-    """The game's own view-based bot (``view_policy`` in its bots module)."""
-    for module in (f"services.games.{game}.bots", f"services.games.{game}.policies"):
-        try:
-            found = getattr(importlib.import_module(module), "view_policy", None)
-        except ModuleNotFoundError:
-            continue
-        if found is not None:
-            policy: ViewPolicy = found(kind, seed)
-            return policy
-    if kind != "random":
-        raise ValueError(f"{game} has no {kind!r} bot")
-    rng = random.Random(seed)
-    return lambda view, player, legal: legal[rng.randrange(len(legal))]
+    """The game's view-based bot named ``kind`` (``Game.bots()``)."""
+    bots = get_game(game).bots()
+    if kind not in bots:
+        raise ValueError(f"{game} has no {kind!r} bot; bots: {', '.join(sorted(bots))}")
+    return bots[kind](seed)
 
 
 @dataclass
@@ -42,15 +30,17 @@ class NetworkBot:
     def choose(
         self, view: match_pb2.MatchView, legal: board_pb2.GetLegalActionsReply
     ) -> match_pb2.LegalAction:
-        messages = messages_for(self.game)
-        view_cls = typing.get_type_hints(messages.game.view)["return"]
-        seen = read(view_cls, getattr(view.game_view, self.game))
-        options = tuple(
-            messages.action_from_message(getattr(a.action, self.game)) for a in legal.actions
-        )
-        chosen = self.policy(seen, self.player, options)
-        chosen_action: match_pb2.LegalAction = legal.actions[options.index(chosen)]
-        return chosen_action
+        """The policy's pick among ``legal``; a filled-in template is sent as it was filled."""
+        game = messages_for(self.game).game
+        seen = read(game.view_type, getattr(view.game_view, self.game))
+        entries = tuple(legal_entry(self.game, a) for a in legal.actions)
+        chosen = self.policy(seen, self.player, entries)
+        if chosen in entries:
+            picked: match_pb2.LegalAction = legal.actions[entries.index(chosen)]
+            return picked
+        if any(isinstance(e, ActionTemplate) and e.admits(chosen) for e in entries):
+            return chosen_action(game, chosen)
+        raise ValueError(f"the {self.game} bot chose {chosen!r}, which is not legal")
 
 
 def bot_seats(

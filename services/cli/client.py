@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import typing
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -117,9 +115,6 @@ def game_action(game: str, action: Any) -> Any:
 
 
 def render_view(view: match_pb2.MatchView) -> str:
-    """Draw a view with its game's text renderer."""
+    """Draw a view with its game's text renderer (``Game.render``)."""
     game = messages_for(view.game).game
-    view_cls = typing.get_type_hints(game.view)["return"]
-    data = read(view_cls, getattr(view.game_view, view.game))
-    renderer = importlib.import_module(f"services.games.{view.game}.render")
-    return str(renderer.render(data))
+    return game.render(read(game.view_type, getattr(view.game_view, view.game)))

@@ -20,6 +20,7 @@ from services.cli.client import GatewayClient, play_on, reason_of, render_view
 from services.cli.stack import local_stack
 from services.common.config import DEFAULT_PORTS
 from services.common.folding import fold_board_events
+from services.common.game_adapter import chosen_action, legal_entry
 from services.common.projection import Projection
 from services.common.verify import verify_match
 from services.games.registry import all_games
@@ -115,8 +116,28 @@ def _ask(
             return None
         if answer.isdigit() and 1 <= int(answer) <= len(legal.actions):
             chosen: match_pb2.LegalAction = legal.actions[int(answer) - 1]
-            return chosen
+            return _fill_in(view.game, chosen) if chosen.params else chosen
         print(f"type a number from 1 to {len(legal.actions)}, or q to leave")
+
+
+def _fill_in(game_name: str, template: match_pb2.LegalAction) -> match_pb2.LegalAction:
+    """Ask for each parameter of a parametric action, within its range."""
+    entry = legal_entry(game_name, template)
+    values = {}
+    for p in template.params:
+        while True:
+            answer = input(
+                f"  {p.name} ({p.low:g} to {p.high:g}{' ' + p.unit if p.unit else ''}): "
+            )
+            try:
+                value = float(answer)
+            except ValueError:
+                value = float("nan")
+            if p.low <= value <= p.high:
+                values[p.name] = value
+                break
+            print(f"  a number from {p.low:g} to {p.high:g}, please")
+    return chosen_action(all_games()[game_name], entry.instantiate(**values))
 
 
 # -- replay and verify -----------------------------------------------------------------
@@ -269,15 +290,34 @@ def cmd_standings(args: argparse.Namespace) -> int:
 
 # -- simulate --------------------------------------------------------------------------
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from services.cli.simulate import simulate
+    from services.cli.simulate import Simulation, describe, simulate
+    from services.games.contract import MalformedAction
 
-    with Progress(console=console, transient=True, disable=args.json) as bar:
-        task = bar.add_task(f"simulating {args.game}", total=args.games)
-        report = simulate(args, lambda done: bar.update(task, completed=done))
-    print(
-        json.dumps(report) if args.json else "\n".join(f"{k:>16}: {v}" for k, v in report.items())
-    )
+    shorthands = {"difficulty": args.difficulty, "distance": args.distance}
+    options = {k: v for k, v in shorthands.items() if v is not None} | _options(args.option)
+    sim = Simulation(args.game, args.games, args.bot, options, args.seats, args.seed)
+    try:
+        with Progress(console=console, transient=True, disable=args.json) as bar:
+            task = bar.add_task(f"simulating {args.game}", total=args.games)
+            report = simulate(sim, lambda done: bar.update(task, completed=done))
+    except (MalformedAction, ValueError) as bad:
+        console.print(f"[red]{bad}[/]\n{args.game} {describe(all_games()[args.game])}")
+        return 2
+    print(json.dumps(report) if args.json else _report_text(report))
     return 0
+
+
+def _report_text(report: dict[str, Any]) -> str:
+    lines = []
+    for key, value in report.items():
+        if key.startswith("by_"):
+            lines.append(f"{key:>16}:")
+            for group, means in value.items():
+                figures = "  ".join(f"{k}={v:.3g}" for k, v in means.items())
+                lines.append(f"{'':>18}{group}: {figures}")
+        else:
+            lines.append(f"{key:>16}: {value}")
+    return "\n".join(lines)
 
 
 # -- stack -----------------------------------------------------------------------------
@@ -379,8 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("game", choices=sorted(all_games()))
     sim.add_argument("--games", type=int, default=100)
     sim.add_argument("--bot", default="random")
-    sim.add_argument("--difficulty", default="medium")
-    sim.add_argument("--distance", default="medium")
+    sim.add_argument("--option", action="append", default=[], help="game option KEY=VALUE")
+    sim.add_argument("--difficulty", help="shorthand for --option difficulty=…")
+    sim.add_argument("--distance", help="shorthand for --option distance=…")
     sim.add_argument("--seats", type=int, default=None)
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--json", action="store_true")

@@ -7,11 +7,13 @@ from typing import Any
 
 from services.common.protoconv import GameMessages
 from services.games.contract import (
+    ActionTemplate,
     AwaitingChance,
     AwaitingPlayers,
     DrawCards,
     Finished,
     Game,
+    ParamRange,
     RollDice,
     ShuffleDeck,
     Step,
@@ -69,3 +71,36 @@ def view_to_game_view(game_name: str, view: Any) -> games_pb2.GameView:
     wrapper = games_pb2.GameView()
     getattr(wrapper, game_name).CopyFrom(messages_for(game_name).view_to_message(view))
     return wrapper
+
+
+def legal_action_message(game: Game[Any], entry: Any) -> match_pb2.LegalAction:
+    """One entry of ``legal_actions`` on the wire: a concrete action, or an
+    ``ActionTemplate`` as its example with the ranges of its free fields in ``params``."""
+    if not isinstance(entry, ActionTemplate):
+        return match_pb2.LegalAction(
+            action=action_to_game_action(game.name, entry), label=game.describe_action(entry)
+        )
+    return match_pb2.LegalAction(
+        action=action_to_game_action(game.name, entry.example),
+        label=game.describe_action(entry.example),
+        params=[
+            match_pb2.ParamRange(name=r.name, low=r.low, high=r.high, unit=r.unit)
+            for r in entry.ranges
+        ],
+    )
+
+
+def legal_entry(game_name: str, legal: match_pb2.LegalAction) -> Any:
+    """``legal_action_message`` undone: the concrete action or the ``ActionTemplate``."""
+    action = action_from_game_action(game_name, legal.action)
+    if not legal.params:
+        return action
+    ranges = tuple(ParamRange(p.name, p.low, p.high, p.unit) for p in legal.params)
+    return ActionTemplate(action, ranges)
+
+
+def chosen_action(game: Game[Any], action: Any) -> match_pb2.LegalAction:
+    """A concrete action (e.g. a filled-in template) as the entry a client submits."""
+    return match_pb2.LegalAction(
+        action=action_to_game_action(game.name, action), label=game.describe_action(action)
+    )

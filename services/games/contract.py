@@ -161,10 +161,15 @@ class ActionTemplate:
     ranges: tuple[ParamRange, ...]
 
     def instantiate(self, **values: float) -> Any:
+        """The action with these parameters; a parameter over an ``int`` field is rounded."""
         missing = {r.name for r in self.ranges} - set(values)
         if missing:
             raise ValueError(f"missing parameters: {', '.join(sorted(missing))}")
-        return dataclasses.replace(self.example, **values)
+        typed = {
+            name: round(value) if type(getattr(self.example, name)) is int else value
+            for name, value in values.items()
+        }
+        return dataclasses.replace(self.example, **typed)
 
     def sample(self, rng: random.Random) -> Any:
         return self.instantiate(**{r.name: rng.uniform(r.low, r.high) for r in self.ranges})
@@ -267,7 +272,8 @@ class Game(ABC, Generic[State]):
         """What ``viewer`` may see (``None``: a spectator). Hidden information never leaks."""
 
     def statistics(self, state: State) -> dict[str, float]:
-        """Numbers worth keeping about a match (turns, damage …), for scoring."""
+        """Numbers worth keeping about a match (damage …), for scoring; ``turns`` is the one
+        simulation reports average."""
         return {}
 
     # -- hooks the platform's clients use (CLI, bots, simulations, pictures) ------------

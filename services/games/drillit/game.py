@@ -180,6 +180,7 @@ class Drillit(Game[DrillitState]):
 
     def statistics(self, state: DrillitState) -> dict[str, float]:
         return {
+            "turns": float(state.turn),
             "turns_survived": float(state.turn),
             "damage_taken": float(state.damage),
             "permanent_damage": float(state.permanent_damage),
