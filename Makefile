@@ -42,10 +42,10 @@ tools-grpcurl:
 	  touch $(DEPLOY_BIN)/.grpcurl-$(GRPCURL_VERSION); \
 	fi
 
-protos: $(STAMP)  ## generate Python code from protos/ (checked in; see check-protos)
+protos: $(STAMP)  ## write the games' .proto files from their dataclasses, then the Python code (checked in)
 	@deploy/protos.sh protos
 
-check-protos: $(STAMP)  ## fail if the checked-in generated code does not match the protos
+check-protos: $(STAMP)  ## fail if the checked-in game protos or generated code differ from the games
 	@deploy/protos.sh check
 
 kafka: install  ## fetch (Maven Central) and start the local Kafka broker
