@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.adapters.folding import FoldedMatch
 from services.common.envelope import is_a
-from services.common.folding import FoldedMatch
 from services.games.commands import Accepted
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 

@@ -14,15 +14,15 @@ from typing import Any
 import grpc
 import structlog
 
-from services.board.chance import RemoteChance
-from services.board.matches import Match, Matches
-from services.board.store import BoardEventStore
-from services.common.game_adapter import (
+from services.adapters.game_adapter import (
     action_from_game_action,
     action_to_game_action,
     messages_for,
     next_step_message,
 )
+from services.board.chance import RemoteChance
+from services.board.matches import Match, Matches
+from services.board.store import BoardEventStore
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
 from services.common.metrics import ACTIONS, MATCHES_ACTIVE, MATCHES_CREATED, MATCHES_FINISHED

@@ -8,8 +8,8 @@ from typing import Any
 from aiokafka.errors import KafkaError
 from google.protobuf import message
 
+from services.adapters.game_adapter import messages_for
 from services.common.envelope import Cause
-from services.common.game_adapter import messages_for
 from services.common.ledger import StreamWriter
 from services.games.commands import Batch, Refusal, RefusalKind
 from services.games.contract import Game

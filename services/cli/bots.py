@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from services.common.game_adapter import messages_for
-from services.common.protoconv import read
+from services.adapters.game_adapter import messages_for
+from services.adapters.protoconv import read
 from tabletop.v1 import board_pb2, match_pb2
 
 ViewPolicy = Callable[[Any, str, tuple[Any, ...]], Any]

@@ -15,13 +15,13 @@ from google.protobuf import json_format
 from rich.console import Console
 from rich.progress import Progress
 
+from services.adapters.folding import fold_board_events
+from services.adapters.projection import Projection
+from services.adapters.verify import verify_match
 from services.cli.bots import bot_seats
 from services.cli.client import GatewayClient, play_on, reason_of, render_view
 from services.cli.stack import local_stack
 from services.common.config import DEFAULT_PORTS
-from services.common.folding import fold_board_events
-from services.common.projection import Projection
-from services.common.verify import verify_match
 from services.games.registry import all_games
 from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
 

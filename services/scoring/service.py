@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import grpc
 
+from services.adapters.folding import FoldedMatch
 from services.common.envelope import Cause, is_a, unpack
-from services.common.folding import FoldedMatch
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
 from services.scoring.standings import GameStandings

@@ -28,11 +28,11 @@ from pathlib import Path
 
 import grpc
 
+from services.adapters.folding import FoldedMatch
+from services.adapters.projection import Projection
 from services.cli.stack import Stack, free_port
 from services.common.envelope import is_a
 from services.common.eventlog import read_stream
-from services.common.folding import FoldedMatch
-from services.common.projection import Projection
 from services.common.topics import STREAMS, event_topic
 from tabletop.v1 import envelope_pb2, gateway_pb2, gateway_pb2_grpc, platform_events_pb2
 

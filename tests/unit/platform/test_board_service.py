@@ -11,9 +11,9 @@ from typing import cast
 import grpc
 import pytest
 
+from services.adapters.folding import fold_board_events
 from services.board.chance import RemoteChance
 from services.board.service import BoardService
-from services.common.folding import fold_board_events
 from services.decks.service import DecksService
 from services.dice.service import DiceService
 from tabletop.v1 import board_pb2, decks_pb2_grpc, dice_pb2_grpc, games_pb2

@@ -7,8 +7,8 @@ from collections.abc import Awaitable
 import grpc
 import pytest
 
+from services.adapters.game_adapter import messages_for
 from services.common.envelope import Cause, is_a, make_envelope, unpack
-from services.common.game_adapter import messages_for
 from services.games.playout import Playout, play, random_policy
 from services.games.registry import get_game
 from services.gateway.service import GatewayService

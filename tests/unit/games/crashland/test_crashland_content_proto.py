@@ -144,7 +144,7 @@ def test_proto_action_oneof_lists_every_action(tmp_path: Path) -> None:
 
 def test_proto_round_trips_a_played_match_through_the_adapters() -> None:
     pytest.importorskip("tabletop.v1.crashland_pb2")
-    protoconv = pytest.importorskip("services.common.protoconv")
+    protoconv = pytest.importorskip("services.adapters.protoconv")
     from services.games.crashland.actions import ArrangeUplink, SpendJetpack
     from services.games.crashland.model import Position
     from services.games.crashland.policies import greedy_policy

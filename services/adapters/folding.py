@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.adapters.game_adapter import game_and_messages
+from services.adapters.protoconv import GameMessages
 from services.common.envelope import is_a, unpack
-from services.common.game_adapter import game_and_messages
-from services.common.protoconv import GameMessages
 from services.games.contract import Game
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 
