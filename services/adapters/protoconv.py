@@ -106,10 +106,6 @@ def fill(msg: message.Message, obj: Any) -> message.Message:
     return msg
 
 
-def _repeated(fd: Any) -> bool:
-    return bool(fd.is_repeated)
-
-
 def read(cls: type, msg: message.Message) -> Any:
     """Build the dataclass ``cls`` from ``msg``."""
     hints = _hints(cls)
