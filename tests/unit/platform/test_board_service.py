@@ -1,6 +1,6 @@
 """The board service over in-memory fakes (a list for Kafka, dice and decks servicers called
 in-process): the gRPC mapping of the command handler, refusals with their status codes and
-reasons, retries, failures of chance and of the log, and recovery from the log."""
+reasons, retries, failures of chance and of the event log, and recovery from the event log."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ MATCH = "m-1"
 
 class Board:
     def __init__(self, shard: int = 0, shards: int = 1) -> None:
-        self.writer, self.log = memory_writer("board", shard, shards)
+        self.writer, self.event_log = memory_writer("board", shard, shards)
         self.dice = DirectDice(DiceService(memory_writer("dice")[0], SECRET))
         self.decks = DirectDecks(DecksService(memory_writer("decks")[0], SECRET))
         chance = RemoteChance(
@@ -79,8 +79,8 @@ async def refused(call: Awaitable[object]) -> tuple[grpc.StatusCode, str]:
 async def test_a_created_match_is_on_the_log_and_offers_legal_actions() -> None:
     board = Board()
     reply = await board.create()
-    assert reply.version == len(board.log.envelopes) > 1
-    assert board.log.envelopes[0].event_type == "tabletop.v1.MatchCreated"
+    assert reply.version == len(board.event_log.envelopes) > 1
+    assert board.event_log.envelopes[0].event_type == "tabletop.v1.MatchCreated"
     assert await board.legal()
     assert board.dice.calls[0] == "Commit" and board.decks.calls[0] == "Commit"
 
@@ -90,11 +90,11 @@ async def test_an_action_is_appended_and_a_retry_appends_nothing() -> None:
     await board.create()
     action = (await board.legal())[0]
     first = await board.submit("c1", action)
-    assert first.version == len(board.log.envelopes)
+    assert first.version == len(board.event_log.envelopes)
     assert not first.duplicate and first.events_appended >= 1
     again = await board.submit("c1", action)
     assert again.duplicate and again.version == first.version
-    assert len(board.log.envelopes) == first.version
+    assert len(board.event_log.envelopes) == first.version
 
 
 async def test_each_refusal_has_its_status_code_and_reason() -> None:
@@ -122,12 +122,12 @@ async def test_each_refusal_has_its_status_code_and_reason() -> None:
         ),
         (grpc.StatusCode.INVALID_ARGUMENT, "PLAYERS"): board.create("m-3", players=("a", "b")),
     }
-    appended = len(board.log.envelopes)
+    appended = len(board.event_log.envelopes)
     for expected, call in cases.items():
         with pytest.raises(Aborted) as aborted:
             await call
         assert (aborted.value.code, aborted.value.reason) == expected
-    assert len(board.log.envelopes) == appended
+    assert len(board.event_log.envelopes) == appended
 
 
 async def test_a_retried_create_gets_the_first_version() -> None:
@@ -156,7 +156,7 @@ async def test_unavailable_dice_refuse_with_unavailable_and_append_nothing() -> 
     await board.create()
     board.dice.down = board.decks.down = True
     for turn in range(1000):  # until an action needs dice or cards
-        appended = len(board.log.envelopes)
+        appended = len(board.event_log.envelopes)
         action = (await board.legal())[0]
         try:
             await board.submit(f"c{turn}", action)
@@ -168,7 +168,7 @@ async def test_unavailable_dice_refuse_with_unavailable_and_append_nothing() -> 
             break
     else:
         raise AssertionError("no action needed chance")
-    assert len(board.log.envelopes) == appended
+    assert len(board.event_log.envelopes) == appended
     board.dice.down = board.decks.down = False
     assert not (await board.submit(f"c{turn}", action)).duplicate
 
@@ -180,13 +180,13 @@ async def test_an_unavailable_log_leaves_the_match_unchanged() -> None:
     assert match is not None
     before = (match.state, match.version)
     action = (await board.legal())[0]
-    board.log.down = True
+    board.event_log.down = True
     assert await refused(board.submit("c1", action)) == (
         grpc.StatusCode.UNAVAILABLE,
         "LOG_UNAVAILABLE",
     )
     assert (match.state, match.version) == before
-    board.log.down = False
+    board.event_log.down = False
     assert not (await board.submit("c1", action)).duplicate
 
 
@@ -204,9 +204,9 @@ async def play_to_the_end(board: Board, seed: int) -> board_pb2.SubmitActionRepl
 async def test_a_whole_match_folds_as_its_log_does_and_reveals_the_seeds() -> None:
     board = Board()
     last = await play_to_the_end(board, 7)
-    assert board.log.envelopes[-1].event_type == "tabletop.v1.MatchEnded"
+    assert board.event_log.envelopes[-1].event_type == "tabletop.v1.MatchEnded"
     served = board.service.matches.get(MATCH)
-    folded = fold_board_events(board.log.envelopes)
+    folded = fold_board_events(board.event_log.envelopes)
     assert served is not None
     assert (served.state, served.version, served.results) == (
         folded.state,
@@ -227,7 +227,7 @@ async def test_a_board_recovered_from_the_log_answers_retries_as_before() -> Non
     action = (await board.legal())[0]
     first = await board.submit("c1", action)
     recovered = Board()
-    for envelope in board.log.envelopes:
+    for envelope in board.event_log.envelopes:
         recovered.service.apply(envelope)
     again = await recovered.submit("c1", action)
     assert again.duplicate and again.version == first.version

@@ -1,5 +1,5 @@
-"""The dice and decks services over an in-memory log: seeds, commitments, outcomes derived
-from the committed seed, request-id idempotency, reveal, and recovery from the log."""
+"""The dice and decks services over an in-memory event log: seeds, commitments, outcomes derived
+from the committed seed, request-id idempotency, reveal, and recovery from the event log."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ CARDS = tuple(f"c{i}" for i in range(10))
 
 
 def dice_service() -> tuple[DiceService, list[envelope_pb2.EventEnvelope]]:
-    writer, log = memory_writer("dice")
-    return DiceService(writer, SECRET), log.envelopes
+    writer, event_log = memory_writer("dice")
+    return DiceService(writer, SECRET), event_log.envelopes
 
 
 def roll(count: int = 2, sides: int = 6, request_id: str = "r1") -> dice_pb2.RollRequest:
@@ -45,11 +45,11 @@ async def refused(call: Awaitable[object]) -> Aborted:
 
 
 async def test_dice_commit_to_the_match_seed_once() -> None:
-    dice, log = dice_service()
+    dice, event_log = dice_service()
     first = await dice.Commit(COMMIT, context())
     again = await dice.Commit(COMMIT, context())
     assert first.commitment == again.commitment == commitment(match_seed(SECRET, f"dice:{MATCH}"))
-    assert len(log) == 1
+    assert len(event_log) == 1
 
 
 async def test_rolls_derive_from_the_committed_seed_in_order() -> None:
@@ -63,12 +63,12 @@ async def test_rolls_derive_from_the_committed_seed_in_order() -> None:
 
 
 async def test_a_retried_roll_gets_the_first_values_and_appends_nothing() -> None:
-    dice, log = dice_service()
+    dice, event_log = dice_service()
     await dice.Commit(COMMIT, context())
     first = await dice.Roll(roll(request_id="r1"), context())
     again = await dice.Roll(roll(request_id="r1"), context())
     assert again == first
-    assert len(log) == 2
+    assert len(event_log) == 2
 
 
 async def test_dice_refuse_rolls_before_the_commitment_and_bad_dice() -> None:
@@ -96,25 +96,25 @@ async def test_the_revealed_seed_matches_the_commitment_and_ends_new_rolls() -> 
 
 
 async def test_a_failed_append_changes_nothing_and_the_retry_rolls_the_same() -> None:
-    writer, log = memory_writer("dice")
+    writer, event_log = memory_writer("dice")
     dice = DiceService(writer, SECRET)
     await dice.Commit(COMMIT, context())
-    log.down = True
+    event_log.down = True
     with pytest.raises(KafkaError):
         await dice.Roll(roll(request_id="r1"), context())
-    log.down = False
+    event_log.down = False
     rolled = await dice.Roll(roll(request_id="r1"), context())
     expected = DerivedRandom(match_seed(SECRET, f"dice:{MATCH}"), MATCH)
     assert tuple(rolled.values) == expected.roll(2, 6)
 
 
 async def test_dice_recovered_from_their_log_answer_retries_and_continue() -> None:
-    writer, log = memory_writer("dice")
+    writer, event_log = memory_writer("dice")
     dice = DiceService(writer, SECRET)
     await dice.Commit(COMMIT, context())
     first = await dice.Roll(roll(request_id="r1"), context())
     recovered = DiceService(memory_writer("dice")[0], SECRET)
-    for envelope in log.envelopes:
+    for envelope in event_log.envelopes:
         recovered.apply(envelope)
     assert (await recovered.Roll(roll(request_id="r1"), context())).values == first.values
     expected = DerivedRandom(match_seed(SECRET, f"dice:{MATCH}"), MATCH)
@@ -149,10 +149,10 @@ def draw(count: int, request_id: str) -> decks_pb2.DrawRequest:
 
 
 async def committed_decks() -> tuple[DecksService, list[envelope_pb2.EventEnvelope]]:
-    writer, log = memory_writer("decks")
+    writer, event_log = memory_writer("decks")
     decks = DecksService(writer, SECRET)
     await decks.Commit(COMMIT, context())
-    return decks, log.envelopes
+    return decks, event_log.envelopes
 
 
 async def test_draws_follow_the_order_derived_from_the_committed_seed() -> None:
@@ -167,27 +167,27 @@ async def test_draws_follow_the_order_derived_from_the_committed_seed() -> None:
 
 
 async def test_retried_shuffles_and_draws_get_their_first_reply() -> None:
-    decks, log = await committed_decks()
+    decks, event_log = await committed_decks()
     await decks.Shuffle(shuffle("s1"), context())
     first = await decks.Draw(draw(3, "d1"), context())
-    appended = len(log)
+    appended = len(event_log)
     assert await decks.Draw(draw(3, "d1"), context()) == first
     await decks.Shuffle(shuffle("s1"), context())
-    assert len(log) == appended
+    assert len(event_log) == appended
     assert (await decks.Draw(draw(1, "d2"), context())).remaining == 6
 
 
 async def test_decks_refuse_a_draw_larger_than_the_pile_and_unnamed_decks() -> None:
-    decks, log = await committed_decks()
+    decks, event_log = await committed_decks()
     await decks.Shuffle(shuffle(), context())
-    appended = len(log)
+    appended = len(event_log)
     too_many = await refused(decks.Draw(draw(11, "d1"), context()))
     assert too_many.code == grpc.StatusCode.FAILED_PRECONDITION
     unnamed = decks_pb2.ShuffleRequest(match_id=MATCH, cards=CARDS, request_id="s2")
     assert (await refused(decks.Shuffle(unnamed, context()))).code == (
         grpc.StatusCode.INVALID_ARGUMENT
     )
-    assert len(log) == appended
+    assert len(event_log) == appended
 
 
 async def test_decks_reveal_ends_new_draws_but_answers_retries() -> None:
@@ -203,11 +203,11 @@ async def test_decks_reveal_ends_new_draws_but_answers_retries() -> None:
 
 
 async def test_decks_recovered_from_their_log_hold_the_same_piles() -> None:
-    decks, log = await committed_decks()
+    decks, event_log = await committed_decks()
     await decks.Shuffle(shuffle(), context())
     await decks.Draw(draw(4, "d1"), context())
     recovered = DecksService(memory_writer("decks")[0], SECRET)
-    for envelope in log:
+    for envelope in event_log:
         recovered.apply(envelope)
     after = await recovered.Draw(draw(2, "d2"), context())
     expected = await decks.Draw(draw(2, "d2"), context())

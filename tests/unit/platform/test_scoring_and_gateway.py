@@ -45,9 +45,11 @@ def board_envelopes(seed: int, match_id: str) -> tuple[Playout, list[envelope_pb
     ]
 
 
-def scored_events(log: list[envelope_pb2.EventEnvelope]) -> list[platform_events_pb2.MatchScored]:
+def scored_events(
+    event_log: list[envelope_pb2.EventEnvelope],
+) -> list[platform_events_pb2.MatchScored]:
     scored = []
-    for envelope in log:
+    for envelope in event_log:
         assert is_a(envelope, platform_events_pb2.MatchScored)
         event = unpack(envelope, platform_events_pb2.MatchScored)
         assert isinstance(event, platform_events_pb2.MatchScored)
@@ -56,12 +58,12 @@ def scored_events(log: list[envelope_pb2.EventEnvelope]) -> list[platform_events
 
 
 async def test_scoring_records_a_finished_match_once_with_its_statistics() -> None:
-    writer, log = memory_writer("scoring")
+    writer, event_log = memory_writer("scoring")
     scoring = ScoringService(writer)
     playout, envelopes = board_envelopes(3, "m-1")
     for envelope in [*envelopes, *envelopes]:  # redelivered after a rebalance
         await scoring.on_board_event(envelope)
-    [scored] = scored_events(log.envelopes)
+    [scored] = scored_events(event_log.envelopes)
     assert scored.game == "crashland"
     assert dict(scored.results) == playout.outcome.results
     assert scored.reason == playout.outcome.reason
@@ -70,16 +72,16 @@ async def test_scoring_records_a_finished_match_once_with_its_statistics() -> No
 
 
 async def test_an_unfinished_match_is_not_scored() -> None:
-    writer, log = memory_writer("scoring")
+    writer, event_log = memory_writer("scoring")
     scoring = ScoringService(writer)
     _, envelopes = board_envelopes(3, "m-1")
     for envelope in envelopes[:-1]:
         await scoring.on_board_event(envelope)
-    assert log.envelopes == []
+    assert event_log.envelopes == []
 
 
 async def test_standings_fold_every_scored_match_and_survive_recovery() -> None:
-    writer, log = memory_writer("scoring")
+    writer, event_log = memory_writer("scoring")
     scoring = ScoringService(writer)
     outcomes = []
     for seed in range(4):
@@ -94,7 +96,7 @@ async def test_standings_fold_every_scored_match_and_survive_recovery() -> None:
     [ann] = standings.players
     assert (ann.played, ann.won, ann.lost) == (4, outcomes.count("won"), outcomes.count("lost"))
     recovered = ScoringService(memory_writer("scoring")[0])
-    for envelope in log.envelopes:
+    for envelope in event_log.envelopes:
         recovered.apply(envelope)
     assert await recovered.GetStandings(request, context()) == standings
 
