@@ -28,8 +28,8 @@ class Match(FoldedMatch):
         match._remember(envelope)
         return match
 
-    def fold(self, envelope: envelope_pb2.EventEnvelope, decoded: Any = None) -> bool:
-        if not super().fold(envelope, decoded):
+    def fold(self, envelope: envelope_pb2.EventEnvelope) -> bool:
+        if not super().fold(envelope):
             return False
         self._remember(envelope)
         return True
