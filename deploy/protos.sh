@@ -19,13 +19,13 @@ gen() {
 }
 case "${1:-protos}" in
   protos)
-    "$py" -m services.common.protogen --out protos/tabletop/v1
+    "$py" -m services.adapters.protogen --out protos/tabletop/v1
     gen protos protos ;;
   check)
     tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
     mkdir -p "$tmp/src/tabletop/v1"
     cp protos/tabletop/v1/*.proto "$tmp/src/tabletop/v1/"
-    "$py" -m services.common.protogen --out "$tmp/src/tabletop/v1"
+    "$py" -m services.adapters.protogen --out "$tmp/src/tabletop/v1"
     gen "$tmp/src" "$tmp/out"
     status=0
     for f in "$tmp"/src/tabletop/v1/*.proto "$tmp"/src/tabletop/v1/*.yaml "$tmp"/out/tabletop/v1/*; do

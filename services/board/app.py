@@ -23,12 +23,12 @@ from tabletop.v1 import (
 
 async def main(config: Config) -> None:
     # One transactional id per shard: a restarted or duplicated shard fences the old one.
-    log = EventLog(
+    event_log = EventLog(
         config.kafka_bootstrap,
         event_topic("board", config.topic_prefix),
         transactional_id=f"{config.topic_prefix}tabletop-board-{config.shard}",
     )
-    writer = StreamWriter("board", log, config.kafka_bootstrap, config.shard, config.shards)
+    writer = StreamWriter("board", event_log, config.kafka_bootstrap, config.shard, config.shards)
     dice_channel = peer_channel(config.dice_addrs[config.shard % len(config.dice_addrs)])
     decks_channel = peer_channel(config.decks_addrs[config.shard % len(config.decks_addrs)])
     chance = RemoteChance(
@@ -45,12 +45,14 @@ async def main(config: Config) -> None:
         ]
 
     async def start() -> None:
-        await log.start()  # initialising the transactional producer aborts a zombie's open txn
+        await (
+            event_log.start()
+        )  # initialising the transactional producer aborts a zombie's open txn
         await writer.recover(service.apply)
         service.refresh_gauges()
 
     async def stop() -> None:
-        await log.stop()
+        await event_log.stop()
         await dice_channel.close()
         await decks_channel.close()
 

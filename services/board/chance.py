@@ -6,6 +6,9 @@ the same outcomes back instead of new ones.
 
 from __future__ import annotations
 
+import grpc
+
+from services.games.commands import Refusal, RefusalKind
 from services.games.contract import (
     CardsDrawn,
     ChanceOutcome,
@@ -39,6 +42,20 @@ class RemoteChance:
         await self.decks.Reveal(request)
 
     async def resolve(
+        self, match_id: str, request: ChanceRequest, request_id: str, cause: str
+    ) -> ChanceOutcome:
+        """The command handler's ChanceResolver: an unreachable service is a refusal."""
+        try:
+            return await self._resolve(match_id, request, request_id, cause)
+        except grpc.aio.AioRpcError as error:
+            raise Refusal(
+                RefusalKind.UNAVAILABLE,
+                "CHANCE_UNAVAILABLE",
+                f"the {type(request).__name__} could not be resolved "
+                f"({error.code().name}); retry with the same command id",
+            ) from error
+
+    async def _resolve(
         self, match_id: str, request: ChanceRequest, request_id: str, correlation_id: str
     ) -> ChanceOutcome:
         match request:

@@ -5,15 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.adapters.folding import FoldedMatch
 from services.common.envelope import is_a
-from services.common.folding import FoldedMatch
-from tabletop.v1 import board_pb2, envelope_pb2, platform_events_pb2
+from services.games.commands import Accepted
+from tabletop.v1 import envelope_pb2, platform_events_pb2
 
 
 @dataclass
 class Match(FoldedMatch):
+    """A match as the command handler keeps it (a ``MatchRecord``); envelopes are folded
+    only when recovering from board.events."""
+
     #: client command id → the reply it got, so a retry appends nothing
-    replies: dict[str, board_pb2.SubmitActionReply] = field(default_factory=dict)
+    replies: dict[str, Accepted] = field(default_factory=dict)
+    #: client command id → (player, action) of the commands accepted since the start
+    commands: dict[str, tuple[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def created(cls, envelope: envelope_pb2.EventEnvelope) -> Match:
@@ -22,8 +28,8 @@ class Match(FoldedMatch):
         match._remember(envelope)
         return match
 
-    def fold(self, envelope: envelope_pb2.EventEnvelope, decoded: Any = None) -> bool:
-        if not super().fold(envelope, decoded):
+    def fold(self, envelope: envelope_pb2.EventEnvelope) -> bool:
+        if not super().fold(envelope):
             return False
         self._remember(envelope)
         return True
@@ -32,10 +38,9 @@ class Match(FoldedMatch):
         if not envelope.correlation_id:
             return
         previous = self.replies.get(envelope.correlation_id)
-        self.replies[envelope.correlation_id] = board_pb2.SubmitActionReply(
+        self.replies[envelope.correlation_id] = Accepted(
             version=self.version,
             events_appended=(previous.events_appended if previous else 0) + 1,
-            duplicate=True,
             finished=self.finished,
         )
 
@@ -52,18 +57,14 @@ class Matches:
     def __iter__(self) -> Any:
         return iter(self._matches.values())
 
-    def add(self, envelopes: list[envelope_pb2.EventEnvelope]) -> Match:
-        """A new match from its first envelopes (MatchCreated first)."""
-        match = Match.created(envelopes[0])
-        for envelope in envelopes[1:]:
-            match.fold(envelope)
+    def add(self, match: Match) -> None:
+        """A match the command handler created."""
         self._matches[match.match_id] = match
-        return match
 
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
         """Recovery: fold an envelope read back from board.events."""
         if is_a(envelope, platform_events_pb2.MatchCreated):
-            self.add([envelope])
+            self.add(Match.created(envelope))
             return
         match = self._matches.get(envelope.match_id)
         if match is not None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from services.common.game_adapter import chosen_action, legal_entry, messages_for
-from services.common.protoconv import read
+from services.adapters.game_adapter import chosen_action, legal_entry, messages_for
+from services.adapters.protoconv import read
 from services.games.contract import ActionTemplate, ViewPolicy
 from services.games.registry import get_game
 from tabletop.v1 import board_pb2, match_pb2

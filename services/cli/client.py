@@ -8,8 +8,8 @@ from typing import Any
 
 import grpc
 
-from services.common.game_adapter import action_to_game_action, messages_for
-from services.common.protoconv import read
+from services.adapters.game_adapter import action_to_game_action, messages_for
+from services.adapters.protoconv import read
 from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc, match_pb2
 
 

@@ -15,14 +15,14 @@ from google.protobuf import json_format
 from rich.console import Console
 from rich.progress import Progress
 
+from services.adapters.folding import fold_board_events
+from services.adapters.game_adapter import chosen_action, legal_entry
+from services.adapters.projection import Projection
+from services.adapters.verify import verify_match
 from services.cli.bots import bot_seats
 from services.cli.client import GatewayClient, play_on, reason_of, render_view
 from services.cli.stack import local_stack
 from services.common.config import DEFAULT_PORTS
-from services.common.folding import fold_board_events
-from services.common.game_adapter import chosen_action, legal_entry
-from services.common.projection import Projection
-from services.common.verify import verify_match
 from services.games.registry import all_games
 from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
 
@@ -141,7 +141,7 @@ def _fill_in(game_name: str, template: match_pb2.LegalAction) -> match_pb2.Legal
 
 
 # -- replay and verify -----------------------------------------------------------------
-def _load_log(path: str) -> gateway_pb2.MatchLog:
+def _load_export(path: str) -> gateway_pb2.MatchLog:
     return json_format.Parse(Path(path).read_text(), gateway_pb2.MatchLog())
 
 
@@ -197,8 +197,8 @@ def _comparable(view: match_pb2.MatchView) -> bytes:
 
 
 def _replay_file(args: argparse.Namespace) -> int:
-    log = _load_log(args.file)
-    board = sorted((e for e in log.events if e.stream == "board"), key=lambda e: e.sequence)
+    exported = _load_export(args.file)
+    board = sorted((e for e in exported.events if e.stream == "board"), key=lambda e: e.sequence)
     match = fold_board_events(board[:1])
     projection = Projection(match)
     for envelope in board[1:]:
@@ -212,7 +212,7 @@ def _replay_file(args: argparse.Namespace) -> int:
     if args.json:
         print(
             json.dumps(
-                {"match_id": log.match_id, "steps": len(board), "results": dict(view.results)}
+                {"match_id": exported.match_id, "steps": len(board), "results": dict(view.results)}
             )
         )
     else:
@@ -223,33 +223,33 @@ def _replay_file(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     client = GatewayClient(args.gateway)
     try:
-        log = client.stub.ExportMatch(gateway_pb2.ExportMatchRequest(match_id=args.match_id))
+        exported = client.stub.ExportMatch(gateway_pb2.ExportMatchRequest(match_id=args.match_id))
     except grpc.RpcError as error:
         console.print(f"[red]cannot export:[/] {reason_of(error)}")
         return 2
-    text = json_format.MessageToJson(log)
+    text = json_format.MessageToJson(exported)
     if args.output == "-":
         print(text)
     else:
         Path(args.output).write_text(text)
-        console.print(f"wrote {len(log.events)} events to {args.output}")
+        console.print(f"wrote {len(exported.events)} events to {args.output}")
     return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     if args.file:
-        log = _load_log(args.file)
+        exported = _load_export(args.file)
     else:
         try:
-            log = GatewayClient(args.gateway).stub.ExportMatch(
+            exported = GatewayClient(args.gateway).stub.ExportMatch(
                 gateway_pb2.ExportMatchRequest(match_id=args.match_id)
             )
         except grpc.RpcError as error:
             console.print(f"[red]cannot verify:[/] {reason_of(error)}")
             return 2
-    result = verify_match(list(log.events))
+    result = verify_match(list(exported.events))
     report = {
-        "match_id": log.match_id,
+        "match_id": exported.match_id,
         "ok": result.ok,
         "checked": result.checked,
         "problems": result.problems,
@@ -258,7 +258,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(json.dumps(report))
     else:
         verdict = "verified" if result.ok else "NOT verified"
-        print(f"match {log.match_id}: randomness {verdict} ({result.checked} outcomes checked)")
+        print(
+            f"match {exported.match_id}: randomness {verdict} ({result.checked} outcomes checked)"
+        )
         for problem in result.problems:
             print(f"  - {problem}")
     return 0 if result.ok else 1

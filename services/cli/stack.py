@@ -103,11 +103,11 @@ class Stack:
         if self.pid(service) is not None:
             return
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.run_dir / f"{service}.log", "ab")  # noqa: SIM115 - handed to the child
+        output = open(self.run_dir / f"{service}.log", "ab")  # noqa: SIM115 - handed to the child
         process = subprocess.Popen(
             [sys.executable, "-m", "services.common.serve", service],
             env=self.env(service),
-            stdout=log,
+            stdout=output,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,

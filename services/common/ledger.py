@@ -30,13 +30,13 @@ class StreamWriter:
     def __init__(
         self,
         stream: str,
-        log_: EventLog,
+        event_log: EventLog,
         bootstrap: str,
         shard: int = 0,
         shards: int = 1,
     ) -> None:
         self.stream = stream
-        self._log = log_
+        self._event_log = event_log
         self._bootstrap = bootstrap
         self._shard = shard
         self._shards = shards
@@ -62,7 +62,7 @@ class StreamWriter:
     async def recover(self, apply: Callable[[envelope_pb2.EventEnvelope], None]) -> int:
         """Rebuild from the topic: every envelope of an owned match, in order."""
         count = 0
-        async for envelope in read_stream(self._bootstrap, [self._log.topic]):
+        async for envelope in read_stream(self._bootstrap, [self._event_log.topic]):
             if envelope.stream != self.stream or not self.owns(envelope.match_id):
                 continue
             held = self._events[envelope.match_id]
@@ -103,7 +103,7 @@ class StreamWriter:
             for i, payload in enumerate(payloads)
         ]
         envelopes[-1].last_in_batch = True
-        await self._log.append(envelopes)
+        await self._event_log.append(envelopes)
         self._events[match_id].extend(envelopes)
         EVENTS_APPENDED.labels(self.stream, game or "none").inc(len(envelopes))
         return envelopes

@@ -26,8 +26,8 @@ async def serve_stream_owner(
     add_to_server: Callable[[Any, grpc.aio.Server], None],
     service_name: str,
 ) -> None:
-    log = EventLog(config.kafka_bootstrap, event_topic(stream, config.topic_prefix))
-    writer = StreamWriter(stream, log, config.kafka_bootstrap, config.shard, config.shards)
+    event_log = EventLog(config.kafka_bootstrap, event_topic(stream, config.topic_prefix))
+    writer = StreamWriter(stream, event_log, config.kafka_bootstrap, config.shard, config.shards)
     service = make_service(writer)
 
     def register(server: grpc.aio.Server) -> list[str]:
@@ -36,7 +36,7 @@ async def serve_stream_owner(
         return [service_name, envelope_pb2.DESCRIPTOR.services_by_name["EventSource"].full_name]
 
     async def start() -> None:
-        await log.start()
+        await event_log.start()
         await writer.recover(service.apply)
 
-    await run_until_signalled(config, register, on_start=start, on_stop=log.stop)
+    await run_until_signalled(config, register, on_start=start, on_stop=event_log.stop)

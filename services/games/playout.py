@@ -1,4 +1,4 @@
-"""Playing whole matches in-process: the loop the board service runs, without services.
+"""Playing whole matches in-process: the board service's command handler, without services.
 
 Used by property tests, ``tabletop simulate`` and the engine benchmarks. Chance comes from
 ``SeededChance`` with the same derivation as the dice and decks services.
@@ -8,17 +8,28 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from services.games.chance import SeededChance
+from services.games.commands import (
+    Accepted,
+    Batch,
+    Command,
+    CommandHandler,
+    Opening,
+    OpenMatch,
+    Refusal,
+)
 from services.games.contract import (
-    AwaitingChance,
     AwaitingPlayers,
+    ChanceOutcome,
+    ChanceRequest,
     Finished,
     Game,
     Outcome,
+    RuleViolation,
     concrete,
 )
 
@@ -52,6 +63,49 @@ def random_policy(seed: int) -> Policy:
     return choose
 
 
+class _SeededResolver:
+    """SeededChance behind the ChanceResolver protocol (request ids are not needed: a
+    playout never retries)."""
+
+    def __init__(self, chance: SeededChance) -> None:
+        self._chance = chance
+
+    async def resolve(
+        self, match_id: str, request: ChanceRequest, request_id: str, cause: str
+    ) -> ChanceOutcome:
+        return self._chance.resolve(request)
+
+
+class _EventList:
+    """An EventStore that keeps a playout's game events in a list, unencoded."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+        self.version = 0
+
+    async def append(self, game: Game[Any], batch: Batch) -> int:
+        self.events.extend(batch.events)
+        self.version += len(batch)
+        return self.version
+
+
+def _run(step: Coroutine[Any, Any, Accepted]) -> Accepted:
+    """Run a handler coroutine that never suspends (seeded chance, a list as store)
+    without an event loop, so playouts also run inside one and cost no scheduling."""
+    try:
+        step.send(None)
+    except StopIteration as done:
+        return cast(Accepted, done.value)
+    step.close()
+    raise RuntimeError("a playout's command handler waited on I/O")
+
+
+def _rules(refusal: Refusal) -> Exception:
+    """The engine's own refusal behind a handler refusal (what a playout caller sees)."""
+    cause = refusal.__cause__
+    return cause if isinstance(cause, RuleViolation) else refusal
+
+
 def play(
     game: Game[Any],
     players: Sequence[str],
@@ -62,31 +116,30 @@ def play(
     max_actions: int = 100_000,
 ) -> Playout:
     dice_seed, decks_seed = seeds_for(seed)
-    chance = SeededChance(match_id, dice_seed, decks_seed)
-    events: list[Any] = []
-    state = game.initial_state()
+    store = _EventList()
+    handler = CommandHandler(_SeededResolver(SeededChance(match_id, dice_seed, decks_seed)), store)
+    match = OpenMatch(match_id, game, tuple(players), game.initial_state())
+    try:
+        opening = Opening(game.name, match.players, options)
 
-    def apply(new: list[Any]) -> None:
-        nonlocal state
-        for event in new:
-            state = game.evolve(state, event)
-            events.append(event)
+        async def open_log() -> Opening:
+            return opening
 
-    apply(game.setup(players, options))
-    actions = 0
-    while True:
-        step = game.next_step(state)
-        if isinstance(step, Finished):
-            return Playout(tuple(events), state, step.outcome, actions)
-        if isinstance(step, AwaitingChance):
-            apply(game.resolve(state, chance.resolve(step.request)))
-            continue
-        assert isinstance(step, AwaitingPlayers)
-        player = step.players[0]
-        legal = game.legal_actions(state, player)
-        if not legal:
-            raise RuntimeError(f"{game.name}: {player} must act but has no legal action")
-        apply(game.decide(state, player, policies[player](state, player, legal)))
-        actions += 1
-        if actions > max_actions:
-            raise RuntimeError(f"{game.name}: no end after {max_actions} actions")
+        _run(handler.create(match, options, "setup", "sim", open_log))
+        actions = 0
+        while True:
+            step = game.next_step(match.state)
+            if isinstance(step, Finished):
+                return Playout(tuple(store.events), match.state, step.outcome, actions)
+            assert isinstance(step, AwaitingPlayers)
+            player = step.players[0]
+            legal = game.legal_actions(match.state, player)
+            if not legal:
+                raise RuntimeError(f"{game.name}: {player} must act but has no legal action")
+            action = policies[player](match.state, player, legal)
+            _run(handler.submit(match, Command(str(actions), player, action)))
+            actions += 1
+            if actions > max_actions:
+                raise RuntimeError(f"{game.name}: no end after {max_actions} actions")
+    except Refusal as refusal:
+        raise _rules(refusal) from None

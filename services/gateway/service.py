@@ -9,10 +9,10 @@ from typing import TypeVar
 
 import grpc
 
+from services.adapters.folding import FoldedMatch
+from services.adapters.projection import Projection
 from services.common.envelope import is_a
-from services.common.folding import FoldedMatch
 from services.common.metrics import GATEWAY_WATCHERS
-from services.common.projection import Projection
 from services.common.server import peer_channel
 from services.common.sharding import shard_of
 from services.games.registry import all_games

@@ -15,9 +15,10 @@ import faust
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 
+from services.adapters.folding import FoldedMatch
+from services.adapters.projection import Projection, revealed_seed
 from services.common.config import Config
 from services.common.envelope import is_a
-from services.common.folding import FoldedMatch
 from services.common.logging import get_logger
 from services.common.metrics import (
     PROJECTOR_ASSIGNED,
@@ -26,7 +27,6 @@ from services.common.metrics import (
     PROJECTOR_LAG,
     start_metrics_server,
 )
-from services.common.projection import Projection, revealed_seed
 from services.common.topics import PROJECTOR_APP_ID, STREAMS, event_topic, views_topic
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import grpc
 
+from services.adapters.projection import Projection
 from services.common.eventlog import read_stream
-from services.common.projection import Projection
 from services.common.topics import STREAMS, event_topic
 from services.projector.app import ProjectionFolder
 from tabletop.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2

@@ -16,16 +16,16 @@ from services.common.topics import event_topic
 from services.scoring.service import ScoringService
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
-applog = get_logger(__name__)
+log = get_logger(__name__)
 
 
 async def main(config: Config) -> None:
-    log = EventLog(
+    event_log = EventLog(
         config.kafka_bootstrap,
         event_topic("scoring", config.topic_prefix),
         transactional_id=f"{config.topic_prefix}tabletop-scoring",
     )
-    writer = StreamWriter("scoring", log, config.kafka_bootstrap)
+    writer = StreamWriter("scoring", event_log, config.kafka_bootstrap)
     service = ScoringService(writer)
     # No consumer group: scoring folds every match from the start of board.events, since
     # statistics need a match's whole history; results already scored are skipped.
@@ -38,7 +38,7 @@ async def main(config: Config) -> None:
                 await service.on_board_event(envelope)
             except Exception:
                 # One bad match must not stop scoring the others; it is logged loudly.
-                applog.exception("scoring_failed", match_id=envelope.match_id)
+                log.exception("scoring_failed", match_id=envelope.match_id)
 
     def register(server: grpc.aio.Server) -> list[str]:
         scoring_pb2_grpc.add_ScoringServicer_to_server(service, server)
@@ -50,7 +50,7 @@ async def main(config: Config) -> None:
 
     async def start() -> None:
         nonlocal follower
-        await log.start()
+        await event_log.start()
         await writer.recover(service.apply)
         await board.start()
         follower = asyncio.create_task(follow())
@@ -61,6 +61,6 @@ async def main(config: Config) -> None:
             with contextlib.suppress(asyncio.CancelledError):
                 await follower
         await board.stop()
-        await log.stop()
+        await event_log.stop()
 
     await run_until_signalled(config, register, on_start=start, on_stop=stop)

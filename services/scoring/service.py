@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import grpc
 
+from services.adapters.folding import FoldedMatch
 from services.common.envelope import Cause, is_a, unpack
-from services.common.folding import FoldedMatch
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
 from services.scoring.standings import GameStandings
@@ -22,7 +22,8 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
     def __init__(self, writer: StreamWriter) -> None:
         self._writer = writer
         self._playing: dict[str, FoldedMatch] = {}
-        self._results: dict[str, platform_events_pb2.MatchScored] = {}
+        #: matches already scored (a redelivered end is not scored twice)
+        self._scored: set[str] = set()
         self._standings: dict[str, GameStandings] = {}
 
     # own stream: rebuilt first
@@ -30,12 +31,12 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
         if is_a(envelope, platform_events_pb2.MatchScored):
             scored = unpack(envelope, platform_events_pb2.MatchScored)
             assert isinstance(scored, platform_events_pb2.MatchScored)
-            self._results[envelope.match_id] = scored
+            self._scored.add(envelope.match_id)
             self._standings.setdefault(scored.game, GameStandings()).add(scored)
 
     async def on_board_event(self, envelope: envelope_pb2.EventEnvelope) -> None:
         """Fold a board event; score the match when it ends (once)."""
-        if envelope.match_id in self._results:
+        if envelope.match_id in self._scored:
             return
         if is_a(envelope, platform_events_pb2.MatchCreated):
             self._playing[envelope.match_id] = FoldedMatch.created(envelope)
@@ -65,22 +66,6 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
             ):
                 self.apply(appended)
         log.info("match_scored", match_id=envelope.match_id, reason=ended.reason)
-
-    async def GetMatchResult(
-        self, request: scoring_pb2.GetMatchResultRequest, context: grpc.aio.ServicerContext
-    ) -> scoring_pb2.MatchResult:
-        scored = self._results.get(request.match_id)
-        if scored is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, "no result for this match (yet)")
-            raise AssertionError
-        return scoring_pb2.MatchResult(
-            match_id=request.match_id,
-            game=scored.game,
-            results=scored.results,
-            reason=scored.reason,
-            scores=scored.scores,
-            statistics=scored.statistics,
-        )
 
     async def GetStandings(
         self, request: scoring_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext

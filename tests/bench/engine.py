@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.adapters.folding import FoldedMatch
+from services.adapters.game_adapter import messages_for
 from services.common.envelope import Cause, make_envelope
-from services.common.folding import FoldedMatch
-from services.common.game_adapter import messages_for
 from services.games.playout import Playout, play, random_policy
 from services.games.registry import all_games, get_game
 from tabletop.v1 import envelope_pb2, platform_events_pb2

@@ -43,8 +43,8 @@ Append = Callable[[Any, Sequence[Any]], Awaitable[None]]
 class GroupCommit:
     """One transaction at a time; appends arriving meanwhile ride in the next one."""
 
-    def __init__(self, log: Any) -> None:
-        self._log = log
+    def __init__(self, event_log: Any) -> None:
+        self._event_log = event_log
         self._pending: list[tuple[Sequence[Any], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
@@ -56,7 +56,7 @@ class GroupCommit:
         await done
 
     async def _flush(self) -> None:
-        producer = self._log._producer
+        producer = self._event_log._producer
         for _ in range(1_000_000):
             if not self._pending:
                 return
@@ -66,7 +66,7 @@ class GroupCommit:
                     for envelopes, _ in batch:
                         for envelope in envelopes:
                             await producer.send(
-                                self._log.topic,
+                                self._event_log.topic,
                                 value=envelope.SerializeToString(),
                                 key=envelope.match_id.encode(),
                             )

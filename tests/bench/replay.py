@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+from prometheus_client.parser import text_string_to_metric_families
 
+from services.adapters.folding import FoldedMatch
+from services.adapters.projection import Projection
 from services.cli.stack import Stack, free_port
 from services.common.envelope import is_a
 from services.common.eventlog import read_stream
-from services.common.folding import FoldedMatch
-from services.common.projection import Projection
 from services.common.topics import STREAMS, event_topic
 from tabletop.v1 import envelope_pb2, gateway_pb2, gateway_pb2_grpc, platform_events_pb2
 
@@ -151,11 +152,12 @@ def _folded_total(metrics_addr: str) -> tuple[float, bool] | None:
         return None
     folded = 0.0
     ready = False
-    for line in body.splitlines():
-        if line.startswith("tabletop_projector_events_folded_total{"):
-            folded += float(line.rsplit(" ", 1)[1])
-        elif line.startswith("tabletop_projector_assigned_partitions "):
-            ready = float(line.split()[1]) > 0
+    for family in text_string_to_metric_families(body):
+        for sample in family.samples:
+            if sample.name == "tabletop_projector_events_folded_total":
+                folded += sample.value
+            elif sample.name == "tabletop_projector_assigned_partitions":
+                ready = sample.value > 0
     return folded, ready
 
 

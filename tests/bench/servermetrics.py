@@ -4,15 +4,11 @@ how long each hop of an action takes inside its server, and how many calls an ac
 
 from __future__ import annotations
 
-import re
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-_LINE = re.compile(
-    r"^grpc_server_handling_seconds_(sum|count)\{(?P<labels>[^}]*)\} (?P<value>\S+)$"
-)
-_LABEL = re.compile(r'(\w+)="([^"]*)"')
+from prometheus_client.parser import text_string_to_metric_families
 
 
 @dataclass(frozen=True)
@@ -30,15 +26,17 @@ def scrape(address: str, timeout_s: float = 2.0) -> dict[str, MethodTotals]:
         return {}
     sums: dict[str, float] = {}
     counts: dict[str, float] = {}
-    for line in body.splitlines():
-        hit = _LINE.match(line)
-        if not hit:
+    for family in text_string_to_metric_families(body):
+        if family.name != "grpc_server_handling_seconds":
             continue
-        labels = dict(_LABEL.findall(hit.group("labels")))
-        service = labels.get("grpc_service", "?").rsplit(".", 1)[-1]
-        key = f"{service}/{labels.get('grpc_method', '?')}"
-        target = sums if hit.group(1) == "sum" else counts
-        target[key] = target.get(key, 0.0) + float(hit.group("value"))
+        for sample in family.samples:
+            suffix = sample.name.rsplit("_", 1)[-1]
+            if suffix not in ("sum", "count"):
+                continue
+            service = sample.labels.get("grpc_service", "?").rsplit(".", 1)[-1]
+            key = f"{service}/{sample.labels.get('grpc_method', '?')}"
+            target = sums if suffix == "sum" else counts
+            target[key] = target.get(key, 0.0) + sample.value
     return {k: MethodTotals(sums.get(k, 0.0), counts.get(k, 0.0)) for k in counts}
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from services.adapters.folding import fold_board_events
+from services.adapters.projection import Projection
 from services.cli.client import GatewayClient, game_action
 from services.cli.stack import Stack
-from services.common.folding import fold_board_events
-from services.common.projection import Projection
 from services.games.crashland.actions import EndTurn, Move
 from services.games.crashland.model import Direction, Payment
 from tabletop.v1 import board_pb2, games_pb2, match_pb2

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from services.adapters.folding import fold_board_events
+from services.adapters.projection import Projection
+from services.adapters.verify import verify_match
 from services.cli.client import GatewayClient
 from services.cli.stack import Stack
-from services.common.folding import fold_board_events
-from services.common.projection import Projection
-from services.common.verify import verify_match
 from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
 from tests.integration.helpers import play_bot_match, topic_events
 

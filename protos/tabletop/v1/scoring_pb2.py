@@ -24,43 +24,27 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19tabletop/v1/scoring.proto\x12\x0btabletop.v1\")\n\x15GetMatchResultRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\xfb\x02\n\x0bMatchResult\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x36\n\x07results\x18\x03 \x03(\x0b\x32%.tabletop.v1.MatchResult.ResultsEntry\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x34\n\x06scores\x18\x05 \x03(\x0b\x32$.tabletop.v1.MatchResult.ScoresEntry\x12<\n\nstatistics\x18\x06 \x03(\x0b\x32(.tabletop.v1.MatchResult.StatisticsEntry\x1a.\n\x0cResultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\x1a\x31\n\x0fStatisticsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"#\n\x13GetStandingsRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\"Z\n\x0ePlayerStanding\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\x0e\n\x06played\x18\x02 \x01(\r\x12\x0b\n\x03won\x18\x03 \x01(\r\x12\x0c\n\x04lost\x18\x04 \x01(\r\x12\r\n\x05\x64rawn\x18\x05 \x01(\r\"\xf1\x02\n\x11GetStandingsReply\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07matches\x18\x02 \x01(\r\x12\x13\n\x0bmatches_won\x18\x03 \x01(\r\x12,\n\x07players\x18\x04 \x03(\x0b\x32\x1b.tabletop.v1.PlayerStanding\x12K\n\x0fmean_statistics\x18\x05 \x03(\x0b\x32\x32.tabletop.v1.GetStandingsReply.MeanStatisticsEntry\x12\x43\n\x0b\x65nd_reasons\x18\x06 \x03(\x0b\x32..tabletop.v1.GetStandingsReply.EndReasonsEntry\x1a\x35\n\x13MeanStatisticsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1a\x31\n\x0f\x45ndReasonsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\r:\x02\x38\x01\x32\xab\x01\n\x07Scoring\x12N\n\x0eGetMatchResult\x12\".tabletop.v1.GetMatchResultRequest\x1a\x18.tabletop.v1.MatchResult\x12P\n\x0cGetStandings\x12 .tabletop.v1.GetStandingsRequest\x1a\x1e.tabletop.v1.GetStandingsReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19tabletop/v1/scoring.proto\x12\x0btabletop.v1\"#\n\x13GetStandingsRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\"Z\n\x0ePlayerStanding\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\x0e\n\x06played\x18\x02 \x01(\r\x12\x0b\n\x03won\x18\x03 \x01(\r\x12\x0c\n\x04lost\x18\x04 \x01(\r\x12\r\n\x05\x64rawn\x18\x05 \x01(\r\"\xf1\x02\n\x11GetStandingsReply\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07matches\x18\x02 \x01(\r\x12\x13\n\x0bmatches_won\x18\x03 \x01(\r\x12,\n\x07players\x18\x04 \x03(\x0b\x32\x1b.tabletop.v1.PlayerStanding\x12K\n\x0fmean_statistics\x18\x05 \x03(\x0b\x32\x32.tabletop.v1.GetStandingsReply.MeanStatisticsEntry\x12\x43\n\x0b\x65nd_reasons\x18\x06 \x03(\x0b\x32..tabletop.v1.GetStandingsReply.EndReasonsEntry\x1a\x35\n\x13MeanStatisticsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1a\x31\n\x0f\x45ndReasonsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\r:\x02\x38\x01\x32[\n\x07Scoring\x12P\n\x0cGetStandings\x12 .tabletop.v1.GetStandingsRequest\x1a\x1e.tabletop.v1.GetStandingsReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tabletop.v1.scoring_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MATCHRESULT_RESULTSENTRY']._loaded_options = None
-  _globals['_MATCHRESULT_RESULTSENTRY']._serialized_options = b'8\001'
-  _globals['_MATCHRESULT_SCORESENTRY']._loaded_options = None
-  _globals['_MATCHRESULT_SCORESENTRY']._serialized_options = b'8\001'
-  _globals['_MATCHRESULT_STATISTICSENTRY']._loaded_options = None
-  _globals['_MATCHRESULT_STATISTICSENTRY']._serialized_options = b'8\001'
   _globals['_GETSTANDINGSREPLY_MEANSTATISTICSENTRY']._loaded_options = None
   _globals['_GETSTANDINGSREPLY_MEANSTATISTICSENTRY']._serialized_options = b'8\001'
   _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._loaded_options = None
   _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._serialized_options = b'8\001'
-  _globals['_GETMATCHRESULTREQUEST']._serialized_start=42
-  _globals['_GETMATCHRESULTREQUEST']._serialized_end=83
-  _globals['_MATCHRESULT']._serialized_start=86
-  _globals['_MATCHRESULT']._serialized_end=465
-  _globals['_MATCHRESULT_RESULTSENTRY']._serialized_start=321
-  _globals['_MATCHRESULT_RESULTSENTRY']._serialized_end=367
-  _globals['_MATCHRESULT_SCORESENTRY']._serialized_start=369
-  _globals['_MATCHRESULT_SCORESENTRY']._serialized_end=414
-  _globals['_MATCHRESULT_STATISTICSENTRY']._serialized_start=416
-  _globals['_MATCHRESULT_STATISTICSENTRY']._serialized_end=465
-  _globals['_GETSTANDINGSREQUEST']._serialized_start=467
-  _globals['_GETSTANDINGSREQUEST']._serialized_end=502
-  _globals['_PLAYERSTANDING']._serialized_start=504
-  _globals['_PLAYERSTANDING']._serialized_end=594
-  _globals['_GETSTANDINGSREPLY']._serialized_start=597
-  _globals['_GETSTANDINGSREPLY']._serialized_end=966
-  _globals['_GETSTANDINGSREPLY_MEANSTATISTICSENTRY']._serialized_start=862
-  _globals['_GETSTANDINGSREPLY_MEANSTATISTICSENTRY']._serialized_end=915
-  _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._serialized_start=917
-  _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._serialized_end=966
-  _globals['_SCORING']._serialized_start=969
-  _globals['_SCORING']._serialized_end=1140
+  _globals['_GETSTANDINGSREQUEST']._serialized_start=42
+  _globals['_GETSTANDINGSREQUEST']._serialized_end=77
+  _globals['_PLAYERSTANDING']._serialized_start=79
+  _globals['_PLAYERSTANDING']._serialized_end=169
+  _globals['_GETSTANDINGSREPLY']._serialized_start=172
+  _globals['_GETSTANDINGSREPLY']._serialized_end=541
+  _globals['_GETSTANDINGSREPLY_MEANSTATISTICSENTRY']._serialized_start=437
+  _globals['_GETSTANDINGSREPLY_MEANSTATISTICSENTRY']._serialized_end=490
+  _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._serialized_start=492
+  _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._serialized_end=541
+  _globals['_SCORING']._serialized_start=543
+  _globals['_SCORING']._serialized_end=634
 # @@protoc_insertion_point(module_scope)

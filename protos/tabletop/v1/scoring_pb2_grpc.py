@@ -35,11 +35,6 @@ class ScoringStub:
         Args:
             channel: A grpc.Channel.
         """
-        self.GetMatchResult = channel.unary_unary(
-                '/tabletop.v1.Scoring/GetMatchResult',
-                request_serializer=tabletop_dot_v1_dot_scoring__pb2.GetMatchResultRequest.SerializeToString,
-                response_deserializer=tabletop_dot_v1_dot_scoring__pb2.MatchResult.FromString,
-                _registered_method=True)
         self.GetStandings = channel.unary_unary(
                 '/tabletop.v1.Scoring/GetStandings',
                 request_serializer=tabletop_dot_v1_dot_scoring__pb2.GetStandingsRequest.SerializeToString,
@@ -51,12 +46,6 @@ class ScoringServicer:
     """Owns results, scores and standings; consumes board events.
     """
 
-    def GetMatchResult(self, request, context):
-        """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
     def GetStandings(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -66,11 +55,6 @@ class ScoringServicer:
 
 def add_ScoringServicer_to_server(servicer, server):
     rpc_method_handlers = {
-            'GetMatchResult': grpc.unary_unary_rpc_method_handler(
-                    servicer.GetMatchResult,
-                    request_deserializer=tabletop_dot_v1_dot_scoring__pb2.GetMatchResultRequest.FromString,
-                    response_serializer=tabletop_dot_v1_dot_scoring__pb2.MatchResult.SerializeToString,
-            ),
             'GetStandings': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStandings,
                     request_deserializer=tabletop_dot_v1_dot_scoring__pb2.GetStandingsRequest.FromString,
@@ -87,33 +71,6 @@ def add_ScoringServicer_to_server(servicer, server):
 class Scoring:
     """Owns results, scores and standings; consumes board events.
     """
-
-    @staticmethod
-    def GetMatchResult(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/tabletop.v1.Scoring/GetMatchResult',
-            tabletop_dot_v1_dot_scoring__pb2.GetMatchResultRequest.SerializeToString,
-            tabletop_dot_v1_dot_scoring__pb2.MatchResult.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
 
     @staticmethod
     def GetStandings(request,

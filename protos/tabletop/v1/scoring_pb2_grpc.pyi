@@ -33,7 +33,6 @@ class ScoringStub:
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> ScoringAsyncStub: ...
-    GetMatchResult: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetMatchResultRequest, _scoring_pb2.MatchResult]
     GetStandings: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetStandingsRequest, _scoring_pb2.GetStandingsReply]
 
 @_typing.type_check_only
@@ -41,18 +40,10 @@ class ScoringAsyncStub(ScoringStub):
     """Owns results, scores and standings; consumes board events."""
 
     def __init__(self, channel: _aio.Channel) -> None: ...
-    GetMatchResult: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetMatchResultRequest, _scoring_pb2.MatchResult]  # type: ignore[assignment]
     GetStandings: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetStandingsRequest, _scoring_pb2.GetStandingsReply]  # type: ignore[assignment]
 
 class ScoringServicer(metaclass=_abc_1.ABCMeta):
     """Owns results, scores and standings; consumes board events."""
-
-    @_abc_1.abstractmethod
-    def GetMatchResult(
-        self,
-        request: _scoring_pb2.GetMatchResultRequest,
-        context: _ServicerContext,
-    ) -> _typing.Union[_scoring_pb2.MatchResult, _abc.Awaitable[_scoring_pb2.MatchResult]]: ...
 
     @_abc_1.abstractmethod
     def GetStandings(

@@ -37,14 +37,6 @@ def distance(a: Hex, b: Hex) -> int:
     return (abs(dq) + abs(dr) + abs(dq + dr)) // 2
 
 
-def direction_to(a: Hex, b: Hex) -> int | None:
-    """The direction from ``a`` to its neighbour ``b`` (None if not adjacent)."""
-    for d in range(6):
-        if a.neighbour(d) == b:
-            return d
-    return None
-
-
 def rotate(openings: tuple[int, ...], rotation: int) -> tuple[int, ...]:
     return tuple(sorted((d + rotation) % 6 for d in openings))
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from services.common.protoconv import GameMessages
-from services.common.protogen import camel_case, snake_case
+from services.adapters.protoconv import GameMessages
+from services.adapters.protogen import camel_case, snake_case
 from services.games.codec import from_data, to_data
 from services.games.playout import play, random_policy
 from services.games.registry import all_games

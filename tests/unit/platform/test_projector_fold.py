@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.adapters.game_adapter import messages_for
 from services.common.envelope import Cause, make_envelope
-from services.common.game_adapter import messages_for
 from services.games.chance import SeededChance
 from services.games.contract import AwaitingChance
 from services.games.registry import get_game

@@ -1,4 +1,4 @@
-"""The game protos are generated from the dataclasses (services/common/protogen.py): the
+"""The game protos are generated from the dataclasses (services/adapters/protogen.py): the
 checked-in files are what the generator writes, the naming rule has one form, unsupported
 field types are refused by name, and game numbers are stable."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from services.common import protogen
+from services.adapters import protogen
 from services.games.contract import ChanceOutcome, Game, Step
 from services.games.crashland.events import AstronautMoved
 from services.games.crashland.view import CrashlandView

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 import services.games
-from services.cli.bots import NetworkBot, view_policy_for
-from services.common.game_adapter import (
+from services.adapters.game_adapter import (
     action_from_game_action,
     chosen_action,
     legal_action_message,
     legal_entry,
 )
+from services.cli.bots import NetworkBot, view_policy_for
 from services.games import registry
 from services.games.contract import ActionTemplate, ParamRange, random_view_policy
 from services.games.drillit import GAME as DRILLIT

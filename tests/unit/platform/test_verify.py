@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from services.adapters.verify import verify_match
 from services.common.envelope import Cause, make_envelope
-from services.common.verify import verify_match
 from services.games.randomness import DerivedRandom, commitment
 from tabletop.v1 import envelope_pb2
 from tabletop.v1 import platform_events_pb2 as pe

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from services.common.protogen import message_name
+from services.adapters.protogen import message_name
 from services.games.crashland import GAME
 from services.games.crashland import content as pack
 from services.games.crashland.content import CONTENT
@@ -145,7 +145,7 @@ def test_proto_action_oneof_lists_every_action(tmp_path: Path) -> None:
 
 def test_proto_round_trips_a_played_match_through_the_adapters() -> None:
     pytest.importorskip("tabletop.v1.crashland_pb2")
-    protoconv = pytest.importorskip("services.common.protoconv")
+    protoconv = pytest.importorskip("services.adapters.protoconv")
     from services.games.crashland.actions import ArrangeUplink, SpendJetpack
     from services.games.crashland.bots import greedy_policy
     from services.games.crashland.model import Position

@@ -146,7 +146,7 @@ def test_view_bots_always_pick_a_legal_action() -> None:
 def test_view_greedy_decides_the_same_on_a_view_read_back_from_protobuf() -> None:
     """What the CLI's network bot gets: the view sent as a message and read back."""
     pytest.importorskip("tabletop.v1.drillit_pb2")
-    protoconv = pytest.importorskip("services.common.protoconv")
+    protoconv = pytest.importorskip("services.adapters.protoconv")
     messages = protoconv.GameMessages(GAME)
     local, remote = view_policy("greedy", 5), view_policy("greedy", 5)
     for state, player, legal in playout("greedy", 4, 4, "medium", "long"):

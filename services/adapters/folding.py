@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.adapters.game_adapter import game_and_messages
+from services.adapters.protoconv import GameMessages
 from services.common.envelope import is_a, unpack
-from services.common.game_adapter import game_and_messages
-from services.common.protoconv import GameMessages
 from services.games.contract import Game
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 
@@ -46,12 +46,8 @@ class FoldedMatch:
         match.version = int(envelope.sequence)
         return match
 
-    def fold(self, envelope: envelope_pb2.EventEnvelope, decoded: Any = None) -> bool:
-        """Fold the next board envelope; False (and no change) for one already folded.
-
-        ``decoded`` is the envelope's game event when the caller has it already (the board
-        folding what it just decided), which saves decoding the payload again.
-        """
+    def fold(self, envelope: envelope_pb2.EventEnvelope) -> bool:
+        """Fold the next board envelope; False (and no change) for one already folded."""
         if envelope.sequence <= self.version:
             return False
         if envelope.sequence != self.version + 1:
@@ -59,9 +55,7 @@ class FoldedMatch:
                 f"match {self.match_id}: event {envelope.sequence} after {self.version}"
             )
         self.version = int(envelope.sequence)
-        if decoded is not None:
-            self.state = self.game.evolve(self.state, decoded)
-        elif self.messages.is_game_event(envelope.payload):
+        if self.messages.is_game_event(envelope.payload):
             self.state = self.game.evolve(
                 self.state, self.messages.event_from_any(envelope.payload)
             )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from services.common.protoconv import GameMessages
+from services.adapters.protoconv import GameMessages
 from services.games.contract import (
     ActionTemplate,
     AwaitingChance,

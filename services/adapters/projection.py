@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from services.common.envelope import is_a, unpack
-from services.common.folding import FoldedMatch
-from services.common.game_adapter import (
+from services.adapters.folding import FoldedMatch
+from services.adapters.game_adapter import (
     game_and_messages,
     next_step_message,
     view_to_game_view,
 )
+from services.common.envelope import is_a, unpack
 from services.games.codec import from_data, to_data
 from tabletop.v1 import envelope_pb2, match_pb2, platform_events_pb2
 

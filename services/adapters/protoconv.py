@@ -1,6 +1,6 @@
 """Maps the engines' frozen dataclasses onto their protobuf messages, field by field.
 
-The messages are generated from the dataclasses (``services.common.protogen``), whose
+The messages are generated from the dataclasses (``services.adapters.protogen``), whose
 naming rule is the only one: a game's dataclass ``Moved`` is the message
 ``tabletop.v1.<Prefix>Moved`` and ``CrashlandView`` is ``tabletop.v1.CrashlandView``
 (``<Prefix>`` + the class name without a leading ``<Prefix>``). Actions travel in
@@ -19,7 +19,7 @@ from typing import Any, Union
 
 from google.protobuf import any_pb2, descriptor_pool, message, message_factory
 
-from services.common.protogen import camel_case, message_name, snake_case
+from services.adapters.protogen import camel_case, message_name, snake_case
 from services.games.contract import Game
 
 _PACKAGE = "tabletop.v1"
@@ -97,10 +97,6 @@ def fill(msg: message.Message, obj: Any) -> message.Message:
             for k, v in value.items():
                 fill(target[k], v)
     return msg
-
-
-def _repeated(fd: Any) -> bool:
-    return bool(fd.is_repeated)
 
 
 def read(cls: type, msg: message.Message) -> Any:

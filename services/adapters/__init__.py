@@ -1,0 +1,1 @@
+"""Between the pure engines and the platform's protobuf messages and envelopes."""

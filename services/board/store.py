@@ -1,0 +1,61 @@
+"""The command handler's EventStore for the board: one command's events as envelopes on
+board.events, appended in one Kafka transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiokafka.errors import KafkaError
+from google.protobuf import message
+
+from services.adapters.game_adapter import messages_for
+from services.common.envelope import Cause
+from services.common.ledger import StreamWriter
+from services.games.commands import Batch, Refusal, RefusalKind
+from services.games.contract import Game
+from tabletop.v1 import platform_events_pb2
+
+
+class BoardEventStore:
+    def __init__(self, writer: StreamWriter) -> None:
+        self._writer = writer
+
+    async def append(self, game: Game[Any], batch: Batch) -> int:
+        messages = messages_for(game.name)
+        payloads: list[message.Message] = []
+        if batch.opening is not None:
+            opening = batch.opening
+            payloads.append(
+                platform_events_pb2.MatchCreated(
+                    game=opening.game,
+                    players=opening.players,
+                    options=dict(opening.options),
+                    dice_commitment=opening.dice_commitment,
+                    decks_commitment=opening.decks_commitment,
+                )
+            )
+        payloads.extend(messages.event_to_any(event) for event in batch.events)
+        if batch.ending is not None:
+            payloads.append(
+                platform_events_pb2.MatchEnded(
+                    results=batch.ending.results,
+                    reason=batch.ending.reason,
+                    scores=batch.ending.scores,
+                )
+            )
+        cause = Cause(
+            causation_id=batch.command_id, correlation_id=batch.command_id, actor=batch.actor
+        )
+        try:
+            envelopes = await self._writer.append(
+                batch.match_id, payloads, cause, game.name, game.rules_version
+            )
+        except KafkaError as error:
+            # The transaction holding these events did not commit.
+            raise Refusal(
+                RefusalKind.UNAVAILABLE,
+                "LOG_UNAVAILABLE",
+                f"the event log is unavailable ({type(error).__name__}); "
+                "retry with the same command id",
+            ) from error
+        return int(envelopes[-1].sequence)

@@ -1,0 +1,290 @@
+"""The command handler: decide → resolve chance → append → fold, in one place.
+
+The board service and in-process playouts both run a match through this loop; they differ
+only in what they inject. A ``ChanceResolver`` supplies chance outcomes (the dice and decks
+services, or ``SeededChance``); an ``EventStore`` appends one command's events atomically
+(a Kafka transaction, or a list). Nothing here knows gRPC, Kafka or protobuf.
+
+Each event is evolved exactly once: the handler folds the events it decides into a new
+state as it goes (the engine needs that state to say what comes next), and only after the
+store has appended all of them does the match take that state. A refused command, or an
+append that fails, leaves the match as it was.
+
+A retried command (same command id) gets the first reply and appends nothing. A command id
+reused for a different command is refused (``COMMAND_ID_REUSED``). The handler remembers
+the command of each id it accepted itself; commands recovered from the log are known only
+by id, so a reused id among those is answered as a retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from services.games.contract import (
+    AwaitingChance,
+    ChanceOutcome,
+    ChanceRequest,
+    Finished,
+    Game,
+    MalformedAction,
+    Outcome,
+    RuleViolation,
+)
+
+#: a command resolving more chance nodes than this is a bug in an engine
+MAX_CHANCE_NODES = 10_000
+
+
+class RefusalKind(StrEnum):
+    """Why a command was refused, in terms every transport can map (gRPC status codes)."""
+
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    FAILED_PRECONDITION = "FAILED_PRECONDITION"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    NOT_FOUND = "NOT_FOUND"
+    ALREADY_EXISTS = "ALREADY_EXISTS"
+    ABORTED = "ABORTED"
+    UNAVAILABLE = "UNAVAILABLE"
+
+
+class Refusal(Exception):
+    """A command not carried out: ``code`` is the stable reason, ``message`` for people."""
+
+    def __init__(self, kind: RefusalKind, code: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.code = code
+        self.message = message
+
+
+class ChanceResolver(Protocol):
+    async def resolve(
+        self, match_id: str, request: ChanceRequest, request_id: str, cause: str
+    ) -> ChanceOutcome:
+        """The outcome of ``request``; the same ``request_id`` must get the same outcome.
+
+        Raises Refusal(UNAVAILABLE) when the outcome cannot be had now."""
+        ...
+
+
+@dataclass(frozen=True)
+class Opening:
+    """What opens a match's log before its first game event (the board's MatchCreated)."""
+
+    game: str
+    players: tuple[str, ...]
+    options: Mapping[str, str]
+    dice_commitment: str = ""
+    decks_commitment: str = ""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One command's events, appended all or nothing, in this order: the opening (for a
+    new match), the game events, the ending (when the match is over)."""
+
+    match_id: str
+    command_id: str
+    actor: str
+    events: Sequence[Any]
+    ending: Outcome | None = None
+    opening: Opening | None = None
+
+    def __len__(self) -> int:
+        return len(self.events) + (self.ending is not None) + (self.opening is not None)
+
+
+class EventStore(Protocol):
+    async def append(self, game: Game[Any], batch: Batch) -> int:
+        """Append ``batch`` atomically and return the match's new version (its number of
+        stored events). Raises Refusal(UNAVAILABLE) when nothing was appended."""
+        ...
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """The reply to an accepted command; a retry gets it again with ``duplicate``."""
+
+    version: int
+    events_appended: int
+    finished: bool
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class Command:
+    command_id: str
+    player: str
+    #: the action as submitted; ``CommandHandler.decode`` turns it into an engine action
+    action: Any
+    expected_version: int | None = None
+
+
+class MatchRecord(Protocol):
+    """What the handler reads and updates of one match."""
+
+    match_id: str
+    game: Game[Any]
+    players: tuple[str, ...]
+    state: Any
+    version: int
+    finished: bool
+    results: dict[str, str]
+    end_reason: str
+    #: command id → the reply it got
+    replies: dict[str, Accepted]
+    #: command id → (player, action) of the commands this process accepted
+    commands: dict[str, tuple[str, Any]]
+
+
+@dataclass
+class OpenMatch:
+    """A MatchRecord kept in memory only (playouts, tests)."""
+
+    match_id: str
+    game: Game[Any]
+    players: tuple[str, ...]
+    state: Any
+    version: int = 0
+    finished: bool = False
+    results: dict[str, str] = field(default_factory=dict)
+    end_reason: str = ""
+    replies: dict[str, Accepted] = field(default_factory=dict)
+    commands: dict[str, tuple[str, Any]] = field(default_factory=dict)
+
+
+def require_command_id(command_id: str) -> None:
+    if not command_id:
+        raise Refusal(
+            RefusalKind.INVALID_ARGUMENT,
+            "MISSING_COMMAND_ID",
+            "command_id is required (it makes retries safe)",
+        )
+
+
+def _engine_action(game: Game[Any], action: Any) -> Any:
+    return action
+
+
+class CommandHandler:
+    def __init__(
+        self,
+        chance: ChanceResolver,
+        store: EventStore,
+        decode: Callable[[Game[Any], Any], Any] = _engine_action,
+    ) -> None:
+        """``decode`` turns a submitted action into the engine's action, raising
+        ValueError or TypeError when it cannot (refused as MALFORMED_ACTION)."""
+        self._chance = chance
+        self._store = store
+        self._decode = decode
+
+    async def create(
+        self,
+        match: MatchRecord,
+        options: Mapping[str, str],
+        command_id: str,
+        actor: str,
+        opening: Callable[[], Awaitable[Opening]],
+    ) -> Accepted:
+        """Set up a new match (``match`` holds the game's initial state, version 0).
+
+        ``opening`` is awaited once the rules accept the players and options (the board
+        commits to the match's seeds then, not for a match it refuses)."""
+        if match.version != 0:
+            raise Refusal(
+                RefusalKind.ALREADY_EXISTS, "MATCH_EXISTS", f"match {match.match_id} exists"
+            )
+        try:
+            setup = match.game.setup(match.players, options)
+        except RuleViolation as refused:
+            raise Refusal(RefusalKind.INVALID_ARGUMENT, refused.code, refused.message) from refused
+        return await self._carry_out(match, setup, command_id, actor, await opening())
+
+    async def submit(self, match: MatchRecord, command: Command) -> Accepted:
+        require_command_id(command.command_id)
+        first = match.replies.get(command.command_id)
+        if first is not None:
+            known = match.commands.get(command.command_id)
+            if known is not None and known != (command.player, command.action):
+                raise Refusal(
+                    RefusalKind.FAILED_PRECONDITION,
+                    "COMMAND_ID_REUSED",
+                    f"command id {command.command_id} was used for another command; "
+                    "use a new id for a new command",
+                )
+            return Accepted(first.version, first.events_appended, first.finished, True)
+        if command.expected_version is not None and command.expected_version != match.version:
+            raise Refusal(
+                RefusalKind.ABORTED,
+                "STALE_VERSION",
+                f"the match moved on: you decided on version {command.expected_version}, "
+                f"it is now at version {match.version}",
+            )
+        if match.finished:
+            raise Refusal(RefusalKind.FAILED_PRECONDITION, "MATCH_OVER", "the match is over")
+        if command.player not in match.players:
+            raise Refusal(
+                RefusalKind.PERMISSION_DENIED,
+                "NOT_A_PLAYER",
+                f"{command.player or 'nobody'} does not play in this match",
+            )
+        try:
+            action = self._decode(match.game, command.action)
+        except (ValueError, TypeError) as bad:
+            raise Refusal(RefusalKind.INVALID_ARGUMENT, "MALFORMED_ACTION", str(bad)) from bad
+        try:
+            events = match.game.decide(match.state, command.player, action)
+        except MalformedAction as refused:
+            raise Refusal(RefusalKind.INVALID_ARGUMENT, refused.code, refused.message) from refused
+        except RuleViolation as refused:
+            raise Refusal(
+                RefusalKind.FAILED_PRECONDITION, refused.code, refused.message
+            ) from refused
+        accepted = await self._carry_out(match, events, command.command_id, command.player)
+        match.commands[command.command_id] = (command.player, command.action)
+        return accepted
+
+    async def _carry_out(
+        self,
+        match: MatchRecord,
+        decided: list[Any],
+        command_id: str,
+        actor: str,
+        opening: Opening | None = None,
+    ) -> Accepted:
+        """Fold ``decided``, resolve chance until a player must act or the match ends,
+        append everything, and only then let the match take the new state."""
+        game = match.game
+        state = match.state
+        events = list(decided)
+        for event in decided:
+            state = game.evolve(state, event)
+        for index in range(MAX_CHANCE_NODES + 1):
+            step = game.next_step(state)
+            if not isinstance(step, AwaitingChance):
+                break
+            if index == MAX_CHANCE_NODES:
+                raise RuntimeError(
+                    f"{game.name}: more than {MAX_CHANCE_NODES} chance nodes in a row"
+                )
+            outcome = await self._chance.resolve(
+                match.match_id, step.request, f"{command_id}:{index}", command_id
+            )
+            for event in game.resolve(state, outcome):
+                state = game.evolve(state, event)
+                events.append(event)
+        ending = step.outcome if isinstance(step, Finished) else None
+        batch = Batch(match.match_id, command_id, actor, events, ending, opening)
+        match.version = await self._store.append(game, batch)
+        match.state = state
+        if ending is not None:
+            match.finished = True
+            match.results = dict(ending.results)
+            match.end_reason = ending.reason
+        reply = Accepted(match.version, len(batch), match.finished)
+        match.replies[command_id] = reply
+        return reply

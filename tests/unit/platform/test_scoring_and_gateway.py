@@ -1,0 +1,168 @@
+"""Scoring's result folding and the gateway's view selection, without Kafka or a network."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+
+import grpc
+import pytest
+
+from services.adapters.game_adapter import messages_for
+from services.common.envelope import Cause, is_a, make_envelope, unpack
+from services.games.playout import Playout, play, random_policy
+from services.games.registry import get_game
+from services.gateway.service import GatewayService
+from services.gateway.viewstore import ViewStore
+from services.scoring.service import ScoringService
+from tabletop.v1 import (
+    envelope_pb2,
+    gateway_pb2,
+    match_pb2,
+    platform_events_pb2,
+    scoring_pb2,
+)
+from tests.unit.platform.fakes import Aborted, context, memory_writer
+
+# -- scoring --------------------------------------------------------------------------
+
+
+def board_envelopes(seed: int, match_id: str) -> tuple[Playout, list[envelope_pb2.EventEnvelope]]:
+    """A seeded crashland playout as the board would have logged it."""
+    game = get_game("crashland")
+    playout = play(game, ["ann"], {}, {"ann": random_policy(seed)}, seed, match_id)
+    outcome = playout.outcome
+    payloads = [
+        platform_events_pb2.MatchCreated(game="crashland", players=["ann"]),
+        *(messages_for("crashland").event_to_any(e) for e in playout.events),
+        platform_events_pb2.MatchEnded(
+            results=outcome.results, reason=outcome.reason, scores=outcome.scores
+        ),
+    ]
+    cause = Cause("c", "c", "board")
+    return playout, [
+        make_envelope(match_id=match_id, stream="board", sequence=i + 1, payload=p, cause=cause)
+        for i, p in enumerate(payloads)
+    ]
+
+
+def scored_events(
+    event_log: list[envelope_pb2.EventEnvelope],
+) -> list[platform_events_pb2.MatchScored]:
+    scored = []
+    for envelope in event_log:
+        assert is_a(envelope, platform_events_pb2.MatchScored)
+        event = unpack(envelope, platform_events_pb2.MatchScored)
+        assert isinstance(event, platform_events_pb2.MatchScored)
+        scored.append(event)
+    return scored
+
+
+async def test_scoring_records_a_finished_match_once_with_its_statistics() -> None:
+    writer, event_log = memory_writer("scoring")
+    scoring = ScoringService(writer)
+    playout, envelopes = board_envelopes(3, "m-1")
+    for envelope in [*envelopes, *envelopes]:  # redelivered after a rebalance
+        await scoring.on_board_event(envelope)
+    [scored] = scored_events(event_log.envelopes)
+    assert scored.game == "crashland"
+    assert dict(scored.results) == playout.outcome.results
+    assert scored.reason == playout.outcome.reason
+    assert scored.board_events == len(envelopes)
+    assert dict(scored.statistics) == get_game("crashland").statistics(playout.state)
+
+
+async def test_an_unfinished_match_is_not_scored() -> None:
+    writer, event_log = memory_writer("scoring")
+    scoring = ScoringService(writer)
+    _, envelopes = board_envelopes(3, "m-1")
+    for envelope in envelopes[:-1]:
+        await scoring.on_board_event(envelope)
+    assert event_log.envelopes == []
+
+
+async def test_standings_fold_every_scored_match_and_survive_recovery() -> None:
+    writer, event_log = memory_writer("scoring")
+    scoring = ScoringService(writer)
+    outcomes = []
+    for seed in range(4):
+        playout, envelopes = board_envelopes(seed, f"m-{seed}")
+        outcomes.append(playout.outcome.results["ann"])
+        for envelope in envelopes:
+            await scoring.on_board_event(envelope)
+    request = scoring_pb2.GetStandingsRequest(game="crashland")
+    standings = await scoring.GetStandings(request, context())
+    assert standings.matches == 4
+    assert standings.matches_won == outcomes.count("won")
+    [ann] = standings.players
+    assert (ann.played, ann.won, ann.lost) == (4, outcomes.count("won"), outcomes.count("lost"))
+    recovered = ScoringService(memory_writer("scoring")[0])
+    for envelope in event_log.envelopes:
+        recovered.apply(envelope)
+    assert await recovered.GetStandings(request, context()) == standings
+
+
+# -- gateway views --------------------------------------------------------------------
+
+
+def update(
+    version: int, status: match_pb2.MatchStatus.ValueType = match_pb2.MATCH_STATUS_ACTIVE
+) -> match_pb2.ViewUpdate:
+    return match_pb2.ViewUpdate(
+        summary=match_pb2.MatchSummary(
+            match_id="m-1", game="drillit", players=["ann", "bob"], version=version, status=status
+        ),
+        views=[
+            match_pb2.MatchView(match_id="m-1", version=version, viewer=viewer)
+            for viewer in ("ann", "bob", "")
+        ],
+    )
+
+
+async def gateway(*updates: match_pb2.ViewUpdate) -> GatewayService:
+    views = ViewStore()
+    for u in updates:
+        await views.put(u)
+    # a channel is connected lazily: this one is never used
+    return GatewayService([], grpc.aio.insecure_channel("127.0.0.1:9"), views)
+
+
+async def refused(call: Awaitable[object]) -> grpc.StatusCode:
+    with pytest.raises(Aborted) as aborted:
+        await call
+    return aborted.value.code
+
+
+async def test_each_viewer_gets_their_own_view_and_the_empty_viewer_spectates() -> None:
+    service = await gateway(update(3))
+    for viewer in ("ann", "bob", ""):
+        request = gateway_pb2.GetViewRequest(match_id="m-1", viewer=viewer)
+        assert (await service.GetView(request, context())).viewer == viewer
+
+
+async def test_a_stranger_and_an_unknown_match_are_refused() -> None:
+    service = await gateway(update(3))
+    stranger = gateway_pb2.GetViewRequest(match_id="m-1", viewer="eve")
+    assert await refused(service.GetView(stranger, context())) == (
+        grpc.StatusCode.PERMISSION_DENIED
+    )
+    unknown = gateway_pb2.GetViewRequest(match_id="m-2", viewer="ann")
+    assert await refused(service.GetView(unknown, context())) == grpc.StatusCode.NOT_FOUND
+
+
+async def test_a_view_waits_for_its_version_or_says_it_is_not_there_yet() -> None:
+    service = await gateway(update(3), update(5), update(4))  # a late, older update is ignored
+    reached = gateway_pb2.GetViewRequest(match_id="m-1", viewer="ann", min_version=5)
+    assert (await service.GetView(reached, context())).version == 5
+    ahead = gateway_pb2.GetViewRequest(match_id="m-1", viewer="ann", min_version=6, wait_ms=1)
+    assert await refused(service.GetView(ahead, context())) == grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+async def test_matches_are_listed_by_game_and_status() -> None:
+    service = await gateway(update(9, match_pb2.MATCH_STATUS_FINISHED))
+    listed = await service.ListMatches(gateway_pb2.ListMatchesRequest(), context())
+    assert [s.match_id for s in listed.matches] == ["m-1"]
+    for request in (
+        gateway_pb2.ListMatchesRequest(game="crashland"),
+        gateway_pb2.ListMatchesRequest(status=match_pb2.MATCH_STATUS_ACTIVE),
+    ):
+        assert not (await service.ListMatches(request, context())).matches
