@@ -41,8 +41,9 @@ def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]
             options = [p.column for p in occupied_above(s.mine(player), chain.level, chain.column)]
             if column not in options:
                 raise RuleViolation(
-                    "NOT_ABOVE", f"Activate a card directly above: column {options[0]} or "
-                    f"{options[-1]} of level {chain.level - 1}."
+                    "NOT_ABOVE",
+                    f"Activate a card directly above: column {options[0]} or "
+                    f"{options[-1]} of level {chain.level - 1}.",
                 )
             return [ev.ChainClimbed(player, chain.level - 1, column)]
     raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not an Imperial Miners action.")

@@ -43,12 +43,10 @@ def evolve(s: ImperialMinersState, e: Any) -> ImperialMinersState:
             for card in discarded:
                 deck = _deck_of(card)
                 discards[deck] = (*discards.get(deck, ()), card)
-            return replace(
-                s, hands={**s.hands, p: kept}, discards=discards, kept=s.kept | {p}
-            )
+            return replace(s, hands={**s.hands, p: kept}, discards=discards, kept=s.kept | {p})
         case ev.HandsDealt():
-            kept = frozenset(s.players) if s.first_game else frozenset()
-            return replace(s, phase=Phase.KEEP, kept=kept)
+            everyone = frozenset(s.players) if s.first_game else frozenset()
+            return replace(s, phase=Phase.KEEP, kept=everyone)
         case ev.RoundStarted(round=n):
             return replace(
                 s,
@@ -71,11 +69,13 @@ def evolve(s: ImperialMinersState, e: Any) -> ImperialMinersState:
         case ev.CardChosen(player=p, card=card):
             return replace(s, chosen={**s.chosen, p: card})
         case ev.CardsRevealed(cards=cards, costs=costs):
-            hands = {
-                p: tuple(c for c in hand if c != cards.get(p)) for p, hand in s.hands.items()
-            }
+            hands = {p: tuple(c for c in hand if c != cards.get(p)) for p, hand in s.hands.items()}
             coins = {p: n - costs.get(p, 0) for p, n in s.coins.items()}
-            chains = {p: Chain(cards[p], Stage.PLACE) for p in s.players}
+            # a forced player whose Level I draw was cut short plays nothing this round
+            chains = {
+                p: Chain(cards[p], Stage.PLACE) if p in cards else Chain("", Stage.DONE)
+                for p in s.players
+            }
             return replace(
                 s, phase=Phase.MINE, revealed=True, hands=hands, coins=coins, chains=chains
             )
@@ -93,9 +93,7 @@ def evolve(s: ImperialMinersState, e: Any) -> ImperialMinersState:
         case ev.ChainClimbed(player=p, level=level, column=column):
             chain = s.chains[p]
             stage = Stage.SURFACE if level == 0 else Stage.EFFECT
-            return replace(
-                s, chains={**s.chains, p: Chain(chain.card, stage, level, column)}
-            )
+            return replace(s, chains={**s.chains, p: Chain(chain.card, stage, level, column)})
         case ev.ChainFinished(player=p):
             chain = s.chains[p]
             return replace(s, chains={**s.chains, p: replace(chain, stage=Stage.DONE)})

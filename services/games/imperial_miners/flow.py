@@ -91,9 +91,10 @@ def automatic(s: ImperialMinersState) -> list[Any]:
         forced = tuple(p for p in s.players if not playable(s, p))
         return [ev.MinePhaseStarted(s.round, forced)]
     if s.phase == Phase.CHOOSE:
-        if len(s.chosen) < len(s.players):
+        # forced players' draws are resolved (draws is empty): a card, or none at all
+        if any(p not in s.chosen and p not in s.forced for p in s.players):
             return []
-        costs = {p: cost(s, p, s.chosen[p]) for p in s.players if p not in s.forced}
+        costs = {p: cost(s, p, card) for p, card in s.chosen.items() if p not in s.forced}
         return [ev.CardsRevealed(dict(s.chosen), costs)]
     return _mine_phase(s)
 

@@ -37,8 +37,7 @@ def playable(s: ImperialMinersState, player: str) -> tuple[str, ...]:
     return tuple(
         card
         for card in dict.fromkeys(s.hands.get(player, ()))
-        if cost(s, player, card) <= s.coins[player]
-        and placements(mine, CONTENT.cards[card].level)
+        if cost(s, player, card) <= s.coins[player] and placements(mine, CONTENT.cards[card].level)
     )
 
 

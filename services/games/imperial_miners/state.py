@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from services.games.imperial_miners.mine import Mine
 
 
-class Phase(str, Enum):
+class Phase(StrEnum):
     SETUP = "setup"
     KEEP = "keep"
     EVENT = "event"
@@ -17,7 +17,7 @@ class Phase(str, Enum):
     OVER = "over"
 
 
-class Stage(str, Enum):
+class Stage(StrEnum):
     """Where one player's placement and chain reaction stands in the Mine phase."""
 
     PLACE = "place"
