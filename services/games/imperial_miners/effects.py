@@ -4,8 +4,8 @@ Surface board (content/imperial_miners.yaml lists the atoms).
 Effects resolve "as far as possible": Machinery stops at 3 per card, the Progress marker
 stops at the end of the last board, clearing stops when no Cave-in is left, and draws are
 cut short when a deck and its discard pile are both empty (flow.py). Each Machinery token
-on a card adds 1 to the first gain of the effect chosen on it (house reading of "boosts
-its effect").
+on a card adds 1 to the first gain of coins, VP, Progress or cards of the effect chosen on
+it (house reading of "boosts its effect").
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from services.games.imperial_miners.mine import (
 )
 
 SPACES_PER_BOARD = 4
+#: what a Machinery token boosts (not more Machinery)
+BOOSTED = tuple(g for g in GAINS if g != "machinery")
 
 
 def track_length() -> int:
@@ -81,7 +83,7 @@ def resolve(effect: Effect, ctx: Context) -> Resolution:
     res = Resolution()
     boost = ctx.card.machinery if ctx.card is not None else 0
     for atom in effect:
-        gain = atom.do in GAINS
+        gain = atom.do in BOOSTED
         n = amount(atom, ctx, res, boost if gain else 0)
         if gain:
             boost = 0

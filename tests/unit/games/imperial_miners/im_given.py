@@ -67,8 +67,12 @@ def setup_events(
 
 
 def _dealt(events: list[Any], player: str) -> list[str]:
-    return [c for e in events if isinstance(e, ev.MineCardsDrawn) and e.player == player
-            for c in e.cards]
+    return [
+        c
+        for e in events
+        if isinstance(e, ev.MineCardsDrawn) and e.player == player
+        for c in e.cards
+    ]
 
 
 def gain(player: str, coins: int = 0, vp: int = 0) -> ev.EffectResolved:
@@ -99,7 +103,9 @@ def refusal(state: ImperialMinersState, player: str, action: Any) -> RuleViolati
     return refused.value
 
 
-def play(state: ImperialMinersState, player: str, action: Any) -> tuple[ImperialMinersState, list[Any]]:
+def play(
+    state: ImperialMinersState, player: str, action: Any
+) -> tuple[ImperialMinersState, list[Any]]:
     """``player`` does ``action``: the new state and the events it produced."""
     events = GAME.decide(state, player, action)
     return GAME.fold(events, state), events

@@ -96,7 +96,7 @@ def test_the_deal_draws_from_each_deck_in_turn() -> None:
 
 
 def test_the_last_keep_starts_round_one_with_an_event() -> None:
-    state = GAME.fold(setup_events()[: -1])
+    state = GAME.fold(setup_events()[:-1])
     state, out = play(state, "cid", act.KeepCards(state.hands["cid"][:4]))
     assert out[-1] == ev.RoundStarted(1)
     assert GAME.next_step(state) == AwaitingChance(DrawCards("events", 1, "Event card"))
