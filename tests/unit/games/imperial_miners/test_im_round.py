@@ -50,7 +50,7 @@ def test_a_this_round_event_changes_costs_in_the_mine_phase() -> None:
     obelisk = act.ChooseCard(card("Obelisk Works"))
     assert refusal(plain, "ann", obelisk).code == "CANNOT_PLAY"  # 2 coins, ann has 0
     cheap = given(*tunnels, *mine_phase(2, "EV07"), hands=hands)  # Level II costs 2 less
-    state, out = play(cheap, "ann", obelisk)
+    out = GAME.decide(cheap, "ann", obelisk)
     assert out == [ev.CardChosen("ann", card("Obelisk Works"))]
 
 
