@@ -12,7 +12,7 @@ from services.games.contract import AwaitingPlayers
 from services.games.imperial_miners import GAME
 from services.games.imperial_miners import actions as act
 from services.games.imperial_miners import events as ev
-from services.games.imperial_miners.state import Stage
+from services.games.imperial_miners.state import ImperialMinersState, Stage
 from tests.unit.games.imperial_miners.im_given import card, given, mine_phase, play
 
 SEATS = ("ann", "bob", "cid", "dee", "eve")
@@ -22,7 +22,7 @@ def seats(n: int) -> tuple[str, ...]:
     return SEATS[:n]
 
 
-def choosing(n: int) -> tuple[tuple[str, ...], object]:
+def choosing(n: int) -> tuple[tuple[str, ...], ImperialMinersState]:
     players = seats(n)
     hands = {p: (card("Old Tunnel", i), card("Sun Ramp", i)) for i, p in enumerate(players)}
     return players, given(*mine_phase(1), players=players, hands=hands)
@@ -63,25 +63,35 @@ def test_others_cannot_see_my_choice_before_the_reveal(n: int) -> None:
 
 def test_chains_run_in_parallel_in_any_interleaving() -> None:
     players = seats(3)
-    hands = {p: (card("Supply Lift", 0) if p == "ann" else card("Old Tunnel", i),)
-             for i, p in enumerate(players)}
+    hands = {
+        p: (card("Supply Lift", 0) if p == "ann" else card("Old Tunnel", i),)
+        for i, p in enumerate(players)
+    }
     hands["bob"] = (card("Obelisk Works"),)
-    mines = [
-        ev.CardPlaced(p, card("Highland Diggers", i), 1, 0) for i, p in enumerate(players)
-    ] + [ev.CardPlaced(p, card("Old Tunnel", 3 + i), 1, 1) for i, p in enumerate(players)]
-    coins = [
-        ev.EffectResolved(p, "t", "", 5, 0, 0, (), 0, False, (), {}, 0, 0) for p in players
+    mines = [ev.CardPlaced(p, card("Highland Diggers", i), 1, 0) for i, p in enumerate(players)] + [
+        ev.CardPlaced(p, card("Old Tunnel", 3 + i), 1, 1) for i, p in enumerate(players)
     ]
+    coins = [ev.EffectResolved(p, "t", "", 5, 0, 0, (), 0, False, (), {}, 0, 0) for p in players]
     start = given(*mines, *coins, *mine_phase(2), players=players, hands=hands)
     for p in players:
         start, _ = play(start, p, act.ChooseCard(hands[p][0]))
     finals = []
     # three different interleavings of the same per-seat plans give the same end state
     plans = {
-        "ann": [act.PlaceCard(0), act.UseEffect(1), act.ClimbTo(1), act.UseEffect(0),
-                act.UseEffect(1)],
-        "bob": [act.PlaceCard(0), act.UseEffect(0), act.ClimbTo(0), act.UseEffect(1),
-                act.UseEffect(0)],
+        "ann": [
+            act.PlaceCard(0),
+            act.UseEffect(1),
+            act.ClimbTo(1),
+            act.UseEffect(0),
+            act.UseEffect(1),
+        ],
+        "bob": [
+            act.PlaceCard(0),
+            act.UseEffect(0),
+            act.ClimbTo(0),
+            act.UseEffect(1),
+            act.UseEffect(0),
+        ],
         "cid": [act.PlaceCard(-1), act.UseEffect(0), act.UseEffect(2)],
     }
     for order in itertools.islice(itertools.permutations(players), 3):
