@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.mine import PlacedCard, complete_carts
-from services.games.imperial_miners.state import ImperialMinersState, Phase
+from services.games.imperial_miners.state import ImperialMinersState
 
 
 @dataclass(frozen=True)
@@ -72,14 +72,13 @@ def _seat(s: ImperialMinersState, p: str) -> ImperialMinersSeatView:
 def make_view(s: ImperialMinersState, viewer: str | None) -> ImperialMinersView:
     seat = viewer if viewer in s.players else None
     chain = s.chains.get(seat) if seat is not None else None
-    played = s.round if s.event is not None and s.phase != Phase.OVER else s.round - 1
-    if s.phase == Phase.OVER:
-        played = CONTENT.rounds
+    # the cards left in the Event deck show the rounds that remain
+    revealed = len(CONTENT.events) - s.piles.get("events", len(CONTENT.events))
     return ImperialMinersView(
         viewer=viewer,
         phase=s.phase.value,
         round=s.round,
-        rounds_left=CONTENT.rounds - max(0, played),
+        rounds_left=CONTENT.event_deck - revealed,
         event=s.event,
         progress_sides=s.sides,
         seats=tuple(_seat(s, p) for p in s.players),
