@@ -69,6 +69,8 @@ def _keep(s: ImperialMinersState, player: str, cards: tuple[str, ...]) -> list[A
 
 
 def _choose(s: ImperialMinersState, player: str, card: str) -> list[Any]:
+    if s.phase != Phase.CHOOSE:
+        raise RuleViolation("NOT_NOW", "Cards are chosen at the start of the Mine phase.")
     if card not in s.hands[player]:
         raise RuleViolation("NOT_IN_HAND", "Choose a card from your hand.")
     if card not in playable(s, player):

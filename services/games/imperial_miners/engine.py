@@ -1,4 +1,18 @@
-"""Imperial Miners as a contract ``Game``: wires setup, flow, decisions, chance, views."""
+"""Imperial Miners as a contract ``Game``: wires setup, flow, decisions, chance, views.
+
+Readings where the rulebook extract is silent or ambiguous (each also stated where it
+is implemented):
+- Placement geometry and the finite Level I choice: mine.py.
+- The chain: the placed card, then always one card directly above (the player picks when
+  two lie above), up to the Surface board; effects are optional, climbing is not. A
+  caved-in card reached by the chain only loses its token and the chain goes on up.
+- Machinery boosts the first gain of the chosen effect by 1 per token: effects.py.
+- One Progress marker per player (5 printed) travels boards 1, 2, 3 in order: effects.py.
+- A player whose forced top Level I card cannot be drawn (deck and discards empty) plays
+  nothing that round.
+- Coins are counted, not split into silver and gold (the supply is unlimited).
+- Tie-break and solo bands are house rules in the content pack: rules.py.
+"""
 
 from __future__ import annotations
 

@@ -179,3 +179,14 @@ def test_after_ten_rounds_the_match_ends() -> None:
         "most VP after 10 rounds",
     )
     assert GAME.outcome(state) is not None and state.phase == Phase.OVER
+
+
+def test_actions_out_of_their_phase_are_refused() -> None:
+    hands = {"ann": (card("Old Tunnel"), card("Sun Ramp"))}
+    state = given(*mine_phase(1), players=("ann",), hands=hands)
+    assert refusal(state, "ann", act.PlaceCard(0)).code == "NOT_NOW"
+    assert refusal(state, "ann", act.UseEffect(0)).code == "NOT_NOW"
+    state, _ = play(state, "ann", act.ChooseCard(card("Old Tunnel")))
+    assert refusal(state, "ann", act.ChooseCard(card("Sun Ramp"))).code == "NOT_NOW"
+    assert refusal(state, "ann", act.ClimbTo(0)).code == "NOT_NOW"
+    assert refusal(state, "bob", act.PlaceCard(0)).code == "NOT_A_PLAYER"
