@@ -96,6 +96,7 @@ def played(seed: int, n: int, bot: str, watch: bool) -> tuple[list[Any], Imperia
         check_invariants(state)
         if watch:
             check_views(state)
+            assert GAME.render(GAME.view(state, state.players[0]))
     return events, state
 
 

@@ -190,3 +190,11 @@ def test_actions_out_of_their_phase_are_refused() -> None:
     assert refusal(state, "ann", act.ChooseCard(card("Sun Ramp"))).code == "NOT_NOW"
     assert refusal(state, "ann", act.ClimbTo(0)).code == "NOT_NOW"
     assert refusal(state, "bob", act.PlaceCard(0)).code == "NOT_A_PLAYER"
+
+
+def test_worked_example_with_no_coins_round_one_must_be_a_level_one_card() -> None:
+    hands = {p: (card("Old Tunnel", i), card("Supply Lift", i)) for i, p in enumerate(PLAYERS)}
+    state = given(ev.RoundStarted(1), hands=hands)
+    state = GAME.fold(GAME.resolve(state, CardsDrawn("events", ("EV16",))), state)
+    for i, p in enumerate(PLAYERS):
+        assert GAME.legal_actions(state, p) == (act.ChooseCard(card("Old Tunnel", i)),)
