@@ -193,7 +193,7 @@ def test_actions_out_of_their_phase_are_refused() -> None:
 
 
 def test_worked_example_with_no_coins_round_one_must_be_a_level_one_card() -> None:
-    hands = {p: (card("Old Tunnel", i), card("Supply Lift", i)) for i, p in enumerate(PLAYERS)}
+    hands = {p: (card("Old Tunnel", i), card("Obelisk Works", i)) for i, p in enumerate(PLAYERS)}
     state = given(ev.RoundStarted(1), hands=hands)
     state = GAME.fold(GAME.resolve(state, CardsDrawn("events", ("EV16",))), state)
     for i, p in enumerate(PLAYERS):
