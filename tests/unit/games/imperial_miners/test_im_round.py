@@ -198,3 +198,9 @@ def test_worked_example_with_no_coins_round_one_must_be_a_level_one_card() -> No
     state = GAME.fold(GAME.resolve(state, CardsDrawn("events", ("EV16",))), state)
     for i, p in enumerate(PLAYERS):
         assert GAME.legal_actions(state, p) == (act.ChooseCard(card("Old Tunnel", i)),)
+
+
+def test_the_supply_is_unlimited() -> None:
+    # 60 coin tokens and 60 VP markers are printed; a substitute covers any shortage
+    state = given(gain("ann", coins=100, vp=250), players=("ann",))
+    assert (state.coins["ann"], state.vp["ann"]) == (100, 250)
