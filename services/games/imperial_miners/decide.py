@@ -1,0 +1,135 @@
+"""Deciding players' actions and listing the legal ones."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+from services.games.contract import AwaitingPlayers, MalformedAction, RuleViolation
+from services.games.imperial_miners import actions as act
+from services.games.imperial_miners import events as ev
+from services.games.imperial_miners.content import CONTENT
+from services.games.imperial_miners.flow import next_step
+from services.games.imperial_miners.mine import at, occupied_above, placements
+from services.games.imperial_miners.rules import effect_event, playable, this_round
+from services.games.imperial_miners.state import ImperialMinersState, Phase, Stage
+
+
+def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]:
+    step = next_step(s)
+    if not isinstance(step, AwaitingPlayers) or player not in step.players:
+        if s.phase == Phase.CHOOSE and player in s.chosen:
+            raise RuleViolation("ALREADY_CHOSEN", "You have chosen your card this round.")
+        raise RuleViolation("NOT_YOUR_TURN", "You have nothing to do now; others are acting.")
+    match action:
+        case act.KeepCards(cards=cards):
+            return _keep(s, player, cards)
+        case act.ChooseCard(card=card):
+            return _choose(s, player, card)
+        case act.PlaceCard(column=column):
+            return _place(s, player, column)
+        case act.UseEffect(effect=index):
+            return _use(s, player, index)
+        case act.SkipEffect():
+            stage = _stage(s, player, (Stage.EFFECT, Stage.SURFACE), "activate a card")
+            chain = s.chains[player]
+            level = 0 if stage == Stage.SURFACE else chain.level
+            return [ev.EffectSkipped(player, level, chain.column if level else 0)]
+        case act.ClimbTo(column=column):
+            _stage(s, player, (Stage.CLIMB,), "choose the card above")
+            chain = s.chains[player]
+            options = [p.column for p in occupied_above(s.mine(player), chain.level, chain.column)]
+            if column not in options:
+                raise RuleViolation(
+                    "NOT_ABOVE",
+                    f"Activate a card directly above: column {options[0]} or "
+                    f"{options[-1]} of level {chain.level - 1}.",
+                )
+            return [ev.ChainClimbed(player, chain.level - 1, column)]
+    raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not an Imperial Miners action.")
+
+
+def _stage(s: ImperialMinersState, player: str, stages: tuple[Stage, ...], what: str) -> Stage:
+    chain = s.chains.get(player) if s.phase == Phase.MINE else None
+    if chain is None or chain.stage not in stages:
+        raise RuleViolation("NOT_NOW", f"You cannot {what} now.")
+    return chain.stage
+
+
+def _keep(s: ImperialMinersState, player: str, cards: tuple[str, ...]) -> list[Any]:
+    if s.phase != Phase.KEEP:
+        raise RuleViolation("NOT_NOW", "Cards are kept only at setup.")
+    hand = list(s.hands[player])
+    if len(cards) != CONTENT.keep or len(set(cards)) != len(cards):
+        raise MalformedAction("KEEP_FOUR", f"Keep exactly {CONTENT.keep} different cards.")
+    if any(card not in hand for card in cards):
+        raise RuleViolation("NOT_IN_HAND", "Keep only cards you drew.")
+    kept = tuple(c for c in hand if c in cards)
+    return [ev.CardsKept(player, kept, tuple(c for c in hand if c not in cards))]
+
+
+def _choose(s: ImperialMinersState, player: str, card: str) -> list[Any]:
+    if s.phase != Phase.CHOOSE:
+        raise RuleViolation("NOT_NOW", "Cards are chosen at the start of the Mine phase.")
+    if card not in s.hands[player]:
+        raise RuleViolation("NOT_IN_HAND", "Choose a card from your hand.")
+    if card not in playable(s, player):
+        raise RuleViolation(
+            "CANNOT_PLAY", f"You cannot pay for {CONTENT.cards[card].name} or place it."
+        )
+    return [ev.CardChosen(player, card)]
+
+
+def _place(s: ImperialMinersState, player: str, column: int) -> list[Any]:
+    _stage(s, player, (Stage.PLACE,), "place a card")
+    card = s.chains[player].card
+    level = CONTENT.cards[card].level
+    if column not in placements(s.mine(player), level):
+        raise RuleViolation(
+            "BAD_PLACE",
+            f"Level {level} has no free place at column {column} with a card directly above.",
+        )
+    out: list[Any] = [ev.CardPlaced(player, card, level, column)]
+    event = this_round(s)
+    if event is not None and event.on_place and event.on_place_level in (0, level):
+        out.append(effect_event(s, player, event.on_place, f"event {event.id}"))
+    return out
+
+
+def _use(s: ImperialMinersState, player: str, index: int) -> list[Any]:
+    stage = _stage(s, player, (Stage.EFFECT, Stage.SURFACE), "resolve an effect")
+    chain = s.chains[player]
+    if stage == Stage.SURFACE:
+        if not 0 <= index < len(CONTENT.surface):
+            raise MalformedAction("BAD_EFFECT", "The Surface board has effects 0, 1 and 2.")
+        return [effect_event(s, player, CONTENT.surface[index], "surface")]
+    placed = at(s.mine(player), chain.level, chain.column)
+    assert placed is not None
+    effects = CONTENT.cards[placed.card].effects
+    if not 0 <= index < len(effects):
+        raise MalformedAction("BAD_EFFECT", f"This card has {len(effects)} effect(s).")
+    return [effect_event(s, player, effects[index], f"card {placed.card}", placed)]
+
+
+def legal(s: ImperialMinersState, player: str) -> tuple[Any, ...]:
+    step = next_step(s)
+    if not isinstance(step, AwaitingPlayers) or player not in step.players:
+        return ()
+    if s.phase == Phase.KEEP:
+        return tuple(act.KeepCards(c) for c in combinations(s.hands[player], CONTENT.keep))
+    if s.phase == Phase.CHOOSE:
+        return tuple(act.ChooseCard(c) for c in playable(s, player))
+    chain = s.chains[player]
+    if chain.stage == Stage.PLACE:
+        level = CONTENT.cards[chain.card].level
+        return tuple(act.PlaceCard(c) for c in placements(s.mine(player), level))
+    if chain.stage == Stage.CLIMB:
+        options = occupied_above(s.mine(player), chain.level, chain.column)
+        return tuple(act.ClimbTo(p.column) for p in options)
+    if chain.stage == Stage.SURFACE:
+        count = len(CONTENT.surface)
+    else:
+        placed = at(s.mine(player), chain.level, chain.column)
+        assert placed is not None
+        count = len(CONTENT.cards[placed.card].effects)
+    return (*(act.UseEffect(i) for i in range(count)), act.SkipEffect())

@@ -1,0 +1,186 @@
+"""Imperial Miners as a contract ``Game``: wires setup, flow, decisions, chance, views.
+
+Readings where the rulebook extract is silent or ambiguous (each also stated where it
+is implemented):
+- Placement geometry and the finite Level I choice: mine.py.
+- The chain: the placed card, then always one card directly above (the player picks when
+  two lie above), up to the Surface board; effects are optional, climbing is not. A
+  caved-in card reached by the chain only loses its token and the chain goes on up.
+- Machinery boosts the first gain of the chosen effect by 1 per token: effects.py.
+- One Progress marker per player (5 printed) travels boards 1, 2, 3 in order: effects.py.
+- A player whose forced top Level I card cannot be drawn (deck and discards empty) plays
+  nothing that round.
+- Coins are counted, not split into silver and gold (the supply is unlimited).
+- Tie-break and solo bands are house rules in the content pack: rules.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from services.games.contract import (
+    AwaitingChance,
+    CardsDrawn,
+    ChanceOutcome,
+    DeckShuffled,
+    DiceRolled,
+    DrawCards,
+    Game,
+    MalformedAction,
+    OptionSpec,
+    RollDice,
+    RuleViolation,
+    ShuffleDeck,
+    Step,
+    ViewPolicy,
+    random_view_policy,
+)
+from services.games.imperial_miners import events as ev
+from services.games.imperial_miners.actions import ACTION_TYPES
+from services.games.imperial_miners.content import CONTENT
+from services.games.imperial_miners.decide import decide_action, legal
+from services.games.imperial_miners.events import EVENT_TYPES
+from services.games.imperial_miners.evolve import evolve
+from services.games.imperial_miners.flow import advance, next_step
+from services.games.imperial_miners.mine import complete_carts, faction_count
+from services.games.imperial_miners.rules import effect_event, final_scores
+from services.games.imperial_miners.state import ImperialMinersState, Phase
+from services.games.imperial_miners.view import ImperialMinersView, make_view
+
+OPTIONS = (
+    OptionSpec(
+        "first_game",
+        "false",
+        "first game: draw 2 Level I, 2 Level II and 2 Level III cards and keep all 6",
+        ("false", "true"),
+    ),
+)
+
+
+class ImperialMiners(Game[ImperialMinersState]):
+    name: ClassVar[str] = "imperial_miners"
+    title: ClassVar[str] = "Imperial Miners"
+    rules_version: ClassVar[str] = CONTENT.rules_version
+    min_players: ClassVar[int] = CONTENT.min_players
+    max_players: ClassVar[int] = CONTENT.max_players
+    action_types: ClassVar[tuple[type, ...]] = ACTION_TYPES
+    event_types: ClassVar[tuple[type, ...]] = EVENT_TYPES
+    view_type: ClassVar[type] = ImperialMinersView
+    options: ClassVar[tuple[OptionSpec, ...]] = OPTIONS
+
+    def initial_state(self) -> ImperialMinersState:
+        return ImperialMinersState()
+
+    def setup(self, players: Sequence[str], options: Mapping[str, str]) -> list[Any]:
+        players = tuple(players)
+        if not self.min_players <= len(players) <= self.max_players:
+            raise MalformedAction("PLAYER_COUNT", "Imperial Miners is for 1 to 5 players.")
+        if len(set(players)) != len(players):
+            raise MalformedAction("DUPLICATE_PLAYER", "Each player takes one seat.")
+        unknown = set(options) - {o.name for o in OPTIONS}
+        if unknown:
+            raise MalformedAction("UNKNOWN_OPTION", f"Unknown option(s): {', '.join(unknown)}.")
+        first_game = options.get("first_game", "false")
+        if first_game not in ("true", "false"):
+            raise MalformedAction("BAD_OPTION", "first_game is true or false.")
+        return [ev.MatchSetUp(players, first_game == "true", CONTENT.rules_version)]
+
+    def evolve(self, state: ImperialMinersState, event: Any) -> ImperialMinersState:
+        return evolve(state, event)
+
+    def next_step(self, state: ImperialMinersState) -> Step:
+        return next_step(state)
+
+    def decide(self, state: ImperialMinersState, player: str, action: Any) -> list[Any]:
+        if not isinstance(action, ACTION_TYPES):
+            raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not an Imperial Miners action.")
+        if state.phase == Phase.OVER:
+            raise RuleViolation("MATCH_OVER", "The match is over.")
+        if player not in state.players:
+            raise RuleViolation("NOT_A_PLAYER", f"{player!r} does not play in this match.")
+        return advance(state, decide_action(state, player, action))
+
+    def legal_actions(self, state: ImperialMinersState, player: str) -> tuple[Any, ...]:
+        return legal(state, player)
+
+    def resolve(self, state: ImperialMinersState, outcome: ChanceOutcome) -> list[Any]:
+        step = next_step(state)
+        if not isinstance(step, AwaitingChance):
+            raise RuleViolation("NO_CHANCE_PENDING", "No dice or cards are awaited now.")
+        return advance(state, self._resolve(state, step.request, outcome))
+
+    def _resolve(self, s: ImperialMinersState, request: Any, outcome: ChanceOutcome) -> list[Any]:
+        match request, outcome:
+            case RollDice(count=n), DiceRolled(values=values) if len(values) == n and all(
+                v in (1, 2) for v in values
+            ):
+                return [ev.ProgressSidesRolled(tuple("ab"[v - 1] for v in values))]
+            case ShuffleDeck(deck=deck), DeckShuffled(deck=got, size=size) if got == deck:
+                return [ev.PileShuffled(deck, size, deck in s.shuffled)]
+            case DrawCards(deck="events"), CardsDrawn(deck="events", cards=(card,)):
+                return self._event_revealed(s, card)
+            case DrawCards(deck=deck, count=n), CardsDrawn(deck=got, cards=cards) if (
+                got == deck and len(cards) == n
+            ):
+                draw = s.draws[0]
+                return [ev.MineCardsDrawn(draw.player, deck, cards, draw.to_play)]
+        raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
+
+    def _event_revealed(self, s: ImperialMinersState, card: str) -> list[Any]:
+        event = CONTENT.events[card]
+        out: list[Any] = [ev.EventRevealed(s.round, card, event.kind)]
+        if event.kind == "immediate":
+            out += [effect_event(s, p, event.effect, f"event {card}") for p in s.players]
+        return out
+
+    def view(self, state: ImperialMinersState, viewer: str | None) -> ImperialMinersView:
+        return make_view(state, viewer)
+
+    def statistics(self, state: ImperialMinersState) -> dict[str, float]:
+        scores, carts = final_scores(state) if state.players else ({}, {})
+        stats: dict[str, float] = {"rounds": float(state.round)}
+        for p in state.players:
+            stats[f"vp.{p}"] = float(scores[p])
+            stats[f"carts.{p}"] = float(carts[p])
+        return stats
+
+    def seat_summaries(self, state: ImperialMinersState) -> list[dict[str, str | float]]:
+        scores, _ = final_scores(state)
+        rows: list[dict[str, str | float]] = []
+        for p in state.players:
+            mine = state.mine(p)
+            counts = {f: faction_count(mine, f) for f in CONTENT.factions}
+            row: dict[str, str | float] = {
+                "seat": p,
+                "won": 1.0 if state.results.get(p) == "won" else 0.0,
+                "score": float(scores[p]),
+                "faction": dominant_faction(counts),
+                "carts": float(complete_carts(mine)),
+            }
+            row.update({f"cards_{f}": float(n) for f, n in counts.items()})
+            rows.append(row)
+        return rows
+
+    def bots(self) -> Mapping[str, Callable[[int], ViewPolicy]]:
+        from services.games.imperial_miners.bots import greedy_view_policy
+
+        return {"random": random_view_policy, "greedy": greedy_view_policy}
+
+    def render(self, view: Any) -> str:
+        from services.games.imperial_miners.render import render
+
+        return render(view)
+
+    def describe_action(self, action: Any) -> str:
+        from services.games.imperial_miners.render import describe_action
+
+        return describe_action(action)
+
+
+def dominant_faction(counts: Mapping[str, int]) -> str:
+    """The faction with most cards in a Mine (ties: the first in content order)."""
+    best = max(counts.values(), default=0)
+    if best == 0:
+        return "none"
+    return next(f for f, n in counts.items() if n == best)

@@ -1,0 +1,157 @@
+"""Who acts next, and the steps the rules take on their own.
+
+``next_step`` answers the contract's question; ``automatic`` returns the events the rules
+produce without any choice (dealing done, the reveal once every seat has chosen, a chain
+climbing when only one card lies above, a caved-in card losing its token, round ends).
+``advance`` appends them to a decision's or chance outcome's events until a player or
+chance must act again.
+
+Simultaneous play: in the choose phase every seat that can play waits at once; in the Mine
+phase every seat with an unfinished chain acts at once, each on its own chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from services.games.contract import (
+    AwaitingChance,
+    AwaitingPlayers,
+    DrawCards,
+    Finished,
+    Outcome,
+    RollDice,
+    ShuffleDeck,
+    Step,
+)
+from services.games.imperial_miners import events as ev
+from services.games.imperial_miners.content import CONTENT
+from services.games.imperial_miners.evolve import LEVEL_DECKS, evolve
+from services.games.imperial_miners.mine import at, occupied_above
+from services.games.imperial_miners.rules import (
+    cost,
+    effect_event,
+    event_card,
+    match_ended,
+    playable,
+    this_round,
+)
+from services.games.imperial_miners.state import ImperialMinersState, Phase, Stage
+
+SHUFFLED_AT_SETUP = ("events", *LEVEL_DECKS)
+ACTING = (Stage.PLACE, Stage.EFFECT, Stage.CLIMB, Stage.SURFACE)
+
+
+def setup_cards(deck: str) -> tuple[str, ...]:
+    if deck == "events":
+        return tuple(CONTENT.events)
+    return CONTENT.deck(int(deck[-1]))
+
+
+def next_step(s: ImperialMinersState) -> Step:
+    if s.phase == Phase.OVER:
+        return Finished(Outcome(dict(s.results), s.end_reason, dict(s.scores)))
+    if not s.sides:
+        return AwaitingChance(RollDice(len(CONTENT.boards), 2, "Progress board sides"))
+    for deck in SHUFFLED_AT_SETUP:
+        if deck not in s.shuffled:
+            return AwaitingChance(ShuffleDeck(deck, setup_cards(deck), f"shuffle {deck}"))
+    if s.draws:
+        draw = s.draws[0]
+        pile = s.piles.get(draw.deck, 0)
+        if pile > 0:
+            return AwaitingChance(DrawCards(draw.deck, min(draw.count, pile), "Mine cards"))
+        return AwaitingChance(ShuffleDeck(draw.deck, s.discards[draw.deck], "reshuffle"))
+    if s.phase == Phase.KEEP:
+        return AwaitingPlayers(tuple(p for p in s.players if p not in s.kept), "keep")
+    if s.phase == Phase.EVENT:
+        return AwaitingChance(DrawCards("events", 1, "Event card"))
+    if s.phase == Phase.CHOOSE:
+        waiting = tuple(p for p in s.players if p not in s.chosen and p not in s.forced)
+        return AwaitingPlayers(waiting, "choose")
+    acting = tuple(p for p in s.players if s.chains[p].stage in ACTING)
+    return AwaitingPlayers(acting, "mine")
+
+
+def automatic(s: ImperialMinersState) -> list[Any]:
+    if s.phase == Phase.OVER:
+        return []
+    if not s.sides or any(d not in s.shuffled for d in SHUFFLED_AT_SETUP):
+        return []
+    if s.draws:
+        return _draw_without_chance(s)
+    if s.phase == Phase.SETUP:
+        return [ev.HandsDealt(len(s.hands[s.players[0]]))]
+    if s.phase == Phase.KEEP:
+        return [ev.RoundStarted(1)] if len(s.kept) == len(s.players) else []
+    if s.phase == Phase.EVENT:
+        if s.event is None:
+            return []
+        forced = tuple(p for p in s.players if not playable(s, p))
+        return [ev.MinePhaseStarted(s.round, forced)]
+    if s.phase == Phase.CHOOSE:
+        # forced players' draws are resolved (draws is empty): a card, or none at all
+        if any(p not in s.chosen and p not in s.forced for p in s.players):
+            return []
+        costs = {p: cost(s, p, card) for p, card in s.chosen.items() if p not in s.forced}
+        return [ev.CardsRevealed(dict(s.chosen), costs)]
+    return _mine_phase(s)
+
+
+def _draw_without_chance(s: ImperialMinersState) -> list[Any]:
+    """Level IV cards are identical and face up; an exhausted deck cuts the draw short."""
+    draw = s.draws[0]
+    if draw.deck == "level_4":
+        cards = s.level_4[: draw.count]
+        if cards:
+            return [ev.MineCardsDrawn(draw.player, "level_4", cards, draw.to_play)]
+        return [ev.DrawCutShort(draw.player, "level_4", draw.count)]
+    if s.piles.get(draw.deck, 0) == 0 and not s.discards.get(draw.deck):
+        return [ev.DrawCutShort(draw.player, draw.deck, draw.count)]
+    return []
+
+
+def _mine_phase(s: ImperialMinersState) -> list[Any]:
+    for p in s.players:
+        chain = s.chains[p]
+        if chain.stage == Stage.EFFECT:
+            placed = at(s.mine(p), chain.level, chain.column)
+            if placed is not None and placed.cave_in:
+                return [ev.CaveInRemoved(p, chain.level, chain.column)]
+        elif chain.stage == Stage.CLIMB:
+            if chain.level == 1:
+                return [ev.ChainClimbed(p, 0, 0)]
+            options = occupied_above(s.mine(p), chain.level, chain.column)
+            if len(options) == 1:
+                return [ev.ChainClimbed(p, options[0].level, options[0].column)]
+        elif chain.stage == Stage.FINISHING:
+            event = this_round(s)
+            bonus = []
+            if event is not None and event.on_surface:
+                bonus = [effect_event(s, p, event.on_surface, f"event {event.id}")]
+            return [*bonus, ev.ChainFinished(p)]
+    if any(s.chains[p].stage != Stage.DONE for p in s.players):
+        return []
+    card = event_card(s)
+    assert card is not None
+    if not s.end_resolved:
+        out: list[Any] = [ev.EndOfRoundResolved(s.round, card.id)]
+        if card.kind == "end_of_round":
+            out += [effect_event(s, p, card.effect, f"event {card.id}") for p in s.players]
+        return out
+    if s.round == CONTENT.rounds:
+        return [ev.RoundEnded(s.round), match_ended(s)]
+    return [ev.RoundEnded(s.round), ev.RoundStarted(s.round + 1)]
+
+
+def advance(s: ImperialMinersState, events: Iterable[Any]) -> list[Any]:
+    """``events`` followed by every automatic event they lead to."""
+    out = list(events)
+    for e in out:
+        s = evolve(s, e)
+    while more := automatic(s):
+        for e in more:
+            s = evolve(s, e)
+        out += more
+    return out

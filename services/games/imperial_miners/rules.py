@@ -1,0 +1,104 @@
+"""The rules' questions about a state: what a card costs, which cards a player can play,
+what an effect gives, and how a match is scored."""
+
+from __future__ import annotations
+
+from services.games.imperial_miners import events as ev
+from services.games.imperial_miners.content import CONTENT, Effect, EventCard, effect_text
+from services.games.imperial_miners.effects import Context, resolve
+from services.games.imperial_miners.mine import (
+    PlacedCard,
+    card_cost,
+    complete_carts,
+    placements,
+)
+from services.games.imperial_miners.state import ImperialMinersState
+
+
+def event_card(s: ImperialMinersState) -> EventCard | None:
+    return CONTENT.events[s.event] if s.event is not None else None
+
+
+def this_round(s: ImperialMinersState) -> EventCard | None:
+    card = event_card(s)
+    return card if card is not None and card.kind == "this_round" else None
+
+
+def cost(s: ImperialMinersState, player: str, card: str) -> int:
+    event = this_round(s)
+    level = CONTENT.cards[card].level
+    discount = event.discount if event is not None and event.discount_level == level else 0
+    return card_cost(card, s.mine(player), discount)
+
+
+def playable(s: ImperialMinersState, player: str) -> tuple[str, ...]:
+    """Cards in hand ``player`` can pay for and place (the rest must wait)."""
+    mine = s.mine(player)
+    return tuple(
+        card
+        for card in dict.fromkeys(s.hands.get(player, ()))
+        if cost(s, player, card) <= s.coins[player] and placements(mine, CONTENT.cards[card].level)
+    )
+
+
+def effect_event(
+    s: ImperialMinersState,
+    player: str,
+    effect: Effect,
+    source: str,
+    card: PlacedCard | None = None,
+) -> ev.EffectResolved:
+    ctx = Context(s.mine(player), s.progress[player], s.sides, card)
+    res = resolve(effect, ctx)
+    return ev.EffectResolved(
+        player=player,
+        source=source,
+        effect=effect_text(effect),
+        coins=res.coins,
+        vp=res.vp,
+        progress=res.progress,
+        rewards=tuple(res.rewards),
+        machinery=res.machinery,
+        cave_in=res.cave_in,
+        cleared=tuple(ev.MinePos(level, column) for level, column in res.cleared),
+        draws=dict(sorted(res.draws.items())),
+        level=card.level if card is not None else 0,
+        column=card.column if card is not None else 0,
+    )
+
+
+def final_scores(s: ImperialMinersState) -> tuple[dict[str, int], dict[str, int]]:
+    carts = {p: complete_carts(s.mine(p)) for p in s.players}
+    return {p: s.vp[p] + CONTENT.cart_vp * carts[p] for p in s.players}, carts
+
+
+def solo_band(score: int) -> str:
+    reached = [name for name, low in CONTENT.solo_bands.items() if score >= low]
+    return reached[-1]
+
+
+def match_ended(s: ImperialMinersState) -> ev.MatchEnded:
+    """Most VP wins. House tie-break (labelled; the extract prints none): most coins,
+    then furthest on the Progress boards; players still level share a draw. Solo: the
+    house bands name the result, winning from ``solo_win_from`` up."""
+    scores, carts = final_scores(s)
+    if len(s.players) == 1:
+        (player,) = s.players
+        band = solo_band(scores[player])
+        bands = list(CONTENT.solo_bands)
+        won = bands.index(band) >= bands.index(CONTENT.solo_win_from)
+        reason = f"solo score {scores[player]}: {band} (house bands)"
+        return ev.MatchEnded(scores, carts, {player: "won" if won else "lost"}, reason)
+
+    def rank(p: str) -> tuple[int, int, int]:
+        return (scores[p], s.coins[p], s.progress[p])
+
+    best = max(rank(p) for p in s.players)
+    top = [p for p in s.players if rank(p) == best]
+    mark = "won" if len(top) == 1 else "draw"
+    results = {p: mark if p in top else "lost" for p in s.players}
+    tied = sum(1 for p in s.players if scores[p] == best[0])
+    reason = "most VP after 10 rounds"
+    if tied > 1:
+        reason += " (tie broken by coins, then Progress: house rule)"
+    return ev.MatchEnded(scores, carts, results, reason)

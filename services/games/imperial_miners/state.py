@@ -1,0 +1,82 @@
+"""The full state of a match (the engine's side; views hide what a seat may not see)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from services.games.imperial_miners.mine import Mine
+
+
+class Phase(StrEnum):
+    SETUP = "setup"
+    KEEP = "keep"
+    EVENT = "event"
+    CHOOSE = "choose"
+    MINE = "mine"
+    OVER = "over"
+
+
+class Stage(StrEnum):
+    """Where one player's placement and chain reaction stands in the Mine phase."""
+
+    PLACE = "place"
+    EFFECT = "effect"  # choose an effect of the card at (level, column), or skip it
+    CLIMB = "climb"  # move up: automatic unless two cards lie above
+    SURFACE = "surface"  # choose one of the Surface board's 3 effects, or skip
+    FINISHING = "finishing"  # the Event's on-surface bonus, then done
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class PendingDraw:
+    player: str
+    deck: str
+    count: int
+    #: the "top Level I card" a player who cannot play anything plays at once
+    to_play: bool = False
+
+
+@dataclass(frozen=True)
+class Chain:
+    card: str
+    stage: Stage
+    level: int = 0
+    column: int = 0
+
+
+@dataclass(frozen=True)
+class ImperialMinersState:
+    players: tuple[str, ...] = ()
+    first_game: bool = False
+    phase: Phase = Phase.SETUP
+    #: the side ("a"/"b") up on Progress boards 1..3
+    sides: tuple[str, ...] = ()
+    shuffled: frozenset[str] = frozenset()
+    #: sizes of the face-down draw piles (events, level_1..level_3); order is the decks
+    #: service's secret
+    piles: dict[str, int] = field(default_factory=dict)
+    #: the identical Level IV cards lie face up: no shuffling needed
+    level_4: tuple[str, ...] = ()
+    discards: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    draws: tuple[PendingDraw, ...] = ()
+    hands: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    kept: frozenset[str] = frozenset()
+    coins: dict[str, int] = field(default_factory=dict)
+    vp: dict[str, int] = field(default_factory=dict)
+    progress: dict[str, int] = field(default_factory=dict)
+    mines: dict[str, Mine] = field(default_factory=dict)
+    round: int = 0
+    event: str | None = None
+    #: players who could play no card this round and play the top Level I card
+    forced: tuple[str, ...] = ()
+    chosen: dict[str, str] = field(default_factory=dict)
+    revealed: bool = False
+    chains: dict[str, Chain] = field(default_factory=dict)
+    end_resolved: bool = False
+    scores: dict[str, int] = field(default_factory=dict)
+    results: dict[str, str] = field(default_factory=dict)
+    end_reason: str = ""
+
+    def mine(self, player: str) -> Mine:
+        return self.mines.get(player, ())
