@@ -26,6 +26,11 @@ from services.common.config import DEFAULT_PORTS
 from services.games.registry import all_games
 from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
 
+def game_name(text: str) -> str:
+    """``imperial-miners`` on the command line is the game ``imperial_miners``."""
+    return text.replace("-", "_")
+
+
 DEFAULT_GATEWAY = f"127.0.0.1:{DEFAULT_PORTS['gateway'][0]}"
 console = Console(stderr=True)
 
@@ -373,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     play = sub.add_parser("play", help="play a match against the running gateway")
-    play.add_argument("game", choices=sorted(all_games()))
+    play.add_argument("game", type=game_name, choices=sorted(all_games()))
     play.add_argument("--players", help="comma-separated seat names, in turn order")
     play.add_argument("--seats", type=int, help="number of seats (default: the game's minimum)")
     play.add_argument(
@@ -418,7 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
     standings.set_defaults(func=cmd_standings)
 
     sim = sub.add_parser("simulate", help="play many matches in-process (no services)")
-    sim.add_argument("game", choices=sorted(all_games()))
+    sim.add_argument("game", type=game_name, choices=sorted(all_games()))
     sim.add_argument("--games", type=int, default=100)
     sim.add_argument("--bot", default="random")
     sim.add_argument("--option", action="append", default=[], help="game option KEY=VALUE")

@@ -3,7 +3,7 @@ pure engine with a house content pack."""
 
 from __future__ import annotations
 
-from services.games.imperial_miners.engine import ImperialMiners
+from services.games.imperial_miners.game import ImperialMiners
 
 GAME = ImperialMiners()
 

@@ -70,7 +70,8 @@ def next_step(s: ImperialMinersState) -> Step:
     if s.phase == Phase.CHOOSE:
         waiting = tuple(p for p in s.players if p not in s.chosen and p not in s.forced)
         return AwaitingPlayers(waiting, "choose")
-    acting = tuple(p for p in s.players if s.chains[p].stage in ACTING)
+    # Between the events of one command a seat may have no chain yet: it is not acting.
+    acting = tuple(p for p in s.players if p in s.chains and s.chains[p].stage in ACTING)
     return AwaitingPlayers(acting, "mine")
 
 

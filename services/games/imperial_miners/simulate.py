@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.games.imperial_miners.bots import greedy_view_policy
-from services.games.imperial_miners.engine import ImperialMiners
+from services.games.imperial_miners.game import ImperialMiners
 from services.games.playout import Policy, play
 
 _GAME = ImperialMiners()

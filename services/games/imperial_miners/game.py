@@ -139,7 +139,7 @@ class ImperialMiners(Game[ImperialMinersState]):
 
     def statistics(self, state: ImperialMinersState) -> dict[str, float]:
         scores, carts = final_scores(state) if state.players else ({}, {})
-        stats: dict[str, float] = {"rounds": float(state.round)}
+        stats: dict[str, float] = {"rounds": float(state.round), "turns": float(state.round)}
         for p in state.players:
             stats[f"vp.{p}"] = float(scores[p])
             stats[f"carts.{p}"] = float(carts[p])
