@@ -15,6 +15,7 @@ from services.games.contract import (
     DrawCards,
     Game,
     MalformedAction,
+    OptionSpec,
     RollDice,
     RuleViolation,
     ShuffleDeck,
@@ -37,6 +38,7 @@ from services.games.drillit.player_actions import (
 from services.games.drillit.setup_rules import (
     MAX_PLAYERS,
     MIN_PLAYERS,
+    OPTIONS,
     match_set_up,
     resolve_setup_draw,
     resolve_start_roll,
@@ -57,6 +59,7 @@ class Drillit(Game[DrillitState]):
     action_types: ClassVar[tuple[type, ...]] = ACTION_TYPES
     event_types: ClassVar[tuple[type, ...]] = EVENT_TYPES
     view_type: ClassVar[type] = DrillitView
+    options: ClassVar[tuple[OptionSpec, ...]] = OPTIONS
 
     def initial_state(self) -> DrillitState:
         return DrillitState()
