@@ -26,6 +26,7 @@ from services.common.config import DEFAULT_PORTS
 from services.games.registry import all_games
 from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
 
+
 def game_name(text: str) -> str:
     """``imperial-miners`` on the command line is the game ``imperial_miners``."""
     return text.replace("-", "_")

@@ -68,7 +68,9 @@ Global___CrashlandEndMovement: _TypeAlias = CrashlandEndMovement  # noqa: Y015
 
 @_typing.final
 class CrashlandDiscardEquipment(_message.Message):
-    """Phase 2, hand over the limit: put one equipment card on the discard pile."""
+    """End of phase 2: put one equipment card you do not wish to keep on the discard pile
+    (a must while holding more than three).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -86,6 +88,25 @@ class CrashlandDiscardEquipment(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CrashlandDiscardEquipment: _TypeAlias = CrashlandDiscardEquipment  # noqa: Y015
+
+@_typing.final
+class CrashlandKeepHand(_message.Message):
+    """End of phase 2: keep the equipment in hand (at most three cards) and go on to the
+    systems check.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CrashlandKeepHand: _TypeAlias = CrashlandKeepHand  # noqa: Y015
 
 @_typing.final
 class CrashlandSpendDomeShelter(_message.Message):
@@ -210,6 +231,7 @@ class CrashlandAction(_message.Message):
     MOVE_FIELD_NUMBER: _builtins.int
     END_MOVEMENT_FIELD_NUMBER: _builtins.int
     DISCARD_EQUIPMENT_FIELD_NUMBER: _builtins.int
+    KEEP_HAND_FIELD_NUMBER: _builtins.int
     SPEND_DOME_SHELTER_FIELD_NUMBER: _builtins.int
     SPEND_JETPACK_FIELD_NUMBER: _builtins.int
     SPEND_SOLAR_RECHARGE_FIELD_NUMBER: _builtins.int
@@ -222,6 +244,8 @@ class CrashlandAction(_message.Message):
     def end_movement(self) -> Global___CrashlandEndMovement: ...
     @_builtins.property
     def discard_equipment(self) -> Global___CrashlandDiscardEquipment: ...
+    @_builtins.property
+    def keep_hand(self) -> Global___CrashlandKeepHand: ...
     @_builtins.property
     def spend_dome_shelter(self) -> Global___CrashlandSpendDomeShelter: ...
     @_builtins.property
@@ -240,6 +264,7 @@ class CrashlandAction(_message.Message):
         move: Global___CrashlandMove | None = ...,
         end_movement: Global___CrashlandEndMovement | None = ...,
         discard_equipment: Global___CrashlandDiscardEquipment | None = ...,
+        keep_hand: Global___CrashlandKeepHand | None = ...,
         spend_dome_shelter: Global___CrashlandSpendDomeShelter | None = ...,
         spend_jetpack: Global___CrashlandSpendJetpack | None = ...,
         spend_solar_recharge: Global___CrashlandSpendSolarRecharge | None = ...,
@@ -247,11 +272,11 @@ class CrashlandAction(_message.Message):
         arrange_uplink: Global___CrashlandArrangeUplink | None = ...,
         end_turn: Global___CrashlandEndTurn | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "arrange_uplink", b"arrange_uplink", "discard_equipment", b"discard_equipment", "end_movement", b"end_movement", "end_turn", b"end_turn", "move", b"move", "spend_dome_shelter", b"spend_dome_shelter", "spend_jetpack", b"spend_jetpack", "spend_satellite_uplink", b"spend_satellite_uplink", "spend_solar_recharge", b"spend_solar_recharge"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "arrange_uplink", b"arrange_uplink", "discard_equipment", b"discard_equipment", "end_movement", b"end_movement", "end_turn", b"end_turn", "keep_hand", b"keep_hand", "move", b"move", "spend_dome_shelter", b"spend_dome_shelter", "spend_jetpack", b"spend_jetpack", "spend_satellite_uplink", b"spend_satellite_uplink", "spend_solar_recharge", b"spend_solar_recharge"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "arrange_uplink", b"arrange_uplink", "discard_equipment", b"discard_equipment", "end_movement", b"end_movement", "end_turn", b"end_turn", "move", b"move", "spend_dome_shelter", b"spend_dome_shelter", "spend_jetpack", b"spend_jetpack", "spend_satellite_uplink", b"spend_satellite_uplink", "spend_solar_recharge", b"spend_solar_recharge"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "arrange_uplink", b"arrange_uplink", "discard_equipment", b"discard_equipment", "end_movement", b"end_movement", "end_turn", b"end_turn", "keep_hand", b"keep_hand", "move", b"move", "spend_dome_shelter", b"spend_dome_shelter", "spend_jetpack", b"spend_jetpack", "spend_satellite_uplink", b"spend_satellite_uplink", "spend_solar_recharge", b"spend_solar_recharge"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_action: _TypeAlias = _typing.Literal["move", "end_movement", "discard_equipment", "spend_dome_shelter", "spend_jetpack", "spend_solar_recharge", "spend_satellite_uplink", "arrange_uplink", "end_turn"]  # noqa: Y015
+    _WhichOneofReturnType_action: _TypeAlias = _typing.Literal["move", "end_movement", "discard_equipment", "keep_hand", "spend_dome_shelter", "spend_jetpack", "spend_solar_recharge", "spend_satellite_uplink", "arrange_uplink", "end_turn"]  # noqa: Y015
     _WhichOneofArgType_action: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_action) -> _WhichOneofReturnType_action | None: ...
 
@@ -632,6 +657,25 @@ class CrashlandEquipmentKept(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CrashlandEquipmentKept: _TypeAlias = CrashlandEquipmentKept  # noqa: Y015
+
+@_typing.final
+class CrashlandHandCheckBegan(_message.Message):
+    """The end of phase 2 with equipment in hand: the player keeps at most three cards and
+    may place any they do not wish to keep on the discard pile.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CrashlandHandCheckBegan: _TypeAlias = CrashlandHandCheckBegan  # noqa: Y015
 
 @_typing.final
 class CrashlandEquipmentDiscarded(_message.Message):

@@ -298,6 +298,23 @@ class DrillitPlaceTurboPiece(_message.Message):
 Global___DrillitPlaceTurboPiece: _TypeAlias = DrillitPlaceTurboPiece  # noqa: Y015
 
 @_typing.final
+class DrillitTakePlanB(_message.Message):
+    """Plan B: move the Exit piece to the other exit option (once a match, no Action Point)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DrillitTakePlanB: _TypeAlias = DrillitTakePlanB  # noqa: Y015
+
+@_typing.final
 class DrillitEndTurn(_message.Message):
     """Stop spending Action Points."""
 
@@ -331,6 +348,7 @@ class DrillitAction(_message.Message):
     USE_RED_BOMB_FIELD_NUMBER: _builtins.int
     USE_YELLOW_TURBO_FIELD_NUMBER: _builtins.int
     PLACE_TURBO_PIECE_FIELD_NUMBER: _builtins.int
+    TAKE_PLAN_B_FIELD_NUMBER: _builtins.int
     END_TURN_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def choose_start_room(self) -> Global___DrillitChooseStartRoom: ...
@@ -359,6 +377,8 @@ class DrillitAction(_message.Message):
     @_builtins.property
     def place_turbo_piece(self) -> Global___DrillitPlaceTurboPiece: ...
     @_builtins.property
+    def take_plan_b(self) -> Global___DrillitTakePlanB: ...
+    @_builtins.property
     def end_turn(self) -> Global___DrillitEndTurn: ...
     def __init__(
         self,
@@ -376,13 +396,14 @@ class DrillitAction(_message.Message):
         use_red_bomb: Global___DrillitUseRedBomb | None = ...,
         use_yellow_turbo: Global___DrillitUseYellowTurbo | None = ...,
         place_turbo_piece: Global___DrillitPlaceTurboPiece | None = ...,
+        take_plan_b: Global___DrillitTakePlanB | None = ...,
         end_turn: Global___DrillitEndTurn | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "attack", b"attack", "carry", b"carry", "choose_start_room", b"choose_start_room", "choose_starting_player", b"choose_starting_player", "end_turn", b"end_turn", "excavate", b"excavate", "extinguish", b"extinguish", "move", b"move", "place_turbo_piece", b"place_turbo_piece", "repair", b"repair", "use_blue_on_armor", b"use_blue_on_armor", "use_blue_on_fires", b"use_blue_on_fires", "use_red_bomb", b"use_red_bomb", "use_yellow_turbo", b"use_yellow_turbo"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "attack", b"attack", "carry", b"carry", "choose_start_room", b"choose_start_room", "choose_starting_player", b"choose_starting_player", "end_turn", b"end_turn", "excavate", b"excavate", "extinguish", b"extinguish", "move", b"move", "place_turbo_piece", b"place_turbo_piece", "repair", b"repair", "take_plan_b", b"take_plan_b", "use_blue_on_armor", b"use_blue_on_armor", "use_blue_on_fires", b"use_blue_on_fires", "use_red_bomb", b"use_red_bomb", "use_yellow_turbo", b"use_yellow_turbo"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "attack", b"attack", "carry", b"carry", "choose_start_room", b"choose_start_room", "choose_starting_player", b"choose_starting_player", "end_turn", b"end_turn", "excavate", b"excavate", "extinguish", b"extinguish", "move", b"move", "place_turbo_piece", b"place_turbo_piece", "repair", b"repair", "use_blue_on_armor", b"use_blue_on_armor", "use_blue_on_fires", b"use_blue_on_fires", "use_red_bomb", b"use_red_bomb", "use_yellow_turbo", b"use_yellow_turbo"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "attack", b"attack", "carry", b"carry", "choose_start_room", b"choose_start_room", "choose_starting_player", b"choose_starting_player", "end_turn", b"end_turn", "excavate", b"excavate", "extinguish", b"extinguish", "move", b"move", "place_turbo_piece", b"place_turbo_piece", "repair", b"repair", "take_plan_b", b"take_plan_b", "use_blue_on_armor", b"use_blue_on_armor", "use_blue_on_fires", b"use_blue_on_fires", "use_red_bomb", b"use_red_bomb", "use_yellow_turbo", b"use_yellow_turbo"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_action: _TypeAlias = _typing.Literal["choose_start_room", "choose_starting_player", "move", "carry", "attack", "repair", "extinguish", "excavate", "use_blue_on_fires", "use_blue_on_armor", "use_red_bomb", "use_yellow_turbo", "place_turbo_piece", "end_turn"]  # noqa: Y015
+    _WhichOneofReturnType_action: _TypeAlias = _typing.Literal["choose_start_room", "choose_starting_player", "move", "carry", "attack", "repair", "extinguish", "excavate", "use_blue_on_fires", "use_blue_on_armor", "use_red_bomb", "use_yellow_turbo", "place_turbo_piece", "take_plan_b", "end_turn"]  # noqa: Y015
     _WhichOneofArgType_action: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_action) -> _WhichOneofReturnType_action | None: ...
 
@@ -400,11 +421,15 @@ class DrillitMatchSetUp(_message.Message):
     STORAGE_LIMIT_FIELD_NUMBER: _builtins.int
     LIFE_TRACK_FIELD_NUMBER: _builtins.int
     RULES_VERSION_FIELD_NUMBER: _builtins.int
+    EXIT_FIELD_NUMBER: _builtins.int
+    PLAN_B_FIELD_NUMBER: _builtins.int
     difficulty: _builtins.str
     distance: _builtins.str
     storage_limit: _builtins.int
     life_track: _builtins.int
     rules_version: _builtins.str
+    exit: _builtins.str
+    plan_b: _builtins.bool
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -416,10 +441,12 @@ class DrillitMatchSetUp(_message.Message):
         storage_limit: _builtins.int = ...,
         life_track: _builtins.int = ...,
         rules_version: _builtins.str = ...,
+        exit: _builtins.str = ...,
+        plan_b: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["difficulty", b"difficulty", "distance", b"distance", "life_track", b"life_track", "players", b"players", "rules_version", b"rules_version", "storage_limit", b"storage_limit"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["difficulty", b"difficulty", "distance", b"distance", "exit", b"exit", "life_track", b"life_track", "plan_b", b"plan_b", "players", b"players", "rules_version", b"rules_version", "storage_limit", b"storage_limit"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1431,6 +1458,30 @@ class DrillitTurboStopped(_message.Message):
 Global___DrillitTurboStopped: _TypeAlias = DrillitTurboStopped  # noqa: Y015
 
 @_typing.final
+class DrillitPlanBTaken(_message.Message):
+    """The players moved the Exit piece to the other exit option (``exit``)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_FIELD_NUMBER: _builtins.int
+    EXIT_FIELD_NUMBER: _builtins.int
+    player: _builtins.str
+    exit: _builtins.str
+    def __init__(
+        self,
+        *,
+        player: _builtins.str = ...,
+        exit: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["exit", b"exit", "player", b"player"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DrillitPlanBTaken: _TypeAlias = DrillitPlanBTaken  # noqa: Y015
+
+@_typing.final
 class DrillitActionsEnded(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1550,6 +1601,9 @@ class DrillitView(_message.Message):
     MAP_RADIUS_FIELD_NUMBER: _builtins.int
     TANK_CELLS_FIELD_NUMBER: _builtins.int
     EXITS_FIELD_NUMBER: _builtins.int
+    EXIT_PIECE_FIELD_NUMBER: _builtins.int
+    EXIT_OPTION_FIELD_NUMBER: _builtins.int
+    PLAN_B_OPTION_FIELD_NUMBER: _builtins.int
     TILES_FIELD_NUMBER: _builtins.int
     ABYSSES_FIELD_NUMBER: _builtins.int
     ABYSSES_FOUND_FIELD_NUMBER: _builtins.int
@@ -1574,6 +1628,8 @@ class DrillitView(_message.Message):
     permanent_damage: _builtins.int
     storage_limit: _builtins.int
     map_radius: _builtins.int
+    exit_option: _builtins.str
+    plan_b_option: _builtins.str
     abysses_found: _builtins.int
     lightest_attack_box: _builtins.str
     event_deck_size: _builtins.int
@@ -1594,6 +1650,8 @@ class DrillitView(_message.Message):
     def tank_cells(self) -> _containers.RepeatedCompositeFieldContainer[Global___DrillitHex]: ...
     @_builtins.property
     def exits(self) -> _containers.RepeatedCompositeFieldContainer[Global___DrillitHex]: ...
+    @_builtins.property
+    def exit_piece(self) -> Global___DrillitHex: ...
     @_builtins.property
     def tiles(self) -> _containers.RepeatedCompositeFieldContainer[Global___DrillitTileView]: ...
     @_builtins.property
@@ -1623,6 +1681,9 @@ class DrillitView(_message.Message):
         map_radius: _builtins.int = ...,
         tank_cells: _abc.Iterable[Global___DrillitHex] | None = ...,
         exits: _abc.Iterable[Global___DrillitHex] | None = ...,
+        exit_piece: Global___DrillitHex | None = ...,
+        exit_option: _builtins.str = ...,
+        plan_b_option: _builtins.str | None = ...,
         tiles: _abc.Iterable[Global___DrillitTileView] | None = ...,
         abysses: _abc.Iterable[Global___DrillitHex] | None = ...,
         abysses_found: _builtins.int = ...,
@@ -1636,16 +1697,20 @@ class DrillitView(_message.Message):
         result: _builtins.str = ...,
         end_reason: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_active", b"_active", "_viewer", b"_viewer", "active", b"active", "current_event", b"current_event", "turbo_piece", b"turbo_piece", "viewer", b"viewer"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_active", b"_active", "_plan_b_option", b"_plan_b_option", "_viewer", b"_viewer", "active", b"active", "current_event", b"current_event", "exit_piece", b"exit_piece", "plan_b_option", b"plan_b_option", "turbo_piece", b"turbo_piece", "viewer", b"viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active", b"_active", "_viewer", b"_viewer", "abysses", b"abysses", "abysses_found", b"abysses_found", "action_points", b"action_points", "active", b"active", "blackout", b"blackout", "crystals", b"crystals", "current_event", b"current_event", "difficulty", b"difficulty", "distance", b"distance", "end_reason", b"end_reason", "event_deck_size", b"event_deck_size", "exits", b"exits", "life_track", b"life_track", "lightest_attack_box", b"lightest_attack_box", "map_radius", b"map_radius", "path_pile_size", b"path_pile_size", "permanent_damage", b"permanent_damage", "phase", b"phase", "players", b"players", "radar", b"radar", "result", b"result", "rooms", b"rooms", "storage_limit", b"storage_limit", "tank_cells", b"tank_cells", "temporary_damage", b"temporary_damage", "tiles", b"tiles", "trap", b"trap", "turbo_piece", b"turbo_piece", "turn", b"turn", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_active", b"_active", "_plan_b_option", b"_plan_b_option", "_viewer", b"_viewer", "abysses", b"abysses", "abysses_found", b"abysses_found", "action_points", b"action_points", "active", b"active", "blackout", b"blackout", "crystals", b"crystals", "current_event", b"current_event", "difficulty", b"difficulty", "distance", b"distance", "end_reason", b"end_reason", "event_deck_size", b"event_deck_size", "exit_option", b"exit_option", "exit_piece", b"exit_piece", "exits", b"exits", "life_track", b"life_track", "lightest_attack_box", b"lightest_attack_box", "map_radius", b"map_radius", "path_pile_size", b"path_pile_size", "permanent_damage", b"permanent_damage", "phase", b"phase", "plan_b_option", b"plan_b_option", "players", b"players", "radar", b"radar", "result", b"result", "rooms", b"rooms", "storage_limit", b"storage_limit", "tank_cells", b"tank_cells", "temporary_damage", b"temporary_damage", "tiles", b"tiles", "trap", b"trap", "turbo_piece", b"turbo_piece", "turn", b"turn", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__active: _TypeAlias = _typing.Literal["active"]  # noqa: Y015
     _WhichOneofArgType__active: _TypeAlias = _typing.Literal["_active", b"_active"]  # noqa: Y015
+    _WhichOneofReturnType__plan_b_option: _TypeAlias = _typing.Literal["plan_b_option"]  # noqa: Y015
+    _WhichOneofArgType__plan_b_option: _TypeAlias = _typing.Literal["_plan_b_option", b"_plan_b_option"]  # noqa: Y015
     _WhichOneofReturnType__viewer: _TypeAlias = _typing.Literal["viewer"]  # noqa: Y015
     _WhichOneofArgType__viewer: _TypeAlias = _typing.Literal["_viewer", b"_viewer"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__active) -> _WhichOneofReturnType__active | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__plan_b_option) -> _WhichOneofReturnType__plan_b_option | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__viewer) -> _WhichOneofReturnType__viewer | None: ...
 

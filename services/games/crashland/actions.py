@@ -22,9 +22,16 @@ class EndMovement:
 
 @dataclass(frozen=True)
 class DiscardEquipment:
-    """Phase 2, hand over the limit: put one equipment card on the discard pile."""
+    """End of phase 2: put one equipment card you do not wish to keep on the discard pile
+    (a must while holding more than three)."""
 
     card: str
+
+
+@dataclass(frozen=True)
+class KeepHand:
+    """End of phase 2: keep the equipment in hand (at most three cards) and go on to the
+    systems check."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,7 @@ Action = (
     Move
     | EndMovement
     | DiscardEquipment
+    | KeepHand
     | SpendDomeShelter
     | SpendJetpack
     | SpendSolarRecharge
@@ -79,6 +87,7 @@ ACTION_TYPES: tuple[type, ...] = (
     Move,
     EndMovement,
     DiscardEquipment,
+    KeepHand,
     SpendDomeShelter,
     SpendJetpack,
     SpendSolarRecharge,

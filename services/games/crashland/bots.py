@@ -115,6 +115,8 @@ def greedy_view_policy(seed: int) -> ViewPolicy:
             cards = {c.card: c for c in v.uplink_cards}
             order = sorted(first.order, key=lambda c: (cards[c].kind != "event", c))
             return act.ArrangeUplink(tuple(order))
+        if act.KeepHand() in legal:
+            return act.KeepHand()  # it discards only what the hand limit forces
         if any(isinstance(a, act.DiscardEquipment) for a in legal):
             counts = _kinds(v.hand)
             worst = min(v.hand, key=lambda c: (counts[c.kind], rng.random()))

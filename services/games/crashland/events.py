@@ -122,6 +122,12 @@ class EquipmentKept:
 
 
 @dataclass(frozen=True)
+class HandCheckBegan:
+    """The end of phase 2 with equipment in hand: the player keeps at most three cards and
+    may place any they do not wish to keep on the discard pile."""
+
+
+@dataclass(frozen=True)
 class EquipmentDiscarded:
     card: str
 
@@ -204,6 +210,7 @@ Event = (
     | EventApplied
     | EventsDiscarded
     | EquipmentKept
+    | HandCheckBegan
     | EquipmentDiscarded
     | PairSpent
     | ShelterEntered
@@ -233,6 +240,7 @@ EVENT_TYPES: tuple[type, ...] = (
     EventApplied,
     EventsDiscarded,
     EquipmentKept,
+    HandCheckBegan,
     EquipmentDiscarded,
     PairSpent,
     ShelterEntered,

@@ -96,6 +96,8 @@ class Crashland(Game[CrashlandState]):
                 return "end movement"
             case act.DiscardEquipment(card=card):
                 return f"discard {card}"
+            case act.KeepHand():
+                return "keep the hand (end the events phase)"
             case act.SpendDomeShelter(boost=boost):
                 gain = "+2 both" if boost == "both" else f"+3 {getattr(boost, 'value', boost)}"
                 return f"spend Dome Shelter pair ({gain})"

@@ -17,8 +17,14 @@ Interpretations where the rulebook is open (kept minimal):
   checked after every phase-1 action and when phase 1 begins (so a phase-3 Jetpack flight
   home wins at the start of the next turn, after the systems check passed).
 - The lost events and the applied one go to the discard pile; equipment goes to the hand.
-  Only with more than three cards in hand may (and must) the player discard, one card per
-  action, down to three.
+  "You may have no more than three Equipment cards in your hand at the end of the Events
+  and Equipment phase. Place any cards you do not wish to keep on the discard pile." Read
+  as: at the end of every phase 2 in which the player holds equipment, they may discard
+  any equipment cards, old or new, one per ``DiscardEquipment``, and end the phase with
+  ``KeepHand``, which is refused while more than three remain. The choice belongs to that
+  moment only: no discarding in phases 1 and 3, where cards leave the hand only as a
+  spent pair. With an empty hand (or once the last card is discarded) phase 2 ends by
+  itself.
 - Pairs are spent in phases 1 and 3, any number of times. The two cards spent are the
   first two of that kind in the hand (equal cards). A Jetpack needs 1 battery to fly, to an
   explored card other than the current one. Solar Recharge and Dome Shelter may be spent
@@ -109,7 +115,7 @@ def next_step(state: CrashlandState) -> Step:
         return AwaitingChance(DrawCards(EVENT_DECK, state.uplink_to_draw, "uplink"))
     if state.uplink_count:
         return AwaitingPlayers((state.player,), "arrange_uplink")
-    if state.phase is Phase.EVENTS and not state.discarding:
+    if state.phase is Phase.EVENTS and not state.checking_hand:
         need = CONTENT.events_per_turn - len(state.drawn)
         if state.draw_pile:
             return AwaitingChance(DrawCards(EVENT_DECK, min(need, state.draw_pile), "events"))
@@ -164,7 +170,7 @@ def _deal(log: _Log, cards: tuple[str, ...]) -> None:
 def _settle(log: _Log) -> None:
     """Finish phase 2 once its three cards are drawn (or the deck has nothing more)."""
     s = log.state
-    if s.phase is not Phase.EVENTS or s.discarding or s.uplink_count:
+    if s.phase is not Phase.EVENTS or s.checking_hand or s.uplink_count:
         return
     complete = len(s.drawn) >= CONTENT.events_per_turn
     if not complete and (s.draw_pile or s.discard):
@@ -178,7 +184,9 @@ def _settle(log: _Log) -> None:
     equipment = tuple(c for c in s.drawn if c in CONTENT.equipment_cards)
     if equipment:
         log.add(ev.EquipmentKept(equipment))
-    if not log.state.discarding:
+    if log.state.hand:
+        log.add(ev.HandCheckBegan())
+    else:
         log.add(ev.PhaseBegan(Phase.SYSTEMS_CHECK, s.turn))
 
 
@@ -205,6 +213,8 @@ def decide(state: CrashlandState, player: str, action: object) -> list[object]:
             _end_movement(log)
         case act.DiscardEquipment(card=card):
             _discard(log, card)
+        case act.KeepHand():
+            _keep(log)
         case (
             act.SpendDomeShelter()
             | act.SpendJetpack()
@@ -311,15 +321,32 @@ def _end_movement(log: _Log) -> None:
         log.add(ev.EventCardsDrawn(known, from_uplink=True))
 
 
+def _require_hand_check(state: CrashlandState) -> None:
+    if not state.checking_hand:
+        raise RuleViolation(
+            "WRONG_PHASE", "Equipment is kept or discarded at the end of the events phase."
+        )
+
+
 def _discard(log: _Log, card: str) -> None:
     s = log.state
-    if not s.discarding:
-        raise RuleViolation("NOT_OVER_HAND_LIMIT", "You may only discard above three cards.")
+    _require_hand_check(s)
     if card not in s.hand:
         raise RuleViolation("CARD_NOT_IN_HAND", f"You do not hold {card!r}.")
     log.add(ev.EquipmentDiscarded(card))
-    if not log.state.discarding:
+    if not log.state.hand:
         log.add(ev.PhaseBegan(Phase.SYSTEMS_CHECK, s.turn))
+
+
+def _keep(log: _Log) -> None:
+    s = log.state
+    _require_hand_check(s)
+    if len(s.hand) > CONTENT.hand_limit:
+        raise RuleViolation(
+            "OVER_HAND_LIMIT",
+            f"You may keep no more than {CONTENT.hand_limit} cards; you hold {len(s.hand)}.",
+        )
+    log.add(ev.PhaseBegan(Phase.SYSTEMS_CHECK, s.turn))
 
 
 _PAIR_KIND: dict[type, Equipment] = {
@@ -417,6 +444,7 @@ def _candidates(state: CrashlandState) -> Iterator[object]:
     yield act.EndMovement()
     for card in dict.fromkeys(state.hand):
         yield act.DiscardEquipment(card)
+    yield act.KeepHand()
     for boost in Boost:
         yield act.SpendDomeShelter(boost)
     for position in sorted(state.explored):

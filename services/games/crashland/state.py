@@ -40,7 +40,8 @@ class CrashlandState:
     #: this turn's (or the last turn's) phase 2 draw
     drawn: tuple[str, ...] = ()
     applied_event: str | None = None
-    discarding: bool = False
+    #: the end of phase 2: keeping or discarding equipment
+    checking_hand: bool = False
     #: an uplink in progress: cards to arrange, and how many must still be drawn
     uplink_count: int = 0
     uplink_to_draw: int = 0
@@ -80,7 +81,7 @@ def evolve(state: CrashlandState, event: object) -> CrashlandState:
                 s, deck_ready=True, draw_pile=size, discard=() if reshuffle else s.discard
             )
         case ev.PhaseBegan(phase=phase, turn=turn):
-            s = replace(s, phase=phase, turn=turn, discarding=False)
+            s = replace(s, phase=phase, turn=turn, checking_hand=False)
             if phase is Phase.MOVEMENT:
                 return replace(s, cards_moved=0, flew=False)
             if phase is Phase.EVENTS:
@@ -108,16 +109,11 @@ def evolve(state: CrashlandState, event: object) -> CrashlandState:
         case ev.EventsDiscarded(cards=cards):
             return replace(s, discard=s.discard + cards)
         case ev.EquipmentKept(cards=cards):
-            hand = s.hand + cards
-            return replace(s, hand=hand, discarding=len(hand) > CONTENT.hand_limit)
+            return replace(s, hand=s.hand + cards)
+        case ev.HandCheckBegan():
+            return replace(s, checking_hand=True)
         case ev.EquipmentDiscarded(card=card):
-            hand = _without(s.hand, (card,))
-            return replace(
-                s,
-                hand=hand,
-                discard=(*s.discard, card),
-                discarding=len(hand) > CONTENT.hand_limit,
-            )
+            return replace(s, hand=_without(s.hand, (card,)), discard=(*s.discard, card))
         case ev.PairSpent(cards=cards):
             return replace(s, hand=_without(s.hand, cards), discard=s.discard + cards)
         case ev.ShelterEntered(oxygen=oxygen, battery=battery):

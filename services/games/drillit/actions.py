@@ -96,6 +96,11 @@ class PlaceTurboPiece:
 
 
 @dataclass(frozen=True)
+class TakePlanB:
+    """Plan B: move the Exit piece to the other exit option (once a match, no Action Point)."""
+
+
+@dataclass(frozen=True)
 class EndTurn:
     """Stop spending Action Points."""
 
@@ -114,6 +119,7 @@ DrillitAction = (
     | UseRedBomb
     | UseYellowTurbo
     | PlaceTurboPiece
+    | TakePlanB
     | EndTurn
 )
 
@@ -131,5 +137,6 @@ ACTION_TYPES: tuple[type, ...] = (
     UseRedBomb,
     UseYellowTurbo,
     PlaceTurboPiece,
+    TakePlanB,
     EndTurn,
 )

@@ -1,5 +1,5 @@
 """Bots: ``random`` (uniform over legal actions) and ``greedy`` (one-step, task-valued:
-stop the worst threat, dig toward an exit).
+stop the worst threat, dig toward the exit, take Plan B once the exit is cut off).
 
 Both decide from what their player sees. ``greedy_view_policy`` is the view-based bot a
 networked client plays with (player's ``DrillitView``, player id, legal actions);
@@ -10,6 +10,7 @@ networked client plays with (player's ``DrillitView``, player id, legal actions)
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +28,7 @@ from services.games.drillit.tunnels import (
     is_free,
     openings,
     piece_openings,
+    plan_b_exit,
     reaches_exit,
 )
 from services.games.drillit.view import DrillitView, make_view
@@ -49,7 +51,7 @@ def goblin_threat(state: DrillitState, sector: int, space: int) -> float:
 
 
 class _Digging:
-    """Progress toward the exits, measured once per decision."""
+    """Progress toward the exit, measured once per decision."""
 
     def __init__(self, state: DrillitState) -> None:
         self.state = state
@@ -67,7 +69,7 @@ class _Digging:
             (self.field.get(n, FAR) for n in ends if is_free(self.state, n, self.occupied)),
             default=FAR,
         )
-        # dig toward the exits; a piece that opens a new best front counts extra
+        # dig toward the exit; a piece that opens a new best front counts extra
         value = max(1.0, 40.0 - 3.0 * new)
         if new < self.best:
             value += 30.0 + 10.0 * min(self.best - new, 3)
@@ -171,7 +173,17 @@ class Greedy:
                 return threat - 10.0 + _crystal_pressure(state)
             case act.UseYellowTurbo():
                 return (70.0 if digging.best < FAR else 0.0) + _crystal_pressure(state)
+            case act.TakePlanB():
+                return 500.0 if _plan_b_saves(state, digging) else 0.0
         return 0.0
+
+
+def _plan_b_saves(state: DrillitState, digging: _Digging) -> bool:
+    """The Exit piece is cut off and the other exit option can still be reached."""
+    other = plan_b_exit(state)
+    if digging.best < FAR or other is None:
+        return False
+    return _Digging(dataclasses.replace(state, exit=other)).best < FAR
 
 
 def greedy_policy(seed: int) -> Policy:

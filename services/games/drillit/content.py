@@ -27,6 +27,7 @@ HORDE = "horde"
 COLOURS = ("blue", "red", "yellow")
 DIFFICULTIES = ("easy", "medium", "hard")
 DISTANCES = ("short", "medium", "long")
+EXIT_OPTIONS = ("1", "2")
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,8 @@ class Content:
     radar_spaces: int
     life_track: int
     layouts: dict[str, Layout]
+    #: variant name -> (fewest, most) players: "box" (2-4) or "house"
+    player_counts: dict[str, tuple[int, int]]
     pieces: dict[str, PathPiece]
     cards: dict[str, EventCard]
     characters: tuple[str, ...]
@@ -131,8 +134,14 @@ def load(path: Path = _PACK) -> Content:
         radar_spaces=radar["spaces_per_sector"],
         life_track=raw["life_track"]["length"],
         layouts={
-            name: Layout(spec["map_radius"], {k: Hex(v[0], v[1]) for k, v in spec["exits"].items()})
+            name: Layout(
+                spec["map_radius"], {str(k): Hex(v[0], v[1]) for k, v in spec["exits"].items()}
+            )
             for name, spec in raw["tunnels"]["distances"].items()
+        },
+        player_counts={
+            name: (int(spec["min"]), int(spec["max"]))
+            for name, spec in raw["player_counts"].items()
         },
         pieces=pieces,
         cards=cards,
@@ -156,6 +165,11 @@ def _check(content: Content, book: dict[str, Any]) -> None:
         raise ValueError("the rulebook has 5 Abyss cards")
     if content.storage_limits != {"easy": 4, "medium": 3, "hard": 2}:
         raise ValueError("Crystal Storage limits are 4/3/2")
+    if content.player_counts["box"] != (2, 4):
+        raise ValueError("the box says 2-4 players")
+    for name, lay in content.layouts.items():
+        if tuple(sorted(lay.exits)) != EXIT_OPTIONS:
+            raise ValueError(f"distance {name}: the board has exit options 1 and 2")
 
 
 CONTENT = load()

@@ -18,6 +18,10 @@ class MatchSetUp:
     storage_limit: int
     life_track: int
     rules_version: str
+    #: the exit option ("1" or "2") the players placed the Exit piece on
+    exit: str = "1"
+    #: whether the players may still move the Exit piece to the other option once
+    plan_b: bool = True
 
 
 @dataclass(frozen=True)
@@ -296,6 +300,14 @@ class TurboStopped:
 
 
 @dataclass(frozen=True)
+class PlanBTaken:
+    """The players moved the Exit piece to the other exit option (``exit``)."""
+
+    player: str
+    exit: str
+
+
+@dataclass(frozen=True)
 class ActionsEnded:
     player: str
 
@@ -361,6 +373,7 @@ EVENT_TYPES: tuple[type, ...] = (
     TurboPiecePlaced,
     TurboPieceDiscarded,
     TurboStopped,
+    PlanBTaken,
     ActionsEnded,
     TurnEnded,
     MatchWon,

@@ -27,6 +27,8 @@ def _setup(s: DrillitState, e: ev.MatchSetUp) -> DrillitState:
         difficulty=e.difficulty,
         distance=e.distance,
         storage_limit=e.storage_limit,
+        exit=e.exit,
+        plan_b=e.plan_b,
         path_pile=len(CONTENT.pieces),
         radar=setup_radar(),
     )
@@ -269,6 +271,10 @@ def _turbo_stopped(s: DrillitState, e: ev.TurboStopped) -> DrillitState:
     return _turbo_done(s, 0)
 
 
+def _plan_b(s: DrillitState, e: ev.PlanBTaken) -> DrillitState:
+    return replace(s, exit=e.exit, plan_b=False)
+
+
 def _actions_ended(s: DrillitState, e: ev.ActionsEnded) -> DrillitState:
     return replace(s, actions_done=True, phase=Phase.ATTACK if s.blackout else Phase.REFILL)
 
@@ -331,6 +337,7 @@ _HANDLERS: dict[type, Any] = {
     ev.TurboPiecePlaced: _turbo_placed,
     ev.TurboPieceDiscarded: _turbo_discarded,
     ev.TurboStopped: _turbo_stopped,
+    ev.PlanBTaken: _plan_b,
     ev.ActionsEnded: _actions_ended,
     ev.TurnEnded: _turn_ended,
     ev.MatchWon: _won,

@@ -28,7 +28,7 @@ from services.games.drillit import events as ev
 from services.games.drillit import render as text
 from services.games.drillit.actions import ACTION_TYPES
 from services.games.drillit.bots import greedy_view_policy
-from services.games.drillit.content import CONTENT, DIFFICULTIES, DISTANCES
+from services.games.drillit.content import CONTENT
 from services.games.drillit.events import EVENT_TYPES
 from services.games.drillit.evolve import evolve
 from services.games.drillit.flow import advance, missing_pieces, next_step
@@ -42,6 +42,7 @@ from services.games.drillit.player_actions import (
 from services.games.drillit.setup_rules import (
     MAX_PLAYERS,
     MIN_PLAYERS,
+    OPTIONS,
     match_set_up,
     resolve_setup_draw,
     resolve_start_roll,
@@ -62,10 +63,7 @@ class Drillit(Game[DrillitState]):
     action_types: ClassVar[tuple[type, ...]] = ACTION_TYPES
     event_types: ClassVar[tuple[type, ...]] = EVENT_TYPES
     view_type: ClassVar[type] = DrillitView
-    options: ClassVar[tuple[OptionSpec, ...]] = (
-        OptionSpec("difficulty", "easy", "how hard the Event Deck is", DIFFICULTIES),
-        OptionSpec("distance", "short", "how far the exit lies", DISTANCES),
-    )
+    options: ClassVar[tuple[OptionSpec, ...]] = OPTIONS
 
     def initial_state(self) -> DrillitState:
         return DrillitState()

@@ -26,6 +26,7 @@ from services.games.drillit.tunnels import (
     canonical_rotation,
     openings,
     placements,
+    plan_b_exit,
     reaches_exit,
 )
 
@@ -172,6 +173,16 @@ def place_turbo_piece(state: DrillitState, action: act.PlaceTurboPiece) -> list[
     ]
 
 
+def take_plan_b(state: DrillitState, player: str) -> list[Any]:
+    """Plan B (see setup_rules): the Exit piece moves to the other exit option, once."""
+    other = plan_b_exit(state)
+    if other is None:
+        raise RuleViolation(
+            "NO_PLAN_B", "Plan B is not available: the Exit piece has moved or the option is off."
+        )
+    return [ev.PlanBTaken(player, other)]
+
+
 def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[Any]:
     """An action of the active player during their actions."""
     match action:
@@ -189,6 +200,8 @@ def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[An
             return excavate(state, player, action)
         case act.UseBlueOnFires() | act.UseBlueOnArmor() | act.UseRedBomb() | act.UseYellowTurbo():
             return use_crystals(state, player, action)
+        case act.TakePlanB():
+            return take_plan_b(state, player)
         case act.EndTurn():
             return [ev.ActionsEnded(player)]
     raise MalformedAction("UNKNOWN_ACTION", f"{type(action).__name__} is not a Drillit! action.")
@@ -230,6 +243,8 @@ def turn_actions(state: DrillitState, player: str) -> tuple[Any, ...]:
             if piece is not None and may_place_for(state, player, owner):
                 out += [act.Excavate(owner, cell, k) for cell, k in placements(state, piece)]
     out += crystal_actions(state, player)
+    if plan_b_exit(state) is not None:
+        out.append(act.TakePlanB())
     out.append(act.EndTurn())
     return tuple(out)
 

@@ -60,6 +60,8 @@ def public_state(view: DrillitView) -> DrillitState:
         difficulty=view.difficulty,
         distance=view.distance,
         storage_limit=view.storage_limit,
+        exit=view.exit_option,
+        plan_b=view.plan_b_option is not None,
         path_pile=view.path_pile_size,
         characters={p.player: p.character for p in view.players if p.character},
         rooms={p.player: p.room for p in view.players if p.room is not None},

@@ -38,15 +38,21 @@ def _tunnels(view: DrillitView) -> list[str]:
         glyph = "."
         if cell in tank:
             glyph = "T"
-        elif cell in exits:
+        elif cell == view.exit_piece:
             glyph = "E"
+        elif cell in exits:
+            glyph = "e"
         elif cell in abysses:
             glyph = "X"
         elif cell in tiles:
             glyph = tiles[cell]
         rows.setdefault(cell.r, {})[2 * cell.q + cell.r] = glyph
     low = min(x for row in rows.values() for x in row)
-    lines = ["Tunnels (T Tank, E exit, X abyss, b/r/y Path piece by crystal)"]
+    plan_b = "" if view.plan_b_option is None else f"; Plan B: option {view.plan_b_option}"
+    lines = [
+        f"Tunnels (T Tank, E the Exit piece (option {view.exit_option}{plan_b}), e the other"
+        " exit option, X abyss, b/r/y Path piece by crystal)"
+    ]
     for r in sorted(rows):
         row = rows[r]
         width = max(row) - low + 1

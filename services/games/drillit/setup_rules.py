@@ -1,5 +1,32 @@
 """Setup: options, dealing Path pieces and characters, building the Event Deck exactly
-as the rulebook says, start rooms, and who starts."""
+as the rulebook says, start rooms, and who starts.
+
+Readings encoded here (rulebook: /work/shared/seeds/000_58a1105e59ffe291.txt):
+
+- Player count. The box says 2-4 players (seeds README and public facts); the rulebook
+  has no sentence giving the count, but its own text assumes fewer than five: "If no
+  player has the Pilot, the players decide who starts" cannot happen when five players
+  are dealt the five Character cards. So setup accepts 2 to 4 players; 1 or 5 only with
+  the house variant option ``player_count_variant=house`` (labelled house content in the
+  content pack).
+- The exit. "Choose the distance you want to travel (short, medium or long) and place the
+  Exit piece on the indicated space of the board. (... the Exit piece is x1.)" and "The
+  Players win the game if they place a Path piece connecting to the exit determined by
+  the players at the start of the game." With the public fact "Two exit options exist
+  ('Plan B')", the players choose at setup which of the two printed exit options of the
+  chosen distance gets the one Exit piece: option ``exit=1|2`` (default 1). Only that
+  exit wins; the other option's space stays empty (and, being a printed exit space, takes
+  no Path piece).
+- Plan B. "Note that if something goes very wrong on the first escape route, the Players
+  may still risk restarting the excavation along the second exit option. Repeat: always
+  keep a Plan B in mind." Read as: once per match the active player may, during their
+  actions and for no Action Point, move the Exit piece to the other exit option
+  (``TakePlanB``); from then on only that exit wins, and "impossible to reach the Exit
+  piece" is judged for it. The tunnels already dug stay on the board (the rulebook
+  removes none) and digging may go on from any open tunnel or the Tank. Option
+  ``plan_b=allowed`` (default, the rulebook) or ``plan_b=off`` (a house variant: one
+  exit, no way back).
+"""
 
 from __future__ import annotations
 
@@ -10,44 +37,65 @@ from services.games.contract import (
     ChanceRequest,
     DrawCards,
     MalformedAction,
+    OptionSpec,
     RollDice,
     ShuffleDeck,
 )
 from services.games.drillit import events as ev
-from services.games.drillit.content import CONTENT, DIFFICULTIES, DISTANCES
+from services.games.drillit.content import CONTENT, DIFFICULTIES, DISTANCES, EXIT_OPTIONS
 from services.games.drillit.state import DrillitState
 
-MIN_PLAYERS = 1
-MAX_PLAYERS = len(CONTENT.characters)  # one character each
+BOX, HOUSE = "box", "house"
+MIN_PLAYERS, MAX_PLAYERS = CONTENT.player_counts[BOX]
+PLAN_B_ALLOWED, PLAN_B_OFF = "allowed", "off"
 TRIOS = len(CONTENT.abyss_cards())
 TOP = CONTENT.top_cards  # "Set aside 3 of these cards; they will make up the top of the deck"
 STAGING, ABYSS_STAGING = "event-staging", "event-abyss"
+
+OPTIONS = (
+    OptionSpec("difficulty", "easy", "Crystal Storage limit 4 / 3 / 2", DIFFICULTIES),
+    OptionSpec("distance", "short", "how far the exit lies from the Tank", DISTANCES),
+    OptionSpec("exit", "1", "which of the two exit options holds the Exit piece", EXIT_OPTIONS),
+    OptionSpec(
+        "plan_b",
+        PLAN_B_ALLOWED,
+        "allowed: once, move the Exit piece to the other option (rulebook); off: house variant",
+        (PLAN_B_ALLOWED, PLAN_B_OFF),
+    ),
+    OptionSpec(
+        "player_count_variant",
+        BOX,
+        "box: 2-4 players; house: house variant allowing 1 or 5 players",
+        (BOX, HOUSE),
+    ),
+)
 
 
 def trio_deck(i: int) -> str:
     return f"event-trio-{i}"
 
 
+def _choice(options: Mapping[str, str], spec: OptionSpec) -> str:
+    value = options.get(spec.name, spec.default)
+    if value not in spec.choices:
+        allowed = ", ".join(spec.choices)
+        raise MalformedAction("BAD_OPTION", f"{spec.name} must be one of {allowed}, not {value!r}.")
+    return value
+
+
 def match_set_up(players: Sequence[str], options: Mapping[str, str]) -> list[Any]:
-    if not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
+    unknown = set(options) - {spec.name for spec in OPTIONS}
+    if unknown:
+        raise MalformedAction("BAD_OPTION", f"Unknown option(s): {', '.join(sorted(unknown))}.")
+    difficulty, distance, exit_option, plan_b, variant = (_choice(options, s) for s in OPTIONS)
+    fewest, most = CONTENT.player_counts[variant]
+    if not fewest <= len(players) <= most:
+        hint = "" if variant == HOUSE else " (player_count_variant=house allows 1 or 5)"
         raise MalformedAction(
-            "BAD_PLAYERS", f"Drillit! is played by {MIN_PLAYERS} to {MAX_PLAYERS} players."
+            "BAD_PLAYERS", f"Drillit! is played by {fewest} to {most} players{hint}."
         )
     if len(set(players)) != len(players) or not all(players):
         raise MalformedAction("BAD_PLAYERS", "Every player needs a distinct, non-empty id.")
-    unknown = set(options) - {"difficulty", "distance"}
-    if unknown:
-        raise MalformedAction("BAD_OPTION", f"Unknown option(s): {', '.join(sorted(unknown))}.")
-    difficulty = options.get("difficulty", "easy")
-    distance = options.get("distance", "short")
-    if difficulty not in DIFFICULTIES:
-        raise MalformedAction(
-            "BAD_OPTION", f"difficulty must be easy, medium or hard, not {difficulty!r}."
-        )
-    if distance not in DISTANCES:
-        raise MalformedAction(
-            "BAD_OPTION", f"distance must be short, medium or long, not {distance!r}."
-        )
     return [
         ev.MatchSetUp(
             players=tuple(players),
@@ -56,6 +104,8 @@ def match_set_up(players: Sequence[str], options: Mapping[str, str]) -> list[Any
             storage_limit=CONTENT.storage_limits[difficulty],
             life_track=CONTENT.life_track,
             rules_version=CONTENT.rules_version,
+            exit=exit_option,
+            plan_b=plan_b == PLAN_B_ALLOWED,
         )
     ]
 

@@ -56,6 +56,8 @@ class DrillitState:
     difficulty: str = "easy"
     distance: str = "short"
     storage_limit: int = 4
+    exit: str = "1"  # the exit option holding the Exit piece: only it wins
+    plan_b: bool = True  # the Exit piece may still move to the other option once
     # --- setup progress ---
     path_pile: int = 0  # face-down pieces left (their order stays with the decks service)
     path_pile_shuffled: bool = False

@@ -1,5 +1,9 @@
 """The tunnel map: where a Path piece may go, when the exit is reached, where an Abyss
-opens, and whether an exit can still be reached at all."""
+opens, and whether the exit can still be reached at all.
+
+"The exit" is the exit option holding the Exit piece (``state.exit``, chosen at setup,
+moved once by Plan B; see setup_rules). Both printed exit options stay off limits for Path
+pieces, so Plan B always has its space."""
 
 from __future__ import annotations
 
@@ -17,8 +21,15 @@ def layout(state: DrillitState) -> Layout:
 
 
 def exits(state: DrillitState) -> tuple[Hex, ...]:
-    lay = layout(state)
-    return tuple(lay.exits[k] for k in sorted(lay.exits))
+    """Where the Exit piece stands: the only exit that wins."""
+    return (layout(state).exits[state.exit],)
+
+
+def plan_b_exit(state: DrillitState) -> str | None:
+    """The exit option Plan B would move the Exit piece to, if it may still move."""
+    if not state.plan_b:
+        return None
+    return next(k for k in sorted(layout(state).exits) if k != state.exit)
 
 
 def openings(piece: str, rotation: int) -> tuple[int, ...]:
@@ -120,7 +131,7 @@ def reaches_exit(state: DrillitState, cell: Hex, shape: Iterable[int]) -> bool:
 
 
 def exit_reachable(state: DrillitState) -> bool:
-    """Some exit can still be reached through free cells from the current frontier
+    """The exit can still be reached through free cells from the current frontier
     (assuming suitable pieces come: the pile holds every turn)."""
     occupied = piece_openings(state)
     targets = set(exits(state))
@@ -139,23 +150,24 @@ def exit_reachable(state: DrillitState) -> bool:
 
 
 def distance_field(state: DrillitState) -> dict[Hex, int]:
-    """Pieces still needed from each free cell to an exit (1 = a piece here can win)."""
+    """Pieces still needed from each free cell to the exit (1 = a piece here can win)."""
     blocked = frozenset(p.cell for p in state.placed) | frozenset(state.abysses)
-    return _distance_field(state.distance, blocked)
+    return _distance_field(state.distance, state.exit, blocked)
 
 
 @functools.lru_cache(maxsize=256)
-def _distance_field(distance_name: str, blocked: frozenset[Hex]) -> dict[Hex, int]:
+def _distance_field(
+    distance_name: str, exit_option: str, blocked: frozenset[Hex]
+) -> dict[Hex, int]:
     lay = CONTENT.layouts[distance_name]
     walls = blocked | CONTENT.tank_cells | frozenset(lay.exits.values())
     free = lay.cells - walls
     field: dict[Hex, int] = {}
     queue: deque[Hex] = deque()
-    for ex in lay.exits.values():
-        for n in ex.neighbours():
-            if n in free and n not in field:
-                field[n] = 1
-                queue.append(n)
+    for n in lay.exits[exit_option].neighbours():
+        if n in free:
+            field[n] = 1
+            queue.append(n)
     while queue:
         cell = queue.popleft()
         step = field[cell] + 1
@@ -167,7 +179,7 @@ def _distance_field(distance_name: str, blocked: frozenset[Hex]) -> dict[Hex, in
 
 
 def abyss_cell(state: DrillitState) -> Hex | None:
-    """Next to the Path piece closest to an exit, where it fits the path (on a free cell
+    """Next to the Path piece closest to the exit, where it fits the path (on a free cell
     an opening of that piece faces); before any piece is laid, next to the Tank."""
     occupied = piece_openings(state)
     goals = exits(state)

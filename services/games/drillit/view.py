@@ -13,7 +13,7 @@ from services.games.drillit.content import CONTENT
 from services.games.drillit.goblin_attack import lightest_box
 from services.games.drillit.hexgrid import Hex
 from services.games.drillit.state import DrillitState
-from services.games.drillit.tunnels import layout, openings
+from services.games.drillit.tunnels import layout, openings, plan_b_exit
 
 BOX_NAMES = ("yellow", "orange", "red")
 
@@ -89,7 +89,13 @@ class DrillitView:
     storage_limit: int
     map_radius: int
     tank_cells: tuple[Hex, ...]
+    #: the printed exit options 1 and 2, in that order
     exits: tuple[Hex, ...]
+    #: where the Exit piece stands (the only exit that wins), its option number
+    exit_piece: Hex
+    exit_option: str
+    #: the exit option Plan B would move the Exit piece to (None: it can no longer move)
+    plan_b_option: str | None
     tiles: tuple[DrillitTileView, ...]
     abysses: tuple[Hex, ...]
     abysses_found: int
@@ -158,6 +164,9 @@ def make_view(state: DrillitState, viewer: str | None) -> DrillitView:
         map_radius=lay.map_radius,
         tank_cells=tuple(sorted(CONTENT.tank_cells)),
         exits=tuple(lay.exits[k] for k in sorted(lay.exits)),
+        exit_piece=lay.exits[state.exit],
+        exit_option=state.exit,
+        plan_b_option=plan_b_exit(state),
         tiles=tuple(
             DrillitTileView(
                 p.piece,
@@ -211,6 +220,8 @@ def describe_action(action: Any) -> str:
             return "yellow Crystals: Turbo"
         case act.PlaceTurboPiece(cell=cell, rotation=k):
             return f"place the Turbo piece at ({cell.q},{cell.r}) turned {k}"
+        case act.TakePlanB():
+            return "Plan B: move the Exit piece to the other exit option"
         case act.EndTurn():
             return "end the turn"
     return repr(action)

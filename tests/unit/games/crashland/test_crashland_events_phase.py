@@ -1,5 +1,6 @@
-"""Phase 2: draw three, only the highest-numbered event applies, hand limit three,
-reshuffling the discard pile when the draw pile runs out."""
+"""Phase 2: draw three, only the highest-numbered event applies, at the end of the phase
+keep at most three equipment cards and discard any you do not wish to keep, reshuffling
+the discard pile when the draw pile runs out."""
 
 from __future__ import annotations
 
@@ -15,7 +16,12 @@ from services.games.contract import (
 )
 from services.games.crashland import GAME
 from services.games.crashland import events as ev
-from services.games.crashland.actions import DiscardEquipment, EndTurn, SpendSolarRecharge
+from services.games.crashland.actions import (
+    DiscardEquipment,
+    EndTurn,
+    KeepHand,
+    SpendSolarRecharge,
+)
 from services.games.crashland.model import Phase, Position, System
 from services.games.crashland.state import CrashlandState
 from tests.unit.games.crashland.crashland_given import (
@@ -30,6 +36,7 @@ from tests.unit.games.crashland.crashland_given import (
 )
 
 SYSTEMS = ev.PhaseBegan(Phase.SYSTEMS_CHECK, 1)
+HAND_CHECK = ev.HandCheckBegan()
 
 
 def drawing(*before: Any) -> CrashlandState:
@@ -52,7 +59,7 @@ def test_events_only_the_highest_numbered_event_applies_the_others_are_discarded
         ev.EventApplied("event-07", 7, System.BATTERY, 2, 7),
         ev.EventsDiscarded(("event-02", "event-07")),
         ev.EquipmentKept(("eq-jetpack-1",)),
-        SYSTEMS,
+        HAND_CHECK,
     ]
 
 
@@ -67,7 +74,7 @@ def test_events_without_an_event_card_nothing_is_lost() -> None:
     assert drawn(drawing(), *cards) == [
         ev.EventCardsDrawn(cards, from_uplink=False),
         ev.EquipmentKept(cards),
-        SYSTEMS,
+        HAND_CHECK,
     ]
 
 
@@ -77,38 +84,99 @@ def test_events_equipment_is_kept_in_hand_from_one_turn_to_the_next() -> None:
     assert state.hand == ("eq-jetpack-1", "eq-jetpack-2")
 
 
-def test_events_hand_limit_three_at_the_end_of_the_phase() -> None:
-    state = drawing(hand("eq-jetpack-1", "eq-jetpack-2"))
-    new = drawn(state, "eq-solar-recharge-1", "eq-solar-recharge-2", "eq-dome-shelter-1")
-    assert SYSTEMS not in new
-    state = GAME.fold(new, state)
-    assert GAME.next_step(state) == AwaitingPlayers((PLAYER,), "events")
+def checking(held: tuple[str, ...], *cards: str) -> CrashlandState:
+    """The end of phase 2 after drawing ``cards`` while holding ``held``."""
+    state = drawing(hand(*held)) if held else drawing()
+    return GAME.fold(drawn(state, *cards), state)
 
+
+def test_events_hand_limit_three_at_the_end_of_the_phase() -> None:
+    # given two cards in hand and three more equipment cards drawn
+    state = checking(
+        ("eq-jetpack-1", "eq-jetpack-2"),
+        "eq-solar-recharge-1",
+        "eq-solar-recharge-2",
+        "eq-dome-shelter-1",
+    )
+    assert GAME.next_step(state) == AwaitingPlayers((PLAYER,), "events")
+    # when keeping five cards, then refused: no more than three
+    refused(state, KeepHand(), "OVER_HAND_LIMIT")
+    assert KeepHand() not in GAME.legal_actions(state, PLAYER)
+    # when discarding two, then the phase waits for the player to keep the three left
     first = when(state, DiscardEquipment("eq-jetpack-1"))
     assert first == [ev.EquipmentDiscarded("eq-jetpack-1")]
     state = GAME.fold(first, state)
-    assert when(state, DiscardEquipment("eq-solar-recharge-2")) == [
-        ev.EquipmentDiscarded("eq-solar-recharge-2"),
-        SYSTEMS,
-    ]
+    second = when(state, DiscardEquipment("eq-solar-recharge-2"))
+    assert second == [ev.EquipmentDiscarded("eq-solar-recharge-2")]
+    state = GAME.fold(second, state)
+    assert when(state, KeepHand()) == [SYSTEMS]
 
 
 def test_events_hand_limit_pairs_and_systems_check_wait_for_the_discards() -> None:
-    state = drawing(hand("eq-solar-recharge-1", "eq-solar-recharge-2"))
-    state = GAME.fold(drawn(state, "eq-jetpack-1", "eq-jetpack-2", "event-01"), state)
+    state = checking(
+        ("eq-solar-recharge-1", "eq-solar-recharge-2"), "eq-jetpack-1", "eq-jetpack-2", "event-01"
+    )
     refused(state, SpendSolarRecharge(), "WRONG_PHASE")
     refused(state, EndTurn(), "WRONG_PHASE")
 
 
-def test_events_discarding_refused_when_not_over_the_hand_limit() -> None:
-    refused(given(hand("eq-jetpack-1")), DiscardEquipment("eq-jetpack-1"), "NOT_OVER_HAND_LIMIT")
-    state = given(hand("eq-jetpack-1"), phase(Phase.SYSTEMS_CHECK))
-    refused(state, DiscardEquipment("eq-jetpack-1"), "NOT_OVER_HAND_LIMIT")
+def test_events_place_any_cards_you_do_not_wish_to_keep_even_under_the_hand_limit() -> None:
+    # given one card held and one equipment drawn: two cards, under the limit
+    state = checking(("eq-jetpack-1",), "eq-solar-recharge-1", "event-01", "event-02")
+    assert state.hand == ("eq-jetpack-1", "eq-solar-recharge-1")
+    assert DiscardEquipment("eq-jetpack-1") in GAME.legal_actions(state, PLAYER)
+    # when the player discards the old card they do not wish to keep
+    events = when(state, DiscardEquipment("eq-jetpack-1"))
+    # then it goes to the discard pile, and the phase still waits for the player
+    assert events == [ev.EquipmentDiscarded("eq-jetpack-1")]
+    state = GAME.fold(events, state)
+    assert state.hand == ("eq-solar-recharge-1",)
+    assert state.discard[-1] == "eq-jetpack-1"
+    assert GAME.next_step(state) == AwaitingPlayers((PLAYER,), "events")
+
+
+def test_events_keeping_every_card_under_the_hand_limit_ends_the_phase() -> None:
+    state = checking(("eq-jetpack-1",), "eq-solar-recharge-1", "event-01", "event-02")
+    events = when(state, KeepHand())
+    assert events == [SYSTEMS]
+    assert GAME.fold(events, state).hand == ("eq-jetpack-1", "eq-solar-recharge-1")
+
+
+def test_events_discarding_the_last_card_ends_the_phase() -> None:
+    state = checking((), "eq-jetpack-1", "event-01", "event-02")
+    assert when(state, DiscardEquipment("eq-jetpack-1")) == [
+        ev.EquipmentDiscarded("eq-jetpack-1"),
+        SYSTEMS,
+    ]
+
+
+def test_events_with_no_equipment_in_hand_the_phase_ends_by_itself() -> None:
+    cards = ("event-01", "event-02", "event-03")
+    assert drawn(drawing(), *cards)[-1] == SYSTEMS
+
+
+def test_events_old_cards_may_be_discarded_when_only_events_were_drawn() -> None:
+    state = checking(("eq-jetpack-1",), "event-01", "event-02", "event-03")
+    assert state.checking_hand
+    assert when(state, DiscardEquipment("eq-jetpack-1"))[0] == ev.EquipmentDiscarded("eq-jetpack-1")
+
+
+def test_events_discarding_only_at_the_end_of_the_events_phase() -> None:
+    # given a card in hand in phase 1 or phase 3: refused, cards leave only as spent pairs
+    for state in (given(hand("eq-jetpack-1")), given(hand("eq-jetpack-1"), phase(SYSTEMS.phase))):
+        refused(state, DiscardEquipment("eq-jetpack-1"), "WRONG_PHASE")
+        refused(state, KeepHand(), "WRONG_PHASE")
+        assert not any(
+            isinstance(a, DiscardEquipment | KeepHand) for a in GAME.legal_actions(state, PLAYER)
+        )
+    # and not while phase 2 still waits for its cards
+    refused(drawing(hand("eq-jetpack-1")), DiscardEquipment("eq-jetpack-1"), "AWAITING_CHANCE")
 
 
 def test_events_discarding_a_card_not_in_hand_is_refused() -> None:
-    state = drawing(hand("eq-jetpack-1", "eq-jetpack-2"))
-    state = GAME.fold(drawn(state, "eq-solar-recharge-1", "eq-solar-recharge-2", "event-01"), state)
+    state = checking(
+        ("eq-jetpack-1", "eq-jetpack-2"), "eq-solar-recharge-1", "eq-solar-recharge-2", "event-01"
+    )
     refused(state, DiscardEquipment("eq-dome-shelter-1"), "CARD_NOT_IN_HAND")
 
 

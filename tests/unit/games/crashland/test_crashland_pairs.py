@@ -222,7 +222,9 @@ def test_uplink_chosen_order_is_drawn_next_without_the_decks_service() -> None:
     assert events[3].card == "event-11"
     state = then(state, events)
     assert state.known_top == order[3:]
-    assert state.phase is Phase.SYSTEMS_CHECK  # drawn without a chance node
+    # drawn without a chance node: the phase goes straight on to the hand check
+    assert GAME.next_step(state) == AwaitingPlayers((PLAYER,), "events")
+    assert state.checking_hand
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,8 @@ def setup_events(
     distance: str = "short",
     top: Sequence[str] = (),
     starter: str | None = None,
+    exit: str = "1",
+    plan_b: bool = True,
 ) -> list[Any]:
     """A complete setup; ``top`` (up to 3 non-Abyss cards) opens the Event Deck."""
     players = tuple(players)
@@ -56,6 +58,8 @@ def setup_events(
             CONTENT.storage_limits[difficulty],
             CONTENT.life_track,
             CONTENT.rules_version,
+            exit,
+            plan_b,
         ),
         ev.PileShuffled("paths", 36),
         ev.PathPiecesDrawn(dict(hands), 36 - len(hands)),

@@ -1,9 +1,12 @@
-"""End of game: victory at an exit (either option: Plan B), defeat by the Life Track,
-the exhausted Event Deck, or no way left to the exit."""
+"""End of game: victory at the exit the players chose at setup, Plan B (moving the Exit
+piece once to the second exit option), defeat by the Life Track, the exhausted Event
+Deck, or no way left to the exit."""
 
 from __future__ import annotations
 
-from services.games.contract import Finished, Outcome
+import pytest
+
+from services.games.contract import Finished, Outcome, RuleViolation
 from services.games.drillit import GAME
 from services.games.drillit import actions as act
 from services.games.drillit import events as ev
@@ -23,20 +26,40 @@ def tunnel(*cells: Hex, rotation: int = NE) -> list[ev.PathPiecePlaced]:
     ]
 
 
-EXIT_A, EXIT_B = CONTENT.layouts["short"].exits["a"], CONTENT.layouts["short"].exits["b"]
+EXIT_1, EXIT_2 = CONTENT.layouts["short"].exits["1"], CONTENT.layouts["short"].exits["2"]
+LAST_1 = Hex(EXIT_1.q - 1, 1 - EXIT_1.q)  # a straight piece here, turned NE, meets exit 1
+LAST_2 = EXIT_2.neighbour(1)  # the cell north-east of exit 2
 
 
-def test_victory_a_path_piece_connecting_to_the_exit() -> None:
-    # exit a lies straight north-east of the Tank at (d, -d)
-    d = EXIT_A.q
-    assert Hex(d, -d) == EXIT_A
-    board = tunnel(*(Hex(i, -i) for i in range(2, d - 1)))
-    state = on_turn("ann", *board)
-    last = Hex(d - 1, 1 - d)
-    assert act.Excavate("ann", last, NE) in GAME.legal_actions(state, "ann")
-    events = GAME.decide(state, "ann", act.Excavate("ann", last, NE))
+def toward_exit_1() -> list[ev.PathPiecePlaced]:
+    """A straight tunnel north-east from the Tank, one piece short of exit option 1."""
+    d = EXIT_1.q
+    assert Hex(d, -d) == EXIT_1
+    return tunnel(*(Hex(i, -i) for i in range(2, d - 1)))
+
+
+def toward_exit_2() -> list[ev.PathPiecePlaced]:
+    """A straight tunnel west along row 1, one curve short of exit option 2 at (-d, 2)."""
+    assert EXIT_2.r == 2
+    return tunnel(*(Hex(q, 1) for q in range(-2, LAST_2.q, -1)), rotation=0)
+
+
+# the wide curve P10 turned 4 opens east (0) into the west tunnel and south-west (4)
+CURVE_HANDS = {"ann": "P10", "bob": "P02", "cid": "P03"}
+INTO_EXIT_2 = act.Excavate("ann", LAST_2, 4)
+INTO_EXIT_1 = act.Excavate("ann", LAST_1, NE)
+
+
+def test_victory_a_path_piece_connecting_to_the_chosen_exit() -> None:
+    # given the Exit piece on option 1 (the default) and a tunnel one piece short of it
+    state = on_turn("ann", *toward_exit_1())
+    assert state.exit == "1"
+    assert INTO_EXIT_1 in GAME.legal_actions(state, "ann")
+    # when the last piece connects to it
+    events = GAME.decide(state, "ann", INTO_EXIT_1)
+    # then the players win
     assert events == [
-        ev.PathPiecePlaced("ann", "ann", "P01", last, NE, 1),
+        ev.PathPiecePlaced("ann", "ann", "P01", LAST_1, NE, 1),
         ev.CrystalCollected("blue"),
         ev.MatchWon("exit-reached"),
     ]
@@ -47,15 +70,74 @@ def test_victory_a_path_piece_connecting_to_the_exit() -> None:
     assert GAME.legal_actions(final, "ann") == ()
 
 
-def test_victory_plan_b_the_second_exit_option_also_leads_out() -> None:
-    # exit b lies west at (-d, 2): a tunnel west along row 1, then a curve down to it
-    assert EXIT_B.r == 2
-    last = EXIT_B.neighbour(1)  # the cell north-east of the exit
-    board = tunnel(*(Hex(q, 1) for q in range(-2, last.q, -1)), rotation=0)
-    state = on_turn("ann", *board, hands={"ann": "P10", "bob": "P02", "cid": "P03"})
-    # the wide curve P10 turned 4 opens east (0) into the tunnel and south-west (4)
-    events = GAME.decide(state, "ann", act.Excavate("ann", last, 4))
-    assert events[-1] == ev.MatchWon("exit-reached")
+def test_victory_only_at_the_exit_determined_at_the_start_not_the_other_option() -> None:
+    # given the Exit piece on option 1 and a tunnel reaching the empty option 2
+    state = on_turn("ann", *toward_exit_2(), hands=CURVE_HANDS)
+    # when a piece connects to exit option 2
+    events = GAME.decide(state, "ann", INTO_EXIT_2)
+    # then it is only a Path piece: no victory
+    assert not any(isinstance(e, ev.MatchWon) for e in events)
+    assert GAME.outcome(GAME.fold(events, state)) is None
+
+
+def test_victory_exit_option_2_chosen_at_setup_wins_and_option_1_does_not() -> None:
+    # given the players placed the Exit piece on option 2
+    at_2 = on_turn("ann", *toward_exit_2(), hands=CURVE_HANDS, exit="2")
+    # when a piece connects to option 2, then they win
+    assert GAME.decide(at_2, "ann", INTO_EXIT_2)[-1] == ev.MatchWon("exit-reached")
+    # when a piece connects to option 1 instead, then nothing is won
+    at_1 = on_turn("ann", *toward_exit_1(), exit="2")
+    assert ev.MatchWon("exit-reached") not in GAME.decide(at_1, "ann", INTO_EXIT_1)
+
+
+def test_plan_b_moves_the_exit_piece_to_the_second_exit_option_for_no_action_point() -> None:
+    # given the first escape route (option 1) and a tunnel toward option 2
+    state = on_turn("ann", *toward_exit_2(), hands=CURVE_HANDS)
+    assert act.TakePlanB() in GAME.legal_actions(state, "ann")
+    # when the active player takes Plan B
+    events = GAME.decide(state, "ann", act.TakePlanB())
+    # then the Exit piece stands on option 2, no Action Point spent, Plan B used up
+    assert events == [ev.PlanBTaken("ann", "2")]
+    state = GAME.fold(events, state)
+    assert (state.exit, state.plan_b, state.action_points) == ("2", False, 4)
+    view = GAME.view(state, "bob")
+    assert (view.exit_piece, view.exit_option, view.plan_b_option) == (EXIT_2, "2", None)
+    # and the excavation along the second exit option now wins
+    assert GAME.decide(state, "ann", INTO_EXIT_2)[-1] == ev.MatchWon("exit-reached")
+
+
+def test_plan_b_the_first_exit_no_longer_wins_after_the_exit_piece_moved() -> None:
+    state = on_turn("ann", *toward_exit_1(), ev.PlanBTaken("ann", "2"))
+    assert ev.MatchWon("exit-reached") not in GAME.decide(state, "ann", INTO_EXIT_1)
+
+
+def test_plan_b_only_once_a_match() -> None:
+    state = on_turn("ann", ev.PlanBTaken("cid", "2"))
+    assert act.TakePlanB() not in GAME.legal_actions(state, "ann")
+    with pytest.raises(RuleViolation) as refused:
+        GAME.decide(state, "ann", act.TakePlanB())
+    assert refused.value.code == "NO_PLAN_B"
+
+
+def test_plan_b_from_option_2_goes_back_to_option_1() -> None:
+    state = on_turn("ann", exit="2")
+    assert GAME.decide(state, "ann", act.TakePlanB()) == [ev.PlanBTaken("ann", "1")]
+
+
+def test_plan_b_only_by_the_active_player_during_their_actions() -> None:
+    state = on_turn("ann")
+    with pytest.raises(RuleViolation) as refused:
+        GAME.decide(state, "bob", act.TakePlanB())
+    assert refused.value.code == "NOT_YOUR_TURN"
+
+
+def test_plan_b_off_house_variant_keeps_the_exit_piece_where_it_was_placed() -> None:
+    state = on_turn("ann", plan_b=False)
+    assert GAME.view(state, "ann").plan_b_option is None
+    assert act.TakePlanB() not in GAME.legal_actions(state, "ann")
+    with pytest.raises(RuleViolation) as refused:
+        GAME.decide(state, "ann", act.TakePlanB())
+    assert refused.value.code == "NO_PLAN_B"
 
 
 def test_defeat_when_the_life_track_is_full() -> None:
@@ -118,10 +200,27 @@ def test_defeat_when_the_exit_cannot_be_reached_any_more() -> None:
     assert GAME.decide(state, "ann", act.EndTurn())[-1] == ev.MatchLost("exit-unreachable")
 
 
-def test_exit_still_reachable_with_a_plan_b() -> None:
-    # wall off the north-east: exit b (west) still counts
-    wall = [ev.AbyssOpened(c) for c in disc(2) if c.q >= 1 and c not in CONTENT.tank_cells]
-    assert exit_reachable(on_turn("ann", *wall))
+# Abysses on every map space around exit option 1 (a corner of the map)
+AROUND_EXIT_1 = [
+    ev.AbyssOpened(c) for c in EXIT_1.neighbours() if c in CONTENT.layouts["short"].cells
+]
+
+
+def test_defeat_when_the_chosen_exit_is_cut_off_and_plan_b_was_not_taken() -> None:
+    # given Abysses all around the Exit piece (option 1)
+    state = on_turn("ann", *AROUND_EXIT_1)
+    assert not exit_reachable(state)
+    # when the turn ends without Plan B, then "impossible to reach the Exit piece"
+    assert GAME.decide(state, "ann", act.EndTurn())[-1] == ev.MatchLost("exit-unreachable")
+
+
+def test_plan_b_saves_the_mission_when_the_first_escape_route_is_cut_off() -> None:
+    # given the same Abysses; when the players take Plan B, then option 2 is reachable
+    state = on_turn("ann", *AROUND_EXIT_1)
+    state = GAME.fold(GAME.decide(state, "ann", act.TakePlanB()), state)
+    assert exit_reachable(state)
+    events = GAME.decide(state, "ann", act.EndTurn())
+    assert not any(isinstance(e, ev.MatchLost) for e in events)
 
 
 def test_defeat_when_the_pile_is_empty_and_no_piece_in_hand_fits() -> None:

@@ -31,7 +31,7 @@ def candidates(state: DrillitState) -> list[Any]:
     out += [act.Attack(c) for c in itertools.combinations_with_replacement(spaces, 2)]
     out += [act.Repair(), act.Extinguish(), act.EndTurn(), act.UseBlueOnArmor()]
     out += [act.UseBlueOnFires(r) for r in ROOMS] + [act.UseRedBomb(s) for s in CONTENT.sectors]
-    out.append(act.UseYellowTurbo())
+    out += [act.UseYellowTurbo(), act.TakePlanB()]
     out += [act.Excavate(p, c, k) for p in PLAYERS for c in cells for k in range(6)]
     out += [act.PlaceTurboPiece(c, k) for c in cells for k in range(6)]
     return out
@@ -59,7 +59,12 @@ def accepted(state: DrillitState, player: str, action: Any) -> bool:
 def test_legal_actions_are_exactly_the_accepted_actions(seed: int) -> None:
     chance = SeededChance(f"legal-{seed}", *seeds_for(seed))
     policy = random_policy(seed)
-    options = {"difficulty": "hard", "distance": ("short", "medium", "long")[seed % 3]}
+    options = {
+        "difficulty": "hard",
+        "distance": ("short", "medium", "long")[seed % 3],
+        "exit": "12"[seed % 2],
+        "plan_b": ("allowed", "off")[seed // 3],
+    }
     state = GAME.fold(GAME.setup(PLAYERS, options))
     checked = 0
     for _ in range(400):

@@ -45,8 +45,11 @@ def test_options_difficulty_sets_the_crystal_storage_limit() -> None:
 @pytest.mark.parametrize(
     ("options", "fragment"),
     [
-        ({"difficulty": "nightmare"}, "difficulty must be easy, medium or hard"),
-        ({"distance": "far"}, "distance must be short, medium or long"),
+        ({"difficulty": "nightmare"}, "difficulty must be one of easy, medium, hard"),
+        ({"distance": "far"}, "distance must be one of short, medium, long"),
+        ({"exit": "3"}, "exit must be one of 1, 2"),
+        ({"plan_b": "twice"}, "plan_b must be one of allowed, off"),
+        ({"player_count_variant": "any"}, "player_count_variant must be one of box, house"),
         ({"colour": "red"}, "Unknown option"),
     ],
 )
@@ -56,13 +59,59 @@ def test_options_bad_values_are_malformed(options: dict[str, str], fragment: str
     assert fragment in refused.value.message
 
 
-def test_players_one_to_five_because_there_are_five_characters() -> None:
-    assert (GAME.min_players, GAME.max_players) == (1, 5)
-    GAME.setup(["solo"], {})
-    with pytest.raises(MalformedAction):
-        GAME.setup([f"p{i}" for i in range(6)], {})
+def test_options_every_option_is_declared_with_its_default_and_choices() -> None:
+    declared = {o.name: (o.default, o.choices) for o in GAME.options}
+    assert declared == {
+        "difficulty": ("easy", ("easy", "medium", "hard")),
+        "distance": ("short", ("short", "medium", "long")),
+        "exit": ("1", ("1", "2")),
+        "plan_b": ("allowed", ("allowed", "off")),
+        "player_count_variant": ("box", ("box", "house")),
+    }
+
+
+def test_exit_determined_by_the_players_at_the_start_of_the_game() -> None:
+    # given no choice, the Exit piece goes on option 1 and Plan B stays open
+    (default,) = GAME.setup(["a", "b"], {})
+    assert (default.exit, default.plan_b) == ("1", True)
+    # when the players choose option 2 and no Plan B, then the match records it
+    (chosen,) = GAME.setup(["a", "b"], {"exit": "2", "plan_b": "off"})
+    assert (chosen.exit, chosen.plan_b) == ("2", False)
+    state = GAME.fold([chosen])
+    assert (state.exit, state.plan_b) == ("2", False)
+    assert GAME.view(state, "a").exit_piece == CONTENT.layouts["short"].exits["2"]
+
+
+def test_players_two_to_four_as_the_box_says() -> None:
+    assert (GAME.min_players, GAME.max_players) == (2, 4)
+    for count in (2, 3, 4):
+        (event,) = GAME.setup([f"p{i}" for i in range(count)], {})
+        assert len(event.players) == count
     with pytest.raises(MalformedAction):
         GAME.setup(["a", "a"], {})
+
+
+@pytest.mark.parametrize("count", [1, 5])
+def test_players_one_or_five_refused_without_the_house_variant(count: int) -> None:
+    with pytest.raises(MalformedAction) as refused:
+        GAME.setup([f"p{i}" for i in range(count)], {})
+    assert refused.value.code == "BAD_PLAYERS"
+    assert "2 to 4 players" in refused.value.message
+    assert "player_count_variant=house" in refused.value.message
+
+
+@pytest.mark.parametrize("count", [1, 5])
+def test_players_house_variant_allows_one_or_five(count: int) -> None:
+    options = {"player_count_variant": "house"}
+    (event,) = GAME.setup([f"p{i}" for i in range(count)], options)
+    assert len(event.players) == count
+    assert CONTENT.player_counts["house"] == (1, 5)
+
+
+def test_players_never_more_than_the_five_characters_even_in_the_house_variant() -> None:
+    with pytest.raises(MalformedAction) as refused:
+        GAME.setup([f"p{i}" for i in range(6)], {"player_count_variant": "house"})
+    assert "1 to 5 players" in refused.value.message
 
 
 def test_setup_five_goblins_one_on_each_blue_outermost_space() -> None:

@@ -196,7 +196,7 @@ def _refusal(state: DrillitState, player: str, action: Any) -> str:
 
 
 def test_main_event_abyss_opens_next_to_the_path_piece_closest_to_the_exit() -> None:
-    # a straight tunnel heading north-east toward exit a at (d, -d)
+    # a straight tunnel heading north-east toward exit option 1 at (d, -d)
     board = [
         ev.PathPiecePlaced("ann", "ann", "P01", Hex(2, -2), 1, 0),
         ev.PathPiecePlaced("ann", "bob", "P02", Hex(3, -3), 1, 0),
@@ -209,6 +209,19 @@ def test_main_event_abyss_opens_next_to_the_path_piece_closest_to_the_exit() -> 
     assert fact == ev.AbyssOpened(Hex(4, -4))
     state = GAME.fold([fact], state)
     assert state.abysses == (Hex(4, -4),) and state.abysses_found == 1
+
+
+def test_main_event_abyss_opens_toward_the_exit_piece_not_the_other_exit_option() -> None:
+    # two tunnels: north-east toward option 1, west toward option 2 (both 2 pieces long)
+    board = [
+        ev.PathPiecePlaced("ann", "ann", "P01", Hex(2, -2), 1, 0),
+        ev.PathPiecePlaced("ann", "bob", "P02", Hex(3, -3), 1, 0),
+        ev.PathPiecePlaced("ann", "cid", "P03", Hex(-2, 1), 0, 0),
+        ev.PathPiecePlaced("ann", "ann", "P04", Hex(-3, 1), 0, 0),
+    ]
+    assert abyss_cell(given(*board)) == Hex(4, -4)
+    assert abyss_cell(given(*board, exit="2")) == Hex(-4, 1)
+    assert abyss_cell(given(*board, ev.PlanBTaken("ann", "2"))) == Hex(-4, 1)
 
 
 def test_sub_events_resolve_before_the_main_event_and_the_attack() -> None:

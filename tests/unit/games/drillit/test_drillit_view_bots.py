@@ -14,13 +14,18 @@ import pytest
 
 from services.games.contract import ViewPolicy
 from services.games.drillit import GAME
-from services.games.drillit.bots import BOTS, Greedy
+from services.games.drillit import actions as act
+from services.games.drillit import events as ev
+from services.games.drillit.bots import BOTS, Greedy, greedy_view_policy
+from services.games.drillit.content import CONTENT
 from services.games.drillit.public_state import UNSHOWN, public_state
 from services.games.drillit.state import DrillitState
 from services.games.drillit.view import DrillitView
 from services.games.playout import Policy, play
+from tests.unit.games.drillit.drillit_given import on_turn
 
-#: (seed, seats, difficulty, distance): every seat count, difficulty and distance
+#: (seed, seats, difficulty, distance): every seat count (1 and 5 in the house variant),
+#: difficulty and distance; odd seeds put the Exit piece on option 2
 CELLS = [
     (
         seed,
@@ -42,6 +47,13 @@ def seats(count: int) -> tuple[str, ...]:
     return tuple(f"p{i + 1}" for i in range(count))
 
 
+def match_options(seed: int, count: int, difficulty: str, distance: str) -> dict[str, str]:
+    options = {"difficulty": difficulty, "distance": distance, "exit": "12"[seed % 2]}
+    if not GAME.min_players <= count <= GAME.max_players:
+        options["player_count_variant"] = "house"
+    return options
+
+
 def playout(
     bot: str, seed: int, count: int, difficulty: str, distance: str, watch: Any = None
 ) -> list[Position]:
@@ -60,7 +72,7 @@ def playout(
 
     players = seats(count)
     policies = {p: recording(BOTS[bot](seed * 31 + i)) for i, p in enumerate(players)}
-    options = {"difficulty": difficulty, "distance": distance}
+    options = match_options(seed, count, difficulty, distance)
     play(GAME, players, options, policies, seed, match_id=f"view-bots-{seed}")
     return positions
 
@@ -157,3 +169,16 @@ def test_view_greedy_decides_the_same_on_a_view_read_back_from_protobuf() -> Non
 
 def test_the_game_offers_a_random_and_a_greedy_bot() -> None:
     assert set(GAME.bots()) == {"random", "greedy"}
+
+
+def test_greedy_takes_plan_b_only_when_the_exit_piece_is_cut_off() -> None:
+    exit_1 = CONTENT.layouts["short"].exits["1"]
+    around = [ev.AbyssOpened(c) for c in exit_1.neighbours() if c in CONTENT.layouts["short"].cells]
+    open_state = on_turn("ann")
+    cut_off = on_turn("ann", *around)
+    bot = greedy_view_policy(0)
+    legal_open = GAME.legal_actions(open_state, "ann")
+    legal_cut = GAME.legal_actions(cut_off, "ann")
+    assert act.TakePlanB() in legal_open and act.TakePlanB() in legal_cut
+    assert bot(seen_by(open_state, "ann"), "ann", legal_open) != act.TakePlanB()
+    assert bot(seen_by(cut_off, "ann"), "ann", legal_cut) == act.TakePlanB()
