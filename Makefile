@@ -2,6 +2,7 @@
 #   make up      start Kafka and every service locally (twice is safe); make down stops them
 #   make test    install everything, start Kafka, run unit + integration tests
 #   make bench   benchmarks → BENCHMARKS.md and bench-results.json
+#   make image   the container image (podman); make test-image runs it like k8s/ does
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -13,6 +14,7 @@ PROTOS := $(sort $(wildcard protos/tabletop/v1/*.proto))
 KAFKA := deploy/kafka/kafka.sh
 
 include deploy/make/tools.mk
+include deploy/make/image.mk
 
 GRPCURL_VERSION ?= v1.9.3
 
