@@ -79,9 +79,9 @@ test-unit: install  ## unit tests only (no Kafka)
 	$(VENV)/bin/pytest -q -m 'not integration' tests/unit
 
 lint: install  ## ruff and mypy
-	$(VENV)/bin/ruff check services tests deploy/k8s
-	$(VENV)/bin/ruff format --check services tests deploy/k8s
-	$(VENV)/bin/mypy services tests deploy/k8s
+	$(VENV)/bin/ruff check services tests deploy/k8s deploy/image
+	$(VENV)/bin/ruff format --check services tests deploy/k8s deploy/image
+	$(VENV)/bin/mypy services tests deploy/k8s deploy/image
 
 prometheus: tools-prometheus  ## local Prometheus on 127.0.0.1:9090 scraping every process
 	@deploy/prometheus/prometheus.sh start

@@ -38,7 +38,7 @@ class ImageMetadata:
 
 
 def _ports(spec: str) -> set[int]:
-    """"50050-50054/tcp" or "9100" → the port numbers."""
+    """ "50050-50054/tcp" or "9100" → the port numbers."""
     first, _, last = spec.split("/")[0].partition("-")
     return set(range(int(first), int(last or first) + 1))
 

@@ -24,6 +24,7 @@ from typing import Any
 
 Obj = Mapping[str, Any]
 
+
 @dataclass(frozen=True)
 class Probe:
     kind: str  # "grpc" or "http"
@@ -83,7 +84,7 @@ def _field(path: str, workload: Obj, pod_name: str) -> str:
     labels = dict(workload["spec"]["template"]["metadata"].get("labels", {}))
     if workload["kind"] == "StatefulSet":
         labels["apps.kubernetes.io/pod-index"] = "0"
-    fields = {
+    fields: dict[str, str] = {
         "metadata.name": pod_name,
         "metadata.namespace": workload["metadata"].get("namespace", "default"),
         **{f"metadata.labels['{k}']": str(v) for k, v in labels.items()},

@@ -230,7 +230,9 @@ def test_the_image_is_what_the_dockerfile_and_the_manifests_say(
 def test_every_probe_of_every_container_answers(running: Running) -> None:
     for service, spec in running.specs.items():
         for kind, probe in spec.probes.items():
-            assert probe_ok(probe, running.port_map), f"{service} {kind} probe\n{running.logs(service)}"
+            assert probe_ok(probe, running.port_map), (
+                f"{service} {kind} probe\n{running.logs(service)}"
+            )
 
 
 def test_a_bot_match_through_the_containerised_gateway(running: Running) -> None:
@@ -261,7 +263,9 @@ def test_sigterm_stops_each_container_within_its_grace_period(running: Running) 
         drained[service] = round(time.monotonic() - start, 2)
         assert stop.returncode == 0, stop.stderr
         state = json.loads(podman("container", "inspect", name).stdout)[0]["State"]
-        assert state["ExitCode"] == 0, f"{service} exit {state['ExitCode']}\n{running.logs(service)}"
+        assert state["ExitCode"] == 0, (
+            f"{service} exit {state['ExitCode']}\n{running.logs(service)}"
+        )
         assert not state.get("OOMKilled"), service
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({"image": IMAGE, "drain_seconds": drained}, indent=2) + "\n")
