@@ -72,7 +72,7 @@ def image() -> dict[str, Any]:
     fresh = exists and inspect_image()["Config"]["Labels"].get(context.LABEL) == want
     if not fresh:
         if not REQUIRED:
-            state = "is older than the working tree" if exists else "does not exist"
+            state = "was not built from this working tree" if exists else "does not exist"
             pytest.skip(f"image {IMAGE} {state}: run `make image` (or `make test-image`)")
         build = subprocess.run(
             [str(ROOT / "deploy/image/build.sh")],
@@ -170,9 +170,12 @@ async def delete_topics(bootstrap: str, names: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def running(
-    image: dict[str, Any], specs: dict[str, ContainerSpec], kafka: str
+    image: dict[str, Any], specs: dict[str, ContainerSpec], request: pytest.FixtureRequest
 ) -> Iterator[Running]:
     """Every service in its own container, started in the local stack's order."""
+    # Asked for only now: a session fixture would be set up (Kafka started) before the
+    # image fixture had a chance to skip.
+    kafka: str = request.getfixturevalue("kafka")
     port_map = {port: free_port() for spec in specs.values() for port in spec.ports.values()}
     run_id = uuid.uuid4().hex[:8]
     prefix = f"img{run_id}."
