@@ -44,13 +44,16 @@ def test_runtime_stage_is_non_root_without_build_tools() -> None:
     assert 'ENTRYPOINT ["tabletop-serve"]' in runtime
     for build_tool in ("build-essential", "gcc", "apt-get install", "git "):
         assert build_tool not in text, build_tool
-    # wheels come from the builder, nothing from an index at this point
-    assert "--no-index" in text and "from=builder" in text
+    # the environment comes whole from the builder (a COPY: its cache key is the content)
+    assert "COPY --from=builder /opt/tabletop /opt/tabletop" in runtime
+    assert "pip " not in text
 
 
 def test_builder_makes_wheels_without_a_compiler() -> None:
     builder = "\n".join(_stages()[0])
     assert "pip wheel --only-binary=:all: --wheel-dir /wheels ." in builder
+    # the runtime's environment installs from those wheels only
+    assert "pip install --no-index --find-links=/wheels tabletop" in builder
     for build_tool in ("build-essential", "gcc", "apt-get install"):
         assert build_tool not in builder, build_tool
 
