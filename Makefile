@@ -2,6 +2,7 @@
 #   make up      start Kafka and every service locally (twice is safe); make down stops them
 #   make test    install everything, start Kafka, run unit + integration tests
 #   make bench   benchmarks → BENCHMARKS.md and bench-results.json
+#   make image   the container image (podman); make test-image runs it like k8s/ does
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -13,6 +14,7 @@ PROTOS := $(sort $(wildcard protos/tabletop/v1/*.proto))
 KAFKA := deploy/kafka/kafka.sh
 
 include deploy/make/tools.mk
+include deploy/make/image.mk
 
 GRPCURL_VERSION ?= v1.9.3
 
@@ -77,9 +79,9 @@ test-unit: install  ## unit tests only (no Kafka)
 	$(VENV)/bin/pytest -q -m 'not integration' tests/unit
 
 lint: install  ## ruff and mypy
-	$(VENV)/bin/ruff check services tests deploy/k8s
-	$(VENV)/bin/ruff format --check services tests deploy/k8s
-	$(VENV)/bin/mypy services tests deploy/k8s
+	$(VENV)/bin/ruff check services tests deploy/k8s deploy/image
+	$(VENV)/bin/ruff format --check services tests deploy/k8s deploy/image
+	$(VENV)/bin/mypy services tests deploy/k8s deploy/image
 
 prometheus: tools-prometheus  ## local Prometheus on 127.0.0.1:9090 scraping every process
 	@deploy/prometheus/prometheus.sh start
