@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import signal
+import sys
+from types import FrameType
 
 from services.common.config import Config
 from services.common.logging import configure_logging
@@ -12,7 +15,14 @@ from services.common.logging import configure_logging
 SERVICES = ("dice", "decks", "board", "scoring", "gateway", "projector")
 
 
+def _exit_while_starting(signum: int, frame: FrameType | None) -> None:
+    sys.exit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> None:
+    # As PID 1 in a container, SIGTERM is ignored unless handled: until the service installs
+    # its graceful handler (after startup), a stop request simply ends the process.
+    signal.signal(signal.SIGTERM, _exit_while_starting)
     parser = argparse.ArgumentParser(
         prog="tabletop-serve",
         description="Run one Tabletop service (configured by TABLETOP_* environment variables).",

@@ -309,11 +309,6 @@ def test_sigterm_stops_each_container_within_its_grace_period(running: Running) 
     print(f"drain on SIGTERM (s): {drained}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PID 1 ignores SIGTERM until the service installs its handler (after startup): "
-    "services/common/serve.py should exit on SIGTERM from its first line",
-)
 def test_sigterm_stops_a_container_that_is_still_starting(
     image: dict[str, Any], specs: dict[str, ContainerSpec]
 ) -> None:
