@@ -17,6 +17,7 @@ from services.games.crashland import actions as act
 from services.games.crashland import bots, rules
 from services.games.crashland import events as ev
 from services.games.crashland import render as text
+from services.games.crashland.picture import draw as draw_picture
 from services.games.crashland.state import CrashlandState, evolve
 from services.games.crashland.view import CrashlandView, view
 
@@ -74,6 +75,9 @@ class Crashland(Game[CrashlandState]):
 
     def render(self, view: Any) -> str:
         return text.render(view)
+
+    def picture(self, view: Any) -> str | None:
+        return draw_picture(view)
 
     def seat_summaries(self, state: CrashlandState) -> list[dict[str, str | float]]:
         if state.player is None:

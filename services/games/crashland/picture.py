@@ -1,0 +1,288 @@
+"""The Crashland view drawn as an SVG document: the map grid (face-down cards grey with a
+"?"), the astronaut, located fuel tanks, the Oxygen and Battery tracks, the fuel tanks'
+whereabouts, the hand (backs when the viewer may not see it) and the deck's state.
+
+Drawn from the view alone, so nothing hidden can leak; every coloured piece also carries
+a text label, clickable pieces carry a stable ``id`` and a ``<title>``. ElementTree does the
+escaping and keeps attribute order, so the same view always gives the same bytes."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from services.games.crashland.model import Axis, MapKind
+from services.games.crashland.view import CardView, CellView, CrashlandView
+
+WIDTH = 600
+MARGIN = 20
+GRID_TOP = 70
+CELL_W = 90
+CELL_H = 60
+CARD_W = 96
+CARD_H = 44
+PIP = 22
+FONT = "sans-serif"
+
+UNEXPLORED = "#5a606b"
+KIND_FILL = {
+    MapKind.SPACESHIP: "#c0392b",
+    MapKind.DOME: "#2e86c1",
+    MapKind.BEACON: "#e69b22",
+    MapKind.PLAIN: "#9cbf8a",
+}
+KIND_LABEL = {
+    MapKind.SPACESHIP: "SHIP",
+    MapKind.DOME: "DOME",
+    MapKind.BEACON: "BEACON",
+    MapKind.PLAIN: "plain",
+}
+ASTRONAUT = "#ffffff"
+TANK = "#8e44ad"
+TRACK_FILL = {"oxygen": "#3fa9f5", "battery": "#f1c40f"}
+EMPTY = "#2b2f36"
+CARD_BACK = "#34495e"
+CARD_FACE = "#f4ecd8"
+BACKGROUND = "#1b1e24"
+
+
+def _add(
+    parent: ET.Element, tag: str, attrs: dict[str, object], text: str | None = None
+) -> ET.Element:
+    element = ET.SubElement(parent, tag, {k: str(v) for k, v in attrs.items()})
+    if text is not None:
+        element.text = text
+    return element
+
+
+def _group(parent: ET.Element, ident: str, title: str) -> ET.Element:
+    group = _add(parent, "g", {"id": ident})
+    _add(group, "title", {}, title)
+    return group
+
+
+def _label(
+    parent: ET.Element, x: float, y: float, text: str, size: int = 12, fill: str = "#111"
+) -> None:
+    attrs = {
+        "x": x,
+        "y": y,
+        "font-size": size,
+        "font-family": FONT,
+        "fill": fill,
+        "text-anchor": "middle",
+    }
+    _add(parent, "text", attrs, text)
+
+
+def cell_origin(row: int, column: int) -> tuple[int, int]:
+    """Top-left corner of a map card's rectangle."""
+    return MARGIN + column * CELL_W, GRID_TOP + row * CELL_H
+
+
+def _cell_text(cell: CellView) -> tuple[str, str]:
+    if not cell.explored or cell.kind is None:
+        return UNEXPLORED, "?"
+    if cell.kind is MapKind.BEACON:
+        arrow = "up-down" if cell.beacon_axis is Axis.VERTICAL else "left-right"
+        return KIND_FILL[cell.kind], f"BEACON {cell.beacon_number} {arrow}"
+    return KIND_FILL[cell.kind], KIND_LABEL[cell.kind]
+
+
+def _cell(svg: ET.Element, cell: CellView) -> None:
+    row, column = cell.position.row, cell.position.column
+    fill, text = _cell_text(cell)
+    state = "face up" if cell.explored else "face down"
+    extras = (", astronaut here" if cell.astronaut else "") + (
+        f", fuel tank {cell.tank}" if cell.tank is not None else ""
+    )
+    group = _group(
+        svg, f"cell-{row}-{column}", f"row {row}, column {column}: {text} ({state}){extras}"
+    )
+    x, y = cell_origin(row, column)
+    _add(
+        group,
+        "rect",
+        {
+            "x": x + 2,
+            "y": y + 2,
+            "width": CELL_W - 4,
+            "height": CELL_H - 4,
+            "rx": 4,
+            "fill": fill,
+            "stroke": "#000",
+        },
+    )
+    _label(
+        group,
+        x + CELL_W / 2,
+        y + 20,
+        text,
+        10 if len(text) > 8 else 13,
+        "#fff" if not cell.explored else "#111",
+    )
+    if cell.astronaut:
+        _add(
+            group,
+            "circle",
+            {"cx": x + 16, "cy": y + CELL_H - 16, "r": 10, "fill": ASTRONAUT, "stroke": "#000"},
+        )
+        _label(group, x + 16, y + CELL_H - 12, "A", 11)
+    if cell.tank is not None:
+        tx, ty = tank_origin(row, column)
+        _add(
+            group,
+            "rect",
+            {"x": tx, "y": ty, "width": PIP, "height": 16, "fill": TANK, "stroke": "#000"},
+        )
+        _label(group, tx + PIP / 2, ty + 12, f"T{cell.tank}", 10, "#fff")
+
+
+def tank_origin(row: int, column: int) -> tuple[int, int]:
+    """Top-left corner of a located fuel tank's token (bottom right of its card)."""
+    x, y = cell_origin(row, column)
+    return x + CELL_W - PIP - 6, y + CELL_H - 22
+
+
+def track_box(system: str, index: int, top: int) -> tuple[int, int]:
+    row = 0 if system == "oxygen" else 1
+    return MARGIN + 90 + index * (PIP + 4), top + row * (PIP + 8)
+
+
+def _tracks(svg: ET.Element, view: CrashlandView, top: int) -> None:
+    for system, level in (("oxygen", view.oxygen), ("battery", view.battery)):
+        group = _group(svg, f"track-{system}", f"{system.capitalize()} {level} of {view.max_level}")
+        _, y = track_box(system, 0, top)
+        _add(
+            group,
+            "text",
+            {"x": MARGIN, "y": y + 16, "font-size": 13, "font-family": FONT, "fill": "#eee"},
+            f"{system.capitalize()} {level}/{view.max_level}",
+        )
+        for i in range(view.max_level):
+            bx, by = track_box(system, i, top)
+            fill = TRACK_FILL[system] if i < level else EMPTY
+            _add(
+                group,
+                "rect",
+                {"x": bx, "y": by, "width": PIP, "height": PIP, "fill": fill, "stroke": "#888"},
+            )
+            _label(group, bx + PIP / 2, by + 15, str(i + 1), 10, "#111" if i < level else "#888")
+
+
+def _tanks(svg: ET.Element, view: CrashlandView, top: int) -> None:
+    for i, tank in enumerate(view.tanks):
+        if tank.collected:
+            where = "on board the ship"
+        elif tank.position is not None:
+            where = f"at row {tank.position.row}, column {tank.position.column}"
+        else:
+            where = "not located"
+        group = _group(svg, f"tank-{tank.number}", f"fuel tank {tank.number}: {where}")
+        x = MARGIN + i * 190
+        fill = TANK if tank.collected else EMPTY
+        _add(
+            group,
+            "rect",
+            {"x": x, "y": top, "width": PIP, "height": 16, "fill": fill, "stroke": "#888"},
+        )
+        _label(group, x + PIP / 2, top + 12, f"T{tank.number}", 10, "#fff")
+        _add(
+            group,
+            "text",
+            {"x": x + PIP + 4, "y": top + 12, "font-size": 11, "font-family": FONT, "fill": "#eee"},
+            where,
+        )
+
+
+def card_text(card: CardView) -> str:
+    if card.kind == "event":
+        system = card.system.value if card.system else "?"
+        return f"event {card.number}: -{card.loss} {system}"
+    return card.kind.replace("_", " ")
+
+
+def _cards(
+    svg: ET.Element, prefix: str, cards: tuple[CardView, ...], hidden: int, top: int
+) -> None:
+    faces: list[CardView | None] = [*cards] if cards else [None] * hidden
+    for i, card in enumerate(faces):
+        text = card_text(card) if card is not None else "hidden card"
+        group = _group(svg, f"{prefix}-{i}", text)
+        x = MARGIN + i * (CARD_W + 6)
+        fill = CARD_FACE if card is not None else CARD_BACK
+        _add(
+            group,
+            "rect",
+            {
+                "x": x,
+                "y": top,
+                "width": CARD_W,
+                "height": CARD_H,
+                "rx": 4,
+                "fill": fill,
+                "stroke": "#000",
+            },
+        )
+        _label(
+            group,
+            x + CARD_W / 2,
+            top + 26,
+            text if card is not None else "?",
+            10,
+            "#111" if card else "#fff",
+        )
+
+
+def _line(svg: ET.Element, y: int, text: str, size: int = 13) -> None:
+    _add(
+        svg,
+        "text",
+        {"x": MARGIN, "y": y, "font-size": size, "font-family": FONT, "fill": "#eee"},
+        text,
+    )
+
+
+def _status(view: CrashlandView) -> str:
+    head = f"Crashland - turn {view.turn}, {view.phase.value.replace('_', ' ')} phase"
+    return f"{head} (waiting for: {view.awaiting.replace('_', ' ')})"
+
+
+def draw(view: CrashlandView) -> str:
+    grid_bottom = GRID_TOP + view.rows * CELL_H
+    hand_top = grid_bottom + 150
+    height = hand_top + 2 * (CARD_H + 30) + 60
+    svg = ET.Element(
+        "svg",
+        {
+            "xmlns": "http://www.w3.org/2000/svg",
+            "version": "1.1",
+            "width": str(WIDTH),
+            "height": str(height),
+            "viewBox": f"0 0 {WIDTH} {height}",
+        },
+    )
+    _add(svg, "title", {}, _status(view))
+    _add(svg, "rect", {"width": WIDTH, "height": height, "fill": BACKGROUND})
+    _line(svg, 26, _status(view), 15)
+    if view.result:
+        _line(svg, 48, f"GAME {view.result.upper()}: {view.end_reason}")
+    for cell in view.cells:
+        _cell(svg, cell)
+    _tracks(svg, view, grid_bottom + 12)
+    _tanks(svg, view, grid_bottom + 84)
+    _line(svg, hand_top - 8, f"Hand ({view.hand_size})")
+    _cards(svg, "hand", view.hand, view.hand_size, hand_top)
+    uplink_top = hand_top + CARD_H + 30
+    _line(svg, uplink_top - 8, f"Top of the deck known to the player ({view.uplink_size})")
+    _cards(svg, "uplink", view.uplink_cards, view.uplink_size, uplink_top)
+    bottom = uplink_top + CARD_H + 22
+    _line(
+        svg,
+        bottom,
+        f"Draw pile {view.draw_pile_size}, discard pile {len(view.discard_pile)}; moved {view.cards_moved} card(s), {view.free_cards_left} free left",
+        12,
+    )
+    drawn = ", ".join(card_text(c) for c in view.last_drawn) or "none"
+    applied = card_text(view.applied_event) if view.applied_event else "none"
+    _line(svg, bottom + 20, f"Last drawn: {drawn}; event applied: {applied}", 12)
+    return ET.tostring(svg, encoding="unicode")
