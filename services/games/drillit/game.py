@@ -33,6 +33,7 @@ from services.games.drillit.events import EVENT_TYPES
 from services.games.drillit.evolve import evolve
 from services.games.drillit.flow import advance, missing_pieces, next_step
 from services.games.drillit.goblin_attack import resolve_attack_die
+from services.games.drillit.picture import draw as draw_picture
 from services.games.drillit.player_actions import (
     decide_turn_action,
     place_turbo_piece,
@@ -192,6 +193,9 @@ class Drillit(Game[DrillitState]):
 
     def render(self, view: Any) -> str:
         return text.render(view)
+
+    def picture(self, view: Any) -> str | None:
+        return draw_picture(view)
 
     def seat_summaries(self, state: DrillitState) -> list[dict[str, str | float]]:
         # cooperative: every seat shares the result; the character is the seat's own
