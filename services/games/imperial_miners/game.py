@@ -44,6 +44,7 @@ from services.games.imperial_miners.events import EVENT_TYPES
 from services.games.imperial_miners.evolve import evolve
 from services.games.imperial_miners.flow import advance, next_step
 from services.games.imperial_miners.mine import complete_carts, faction_count
+from services.games.imperial_miners.picture import draw as draw_picture
 from services.games.imperial_miners.rules import effect_event, final_scores
 from services.games.imperial_miners.state import ImperialMinersState, Phase
 from services.games.imperial_miners.view import ImperialMinersView, make_view
@@ -171,6 +172,9 @@ class ImperialMiners(Game[ImperialMinersState]):
         from services.games.imperial_miners.render import render
 
         return render(view)
+
+    def picture(self, view: Any) -> str | None:
+        return draw_picture(view)
 
     def describe_action(self, action: Any) -> str:
         from services.games.imperial_miners.render import describe_action
