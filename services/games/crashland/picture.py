@@ -45,38 +45,52 @@ CARD_FACE = "#f4ecd8"
 BACKGROUND = "#1b1e24"
 
 
-def _add(
-    parent: ET.Element, tag: str, attrs: dict[str, object], text: str | None = None
-) -> ET.Element:
-    element = ET.SubElement(parent, tag, {k: str(v) for k, v in attrs.items()})
-    if text is not None:
-        element.text = text
+def _fmt(value: object) -> str:
+    return f"{value:.1f}" if isinstance(value, float) else str(value)
+
+
+def _add(parent: ET.Element, tag: str, text: str | None = None, **attrs: object) -> ET.Element:
+    """A child element; ``font_size`` becomes ``font-size``, floats get one decimal."""
+    element = ET.SubElement(parent, tag, {k.replace("_", "-"): _fmt(v) for k, v in attrs.items()})
+    element.text = text
     return element
 
 
 def _group(parent: ET.Element, ident: str, title: str) -> ET.Element:
-    group = _add(parent, "g", {"id": ident})
-    _add(group, "title", {}, title)
+    group = _add(parent, "g", id=ident)
+    _add(group, "title", title)
     return group
 
 
 def _label(
     parent: ET.Element, x: float, y: float, text: str, size: int = 12, fill: str = "#111"
 ) -> None:
-    attrs = {
-        "x": x,
-        "y": y,
-        "font-size": size,
-        "font-family": FONT,
-        "fill": fill,
-        "text-anchor": "middle",
-    }
-    _add(parent, "text", attrs, text)
+    _add(
+        parent,
+        "text",
+        text,
+        x=x,
+        y=y,
+        font_size=size,
+        font_family=FONT,
+        fill=fill,
+        text_anchor="middle",
+    )
+
+
+def _line(svg: ET.Element, x: float, y: float, text: str, size: int = 13) -> None:
+    _add(svg, "text", text, x=x, y=y, font_size=size, font_family=FONT, fill="#eee")
 
 
 def cell_origin(row: int, column: int) -> tuple[int, int]:
     """Top-left corner of a map card's rectangle."""
     return MARGIN + column * CELL_W, GRID_TOP + row * CELL_H
+
+
+def tank_origin(row: int, column: int) -> tuple[int, int]:
+    """Top-left corner of a located fuel tank's token (bottom right of its card)."""
+    x, y = cell_origin(row, column)
+    return x + CELL_W - PIP - 6, y + CELL_H - 22
 
 
 def _cell_text(cell: CellView) -> tuple[str, str]:
@@ -91,56 +105,31 @@ def _cell_text(cell: CellView) -> tuple[str, str]:
 def _cell(svg: ET.Element, cell: CellView) -> None:
     row, column = cell.position.row, cell.position.column
     fill, text = _cell_text(cell)
-    state = "face up" if cell.explored else "face down"
-    extras = (", astronaut here" if cell.astronaut else "") + (
-        f", fuel tank {cell.tank}" if cell.tank is not None else ""
-    )
-    group = _group(
-        svg, f"cell-{row}-{column}", f"row {row}, column {column}: {text} ({state}){extras}"
-    )
+    title = f"row {row}, column {column}: {text} ({'face up' if cell.explored else 'face down'})"
+    title += ", astronaut here" if cell.astronaut else ""
+    title += f", fuel tank {cell.tank}" if cell.tank is not None else ""
+    group = _group(svg, f"cell-{row}-{column}", title)
     x, y = cell_origin(row, column)
     _add(
         group,
         "rect",
-        {
-            "x": x + 2,
-            "y": y + 2,
-            "width": CELL_W - 4,
-            "height": CELL_H - 4,
-            "rx": 4,
-            "fill": fill,
-            "stroke": "#000",
-        },
+        x=x + 2,
+        y=y + 2,
+        width=CELL_W - 4,
+        height=CELL_H - 4,
+        rx=4,
+        fill=fill,
+        stroke="#000",
     )
-    _label(
-        group,
-        x + CELL_W / 2,
-        y + 20,
-        text,
-        10 if len(text) > 8 else 13,
-        "#fff" if not cell.explored else "#111",
-    )
+    size = 10 if len(text) > 8 else 13
+    _label(group, x + CELL_W / 2, y + 20, text, size, "#111" if cell.explored else "#fff")
     if cell.astronaut:
-        _add(
-            group,
-            "circle",
-            {"cx": x + 16, "cy": y + CELL_H - 16, "r": 10, "fill": ASTRONAUT, "stroke": "#000"},
-        )
+        _add(group, "circle", cx=x + 16, cy=y + CELL_H - 16, r=10, fill=ASTRONAUT, stroke="#000")
         _label(group, x + 16, y + CELL_H - 12, "A", 11)
     if cell.tank is not None:
         tx, ty = tank_origin(row, column)
-        _add(
-            group,
-            "rect",
-            {"x": tx, "y": ty, "width": PIP, "height": 16, "fill": TANK, "stroke": "#000"},
-        )
+        _add(group, "rect", x=tx, y=ty, width=PIP, height=16, fill=TANK, stroke="#000")
         _label(group, tx + PIP / 2, ty + 12, f"T{cell.tank}", 10, "#fff")
-
-
-def tank_origin(row: int, column: int) -> tuple[int, int]:
-    """Top-left corner of a located fuel tank's token (bottom right of its card)."""
-    x, y = cell_origin(row, column)
-    return x + CELL_W - PIP - 6, y + CELL_H - 22
 
 
 def track_box(system: str, index: int, top: int) -> tuple[int, int]:
@@ -150,22 +139,13 @@ def track_box(system: str, index: int, top: int) -> tuple[int, int]:
 
 def _tracks(svg: ET.Element, view: CrashlandView, top: int) -> None:
     for system, level in (("oxygen", view.oxygen), ("battery", view.battery)):
-        group = _group(svg, f"track-{system}", f"{system.capitalize()} {level} of {view.max_level}")
-        _, y = track_box(system, 0, top)
-        _add(
-            group,
-            "text",
-            {"x": MARGIN, "y": y + 16, "font-size": 13, "font-family": FONT, "fill": "#eee"},
-            f"{system.capitalize()} {level}/{view.max_level}",
-        )
+        name = system.capitalize()
+        group = _group(svg, f"track-{system}", f"{name} {level} of {view.max_level}")
+        _line(group, MARGIN, track_box(system, 0, top)[1] + 16, f"{name} {level}/{view.max_level}")
         for i in range(view.max_level):
             bx, by = track_box(system, i, top)
             fill = TRACK_FILL[system] if i < level else EMPTY
-            _add(
-                group,
-                "rect",
-                {"x": bx, "y": by, "width": PIP, "height": PIP, "fill": fill, "stroke": "#888"},
-            )
+            _add(group, "rect", x=bx, y=by, width=PIP, height=PIP, fill=fill, stroke="#888")
             _label(group, bx + PIP / 2, by + 15, str(i + 1), 10, "#111" if i < level else "#888")
 
 
@@ -180,18 +160,9 @@ def _tanks(svg: ET.Element, view: CrashlandView, top: int) -> None:
         group = _group(svg, f"tank-{tank.number}", f"fuel tank {tank.number}: {where}")
         x = MARGIN + i * 190
         fill = TANK if tank.collected else EMPTY
-        _add(
-            group,
-            "rect",
-            {"x": x, "y": top, "width": PIP, "height": 16, "fill": fill, "stroke": "#888"},
-        )
+        _add(group, "rect", x=x, y=top, width=PIP, height=16, fill=fill, stroke="#888")
         _label(group, x + PIP / 2, top + 12, f"T{tank.number}", 10, "#fff")
-        _add(
-            group,
-            "text",
-            {"x": x + PIP + 4, "y": top + 12, "font-size": 11, "font-family": FONT, "fill": "#eee"},
-            where,
-        )
+        _line(group, x + PIP + 4, top + 12, where, 11)
 
 
 def card_text(card: CardView) -> str:
@@ -204,42 +175,17 @@ def card_text(card: CardView) -> str:
 def _cards(
     svg: ET.Element, prefix: str, cards: tuple[CardView, ...], hidden: int, top: int
 ) -> None:
+    """Faces when the viewer may see them, else ``hidden`` backs."""
     faces: list[CardView | None] = [*cards] if cards else [None] * hidden
     for i, card in enumerate(faces):
         text = card_text(card) if card is not None else "hidden card"
         group = _group(svg, f"{prefix}-{i}", text)
         x = MARGIN + i * (CARD_W + 6)
         fill = CARD_FACE if card is not None else CARD_BACK
-        _add(
-            group,
-            "rect",
-            {
-                "x": x,
-                "y": top,
-                "width": CARD_W,
-                "height": CARD_H,
-                "rx": 4,
-                "fill": fill,
-                "stroke": "#000",
-            },
-        )
+        _add(group, "rect", x=x, y=top, width=CARD_W, height=CARD_H, rx=4, fill=fill, stroke="#000")
         _label(
-            group,
-            x + CARD_W / 2,
-            top + 26,
-            text if card is not None else "?",
-            10,
-            "#111" if card else "#fff",
+            group, x + CARD_W / 2, top + 26, text if card else "?", 10, "#111" if card else "#fff"
         )
-
-
-def _line(svg: ET.Element, y: int, text: str, size: int = 13) -> None:
-    _add(
-        svg,
-        "text",
-        {"x": MARGIN, "y": y, "font-size": size, "font-family": FONT, "fill": "#eee"},
-        text,
-    )
 
 
 def _status(view: CrashlandView) -> str:
@@ -250,39 +196,28 @@ def _status(view: CrashlandView) -> str:
 def draw(view: CrashlandView) -> str:
     grid_bottom = GRID_TOP + view.rows * CELL_H
     hand_top = grid_bottom + 150
-    height = hand_top + 2 * (CARD_H + 30) + 60
-    svg = ET.Element(
-        "svg",
-        {
-            "xmlns": "http://www.w3.org/2000/svg",
-            "version": "1.1",
-            "width": str(WIDTH),
-            "height": str(height),
-            "viewBox": f"0 0 {WIDTH} {height}",
-        },
-    )
-    _add(svg, "title", {}, _status(view))
-    _add(svg, "rect", {"width": WIDTH, "height": height, "fill": BACKGROUND})
-    _line(svg, 26, _status(view), 15)
+    uplink_top = hand_top + CARD_H + 30
+    bottom = uplink_top + CARD_H + 22
+    height = bottom + 40
+    box = {"width": str(WIDTH), "height": str(height), "viewBox": f"0 0 {WIDTH} {height}"}
+    svg = ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "version": "1.1", **box})
+    _add(svg, "title", _status(view))
+    _add(svg, "rect", width=WIDTH, height=height, fill=BACKGROUND)
+    _line(svg, MARGIN, 26, _status(view), 15)
     if view.result:
-        _line(svg, 48, f"GAME {view.result.upper()}: {view.end_reason}")
+        _line(svg, MARGIN, 48, f"GAME {view.result.upper()}: {view.end_reason}")
     for cell in view.cells:
         _cell(svg, cell)
     _tracks(svg, view, grid_bottom + 12)
     _tanks(svg, view, grid_bottom + 84)
-    _line(svg, hand_top - 8, f"Hand ({view.hand_size})")
+    _line(svg, MARGIN, hand_top - 8, f"Hand ({view.hand_size})")
     _cards(svg, "hand", view.hand, view.hand_size, hand_top)
-    uplink_top = hand_top + CARD_H + 30
-    _line(svg, uplink_top - 8, f"Top of the deck known to the player ({view.uplink_size})")
+    _line(svg, MARGIN, uplink_top - 8, f"Top of the deck known ({view.uplink_size})")
     _cards(svg, "uplink", view.uplink_cards, view.uplink_size, uplink_top)
-    bottom = uplink_top + CARD_H + 22
-    _line(
-        svg,
-        bottom,
-        f"Draw pile {view.draw_pile_size}, discard pile {len(view.discard_pile)}; moved {view.cards_moved} card(s), {view.free_cards_left} free left",
-        12,
-    )
+    piles = f"Draw pile {view.draw_pile_size}, discard pile {len(view.discard_pile)}"
+    moved = f"moved {view.cards_moved} card(s), {view.free_cards_left} free left"
+    _line(svg, MARGIN, bottom, f"{piles}; {moved}", 12)
     drawn = ", ".join(card_text(c) for c in view.last_drawn) or "none"
     applied = card_text(view.applied_event) if view.applied_event else "none"
-    _line(svg, bottom + 20, f"Last drawn: {drawn}; event applied: {applied}", 12)
+    _line(svg, MARGIN, bottom + 20, f"Last drawn: {drawn}; event applied: {applied}", 12)
     return ET.tostring(svg, encoding="unicode")
