@@ -93,19 +93,22 @@ def tank_origin(row: int, column: int) -> tuple[int, int]:
     return x + CELL_W - PIP - 6, y + CELL_H - 22
 
 
-def _cell_text(cell: CellView) -> tuple[str, str]:
+def _cell_text(cell: CellView) -> tuple[str, str, str]:
+    """Fill, label and second label line of a map card."""
     if not cell.explored or cell.kind is None:
-        return UNEXPLORED, "?"
+        return UNEXPLORED, "?", ""
     if cell.kind is MapKind.BEACON:
         arrow = "up-down" if cell.beacon_axis is Axis.VERTICAL else "left-right"
-        return KIND_FILL[cell.kind], f"BEACON {cell.beacon_number} {arrow}"
-    return KIND_FILL[cell.kind], KIND_LABEL[cell.kind]
+        return KIND_FILL[cell.kind], f"BEACON {cell.beacon_number}", arrow
+    return KIND_FILL[cell.kind], KIND_LABEL[cell.kind], ""
 
 
 def _cell(svg: ET.Element, cell: CellView) -> None:
     row, column = cell.position.row, cell.position.column
-    fill, text = _cell_text(cell)
-    title = f"row {row}, column {column}: {text} ({'face up' if cell.explored else 'face down'})"
+    fill, text, sub = _cell_text(cell)
+    title = (
+        f"row {row}, column {column}: {text} {sub} ({'face up' if cell.explored else 'face down'})"
+    )
     title += ", astronaut here" if cell.astronaut else ""
     title += f", fuel tank {cell.tank}" if cell.tank is not None else ""
     group = _group(svg, f"cell-{row}-{column}", title)
@@ -121,8 +124,9 @@ def _cell(svg: ET.Element, cell: CellView) -> None:
         fill=fill,
         stroke="#000",
     )
-    size = 10 if len(text) > 8 else 13
-    _label(group, x + CELL_W / 2, y + 20, text, size, "#111" if cell.explored else "#fff")
+    _label(group, x + CELL_W / 2, y + 20, text, 13, "#111" if cell.explored else "#fff")
+    if sub:
+        _label(group, x + CELL_W / 2, y + 34, sub, 10)
     if cell.astronaut:
         _add(group, "circle", cx=x + 16, cy=y + CELL_H - 16, r=10, fill=ASTRONAUT, stroke="#000")
         _label(group, x + 16, y + CELL_H - 12, "A", 11)
