@@ -16,15 +16,15 @@ import xml.etree.ElementTree as ET
 from services.games.drillit.hexgrid import Hex, disc
 from services.games.drillit.view import DrillitRoomView, DrillitTileView, DrillitView
 
-WIDTH = 1080
-TANK_CENTRE = (290.0, 300.0)
+WIDTH = 1120
+TANK_CENTRE = (300.0, 335.0)
 ROOM_RING = 105.0
 ROOM_W, ROOM_H = 92, 60
-RADAR_RING = 175.0
-RADAR_STEP = 36.0
+RADAR_RING = 211.0
+RADAR_STEP = 34.0
 HEX = 12.0
-MAP_CENTRE = (790.0, 290.0)
-INFO_TOP = 580
+MAP_CENTRE = (850.0, 335.0)
+INFO_TOP = 600
 FONT = "sans-serif"
 
 BACKGROUND = "#20232a"
@@ -137,7 +137,11 @@ def _room(svg: ET.Element, room: DrillitRoomView) -> None:
 
 
 def armor_centre(room: int) -> tuple[float, float]:
-    return _polar(ROOM_RING + ROOM_H / 2 + 12, room)
+    """Just outside the room's rectangle, on the ray from the Tank's centre."""
+    angle = math.radians(-90 + 72 * (room - 1))
+    cos, sin = abs(math.cos(angle)), abs(math.sin(angle))
+    leave = min(ROOM_W / 2 / cos if cos else math.inf, ROOM_H / 2 / sin if sin else math.inf)
+    return _polar(ROOM_RING + leave + 16 * cos + 7 * sin + 3, room)
 
 
 def fire_origin(room: int, index: int) -> tuple[float, float]:
