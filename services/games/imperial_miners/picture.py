@@ -19,7 +19,7 @@ from services.games.imperial_miners.mine import PlacedCard
 from services.games.imperial_miners.render import event_line
 from services.games.imperial_miners.view import ImperialMinersSeatView, ImperialMinersView
 
-MIN_WIDTH = 1000
+MIN_WIDTH = 1080
 MARGIN = 20
 CARD_W, CARD_H = 120, 62
 STRIP = 14
@@ -87,7 +87,11 @@ def _card_face(group: ET.Element, card_id: str, x: float, y: float) -> None:
     _text(group, x + 4, y + 11, f"{factions}  L{card.level} ${card.cost}", 9, "#fff")
     _text(group, x + 4, y + 25, card.name, 10)
     for i, effect in enumerate(card.effects[:3]):
-        _text(group, x + 4, y + 37 + 9 * i, ("or " if i else "") + effect_text(effect), 7)
+        line = ("or " if i else "") + effect_text(effect)
+        _text(group, x + 4, y + 37 + 9 * i, line, 7)
+        if len(line) > 30:  # squeeze long effect texts onto the card
+            group[-1].set("textLength", str(CARD_W - 8))
+            group[-1].set("lengthAdjust", "spacingAndGlyphs")
     for side, has in (("left", card.cart_left), ("right", card.cart_right)):
         if has:
             cx = x if side == "left" else x + CARD_W - 10
@@ -175,15 +179,20 @@ def _seat(svg: ET.Element, view: ImperialMinersView, index: int, top: float) -> 
     _text(svg, MARGIN + 20, top + 12, _seat_head(view, seat), 13, "#eee")
     x0, y0 = mine_origin(seat.mine, top)
     group = _group(svg, f"surface-{index}", f"{seat.player}'s Surface board")
-    _add(group, "rect", x=x0 - 10, y=y0 - 20, width=CARD_W + 20, height=18, fill=SURFACE)
-    _text(
+    # spans Level I, as render.py's "=== SURFACE ===" line does
+    level_1 = [card_origin(seat.mine, top, 1, p.column)[0] for p in seat.mine if p.level == 1]
+    left, right = min(level_1, default=x0), max(level_1, default=x0) + CARD_W
+    _add(
         group,
-        x0,
-        y0 - 7,
-        "SURFACE: " + " | ".join(effect_text(e) for e in CONTENT.surface),
-        8,
-        "#fff",
+        "rect",
+        x=left,
+        y=y0 - 20,
+        width=max(right - left, 2 * CARD_W),
+        height=18,
+        fill=SURFACE,
     )
+    surface = "SURFACE: " + " | ".join(effect_text(e) for e in CONTENT.surface)
+    _text(group, left + 4, y0 - 7, surface, 9, "#fff")
     for placed in seat.mine:
         _placed(svg, index, placed, *card_origin(seat.mine, top, placed.level, placed.column))
     levels = max((p.level for p in seat.mine), default=0)
