@@ -14,7 +14,12 @@ import math
 import xml.etree.ElementTree as ET
 
 from services.games.drillit.hexgrid import Hex, disc
-from services.games.drillit.view import DrillitRoomView, DrillitTileView, DrillitView
+from services.games.drillit.view import (
+    DrillitPlayerView,
+    DrillitRoomView,
+    DrillitTileView,
+    DrillitView,
+)
 
 WIDTH = 1120
 TANK_CENTRE = (300.0, 335.0)
@@ -169,9 +174,19 @@ def hex_centre(cell: Hex) -> tuple[float, float]:
     return x, MAP_CENTRE[1] + HEX * 1.5 * cell.r
 
 
-def _hex_points(x: float, y: float) -> str:
+def _hex_points(x: float, y: float, size: float = HEX) -> str:
     corners = (math.radians(30 + 60 * k) for k in range(6))
-    return " ".join(f"{x + HEX * math.cos(a):.1f},{y + HEX * math.sin(a):.1f}" for a in corners)
+    return " ".join(f"{x + size * math.cos(a):.1f},{y + size * math.sin(a):.1f}" for a in corners)
+
+
+def _openings(
+    group: ET.Element, x: float, y: float, openings: tuple[int, ...], size: float
+) -> None:
+    """A tunnel line from the centre to the middle of each open edge (screen y points down)."""
+    for d in openings:
+        a = math.radians(-60 * d)
+        x2, y2 = x + size * 0.86 * math.cos(a), y + size * 0.86 * math.sin(a)
+        _add(group, "line", x1=x, y1=y, x2=x2, y2=y2, stroke="#222", stroke_width=3)
 
 
 def _hex_look(
@@ -206,10 +221,8 @@ def _tunnels(svg: ET.Element, view: DrillitView) -> None:
         group = _group(svg, f"hex-{cell.q}-{cell.r}", f"({cell.q},{cell.r}): {title}")
         x, y = hex_centre(cell)
         _add(group, "polygon", points=_hex_points(x, y), fill=fill, stroke="#555", stroke_width=0.6)
-        for d in tiles[cell].openings if cell in tiles else ():
-            a = math.radians(-60 * d)  # edge d's midpoint; screen y points down
-            x2, y2 = x + HEX * 0.86 * math.cos(a), y + HEX * 0.86 * math.sin(a)
-            _add(group, "line", x1=x, y1=y, x2=x2, y2=y2, stroke="#222", stroke_width=3)
+        if cell in tiles:
+            _openings(group, x, y, tiles[cell].openings, HEX)
         if text:
             _text(group, x, y + 3, text, 8, "#fff" if fill in (ABYSS, TANK_HEX) else "#111")
 
@@ -269,16 +282,26 @@ def _texts(svg: ET.Element, view: DrillitView) -> None:
         text = f"Event {card.card}: {subs}, {card.main_event}, attack {'/'.join(card.attack)}"
         _line(svg, 20, INFO_TOP + 80, text, 12)
     for i, p in enumerate(view.players):
-        piece = "no piece"
-        if p.path_piece is not None:
-            piece = f"{p.path_piece.piece} {p.path_piece.shape} ({p.path_piece.crystal})"
-        where = "not in the Tank" if p.room is None else f"room {p.room}"
-        text = f"{p.player} ({p.character or '?'}): {where}, {piece}"
-        _line(svg, 20, INFO_TOP + 104 + 18 * i, text, 12)
+        _player(svg, i, p, INFO_TOP + 104 + 22 * i)
+
+
+def _player(svg: ET.Element, index: int, p: DrillitPlayerView, y: float) -> None:
+    """One line per player, led by the Path piece in hand as printed (unturned)."""
+    piece = "no piece"
+    if p.path_piece is not None:
+        piece = f"{p.path_piece.piece} {p.path_piece.shape} ({p.path_piece.crystal})"
+    where = "not in the Tank" if p.room is None else f"room {p.room}"
+    text = f"{p.player} ({p.character or '?'}): {where}, {piece}"
+    group = _group(svg, f"player-{index}", text)
+    if p.path_piece is not None:
+        fill = CRYSTAL_FILL.get(p.path_piece.crystal, ROCK)
+        _add(group, "polygon", points=_hex_points(28, y - 4, 9.0), fill=fill, stroke="#000")
+        _openings(group, 28, y - 4, p.path_piece.openings, 9.0)
+    _line(group, 44, y, text, 12)
 
 
 def draw(view: DrillitView) -> str:
-    height = INFO_TOP + 110 + 18 * len(view.players)
+    height = INFO_TOP + 110 + 22 * len(view.players)
     box = {"width": str(WIDTH), "height": str(height), "viewBox": f"0 0 {WIDTH} {height}"}
     svg = ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "version": "1.1", **box})
     _add(svg, "title", f"Drillit! {view.phase}, turn {view.turn}")

@@ -235,3 +235,14 @@ def test_the_event_deck_order_stays_hidden() -> None:
             assert not any(card in svg for card in upcoming)
             return
     raise AssertionError("no Event card in force with cards left in the deck")
+
+
+def test_each_players_path_piece_leads_their_line() -> None:
+    view = first_view(lambda v: sum(p.path_piece is not None for p in v.players) >= 2)
+    ids, rows = by_id(drawn(view)), raster(view)
+    for i, player in enumerate(view.players):
+        title = ids[f"player-{i}"].find(f"{SVG}title")
+        assert title is not None and title.text is not None and player.player in title.text
+        if player.path_piece is not None:
+            x, y = 28 + 5.4 * math.cos(math.radians(30)), pic.INFO_TOP + 100 + 22 * i + 2.7
+            assert colour_at(rows, x, y) == pic.CRYSTAL_FILL[player.path_piece.crystal]
