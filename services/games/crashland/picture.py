@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 from services.games.crashland.model import Axis, MapKind
 from services.games.crashland.view import CardView, CellView, CrashlandView
+from services.games.svg import element, titled_group
 
 WIDTH = 600
 MARGIN = 20
@@ -45,27 +46,10 @@ CARD_FACE = "#f4ecd8"
 BACKGROUND = "#1b1e24"
 
 
-def _fmt(value: object) -> str:
-    return f"{value:.1f}" if isinstance(value, float) else str(value)
-
-
-def _add(parent: ET.Element, tag: str, text: str | None = None, **attrs: object) -> ET.Element:
-    """A child element; ``font_size`` becomes ``font-size``, floats get one decimal."""
-    element = ET.SubElement(parent, tag, {k.replace("_", "-"): _fmt(v) for k, v in attrs.items()})
-    element.text = text
-    return element
-
-
-def _group(parent: ET.Element, ident: str, title: str) -> ET.Element:
-    group = _add(parent, "g", id=ident)
-    _add(group, "title", title)
-    return group
-
-
 def _label(
     parent: ET.Element, x: float, y: float, text: str, size: int = 12, fill: str = "#111"
 ) -> None:
-    _add(
+    element(
         parent,
         "text",
         text,
@@ -79,7 +63,7 @@ def _label(
 
 
 def _line(svg: ET.Element, x: float, y: float, text: str, size: int = 13) -> None:
-    _add(svg, "text", text, x=x, y=y, font_size=size, font_family=FONT, fill="#eee")
+    element(svg, "text", text, x=x, y=y, font_size=size, font_family=FONT, fill="#eee")
 
 
 def cell_origin(row: int, column: int) -> tuple[int, int]:
@@ -111,9 +95,9 @@ def _cell(svg: ET.Element, cell: CellView) -> None:
     )
     title += ", astronaut here" if cell.astronaut else ""
     title += f", fuel tank {cell.tank}" if cell.tank is not None else ""
-    group = _group(svg, f"cell-{row}-{column}", title)
+    group = titled_group(svg, f"cell-{row}-{column}", title)
     x, y = cell_origin(row, column)
-    _add(
+    element(
         group,
         "rect",
         x=x + 2,
@@ -128,11 +112,11 @@ def _cell(svg: ET.Element, cell: CellView) -> None:
     if sub:
         _label(group, x + CELL_W / 2, y + 34, sub, 10)
     if cell.astronaut:
-        _add(group, "circle", cx=x + 16, cy=y + CELL_H - 16, r=10, fill=ASTRONAUT, stroke="#000")
+        element(group, "circle", cx=x + 16, cy=y + CELL_H - 16, r=10, fill=ASTRONAUT, stroke="#000")
         _label(group, x + 16, y + CELL_H - 12, "A", 11)
     if cell.tank is not None:
         tx, ty = tank_origin(row, column)
-        _add(group, "rect", x=tx, y=ty, width=PIP, height=16, fill=TANK, stroke="#000")
+        element(group, "rect", x=tx, y=ty, width=PIP, height=16, fill=TANK, stroke="#000")
         _label(group, tx + PIP / 2, ty + 12, f"T{cell.tank}", 10, "#fff")
 
 
@@ -144,12 +128,12 @@ def track_box(system: str, index: int, top: int) -> tuple[int, int]:
 def _tracks(svg: ET.Element, view: CrashlandView, top: int) -> None:
     for system, level in (("oxygen", view.oxygen), ("battery", view.battery)):
         name = system.capitalize()
-        group = _group(svg, f"track-{system}", f"{name} {level} of {view.max_level}")
+        group = titled_group(svg, f"track-{system}", f"{name} {level} of {view.max_level}")
         _line(group, MARGIN, track_box(system, 0, top)[1] + 16, f"{name} {level}/{view.max_level}")
         for i in range(view.max_level):
             bx, by = track_box(system, i, top)
             fill = TRACK_FILL[system] if i < level else EMPTY
-            _add(group, "rect", x=bx, y=by, width=PIP, height=PIP, fill=fill, stroke="#888")
+            element(group, "rect", x=bx, y=by, width=PIP, height=PIP, fill=fill, stroke="#888")
             _label(group, bx + PIP / 2, by + 15, str(i + 1), 10, "#111" if i < level else "#888")
 
 
@@ -161,10 +145,10 @@ def _tanks(svg: ET.Element, view: CrashlandView, top: int) -> None:
             where = f"at row {tank.position.row}, column {tank.position.column}"
         else:
             where = "not located"
-        group = _group(svg, f"tank-{tank.number}", f"fuel tank {tank.number}: {where}")
+        group = titled_group(svg, f"tank-{tank.number}", f"fuel tank {tank.number}: {where}")
         x = MARGIN + i * 190
         fill = TANK if tank.collected else EMPTY
-        _add(group, "rect", x=x, y=top, width=PIP, height=16, fill=fill, stroke="#888")
+        element(group, "rect", x=x, y=top, width=PIP, height=16, fill=fill, stroke="#888")
         _label(group, x + PIP / 2, top + 12, f"T{tank.number}", 10, "#fff")
         _line(group, x + PIP + 4, top + 12, where, 11)
 
@@ -183,10 +167,12 @@ def _cards(
     faces: list[CardView | None] = [*cards] if cards else [None] * hidden
     for i, card in enumerate(faces):
         text = card_text(card) if card is not None else "hidden card"
-        group = _group(svg, f"{prefix}-{i}", text)
+        group = titled_group(svg, f"{prefix}-{i}", text)
         x = MARGIN + i * (CARD_W + 6)
         fill = CARD_FACE if card is not None else CARD_BACK
-        _add(group, "rect", x=x, y=top, width=CARD_W, height=CARD_H, rx=4, fill=fill, stroke="#000")
+        element(
+            group, "rect", x=x, y=top, width=CARD_W, height=CARD_H, rx=4, fill=fill, stroke="#000"
+        )
         _label(
             group, x + CARD_W / 2, top + 26, text if card else "?", 10, "#111" if card else "#fff"
         )
@@ -205,8 +191,8 @@ def draw(view: CrashlandView) -> str:
     height = bottom + 40
     box = {"width": str(WIDTH), "height": str(height), "viewBox": f"0 0 {WIDTH} {height}"}
     svg = ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "version": "1.1", **box})
-    _add(svg, "title", _status(view))
-    _add(svg, "rect", width=WIDTH, height=height, fill=BACKGROUND)
+    element(svg, "title", _status(view))
+    element(svg, "rect", width=WIDTH, height=height, fill=BACKGROUND)
     _line(svg, MARGIN, 26, _status(view), 15)
     if view.result:
         _line(svg, MARGIN, 48, f"GAME {view.result.upper()}: {view.end_reason}")

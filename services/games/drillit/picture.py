@@ -20,6 +20,7 @@ from services.games.drillit.view import (
     DrillitTileView,
     DrillitView,
 )
+from services.games.svg import element, titled_group
 
 WIDTH = 1120
 TANK_CENTRE = (300.0, 335.0)
@@ -52,27 +53,10 @@ TEMPORARY = "#f76707"
 EMPTY = "#343a40"
 
 
-def _fmt(value: object) -> str:
-    return f"{value:.1f}" if isinstance(value, float) else str(value)
-
-
-def _add(parent: ET.Element, tag: str, text: str | None = None, **attrs: object) -> ET.Element:
-    """A child element; ``font_size`` becomes ``font-size``, floats get one decimal."""
-    element = ET.SubElement(parent, tag, {k.replace("_", "-"): _fmt(v) for k, v in attrs.items()})
-    element.text = text
-    return element
-
-
-def _group(parent: ET.Element, ident: str, title: str) -> ET.Element:
-    group = _add(parent, "g", id=ident)
-    _add(group, "title", title)
-    return group
-
-
 def _text(
     parent: ET.Element, x: float, y: float, text: str, size: int = 11, fill: str = "#111"
 ) -> None:
-    _add(
+    element(
         parent,
         "text",
         text,
@@ -86,7 +70,7 @@ def _text(
 
 
 def _line(svg: ET.Element, x: float, y: float, text: str, size: int = 13) -> None:
-    _add(svg, "text", text, x=x, y=y, font_size=size, font_family=FONT, fill="#eee")
+    element(svg, "text", text, x=x, y=y, font_size=size, font_family=FONT, fill="#eee")
 
 
 def _polar(radius: float, room: int) -> tuple[float, float]:
@@ -109,10 +93,10 @@ def _room(svg: ET.Element, room: DrillitRoomView) -> None:
     armor = "" if room.room == 0 else (", armor intact" if room.armor_intact else ", ARMOR BROKEN")
     gnomes = ", ".join(room.gnomes) or "nobody"
     title = f"{name}: {gnomes}, {room.fires} fire(s){armor}, {room.goblins_inside} goblin(s) inside"
-    group = _group(svg, f"room-{room.room}", title)
+    group = titled_group(svg, f"room-{room.room}", title)
     x, y = room_centre(room.room)
     fill = CENTRE_FILL if room.room == 0 else ROOM_FILL
-    _add(
+    element(
         group,
         "rect",
         x=x - ROOM_W / 2,
@@ -125,19 +109,19 @@ def _room(svg: ET.Element, room: DrillitRoomView) -> None:
     )
     _text(group, x, y - 16, name.upper())
     for i, gnome in enumerate(room.gnomes):
-        _add(group, "circle", cx=x - 30 + 28 * i, cy=y + 4, r=9, fill=GNOME, stroke="#000")
+        element(group, "circle", cx=x - 30 + 28 * i, cy=y + 4, r=9, fill=GNOME, stroke="#000")
         _text(group, x - 30 + 28 * i, y + 8, gnome[:2], 9)
     for i in range(room.fires):
         fx, fy = fire_origin(room.room, i)
-        _add(group, "rect", x=fx, y=fy, width=14, height=14, fill=FIRE, stroke="#000")
+        element(group, "rect", x=fx, y=fy, width=14, height=14, fill=FIRE, stroke="#000")
         _text(group, fx + 7, fy + 11, "F", 10)
     if room.goblins_inside:
         _text(group, x + 30, y + 8, f"{room.goblins_inside}g", 11, "#2b8a3e")
     if room.room:
         ax, ay = armor_centre(room.room)
         fill = ARMOR_OK if room.armor_intact else ARMOR_BROKEN
-        group = _group(svg, f"armor-{room.room}", f"armor of room {room.room}{armor}")
-        _add(group, "rect", x=ax - 16, y=ay - 7, width=32, height=14, fill=fill, stroke="#000")
+        group = titled_group(svg, f"armor-{room.room}", f"armor of room {room.room}{armor}")
+        element(group, "rect", x=ax - 16, y=ay - 7, width=32, height=14, fill=fill, stroke="#000")
         _text(group, ax, ay + 4, "ARM" if room.armor_intact else "X", 9, "#fff")
 
 
@@ -159,12 +143,12 @@ def _radar(svg: ET.Element, view: DrillitView) -> None:
         for i, goblins in enumerate(sector.spaces):
             space = i + 1
             title = f"sector {sector.sector}, space {space}: {goblins} goblin(s)"
-            group = _group(svg, f"radar-{sector.sector}-{space}", title)
+            group = titled_group(svg, f"radar-{sector.sector}-{space}", title)
             x, y = radar_centre(sector.sector, space)
             fill = RADAR_BLUE if space == len(sector.spaces) else RADAR_SPACE
-            _add(group, "circle", cx=x, cy=y, r=17, fill=fill, stroke="#000")
+            element(group, "circle", cx=x, cy=y, r=17, fill=fill, stroke="#000")
             if goblins:
-                _add(group, "circle", cx=x, cy=y, r=11, fill=GOBLIN, stroke="#000")
+                element(group, "circle", cx=x, cy=y, r=11, fill=GOBLIN, stroke="#000")
             _text(group, x, y + 4, f"{goblins}g" if goblins else str(space), 10, "#fff")
 
 
@@ -186,7 +170,7 @@ def _openings(
     for d in openings:
         a = math.radians(-60 * d)
         x2, y2 = x + size * 0.86 * math.cos(a), y + size * 0.86 * math.sin(a)
-        _add(group, "line", x1=x, y1=y, x2=x2, y2=y2, stroke="#222", stroke_width=3)
+        element(group, "line", x1=x, y1=y, x2=x2, y2=y2, stroke="#222", stroke_width=3)
 
 
 def _hex_look(
@@ -218,9 +202,11 @@ def _tunnels(svg: ET.Element, view: DrillitView) -> None:
     tiles = {t.cell: t for t in view.tiles}
     for cell in disc(view.map_radius):
         fill, text, title = _hex_look(view, cell, tiles)
-        group = _group(svg, f"hex-{cell.q}-{cell.r}", f"({cell.q},{cell.r}): {title}")
+        group = titled_group(svg, f"hex-{cell.q}-{cell.r}", f"({cell.q},{cell.r}): {title}")
         x, y = hex_centre(cell)
-        _add(group, "polygon", points=_hex_points(x, y), fill=fill, stroke="#555", stroke_width=0.6)
+        element(
+            group, "polygon", points=_hex_points(x, y), fill=fill, stroke="#555", stroke_width=0.6
+        )
         if cell in tiles:
             _openings(group, x, y, tiles[cell].openings, HEX)
         if text:
@@ -237,7 +223,7 @@ def _life(svg: ET.Element, view: DrillitView) -> None:
         f"Life Track: {view.permanent_damage} permanent, {view.temporary_damage} temporary"
         f" damage of {view.life_track}"
     )
-    group = _group(svg, "life-track", title)
+    group = titled_group(svg, "life-track", title)
     for i in range(view.life_track):
         x, y = life_box(i)
         fill, text = EMPTY, str(i + 1)
@@ -245,7 +231,7 @@ def _life(svg: ET.Element, view: DrillitView) -> None:
             fill, text = PERMANENT, "P"
         elif i < used:
             fill, text = TEMPORARY, "T"
-        _add(group, "rect", x=x, y=y, width=24, height=24, fill=fill, stroke="#aaa")
+        element(group, "rect", x=x, y=y, width=24, height=24, fill=fill, stroke="#aaa")
         _text(group, x + 12, y + 16, text, 11, "#fff")
 
 
@@ -257,9 +243,9 @@ def _crystals(svg: ET.Element, view: DrillitView) -> None:
     for i, (colour, fill) in enumerate(CRYSTAL_FILL.items()):
         count = view.crystals.get(colour, 0)
         title = f"{count} {colour} crystal(s) of {view.storage_limit}"
-        group = _group(svg, f"crystal-{colour}", title)
+        group = titled_group(svg, f"crystal-{colour}", title)
         x, y = crystal_box(i)
-        _add(group, "rect", x=x, y=y, width=24, height=24, fill=fill, stroke="#000")
+        element(group, "rect", x=x, y=y, width=24, height=24, fill=fill, stroke="#000")
         _text(group, x + 12, y + 17, colour[:1])
         _line(group, x + 30, y + 17, f"{count}/{view.storage_limit}", 12)
 
@@ -292,10 +278,10 @@ def _player(svg: ET.Element, index: int, p: DrillitPlayerView, y: float) -> None
         piece = f"{p.path_piece.piece} {p.path_piece.shape} ({p.path_piece.crystal})"
     where = "not in the Tank" if p.room is None else f"room {p.room}"
     text = f"{p.player} ({p.character or '?'}): {where}, {piece}"
-    group = _group(svg, f"player-{index}", text)
+    group = titled_group(svg, f"player-{index}", text)
     if p.path_piece is not None:
         fill = CRYSTAL_FILL.get(p.path_piece.crystal, ROCK)
-        _add(group, "polygon", points=_hex_points(28, y - 4, 9.0), fill=fill, stroke="#000")
+        element(group, "polygon", points=_hex_points(28, y - 4, 9.0), fill=fill, stroke="#000")
         _openings(group, 28, y - 4, p.path_piece.openings, 9.0)
     _line(group, 44, y, text, 12)
 
@@ -304,8 +290,8 @@ def draw(view: DrillitView) -> str:
     height = INFO_TOP + 110 + 22 * len(view.players)
     box = {"width": str(WIDTH), "height": str(height), "viewBox": f"0 0 {WIDTH} {height}"}
     svg = ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "version": "1.1", **box})
-    _add(svg, "title", f"Drillit! {view.phase}, turn {view.turn}")
-    _add(svg, "rect", width=WIDTH, height=height, fill=BACKGROUND)
+    element(svg, "title", f"Drillit! {view.phase}, turn {view.turn}")
+    element(svg, "rect", width=WIDTH, height=height, fill=BACKGROUND)
     _radar(svg, view)
     for room in view.rooms:
         _room(svg, room)

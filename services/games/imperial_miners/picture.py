@@ -18,6 +18,7 @@ from services.games.imperial_miners.effects import SPACES_PER_BOARD
 from services.games.imperial_miners.mine import PlacedCard
 from services.games.imperial_miners.render import event_line
 from services.games.imperial_miners.view import ImperialMinersSeatView, ImperialMinersView
+from services.games.svg import element, titled_group
 
 MIN_WIDTH = 1080
 MARGIN = 20
@@ -47,27 +48,10 @@ FACTION_FILL = {
 SEAT_FILL = ("#ff6b6b", "#4dabf7", "#ffd43b", "#b197fc", "#69db7c")
 
 
-def _fmt(value: object) -> str:
-    return f"{value:.1f}" if isinstance(value, float) else str(value)
-
-
-def _add(parent: ET.Element, tag: str, text: str | None = None, **attrs: object) -> ET.Element:
-    """A child element; ``font_size`` becomes ``font-size``, floats get one decimal."""
-    element = ET.SubElement(parent, tag, {k.replace("_", "-"): _fmt(v) for k, v in attrs.items()})
-    element.text = text
-    return element
-
-
-def _group(parent: ET.Element, ident: str, title: str) -> ET.Element:
-    group = _add(parent, "g", id=ident)
-    _add(group, "title", title)
-    return group
-
-
 def _text(
     parent: ET.Element, x: float, y: float, text: str, size: int = 9, fill: str = "#111"
 ) -> None:
-    _add(parent, "text", text, x=x, y=y, font_size=size, font_family=FONT, fill=fill)
+    element(parent, "text", text, x=x, y=y, font_size=size, font_family=FONT, fill=fill)
 
 
 def card_title(card_id: str) -> str:
@@ -81,8 +65,10 @@ def _card_face(group: ET.Element, card_id: str, x: float, y: float) -> None:
     """Faction strip (initials), name, level/cost, one line per effect option, cart halves."""
     card = CONTENT.cards[card_id]
     strip = FACTION_FILL.get(card.factions[0], NO_FACTION) if card.factions else NO_FACTION
-    _add(group, "rect", x=x, y=y, width=CARD_W, height=CARD_H, rx=3, fill=CARD_FACE, stroke="#000")
-    _add(group, "rect", x=x, y=y, width=CARD_W, height=STRIP, fill=strip)
+    element(
+        group, "rect", x=x, y=y, width=CARD_W, height=CARD_H, rx=3, fill=CARD_FACE, stroke="#000"
+    )
+    element(group, "rect", x=x, y=y, width=CARD_W, height=STRIP, fill=strip)
     factions = "/".join(f[:3].upper() for f in card.factions) or "none"
     _text(group, x + 4, y + 11, f"{factions}  L{card.level} ${card.cost}", 9, "#fff")
     _text(group, x + 4, y + 25, card.name, 10)
@@ -95,12 +81,14 @@ def _card_face(group: ET.Element, card_id: str, x: float, y: float) -> None:
     for side, has in (("left", card.cart_left), ("right", card.cart_right)):
         if has:
             cx = x if side == "left" else x + CARD_W - 10
-            _add(group, "rect", x=cx, y=y + CARD_H - 16, width=10, height=16, fill=CART)
+            element(group, "rect", x=cx, y=y + CARD_H - 16, width=10, height=16, fill=CART)
             _text(group, cx + 2, y + CARD_H - 5, "C", 8, "#fff")
 
 
 def _card_back(group: ET.Element, x: float, y: float, label: str) -> None:
-    _add(group, "rect", x=x, y=y, width=CARD_W, height=CARD_H, rx=3, fill=CARD_BACK, stroke="#000")
+    element(
+        group, "rect", x=x, y=y, width=CARD_W, height=CARD_H, rx=3, fill=CARD_BACK, stroke="#000"
+    )
     _text(group, x + 8, y + CARD_H / 2 + 4, label, 10, "#fff")
 
 
@@ -108,7 +96,7 @@ def _placed(svg: ET.Element, seat: int, placed: PlacedCard, x: float, y: float) 
     extras = f", {placed.machinery} Machinery" if placed.machinery else ""
     extras += ", CAVE-IN" if placed.cave_in else ""
     where = f"level {placed.level}, column {placed.column}"
-    group = _group(
+    group = titled_group(
         svg,
         f"mine-{seat}-{placed.level}-{placed.column}",
         f"{where}: {card_title(placed.card)}{extras}",
@@ -116,10 +104,10 @@ def _placed(svg: ET.Element, seat: int, placed: PlacedCard, x: float, y: float) 
     _card_face(group, placed.card, x, y)
     for m in range(placed.machinery):
         mx = x + CARD_W - 22 - 14 * m
-        _add(group, "circle", cx=mx, cy=y + 24, r=6, fill=MACHINERY, stroke="#000")
+        element(group, "circle", cx=mx, cy=y + 24, r=6, fill=MACHINERY, stroke="#000")
         _text(group, mx - 3, y + 27, "M", 7, "#fff")
     if placed.cave_in:
-        _add(group, "rect", x=x + 30, y=y + 28, width=60, height=16, fill=CAVE_IN, stroke="#000")
+        element(group, "rect", x=x + 30, y=y + 28, width=60, height=16, fill=CAVE_IN, stroke="#000")
         _text(group, x + 34, y + 40, "CAVE-IN", 9, "#fff")
 
 
@@ -155,16 +143,16 @@ def _hand(svg: ET.Element, view: ImperialMinersView, index: int, top: float) -> 
     x: float = MARGIN
     if own:
         for i, card in enumerate(view.hand):
-            group = _group(svg, f"hand-{i}", card_title(card))
+            group = titled_group(svg, f"hand-{i}", card_title(card))
             _card_face(group, card, x + i * (CARD_W + 6), top)
         x += len(view.hand) * (CARD_W + 6)
     else:
         for i in range(seat.hand_size):
-            group = _group(svg, f"back-{index}-{i}", f"a card in {seat.player}'s hand")
+            group = titled_group(svg, f"back-{index}-{i}", f"a card in {seat.player}'s hand")
             _card_back(group, x + i * (CARD_W / 2 + 4), top, "?")
         x += seat.hand_size * (CARD_W / 2 + 4) + CARD_W / 2
     if seat.has_chosen and seat.played is None:
-        group = _group(svg, f"choice-{index}", "the card chosen this round")
+        group = titled_group(svg, f"choice-{index}", "the card chosen this round")
         if own and view.my_choice is not None:
             _card_face(group, view.my_choice, x + 10, top)
         else:
@@ -175,14 +163,14 @@ def _seat(svg: ET.Element, view: ImperialMinersView, index: int, top: float) -> 
     """Draws one seat from ``top``; returns where the next seat starts."""
     seat = view.seats[index]
     colour = SEAT_FILL[index % len(SEAT_FILL)]
-    _add(svg, "rect", x=MARGIN, y=top, width=14, height=14, fill=colour, stroke="#000")
+    element(svg, "rect", x=MARGIN, y=top, width=14, height=14, fill=colour, stroke="#000")
     _text(svg, MARGIN + 20, top + 12, _seat_head(view, seat), 13, "#eee")
     x0, y0 = mine_origin(seat.mine, top)
-    group = _group(svg, f"surface-{index}", f"{seat.player}'s Surface board")
+    group = titled_group(svg, f"surface-{index}", f"{seat.player}'s Surface board")
     # spans Level I, as render.py's "=== SURFACE ===" line does
     level_1 = [card_origin(seat.mine, top, 1, p.column)[0] for p in seat.mine if p.level == 1]
     left, right = min(level_1, default=x0), max(level_1, default=x0) + CARD_W
-    _add(
+    element(
         group,
         "rect",
         x=left,
@@ -212,13 +200,13 @@ def _progress(svg: ET.Element, view: ImperialMinersView) -> None:
         spec = CONTENT.boards[b][side]
         for i, reward in enumerate(spec.spaces):
             space = b * SPACES_PER_BOARD + i + 1
-            group = _group(
+            group = titled_group(
                 svg,
                 f"progress-{space}",
                 f"Progress space {space} (board {b + 1}{side}): {effect_text(reward)}",
             )
             x, y = progress_space(space)
-            _add(
+            element(
                 group,
                 "rect",
                 x=x,
@@ -231,7 +219,7 @@ def _progress(svg: ET.Element, view: ImperialMinersView) -> None:
             _text(group, x + 3, y + 10, f"{space}: {effect_text(reward)}", 7)
             here = [k for k, s in enumerate(view.seats) if s.progress == space]
             for n, k in enumerate(here):
-                _add(
+                element(
                     group,
                     "circle",
                     cx=x + 10 + 14 * n,
@@ -270,8 +258,8 @@ def draw(view: ImperialMinersView) -> str:
     svg = ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "version": "1.1"})
     head = f"Imperial Miners - round {view.round} of {CONTENT.rounds}"
     head += f", {view.rounds_left} left, phase {view.phase}"
-    _add(svg, "title", head)
-    background = _add(svg, "rect", fill=BACKGROUND)
+    element(svg, "title", head)
+    background = element(svg, "rect", fill=BACKGROUND)
     _text(svg, MARGIN, 26, head, 15, "#eee")
     _text(svg, MARGIN, 48, _event_line(view), 12, "#eee")
     _progress(svg, view)
@@ -282,8 +270,8 @@ def draw(view: ImperialMinersView) -> str:
         results = ", ".join(f"{p}: {view.scores.get(p, 0)} VP {r}" for p, r in view.results.items())
         _text(svg, MARGIN, top + 10, results, 13, "#eee")
     width, height = _width(view), int(top + 30)
-    for element in (svg, background):
-        element.set("width", str(width))
-        element.set("height", str(height))
+    for node in (svg, background):
+        node.set("width", str(width))
+        node.set("height", str(height))
     svg.set("viewBox", f"0 0 {width} {height}")
     return ET.tostring(svg, encoding="unicode")

@@ -5,13 +5,9 @@ the pieces' colours where they belong, and shows a spectator no card of the hidd
 from __future__ import annotations
 
 import dataclasses
-import struct
 import xml.etree.ElementTree as ET
-import zlib
 from functools import cache
 from typing import Any
-
-import resvg_py
 
 from services.games.crashland import GAME
 from services.games.crashland import picture as pic
@@ -20,52 +16,9 @@ from services.games.crashland.state import CrashlandState
 from services.games.crashland.view import CrashlandView
 from services.games.playout import play, random_policy
 from tests.unit.games.crashland.crashland_given import PLAYER
+from tests.unit.games.raster import colour_at, rasterise
 
 SVG = "{http://www.w3.org/2000/svg}"
-
-
-def decode_png(png: bytes) -> list[bytes]:
-    """RGBA rows of an 8-bit RGBA, non-interlaced PNG (what resvg writes)."""
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, width, height = 8, b"", 0, 0
-    while pos < len(png):
-        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
-        data = png[pos + 8 : pos + 8 + length]
-        if kind == b"IHDR":
-            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", data)
-            assert (depth, colour, interlace) == (8, 6, 0)
-        elif kind == b"IDAT":
-            idat += data
-        pos += 12 + length
-    raw, stride = zlib.decompress(idat), width * 4
-    rows: list[bytes] = []
-    prev = bytearray(stride)
-    for y in range(height):
-        kind, line = (
-            raw[y * (stride + 1)],
-            bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)]),
-        )
-        for i in range(stride):
-            a, b = (line[i - 4] if i >= 4 else 0), prev[i]
-            c = prev[i - 4] if i >= 4 else 0
-            if kind == 1:
-                line[i] = (line[i] + a) & 255
-            elif kind == 2:
-                line[i] = (line[i] + b) & 255
-            elif kind == 3:
-                line[i] = (line[i] + (a + b) // 2) & 255
-            elif kind == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(bytes(line))
-        prev = line
-    return rows
-
-
-def colour_at(rows: list[bytes], x: float, y: float) -> str:
-    r, g, b = rows[int(y)][int(x) * 4 : int(x) * 4 + 3]
-    return f"#{r:02x}{g:02x}{b:02x}"
 
 
 @cache
@@ -142,7 +95,7 @@ def test_hostile_text_is_escaped() -> None:
 
 def test_pieces_are_painted_where_they_stand() -> None:
     view = view_of(with_hand(), PLAYER)
-    rows = decode_png(bytes(resvg_py.svg_to_bytes(svg_string=drawn(view))))
+    rows = rasterise(drawn(view))
     for cell in view.cells:
         x, y = pic.cell_origin(cell.position.row, cell.position.column)
         expected = pic.KIND_FILL[cell.kind] if cell.kind is not None else pic.UNEXPLORED
@@ -167,7 +120,7 @@ def test_located_tank_token_sits_on_its_card() -> None:
             view = view_of(state, PLAYER)
             located = [c for c in view.cells if c.tank is not None]
             if located:
-                rows = decode_png(bytes(resvg_py.svg_to_bytes(svg_string=drawn(view))))
+                rows = rasterise(drawn(view))
                 cell = located[0]
                 tx, ty = pic.tank_origin(cell.position.row, cell.position.column)
                 assert colour_at(rows, tx + 2, ty + 2) == pic.TANK
@@ -186,7 +139,7 @@ def test_a_spectator_sees_card_backs_not_the_hand() -> None:
     for i in range(spectator.hand_size):
         title = ids[f"hand-{i}"].find(f"{SVG}title")
         assert title is not None and title.text == "hidden card"
-    rows = decode_png(bytes(resvg_py.svg_to_bytes(svg_string=svg)))
+    rows = rasterise(svg)
     hand_top = pic.GRID_TOP + spectator.rows * pic.CELL_H + 150
     assert colour_at(rows, pic.MARGIN + 4, hand_top + 4) == pic.CARD_BACK
 

@@ -7,14 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import struct
 import xml.etree.ElementTree as ET
-import zlib
 from collections.abc import Callable
 from functools import cache
 from typing import Any
-
-import resvg_py
 
 from services.games.drillit import GAME
 from services.games.drillit import picture as pic
@@ -23,51 +19,10 @@ from services.games.drillit.hexgrid import disc
 from services.games.drillit.state import DrillitState
 from services.games.drillit.view import DrillitView
 from services.games.playout import play, random_policy
+from tests.unit.games.raster import colour_at, rasterise
 
 SVG = "{http://www.w3.org/2000/svg}"
 PLAYERS = ("ann", "bob", "cyd")
-
-
-def decode_png(png: bytes) -> list[bytes]:
-    """RGBA rows of an 8-bit RGBA, non-interlaced PNG (what resvg writes)."""
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, width, height = 8, b"", 0, 0
-    while pos < len(png):
-        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
-        data = png[pos + 8 : pos + 8 + length]
-        if kind == b"IHDR":
-            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", data)
-            assert (depth, colour, interlace) == (8, 6, 0)
-        elif kind == b"IDAT":
-            idat += data
-        pos += 12 + length
-    raw, stride = zlib.decompress(idat), width * 4
-    rows: list[bytes] = []
-    prev = bytearray(stride)
-    for y in range(height):
-        at = y * (stride + 1)
-        kind, line = raw[at], bytearray(raw[at + 1 : at + 1 + stride])
-        for i in range(stride):
-            a, b = (line[i - 4] if i >= 4 else 0), prev[i]
-            c = prev[i - 4] if i >= 4 else 0
-            if kind == 1:
-                line[i] = (line[i] + a) & 255
-            elif kind == 2:
-                line[i] = (line[i] + b) & 255
-            elif kind == 3:
-                line[i] = (line[i] + (a + b) // 2) & 255
-            elif kind == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(bytes(line))
-        prev = line
-    return rows
-
-
-def colour_at(rows: list[bytes], x: float, y: float) -> str:
-    r, g, b = rows[int(y)][int(x) * 4 : int(x) * 4 + 3]
-    return f"#{r:02x}{g:02x}{b:02x}"
 
 
 @cache
@@ -112,7 +67,7 @@ def drawn(view: DrillitView) -> str:
 
 
 def raster(view: DrillitView) -> list[bytes]:
-    return decode_png(bytes(resvg_py.svg_to_bytes(svg_string=drawn(view))))
+    return rasterise(drawn(view))
 
 
 def by_id(svg: str) -> dict[str, ET.Element]:
