@@ -95,7 +95,9 @@ def test_placements_equal_generate_and_test_on_every_state_of_many_matches() -> 
         for index, state in enumerate(states(seed)):
             if not state.players or state.distance not in CONTENT.layouts:
                 continue
-            asks = [(piece, None) for piece in sorted(set(state.hands.values()))]
+            asks: list[tuple[str, Hex | None]] = [
+                (piece, None) for piece in sorted(set(state.hands.values()))
+            ]
             if state.turbo_piece is not None:
                 asks.append((state.turbo_piece, state.turbo_anchor))
                 turbo += 1
