@@ -191,6 +191,7 @@ class PeerServer:
         self, concurrency: int, warmup_s: float, duration_s: float, timeout_s: float
     ) -> PeerLoad:
         assert self.process is not None
+        samples = self.data.with_name(f"{self.data.name}-load-{concurrency}.json")
         client = await asyncio.create_subprocess_exec(
             "node",
             "load.js",
@@ -200,35 +201,37 @@ class PeerServer:
             str(warmup_s),
             str(duration_s),
             str(timeout_s),
+            str(samples),
             cwd=self.project,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
-        assert client.stdout is not None
+        assert client.stdout is not None and client.stderr is not None
         pids = {"server": self.process.pid, "load client": client.pid}
         before = None
         result = PeerLoad(self.storage, concurrency)
-        limit = warmup_s + duration_s + 3 * timeout_s + 30
-        async with asyncio.timeout(limit):
-            async for raw in client.stdout:
-                line = raw.decode().strip()
-                if line == "window-start":
-                    before = snapshot(pids)
-                elif line == "window-end" and before is not None:
-                    result.cpu_s = usage(before, snapshot(pids))
-                elif line.startswith("result "):
-                    data = json.loads(line.removeprefix("result "))
-                    for name in ("start", "end", "matches_finished"):
-                        setattr(result, name, data[name])
-                    result.stamps = data["stamps"]
-                    result.latency_ms = data["latency_ms"]
-                    result.create_ms = data["create_ms"]
-                    result.errors = data["errors"]
-            await client.wait()
-        if client.returncode != 0:
-            assert client.stderr is not None
-            error = (await client.stderr.read()).decode().strip().splitlines()
-            raise PeerUnavailable(f"load.js failed: {error[-1] if error else client.returncode}")
+        try:
+            async with asyncio.timeout(warmup_s + duration_s + 3 * timeout_s + 30):
+                async for raw in client.stdout:
+                    line = raw.decode().strip()
+                    if line == "window-start":
+                        before = snapshot(pids)
+                    elif line == "window-end" and before is not None:
+                        result.cpu_s = usage(before, snapshot(pids))
+                await client.wait()
+            if client.returncode != 0:
+                error = (await client.stderr.read()).decode().strip().splitlines()
+                raise PeerUnavailable(f"load.js: {error[-1] if error else client.returncode}")
+            data = json.loads(samples.read_text())
+        finally:
+            if client.returncode is None:
+                client.kill()
+                await client.wait()
+            samples.unlink(missing_ok=True)
+        result.start, result.end = data["start"], data["end"]
+        result.stamps, result.latency_ms = data["stamps"], data["latency_ms"]
+        result.create_ms, result.errors = data["create_ms"], data["errors"]
+        result.matches_finished = data["matches_finished"]
         return result
 
 

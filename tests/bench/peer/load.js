@@ -4,10 +4,11 @@
 // update before the next (as a person at a screen would); when a match ends it starts another
 // until the run's time is up. Timed: move sent → update received.
 //
-//   node load.js SOCKET_URL API_URL MATCHES WARMUP_S DURATION_S TIMEOUT_S
+//   node load.js SOCKET_URL API_URL MATCHES WARMUP_S DURATION_S TIMEOUT_S RESULT_FILE
 //
 // stdout: "window-start" and "window-end" when the measured window opens and closes (the
-// caller reads the server's CPU then), then one line "result {json}".
+// caller reads the server's CPU then); the samples go to RESULT_FILE as JSON.
+const fs = require('node:fs');
 const { io } = require('socket.io-client');
 const { performance } = require('node:perf_hooks');
 const { DiceRace } = require('./game');
@@ -113,7 +114,7 @@ class Bot {
 }
 
 async function main() {
-  const [url, api, matches, warmup, duration, timeout] = process.argv.slice(2);
+  const [url, api, matches, warmup, duration, timeout, resultFile] = process.argv.slice(2);
   const begin = now();
   const result = {
     concurrency: Number(matches),
@@ -136,7 +137,7 @@ async function main() {
     () => new Bot(url, api, result, result.end, Number(timeout)),
   );
   await Promise.all([marks, ...bots.map((bot) => bot.run())]);
-  process.stdout.write(`result ${JSON.stringify(result)}\n`);
+  fs.writeFileSync(resultFile, JSON.stringify(result));
   process.exit(0);
 }
 
