@@ -159,14 +159,14 @@ def markdown(
         "| Figure | Median | p99 | Floor | Ratio | Target | Status | Spread | Key |\n"
         "|---|---:|---:|---|---:|---|---|---:|---|"
     )
+    versus = side_by_side(figures)
     for prefix, title in SECTIONS:
         rows = [f for f in figures if f.key.startswith(prefix)]
         if not rows:
             continue
         lines += [f"## {title}", "", header, *(_row(f) for f in rows), ""]
-    versus = side_by_side(figures)
-    if versus:
-        lines += ["## Side by side with boardgame.io", "", PEER_NOTE, "", *versus, ""]
+        if prefix == "peer." and versus:
+            lines += ["## Side by side with boardgame.io", "", PEER_NOTE, "", *versus, ""]
     lines += [
         "## Where the CPU went under load",
         "",
