@@ -33,7 +33,8 @@ PEER_NOTE = (
     "move in flight per match, the next sent once the authoritative update arrived. "
     "boardgame.io sends the update before it writes to storage, so its update latency does "
     "not include the write (its throughput does). Its CPU column is the server process; "
-    "Tabletop's is every service plus Kafka."
+    "Tabletop's is every service plus Kafka. Each run measures the peer right after "
+    "Tabletop's load runs, with Tabletop's stack idle beside it."
 )
 
 
