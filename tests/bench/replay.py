@@ -54,8 +54,6 @@ class ReplayRun:
     inprocess_rates: list[float] = field(default_factory=list)
     inprocess_ms: list[float] = field(default_factory=list)
     steps: list[int] = field(default_factory=list)
-    #: no match had finished: matches still in play were replayed as far as they went
-    unfinished: bool = False
 
 
 @dataclass
@@ -90,10 +88,8 @@ def fold_with_views(board: Sequence[envelope_pb2.EventEnvelope], viewer: str) ->
     return shown
 
 
-async def replay_matches(
-    gateway: str, match_ids: Sequence[str], viewer: str, unfinished: bool = False
-) -> ReplayRun:
-    run = ReplayRun(unfinished=unfinished)
+async def replay_matches(gateway: str, match_ids: Sequence[str], viewer: str) -> ReplayRun:
+    run = ReplayRun()
     async with grpc.aio.insecure_channel(gateway) as channel:
         stub = gateway_pb2_grpc.GatewayStub(channel)
         for match_id in match_ids:
@@ -274,10 +270,7 @@ def replay_figures(replays: Sequence[ReplayRun], rebuilds: Sequence[RebuildRun])
         figures.append(
             figure(
                 "replay.gateway.match",
-                f"ReplayMatch through the gateway: a whole match (~{steps:.0f} steps)"
-                if not any(r.unfinished for r in replays)
-                else f"ReplayMatch through the gateway: a match so far (~{steps:.0f} steps; "
-                "no match finished within a run)",
+                f"ReplayMatch through the gateway: a whole match (~{steps:.0f} steps)",
                 "ms",
                 "lower",
                 [r.gateway_ms for r in replays],
