@@ -9,9 +9,8 @@ import itertools
 from collections.abc import Iterator
 
 from services.games.contract import RuleViolation
-from services.games.crashland import GAME
+from services.games.crashland import GAME, rules
 from services.games.crashland import actions as act
-from services.games.crashland import rules
 from services.games.crashland.bots import greedy_policy
 from services.games.crashland.model import Boost, Direction, Payment
 from services.games.crashland.state import CrashlandState
