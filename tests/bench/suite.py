@@ -56,7 +56,8 @@ from .stats import Figure, median
 from .targets import apply_targets
 from .throughput import cpu_figures, floor_rate_figures, throughput_figures
 
-PEER_CACHE = Path(".cache")
+#: the repository's cache folder (.gitignored): the peer is installed into its peer/ folder
+PEER_CACHE = Path(__file__).resolve().parents[2] / ".cache"
 
 console = Console(stderr=True)
 
