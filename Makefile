@@ -1,7 +1,7 @@
 # Tabletop — one entry point for developers and CI.
 #   make up      start Kafka and every service locally (twice is safe); make down stops them
 #   make test    install everything, start Kafka, run unit + integration tests
-#   make bench   benchmarks → BENCHMARKS.md and bench-results.json
+#   make bench   benchmarks (beside boardgame.io, the peer) → BENCHMARKS.md and bench-results.json
 #   make image   the container image (podman); make test-image runs it like k8s/ does
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -93,7 +93,7 @@ k8s-generate: $(STAMP)  ## regenerate the KafkaTopics and the PrometheusRule fro
 	$(PY) deploy/k8s/gen_topics.py
 	$(PY) deploy/k8s/gen_rules.py
 
-bench: install kafka  ## benchmarks against floors measured in the same run
+bench: install kafka  ## benchmarks against floors and boardgame.io (npm ci into .cache/peer; needs Node) in the same run
 	$(VENV)/bin/python -m tests.bench
 
 clean: down  ## remove caches and the virtual environment

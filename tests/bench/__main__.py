@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from .patched_serve import EXPERIMENTS
-from .suite import run_suite
+from .suite import run_peer_only, run_suite
 
 
 def levels(text: str) -> tuple[int, ...]:
@@ -49,10 +49,24 @@ def main(argv: list[str] | None = None) -> None:
         default=20,
         help="concurrent matches of the profiled run (default 20)",
     )
+    parser.add_argument(
+        "--peer",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run boardgame.io beside Tabletop (default: yes, except with --quick)",
+    )
+    parser.add_argument(
+        "--peer-only",
+        action="store_true",
+        help="run only boardgame.io (no Tabletop stack); write peer-results.json",
+    )
     args = parser.parse_args(argv)
     runs = args.runs if args.runs is not None else (1 if args.quick else 3)
     if not 1 <= runs <= 20:
         parser.error("--runs takes 1 to 20")
+    if args.peer_only:
+        run_peer_only(args.out_dir, args.quick, args.levels, runs)
+        return
     run_suite(
         args.out_dir,
         runs,
@@ -62,6 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         experiment=args.experiment,
         profile_dir=args.profile,
         profile_level=args.profile_level,
+        peer=args.peer,
     )
 
 

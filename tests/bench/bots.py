@@ -349,3 +349,14 @@ async def run_load(
             if published is not None:
                 result.published_ms.append(ms(published - began))
     return result
+
+
+async def finish_one_match(gateway: str, game: str, seed: int, limit_s: float = 120.0) -> list[str]:
+    """Play one match to its end, untimed (a short run on a busy machine may finish none,
+    and replay needs a finished match: ExportMatch refuses one still in play)."""
+    result = LoadResult(1, 0.0, 0.0)  # an empty window: nothing is sampled
+    async with grpc.aio.insecure_channel(gateway) as channel:
+        bot = Bot(gateway_pb2_grpc.GatewayStub(channel), game, seed, result, now() + limit_s)
+        while not result.finished_ids and now() < bot.stop_at:
+            await bot.play_one()
+    return result.finished_ids

@@ -3,6 +3,7 @@ second (``evolve`` only, and from protobuf envelopes as every reader folds them)
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ class EngineRun:
 
     game: str
     playout_rates: list[float] = field(default_factory=list)
+    #: CPU seconds of this process per playout (the wall-clock rate suffers on a busy machine)
+    playout_cpu_s: list[float] = field(default_factory=list)
     events_per_playout: list[int] = field(default_factory=list)
     evolve_rates: list[float] = field(default_factory=list)
     envelope_rates: list[float] = field(default_factory=list)
@@ -88,9 +91,10 @@ def measure_game(game: str, seconds: float, seed: int, fold_batches: int) -> Eng
         for index in range(MAX_PLAYOUTS):
             if now() >= deadline and index >= 3:
                 break
-            began = now()
+            began, began_cpu = now(), time.process_time()
             playout = one_playout(game, seed * MAX_PLAYOUTS + index)
             elapsed = now() - began
+            run.playout_cpu_s.append(time.process_time() - began_cpu)
             run.playout_rates.append(1 / elapsed if elapsed > 0 else 0.0)
             run.events_per_playout.append(len(playout.events))
             if len(playouts) < fold_batches:
@@ -124,6 +128,8 @@ def engine_figures(runs: Sequence[EngineRun], noop_rate: float) -> list[Figure]:
             continue
         events = [n for r in good for n in r.events_per_playout]
         mean_events = sum(events) / len(events) if events else 0.0
+        cpu = sum(s for r in good for s in r.playout_cpu_s)
+        playouts = sum(len(r.playout_cpu_s) for r in good)
         figures.append(
             figure(
                 f"engine.playouts.{game}",
@@ -139,6 +145,7 @@ def engine_figures(runs: Sequence[EngineRun], noop_rate: float) -> list[Figure]:
                     if mean_events and noop_rate
                     else None
                 ),
+                note=f"{playouts / cpu:,.0f} per CPU-second of the bench process" if cpu else "",
             )
         )
         figures.append(

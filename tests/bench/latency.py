@@ -13,11 +13,7 @@ from collections.abc import Sequence
 
 from .bots import LoadResult
 from .floors import FloorRun
-from .stats import Figure, Floor, Target, figure, median
-
-#: the issue's target: p99 action → view under 46 ms at 20 concurrent matches
-VIEW_P99_TARGET_MS = 46.0
-TARGET_LEVEL = 20
+from .stats import Figure, Floor, figure, median
 
 
 def _pooled(runs: Sequence[FloorRun], attribute: str) -> list[float]:
@@ -72,11 +68,6 @@ def latency_figures(loads: dict[int, list[LoadResult]], floors: Sequence[FloorRu
                 "lower",
                 [run.view_ms for run in runs],
                 floor=view_floor(floors),
-                target=(
-                    Target(VIEW_P99_TARGET_MS, f"p99 < {VIEW_P99_TARGET_MS:.0f} ms")
-                    if level == TARGET_LEVEL
-                    else None
-                ),
                 target_on="p99",
                 note=note,
             )

@@ -15,6 +15,11 @@ landed in 51e8e59, so on later code they measure an equivalent of what ships.)
   (the previous commit's markers not written yet) after 1 ms instead of 20 ms.
 - ``switch-interval``: every service runs with a GIL switch interval of 0.5 ms instead of
   5 ms (each has a second Python thread: gRPC's poller, Faust's consumer thread).
+- ``fetch-wait``: the projector's Faust consumer long-polls for at most 5 ms instead of the
+  1,500 ms Faust hard-codes (aiokafka keeps one fetch in flight per broker, and a fetch for
+  quiet partitions holds back the busy ones until it returns).
+- ``send-soon``: the projector's agent does not wait for each view's send (Faust's
+  ``Topic.send`` scheduled as a task), to see whether that await paces the folding.
 - ``group-commit``: concurrent commands' events share one Kafka transaction: while one
   transaction commits, the next batch gathers; each command still commits atomically (a
   batch is all or nothing) and a match's commands stay ordered (the board's per-match lock).
@@ -29,7 +34,18 @@ from typing import Any
 
 from services.common import eventlog, serve
 
-EXPERIMENTS = ("txn-lock", "group-commit", "switch-interval", "plain-projector", "txn-backoff")
+EXPERIMENTS = (
+    "txn-lock",
+    "group-commit",
+    "switch-interval",
+    "plain-projector",
+    "txn-backoff",
+    "fetch-wait",
+    "send-soon",
+)
+
+#: the ``fetch-wait`` experiment's longest fetch wait (Faust's consumer: 1,500 ms)
+FETCH_WAIT_MS = 5
 
 #: the ``txn-backoff`` experiment's wait before retrying AddPartitionsToTxn (aiokafka: 20 ms)
 TXN_BACKOFF_S = 0.001
@@ -90,6 +106,28 @@ def patch(experiment: str) -> None:
         from aiokafka.producer import sender
 
         vars(sender)["BACKOFF_OVERRIDE"] = TXN_BACKOFF_S
+        return
+    if experiment == "fetch-wait":
+        from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
+
+        create = AIOKafkaConsumerThread._create_worker_consumer
+
+        def shorter_wait(self: Any, transport: Any) -> Any:
+            consumer = create(self, transport)
+            consumer._fetch_max_wait_ms = FETCH_WAIT_MS  # read by AIOKafkaConsumer.start()
+            return consumer
+
+        AIOKafkaConsumerThread._create_worker_consumer = shorter_wait  # type: ignore[method-assign]
+        return
+    if experiment == "send-soon":
+        from faust.topics import Topic
+
+        send = Topic.send
+
+        async def soon(self: Any, **kwargs: Any) -> Any:
+            return asyncio.ensure_future(send(self, **kwargs))
+
+        Topic.send = soon  # type: ignore[method-assign]
         return
     if experiment == "switch-interval":
         # Every service runs a second thread (gRPC's poller, Faust's consumer thread): a

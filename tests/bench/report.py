@@ -11,19 +11,30 @@ from typing import Any
 
 from .bots import LoadResult
 from .stats import Figure
+from .targets import side_by_side
 
 SECTIONS = (
     ("latency.", "Action latency"),
     ("throughput.", "Throughput"),
+    ("cpu.", "CPU per action"),
+    ("peer.", "The peer: boardgame.io on this machine, same run, same load shape"),
     ("replay.", "Replay and rebuild"),
     ("engine.", "Engines (in-process)"),
     ("floor.", "Floors (bare machine, same run)"),
 )
 
-#: published reference figures (not measured here), quoted in the notes
-REFERENCES = (
-    "boardgame.io: ≈ 1,300 moves/s, p50 ≈ 10 ms, p99 ≈ 46 ms at 20 concurrent matches; "
-    "≈ 300 moves/s, p50 ≈ 2 ms for one sequential match."
+#: hand-written analysis of what to do next, kept beside the code that measures it
+NEXT = Path(__file__).with_name("NEXT.md")
+
+PEER_NOTE = (
+    "The peer is boardgame.io (its own server, socket.io transport, in-memory and FlatFile "
+    "storage) installed from npm into `.cache/peer/` and driven by `tests/bench/peer/load.js` "
+    "with Tabletop's load shape: N concurrent one-player dice matches (~25 moves each), one "
+    "move in flight per match, the next sent once the authoritative update arrived. "
+    "boardgame.io sends the update before it writes to storage, so its update latency does "
+    "not include the write (its throughput does). Its CPU column is the server process; "
+    "Tabletop's is every service plus Kafka. Each run measures the peer right after "
+    "Tabletop's load runs, with Tabletop's stack idle beside it."
 )
 
 
@@ -149,11 +160,14 @@ def markdown(
         "| Figure | Median | p99 | Floor | Ratio | Target | Status | Spread | Key |\n"
         "|---|---:|---:|---|---:|---|---|---:|---|"
     )
+    versus = side_by_side(figures)
     for prefix, title in SECTIONS:
         rows = [f for f in figures if f.key.startswith(prefix)]
         if not rows:
             continue
         lines += [f"## {title}", "", header, *(_row(f) for f in rows), ""]
+        if prefix == "peer." and versus:
+            lines += ["## Side by side with boardgame.io", "", PEER_NOTE, "", *versus, ""]
     lines += [
         "## Where the CPU went under load",
         "",
@@ -171,8 +185,12 @@ def markdown(
         "",
         *_server_table(loads),
     ]
-    lines += ["", "## Notes", "", f"- Reference, not measured here: {REFERENCES}"]
+    lines += ["", "## Notes", ""]
+    if not versus:
+        lines.append(f"- The peer (boardgame.io) did not run: {config.get('peer_skipped') or '?'}.")
     lines += [f"- {p}" for p in problems]
+    if NEXT.exists():
+        lines += ["", NEXT.read_text().strip()]
     lines.append("")
     return "\n".join(lines)
 
@@ -256,6 +274,7 @@ def write_all(
     figures: Sequence[Figure],
     loads: Sequence[dict[str, Any]],
     problems: Sequence[str],
+    peer_loads: Sequence[dict[str, Any]] = (),
 ) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / "bench-results.json"
@@ -266,6 +285,7 @@ def write_all(
             "config": config,
             "figures": [f.to_json() for f in figures],
             "loads": list(loads),
+            "peer_loads": list(peer_loads),
             "problems": list(problems),
         }
     )

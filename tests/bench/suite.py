@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,15 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from services.cli.stack import ORDER, Stack
 from services.common.topics import views_topic
 
-from .bots import LoadResult, run_load
+from .boardgameio import (
+    PeerLoad,
+    PeerUnavailable,
+    install,
+    installed_version,
+    measure_peer,
+    peer_figures,
+)
+from .bots import LoadResult, finish_one_match, run_load
 from .engine import EngineRun, engine_figures, measure_engines
 from .floors import FloorRun, FloorSizes, measure_floors
 from .latency import floor_latency_figures, latency_figures
@@ -44,7 +53,11 @@ from .replay import (
 )
 from .report import load_summary, write_all
 from .stats import Figure, median
-from .throughput import floor_rate_figures, throughput_figures
+from .targets import apply_targets
+from .throughput import cpu_figures, floor_rate_figures, throughput_figures
+
+#: the repository's cache folder (.gitignored): the peer is installed into its peer/ folder
+PEER_CACHE = Path(__file__).resolve().parents[2] / ".cache"
 
 console = Console(stderr=True)
 
@@ -60,19 +73,23 @@ class Sizes:
     rebuild_every_run: bool
     engine_seconds: float
     engine_fold_batches: int
+    #: run the peer (boardgame.io) beside Tabletop in every run
+    peer: bool
 
     @classmethod
     def quick(cls, levels: tuple[int, ...]) -> Sizes:
         return cls(
             floors=FloorSizes(40, 0.6, levels, 50_000, 3, warmup=0.2),
             levels=levels,
-            warmup_s=0.5,
+            # a bot's first view waits for the projector, seconds on a busy machine
+            warmup_s=1.5,
             duration_s=2.0,
             rpc_timeout_s=5.0,
             replay_matches=2,
             rebuild_every_run=False,
             engine_seconds=0.4,
             engine_fold_batches=3,
+            peer=False,
         )
 
     @classmethod
@@ -87,6 +104,7 @@ class Sizes:
             rebuild_every_run=True,
             engine_seconds=3.0,
             engine_fold_batches=10,
+            peer=True,
         )
 
 
@@ -97,6 +115,10 @@ class Results:
     replays: list[ReplayRun]
     rebuilds: list[RebuildRun]
     engines: list[EngineRun]
+    peer: list[list[PeerLoad]] = field(default_factory=list)
+    #: the installed peer project, or why the peer does not run
+    peer_project: Path | None = None
+    peer_skipped: str = ""
 
 
 # -- housekeeping ---------------------------------------------------------------------------
@@ -220,7 +242,24 @@ async def one_run(
         results.loads.setdefault(level, []).append(load)
         finished += load.finished_ids
         progress.advance(task)
+    if results.peer_project is not None:
+        step("boardgame.io (peer)")
+        try:
+            results.peer.append(
+                await measure_peer(
+                    results.peer_project,
+                    sizes.levels,
+                    sizes.warmup_s,
+                    sizes.duration_s,
+                    sizes.rpc_timeout_s,
+                )
+            )
+        except (PeerUnavailable, TimeoutError, OSError) as error:
+            results.peer_skipped = f"run {run + 1}: {error}"
+    progress.advance(task)
     step("ReplayMatch")
+    if not finished:  # a short run on a busy machine
+        finished = await finish_one_match(stack.addr("gateway"), game, seed=run)
     results.replays.append(
         await replay_matches(stack.addr("gateway"), finished[: sizes.replay_matches], "")
     )
@@ -268,14 +307,46 @@ async def profile_run(
 
 def collect(results: Results) -> list[Figure]:
     noop = median([s for run in results.floors for s in run.noop_fold_rate])
-    return [
+    version = installed_version(results.peer_project) if results.peer_project else ""
+    figures = [
         *latency_figures(results.loads, results.floors),
         *throughput_figures(results.loads, results.floors),
+        *cpu_figures(results.loads),
+        *peer_figures([load for run in results.peer for load in run], version),
         *replay_figures(results.replays, results.rebuilds),
         *engine_figures(results.engines, noop),
         *floor_latency_figures(results.floors),
         *floor_rate_figures(results.floors),
     ]
+    apply_targets(figures)
+    return figures
+
+
+def setup_peer(results: Results, wanted: bool) -> None:
+    """Install the peer (npm ci into .cache/peer) or note why it does not run."""
+    if not wanted:
+        results.peer_skipped = "skipped (--quick runs without it; --peer runs it)"
+        return
+    try:
+        results.peer_project = install(PEER_CACHE)
+    except (PeerUnavailable, OSError, subprocess.SubprocessError) as error:
+        results.peer_skipped = str(error)
+
+
+def peer_problems(results: Results) -> list[str]:
+    problems = []
+    for level in sorted({load.concurrency for run in results.peer for load in run}):
+        errors: Counter[str] = Counter()
+        for run in results.peer:
+            for load in run:
+                if load.concurrency == level:
+                    errors.update(load.errors)
+        if errors:
+            problems.append(
+                f"boardgame.io at {level} matches: failed calls "
+                f"{', '.join(f'{k} {v}' for k, v in errors.most_common())}."
+            )
+    return problems
 
 
 def problems_of(results: Results, run_dir: Path) -> list[str]:
@@ -302,6 +373,7 @@ def problems_of(results: Results, run_dir: Path) -> list[str]:
             problems.append(f"projector rebuild: {rebuild.error}")
     if not results.rebuilds or not any(r.projector_events_per_s for r in results.rebuilds):
         problems.append("projector rebuild: no figure (the fresh projector never folded).")
+    problems += peer_problems(results)
     problems += log_findings(run_dir)
     return problems
 
@@ -315,14 +387,20 @@ def run_suite(
     experiment: str = "",
     profile_dir: Path | None = None,
     profile_level: int = 20,
+    peer: bool | None = None,
 ) -> tuple[Path, Path]:
     sizes = Sizes.quick(levels) if quick else Sizes.full(levels)
+    if peer is not None:
+        sizes = replace(sizes, peer=peer)
     machine = machine_info()
     token = uuid.uuid4().hex[:8]
     prefix = f"bench{token}."
     run_dir = Path(tempfile.gettempdir()) / f"tabletop-bench-{token}"
     results = Results([], {}, [], [], [])
-    steps_per_run = 4 + len(levels)
+    if sizes.peer:
+        console.print("installing the peer (boardgame.io) into .cache/peer")
+    setup_peer(results, sizes.peer)
+    steps_per_run = 5 + len(levels)
     with (
         Progress(
             TextColumn("{task.description}"),
@@ -355,7 +433,55 @@ def run_suite(
         "topic_prefix": prefix,
         "logs": str(run_dir),
         "experiment": experiment,
+        "peer_skipped": results.peer_skipped,
     }
-    paths = write_all(out_dir, machine, config, figures, loads, problems_of(results, run_dir))
+    peer_loads = [load.summary(run) for run, loads_ in enumerate(results.peer) for load in loads_]
+    paths = write_all(
+        out_dir, machine, config, figures, loads, problems_of(results, run_dir), peer_loads
+    )
     console.print(f"wrote {paths[0]} and {paths[1]}; service logs in {run_dir}")
     return paths
+
+
+def run_peer_only(out_dir: Path, quick: bool, levels: tuple[int, ...], runs: int) -> Path:
+    """Only the peer (no Tabletop stack): its figures on the console and in
+    ``peer-results.json``; BENCHMARKS.md is left alone."""
+    sizes = Sizes.quick(levels) if quick else Sizes.full(levels)
+    results = Results([], {}, [], [], [])
+    setup_peer(results, True)
+    if results.peer_project is None:
+        raise SystemExit(f"the peer cannot run: {results.peer_skipped}")
+    for _ in range(runs):
+        results.peer.append(
+            asyncio.run(
+                measure_peer(
+                    results.peer_project,
+                    levels,
+                    sizes.warmup_s,
+                    sizes.duration_s,
+                    sizes.rpc_timeout_s,
+                )
+            )
+        )
+    figures = peer_figures(
+        [load for run in results.peer for load in run], installed_version(results.peer_project)
+    )
+    for found in figures:
+        console.print(f"{found.key:32} {found.median:10.2f} p99 {found.p99:10.2f} {found.unit}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "peer-results.json"
+    path.write_text(
+        json.dumps(
+            {
+                "machine": machine_info(),
+                "figures": [f.to_json() for f in figures],
+                "peer_loads": [
+                    load.summary(run) for run, loads in enumerate(results.peer) for load in loads
+                ],
+                "problems": peer_problems(results),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    return path

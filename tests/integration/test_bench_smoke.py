@@ -103,9 +103,14 @@ def test_every_figure_is_a_sane_number(quick_run: tuple[dict[str, Any], str]) ->
 @pytest.mark.integration
 def test_targets_are_reported_not_asserted(quick_run: tuple[dict[str, Any], str]) -> None:
     figures = _by_key(quick_run[0])
-    assert figures["throughput.acks.c20"]["target"]["value"] == 1300
-    assert figures["latency.view.c20"]["target"]["value"] == 46
+    # --quick runs without the peer: the 20-match targets are boardgame.io's earlier figures
+    for key in ("throughput.acks.c20", "latency.view.c20"):
+        target = figures[key]["target"]
+        assert target["value"] > 0 and "boardgame.io" in target["description"], key
     assert figures["latency.view.c20"]["target_on"] == "p99"
+    assert figures["latency.view.c100"]["target"]["value"] == 250
+    assert figures["cpu.stack.c20"]["target"]["value"] == 2.5
+    assert figures["engine.playouts.crashland"]["target"]["value"] == 2000
 
 
 @pytest.mark.integration

@@ -40,7 +40,6 @@ Interpretations where the rulebook is open (kept minimal):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from enum import Enum
 from typing import TypeVar
 
@@ -431,43 +430,70 @@ def _end_turn(log: _Log) -> None:
 
 
 # --- legal actions ----------------------------------------------------------------------
-
-
-def _candidates(state: CrashlandState) -> Iterator[object]:
-    if state.uplink_count:
-        seen = state.known_top[: state.uplink_count]
-        yield from (act.ArrangeUplink(order) for order in itertools.permutations(seen))
-        return
-    for direction in Direction:
-        for pay in Payment:
-            yield act.Move(direction, pay)
-    yield act.EndMovement()
-    for card in dict.fromkeys(state.hand):
-        yield act.DiscardEquipment(card)
-    yield act.KeepHand()
-    for boost in Boost:
-        yield act.SpendDomeShelter(boost)
-    for position in sorted(state.explored):
-        yield act.SpendJetpack(position)
-    yield act.SpendSolarRecharge()
-    yield act.SpendSatelliteUplink()
-    yield act.EndTurn()
+#
+# Generated directly from the same conditions ``decide`` checks, in the order the actions
+# were always listed (random bots pick by index, so seeded simulations stay the same).
+# Deciding every candidate and keeping those not refused gives the same set (a property test
+# keeps that reference: tests/unit/games/crashland/test_legal_actions_fast.py), at one
+# ``decide`` with its state folds per candidate, which made legal actions most of a playout's
+# cost. Discards still go through ``decide``: few, and their rule stays in one place.
 
 
 def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
     step = next_step(state)
     if not isinstance(step, AwaitingPlayers) or player not in step.players:
         return ()
-    if state.uplink_count:  # every ordering of the seen cards, no need to try each
-        return tuple(_candidates(state))
-    legal = []
-    for action in _candidates(state):
-        try:
-            decide(state, player, action)
-        except RuleViolation:
-            continue
-        legal.append(action)
+    if state.uplink_count:  # every ordering of the seen cards
+        seen = state.known_top[: state.uplink_count]
+        return tuple(act.ArrangeUplink(order) for order in itertools.permutations(seen))
+    legal: list[object] = []
+    phase = state.phase
+    astronaut = state.astronaut
+    if phase is Phase.MOVEMENT and astronaut is not None:
+        free = state.cards_moved < CONTENT.free_cards
+        for direction in Direction:
+            if not _in_grid(astronaut.step(direction)):
+                continue
+            for pay in Payment:
+                if (pay is Payment.FREE) is not free:
+                    continue
+                oxygen = state.oxygen - (pay is Payment.OXYGEN)
+                battery = state.battery - (pay is Payment.BATTERY)
+                if min(oxygen, battery) >= CONTENT.min_level:
+                    legal.append(act.Move(direction, pay))
+        if state.cards_moved or state.flew:
+            legal.append(act.EndMovement())
+    for card in dict.fromkeys(state.hand):
+        if _accepted(state, player, act.DiscardEquipment(card)):
+            legal.append(act.DiscardEquipment(card))
+    if _accepted(state, player, act.KeepHand()):
+        legal.append(act.KeepHand())
+    spending = phase in (Phase.MOVEMENT, Phase.SYSTEMS_CHECK) and astronaut is not None
+    if spending and astronaut is not None:
+        on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is MapKind.DOME
+        if on_dome and pair_in_hand(state, Equipment.DOME_SHELTER):
+            legal += [act.SpendDomeShelter(boost) for boost in Boost]
+        if state.battery >= 1 and pair_in_hand(state, Equipment.JETPACK):
+            legal += [
+                act.SpendJetpack(position)
+                for position in sorted(state.explored)
+                if position != astronaut and _in_grid(position)
+            ]
+        if pair_in_hand(state, Equipment.SOLAR_RECHARGE):
+            legal.append(act.SpendSolarRecharge())
+        if pair_in_hand(state, Equipment.SATELLITE_UPLINK):
+            legal.append(act.SpendSatelliteUplink())
+    if phase is Phase.SYSTEMS_CHECK:
+        legal.append(act.EndTurn())
     return tuple(legal)
+
+
+def _accepted(state: CrashlandState, player: str, action: object) -> bool:
+    try:
+        decide(state, player, action)
+    except RuleViolation:
+        return False
+    return True
 
 
 def spaceship_position(state: CrashlandState) -> Position | None:

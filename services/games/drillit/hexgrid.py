@@ -6,6 +6,7 @@ one's opening ``d`` faces the other's opening ``(d + 3) % 6``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 #: axial offsets of the six edges, counter-clockwise starting east
@@ -18,11 +19,18 @@ class Hex:
     r: int
 
     def neighbour(self, direction: int) -> Hex:
-        dq, dr = DIRECTIONS[direction % 6]
-        return Hex(self.q + dq, self.r + dr)
+        return _neighbours(self.q, self.r)[direction % 6]
 
     def neighbours(self) -> tuple[Hex, ...]:
-        return tuple(self.neighbour(d) for d in range(6))
+        return _neighbours(self.q, self.r)
+
+
+# Geometry is asked for far more often than the map has cells (every legal-action listing and
+# end-of-turn check walks the tunnels), so the answers are remembered: the map's cells and
+# their rims fit comfortably; the bound only keeps odd coordinates from a request in check.
+@functools.lru_cache(maxsize=4096)
+def _neighbours(q: int, r: int) -> tuple[Hex, ...]:
+    return tuple(Hex(q + dq, r + dr) for dq, dr in DIRECTIONS)
 
 
 ORIGIN = Hex(0, 0)
@@ -37,10 +45,12 @@ def distance(a: Hex, b: Hex) -> int:
     return (abs(dq) + abs(dr) + abs(dq + dr)) // 2
 
 
+@functools.lru_cache(maxsize=1024)
 def rotate(openings: tuple[int, ...], rotation: int) -> tuple[int, ...]:
     return tuple(sorted((d + rotation) % 6 for d in openings))
 
 
+@functools.lru_cache(maxsize=256)
 def distinct_rotations(openings: tuple[int, ...]) -> tuple[int, ...]:
     """Rotations giving different opening sets (a straight tile has 3, a star 1)."""
     seen: set[tuple[int, ...]] = set()

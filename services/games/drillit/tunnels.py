@@ -99,20 +99,44 @@ def placements(
     state: DrillitState, piece: str, anchor: Hex | None = None
 ) -> tuple[tuple[Hex, int], ...]:
     """Every (cell, rotation) where ``piece`` may be laid, rotations giving the same
-    shape counted once."""
+    shape counted once — the placements ``can_place`` accepts (a property test compares
+    them with every cell and rotation tried through it).
+
+    Each candidate cell is read once into edge masks (bit d: the edge towards direction d):
+    which edges a placed piece borders, which of those it opens, which reach the Tank or a
+    piece (or only the anchor); then each rotation is a few bit operations instead of a walk
+    around the cell (``fits`` and ``connects``), which listing legal actions did for every
+    cell and rotation."""
     occupied = piece_openings(state)
-    base = CONTENT.pieces[piece].openings
     cells = (
         frontier(state, occupied)
         if anchor is None
         else tuple(c for c in anchor.neighbours() if is_free(state, c, occupied))
     )
+    shapes = _rotation_masks(CONTENT.pieces[piece].openings)
     out = []
     for cell in cells:
-        for k in distinct_rotations(base):
-            if connects(cell, rotate(base, k), occupied, anchor):
-                out.append((cell, k))
+        bordered = required = reaching = 0
+        for d, other in enumerate(cell.neighbours()):
+            shape = occupied.get(other)
+            if shape is not None:
+                bordered |= 1 << d
+                if opposite(d) in shape:
+                    required |= 1 << d
+            if anchor is None:
+                reaches = shape is not None or other in CONTENT.tank_cells
+            else:
+                reaches = other == anchor
+            if reaches:
+                reaching |= 1 << d
+        out += [(cell, k) for k, mask in shapes if mask & bordered == required and mask & reaching]
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _rotation_masks(base: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """(rotation, edge mask of its openings) for each distinct rotation of a piece."""
+    return tuple((k, sum(1 << d for d in rotate(base, k))) for k in distinct_rotations(base))
 
 
 def can_place(

@@ -1,0 +1,20 @@
+// The peer's game: a one-player dice game of the same shape as the match Tabletop's bench
+// plays (Crashland, solitaire, ~25 actions a match). Each move rolls one die on the server
+// (boardgame.io's random plugin, so the client cannot apply it optimistically and must wait
+// for the authoritative update); the match ends when the total reaches TARGET.
+const TARGET = 88; // 88 / 3.5 ≈ 25 moves, like a Crashland match in the bench
+
+const DiceRace = {
+  name: 'dicerace',
+  setup: () => ({ total: 0, rolls: [] }),
+  moves: {
+    roll: ({ G, random }) => {
+      const value = random.D6();
+      G.total += value;
+      G.rolls.push(value);
+    },
+  },
+  endIf: ({ G }) => (G.total >= TARGET ? { total: G.total } : undefined),
+};
+
+module.exports = { DiceRace };
