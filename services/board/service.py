@@ -203,6 +203,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     options=dict(request.options),
                     dice_commitment=dice_commitment,
                     decks_commitment=decks_commitment,
+                    lobby=request.lobby,
                 )
                 state = game.fold(setup)
                 chance_events, state = await self._play_out_chance(

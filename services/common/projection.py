@@ -55,6 +55,10 @@ class Projection:
             "decks_commitment": m.decks_commitment,
             "dice_seed": self.dice_seed,
             "decks_seed": self.decks_seed,
+            "private": m.private,
+            "bots": list(m.bots),
+            "creator": m.creator,
+            "seats": m.seats,
         }
 
     @classmethod
@@ -74,6 +78,11 @@ class Projection:
             end_reason=record["end_reason"],
             dice_commitment=record["dice_commitment"],
             decks_commitment=record["decks_commitment"],
+            # records written before the lobby existed have none
+            private=record.get("private", False),
+            bots=tuple(record.get("bots", ())),
+            creator=record.get("creator", ""),
+            seats=dict(record.get("seats", {})),
         )
         return cls(match, record["dice_seed"], record["decks_seed"])
 
@@ -98,6 +107,9 @@ class Projection:
             results=m.results,
             end_reason=m.end_reason,
             next=next_step_message(m.game.next_step(m.state)),
+            private=m.private,
+            seats=m.seats,
+            bots=m.bots,
         )
 
     def view_for(self, viewer: str) -> match_pb2.MatchView:
