@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -370,9 +371,12 @@ def cmd_admin(args: argparse.Namespace) -> int:
         return 0
     from services.projector.rebuild import compare_with_live
 
+    # The operator reads each seat's view with the gateway's token key (the local stack's
+    # unless TABLETOP_TOKEN_KEY names the deployment's).
+    key = os.environ.get("TABLETOP_TOKEN_KEY") or stack.secrets()["TABLETOP_TOKEN_KEY"]
     with console.status("rebuilding the read models from offset 0"):
         report = asyncio.run(
-            compare_with_live(stack.kafka_bootstrap, args.topic_prefix, args.gateway)
+            compare_with_live(stack.kafka_bootstrap, args.topic_prefix, args.gateway, key.encode())
         )
     if args.json:
         print(json.dumps(dataclasses.asdict(report)))

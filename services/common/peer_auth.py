@@ -63,26 +63,33 @@ class PeerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         return self._unary
 
 
-class _AddPeerToken(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
-    def __init__(self, token: bytes) -> None:
-        self._metadata = (PEER_HEADER, token.decode())
+def _with_token(details: grpc.aio.ClientCallDetails, token: str) -> grpc.aio.ClientCallDetails:
+    metadata = grpc.aio.Metadata(*(details.metadata or ()))
+    metadata.add(PEER_HEADER, token)
+    return grpc.aio.ClientCallDetails(
+        details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+    )
 
-    def _with_token(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
-        metadata = grpc.aio.Metadata(*(details.metadata or ()))
-        metadata.add(*self._metadata)
-        return grpc.aio.ClientCallDetails(
-            details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
-        )
+
+# grpc.aio files an interceptor under its first matching kind only, so one class per kind.
+class _UnaryPeerToken(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    def __init__(self, token: bytes) -> None:
+        self._token = token.decode()
 
     async def intercept_unary_unary(
         self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
-        return await continuation(self._with_token(client_call_details), request)
+        return await continuation(_with_token(client_call_details, self._token), request)
+
+
+class _StreamPeerToken(grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
+    def __init__(self, token: bytes) -> None:
+        self._token = token.decode()
 
     async def intercept_unary_stream(
         self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
     ) -> Any:
-        return await continuation(self._with_token(client_call_details), request)
+        return await continuation(_with_token(client_call_details, self._token), request)
 
 
 def server_credentials(config: Config) -> grpc.ServerCredentials | None:
@@ -105,4 +112,4 @@ def channel_credentials(config: Config) -> grpc.ChannelCredentials | None:
 
 
 def peer_interceptors(config: Config) -> list[grpc.aio.ClientInterceptor]:
-    return [_AddPeerToken(config.peer_token)]
+    return [_UnaryPeerToken(config.peer_token), _StreamPeerToken(config.peer_token)]

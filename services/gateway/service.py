@@ -9,6 +9,8 @@ anything is forwarded, so a refusal never reaches the board and appends nothing.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import NoReturn, TypeVar
@@ -63,6 +65,8 @@ NEW_MATCH_GRACE_S = 10.0
 #: ListMatches pages
 DEFAULT_PAGE = 50
 MAX_PAGE = 200
+#: a create's command id is its proof of a retry: long enough not to be guessed
+MIN_COMMAND_ID = 16
 #: a refusal passed on from a peer is cut to this many characters
 MAX_DETAIL = 300
 
@@ -135,6 +139,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         self._scoring = scoring_pb2_grpc.ScoringStub(scoring)
         self._scoring_events = envelope_pb2_grpc.EventSourceStub(scoring)
         self._views = views
+        self._key = config.token_key
         self._tokens = Tokens(config.token_key, config.token_ttl_seconds)
         #: matches and joins per client address; actions per token subject
         self._creates = Quota(config.create_rate, config.create_burst)
@@ -245,15 +250,25 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             )
         if not set(bots) <= set(players):
             await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "a bot seat is not a seat")
-        # A fresh id every time: match ids are unguessable (a private match's invitation),
-        # so a retried create makes another match rather than handing out this one again.
-        match_id = str(uuid.uuid4())
-        subject = claims.subject if claims is not None else uuid.uuid4().hex
+        if 0 < len(request.command_id) < MIN_COMMAND_ID:
+            await _refuse(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"command_id must have at least {MIN_COMMAND_ID} random characters (or none)",
+            )
+        # The match id and the board's command id derive from the client's command id with
+        # the gateway's key: a retried create is the same match (and gets its creator token
+        # again), yet ids stay unguessable (a private match's id is its invitation) and the
+        # client's command id, which proves the retry, never appears in any log.
+        command = request.command_id or uuid.uuid4().hex
+        digest = hmac.new(self._key, f"create:{command}".encode(), hashlib.sha256).digest()
+        match_id = str(uuid.UUID(bytes=digest[:16], version=4))
+        subject = claims.subject if claims is not None else digest[16:24].hex()
         forwarded = board_pb2.CreateMatchRequest(
             game=request.game,
             players=players,
             options=options,
-            command_id=request.command_id or f"create:{match_id}",
+            command_id=f"create:{digest[16:].hex()}",
             match_id=match_id,
             lobby=platform_events_pb2.MatchLobby(
                 private=request.private, bots=bots, creator=subject
