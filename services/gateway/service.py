@@ -497,6 +497,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     async def GetStandings(
         self, request: scoring_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext
     ) -> scoring_pb2.GetStandingsReply:
+        await self._claims(context)  # standings are public, but a bad token is refused
         try:
             bounded("game", request.game, MAX_GAME)
         except TooLong as long:
