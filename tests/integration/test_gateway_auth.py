@@ -10,9 +10,11 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import subprocess
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -276,21 +278,28 @@ def test_internal_services_accept_only_their_peers(stack: Stack) -> None:
     assert not gateway_methods & {"Reveal", "ListEvents", "Commit", "Roll", "Draw"}
 
 
-def test_quotas_answer_resource_exhausted_with_a_retry_after(
-    stack: Stack, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """A second gateway with small quotas (same peers and secrets)."""
-    run_dir = tmp_path_factory.mktemp("quota")
+def _second_gateway(stack: Stack, run_dir: Path, env: dict[str, str]) -> Stack:
+    """Another gateway in front of the same peers, with the same secrets and its own env."""
     shutil.copy(stack.run_dir / "secrets.env", run_dir / "secrets.env")
     ports = dict(stack.ports)
     ports["gateway"] = (free_port(), free_port())
-    small = Stack(
+    return Stack(
         run_dir,
         kafka_bootstrap=stack.kafka_bootstrap,
         topic_prefix=stack.topic_prefix,
         partitions=stack.partitions,
         ports=ports,
-        extra_env={
+        extra_env=env,
+    )
+
+
+def test_quotas_answer_resource_exhausted_with_a_retry_after(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    small = _second_gateway(
+        stack,
+        tmp_path_factory.mktemp("quota"),
+        {
             "TABLETOP_QUOTA_CREATE_PER_S": "0.01",
             "TABLETOP_QUOTA_CREATE_BURST": "2",
             "TABLETOP_QUOTA_ACTIONS_PER_S": "0.01",
@@ -320,3 +329,43 @@ def test_quotas_answer_resource_exhausted_with_a_retry_after(
         assert client.legal(match, "solo").version == versions[-1]  # refusals appended nothing
     finally:
         small.stop("gateway")
+
+
+def test_the_gateway_serves_tls_when_given_a_certificate(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl to make a test certificate")
+    run_dir = tmp_path_factory.mktemp("tls")
+    cert, key = run_dir / "tls.crt", run_dir / "tls.key"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout", str(key), "-out", str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    tls = _second_gateway(
+        stack, run_dir, {"TABLETOP_TLS_CERT": str(cert), "TABLETOP_TLS_KEY": str(key)}
+    )
+    tls.start("gateway")
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                client = GatewayClient(tls.addr("gateway"), ca_file=str(cert))
+                match = open_match(client, "crashland", ["solo"])
+                break
+            except grpc.RpcError:
+                assert time.monotonic() < deadline, "the TLS gateway did not come up"
+                time.sleep(0.5)
+        assert client.view(match, "solo").viewer == "solo"
+        with pytest.raises(grpc.RpcError) as plaintext:
+            GatewayClient(tls.addr("gateway")).stub.ListMatches(
+                gateway_pb2.ListMatchesRequest(), timeout=5
+            )
+        assert plaintext.value.code() == grpc.StatusCode.UNAVAILABLE
+    finally:
+        tls.stop("gateway")
