@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -40,6 +42,7 @@ DENIED = grpc.StatusCode.PERMISSION_DENIED
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 CALLERS = ("none", "wrong_match", "other_seat", "spectator", "own_seat", "expired", "tampered")
 SEATS = ["ana", "bo"]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tamper(token: str, seat: str) -> str:
@@ -369,3 +372,38 @@ def test_the_gateway_serves_tls_when_given_a_certificate(
         assert plaintext.value.code() == grpc.StatusCode.UNAVAILABLE
     finally:
         tls.stop("gateway")
+
+
+def test_a_second_person_joins_from_another_terminal(stack: Stack, tmp_path: Path) -> None:
+    """`tabletop play … --open bo` in one terminal, `tabletop join MATCH` in another; each
+    keeps its own tokens (different token files: different people)."""
+
+    def tabletop(tokens: str, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "services.cli.main", "--gateway", stack.addr("gateway"), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "TABLETOP_TOKENS": str(tmp_path / tokens)},
+        )
+
+    host = tabletop(
+        "host.json", "play", "drillit", "--players", "ana,bo", "--bot", "ana=random",
+        "--open", "bo", "--option", "difficulty=easy", "--option", "distance=short", "--json",
+    )  # fmt: skip
+    assert host.stderr is not None
+    line = host.stderr.readline()
+    match_id = line.split()[1].rstrip(":")
+    guest = tabletop("guest.json", "join", match_id, "--bot", "random", "--seed", "3")
+    guest_out, guest_err = guest.communicate(timeout=300)
+    host_out, _ = host.communicate(timeout=300)
+    assert guest.returncode == 0, guest_err
+    assert f"match {match_id}:" in guest_out
+    assert f"joined match {match_id} as bo" in guest_err
+    assert host.returncode == 0
+    result = json.loads(host_out.splitlines()[-1])
+    assert result["match_id"] == match_id and set(result["results"]) == {"ana", "bo"}
+    guest_tokens = json.loads((tmp_path / "guest.json").read_text())
+    assert any(key.endswith(f"/{match_id}/bo") for key in guest_tokens)
+    assert not any(key.endswith("/@creator") for key in guest_tokens)
