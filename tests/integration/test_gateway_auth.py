@@ -364,7 +364,7 @@ def test_the_gateway_serves_tls_when_given_a_certificate(
             except grpc.RpcError:
                 assert time.monotonic() < deadline, "the TLS gateway did not come up"
                 time.sleep(0.5)
-        assert client.view(match, "solo").viewer == "solo"
+        assert client.view(match, "solo", min_version=1).viewer == "solo"
         with pytest.raises(grpc.RpcError) as plaintext:
             GatewayClient(tls.addr("gateway")).stub.ListMatches(
                 gateway_pb2.ListMatchesRequest(), timeout=5
