@@ -46,10 +46,17 @@ class Tokens:
         self._ttl = ttl_seconds
 
     def issue(
-        self, match_id: str, role: Role, subject: str, seat: str = "", now: float | None = None
+        self,
+        match_id: str,
+        role: Role,
+        subject: str,
+        seat: str = "",
+        now: float | None = None,
+        token_id: str | None = None,
     ) -> tuple[str, Claims]:
         issued = int(now if now is not None else time.time())
-        claims = Claims(match_id, role, seat, subject, uuid.uuid4().hex, issued + self._ttl)
+        token_id = token_id or uuid.uuid4().hex
+        claims = Claims(match_id, role, seat, subject, token_id, issued + self._ttl)
         payload = {
             "iss": ISSUER,
             "sub": subject,

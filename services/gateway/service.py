@@ -332,7 +332,9 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 )
             ),
         )
-        token, issued = self._tokens.issue(request.match_id, Role.SEAT, subject, joined.seat)
+        token, issued = self._tokens.issue(
+            request.match_id, Role.SEAT, subject, joined.seat, token_id=token_id
+        )
         return gateway_pb2.JoinMatchReply(
             token=token, seat=joined.seat, expires_at=issued.expires_at, version=joined.version
         )
@@ -400,7 +402,9 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         self, request: board_pb2.GetLegalActionsRequest, context: grpc.aio.ServicerContext
     ) -> board_pb2.GetLegalActionsReply:
         claims = await self._seat(context, request.match_id, request.player)
-        forwarded = board_pb2.GetLegalActionsRequest(match_id=request.match_id, player=claims.seat)
+        forwarded = board_pb2.GetLegalActionsRequest(
+            match_id=request.match_id, player=claims.seat, seat_token=claims.token_id
+        )
         return await _relay(context, self._shard(request.match_id).board.GetLegalActions(forwarded))
 
     async def SubmitAction(
@@ -412,6 +416,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         forwarded = board_pb2.SubmitActionRequest()
         forwarded.CopyFrom(request)
         forwarded.player = claims.seat
+        forwarded.seat_token = claims.token_id
         return await _relay(context, self._shard(request.match_id).board.SubmitAction(forwarded))
 
     async def WatchMatch(

@@ -105,7 +105,6 @@ def _status(call: Callable[[], Any]) -> grpc.StatusCode:
 EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     "CreateMatch": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH),
     "JoinMatch(spectate)": (DENIED, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
-    "JoinMatch(taken seat)": (DENIED, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
     "ListMatches": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH),
     "GetView(seat)": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
     "GetView(default)": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
@@ -122,8 +121,9 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
         UNAUTH,
     ),
     "GetStandings": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH),
-    # last: the own seat's submit changes the match
+    # last: the own seat's submit changes the match, its re-join supersedes its token
     "SubmitAction": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
+    "JoinMatch(taken seat)": (DENIED, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
 }
 
 
@@ -258,6 +258,11 @@ def test_a_free_seat_then_a_taken_one(stack: Stack) -> None:
     assert by_creator.seat == SEATS[0] and host.token(match, CREATOR)
     second = guest.join(match, name="Guest")  # "first free seat" moves on
     assert second.seat == SEATS[1]
+    # The seat was joined again: the guest's older token no longer acts for it.
+    with pytest.raises(grpc.RpcError) as superseded:
+        guest.legal(match, SEATS[0])
+    assert superseded.value.code() == DENIED
+    assert host.legal(match, SEATS[0]).version >= by_creator.version
 
 
 def test_internal_services_accept_only_their_peers(stack: Stack) -> None:
