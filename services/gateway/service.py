@@ -104,6 +104,9 @@ async def _forward(context: grpc.aio.ServicerContext, error: grpc.aio.AioRpcErro
     if code in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL):
         # A peer's bug is not the client's business; its log has the detail.
         await _refuse(context, grpc.StatusCode.UNAVAILABLE, "the service failed; try again")
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        # Infrastructure trouble (its message may name internals): the reason code stays.
+        await _refuse(context, code, "a service is unavailable; retry with the same command id")
     await _refuse(context, code, (error.details() or "")[:MAX_DETAIL])
 
 
