@@ -216,6 +216,8 @@ def test_each_token_sees_only_its_own_view(matrix: Matrix) -> None:
             gateway_pb2.GetViewRequest(match_id=match), metadata=matrix.metadata(caller)
         )
         assert view.viewer == viewer
+    public = stub.GetView(gateway_pb2.GetViewRequest(match_id=matrix.other_match))
+    assert public.viewer == ""  # a public match: anyone sees the spectator view
     replay = stub.ReplayMatch(
         gateway_pb2.ReplayMatchRequest(match_id=match), metadata=matrix.metadata("own_seat")
     )
