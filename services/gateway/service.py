@@ -182,6 +182,15 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         update = self._views.latest(match_id)
         return update is not None and not update.summary.private
 
+    def _superseded(self, claims: Claims) -> bool:
+        """A newer join of the seat is projected (one not projected yet cannot be judged:
+        the token's join version tells which)."""
+        update = self._views.latest(claims.match_id)
+        if update is None or update.summary.version < claims.version:
+            return False
+        newest = update.seat_tokens.get(claims.seat)
+        return newest is not None and newest != claims.token_id
+
     async def _viewer(
         self, context: grpc.aio.ServicerContext, match_id: str, requested: str
     ) -> str:
@@ -205,6 +214,12 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 context, grpc.StatusCode.PERMISSION_DENIED, "the token is for another match"
             )
         seat = claims.seat if claims.role == Role.SEAT else ""
+        if seat and self._superseded(claims):
+            await _refuse(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "this seat was joined again elsewhere; join again to see it here",
+            )
         if requested and requested != seat:
             await _refuse(
                 context, grpc.StatusCode.PERMISSION_DENIED, "the token is not for that seat"
@@ -336,7 +351,12 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             ),
         )
         token, issued = self._tokens.issue(
-            request.match_id, Role.SEAT, subject, joined.seat, token_id=token_id
+            request.match_id,
+            Role.SEAT,
+            subject,
+            joined.seat,
+            token_id=token_id,
+            version=joined.version,
         )
         return gateway_pb2.JoinMatchReply(
             token=token, seat=joined.seat, expires_at=issued.expires_at, version=joined.version

@@ -264,6 +264,9 @@ def test_a_free_seat_then_a_taken_one(stack: Stack) -> None:
     with pytest.raises(grpc.RpcError) as superseded:
         guest.legal(match, SEATS[0])
     assert superseded.value.code() == DENIED
+    with pytest.raises(grpc.RpcError) as unseen:  # nor sees it, once the join is projected
+        guest.view(match, SEATS[0], min_version=by_creator.version)
+    assert unseen.value.code() == DENIED
     assert host.legal(match, SEATS[0]).version >= by_creator.version
 
 
