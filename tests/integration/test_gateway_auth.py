@@ -85,6 +85,10 @@ class Matrix:
         token = self.tokens[caller]
         return (("authorization", f"Bearer {token}"),) if token else ()
 
+    def keep(self, caller: str, joined: gateway_pb2.JoinMatchReply) -> None:
+        """A seat joined again: its older token no longer works, the caller uses the new."""
+        self.tokens[caller] = joined.token
+
     def legal_action(self) -> Any:
         return self.client.legal(self.match, self.mover).actions[0].action
 
@@ -136,8 +140,9 @@ def _calls(m: Matrix, caller: str) -> dict[str, Callable[[], Any]]:
         "JoinMatch(spectate)": lambda: stub.JoinMatch(
             gateway_pb2.JoinMatchRequest(match_id=match, spectate=True), metadata=md
         ),
-        "JoinMatch(taken seat)": lambda: stub.JoinMatch(
-            gateway_pb2.JoinMatchRequest(match_id=match, seat=m.mover), metadata=md
+        "JoinMatch(taken seat)": lambda: m.keep(
+            caller,
+            stub.JoinMatch(gateway_pb2.JoinMatchRequest(match_id=match, seat=m.mover), metadata=md),
         ),
         "ListMatches": lambda: stub.ListMatches(gateway_pb2.ListMatchesRequest(), metadata=md),
         "GetView(seat)": lambda: stub.GetView(
