@@ -36,6 +36,13 @@ def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stac
     run_dir = tmp_path_factory.mktemp("stack")
     stack = Stack.ephemeral(run_dir, topic_prefix=prefix, partitions=3)
     stack.kafka_bootstrap = kafka
+    # Quotas generous enough for many tests from one address (test_gateway_auth has its own).
+    stack.extra_env = {
+        "TABLETOP_QUOTA_CREATE_PER_S": "1000",
+        "TABLETOP_QUOTA_CREATE_BURST": "1000",
+        "TABLETOP_QUOTA_ACTIONS_PER_S": "10000",
+        "TABLETOP_QUOTA_ACTIONS_BURST": "10000",
+    }
     try:
         stack.up()
         yield stack

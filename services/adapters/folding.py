@@ -27,6 +27,14 @@ class FoldedMatch:
     end_reason: str = ""
     dice_commitment: str = ""
     decks_commitment: str = ""
+    #: the lobby (MatchCreated.lobby, SeatJoined): how the match is offered, who sits where
+    private: bool = False
+    bots: tuple[str, ...] = ()
+    creator: str = ""
+    #: joined seat → display name
+    seats: dict[str, str] = field(default_factory=dict)
+    #: joined seat → the id of its newest token (older ones no longer act)
+    seat_tokens: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def created(cls, envelope: envelope_pb2.EventEnvelope) -> FoldedMatch:
@@ -42,6 +50,9 @@ class FoldedMatch:
             state=game.initial_state(),
             dice_commitment=created.dice_commitment,
             decks_commitment=created.decks_commitment,
+            private=created.lobby.private,
+            bots=tuple(created.lobby.bots),
+            creator=created.lobby.creator,
         )
         match.version = int(envelope.sequence)
         return match
@@ -65,6 +76,11 @@ class FoldedMatch:
             self.finished = True
             self.results = dict(ended.results)
             self.end_reason = ended.reason
+        elif is_a(envelope, platform_events_pb2.SeatJoined):
+            joined = unpack(envelope, platform_events_pb2.SeatJoined)
+            assert isinstance(joined, platform_events_pb2.SeatJoined)
+            self.seats[joined.seat] = joined.display_name
+            self.seat_tokens[joined.seat] = joined.join_id
         return True
 
 

@@ -55,6 +55,11 @@ class Projection:
             "decks_commitment": m.decks_commitment,
             "dice_seed": self.dice_seed,
             "decks_seed": self.decks_seed,
+            "private": m.private,
+            "bots": list(m.bots),
+            "creator": m.creator,
+            "seats": m.seats,
+            "seat_tokens": m.seat_tokens,
         }
 
     @classmethod
@@ -74,6 +79,12 @@ class Projection:
             end_reason=record["end_reason"],
             dice_commitment=record["dice_commitment"],
             decks_commitment=record["decks_commitment"],
+            # records written before the lobby existed have none
+            private=record.get("private", False),
+            bots=tuple(record.get("bots", ())),
+            creator=record.get("creator", ""),
+            seats=dict(record.get("seats", {})),
+            seat_tokens=dict(record.get("seat_tokens", {})),
         )
         return cls(match, record["dice_seed"], record["decks_seed"])
 
@@ -98,6 +109,9 @@ class Projection:
             results=m.results,
             end_reason=m.end_reason,
             next=next_step_message(m.game.next_step(m.state)),
+            private=m.private,
+            seats=m.seats,
+            bots=m.bots,
         )
 
     def view_for(self, viewer: str) -> match_pb2.MatchView:
@@ -124,5 +138,7 @@ class Projection:
     def update(self) -> match_pb2.ViewUpdate:
         viewers = [*self.match.players, ""]
         return match_pb2.ViewUpdate(
-            summary=self.summary(), views=[self.view_for(v) for v in viewers]
+            summary=self.summary(),
+            views=[self.view_for(v) for v in viewers],
+            seat_tokens=self.match.seat_tokens,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import grpc
 
 from services.board.chance import RemoteChance
+from services.board.lobby import LobbyService
 from services.board.service import BoardService
 from services.common.config import Config
 from services.common.eventlog import EventLog
@@ -29,8 +30,8 @@ async def main(config: Config) -> None:
         transactional_id=f"{config.topic_prefix}tabletop-board-{config.shard}",
     )
     writer = StreamWriter("board", event_log, config.kafka_bootstrap, config.shard, config.shards)
-    dice_channel = peer_channel(config.dice_addrs[config.shard % len(config.dice_addrs)])
-    decks_channel = peer_channel(config.decks_addrs[config.shard % len(config.decks_addrs)])
+    dice_channel = peer_channel(config.dice_addrs[config.shard % len(config.dice_addrs)], config)
+    decks_channel = peer_channel(config.decks_addrs[config.shard % len(config.decks_addrs)], config)
     chance = RemoteChance(
         dice_pb2_grpc.DiceStub(dice_channel), decks_pb2_grpc.DecksStub(decks_channel)
     )
@@ -38,9 +39,11 @@ async def main(config: Config) -> None:
 
     def register(server: grpc.aio.Server) -> list[str]:
         board_pb2_grpc.add_BoardServicer_to_server(service, server)
+        board_pb2_grpc.add_LobbyServicer_to_server(LobbyService(service), server)
         envelope_pb2_grpc.add_EventSourceServicer_to_server(EventSourceServicer(writer), server)
         return [
             board_pb2.DESCRIPTOR.services_by_name["Board"].full_name,
+            board_pb2.DESCRIPTOR.services_by_name["Lobby"].full_name,
             envelope_pb2.DESCRIPTOR.services_by_name["EventSource"].full_name,
         ]
 

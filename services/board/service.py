@@ -41,6 +41,8 @@ from tabletop.v1 import board_pb2, board_pb2_grpc, games_pb2, match_pb2
 
 log = get_logger(__name__)
 
+SEAT_REJOINED = "this seat was joined again elsewhere; join again to play it here"
+
 
 def _decode(game: Game[Any], action: games_pb2.GameAction) -> Any:
     return action_from_game_action(game.name, action)
@@ -48,9 +50,10 @@ def _decode(game: Game[Any], action: games_pb2.GameAction) -> Any:
 
 class BoardService(board_pb2_grpc.BoardServicer):
     def __init__(self, writer: StreamWriter, chance: RemoteChance) -> None:
-        self._writer = writer
+        self.writer = writer
         self._chance = chance
-        self._handler = CommandHandler(chance, BoardEventStore(writer), _decode)
+        self.store = BoardEventStore(writer)
+        self._handler = CommandHandler(chance, self.store, _decode)
         self.matches = Matches()
 
     # -- recovery -------------------------------------------------------------------------
@@ -90,13 +93,13 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     "UNKNOWN_GAME",
                     f"unknown game {request.game!r}; choose one of {', '.join(sorted(games))}",
                 )
-            if not self._writer.owns(match_id):
+            if not self.writer.owns(match_id):
                 raise Refusal(
                     RefusalKind.FAILED_PRECONDITION,
                     "WRONG_SHARD",
                     "this board shard does not own the match id",
                 )
-            async with self._writer.lock(match_id):
+            async with self.writer.lock(match_id):
                 existing = self.matches.get(match_id)
                 if existing is not None:
                     if command_id in existing.replies:  # a retried create: the first answer
@@ -113,6 +116,9 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     players=tuple(request.players),
                     options=dict(request.options),
                     state=game.initial_state(),
+                    private=request.lobby.private,
+                    bots=tuple(request.lobby.bots),
+                    creator=request.lobby.creator,
                 )
 
                 async def commit_seeds() -> Opening:
@@ -125,6 +131,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                         match.options,
                         match.dice_commitment,
                         match.decks_commitment,
+                        lobby=request.lobby,
                     )
 
                 accepted = await self._handler.create(
@@ -173,7 +180,9 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 request.action,
                 request.expected_version if request.HasField("expected_version") else None,
             )
-            async with self._writer.lock(request.match_id):
+            async with self.writer.lock(request.match_id):
+                if match.superseded(request.player, request.seat_token):
+                    raise Refusal(RefusalKind.PERMISSION_DENIED, "SEAT_REJOINED", SEAT_REJOINED)
                 accepted = await self._handler.submit(match, command)
                 if accepted.duplicate:
                     ACTIONS.labels(game_name, "duplicate").inc()
@@ -200,6 +209,10 @@ class BoardService(board_pb2_grpc.BoardServicer):
         if match is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, "no such match")
             raise AssertionError
+        if match.superseded(request.player, request.seat_token):
+            await _abort(
+                context, Refusal(RefusalKind.PERMISSION_DENIED, "SEAT_REJOINED", SEAT_REJOINED)
+            )
         return _legal_actions(match, request.player)
 
 

@@ -13,7 +13,7 @@ from services.common.envelope import Cause
 from services.common.ledger import StreamWriter
 from services.games.commands import Batch, Refusal, RefusalKind
 from services.games.contract import Game
-from tabletop.v1 import platform_events_pb2
+from tabletop.v1 import envelope_pb2, platform_events_pb2
 
 
 class BoardEventStore:
@@ -32,6 +32,7 @@ class BoardEventStore:
                     options=dict(opening.options),
                     dice_commitment=opening.dice_commitment,
                     decks_commitment=opening.decks_commitment,
+                    lobby=opening.lobby,
                 )
             )
         payloads.extend(messages.event_to_any(event) for event in batch.events)
@@ -43,12 +44,24 @@ class BoardEventStore:
                     scores=batch.ending.scores,
                 )
             )
-        cause = Cause(
-            causation_id=batch.command_id, correlation_id=batch.command_id, actor=batch.actor
+        envelopes = await self.append_payloads(
+            batch.match_id, game, payloads, batch.command_id, batch.actor
         )
+        return int(envelopes[-1].sequence)
+
+    async def append_payloads(
+        self,
+        match_id: str,
+        game: Game[Any],
+        payloads: list[message.Message],
+        command_id: str,
+        actor: str,
+    ) -> list[envelope_pb2.EventEnvelope]:
+        """Append platform events (a seat joined …) or a command's batch in one transaction."""
+        cause = Cause(causation_id=command_id, correlation_id=command_id, actor=actor)
         try:
-            envelopes = await self._writer.append(
-                batch.match_id, payloads, cause, game.name, game.rules_version
+            return await self._writer.append(
+                match_id, payloads, cause, game.name, game.rules_version
             )
         except KafkaError as error:
             # The transaction holding these events did not commit.
@@ -58,4 +71,3 @@ class BoardEventStore:
                 f"the event log is unavailable ({type(error).__name__}); "
                 "retry with the same command id",
             ) from error
-        return int(envelopes[-1].sequence)

@@ -1,9 +1,17 @@
-"""A small synchronous client for tabletop.v1.Gateway, used by the CLI and bots."""
+"""A small synchronous client for tabletop.v1.Gateway, used by the CLI and bots.
+
+It keeps the tokens the gateway hands out (creator, seat, spectator) and sends the right
+one with each call as ``authorization: Bearer …`` metadata; a ``TokenStore`` keeps them
+across runs, so ``tabletop join`` can take a seat again from the same terminal.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -22,25 +30,124 @@ def reason_of(error: grpc.RpcError) -> str:
     return f"{details} [{reason or code}]"
 
 
+#: the role names a token store uses besides seat names
+CREATOR = "@creator"
+SPECTATOR = "@spectator"
+
+
+class TokenStore:
+    """Tokens by (gateway, match, seat) in a JSON file readable by its owner only."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._tokens: dict[str, str] = {}
+        if path is not None and path.exists():
+            self._tokens = json.loads(path.read_text())
+
+    @classmethod
+    def default(cls) -> TokenStore:
+        state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+        return cls(
+            Path(os.environ.get("TABLETOP_TOKENS", Path(state) / "tabletop" / "tokens.json"))
+        )
+
+    def get(self, gateway: str, match_id: str, seat: str) -> str | None:
+        return self._tokens.get(f"{gateway}/{match_id}/{seat}")
+
+    def put(self, gateway: str, match_id: str, seat: str, token: str) -> None:
+        self._tokens[f"{gateway}/{match_id}/{seat}"] = token
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(self._tokens, out)
+
+
+def client_credentials(ca_file: str | None) -> grpc.ChannelCredentials:
+    """TLS to the gateway: the system's roots, or the given CA certificate (PEM)."""
+    return grpc.ssl_channel_credentials(Path(ca_file).read_bytes() if ca_file else None)
+
+
 class GatewayClient:
-    def __init__(self, address: str) -> None:
-        self.channel = grpc.insecure_channel(address)
+    def __init__(
+        self,
+        address: str,
+        tls: bool = False,
+        ca_file: str | None = None,
+        store: TokenStore | None = None,
+    ) -> None:
+        self.address = address
+        self.channel = (
+            grpc.secure_channel(address, client_credentials(ca_file))
+            if tls or ca_file
+            else grpc.insecure_channel(address)
+        )
         self.stub = gateway_pb2_grpc.GatewayStub(self.channel)
+        self.tokens = store if store is not None else TokenStore(None)
 
     def close(self) -> None:
         self.channel.close()
 
-    def create(self, game: str, players: list[str], options: dict[str, str]) -> str:
+    # -- tokens ---------------------------------------------------------------------------
+    def token(self, match_id: str, seat: str) -> str | None:
+        return self.tokens.get(self.address, match_id, seat)
+
+    def auth(self, match_id: str, seat: str = "") -> tuple[tuple[str, str], ...]:
+        """The metadata for a call about ``seat`` ("": any token of the match we hold)."""
+        for key in [seat] if seat else [SPECTATOR, CREATOR]:
+            token = self.token(match_id, key)
+            if token:
+                return (("authorization", f"Bearer {token}"),)
+        return ()
+
+    # -- lobby ----------------------------------------------------------------------------
+    def create(
+        self,
+        game: str,
+        players: list[str],
+        options: dict[str, str],
+        private: bool = False,
+        bots: list[str] | None = None,
+    ) -> str:
         reply = self.stub.CreateMatch(
-            board_pb2.CreateMatchRequest(
-                game=game, players=players, options=options, command_id=str(uuid.uuid4())
+            gateway_pb2.OpenMatchRequest(
+                game=game,
+                players=players,
+                options=options,
+                command_id=str(uuid.uuid4()),
+                private=private,
+                bots=bots or [],
             )
         )
+        self.tokens.put(self.address, reply.match_id, CREATOR, reply.creator_token)
         return str(reply.match_id)
+
+    def join(
+        self, match_id: str, seat: str = "", name: str = "", spectate: bool = False
+    ) -> gateway_pb2.JoinMatchReply:
+        """A seat (or spectator) token, kept for later calls. Presents what we hold already:
+        the seat's own token (re-join), else the creator's."""
+        held = (self.token(match_id, seat) if seat else None) or self.token(match_id, CREATOR)
+        metadata = (("authorization", f"Bearer {held}"),) if held else ()
+        reply: gateway_pb2.JoinMatchReply = self.stub.JoinMatch(
+            gateway_pb2.JoinMatchRequest(
+                match_id=match_id, seat=seat, display_name=name, spectate=spectate
+            ),
+            metadata=metadata,
+        )
+        self.tokens.put(self.address, match_id, reply.seat or SPECTATOR, reply.token)
+        return reply
+
+    def join_all(self, match_id: str, seats: list[str]) -> None:
+        """Take every seat of a match we created (hot seat, bots)."""
+        for seat in seats:
+            self.join(match_id, seat, seat)
 
     def legal(self, match_id: str, player: str) -> board_pb2.GetLegalActionsReply:
         reply: board_pb2.GetLegalActionsReply = self.stub.GetLegalActions(
-            board_pb2.GetLegalActionsRequest(match_id=match_id, player=player)
+            board_pb2.GetLegalActionsRequest(match_id=match_id, player=player),
+            metadata=self.auth(match_id, player),
         )
         return reply
 
@@ -62,7 +169,9 @@ class GatewayClient:
         )
         if expected_version is not None:
             request.expected_version = expected_version
-        reply: board_pb2.SubmitActionReply = self.stub.SubmitAction(request)
+        reply: board_pb2.SubmitActionReply = self.stub.SubmitAction(
+            request, metadata=self.auth(match_id, player)
+        )
         return reply
 
     def view(
@@ -71,7 +180,8 @@ class GatewayClient:
         view: match_pb2.MatchView = self.stub.GetView(
             gateway_pb2.GetViewRequest(
                 match_id=match_id, viewer=viewer, min_version=min_version, wait_ms=wait_ms
-            )
+            ),
+            metadata=self.auth(match_id, viewer),
         )
         return view
 
@@ -107,6 +217,50 @@ def play_on(
                 raise
             on_refused(error)  # e.g. tell the player why, then offer the choices again
             legal = client.legal(match_id, mover)
+    return actions, legal
+
+
+def play_seats(
+    client: GatewayClient,
+    match_id: str,
+    seats: list[str],
+    choose: Callable[[str, board_pb2.GetLegalActionsReply], Any | None],
+    on_refused: Callable[[grpc.RpcError], None] | None = None,
+    wait_ms: int = 30_000,
+) -> tuple[int, board_pb2.GetLegalActionsReply | None]:
+    """Play the seats we hold while others play theirs from elsewhere: act when one of
+    ours must, else wait for the match to move on. Returns how many actions we took and
+    the last legal-actions reply (finished), or None when ``choose`` gave up (we left)."""
+    holder, actions = seats[0], 0
+    legal = client.legal(match_id, holder)
+    while not legal.next.finished:
+        ours = [s for s in legal.next.players if s in seats]
+        if not ours:
+            try:
+                client.view(match_id, holder, min_version=legal.version + 1, wait_ms=wait_ms)
+            except grpc.RpcError as error:
+                if error.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise
+            legal = client.legal(match_id, holder)
+            continue
+        if holder != ours[0]:
+            holder = ours[0]
+            legal = client.legal(match_id, holder)
+            continue
+        choice = choose(holder, legal)
+        if choice is None:
+            return actions, None
+        try:
+            reply = client.submit(
+                match_id, holder, choice.action, legal.version, return_legal_actions=True
+            )
+            legal = reply.legal_actions
+            actions += 1
+        except grpc.RpcError as error:
+            if on_refused is None:
+                raise
+            on_refused(error)  # e.g. someone else acted first: look again
+            legal = client.legal(match_id, holder)
     return actions, legal
 
 

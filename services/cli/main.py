@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,14 @@ from services.adapters.game_adapter import chosen_action, legal_entry
 from services.adapters.projection import Projection
 from services.adapters.verify import verify_match
 from services.cli.bots import bot_seats
-from services.cli.client import GatewayClient, play_on, reason_of, render_view
+from services.cli.client import (
+    GatewayClient,
+    TokenStore,
+    play_on,
+    play_seats,
+    reason_of,
+    render_view,
+)
 from services.cli.stack import local_stack
 from services.common.config import DEFAULT_PORTS
 from services.games.registry import all_games
@@ -46,6 +54,11 @@ def _options(pairs: list[str]) -> dict[str, str]:
     return options
 
 
+def _client(args: argparse.Namespace) -> GatewayClient:
+    """A gateway client with the tokens this user kept (TLS when asked)."""
+    return GatewayClient(args.gateway, args.tls, args.ca, TokenStore.default())
+
+
 # -- play ------------------------------------------------------------------------------
 def cmd_play(args: argparse.Namespace) -> int:
     game = all_games()[args.game]
@@ -61,12 +74,20 @@ def cmd_play(args: argparse.Namespace) -> int:
     except ValueError as bad:
         console.print(f"[red]{bad}[/]")
         return 2
-    client = GatewayClient(args.gateway)
+    client = _client(args)
+    # Seats left open (--open) wait for others: `tabletop join MATCH` from another terminal.
+    opened = set(args.open.split(",")) if args.open else set()
+    mine = [p for p in players if p not in opened]
     try:
-        match_id = client.create(args.game, players, _options(args.option))
+        match_id = client.create(
+            args.game, players, _options(args.option), private=args.private, bots=list(bots)
+        )
+        client.join_all(match_id, mine)
     except grpc.RpcError as error:
         console.print(f"[red]cannot create the match:[/] {reason_of(error)}")
         return 2
+    if opened:
+        console.print(f"match {match_id}: seats {', '.join(sorted(opened))} wait for players")
     interactive = len(bots) < len(players)
     left = False
     with Progress(console=console, transient=True, disable=interactive or args.json) as bar:
@@ -85,8 +106,12 @@ def cmd_play(args: argparse.Namespace) -> int:
         def refused(error: grpc.RpcError) -> None:
             console.print(f"[red]refused:[/] {reason_of(error)}")
 
-        actions, state = play_on(client, match_id, players[0], choose, refused)
-    if left:
+        if opened:
+            actions, state = play_seats(client, match_id, mine, choose, refused)
+            left = left or state is None
+        else:
+            actions, state = play_on(client, match_id, players[0], choose, refused)
+    if left or state is None:
         console.print(f"left match {match_id}; it stays open")
         return 0
     final = client.view(match_id, "", min_version=state.version)
@@ -146,6 +171,40 @@ def _fill_in(game_name: str, template: match_pb2.LegalAction) -> match_pb2.Legal
     return chosen_action(all_games()[game_name], entry.instantiate(**values))
 
 
+def cmd_join(args: argparse.Namespace) -> int:
+    """Take a seat of someone's match (or your seat again, e.g. on a new device) and play it."""
+    client = _client(args)
+    try:
+        joined = client.join(args.match_id, args.seat or "", args.name or "")
+        view = client.view(args.match_id, joined.seat)
+        bots = bot_seats(view.game, args.bot, [joined.seat], args.seed) if args.bot else {}
+    except grpc.RpcError as error:
+        console.print(f"[red]cannot join:[/] {reason_of(error)}")
+        return 2
+    except ValueError as bad:
+        console.print(f"[red]{bad}[/]")
+        return 2
+    console.print(f"joined match {args.match_id} as {joined.seat}")
+
+    def choose(mover: str, legal: Any) -> match_pb2.LegalAction | None:
+        if mover in bots:
+            seen = client.view(args.match_id, mover, min_version=legal.version)
+            return bots[mover].choose(seen, legal)
+        return _ask(client, args.match_id, mover, legal)
+
+    def refused(error: grpc.RpcError) -> None:
+        console.print(f"[red]refused:[/] {reason_of(error)}")
+
+    _, legal = play_seats(client, args.match_id, [joined.seat], choose, refused)
+    if legal is None:
+        console.print(f"left match {args.match_id}; join again to go on")
+        return 0
+    final = client.view(args.match_id, joined.seat, min_version=legal.version)
+    print(render_view(final))
+    print(f"\nmatch {args.match_id}: {final.end_reason} — {dict(final.results)}")
+    return 0
+
+
 # -- replay and verify -----------------------------------------------------------------
 def _load_export(path: str) -> gateway_pb2.MatchLog:
     return json_format.Parse(Path(path).read_text(), gateway_pb2.MatchLog())
@@ -154,11 +213,12 @@ def _load_export(path: str) -> gateway_pb2.MatchLog:
 def cmd_replay(args: argparse.Namespace) -> int:
     if args.file:
         return _replay_file(args)
-    client = GatewayClient(args.gateway)
+    client = _client(args)
     last: match_pb2.MatchView | None = None
     steps = 0
     for step in client.stub.ReplayMatch(
-        gateway_pb2.ReplayMatchRequest(match_id=args.match_id, viewer=args.viewer)
+        gateway_pb2.ReplayMatchRequest(match_id=args.match_id, viewer=args.viewer),
+        metadata=client.auth(args.match_id, args.viewer),
     ):
         steps += 1
         last = step.view
@@ -227,9 +287,12 @@ def _replay_file(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    client = GatewayClient(args.gateway)
+    client = _client(args)
     try:
-        exported = client.stub.ExportMatch(gateway_pb2.ExportMatchRequest(match_id=args.match_id))
+        exported = client.stub.ExportMatch(
+            gateway_pb2.ExportMatchRequest(match_id=args.match_id),
+            metadata=client.auth(args.match_id),
+        )
     except grpc.RpcError as error:
         console.print(f"[red]cannot export:[/] {reason_of(error)}")
         return 2
@@ -246,9 +309,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.file:
         exported = _load_export(args.file)
     else:
+        client = _client(args)
         try:
-            exported = GatewayClient(args.gateway).stub.ExportMatch(
-                gateway_pb2.ExportMatchRequest(match_id=args.match_id)
+            exported = client.stub.ExportMatch(
+                gateway_pb2.ExportMatchRequest(match_id=args.match_id),
+                metadata=client.auth(args.match_id),
             )
         except grpc.RpcError as error:
             console.print(f"[red]cannot verify:[/] {reason_of(error)}")
@@ -274,9 +339,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 # -- lobby -----------------------------------------------------------------------------
 def cmd_matches(args: argparse.Namespace) -> int:
-    reply = GatewayClient(args.gateway).stub.ListMatches(
-        gateway_pb2.ListMatchesRequest(game=args.game or "")
-    )
+    reply = _client(args).stub.ListMatches(gateway_pb2.ListMatchesRequest(game=args.game or ""))
     rows = [json_format.MessageToDict(m, preserving_proto_field_name=True) for m in reply.matches]
     if args.json:
         print(json.dumps(rows))
@@ -288,9 +351,7 @@ def cmd_matches(args: argparse.Namespace) -> int:
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
-    reply = GatewayClient(args.gateway).stub.GetStandings(
-        scoring_pb2.GetStandingsRequest(game=args.game)
-    )
+    reply = _client(args).stub.GetStandings(scoring_pb2.GetStandingsRequest(game=args.game))
     data = json_format.MessageToDict(reply, preserving_proto_field_name=True)
     print(json.dumps(data) if args.json else json.dumps(data, indent=2))
     return 0
@@ -357,9 +418,12 @@ def cmd_admin(args: argparse.Namespace) -> int:
         return 0
     from services.projector.rebuild import compare_with_live
 
+    # The operator reads each seat's view with the gateway's token key (the local stack's
+    # unless TABLETOP_TOKEN_KEY names the deployment's).
+    key = os.environ.get("TABLETOP_TOKEN_KEY") or stack.secrets()["TABLETOP_TOKEN_KEY"]
     with console.status("rebuilding the read models from offset 0"):
         report = asyncio.run(
-            compare_with_live(stack.kafka_bootstrap, args.topic_prefix, args.gateway)
+            compare_with_live(stack.kafka_bootstrap, args.topic_prefix, args.gateway, key.encode())
         )
     if args.json:
         print(json.dumps(dataclasses.asdict(report)))
@@ -376,6 +440,8 @@ def cmd_admin(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tabletop", description=__doc__)
     parser.add_argument("--gateway", default=DEFAULT_GATEWAY, help="gateway address (host:port)")
+    parser.add_argument("--tls", action="store_true", help="connect with TLS (system roots)")
+    parser.add_argument("--ca", help="connect with TLS, trusting this CA certificate (PEM)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     play = sub.add_parser("play", help="play a match against the running gateway")
@@ -389,7 +455,19 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--option", action="append", default=[], help="game option KEY=VALUE")
     play.add_argument("--seed", type=int, default=None, help="seed of the bots' choices")
     play.add_argument("--json", action="store_true", help="print the final result as JSON")
+    play.add_argument("--private", action="store_true", help="unlisted: the match id invites")
+    play.add_argument(
+        "--open", help="comma-separated seats left for others (they run `tabletop join MATCH`)"
+    )
     play.set_defaults(func=cmd_play)
+
+    join = sub.add_parser("join", help="take a seat of a match (or yours again) and play it")
+    join.add_argument("match_id")
+    join.add_argument("--seat", help="which seat (default: the first free one)")
+    join.add_argument("--name", help="the name others see")
+    join.add_argument("--bot", help="let a bot play the seat: 'random' or 'greedy'")
+    join.add_argument("--seed", type=int, default=None, help="seed of the bot's choices")
+    join.set_defaults(func=cmd_join)
 
     replay = sub.add_parser("replay", help="step through a match's history")
     replay.add_argument("match_id", nargs="?", default="")

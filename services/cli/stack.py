@@ -7,7 +7,9 @@ in a run folder; ``up`` is idempotent and waits until every service reports heal
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -17,6 +19,7 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -24,6 +27,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from services.common.config import DEFAULT_PORTS
 from services.common.eventlog import create_topics
 from services.common.topics import topic_specs
+
+#: the secrets a stack generates once into its run folder (never a built-in default)
+SECRET_NAMES = ("TABLETOP_SECRET", "TABLETOP_TOKEN_KEY", "TABLETOP_PEER_TOKEN")
 
 #: start order: what a service calls must be up before it
 ORDER = ("dice", "decks", "scoring", "board", "projector", "gateway")
@@ -64,10 +70,31 @@ class Stack:
     def metrics_addr(self, service: str) -> str:
         return f"127.0.0.1:{self.ports[service][1]}"
 
+    def secrets(self) -> dict[str, str]:
+        """This stack's secrets: random ones made on first use, kept in the run folder
+        (mode 0600) so a restarted service derives the same seeds and accepts old tokens."""
+        path = self.run_dir / "secrets.env"
+        if not path.exists():
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            lines = "".join(f"{name}={secrets.token_hex(32)}\n" for name in SECRET_NAMES)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(lines)
+        pairs = (line.partition("=") for line in path.read_text().splitlines() if "=" in line)
+        return {key: value for key, _, value in pairs}
+
+    def peer_channel(self, service: str) -> grpc.Channel:
+        """A channel to an internal service carrying this stack's peer credential."""
+        return grpc.intercept_channel(
+            grpc.insecure_channel(self.addr(service)),
+            PeerToken(self.secrets()["TABLETOP_PEER_TOKEN"]),
+        )
+
     def env(self, service: str) -> dict[str, str]:
         grpc_port, metrics_port = self.ports[service]
         return {
             **os.environ,
+            **self.secrets(),
             "TABLETOP_KAFKA_BOOTSTRAP": self.kafka_bootstrap,
             "TABLETOP_TOPIC_PREFIX": self.topic_prefix,
             "TABLETOP_TOPIC_PARTITIONS": str(self.partitions),
@@ -185,6 +212,39 @@ class Stack:
             s: ("healthy" if self.healthy(s) else "starting") if self.pid(s) else "stopped"
             for s in ORDER
         }
+
+
+class _CallDetails(
+    collections.namedtuple(
+        "_CallDetails",
+        ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression"),
+    ),
+    grpc.ClientCallDetails,  # type: ignore[misc]
+):
+    pass
+
+
+class PeerToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):  # type: ignore[misc]
+    """Adds the peer credential to every call (tests and admin tools of a local stack)."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def _details(self, details: Any) -> _CallDetails:
+        return _CallDetails(
+            details.method,
+            details.timeout,
+            [*(details.metadata or ()), ("x-tabletop-peer", self._token)],
+            details.credentials,
+            details.wait_for_ready,
+            details.compression,
+        )
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
+
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
 
 
 def local_stack() -> Stack:

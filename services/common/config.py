@@ -23,6 +23,44 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(f"TABLETOP_{name}", default)
 
 
+#: hosts a dev stack may bind: its built-in secrets must never face a network
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: the shortest secret accepted (bytes): a random 32-byte value, hex- or base64-encoded
+MIN_SECRET_BYTES = 32
+#: the secrets each service needs; a service refuses to start without them (outside a dev stack)
+SECRETS_NEEDED = {
+    "dice": ("SECRET", "PEER_TOKEN"),
+    "decks": ("SECRET", "PEER_TOKEN"),
+    "board": ("PEER_TOKEN",),
+    "scoring": ("PEER_TOKEN",),
+    "gateway": ("TOKEN_KEY", "PEER_TOKEN"),
+    "projector": (),
+}
+
+
+class ConfigError(ValueError):
+    """The process cannot start with this configuration."""
+
+
+def _secret(name: str, service: str, dev_stack: bool) -> bytes:
+    """TABLETOP_<name>, or (only in a dev stack) a value that says it is not one."""
+    value = os.environ.get(f"TABLETOP_{name}", "")
+    needed = name in SECRETS_NEEDED.get(service, ())
+    if value:
+        if needed and len(value) < MIN_SECRET_BYTES:
+            raise ConfigError(
+                f"TABLETOP_{name} is too short: give at least {MIN_SECRET_BYTES} random characters"
+            )
+        return value.encode()
+    if needed and not dev_stack:
+        raise ConfigError(
+            f"TABLETOP_{name} is not set; {service} has no usable default outside a dev stack "
+            "(TABLETOP_DEV_STACK=1, which binds 127.0.0.1 only)"
+        )
+    # Not a secret: it says what it is, and only a loopback dev stack accepts it.
+    return f"dev-stack-only-{name.lower()}-not-a-secret".encode()
+
+
 def _addrs(name: str, service: str) -> tuple[str, ...]:
     default = f"127.0.0.1:{DEFAULT_PORTS[service][0]}"
     return tuple(a.strip() for a in _env(name, default).split(",") if a.strip())
@@ -46,7 +84,26 @@ class Config:
     #: this process's shard (board, dice, decks) and how many there are
     shard: int
     shards: int
+    #: dice/decks: per-match seeds derive from it (never revealed)
     secret: bytes
+    #: gateway: signs and verifies seat, spectator and creator tokens
+    token_key: bytes
+    #: every internal call carries it; internal servers refuse calls without it
+    peer_token: bytes
+    #: a local dev stack: built-in secrets allowed, loopback binding only
+    dev_stack: bool
+    #: TLS: this server's certificate and key (PEM paths; empty: plaintext)
+    tls_cert: str
+    tls_key: str
+    #: CA that signs peers' client certificates (mTLS between services) and servers' ones
+    tls_ca: str
+    #: gateway quotas per client (token bucket): rate per second and burst
+    create_rate: float
+    create_burst: float
+    action_rate: float
+    action_burst: float
+    #: gateway: how long seat and spectator tokens live
+    token_ttl_seconds: int
     log_level: str
     #: scratch space (Faust's table data); /tmp is the writable emptyDir in Kubernetes
     data_dir: str
@@ -61,13 +118,20 @@ class Config:
             tail = os.environ.get("HOSTNAME", "").rsplit("-", 1)[-1]
             shard = tail if tail.isdigit() else "0"
         board_addrs = _addrs("BOARD_ADDRS", "board")
+        grpc_host = _env("GRPC_HOST", "127.0.0.1")
+        dev_stack = _env("DEV_STACK", "") == "1"
+        if dev_stack and grpc_host not in LOOPBACK:
+            raise ConfigError(
+                f"TABLETOP_DEV_STACK=1 allows built-in secrets, so it binds loopback only, "
+                f"not {grpc_host[:64]}"
+            )
         return cls(
             service=service,
             kafka_bootstrap=_env("KAFKA_BOOTSTRAP", "127.0.0.1:9092"),
             topic_prefix=_env("TOPIC_PREFIX", ""),
             partitions=int(_env("TOPIC_PARTITIONS", str(DEFAULT_PARTITIONS))),
             replication_factor=int(_env("TOPIC_REPLICATION", "1")),
-            grpc_host=_env("GRPC_HOST", "127.0.0.1"),
+            grpc_host=grpc_host,
             grpc_port=int(_env("GRPC_PORT", str(grpc_port))),
             metrics_port=int(_env("METRICS_PORT", str(metrics_port))),
             dice_addrs=_addrs("DICE_ADDRS", "dice"),
@@ -76,8 +140,18 @@ class Config:
             scoring_addr=_env("SCORING_ADDR", f"127.0.0.1:{DEFAULT_PORTS['scoring'][0]}"),
             shard=int(shard),
             shards=int(_env("SHARDS", str(len(board_addrs)))),
-            # Only dice and decks use it: their per-match seeds derive from it.
-            secret=_env("SECRET", "local-development-secret").encode(),
+            secret=_secret("SECRET", service, dev_stack),
+            token_key=_secret("TOKEN_KEY", service, dev_stack),
+            peer_token=_secret("PEER_TOKEN", service, dev_stack),
+            dev_stack=dev_stack,
+            tls_cert=_env("TLS_CERT", ""),
+            tls_key=_env("TLS_KEY", ""),
+            tls_ca=_env("TLS_CA", ""),
+            create_rate=float(_env("QUOTA_CREATE_PER_S", "0.2")),
+            create_burst=float(_env("QUOTA_CREATE_BURST", "5")),
+            action_rate=float(_env("QUOTA_ACTIONS_PER_S", "20")),
+            action_burst=float(_env("QUOTA_ACTIONS_BURST", "100")),
+            token_ttl_seconds=int(_env("TOKEN_TTL_SECONDS", str(7 * 24 * 3600))),
             log_level=_env("LOG_LEVEL", "info"),
             data_dir=_env("DATA_DIR", os.path.join(tempfile.gettempdir(), "tabletop")),
             shutdown_grace_seconds=float(_env("SHUTDOWN_GRACE_SECONDS", "10")),

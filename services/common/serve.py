@@ -9,7 +9,7 @@ import signal
 import sys
 from types import FrameType
 
-from services.common.config import Config
+from services.common.config import Config, ConfigError
 from services.common.logging import configure_logging
 
 SERVICES = ("dice", "decks", "board", "scoring", "gateway", "projector")
@@ -29,7 +29,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("service", choices=SERVICES)
     args = parser.parse_args(argv)
-    config = Config.from_env(args.service)
+    try:
+        config = Config.from_env(args.service)
+    except ConfigError as refused:
+        raise SystemExit(f"tabletop-serve {args.service}: {refused}") from None
     configure_logging(args.service, config.log_level)
     module = importlib.import_module(f"services.{args.service}.app")
     if args.service == "projector":

@@ -13,8 +13,19 @@ from grpc_reflection.v1alpha import reflection
 from services.common.config import Config
 from services.common.logging import get_logger
 from services.common.metrics import MetricsInterceptor, start_metrics_server
+from services.common.peer_auth import (
+    PeerAuthInterceptor,
+    channel_credentials,
+    peer_interceptors,
+    server_credentials,
+)
 
 log = get_logger(__name__)
+
+#: the services only other Tabletop services may call (the gateway is the public edge)
+INTERNAL_SERVICES = ("dice", "decks", "board", "scoring")
+#: the largest request any server accepts (bytes); the gateway's public API is smaller still
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
 
 #: registers servicers on the server and returns the full names of the services added
 Register = Callable[[grpc.aio.Server], Sequence[str]]
@@ -23,11 +34,19 @@ Register = Callable[[grpc.aio.Server], Sequence[str]]
 class GrpcService:
     """One process's gRPC server. ``start`` binds and marks SERVING; ``stop`` drains."""
 
-    def __init__(self, config: Config, register: Register) -> None:
+    def __init__(
+        self, config: Config, register: Register, max_request_bytes: int = MAX_REQUEST_BYTES
+    ) -> None:
         self.config = config
+        interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
+        if config.service in INTERNAL_SERVICES:
+            interceptors.append(PeerAuthInterceptor(config.peer_token))
         self.server = grpc.aio.server(
-            interceptors=[MetricsInterceptor()],
-            options=[("grpc.so_reuseport", 0)],
+            interceptors=interceptors,
+            options=[
+                ("grpc.so_reuseport", 0),
+                ("grpc.max_receive_message_length", max_request_bytes),
+            ],
         )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
@@ -39,7 +58,11 @@ class GrpcService:
 
     async def start(self) -> int:
         address = f"{self.config.grpc_host}:{self.config.grpc_port}"
-        self.port = self.server.add_insecure_port(address)
+        credentials = server_credentials(self.config)
+        if credentials is None:
+            self.port = self.server.add_insecure_port(address)
+        else:
+            self.port = self.server.add_secure_port(address, credentials)
         await self.server.start()
         for name in ["", *self.service_names]:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -57,12 +80,13 @@ async def run_until_signalled(
     register: Register,
     on_start: Callable[[], Awaitable[None]] | None = None,
     on_stop: Callable[[], Awaitable[None]] | None = None,
+    max_request_bytes: int = MAX_REQUEST_BYTES,
 ) -> None:
     """Start the metrics endpoint, ``on_start``, the gRPC server; stop cleanly on SIGTERM/SIGINT."""
     start_metrics_server(config.metrics_port, config.grpc_host)
     if on_start is not None:
         await on_start()
-    service = GrpcService(config, register)
+    service = GrpcService(config, register, max_request_bytes)
     await service.start()
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -85,6 +109,15 @@ CHANNEL_OPTIONS = (
 )
 
 
-def peer_channel(address: str) -> grpc.aio.Channel:
-    """A channel to another Tabletop service."""
-    return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+def peer_channel(address: str, config: Config) -> grpc.aio.Channel:
+    """A channel to another Tabletop service: every call carries the peer token, over mTLS
+    when certificates are configured."""
+    credentials = channel_credentials(config)
+    interceptors = peer_interceptors(config)
+    if credentials is None:
+        return grpc.aio.insecure_channel(
+            address, options=CHANNEL_OPTIONS, interceptors=interceptors
+        )
+    return grpc.aio.secure_channel(
+        address, credentials, options=CHANNEL_OPTIONS, interceptors=interceptors
+    )

@@ -79,6 +79,8 @@ class Opening:
     options: Mapping[str, str]
     dice_commitment: str = ""
     decks_commitment: str = ""
+    #: who may sit where (the board's MatchLobby message): passed through to the store
+    lobby: Any = None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from services.common.config import Config
 from services.common.eventlog import Tail
 from services.common.server import peer_channel, run_until_signalled
 from services.common.topics import views_topic
+from services.gateway.auth import MAX_REQUEST_BYTES
 from services.gateway.service import GatewayService, Shard
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import gateway_pb2, gateway_pb2_grpc
@@ -22,10 +23,11 @@ async def main(config: Config) -> None:
             board,
             config.dice_addrs[i % len(config.dice_addrs)],
             config.decks_addrs[i % len(config.decks_addrs)],
+            config,
         )
         for i, board in enumerate(config.board_addrs)
     ]
-    scoring = peer_channel(config.scoring_addr)
+    scoring = peer_channel(config.scoring_addr, config)
     views = ViewStore()
     # No consumer group: every gateway replica keeps every match's newest view.
     # read_uncommitted: the projector publishes inside its Kafka transactions (committed
@@ -37,7 +39,7 @@ async def main(config: Config) -> None:
         None,
         isolation_level="read_uncommitted",
     )
-    service = GatewayService(shards, scoring, views)
+    service = GatewayService(shards, scoring, views, config)
     consumer: asyncio.Task[None] | None = None
 
     def register(server: grpc.aio.Server) -> list[str]:
@@ -59,4 +61,6 @@ async def main(config: Config) -> None:
             await shard.close()
         await scoring.close()
 
-    await run_until_signalled(config, register, on_start=start, on_stop=stop)
+    await run_until_signalled(
+        config, register, on_start=start, on_stop=stop, max_request_bytes=MAX_REQUEST_BYTES
+    )

@@ -1,21 +1,47 @@
 """tabletop.v1.Gateway: the public API. Commands go to the owning board shard; views come
-from the projector's views topic; replay folds a match's events afresh."""
+from the projector's views topic; replay folds a match's events afresh.
+
+Every call is authorised here (services/gateway/auth.py has the tokens): a seat token acts
+and sees for its seat only; a spectator token, or no token on a public match, sees what a
+spectator may; a token for another match is refused. Quotas and input bounds apply before
+anything is forwarded, so a refusal never reaches the board and appends nothing.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Sequence
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import grpc
 
 from services.adapters.folding import FoldedMatch
 from services.adapters.projection import Projection
+from services.common.config import Config
 from services.common.envelope import is_a
 from services.common.metrics import GATEWAY_WATCHERS
 from services.common.server import peer_channel
 from services.common.sharding import shard_of
 from services.games.registry import all_games
+from services.gateway.auth import (
+    MAX_GAME,
+    MAX_ID,
+    MAX_NAME,
+    MAX_PAGE_TOKEN,
+    MAX_SEATS,
+    BadToken,
+    Claims,
+    Quota,
+    Role,
+    Tokens,
+    TooLong,
+    bearer,
+    bounded,
+    bounded_names,
+    bounded_options,
+)
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
     board_pb2,
@@ -36,14 +62,22 @@ Reply = TypeVar("Reply")
 MAX_WAIT_MS = 30_000
 #: how long WatchMatch waits for the first view of a match it does not know yet
 NEW_MATCH_GRACE_S = 10.0
+#: ListMatches pages
+DEFAULT_PAGE = 50
+MAX_PAGE = 200
+#: a create's command id is its proof of a retry: long enough not to be guessed
+MIN_COMMAND_ID = 16
+#: a refusal passed on from a peer is cut to this many characters
+MAX_DETAIL = 300
 
 
 class Shard:
     """The services one board shard talks to."""
 
-    def __init__(self, board: str, dice: str, decks: str) -> None:
-        self.channels = [peer_channel(a) for a in (board, dice, decks)]
+    def __init__(self, board: str, dice: str, decks: str, config: Config) -> None:
+        self.channels = [peer_channel(a, config) for a in (board, dice, decks)]
         self.board = board_pb2_grpc.BoardStub(self.channels[0])
+        self.lobby = board_pb2_grpc.LobbyStub(self.channels[0])
         self.sources = {
             "board": envelope_pb2_grpc.EventSourceStub(self.channels[0]),
             "dice": envelope_pb2_grpc.EventSourceStub(self.channels[1]),
@@ -55,20 +89,33 @@ class Shard:
             await channel.close()
 
 
-async def _forward(context: grpc.aio.ServicerContext, error: grpc.aio.AioRpcError) -> None:
-    """Pass a downstream refusal to the client unchanged (code, message, reason)."""
+async def _refuse(
+    context: grpc.aio.ServicerContext, code: grpc.StatusCode, message: str
+) -> NoReturn:
+    await context.abort(code, message)
+    raise AssertionError  # abort raises
+
+
+async def _forward(context: grpc.aio.ServicerContext, error: grpc.aio.AioRpcError) -> NoReturn:
+    """Pass a downstream refusal to the client (code, reason, a bounded message)."""
     metadata = error.trailing_metadata() or ()
     context.set_trailing_metadata(tuple((k, v) for k, v in metadata if k == "tabletop-reason"))
-    await context.abort(error.code(), error.details() or "")
+    code = error.code()
+    if code in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL):
+        # A peer's bug is not the client's business; its log has the detail.
+        await _refuse(context, grpc.StatusCode.UNAVAILABLE, "the service failed; try again")
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        # Infrastructure trouble (its message may name internals): the reason code stays.
+        await _refuse(context, code, "a service is unavailable; retry with the same command id")
+    await _refuse(context, code, (error.details() or "")[:MAX_DETAIL])
 
 
 async def _relay(context: grpc.aio.ServicerContext, call: Awaitable[Reply]) -> Reply:
-    """The downstream service's reply, or its refusal passed on unchanged."""
+    """The downstream service's reply, or its refusal passed on."""
     try:
         return await call
     except grpc.aio.AioRpcError as error:
         await _forward(context, error)
-        raise AssertionError from error
 
 
 async def _events(
@@ -77,95 +124,339 @@ async def _events(
     return [e async for e in source.ListEvents(envelope_pb2.ListEventsRequest(match_id=match_id))]
 
 
+def _peer_host(context: grpc.aio.ServicerContext) -> str:
+    """The client's address without its port ("ipv4:10.0.0.7:5123" → "ipv4:10.0.0.7")."""
+    peer = context.peer() or "unknown"
+    return peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer
+
+
 class GatewayService(gateway_pb2_grpc.GatewayServicer):
     def __init__(
         self,
         shards: Sequence[Shard],
         scoring: grpc.aio.Channel,
         views: ViewStore,
+        config: Config,
     ) -> None:
         self._shards = list(shards)
         self._scoring = scoring_pb2_grpc.ScoringStub(scoring)
         self._scoring_events = envelope_pb2_grpc.EventSourceStub(scoring)
         self._views = views
+        self._key = config.token_key
+        self._tokens = Tokens(config.token_key, config.token_ttl_seconds)
+        #: matches and joins per client address; actions per token subject
+        self._creates = Quota(config.create_rate, config.create_burst)
+        self._actions = Quota(config.action_rate, config.action_burst)
 
     def _shard(self, match_id: str) -> Shard:
         return self._shards[shard_of(match_id, len(self._shards))]
 
-    async def CreateMatch(
-        self, request: board_pb2.CreateMatchRequest, context: grpc.aio.ServicerContext
-    ) -> board_pb2.CreateMatchReply:
-        if request.game not in all_games():
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"unknown game {request.game!r}; choose one of {', '.join(sorted(all_games()))}",
+    # -- identity, quotas, bounds -----------------------------------------------------------
+    async def _claims(self, context: grpc.aio.ServicerContext) -> Claims | None:
+        """The verified token of the call; None without one. A bad one is refused."""
+        try:
+            token = bearer(context.invocation_metadata())
+            return None if token is None else self._tokens.verify(token)
+        except BadToken as bad:
+            await _refuse(context, grpc.StatusCode.UNAUTHENTICATED, str(bad))
+
+    async def _quota(self, context: grpc.aio.ServicerContext, quota: Quota, client: str) -> None:
+        wait = quota.take(client)
+        if wait > 0:
+            retry_ms = max(1, int(wait * 1000))
+            context.set_trailing_metadata((("retry-after-ms", str(retry_ms)),))
+            await _refuse(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"too many requests; retry after {retry_ms} ms",
             )
-        forwarded = board_pb2.CreateMatchRequest()
-        forwarded.CopyFrom(request)
-        forwarded.match_id = request.match_id or str(uuid.uuid4())
-        forwarded.command_id = request.command_id or f"create:{forwarded.match_id}"
-        shard = self._shard(forwarded.match_id)
-        return await _relay(context, shard.board.CreateMatch(forwarded))
+
+    async def _bounded(self, context: grpc.aio.ServicerContext, *checks: tuple[str, str]) -> None:
+        try:
+            for field, value in checks:
+                bounded(field, value, MAX_ID)
+        except TooLong as long:
+            await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, str(long))
+
+    def _public(self, match_id: str) -> bool:
+        update = self._views.latest(match_id)
+        return update is not None and not update.summary.private
+
+    def _superseded(self, claims: Claims) -> bool:
+        """A newer join of the seat is projected (one not projected yet cannot be judged:
+        the token's join version tells which)."""
+        update = self._views.latest(claims.match_id)
+        if update is None or update.summary.version < claims.version:
+            return False
+        newest = update.seat_tokens.get(claims.seat)
+        return newest is not None and newest != claims.token_id
+
+    async def _viewer(
+        self, context: grpc.aio.ServicerContext, match_id: str, requested: str
+    ) -> str:
+        """The seat whose view the caller may see ("" for the spectator view)."""
+        await self._bounded(context, ("match_id", match_id), ("viewer", requested))
+        claims = await self._claims(context)
+        if claims is None:
+            if requested:
+                await _refuse(
+                    context, grpc.StatusCode.UNAUTHENTICATED, "a seat's view needs its seat token"
+                )
+            if not self._public(match_id):
+                await _refuse(
+                    context,
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    "present a token of this match (private, or not known yet)",
+                )
+            return ""
+        if claims.match_id != match_id:
+            await _refuse(
+                context, grpc.StatusCode.PERMISSION_DENIED, "the token is for another match"
+            )
+        seat = claims.seat if claims.role == Role.SEAT else ""
+        if seat and self._superseded(claims):
+            await _refuse(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "this seat was joined again elsewhere; join again to see it here",
+            )
+        if requested and requested != seat:
+            await _refuse(
+                context, grpc.StatusCode.PERMISSION_DENIED, "the token is not for that seat"
+            )
+        return seat
+
+    async def _seat(self, context: grpc.aio.ServicerContext, match_id: str, player: str) -> Claims:
+        """The caller's seat token for acting in this match (as ``player``, if named)."""
+        await self._bounded(context, ("match_id", match_id), ("player", player))
+        claims = await self._claims(context)
+        if claims is None:
+            await _refuse(context, grpc.StatusCode.UNAUTHENTICATED, "acting needs a seat token")
+        if claims.match_id != match_id:
+            await _refuse(
+                context, grpc.StatusCode.PERMISSION_DENIED, "the token is for another match"
+            )
+        if claims.role != Role.SEAT or (player and player != claims.seat):
+            await _refuse(
+                context, grpc.StatusCode.PERMISSION_DENIED, "the token does not act for that seat"
+            )
+        return claims
+
+    # -- lobby ----------------------------------------------------------------------------
+    async def CreateMatch(
+        self, request: gateway_pb2.OpenMatchRequest, context: grpc.aio.ServicerContext
+    ) -> gateway_pb2.OpenMatchReply:
+        claims = await self._claims(context)
+        await self._quota(context, self._creates, _peer_host(context))
+        try:
+            bounded("game", request.game, MAX_GAME)
+            bounded("command_id", request.command_id, MAX_ID)
+            players = bounded_names("players", list(request.players), MAX_SEATS, MAX_NAME)
+            bots = bounded_names("bots", list(request.bots), MAX_SEATS, MAX_NAME)
+            options = bounded_options(dict(request.options))
+        except TooLong as long:
+            await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, str(long))
+        if request.game not in all_games():
+            await _refuse(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"unknown game; choose one of {', '.join(sorted(all_games()))}",
+            )
+        if len(set(players)) != len(players) or not all(players):
+            await _refuse(
+                context, grpc.StatusCode.INVALID_ARGUMENT, "seat names must be distinct, not empty"
+            )
+        if not set(bots) <= set(players):
+            await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "a bot seat is not a seat")
+        if 0 < len(request.command_id) < MIN_COMMAND_ID:
+            await _refuse(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"command_id must have at least {MIN_COMMAND_ID} random characters (or none)",
+            )
+        # The match id and the board's command id derive from the client's command id with
+        # the gateway's key: a retried create is the same match (and gets its creator token
+        # again), yet ids stay unguessable (a private match's id is its invitation) and the
+        # client's command id, which proves the retry, never appears in any log.
+        command = request.command_id or uuid.uuid4().hex
+        digest = hmac.new(self._key, f"create:{command}".encode(), hashlib.sha256).digest()
+        match_id = str(uuid.UUID(bytes=digest[:16], version=4))
+        subject = claims.subject if claims is not None else digest[16:24].hex()
+        forwarded = board_pb2.CreateMatchRequest(
+            game=request.game,
+            players=players,
+            options=options,
+            command_id=f"create:{digest[16:].hex()}",
+            match_id=match_id,
+            lobby=platform_events_pb2.MatchLobby(
+                private=request.private, bots=bots, creator=subject
+            ),
+        )
+        reply = await _relay(context, self._shard(match_id).board.CreateMatch(forwarded))
+        token, _ = self._tokens.issue(match_id, Role.CREATOR, subject)
+        return gateway_pb2.OpenMatchReply(
+            match_id=reply.match_id, version=reply.version, creator_token=token
+        )
+
+    async def JoinMatch(
+        self, request: gateway_pb2.JoinMatchRequest, context: grpc.aio.ServicerContext
+    ) -> gateway_pb2.JoinMatchReply:
+        claims = await self._claims(context)
+        await self._quota(context, self._creates, _peer_host(context))
+        await self._bounded(context, ("match_id", request.match_id), ("seat", request.seat))
+        try:
+            bounded("display_name", request.display_name, MAX_NAME)
+        except TooLong as long:
+            await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, str(long))
+        own = claims is not None and claims.match_id == request.match_id
+        subject = claims.subject if claims is not None else uuid.uuid4().hex
+        if request.spectate:
+            if not own:
+                await self._views.wait_for(request.match_id, 1, NEW_MATCH_GRACE_S)
+                if not self._public(request.match_id):
+                    await _refuse(
+                        context,
+                        grpc.StatusCode.PERMISSION_DENIED,
+                        "only its players can let you watch a private match",
+                    )
+            update = self._views.latest(request.match_id)
+            token, issued = self._tokens.issue(request.match_id, Role.SPECTATOR, subject)
+            return gateway_pb2.JoinMatchReply(
+                token=token,
+                expires_at=issued.expires_at,
+                version=update.summary.version if update is not None else 0,
+            )
+        by = "free"
+        if own and claims is not None and claims.role == Role.CREATOR:
+            by = "creator"
+        elif (
+            own
+            and claims is not None
+            and claims.role == Role.SEAT
+            and request.seat in ("", claims.seat)
+        ):
+            by = "holder"
+            request.seat = claims.seat
+        token_id = uuid.uuid4().hex
+        joined = await _relay(
+            context,
+            self._shard(request.match_id).lobby.JoinSeat(
+                board_pb2.JoinSeatRequest(
+                    match_id=request.match_id,
+                    seat=request.seat,
+                    display_name=request.display_name or request.seat,
+                    join_id=token_id,
+                    by=by,
+                )
+            ),
+        )
+        token, issued = self._tokens.issue(
+            request.match_id,
+            Role.SEAT,
+            subject,
+            joined.seat,
+            token_id=token_id,
+            version=joined.version,
+        )
+        return gateway_pb2.JoinMatchReply(
+            token=token, seat=joined.seat, expires_at=issued.expires_at, version=joined.version
+        )
 
     async def ListMatches(
         self, request: gateway_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext
     ) -> gateway_pb2.ListMatchesReply:
-        matches = [
-            s
-            for s in self._views.summaries()
-            if (not request.game or s.game == request.game)
-            and (not request.status or s.status == request.status)
-        ]
-        return gateway_pb2.ListMatchesReply(matches=sorted(matches, key=lambda s: s.match_id))
+        claims = await self._claims(context)
+        try:
+            bounded("game", request.game, MAX_GAME)
+            bounded("page_token", request.page_token, MAX_PAGE_TOKEN)
+        except TooLong as long:
+            await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, str(long))
+        mine = claims.match_id if claims is not None else None
+        size = min(request.page_size or DEFAULT_PAGE, MAX_PAGE)
+        matches = sorted(
+            (
+                s
+                for s in self._views.summaries()
+                if (not s.private or s.match_id == mine)
+                and (not request.game or s.game == request.game)
+                and (not request.status or s.status == request.status)
+                and s.match_id > request.page_token
+            ),
+            key=lambda s: s.match_id,
+        )
+        page = matches[:size]
+        more = len(matches) > size
+        return gateway_pb2.ListMatchesReply(
+            matches=page, next_page_token=page[-1].match_id if more else ""
+        )
 
+    # -- views ----------------------------------------------------------------------------
     async def _view(
         self, match_id: str, viewer: str, context: grpc.aio.ServicerContext
     ) -> match_pb2.MatchView:
         update = self._views.latest(match_id)
         if update is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, "no such match (or not projected yet)")
-            raise AssertionError
+            await _refuse(
+                context, grpc.StatusCode.NOT_FOUND, "no such match (or not projected yet)"
+            )
         for view in update.views:
             if view.viewer == viewer:
                 return view
-        await context.abort(
-            grpc.StatusCode.PERMISSION_DENIED,
-            f"{viewer!r} does not play in this match; leave the viewer empty to spectate",
-        )
-        raise AssertionError
+        await _refuse(context, grpc.StatusCode.NOT_FOUND, "no such seat in this match")
 
     async def GetView(
         self, request: gateway_pb2.GetViewRequest, context: grpc.aio.ServicerContext
     ) -> match_pb2.MatchView:
         if request.min_version:
-            wait = min(request.wait_ms or MAX_WAIT_MS, MAX_WAIT_MS) / 1000
+            await self._bounded(context, ("match_id", request.match_id))
+            if await self._claims(context) is not None:
+                # a token is judged before waiting: a refused caller holds no wait
+                await self._viewer(context, request.match_id, request.viewer)
+            wait_ms = min(request.wait_ms, MAX_WAIT_MS)
+            remaining = context.time_remaining()
+            wait = min(wait_ms / 1000, remaining) if remaining is not None else wait_ms / 1000
             if await self._views.wait_for(request.match_id, request.min_version, wait) is None:
-                await context.abort(
+                await _refuse(
+                    context,
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                     f"the view has not reached version {request.min_version} yet; try again",
                 )
-        return await self._view(request.match_id, request.viewer, context)
+        viewer = await self._viewer(context, request.match_id, request.viewer)
+        return await self._view(request.match_id, viewer, context)
 
     async def GetLegalActions(
         self, request: board_pb2.GetLegalActionsRequest, context: grpc.aio.ServicerContext
     ) -> board_pb2.GetLegalActionsReply:
-        return await _relay(context, self._shard(request.match_id).board.GetLegalActions(request))
+        claims = await self._seat(context, request.match_id, request.player)
+        forwarded = board_pb2.GetLegalActionsRequest(
+            match_id=request.match_id, player=claims.seat, seat_token=claims.token_id
+        )
+        return await _relay(context, self._shard(request.match_id).board.GetLegalActions(forwarded))
 
     async def SubmitAction(
         self, request: board_pb2.SubmitActionRequest, context: grpc.aio.ServicerContext
     ) -> board_pb2.SubmitActionReply:
-        return await _relay(context, self._shard(request.match_id).board.SubmitAction(request))
+        claims = await self._seat(context, request.match_id, request.player)
+        await self._bounded(context, ("command_id", request.command_id))
+        await self._quota(context, self._actions, claims.subject)
+        forwarded = board_pb2.SubmitActionRequest()
+        forwarded.CopyFrom(request)
+        forwarded.player = claims.seat
+        forwarded.seat_token = claims.token_id
+        return await _relay(context, self._shard(request.match_id).board.SubmitAction(forwarded))
 
     async def WatchMatch(
         self, request: gateway_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[match_pb2.MatchView]:
+        await self._bounded(context, ("match_id", request.match_id))
         # A match created a moment ago may not be projected yet: give it a little time.
         await self._views.wait_for(request.match_id, 1, NEW_MATCH_GRACE_S)
-        await self._view(request.match_id, request.viewer, context)  # NOT_FOUND etc. up front
+        viewer = await self._viewer(context, request.match_id, request.viewer)
+        await self._view(request.match_id, viewer, context)  # NOT_FOUND etc. up front
         GATEWAY_WATCHERS.inc()
         try:
             async for update in self._views.follow(request.match_id):
-                view = next(v for v in update.views if v.viewer == request.viewer)
+                view = next(v for v in update.views if v.viewer == viewer)
                 yield view
                 finished = view.status == match_pb2.MATCH_STATUS_FINISHED
                 if finished and view.provenance.dice_seed and view.provenance.decks_seed:
@@ -176,13 +467,14 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     async def ReplayMatch(
         self, request: gateway_pb2.ReplayMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[gateway_pb2.ReplayStep]:
+        await self._bounded(context, ("match_id", request.match_id))
+        await self._views.wait_for(request.match_id, 1, 0)
+        viewer = await self._viewer(context, request.match_id, request.viewer)
         events = await self._board_events(request.match_id, context)
         match = FoldedMatch.created(events[0])
-        if request.viewer and request.viewer not in match.players:
-            await context.abort(
-                grpc.StatusCode.PERMISSION_DENIED, f"{request.viewer!r} does not play in this match"
-            )
         finished = any(is_a(e, platform_events_pb2.MatchEnded) for e in events)
+        if not finished:
+            viewer = ""  # a match in play replays as a spectator sees it
         projection = Projection(match)
         for step, envelope in enumerate(events, start=1):
             if step > 1:
@@ -194,7 +486,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             yield gateway_pb2.ReplayStep(
                 step=step,
                 event=shown,
-                view=projection.view_for(request.viewer),
+                view=projection.view_for(viewer),
                 description=f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}",
             )
 
@@ -205,17 +497,18 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             events = await _events(self._shard(match_id).sources["board"], match_id)
         except grpc.aio.AioRpcError as error:
             await _forward(context, error)
-            raise AssertionError from error
         if not events:
-            await context.abort(grpc.StatusCode.NOT_FOUND, "no such match")
+            await _refuse(context, grpc.StatusCode.NOT_FOUND, "no such match")
         return events
 
     async def ExportMatch(
         self, request: gateway_pb2.ExportMatchRequest, context: grpc.aio.ServicerContext
     ) -> gateway_pb2.MatchLog:
+        await self._viewer(context, request.match_id, "")
         board = await self._board_events(request.match_id, context)
         if not any(is_a(e, platform_events_pb2.MatchEnded) for e in board):
-            await context.abort(
+            await _refuse(
+                context,
                 grpc.StatusCode.FAILED_PRECONDITION,
                 "a match can be exported once it is over (its log holds hidden cards)",
             )
@@ -228,7 +521,6 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             ]
         except grpc.aio.AioRpcError as error:
             await _forward(context, error)
-            raise AssertionError from error
         return gateway_pb2.MatchLog(
             match_id=request.match_id, game=board[0].game, events=[*board, *others]
         )
@@ -236,4 +528,9 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     async def GetStandings(
         self, request: scoring_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext
     ) -> scoring_pb2.GetStandingsReply:
+        await self._claims(context)  # standings are public, but a bad token is refused
+        try:
+            bounded("game", request.game, MAX_GAME)
+        except TooLong as long:
+            await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, str(long))
         return await _relay(context, self._scoring.GetStandings(request))

@@ -48,6 +48,8 @@ class ViewStore:
             update = self._updates.get(match_id)
             return update is not None and update.summary.version >= min_version
 
+        if ready():  # no wait at all, even for a timeout of 0
+            return self._updates[match_id]
         try:
             async with self._changed:
                 await asyncio.wait_for(self._changed.wait_for(ready), timeout)

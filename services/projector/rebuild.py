@@ -14,6 +14,7 @@ import grpc
 from services.adapters.projection import Projection
 from services.common.eventlog import read_stream
 from services.common.topics import STREAMS, event_topic
+from services.gateway.auth import Role, Tokens
 from services.projector.app import ProjectionFolder
 from tabletop.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2
 
@@ -47,7 +48,12 @@ def _comparable(view: match_pb2.MatchView) -> bytes:
     return view.SerializeToString(deterministic=True)
 
 
-async def compare_with_live(bootstrap: str, prefix: str, gateway: str) -> RebuildReport:
+async def compare_with_live(
+    bootstrap: str, prefix: str, gateway: str, token_key: bytes
+) -> RebuildReport:
+    """``token_key`` is the gateway's: the operator reads every seat's view with a token
+    made for it, as that seat's player would."""
+    tokens = Tokens(token_key, ttl_seconds=600)
     projections, events = await rebuild(bootstrap, prefix)
     report = RebuildReport(events=events, matches=len(projections))
     async with grpc.aio.insecure_channel(gateway) as channel:
@@ -55,9 +61,14 @@ async def compare_with_live(bootstrap: str, prefix: str, gateway: str) -> Rebuil
         for match_id, projection in sorted(projections.items()):
             for viewer in [*projection.match.players, ""]:
                 fresh = projection.view_for(viewer)
+                role = Role.SEAT if viewer else Role.SPECTATOR
+                # the seat's newest token id: older ones no longer see the seat
+                newest = projection.match.seat_tokens.get(viewer)
+                token, _ = tokens.issue(match_id, role, "operator", viewer, token_id=newest)
                 try:
                     live = await stub.GetView(
-                        gateway_pb2.GetViewRequest(match_id=match_id, viewer=viewer)
+                        gateway_pb2.GetViewRequest(match_id=match_id, viewer=viewer),
+                        metadata=(("authorization", f"Bearer {token}"),),
                     )
                 except grpc.aio.AioRpcError as error:
                     report.differences.append(

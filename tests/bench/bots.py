@@ -172,6 +172,8 @@ class Bot:
         self.stub = stub
         self.game = game
         self.rng = random.Random(seed)
+        #: seat → its token metadata (bots join their seats like any client)
+        self.auth: dict[str, tuple[tuple[str, str], ...]] = {}
         self.result = result
         self.stop_at = stop_at
         self.players = [f"player{i + 1}" for i in range(get_game(game).min_players)]
@@ -194,26 +196,44 @@ class Bot:
     async def play_one(self) -> None:
         began = now()
         created = await self.stub.CreateMatch(
-            board_pb2.CreateMatchRequest(
-                game=self.game, players=self.players, command_id=str(uuid.uuid4())
+            gateway_pb2.OpenMatchRequest(
+                game=self.game,
+                players=self.players,
+                bots=self.players,
+                command_id=str(uuid.uuid4()),
             ),
             timeout=self.timeout,
         )
         match_id = str(created.match_id)
+        # Bots are ordinary clients: each seat joined with the creator's token.
+        creator = (("authorization", f"Bearer {created.creator_token}"),)
+        version = created.version
+        for seat in self.players:
+            joined = await self.stub.JoinMatch(
+                gateway_pb2.JoinMatchRequest(match_id=match_id, seat=seat),
+                metadata=creator,
+                timeout=self.timeout,
+            )
+            self.auth[seat] = (("authorization", f"Bearer {joined.token}"),)
+            version = joined.version
         viewer = self.players[0]
         await self.stub.GetView(
             gateway_pb2.GetViewRequest(
                 match_id=match_id,
                 viewer=viewer,
-                min_version=created.version,
+                min_version=version,
                 wait_ms=int(self.timeout * 1000),
             ),
+            metadata=self.auth[viewer],
             timeout=self.timeout,
         )
         if self._in_window(now()):
             self.result.create_ms.append(ms(now() - began))
         watcher = Watcher()
-        call = self.stub.WatchMatch(gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=viewer))
+        call = self.stub.WatchMatch(
+            gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=viewer),
+            metadata=self.auth[viewer],
+        )
         reader = asyncio.create_task(watcher.read(call))
         try:
             await self._play(match_id, watcher)
@@ -233,6 +253,7 @@ class Bot:
                 holder = self.players[0]
                 legal = await self.stub.GetLegalActions(
                     board_pb2.GetLegalActionsRequest(match_id=match_id, player=holder),
+                    metadata=self.auth[holder],
                     timeout=self.timeout,
                 )
             if legal.next.finished:
@@ -244,6 +265,7 @@ class Bot:
                 holder = mover
                 legal = await self.stub.GetLegalActions(
                     board_pb2.GetLegalActionsRequest(match_id=match_id, player=mover),
+                    metadata=self.auth[mover],
                     timeout=self.timeout,
                 )
             if not legal.actions:  # a chance node still resolving: ask again
@@ -260,7 +282,9 @@ class Bot:
                 return_legal_actions=True,
             )
             began = now()
-            reply = await self.stub.SubmitAction(request, timeout=self.timeout)
+            reply = await self.stub.SubmitAction(
+                request, metadata=self.auth[mover], timeout=self.timeout
+            )
             legal = reply.legal_actions
             acked = now()
             self.actions += 1

@@ -12,6 +12,20 @@ from services.common.topics import STREAMS, event_topic
 from tabletop.v1 import envelope_pb2
 
 
+def open_match(
+    client: GatewayClient,
+    game: str,
+    players: list[str],
+    options: dict[str, str] | None = None,
+    private: bool = False,
+) -> str:
+    """Create a match and take every seat with the creator's token (the client keeps the
+    seat tokens)."""
+    match_id = client.create(game, players, options or {}, private=private)
+    client.join_all(match_id, players)
+    return match_id
+
+
 def play_bot_match(
     client: GatewayClient,
     game: str,
@@ -23,7 +37,8 @@ def play_bot_match(
     """Play one match to its end with random legal actions; returns (match id, actions)
     once the projected view has caught up with the last event (read your writes)."""
     rng = random.Random(seed)
-    match_id = client.create(game, players, options or {})
+    match_id = client.create(game, players, options or {}, bots=players)
+    client.join_all(match_id, players)  # bots are ordinary clients with seat tokens
     actions, legal = play_on(
         client,
         match_id,

@@ -11,8 +11,8 @@ from services.cli.client import GatewayClient, game_action
 from services.cli.stack import Stack
 from services.games.crashland.actions import EndTurn, Move
 from services.games.crashland.model import Direction, Payment
-from tabletop.v1 import board_pb2, games_pb2, match_pb2
-from tests.integration.helpers import play_bot_match, topic_events
+from tabletop.v1 import board_pb2, games_pb2, gateway_pb2, match_pb2
+from tests.integration.helpers import open_match, play_bot_match, topic_events
 
 PLAYER = "astronaut"
 
@@ -73,7 +73,7 @@ def test_the_projected_view_equals_a_fresh_fold_of_the_events(
 
 
 def test_a_duplicate_command_id_appends_nothing(client: GatewayClient, stack: Stack) -> None:
-    match_id = client.create("crashland", [PLAYER], {})
+    match_id = open_match(client, "crashland", [PLAYER])
     legal = client.legal(match_id, PLAYER)
     first = client.submit(match_id, PLAYER, legal.actions[0].action, command_id="same-command")
     again = client.submit(match_id, PLAYER, legal.actions[0].action, command_id="same-command")
@@ -86,7 +86,7 @@ def test_a_duplicate_command_id_appends_nothing(client: GatewayClient, stack: St
 def test_an_illegal_move_is_refused_with_a_reason_and_nothing_is_appended(
     client: GatewayClient, stack: Stack
 ) -> None:
-    match_id = client.create("crashland", [PLAYER], {})
+    match_id = open_match(client, "crashland", [PLAYER])
     before = client.legal(match_id, PLAYER).version
     with pytest.raises(grpc.RpcError) as refused:
         # Phase 1: the systems check cannot be run before moving.
@@ -98,7 +98,7 @@ def test_an_illegal_move_is_refused_with_a_reason_and_nothing_is_appended(
 
 
 def test_a_paid_move_before_the_free_ones_is_refused(client: GatewayClient) -> None:
-    match_id = client.create("crashland", [PLAYER], {})
+    match_id = open_match(client, "crashland", [PLAYER])
     legal = client.legal(match_id, PLAYER)
     free = [a for a in legal.actions if a.action.crashland.WhichOneof("action") == "move"]
     direction = Direction(free[0].action.crashland.move.direction)
@@ -112,7 +112,7 @@ def test_a_paid_move_before_the_free_ones_is_refused(client: GatewayClient) -> N
 
 
 def test_malformed_actions_are_invalid_arguments(client: GatewayClient) -> None:
-    match_id = client.create("crashland", [PLAYER], {})
+    match_id = open_match(client, "crashland", [PLAYER])
     with pytest.raises(grpc.RpcError) as empty:
         client.submit(match_id, PLAYER, games_pb2.GameAction())
     assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -122,7 +122,7 @@ def test_malformed_actions_are_invalid_arguments(client: GatewayClient) -> None:
 
 
 def test_a_stale_expected_version_is_aborted(client: GatewayClient) -> None:
-    match_id = client.create("crashland", [PLAYER], {})
+    match_id = open_match(client, "crashland", [PLAYER])
     legal = client.legal(match_id, PLAYER)
     with pytest.raises(grpc.RpcError) as stale:
         client.submit(match_id, PLAYER, legal.actions[0].action, expected_version=legal.version - 1)
@@ -131,19 +131,29 @@ def test_a_stale_expected_version_is_aborted(client: GatewayClient) -> None:
 
 
 def test_someone_outside_the_match_cannot_act(client: GatewayClient) -> None:
-    match_id = client.create("crashland", [PLAYER], {})
+    match_id = open_match(client, "crashland", [PLAYER])
     legal = client.legal(match_id, PLAYER)
-    with pytest.raises(grpc.RpcError) as denied:
+    with pytest.raises(grpc.RpcError) as anonymous:  # no seat token at all
         client.submit(match_id, "intruder", legal.actions[0].action)
+    assert anonymous.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    with pytest.raises(grpc.RpcError) as denied:  # a seat token, naming another seat
+        client.stub.SubmitAction(
+            board_pb2.SubmitActionRequest(
+                match_id=match_id, player="intruder", action=legal.actions[0].action
+            ),
+            metadata=client.auth(match_id, PLAYER),
+        )
     assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
 
 
 def test_watch_match_pushes_the_view_of_each_new_version(client: GatewayClient) -> None:
-    match_id = client.create("crashland", [PLAYER], {})
+    match_id = open_match(client, "crashland", [PLAYER])
     legal = client.legal(match_id, PLAYER)
-    from tabletop.v1 import gateway_pb2
-
-    stream = client.stub.WatchMatch(gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=PLAYER))
+    client.view(match_id, PLAYER, min_version=legal.version)  # the join is projected too
+    stream = client.stub.WatchMatch(
+        gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=PLAYER),
+        metadata=client.auth(match_id, PLAYER),
+    )
     first = next(stream)
     reply = client.submit(match_id, PLAYER, legal.actions[0].action)
     seen = first.version
@@ -154,7 +164,7 @@ def test_watch_match_pushes_the_view_of_each_new_version(client: GatewayClient) 
 
 
 def test_views_wait_for_a_version_read_your_writes(client: GatewayClient) -> None:
-    match_id = client.create("crashland", [PLAYER], {})
+    match_id = open_match(client, "crashland", [PLAYER])
     legal = client.legal(match_id, PLAYER)
     reply = client.submit(match_id, PLAYER, legal.actions[0].action)
     assert client.view(match_id, PLAYER, min_version=reply.version).version >= reply.version
@@ -175,7 +185,7 @@ def test_scoring_records_results_and_statistics(
 def test_the_board_rebuilds_its_matches_after_a_restart(
     client: GatewayClient, stack: Stack
 ) -> None:
-    match_id = client.create("crashland", [PLAYER], {})
+    match_id = open_match(client, "crashland", [PLAYER])
     legal = client.legal(match_id, PLAYER)
     client.submit(match_id, PLAYER, legal.actions[0].action)
     before = client.legal(match_id, PLAYER)
@@ -191,6 +201,6 @@ def test_the_board_rebuilds_its_matches_after_a_restart(
 def test_creating_a_match_with_bad_players_is_refused(client: GatewayClient) -> None:
     with pytest.raises(grpc.RpcError) as refused:
         client.stub.CreateMatch(
-            board_pb2.CreateMatchRequest(game="crashland", players=["a", "b"], command_id="x")
+            gateway_pb2.OpenMatchRequest(game="crashland", players=["a", "b"], command_id="x")
         )
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT

@@ -16,8 +16,13 @@ SEATS = ["ana", "bo", "cy"]
 
 
 @pytest.fixture(scope="module")
-def matches(stack: Stack) -> list[str]:
-    client = GatewayClient(stack.addr("gateway"))
+def client(stack: Stack) -> GatewayClient:
+    """One client for the module: it keeps the seat tokens of the matches it played."""
+    return GatewayClient(stack.addr("gateway"))
+
+
+@pytest.fixture(scope="module")
+def matches(client: GatewayClient) -> list[str]:
     options = [
         {"difficulty": "easy", "distance": "short"},
         {"difficulty": "hard", "distance": "long"},
@@ -28,8 +33,7 @@ def matches(stack: Stack) -> list[str]:
     ]
 
 
-def test_bots_play_complete_drillit_matches(stack: Stack, matches: list[str]) -> None:
-    client = GatewayClient(stack.addr("gateway"))
+def test_bots_play_complete_drillit_matches(client: GatewayClient, matches: list[str]) -> None:
     for match_id in matches:
         view = client.view(match_id, "")
         assert view.status == match_pb2.MATCH_STATUS_FINISHED
@@ -51,8 +55,9 @@ def test_dice_and_decks_record_every_chance_outcome_and_it_verifies(
         assert result.ok, result.problems
 
 
-def test_the_live_view_of_each_seat_equals_a_fresh_fold(stack: Stack, matches: list[str]) -> None:
-    client = GatewayClient(stack.addr("gateway"))
+def test_the_live_view_of_each_seat_equals_a_fresh_fold(
+    stack: Stack, client: GatewayClient, matches: list[str]
+) -> None:
     board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"]
     for match_id in matches:
         folded = Projection(fold_board_events(board[match_id]))
@@ -64,8 +69,7 @@ def test_the_live_view_of_each_seat_equals_a_fresh_fold(stack: Stack, matches: l
             assert fresh == live
 
 
-def test_scoring_keeps_drillit_statistics(stack: Stack, matches: list[str]) -> None:
-    client = GatewayClient(stack.addr("gateway"))
+def test_scoring_keeps_drillit_statistics(client: GatewayClient, matches: list[str]) -> None:
     standings = client.stub.GetStandings(scoring_pb2.GetStandingsRequest(game="drillit"))
     assert standings.matches >= len(matches)
     assert standings.mean_statistics, "the engine's statistics reach scoring"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 
 import grpc
@@ -10,11 +11,11 @@ import pytest
 
 from services.cli.client import GatewayClient
 from services.cli.stack import Stack
-from tabletop.v1 import board_pb2
+from tabletop.v1 import gateway_pb2
 from tests.integration.helpers import topic_events
 
 
-def retry(call: Callable[[], board_pb2.CreateMatchReply]) -> board_pb2.CreateMatchReply:
+def retry(call: Callable[[], gateway_pb2.OpenMatchReply]) -> gateway_pb2.OpenMatchReply:
     """What a client does with UNAVAILABLE: try again a little later (bounded)."""
     for _ in range(30):
         try:
@@ -30,11 +31,8 @@ def test_a_command_fails_unavailable_while_dice_is_down_and_its_retry_succeeds(
     stack: Stack,
 ) -> None:
     client = GatewayClient(stack.addr("gateway"))
-    request = board_pb2.CreateMatchRequest(
-        game="drillit",
-        players=["a", "b"],
-        command_id="create-while-dice-down",
-        match_id="match-dice-down",
+    request = gateway_pb2.OpenMatchRequest(
+        game="drillit", players=["a", "b"], command_id=f"create-while-dice-down-{uuid.uuid4()}"
     )
     stack.stop("dice")
     try:
@@ -47,7 +45,7 @@ def test_a_command_fails_unavailable_while_dice_is_down_and_its_retry_succeeds(
         stack.wait_healthy("dice")
     created = retry(lambda: client.stub.CreateMatch(request, timeout=60))
     again = client.stub.CreateMatch(request, timeout=60)  # the same command: the same answer
-    assert created.match_id == again.match_id == "match-dice-down"
+    assert created.match_id == again.match_id
     assert created.version == again.version
-    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"]["match-dice-down"]
+    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][created.match_id]
     assert [e.sequence for e in board] == list(range(1, created.version + 1))

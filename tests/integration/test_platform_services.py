@@ -75,7 +75,7 @@ def test_grpcurl_lists_the_services_by_reflection_and_health_is_serving(
 
 def test_dice_commit_roll_and_reveal_are_verifiable(stack: Stack) -> None:
     match_id = f"dice-{uuid.uuid4()}"
-    with grpc.insecure_channel(stack.addr("dice")) as channel:
+    with stack.peer_channel("dice") as channel:
         dice = dice_pb2_grpc.DiceStub(channel)
         with pytest.raises(grpc.RpcError) as uncommitted:
             dice.Roll(dice_pb2.RollRequest(match_id=match_id, count=1, sides=6, request_id="r0"))
@@ -108,7 +108,7 @@ def test_dice_commit_roll_and_reveal_are_verifiable(stack: Stack) -> None:
 def test_decks_shuffle_and_draw_from_the_committed_seed(stack: Stack) -> None:
     match_id = f"decks-{uuid.uuid4()}"
     cards = [f"c{i}" for i in range(10)]
-    with grpc.insecure_channel(stack.addr("decks")) as channel:
+    with stack.peer_channel("decks") as channel:
         decks = decks_pb2_grpc.DecksStub(channel)
         decks.Commit(dice_pb2.CommitRequest(match_id=match_id))
         decks.Shuffle(

@@ -35,7 +35,11 @@ def test_a_rebuild_from_offset_zero_equals_the_live_views(stack: Stack) -> None:
         text=True,
         timeout=300,
         cwd=ROOT,
-        env={"TABLETOP_KAFKA_BOOTSTRAP": stack.kafka_bootstrap, "PATH": "/usr/bin:/bin"},
+        env={
+            "TABLETOP_KAFKA_BOOTSTRAP": stack.kafka_bootstrap,
+            "TABLETOP_TOKEN_KEY": stack.secrets()["TABLETOP_TOKEN_KEY"],
+            "PATH": "/usr/bin:/bin",
+        },
     )
     report = json.loads(done.stdout)
     assert done.returncode == 0, report["differences"]

@@ -9,6 +9,7 @@ from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from tabletop.v1 import games_pb2 as _games_pb2
 from tabletop.v1 import match_pb2 as _match_pb2
+from tabletop.v1 import platform_events_pb2 as _platform_events_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -49,6 +50,7 @@ class CreateMatchRequest(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     MATCH_ID_FIELD_NUMBER: _builtins.int
+    LOBBY_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     command_id: _builtins.str
     match_id: _builtins.str
@@ -57,6 +59,8 @@ class CreateMatchRequest(_message.Message):
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def lobby(self) -> _platform_events_pb2.MatchLobby: ...
     def __init__(
         self,
         *,
@@ -65,14 +69,74 @@ class CreateMatchRequest(_message.Message):
         options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         command_id: _builtins.str = ...,
         match_id: _builtins.str = ...,
+        lobby: _platform_events_pb2.MatchLobby | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["lobby", b"lobby"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "game", b"game", "match_id", b"match_id", "options", b"options", "players", b"players"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "game", b"game", "lobby", b"lobby", "match_id", b"match_id", "options", b"options", "players", b"players"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CreateMatchRequest: _TypeAlias = CreateMatchRequest  # noqa: Y015
+
+@_typing.final
+class JoinSeatRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    JOIN_ID_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    seat: _builtins.str
+    """empty: the first free seat that no bot plays"""
+    display_name: _builtins.str
+    join_id: _builtins.str
+    """the id of the token the gateway will issue"""
+    by: _builtins.str
+    """"free" | "holder" | "creator" (what the gateway verified)"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        seat: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+        join_id: _builtins.str = ...,
+        by: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "display_name", b"display_name", "join_id", b"join_id", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JoinSeatRequest: _TypeAlias = JoinSeatRequest  # noqa: Y015
+
+@_typing.final
+class JoinSeatReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
+    seat: _builtins.str
+    version: _builtins.int
+    private: _builtins.bool
+    def __init__(
+        self,
+        *,
+        seat: _builtins.str = ...,
+        version: _builtins.int = ...,
+        private: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["private", b"private", "seat", b"seat", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JoinSeatReply: _TypeAlias = JoinSeatReply  # noqa: Y015
 
 @_typing.final
 class CreateMatchReply(_message.Message):
@@ -106,6 +170,7 @@ class SubmitActionRequest(_message.Message):
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     RETURN_LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     player: _builtins.str
     command_id: _builtins.str
@@ -113,6 +178,10 @@ class SubmitActionRequest(_message.Message):
     return_legal_actions: _builtins.bool
     """Also answer with the submitting player's legal actions after the command: a client
     that plays on needs no GetLegalActions round trip per action.
+    """
+    seat_token: _builtins.str
+    """The id of the seat token the gateway verified: once the seat is joined again (a new
+    device, or the creator handing it on), older tokens of the seat no longer act.
     """
     @_builtins.property
     def action(self) -> _games_pb2.GameAction: ...
@@ -125,10 +194,11 @@ class SubmitActionRequest(_message.Message):
         command_id: _builtins.str = ...,
         expected_version: _builtins.int | None = ...,
         return_legal_actions: _builtins.bool = ...,
+        seat_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "action", b"action", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "action", b"action", "command_id", b"command_id", "expected_version", b"expected_version", "match_id", b"match_id", "player", b"player", "return_legal_actions", b"return_legal_actions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "action", b"action", "command_id", b"command_id", "expected_version", b"expected_version", "match_id", b"match_id", "player", b"player", "return_legal_actions", b"return_legal_actions", "seat_token", b"seat_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -178,17 +248,21 @@ class GetLegalActionsRequest(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     PLAYER_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     player: _builtins.str
+    seat_token: _builtins.str
+    """as in SubmitActionRequest"""
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         player: _builtins.str = ...,
+        seat_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "player", b"player"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "player", b"player", "seat_token", b"seat_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -185,3 +185,81 @@ class Board:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class LobbyStub:
+    """Seats of a match (the gateway's lobby). Joins are board events, decided by the match's
+    single writer, so every gateway replica and every restart sees the same seats.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.JoinSeat = channel.unary_unary(
+                '/tabletop.v1.Lobby/JoinSeat',
+                request_serializer=tabletop_dot_v1_dot_board__pb2.JoinSeatRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_board__pb2.JoinSeatReply.FromString,
+                _registered_method=True)
+
+
+class LobbyServicer:
+    """Seats of a match (the gateway's lobby). Joins are board events, decided by the match's
+    single writer, so every gateway replica and every restart sees the same seats.
+    """
+
+    def JoinSeat(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_LobbyServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'JoinSeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.JoinSeat,
+                    request_deserializer=tabletop_dot_v1_dot_board__pb2.JoinSeatRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_board__pb2.JoinSeatReply.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'tabletop.v1.Lobby', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('tabletop.v1.Lobby', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Lobby:
+    """Seats of a match (the gateway's lobby). Joins are board events, decided by the match's
+    single writer, so every gateway replica and every restart sees the same seats.
+    """
+
+    @staticmethod
+    def JoinSeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Lobby/JoinSeat',
+            tabletop_dot_v1_dot_board__pb2.JoinSeatRequest.SerializeToString,
+            tabletop_dot_v1_dot_board__pb2.JoinSeatReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -74,3 +74,37 @@ class BoardServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_board_pb2.GetLegalActionsReply, _abc.Awaitable[_board_pb2.GetLegalActionsReply]]: ...
 
 def add_BoardServicer_to_server(servicer: BoardServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class LobbyStub:
+    """Seats of a match (the gateway's lobby). Joins are board events, decided by the match's
+    single writer, so every gateway replica and every restart sees the same seats.
+    """
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> LobbyAsyncStub: ...
+    JoinSeat: _grpc.UnaryUnaryMultiCallable[_board_pb2.JoinSeatRequest, _board_pb2.JoinSeatReply]
+
+@_typing.type_check_only
+class LobbyAsyncStub(LobbyStub):
+    """Seats of a match (the gateway's lobby). Joins are board events, decided by the match's
+    single writer, so every gateway replica and every restart sees the same seats.
+    """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    JoinSeat: _aio.UnaryUnaryMultiCallable[_board_pb2.JoinSeatRequest, _board_pb2.JoinSeatReply]  # type: ignore[assignment]
+
+class LobbyServicer(metaclass=_abc_1.ABCMeta):
+    """Seats of a match (the gateway's lobby). Joins are board events, decided by the match's
+    single writer, so every gateway replica and every restart sees the same seats.
+    """
+
+    @_abc_1.abstractmethod
+    def JoinSeat(
+        self,
+        request: _board_pb2.JoinSeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_board_pb2.JoinSeatReply, _abc.Awaitable[_board_pb2.JoinSeatReply]]: ...
+
+def add_LobbyServicer_to_server(servicer: LobbyServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

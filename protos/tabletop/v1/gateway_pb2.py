@@ -28,29 +28,41 @@ from tabletop.v1 import match_pb2 as tabletop_dot_v1_dot_match__pb2
 from tabletop.v1 import scoring_pb2 as tabletop_dot_v1_dot_scoring__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19tabletop/v1/gateway.proto\x12\x0btabletop.v1\x1a\x17tabletop/v1/board.proto\x1a\x1atabletop/v1/envelope.proto\x1a\x17tabletop/v1/match.proto\x1a\x19tabletop/v1/scoring.proto\"L\n\x12ListMatchesRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12(\n\x06status\x18\x02 \x01(\x0e\x32\x18.tabletop.v1.MatchStatus\">\n\x10ListMatchesReply\x12*\n\x07matches\x18\x01 \x03(\x0b\x32\x19.tabletop.v1.MatchSummary\"X\n\x0eGetViewRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06viewer\x18\x02 \x01(\t\x12\x13\n\x0bmin_version\x18\x03 \x01(\x04\x12\x0f\n\x07wait_ms\x18\x04 \x01(\r\"5\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06viewer\x18\x02 \x01(\t\"6\n\x12ReplayMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06viewer\x18\x02 \x01(\t\"\x80\x01\n\nReplayStep\x12\x0c\n\x04step\x18\x01 \x01(\x04\x12)\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x1a.tabletop.v1.EventEnvelope\x12$\n\x04view\x18\x03 \x01(\x0b\x32\x16.tabletop.v1.MatchView\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\"&\n\x12\x45xportMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"V\n\x08MatchLog\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12*\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x1a.tabletop.v1.EventEnvelope2\xc0\x05\n\x07Gateway\x12M\n\x0b\x43reateMatch\x12\x1f.tabletop.v1.CreateMatchRequest\x1a\x1d.tabletop.v1.CreateMatchReply\x12M\n\x0bListMatches\x12\x1f.tabletop.v1.ListMatchesRequest\x1a\x1d.tabletop.v1.ListMatchesReply\x12>\n\x07GetView\x12\x1b.tabletop.v1.GetViewRequest\x1a\x16.tabletop.v1.MatchView\x12Y\n\x0fGetLegalActions\x12#.tabletop.v1.GetLegalActionsRequest\x1a!.tabletop.v1.GetLegalActionsReply\x12P\n\x0cSubmitAction\x12 .tabletop.v1.SubmitActionRequest\x1a\x1e.tabletop.v1.SubmitActionReply\x12\x46\n\nWatchMatch\x12\x1e.tabletop.v1.WatchMatchRequest\x1a\x16.tabletop.v1.MatchView0\x01\x12I\n\x0bReplayMatch\x12\x1f.tabletop.v1.ReplayMatchRequest\x1a\x17.tabletop.v1.ReplayStep0\x01\x12\x45\n\x0b\x45xportMatch\x12\x1f.tabletop.v1.ExportMatchRequest\x1a\x15.tabletop.v1.MatchLog\x12P\n\x0cGetStandings\x12 .tabletop.v1.GetStandingsRequest\x1a\x1e.tabletop.v1.GetStandingsReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19tabletop/v1/gateway.proto\x12\x0btabletop.v1\x1a\x17tabletop/v1/board.proto\x1a\x1atabletop/v1/envelope.proto\x1a\x17tabletop/v1/match.proto\x1a\x19tabletop/v1/scoring.proto\"\xd1\x01\n\x10OpenMatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x03(\t\x12;\n\x07options\x18\x03 \x03(\x0b\x32*.tabletop.v1.OpenMatchRequest.OptionsEntry\x12\x12\n\ncommand_id\x18\x04 \x01(\t\x12\x0f\n\x07private\x18\x05 \x01(\x08\x12\x0c\n\x04\x62ots\x18\x06 \x03(\t\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"J\n\x0eOpenMatchReply\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\x15\n\rcreator_token\x18\x03 \x01(\t\"Z\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\x12\x10\n\x08spectate\x18\x04 \x01(\x08\"R\n\x0eJoinMatchReply\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\t\x12\x12\n\nexpires_at\x18\x03 \x01(\x03\x12\x0f\n\x07version\x18\x04 \x01(\x04\"s\n\x12ListMatchesRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12(\n\x06status\x18\x02 \x01(\x0e\x32\x18.tabletop.v1.MatchStatus\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"W\n\x10ListMatchesReply\x12*\n\x07matches\x18\x01 \x03(\x0b\x32\x19.tabletop.v1.MatchSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"X\n\x0eGetViewRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06viewer\x18\x02 \x01(\t\x12\x13\n\x0bmin_version\x18\x03 \x01(\x04\x12\x0f\n\x07wait_ms\x18\x04 \x01(\r\"5\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06viewer\x18\x02 \x01(\t\"6\n\x12ReplayMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06viewer\x18\x02 \x01(\t\"\x80\x01\n\nReplayStep\x12\x0c\n\x04step\x18\x01 \x01(\x04\x12)\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x1a.tabletop.v1.EventEnvelope\x12$\n\x04view\x18\x03 \x01(\x0b\x32\x16.tabletop.v1.MatchView\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\"&\n\x12\x45xportMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"V\n\x08MatchLog\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12*\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x1a.tabletop.v1.EventEnvelope2\x85\x06\n\x07Gateway\x12I\n\x0b\x43reateMatch\x12\x1d.tabletop.v1.OpenMatchRequest\x1a\x1b.tabletop.v1.OpenMatchReply\x12G\n\tJoinMatch\x12\x1d.tabletop.v1.JoinMatchRequest\x1a\x1b.tabletop.v1.JoinMatchReply\x12M\n\x0bListMatches\x12\x1f.tabletop.v1.ListMatchesRequest\x1a\x1d.tabletop.v1.ListMatchesReply\x12>\n\x07GetView\x12\x1b.tabletop.v1.GetViewRequest\x1a\x16.tabletop.v1.MatchView\x12Y\n\x0fGetLegalActions\x12#.tabletop.v1.GetLegalActionsRequest\x1a!.tabletop.v1.GetLegalActionsReply\x12P\n\x0cSubmitAction\x12 .tabletop.v1.SubmitActionRequest\x1a\x1e.tabletop.v1.SubmitActionReply\x12\x46\n\nWatchMatch\x12\x1e.tabletop.v1.WatchMatchRequest\x1a\x16.tabletop.v1.MatchView0\x01\x12I\n\x0bReplayMatch\x12\x1f.tabletop.v1.ReplayMatchRequest\x1a\x17.tabletop.v1.ReplayStep0\x01\x12\x45\n\x0b\x45xportMatch\x12\x1f.tabletop.v1.ExportMatchRequest\x1a\x15.tabletop.v1.MatchLog\x12P\n\x0cGetStandings\x12 .tabletop.v1.GetStandingsRequest\x1a\x1e.tabletop.v1.GetStandingsReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tabletop.v1.gateway_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LISTMATCHESREQUEST']._serialized_start=147
-  _globals['_LISTMATCHESREQUEST']._serialized_end=223
-  _globals['_LISTMATCHESREPLY']._serialized_start=225
-  _globals['_LISTMATCHESREPLY']._serialized_end=287
-  _globals['_GETVIEWREQUEST']._serialized_start=289
-  _globals['_GETVIEWREQUEST']._serialized_end=377
-  _globals['_WATCHMATCHREQUEST']._serialized_start=379
-  _globals['_WATCHMATCHREQUEST']._serialized_end=432
-  _globals['_REPLAYMATCHREQUEST']._serialized_start=434
-  _globals['_REPLAYMATCHREQUEST']._serialized_end=488
-  _globals['_REPLAYSTEP']._serialized_start=491
-  _globals['_REPLAYSTEP']._serialized_end=619
-  _globals['_EXPORTMATCHREQUEST']._serialized_start=621
-  _globals['_EXPORTMATCHREQUEST']._serialized_end=659
-  _globals['_MATCHLOG']._serialized_start=661
-  _globals['_MATCHLOG']._serialized_end=747
-  _globals['_GATEWAY']._serialized_start=750
-  _globals['_GATEWAY']._serialized_end=1454
+  _globals['_OPENMATCHREQUEST_OPTIONSENTRY']._loaded_options = None
+  _globals['_OPENMATCHREQUEST_OPTIONSENTRY']._serialized_options = b'8\001'
+  _globals['_OPENMATCHREQUEST']._serialized_start=148
+  _globals['_OPENMATCHREQUEST']._serialized_end=357
+  _globals['_OPENMATCHREQUEST_OPTIONSENTRY']._serialized_start=311
+  _globals['_OPENMATCHREQUEST_OPTIONSENTRY']._serialized_end=357
+  _globals['_OPENMATCHREPLY']._serialized_start=359
+  _globals['_OPENMATCHREPLY']._serialized_end=433
+  _globals['_JOINMATCHREQUEST']._serialized_start=435
+  _globals['_JOINMATCHREQUEST']._serialized_end=525
+  _globals['_JOINMATCHREPLY']._serialized_start=527
+  _globals['_JOINMATCHREPLY']._serialized_end=609
+  _globals['_LISTMATCHESREQUEST']._serialized_start=611
+  _globals['_LISTMATCHESREQUEST']._serialized_end=726
+  _globals['_LISTMATCHESREPLY']._serialized_start=728
+  _globals['_LISTMATCHESREPLY']._serialized_end=815
+  _globals['_GETVIEWREQUEST']._serialized_start=817
+  _globals['_GETVIEWREQUEST']._serialized_end=905
+  _globals['_WATCHMATCHREQUEST']._serialized_start=907
+  _globals['_WATCHMATCHREQUEST']._serialized_end=960
+  _globals['_REPLAYMATCHREQUEST']._serialized_start=962
+  _globals['_REPLAYMATCHREQUEST']._serialized_end=1016
+  _globals['_REPLAYSTEP']._serialized_start=1019
+  _globals['_REPLAYSTEP']._serialized_end=1147
+  _globals['_EXPORTMATCHREQUEST']._serialized_start=1149
+  _globals['_EXPORTMATCHREQUEST']._serialized_end=1187
+  _globals['_MATCHLOG']._serialized_start=1189
+  _globals['_MATCHLOG']._serialized_end=1275
+  _globals['_GATEWAY']._serialized_start=1278
+  _globals['_GATEWAY']._serialized_end=2051
 # @@protoc_insertion_point(module_scope)

@@ -21,24 +21,180 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class OpenMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class OptionsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    GAME_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    command_id: _builtins.str
+    private: _builtins.bool
+    """unlisted; the match id is the invitation"""
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the seats, in turn order"""
+
+    @_builtins.property
+    def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """seats bots will play"""
+
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+        options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        command_id: _builtins.str = ...,
+        private: _builtins.bool = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "command_id", b"command_id", "game", b"game", "options", b"options", "players", b"players", "private", b"private"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenMatchRequest: _TypeAlias = OpenMatchRequest  # noqa: Y015
+
+@_typing.final
+class OpenMatchReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    CREATOR_TOKEN_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    version: _builtins.int
+    creator_token: _builtins.str
+    """joins any seat of this match, also one joined before"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        version: _builtins.int = ...,
+        creator_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["creator_token", b"creator_token", "match_id", b"match_id", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenMatchReply: _TypeAlias = OpenMatchReply  # noqa: Y015
+
+@_typing.final
+class JoinMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    SPECTATE_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    seat: _builtins.str
+    """empty: the first free seat that no bot plays"""
+    display_name: _builtins.str
+    spectate: _builtins.bool
+    """a spectator token instead of a seat"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        seat: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+        spectate: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "match_id", b"match_id", "seat", b"seat", "spectate", b"spectate"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JoinMatchRequest: _TypeAlias = JoinMatchRequest  # noqa: Y015
+
+@_typing.final
+class JoinMatchReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    seat: _builtins.str
+    """empty for a spectator"""
+    expires_at: _builtins.int
+    """unix seconds"""
+    version: _builtins.int
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        seat: _builtins.str = ...,
+        expires_at: _builtins.int = ...,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at", "seat", b"seat", "token", b"token", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JoinMatchReply: _TypeAlias = JoinMatchReply  # noqa: Y015
+
+@_typing.final
 class ListMatchesRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """empty: every game"""
     status: _match_pb2.MatchStatus.ValueType
     """unspecified: every status"""
+    page_size: _builtins.int
+    """0: 50; at most 200"""
+    page_token: _builtins.str
+    """next_page_token of the previous page"""
     def __init__(
         self,
         *,
         game: _builtins.str = ...,
         status: _match_pb2.MatchStatus.ValueType = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "page_size", b"page_size", "page_token", b"page_token", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -49,16 +205,22 @@ class ListMatchesReply(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCHES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """empty on the last page"""
     @_builtins.property
-    def matches(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.MatchSummary]: ...
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.MatchSummary]:
+        """public matches, and the token's own match"""
+
     def __init__(
         self,
         *,
         matches: _abc.Iterable[_match_pb2.MatchSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -74,7 +236,7 @@ class GetViewRequest(_message.Message):
     WAIT_MS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     viewer: _builtins.str
-    """a player id, or empty for a spectator"""
+    """empty: the token's seat (spectator without one); else must be it"""
     min_version: _builtins.int
     """wait (up to wait_ms) until the view has folded this version"""
     wait_ms: _builtins.int

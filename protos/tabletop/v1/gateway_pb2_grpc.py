@@ -31,6 +31,13 @@ if _version_not_supported:
 class GatewayStub:
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
+
+    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
+    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
+    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
+    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
+    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
+    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
     """
 
     def __init__(self, channel):
@@ -41,8 +48,13 @@ class GatewayStub:
         """
         self.CreateMatch = channel.unary_unary(
                 '/tabletop.v1.Gateway/CreateMatch',
-                request_serializer=tabletop_dot_v1_dot_board__pb2.CreateMatchRequest.SerializeToString,
-                response_deserializer=tabletop_dot_v1_dot_board__pb2.CreateMatchReply.FromString,
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.OpenMatchRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.OpenMatchReply.FromString,
+                _registered_method=True)
+        self.JoinMatch = channel.unary_unary(
+                '/tabletop.v1.Gateway/JoinMatch',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.JoinMatchRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.JoinMatchReply.FromString,
                 _registered_method=True)
         self.ListMatches = channel.unary_unary(
                 '/tabletop.v1.Gateway/ListMatches',
@@ -89,10 +101,25 @@ class GatewayStub:
 class GatewayServicer:
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
+
+    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
+    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
+    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
+    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
+    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
+    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
     """
 
     def CreateMatch(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def JoinMatch(self, request, context):
+        """A seat token (a free seat; a joined seat again with its token or the creator's), or a
+        spectator token (public match: anyone; private match: a token of the match).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -153,8 +180,13 @@ def add_GatewayServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'CreateMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateMatch,
-                    request_deserializer=tabletop_dot_v1_dot_board__pb2.CreateMatchRequest.FromString,
-                    response_serializer=tabletop_dot_v1_dot_board__pb2.CreateMatchReply.SerializeToString,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.OpenMatchRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.OpenMatchReply.SerializeToString,
+            ),
+            'JoinMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.JoinMatch,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.JoinMatchRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.JoinMatchReply.SerializeToString,
             ),
             'ListMatches': grpc.unary_unary_rpc_method_handler(
                     servicer.ListMatches,
@@ -207,6 +239,13 @@ def add_GatewayServicer_to_server(servicer, server):
 class Gateway:
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
+
+    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
+    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
+    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
+    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
+    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
+    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
     """
 
     @staticmethod
@@ -224,8 +263,35 @@ class Gateway:
             request,
             target,
             '/tabletop.v1.Gateway/CreateMatch',
-            tabletop_dot_v1_dot_board__pb2.CreateMatchRequest.SerializeToString,
-            tabletop_dot_v1_dot_board__pb2.CreateMatchReply.FromString,
+            tabletop_dot_v1_dot_gateway__pb2.OpenMatchRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.OpenMatchReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def JoinMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Gateway/JoinMatch',
+            tabletop_dot_v1_dot_gateway__pb2.JoinMatchRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.JoinMatchReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -32,13 +32,24 @@ GRPC_VERSION: str
 class GatewayStub:
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
+
+    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
+    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
+    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
+    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
+    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
+    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
     """
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> GatewayAsyncStub: ...
-    CreateMatch: _grpc.UnaryUnaryMultiCallable[_board_pb2.CreateMatchRequest, _board_pb2.CreateMatchReply]
+    CreateMatch: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.OpenMatchRequest, _gateway_pb2.OpenMatchReply]
+    JoinMatch: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.JoinMatchRequest, _gateway_pb2.JoinMatchReply]
+    """A seat token (a free seat; a joined seat again with its token or the creator's), or a
+    spectator token (public match: anyone; private match: a token of the match).
+    """
     ListMatches: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ListMatchesRequest, _gateway_pb2.ListMatchesReply]
     GetView: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _match_pb2.MatchView]
     GetLegalActions: _grpc.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]
@@ -55,10 +66,21 @@ class GatewayStub:
 class GatewayAsyncStub(GatewayStub):
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
+
+    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
+    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
+    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
+    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
+    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
+    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
-    CreateMatch: _aio.UnaryUnaryMultiCallable[_board_pb2.CreateMatchRequest, _board_pb2.CreateMatchReply]  # type: ignore[assignment]
+    CreateMatch: _aio.UnaryUnaryMultiCallable[_gateway_pb2.OpenMatchRequest, _gateway_pb2.OpenMatchReply]  # type: ignore[assignment]
+    JoinMatch: _aio.UnaryUnaryMultiCallable[_gateway_pb2.JoinMatchRequest, _gateway_pb2.JoinMatchReply]  # type: ignore[assignment]
+    """A seat token (a free seat; a joined seat again with its token or the creator's), or a
+    spectator token (public match: anyone; private match: a token of the match).
+    """
     ListMatches: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ListMatchesRequest, _gateway_pb2.ListMatchesReply]  # type: ignore[assignment]
     GetView: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _match_pb2.MatchView]  # type: ignore[assignment]
     GetLegalActions: _aio.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]  # type: ignore[assignment]
@@ -74,14 +96,31 @@ class GatewayAsyncStub(GatewayStub):
 class GatewayServicer(metaclass=_abc_1.ABCMeta):
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
+
+    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
+    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
+    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
+    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
+    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
+    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
     """
 
     @_abc_1.abstractmethod
     def CreateMatch(
         self,
-        request: _board_pb2.CreateMatchRequest,
+        request: _gateway_pb2.OpenMatchRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_board_pb2.CreateMatchReply, _abc.Awaitable[_board_pb2.CreateMatchReply]]: ...
+    ) -> _typing.Union[_gateway_pb2.OpenMatchReply, _abc.Awaitable[_gateway_pb2.OpenMatchReply]]: ...
+
+    @_abc_1.abstractmethod
+    def JoinMatch(
+        self,
+        request: _gateway_pb2.JoinMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.JoinMatchReply, _abc.Awaitable[_gateway_pb2.JoinMatchReply]]:
+        """A seat token (a free seat; a joined seat again with its token or the creator's), or a
+        spectator token (public match: anyone; private match: a token of the match).
+        """
 
     @_abc_1.abstractmethod
     def ListMatches(

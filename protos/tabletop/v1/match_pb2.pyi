@@ -200,6 +200,26 @@ class MatchSummary(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class SeatsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     MATCH_ID_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
@@ -208,17 +228,30 @@ class MatchSummary(_message.Message):
     RESULTS_FIELD_NUMBER: _builtins.int
     END_REASON_FIELD_NUMBER: _builtins.int
     NEXT_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     status: Global___MatchStatus.ValueType
     version: _builtins.int
     end_reason: _builtins.str
+    private: _builtins.bool
+    """unlisted (ListMatches shows it to its players only)"""
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def results(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     @_builtins.property
     def next(self) -> Global___NextStep: ...
+    @_builtins.property
+    def seats(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """joined seat -> display name"""
+
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """seats bots play"""
+
     def __init__(
         self,
         *,
@@ -230,10 +263,13 @@ class MatchSummary(_message.Message):
         results: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         end_reason: _builtins.str = ...,
         next: Global___NextStep | None = ...,
+        private: _builtins.bool = ...,
+        seats: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["next", b"next"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "players", b"players", "results", b"results", "status", b"status", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "players", b"players", "private", b"private", "results", b"results", "seats", b"seats", "status", b"status", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -245,23 +281,51 @@ class ViewUpdate(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class SeatTokensEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     SUMMARY_FIELD_NUMBER: _builtins.int
     VIEWS_FIELD_NUMBER: _builtins.int
+    SEAT_TOKENS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def summary(self) -> Global___MatchSummary: ...
     @_builtins.property
     def views(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchView]:
         """one per player, and the spectator's (viewer "")"""
 
+    @_builtins.property
+    def seat_tokens(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """joined seat -> the id of its newest token: the gateway stops serving a seat's view to
+        older tokens of a seat joined again (not served to clients)
+        """
+
     def __init__(
         self,
         *,
         summary: Global___MatchSummary | None = ...,
         views: _abc.Iterable[Global___MatchView] | None = ...,
+        seat_tokens: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary", "views", b"views"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat_tokens", b"seat_tokens", "summary", b"summary", "views", b"views"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

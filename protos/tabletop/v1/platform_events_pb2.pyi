@@ -251,6 +251,7 @@ class MatchCreated(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     DICE_COMMITMENT_FIELD_NUMBER: _builtins.int
     DECKS_COMMITMENT_FIELD_NUMBER: _builtins.int
+    LOBBY_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     dice_commitment: _builtins.str
     decks_commitment: _builtins.str
@@ -258,6 +259,8 @@ class MatchCreated(_message.Message):
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def lobby(self) -> Global___MatchLobby: ...
     def __init__(
         self,
         *,
@@ -266,14 +269,79 @@ class MatchCreated(_message.Message):
         options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         dice_commitment: _builtins.str = ...,
         decks_commitment: _builtins.str = ...,
+        lobby: Global___MatchLobby | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["lobby", b"lobby"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decks_commitment", b"decks_commitment", "dice_commitment", b"dice_commitment", "game", b"game", "options", b"options", "players", b"players"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decks_commitment", b"decks_commitment", "dice_commitment", b"dice_commitment", "game", b"game", "lobby", b"lobby", "options", b"options", "players", b"players"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchCreated: _TypeAlias = MatchCreated  # noqa: Y015
+
+@_typing.final
+class MatchLobby(_message.Message):
+    """How a match is offered to players (set by the gateway when it creates the match)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PRIVATE_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    CREATOR_FIELD_NUMBER: _builtins.int
+    private: _builtins.bool
+    """unlisted: ListMatches shows it only to its own players"""
+    creator: _builtins.str
+    """the creator's client id (a token subject, not a person)"""
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """seats bots will play (they still join with seat tokens)"""
+
+    def __init__(
+        self,
+        *,
+        private: _builtins.bool = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+        creator: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "creator", b"creator", "private", b"private"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchLobby: _TypeAlias = MatchLobby  # noqa: Y015
+
+@_typing.final
+class SeatJoined(_message.Message):
+    """A seat was joined (first time, or again from a new device): the gateway issued a token."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    JOIN_ID_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    seat: _builtins.str
+    display_name: _builtins.str
+    join_id: _builtins.str
+    """the id of the token issued for it"""
+    by: _builtins.str
+    """"free" (a free seat), "holder" (with the seat's token), "creator" """
+    def __init__(
+        self,
+        *,
+        seat: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+        join_id: _builtins.str = ...,
+        by: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "display_name", b"display_name", "join_id", b"join_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatJoined: _TypeAlias = SeatJoined  # noqa: Y015
 
 @_typing.final
 class MatchEnded(_message.Message):

@@ -19,9 +19,9 @@ IMAGE = metadata.from_dockerfile()
 
 
 def config_reads() -> set[str]:
-    """Every TABLETOP_* name services/common/config.py reads (through _env or _addrs)."""
+    """Every TABLETOP_* name services/common/config.py reads (through _env, _addrs or _secret)."""
     source = (ROOT / "services" / "common" / "config.py").read_text()
-    return {f"TABLETOP_{n}" for n in re.findall(r"_(?:env|addrs)\(\s*\"([A-Z_]+)\"", source)}
+    return {f"TABLETOP_{n}" for n in re.findall(r"_(?:env|addrs|secret)\(\s*\"([A-Z_]+)\"", source)}
 
 
 @pytest.fixture(scope="module", params=OVERLAYS)

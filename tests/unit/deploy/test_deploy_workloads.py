@@ -27,7 +27,12 @@ HPA_SERVICES = {"gateway"}
 SHARDED = ("board", "dice", "decks")
 #: single writer with a fixed transactional id: exactly one pod, never two at once
 SINGLETONS = {"scoring"}
-SECRET_SERVICES = {"dice", "decks"}
+#: the Secret's keys and who reads each (services/common/config.py SECRETS_NEEDED)
+SECRET_KEYS = {
+    "TABLETOP_SECRET": ("secret", {"dice", "decks"}),
+    "TABLETOP_TOKEN_KEY": ("token-key", {"gateway"}),
+    "TABLETOP_PEER_TOKEN": ("peer-token", {"gateway", "dice", "decks", "board", "scoring"}),
+}
 RECOMMENDED_LABELS = (
     "app.kubernetes.io/name",
     "app.kubernetes.io/part-of",
@@ -162,12 +167,21 @@ def test_grace_period_outlasts_the_drain(overlay: str, service: str) -> None:
 @by_overlay_and_service
 def test_secret_only_where_needed(overlay: str, service: str) -> None:
     env = _env(_container(overlay, service))
-    if service in SECRET_SERVICES:
-        ref = env["TABLETOP_SECRET"]["valueFrom"]["secretKeyRef"]
-        assert ref["name"].startswith("tabletop-secret") and ref["key"] == "secret"
-    else:
-        assert "TABLETOP_SECRET" not in env
-    assert "TABLETOP_SECRET" not in config_env(render(overlay))
+    for name, (key, readers) in SECRET_KEYS.items():
+        if service in readers:
+            ref = env[name]["valueFrom"]["secretKeyRef"]
+            assert ref["name"].startswith("tabletop-secret") and ref["key"] == key
+        else:
+            assert name not in env
+        assert name not in config_env(render(overlay))
+
+
+def test_every_service_gets_the_secrets_config_requires() -> None:
+    from services.common.config import SECRETS_NEEDED
+
+    for service, names in SECRETS_NEEDED.items():
+        for name in names:
+            assert service in SECRET_KEYS[f"TABLETOP_{name}"][1], (service, name)
 
 
 @by_overlay_and_service
@@ -238,7 +252,7 @@ def test_every_variable_is_one_the_services_read(overlay: str) -> None:
     # services/common/config.py reads TABLETOP_<NAME> through _env("NAME") / _addrs("NAME"):
     # a misspelt or renamed variable would be silently ignored, so compare with the code.
     source = (ROOT / "services" / "common" / "config.py").read_text()
-    known = {f"TABLETOP_{n}" for n in re.findall(r'_(?:env|addrs)\("([A-Z_]+)"', source)}
+    known = {f"TABLETOP_{n}" for n in re.findall(r'_(?:env|addrs|secret)\("([A-Z_]+)"', source)}
     objs = render(overlay)
     used = {k for k in config_env(objs) if k.startswith("TABLETOP_")}
     for w in workloads(objs).values():

@@ -51,8 +51,18 @@ class Aborted(Exception):
 class FakeContext:
     """The parts of grpc.aio.ServicerContext the servicers use; abort raises Aborted."""
 
-    def __init__(self) -> None:
+    def __init__(self, metadata: tuple[tuple[str, str], ...] = ()) -> None:
         self.trailing: tuple[tuple[str, str], ...] = ()
+        self.metadata = metadata
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return self.metadata
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:5123"
+
+    def time_remaining(self) -> float | None:
+        return None
 
     def set_trailing_metadata(self, metadata: tuple[tuple[str, str], ...]) -> None:
         self.trailing = metadata
@@ -62,8 +72,10 @@ class FakeContext:
         raise Aborted(code, details, reason)
 
 
-def context() -> grpc.aio.ServicerContext:
-    return cast(grpc.aio.ServicerContext, FakeContext())
+def context(token: str = "") -> grpc.aio.ServicerContext:
+    """A call's context, carrying ``authorization: Bearer token`` when a token is given."""
+    metadata = (("authorization", f"Bearer {token}"),) if token else ()
+    return cast(grpc.aio.ServicerContext, FakeContext(metadata))
 
 
 def unavailable() -> grpc.aio.AioRpcError:

@@ -8,9 +8,11 @@ import grpc
 import pytest
 
 from services.adapters.game_adapter import messages_for
+from services.common.config import Config
 from services.common.envelope import Cause, is_a, make_envelope, unpack
 from services.games.playout import Playout, play, random_policy
 from services.games.registry import get_game
+from services.gateway.auth import Role, Tokens
 from services.gateway.service import GatewayService
 from services.gateway.viewstore import ViewStore
 from services.scoring.service import ScoringService
@@ -118,12 +120,26 @@ def update(
     )
 
 
+def gateway_config() -> Config:
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TABLETOP_DEV_STACK", "1")
+        return Config.from_env("gateway")
+
+
+CONFIG = gateway_config()
+TOKENS = Tokens(CONFIG.token_key, CONFIG.token_ttl_seconds)
+
+
+def seat_token(seat: str, match_id: str = "m-1") -> str:
+    return TOKENS.issue(match_id, Role.SEAT, f"client-{seat}", seat=seat)[0]
+
+
 async def gateway(*updates: match_pb2.ViewUpdate) -> GatewayService:
     views = ViewStore()
     for u in updates:
         await views.put(u)
     # a channel is connected lazily: this one is never used
-    return GatewayService([], grpc.aio.insecure_channel("127.0.0.1:9"), views)
+    return GatewayService([], grpc.aio.insecure_channel("127.0.0.1:9"), views, CONFIG)
 
 
 async def refused(call: Awaitable[object]) -> grpc.StatusCode:
@@ -132,29 +148,36 @@ async def refused(call: Awaitable[object]) -> grpc.StatusCode:
     return aborted.value.code
 
 
-async def test_each_viewer_gets_their_own_view_and_the_empty_viewer_spectates() -> None:
+async def test_each_seat_token_sees_its_seat_and_no_token_sees_the_spectator_view() -> None:
     service = await gateway(update(3))
-    for viewer in ("ann", "bob", ""):
-        request = gateway_pb2.GetViewRequest(match_id="m-1", viewer=viewer)
-        assert (await service.GetView(request, context())).viewer == viewer
+    request = gateway_pb2.GetViewRequest(match_id="m-1")
+    for seat in ("ann", "bob"):
+        assert (await service.GetView(request, context(seat_token(seat)))).viewer == seat
+    assert (await service.GetView(request, context())).viewer == ""
 
 
-async def test_a_stranger_and_an_unknown_match_are_refused() -> None:
+async def test_another_seat_another_match_and_an_unknown_match_are_refused() -> None:
     service = await gateway(update(3))
-    stranger = gateway_pb2.GetViewRequest(match_id="m-1", viewer="eve")
-    assert await refused(service.GetView(stranger, context())) == (
+    bobs = gateway_pb2.GetViewRequest(match_id="m-1", viewer="bob")
+    assert await refused(service.GetView(bobs, context(seat_token("ann")))) == (
         grpc.StatusCode.PERMISSION_DENIED
     )
-    unknown = gateway_pb2.GetViewRequest(match_id="m-2", viewer="ann")
-    assert await refused(service.GetView(unknown, context())) == grpc.StatusCode.NOT_FOUND
+    elsewhere = gateway_pb2.GetViewRequest(match_id="m-1")
+    assert await refused(service.GetView(elsewhere, context(seat_token("ann", "m-2")))) == (
+        grpc.StatusCode.PERMISSION_DENIED
+    )
+    unknown = gateway_pb2.GetViewRequest(match_id="m-2")
+    assert await refused(service.GetView(unknown, context())) == grpc.StatusCode.UNAUTHENTICATED
 
 
 async def test_a_view_waits_for_its_version_or_says_it_is_not_there_yet() -> None:
     service = await gateway(update(3), update(5), update(4))  # a late, older update is ignored
-    reached = gateway_pb2.GetViewRequest(match_id="m-1", viewer="ann", min_version=5)
-    assert (await service.GetView(reached, context())).version == 5
-    ahead = gateway_pb2.GetViewRequest(match_id="m-1", viewer="ann", min_version=6, wait_ms=1)
-    assert await refused(service.GetView(ahead, context())) == grpc.StatusCode.DEADLINE_EXCEEDED
+    reached = gateway_pb2.GetViewRequest(match_id="m-1", min_version=5)
+    assert (await service.GetView(reached, context(seat_token("ann")))).version == 5
+    ahead = gateway_pb2.GetViewRequest(match_id="m-1", min_version=6, wait_ms=1)
+    assert await refused(service.GetView(ahead, context(seat_token("ann")))) == (
+        grpc.StatusCode.DEADLINE_EXCEEDED
+    )
 
 
 async def test_matches_are_listed_by_game_and_status() -> None:

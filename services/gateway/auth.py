@@ -1,0 +1,194 @@
+"""Identity at the edge: signed seat/spectator/creator tokens, quotas and input bounds.
+
+Tokens are JWTs (PyJWT, HS256 with ``TABLETOP_TOKEN_KEY``) carrying the match, the role,
+the seat, the client id (``sub``), a token id and an expiry. They travel as gRPC metadata
+``authorization: Bearer <token>``. Verification is stateless, so every gateway replica
+accepts every other replica's tokens.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from enum import StrEnum
+
+import jwt
+
+ALGORITHM = "HS256"
+ISSUER = "tabletop-gateway"
+
+
+class Role(StrEnum):
+    CREATOR = "creator"  # may join any seat of its match (again)
+    SEAT = "seat"  # acts and sees for one seat
+    SPECTATOR = "spectator"  # sees the spectator view
+
+
+@dataclass(frozen=True)
+class Claims:
+    match_id: str
+    role: Role
+    seat: str
+    subject: str
+    token_id: str
+    expires_at: int
+    #: the match version that recorded this token's join (0: not a seat join)
+    version: int = 0
+
+
+class BadToken(Exception):
+    """The presented token is missing, expired, tampered with or malformed."""
+
+
+class Tokens:
+    def __init__(self, key: bytes, ttl_seconds: int) -> None:
+        self._key = key
+        self._ttl = ttl_seconds
+
+    def issue(
+        self,
+        match_id: str,
+        role: Role,
+        subject: str,
+        seat: str = "",
+        now: float | None = None,
+        token_id: str | None = None,
+        version: int = 0,
+    ) -> tuple[str, Claims]:
+        issued = int(now if now is not None else time.time())
+        token_id = token_id or uuid.uuid4().hex
+        claims = Claims(match_id, role, seat, subject, token_id, issued + self._ttl, version)
+        payload = {
+            "iss": ISSUER,
+            "sub": subject,
+            "jti": claims.token_id,
+            "iat": issued,
+            "exp": claims.expires_at,
+            "m": match_id,
+            "r": role.value,
+            "s": seat,
+            "v": version,
+        }
+        return jwt.encode(payload, self._key, algorithm=ALGORITHM), claims
+
+    def verify(self, token: str) -> Claims:
+        try:
+            payload = jwt.decode(
+                token,
+                self._key,
+                algorithms=[ALGORITHM],  # never "none", never another algorithm
+                issuer=ISSUER,
+                options={"require": ["exp", "iat", "sub", "jti", "iss"]},
+            )
+        except jwt.ExpiredSignatureError as expired:
+            raise BadToken("the token has expired; join again") from expired
+        except jwt.InvalidTokenError as invalid:
+            raise BadToken("the token is not valid") from invalid
+        try:
+            return Claims(
+                match_id=str(payload["m"]),
+                role=Role(payload["r"]),
+                seat=str(payload["s"]),
+                subject=str(payload["sub"]),
+                token_id=str(payload["jti"]),
+                expires_at=int(payload["exp"]),
+                version=int(payload.get("v", 0)),
+            )
+        except (KeyError, ValueError, TypeError) as malformed:
+            raise BadToken("the token is not valid") from malformed
+
+
+def bearer(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str | None:
+    """The token of an ``authorization: Bearer …`` header; None without one."""
+    for key, value in metadata or ():
+        if key == "authorization" and isinstance(value, str):
+            scheme, _, token = value.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise BadToken("authorization must be 'Bearer <token>'")
+            return token.strip()
+    return None
+
+
+# -- quotas ------------------------------------------------------------------------------
+class TokenBucket:
+    """``rate`` tokens per second up to ``burst``; each call takes one."""
+
+    def __init__(self, rate: float, burst: float, now: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.level = burst
+        self.at = now
+
+    def take(self, now: float) -> float:
+        """0 if allowed, else the seconds until one token is there."""
+        self.level = min(self.burst, self.level + (now - self.at) * self.rate)
+        self.at = now
+        if self.level >= 1:
+            self.level -= 1
+            return 0.0
+        return (1 - self.level) / self.rate if self.rate > 0 else 3600.0
+
+
+class Quota:
+    """One token bucket per client identity (bounded: the least recently used go first)."""
+
+    def __init__(self, rate: float, burst: float, max_clients: int = 100_000) -> None:
+        self._rate = rate
+        self._burst = burst
+        self._max = max_clients
+        self._buckets: OrderedDict[str, TokenBucket] = OrderedDict()
+
+    def take(self, client: str, now: float | None = None) -> float:
+        """0 if the client may go on, else how many seconds it should wait."""
+        now = time.monotonic() if now is None else now
+        bucket = self._buckets.get(client)
+        if bucket is None:
+            bucket = self._buckets[client] = TokenBucket(self._rate, self._burst, now)
+            if len(self._buckets) > self._max:
+                self._buckets.popitem(last=False)
+        else:
+            self._buckets.move_to_end(client)
+        return bucket.take(now)
+
+
+# -- input bounds ------------------------------------------------------------------------
+#: the longest id (match, command, seat) and display name, in characters
+MAX_ID = 64
+MAX_NAME = 40
+MAX_SEATS = 16
+MAX_OPTIONS = 32
+MAX_OPTION_KEY = 40
+MAX_OPTION_VALUE = 200
+MAX_GAME = 40
+MAX_PAGE_TOKEN = 128
+#: the largest request the gateway accepts (bytes); an action is a few hundred
+MAX_REQUEST_BYTES = 64 * 1024
+
+
+class TooLong(Exception):
+    """A field is longer than allowed (the message names the field, never the value)."""
+
+
+def bounded(field: str, value: str, limit: int) -> str:
+    if len(value) > limit:
+        raise TooLong(f"{field} is longer than {limit} characters")
+    return value
+
+
+def bounded_names(field: str, values: list[str], count: int, limit: int) -> list[str]:
+    if len(values) > count:
+        raise TooLong(f"{field} has more than {count} entries")
+    for value in values:
+        bounded(field, value, limit)
+    return values
+
+
+def bounded_options(options: dict[str, str]) -> dict[str, str]:
+    if len(options) > MAX_OPTIONS:
+        raise TooLong(f"options has more than {MAX_OPTIONS} entries")
+    for key, value in options.items():
+        bounded("an option name", key, MAX_OPTION_KEY)
+        bounded("an option value", value, MAX_OPTION_VALUE)
+    return options

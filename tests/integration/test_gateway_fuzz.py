@@ -1,0 +1,241 @@
+"""Fuzzing every request message of the public API through the real gateway.
+
+Messages are drawn from their protobuf descriptors (every field, nested messages, maps,
+oneofs, enums with unknown values, long and odd strings), with no token, a real token of a
+finished match, or a malformed one. Whatever comes in: no UNKNOWN or INTERNAL status, no
+refusal that echoes a long input or names a Python class, no event appended, and the
+gateway stays healthy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf import message, message_factory
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from services.cli.client import GatewayClient
+from services.cli.stack import Stack
+from tabletop.v1 import gateway_pb2
+from tests.integration.helpers import play_bot_match, topic_events
+
+#: cases per request message (streams wait on deadlines, so fewer of them)
+CASES = 200
+STREAM_CASES = 25
+#: what a refusal may say, at most (the gateway cuts passed-on messages to 300)
+MAX_DETAILS = 400
+PYTHON_NAMES = ("Error", "Exception", "Traceback", "<class", "object at 0x", "NoneType")
+BAD_STATUSES = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
+
+INT_RANGES = {
+    FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SINT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_INT64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_SINT64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_FIXED32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_UINT64: (0, 2**64 - 1),
+    FieldDescriptor.TYPE_FIXED64: (0, 2**64 - 1),
+}
+
+
+def _is_map(field: Any) -> bool:
+    return bool(
+        field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.GetOptions().map_entry
+    )
+
+
+def strings(known: list[str]) -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.text(st.characters(codec="utf-8"), max_size=40),
+        st.sampled_from(known),
+        st.builds(lambda c, n: c * n, st.characters(codec="utf-8"), st.integers(65, 70_000)),
+        st.just("\x00\ud7ff\u202e"),
+    )
+
+
+def scalar(field: Any, known: list[str]) -> st.SearchStrategy[Any]:
+    if field.type == FieldDescriptor.TYPE_STRING:
+        return strings(known)
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        return st.binary(max_size=64)
+    if field.type == FieldDescriptor.TYPE_BOOL:
+        return st.booleans()
+    if field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+        return st.floats(width=32 if field.type == FieldDescriptor.TYPE_FLOAT else 64)
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        numbers = [v.number for v in field.enum_type.values]
+        return st.one_of(st.sampled_from(numbers), st.integers(-5, 1000))
+    low, high = INT_RANGES[field.type]
+    return st.one_of(st.integers(low, high), st.integers(0, 20))
+
+
+def messages(descriptor: Any, known: list[str], depth: int = 0) -> st.SearchStrategy[Any]:
+    """Any message of this type: each field absent or drawn from its type."""
+    cls = message_factory.GetMessageClass(descriptor)
+
+    def value(field: Any) -> st.SearchStrategy[Any]:
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            if _is_map(field):
+                key, val = (
+                    field.message_type.fields_by_name["key"],
+                    field.message_type.fields_by_name["value"],
+                )
+                inner = (
+                    messages(val.message_type, known, depth + 1)
+                    if val.type == FieldDescriptor.TYPE_MESSAGE
+                    else scalar(val, known)
+                )
+                return st.dictionaries(scalar(key, known), inner, max_size=40 if depth == 0 else 3)
+            if depth >= 4:
+                return st.none()
+            inner = messages(field.message_type, known, depth + 1)
+        else:
+            inner = scalar(field, known)
+        if field.is_repeated:
+            return st.lists(inner, max_size=20 if depth == 0 else 3)
+        return inner
+
+    @st.composite
+    def build(draw: st.DrawFn) -> message.Message:
+        msg = cls()
+        for field in descriptor.fields:
+            if not draw(st.booleans()):
+                continue
+            drawn = draw(value(field))
+            if drawn is None:
+                continue
+            if (
+                field.type == FieldDescriptor.TYPE_MESSAGE
+                and field.message_type.GetOptions().map_entry
+            ):
+                target = getattr(msg, field.name)
+                for k, v in drawn.items():
+                    if isinstance(v, message.Message):
+                        target[k].CopyFrom(v)
+                    else:
+                        target[k] = v
+            elif field.is_repeated:
+                target = getattr(msg, field.name)
+                for item in drawn:
+                    if isinstance(item, message.Message):
+                        target.add().CopyFrom(item)
+                    else:
+                        target.append(item)
+            elif field.type == FieldDescriptor.TYPE_MESSAGE:
+                getattr(msg, field.name).CopyFrom(drawn)
+            else:
+                setattr(msg, field.name, drawn)
+        return msg
+
+    return build()
+
+
+def _strings_of(msg: message.Message) -> list[str]:
+    found: list[str] = []
+    for field, value in msg.ListFields():
+        values = value if field.is_repeated else [value]
+        if _is_map(field):
+            values = [*value.keys(), *value.values()]
+        for item in values:
+            if isinstance(item, str):
+                found.append(item)
+            elif isinstance(item, message.Message):
+                found.extend(_strings_of(item))
+    return found
+
+
+@pytest.fixture(scope="module")
+def target(stack: Stack) -> tuple[GatewayClient, str, dict[str, str]]:
+    """A finished public match (nothing can be appended to it) and real tokens for it."""
+    client = GatewayClient(stack.addr("gateway"))
+    match_id, _ = play_bot_match(client, "crashland", ["fuzzer"], seed=77)
+    client.join(match_id, spectate=True)
+    tokens = {
+        "seat": client.token(match_id, "fuzzer") or "",
+        "spectator": client.token(match_id, "@spectator") or "",
+    }
+    return client, match_id, tokens
+
+
+def _methods() -> list[tuple[str, Descriptor, bool]]:
+    service = gateway_pb2.DESCRIPTOR.services_by_name["Gateway"]
+    return [(m.name, m.input_type, m.server_streaming) for m in service.methods]
+
+
+def test_fuzzed_requests_are_refused_cleanly(
+    stack: Stack, target: tuple[GatewayClient, str, dict[str, str]]
+) -> None:
+    client, match_id, tokens = target
+    known = [match_id, "fuzzer", "", "crashland-ish", "x" * 64]
+    before = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+    authorizations = st.one_of(
+        st.just(()),
+        st.sampled_from(list(tokens.values())).map(lambda t: (("authorization", f"Bearer {t}"),)),
+        st.sampled_from(["Bearer ", "Bearer x.y.z", "Basic abc", "bearer " + "A" * 5000]).map(
+            lambda v: (("authorization", v),)
+        ),
+    )
+    report: dict[str, dict[str, int]] = {}
+    for method, descriptor, streaming in _methods():
+        outcomes = report.setdefault(method, {})
+        _fuzz(client, method, descriptor, streaming, known, authorizations, outcomes)
+    print(f"fuzz outcomes: {report}")
+    assert "OK" not in report["CreateMatch"]  # no real game name is drawn: nothing created
+    after = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+    counts = {s: sum(map(len, m.values())) for s, m in before.items()}
+    assert {s: sum(map(len, m.values())) for s, m in after.items()} == counts
+    with grpc.insecure_channel(stack.addr("gateway")) as channel:
+        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+    assert health.status == health_pb2.HealthCheckResponse.SERVING
+    assert client.view(match_id, "fuzzer").match_id == match_id
+
+
+def _fuzz(
+    client: GatewayClient,
+    method: str,
+    descriptor: Descriptor,
+    streaming: bool,
+    known: list[str],
+    authorizations: st.SearchStrategy[tuple[tuple[str, str], ...]],
+    outcomes: dict[str, int],
+) -> None:
+    call: Callable[..., Any] = getattr(client.stub, method)
+
+    @settings(
+        max_examples=STREAM_CASES if streaming else CASES,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(request=messages(descriptor, known), metadata=authorizations)
+    def one(request: message.Message, metadata: tuple[tuple[str, str], ...]) -> None:
+        try:
+            reply = call(request, metadata=metadata, timeout=0.3 if streaming else 2)
+            if streaming:
+                for _ in reply:
+                    break
+                reply.cancel()
+            code = grpc.StatusCode.OK
+            details = ""
+        except grpc.RpcError as error:
+            code, details = error.code(), error.details() or ""
+        outcomes[code.name] = outcomes.get(code.name, 0) + 1
+        assert code not in BAD_STATUSES, (method, details)
+        if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "received" in details.lower():
+            return  # gRPC's own message-size refusal
+        assert len(details) <= MAX_DETAILS, (method, details[:200])
+        assert not any(name in details for name in PYTHON_NAMES), (method, details)
+        for text in _strings_of(request):
+            if len(text) > 64:
+                assert text not in details, (method, "echoed a long input")
+
+    one()

@@ -1,0 +1,128 @@
+"""No guessable secrets; tokens signed with PyJWT; token-bucket quotas."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from services.common.config import Config, ConfigError
+from services.gateway.auth import (
+    BadToken,
+    Quota,
+    Role,
+    Tokens,
+    TooLong,
+    bearer,
+    bounded,
+    bounded_options,
+)
+
+KEY = b"k" * 32
+RANDOM = "0123456789abcdef" * 4
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in ("SECRET", "TOKEN_KEY", "PEER_TOKEN", "DEV_STACK", "GRPC_HOST"):
+        monkeypatch.delenv(f"TABLETOP_{name}", raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("service", ["dice", "decks", "board", "scoring", "gateway"])
+def test_a_service_without_its_secrets_refuses_to_start(
+    clean_env: pytest.MonkeyPatch, service: str
+) -> None:
+    with pytest.raises(ConfigError, match="no usable default"):
+        Config.from_env(service)
+
+
+def test_a_short_secret_is_refused(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("TABLETOP_SECRET", "password")
+    clean_env.setenv("TABLETOP_PEER_TOKEN", RANDOM)
+    with pytest.raises(ConfigError, match="too short"):
+        Config.from_env("dice")
+
+
+def test_given_secrets_are_used(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("TABLETOP_SECRET", RANDOM)
+    clean_env.setenv("TABLETOP_PEER_TOKEN", RANDOM[::-1])
+    config = Config.from_env("dice")
+    assert config.secret == RANDOM.encode() and config.peer_token == RANDOM[::-1].encode()
+
+
+def test_a_dev_stack_has_defaults_on_loopback_only(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("TABLETOP_DEV_STACK", "1")
+    assert b"dev-stack-only" in Config.from_env("dice").secret
+    clean_env.setenv("TABLETOP_GRPC_HOST", "0.0.0.0")
+    with pytest.raises(ConfigError, match="loopback"):
+        Config.from_env("dice")
+
+
+def test_the_process_exits_with_the_reason(clean_env: pytest.MonkeyPatch) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "services.common.serve", "dice"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "TABLETOP_SECRET is not set" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_token_carries_match_seat_role_and_expiry() -> None:
+    tokens = Tokens(KEY, 60)
+    token, issued = tokens.issue("m1", Role.SEAT, "client", "ana")
+    claims = tokens.verify(token)
+    assert (claims.match_id, claims.seat, claims.role, claims.subject) == (
+        "m1",
+        "ana",
+        Role.SEAT,
+        "client",
+    )
+    assert claims == issued
+
+
+def test_expired_foreign_and_unsigned_tokens_are_refused() -> None:
+    tokens = Tokens(KEY, 60)
+    expired, _ = tokens.issue("m1", Role.SEAT, "c", "ana", now=1_000)
+    with pytest.raises(BadToken, match="expired"):
+        tokens.verify(expired)
+    other, _ = Tokens(b"o" * 32, 60).issue("m1", Role.SEAT, "c", "ana")
+    with pytest.raises(BadToken):
+        tokens.verify(other)
+    import jwt
+
+    unsigned = jwt.encode(
+        {"m": "m1", "r": "seat", "s": "ana", "sub": "c", "jti": "j", "iss": "tabletop-gateway"},
+        key="",
+        algorithm="none",
+    )
+    with pytest.raises(BadToken):
+        tokens.verify(unsigned)
+
+
+def test_bearer_metadata() -> None:
+    assert bearer((("authorization", "Bearer abc"),)) == "abc"
+    assert bearer((("x-other", "1"),)) is None
+    with pytest.raises(BadToken):
+        bearer((("authorization", "Basic abc"),))
+
+
+def test_a_token_bucket_refills_at_its_rate() -> None:
+    quota = Quota(rate=2.0, burst=3)
+    assert [quota.take("a", now=0.0) for _ in range(3)] == [0.0, 0.0, 0.0]
+    wait = quota.take("a", now=0.0)
+    assert wait == pytest.approx(0.5)
+    assert quota.take("b", now=0.0) == 0.0  # per client
+    assert quota.take("a", now=0.5) == 0.0
+
+
+def test_bounds_name_the_field_never_the_value() -> None:
+    with pytest.raises(TooLong) as long:
+        bounded("match_id", "x" * 1000, 64)
+    assert "match_id" in str(long.value) and "xxxx" not in str(long.value)
+    with pytest.raises(TooLong):
+        bounded_options({str(i): "v" for i in range(100)})
