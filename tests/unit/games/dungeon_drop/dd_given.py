@@ -63,15 +63,16 @@ def given(*events: Any, **setup: Any) -> DungeonDropState:
     return GAME.fold([*setup_events(**setup), *events])
 
 
-def at_loot(player: str, *events: Any, **setup: Any) -> DungeonDropState:
-    """``player``'s Loot step of round 1 (nothing explored, no ability used)."""
-    return given(
-        ev.TurnStarted(player, 1, 0), *events, ev.AbilityEnded(player), **setup
-    )
+def at_loot(
+    player: str, *events: Any, past: Sequence[Any] = (), **setup: Any
+) -> DungeonDropState:
+    """``player``'s Loot step of round 1 after ``past`` turns' events (nothing explored),
+    ``events`` happening during the turn before the Act step ends."""
+    return given(*past, ev.TurnStarted(player, 1, 0), *events, ev.AbilityEnded(player), **setup)
 
 
-def at_act(player: str, *events: Any, **setup: Any) -> DungeonDropState:
-    return given(ev.TurnStarted(player, 1, 0), *events, **setup)
+def at_act(player: str, *events: Any, past: Sequence[Any] = (), **setup: Any) -> DungeonDropState:
+    return given(*past, ev.TurnStarted(player, 1, 0), *events, **setup)
 
 
 

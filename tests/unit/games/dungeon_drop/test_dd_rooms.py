@@ -15,15 +15,17 @@ from tests.unit.games.dungeon_drop.dd_given import at, at_loot, looted, room_tab
 ROOM = act.LootRoom(("pillar01", "pillar02", "pillar03"))
 
 
-def loot(*cubes: object, events: tuple[object, ...] = (), player: str = "ann") -> ev.RoomLooted:
-    state = at_loot(player, *events, table=room_table(*cubes))  # type: ignore[arg-type]
-    out = GAME.decide(state, player, ROOM)
+def loot(
+    *cubes: object, events: tuple[object, ...] = (), past: tuple[object, ...] = ()
+) -> ev.RoomLooted:
+    state = at_loot("ann", *events, past=past, table=room_table(*cubes))  # type: ignore[arg-type]
+    out = GAME.decide(state, "ann", ROOM)
     assert isinstance(out[0], ev.RoomLooted)
     return out[0]
 
 
-def refusal(*cubes: object, events: tuple[object, ...] = (), action: object = ROOM) -> str:
-    state = at_loot("ann", *events, table=room_table(*cubes))  # type: ignore[arg-type]
+def refusal(*cubes: object, past: tuple[object, ...] = (), action: object = ROOM) -> str:
+    state = at_loot("ann", past=past, table=room_table(*cubes))  # type: ignore[arg-type]
     with pytest.raises(RuleViolation) as refused:
         GAME.decide(state, "ann", action)
     assert action not in GAME.legal_actions(state, "ann")
@@ -91,25 +93,25 @@ def test_a_shield_blocks_one_monster_the_strongest() -> None:
 
 
 def test_a_shield_in_the_stash_protects_once() -> None:
-    first = loot(at("troll01", 300, 280), events=(looted("ann", "shield01", health=3),))
+    first = loot(at("troll01", 300, 280), past=(looted("ann", "shield01", health=3),))
     assert (first.damage, first.shields_spent) == (0, 1)
     second = loot(
         at("troll02", 300, 280),
-        events=(looted("ann", "shield01", health=3), first),
+        past=(looted("ann", "shield01", health=3), first),
     )
     assert (second.damage, second.health) == (2, 1)
 
 
 def test_a_shielded_hero_can_go_for_the_dragon() -> None:
-    got = loot(at("dragon01", 300, 280), events=(looted("ann", "shield01", health=3),))
+    got = loot(at("dragon01", 300, 280), past=(looted("ann", "shield01", health=3),))
     assert got.health == 3
 
 
 def test_potions_heal_before_monsters_strike() -> None:
     hurt = looted("ann", "goblin02", health=2)
-    got = loot(at("troll01", 300, 280), at("potion01", 290, 265), events=(hurt,))
+    got = loot(at("troll01", 300, 280), at("potion01", 290, 265), past=(hurt,))
     assert (got.healed, got.damage, got.health) == (1, 2, 1)
-    assert refusal(at("troll01", 300, 280), events=(hurt,)) == "LAST_HEALTH"
+    assert refusal(at("troll01", 300, 280), past=(hurt,)) == "LAST_HEALTH"
 
 
 def test_potions_never_heal_above_starting_health() -> None:
