@@ -63,9 +63,7 @@ def given(*events: Any, **setup: Any) -> DungeonDropState:
     return GAME.fold([*setup_events(**setup), *events])
 
 
-def at_loot(
-    player: str, *events: Any, past: Sequence[Any] = (), **setup: Any
-) -> DungeonDropState:
+def at_loot(player: str, *events: Any, past: Sequence[Any] = (), **setup: Any) -> DungeonDropState:
     """``player``'s Loot step of round 1 after ``past`` turns' events (nothing explored),
     ``events`` happening during the turn before the Act step ends."""
     return given(*past, ev.TurnStarted(player, 1, 0), *events, ev.AbilityEnded(player), **setup)
@@ -73,8 +71,6 @@ def at_loot(
 
 def at_act(player: str, *events: Any, past: Sequence[Any] = (), **setup: Any) -> DungeonDropState:
     return given(*past, ev.TurnStarted(player, 1, 0), *events, **setup)
-
-
 
 
 def looted(player: str, *cubes: str, health: int) -> ev.RoomLooted:

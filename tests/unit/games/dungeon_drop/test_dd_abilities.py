@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from services.games.contract import ActionTemplate, AwaitingChance, CardsDrawn, DiceRolled, DrawCards, MalformedAction, RuleViolation
+from services.games.contract import (
+    ActionTemplate,
+    AwaitingChance,
+    CardsDrawn,
+    DiceRolled,
+    DrawCards,
+    MalformedAction,
+    RuleViolation,
+)
 from services.games.dungeon_drop import GAME
 from services.games.dungeon_drop import actions as act
 from services.games.dungeon_drop import events as ev
@@ -55,7 +63,9 @@ def test_extra_drop_draws_from_the_box_and_drops() -> None:
     state = at_act("ann", classes={"ann": "bard", "bob": "ranger"})
     state = GAME.fold(GAME.decide(state, "ann", act.UseAbility("class")), state)
     step = GAME.next_step(state)
-    assert isinstance(step, AwaitingChance) and step.request == DrawCards("box", 2, step.request.purpose)
+    assert isinstance(step, AwaitingChance) and step.request == DrawCards(
+        "box", 2, step.request.purpose
+    )
     state = GAME.fold(GAME.resolve(state, CardsDrawn("box", ("troll01", "crystal01"))), state)
     state = GAME.fold(GAME.resolve(state, DiceRolled((400_000,) * drop_reals(2))), state)
     assert {"troll01", "crystal01"} <= set(state.table) | set(state.aside)

@@ -8,11 +8,16 @@ from typing import Any
 
 import pytest
 
-from services.games.contract import ActionTemplate, AwaitingChance, DiceRolled, MalformedAction, RollDice
-from services.games.dungeon_drop import GAME
+from services.games.contract import (
+    ActionTemplate,
+    AwaitingChance,
+    DiceRolled,
+    MalformedAction,
+    RollDice,
+)
+from services.games.dungeon_drop import GAME, table
 from services.games.dungeon_drop import actions as act
 from services.games.dungeon_drop import events as ev
-from services.games.dungeon_drop import table
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.table import FLICK_REALS, REAL_SIDES, drop, drop_reals
@@ -119,7 +124,9 @@ def test_a_cube_flicked_off_the_table_is_set_aside_and_dropped_by_the_next_explo
     assert out.off_table == ("gold01",)
     state = GAME.fold([FlickAimedOf(out), out], state)
     assert state.aside == ("gold01",) and "gold01" not in state.table
-    state = GAME.fold([ev.AbilityEnded("ann"), ev.LeftEmptyHanded("ann"), ev.TurnEnded("ann")], state)
+    state = GAME.fold(
+        [ev.AbilityEnded("ann"), ev.LeftEmptyHanded("ann"), ev.TurnEnded("ann")], state
+    )
     state = GAME.fold([ev.TurnStarted("bob", 1, 0)], state)
     assert state.phase == Phase.EXPLORE and state.pending_drop == ("gold01",)
     step = GAME.next_step(state)
@@ -129,7 +136,7 @@ def test_a_cube_flicked_off_the_table_is_set_aside_and_dropped_by_the_next_explo
     assert dropped.player == "bob"
 
 
-def FlickAimedOf(event: ev.CubeFlicked) -> ev.FlickAimed:  # noqa: N802
+def FlickAimedOf(event: ev.CubeFlicked) -> ev.FlickAimed:
     return ev.FlickAimed(event.player, event.cube, event.direction, event.strength)
 
 

@@ -32,7 +32,10 @@ def decode_png(data: bytes) -> tuple[int, int, list[bytes]]:
     raw, stride, rows = zlib.decompress(idat), width * 4, []
     prev = bytearray(stride)
     for y in range(height):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        f, line = (
+            raw[y * (stride + 1)],
+            bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)]),
+        )
         for i in range(stride):
             a = line[i - 4] if i >= 4 else 0
             b, c = prev[i], prev[i - 4] if i >= 4 else 0
@@ -65,7 +68,9 @@ def pixel(svg: str, x: float, y: float) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WINDOW}" height="{WINDOW}" '
         f'viewBox="{left} {top} {WINDOW} {WINDOW}">'
     )
-    png = bytes(resvg_py.svg_to_bytes(svg_string=opened + svg[root.end() :], skip_system_fonts=True))
+    png = bytes(
+        resvg_py.svg_to_bytes(svg_string=opened + svg[root.end() :], skip_system_fonts=True)
+    )
     width, _, rows = decode_png(png)
     assert width == WINDOW
     centre = WINDOW // 2
@@ -106,10 +111,15 @@ def test_the_last_room_is_drawn_under_the_cubes() -> None:
 
 def test_the_terminal_map_and_candidate_rooms() -> None:
     state = given(
-        ev.TurnStarted("ann", 1, 0), table=room_table(at("gold01", 300, 280), at("goblin01", 310, 290))
+        ev.TurnStarted("ann", 1, 0),
+        table=room_table(at("gold01", 300, 280), at("goblin01", 310, 290)),
     )
     text = GAME.render(GAME.view(state, "ann"))
     assert "pillar01 pillar02 pillar03" in text and "gold01" in text and "goblin01" in text
     assert "quest jeweler" in text and "quest hidden" in text  # bob's Quest is secret
     grid = [line for line in text.splitlines() if line.startswith("|")]
-    assert len(grid) == 20 and any("P" in line for line in grid) and any("*" in line or "g" in line for line in grid)
+    assert (
+        len(grid) == 20
+        and any("P" in line for line in grid)
+        and any("*" in line or "g" in line for line in grid)
+    )

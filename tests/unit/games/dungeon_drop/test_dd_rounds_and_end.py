@@ -4,6 +4,7 @@ Teamwork meeples, Solo."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -22,7 +23,9 @@ THREE = ("ann", "bob", "cid")  # Gnome 1, Orc 9, Dwarf 6: initiative order ann, 
 ROOM = ("pillar01", "pillar02", "pillar03")
 
 
-def round_played(order: tuple[str, ...], loot: dict[str, tuple[str, ...]], rnd: int = 1) -> list[Any]:
+def round_played(
+    order: tuple[str, ...], loot: Mapping[str, tuple[str, ...]], rnd: int = 1
+) -> list[Any]:
     out: list[Any] = []
     for p in order:
         out += [ev.TurnStarted(p, rnd, 0), ev.AbilityEnded(p)]
@@ -44,7 +47,11 @@ def test_one_turn_each_in_initiative_order_then_the_round_ends() -> None:
 
 
 def test_weight_counts_treasure_not_monsters_and_orders_lightest_first() -> None:
-    loot = {"ann": ("gold01", "gold02"), "cid": ("goblin01", "troll01", "troll02"), "bob": ("gem01",)}
+    loot = {
+        "ann": ("gold01", "gold02"),
+        "cid": ("goblin01", "troll01", "troll02"),
+        "bob": ("gem01",),
+    }
     state = given(*round_played(("ann", "cid", "bob"), loot), players=THREE)
     assert state.phase == Phase.ROUND_OVER
     (ended, started) = automatic(state)
@@ -55,10 +62,10 @@ def test_weight_counts_treasure_not_monsters_and_orders_lightest_first() -> None
 def test_weight_ties_go_by_starting_initiative_lowest_first() -> None:
     loot = {"ann": ("gold01",), "cid": ("gold02",), "bob": ("gold03",)}
     state = given(*round_played(("ann", "cid", "bob"), loot), players=THREE)
-    assert automatic(state)[0].order == ("ann", "cid", "bob")  # type: ignore[attr-defined]
+    assert automatic(state)[0].order == ("ann", "cid", "bob")
 
 
-def three_rounds(loot: dict[str, tuple[str, ...]], **setup: Any) -> DungeonDropState:
+def three_rounds(loot: Mapping[str, tuple[str, ...]], **setup: Any) -> DungeonDropState:
     players = setup.get("players", ("ann", "bob"))
     order = tuple(sorted(players, key=lambda p: CONTENT.races[given(**setup).races[p]].initiative))
     events: list[Any] = []
@@ -79,7 +86,9 @@ def test_after_three_rounds_quests_are_revealed() -> None:
 
 
 def test_each_key_paired_with_a_chest_rolls_the_chest_through_the_dice() -> None:
-    state = three_rounds({"ann": ("key01", "key02", "chest01"), "bob": ("chest02", "chest03", "key03")})
+    state = three_rounds(
+        {"ann": ("key01", "key02", "chest01"), "bob": ("chest02", "chest03", "key03")}
+    )
     state = GAME.fold(automatic(state), state)
     step = GAME.next_step(state)
     assert step == AwaitingChance(RollDice(2, 6, "roll paired Chests"))
@@ -98,12 +107,27 @@ def test_no_pairs_no_roll() -> None:
 
 
 def test_gems_score_per_quest_plus_the_quest_bonus() -> None:
-    loot = {"ann": ("gem01", "crystal01", "gold01"), "bob": ("gem02", "crystal02", "troll01", "goblin01")}
+    loot = {
+        "ann": ("gem01", "crystal01", "gold01"),
+        "bob": ("gem02", "crystal02", "troll01", "goblin01"),
+    }
     state = GAME.fold(automatic(three_rounds(loot)), three_rounds(loot))
     # ann Jeweler: gem 2, crystal 4, gold 1
-    assert breakdown(state, "ann") == {"cubes": 1, "gems": 6, "chests": 0, "quest_bonus": 0, "teamwork": 0}
+    assert breakdown(state, "ann") == {
+        "cubes": 1,
+        "gems": 6,
+        "chests": 0,
+        "quest_bonus": 0,
+        "teamwork": 0,
+    }
     # bob Monster Slayer: gem 1, crystal 2; troll 3 + goblin 1 points; bonus troll 2 + goblin 1
-    assert breakdown(state, "bob") == {"cubes": 4, "gems": 3, "chests": 0, "quest_bonus": 3, "teamwork": 0}
+    assert breakdown(state, "bob") == {
+        "cubes": 4,
+        "gems": 3,
+        "chests": 0,
+        "quest_bonus": 3,
+        "teamwork": 0,
+    }
     assert state.scores == {"ann": 7, "bob": 10} and state.winner == "bob"
     assert isinstance(GAME.next_step(state), Finished)
     assert GAME.next_step(state).outcome.results == {"ann": "lost", "bob": "won"}  # type: ignore[union-attr]
@@ -144,7 +168,7 @@ def test_teamwork_opponents_place_meeples_before_the_room_in_turn_order() -> Non
     state = GAME.fold(GAME.decide(state, "bob", act.PlaceMeeple(700.0, 100.0)), state)
     assert state.phase == Phase.LOOT
     out = GAME.decide(state, "ann", act.LootRoom(ROOM))
-    assert out[0].meeples == ("cid",)  # type: ignore[attr-defined]
+    assert out[0].meeples == ("cid",)
     assert GAME.fold(out, state).teamwork == {"ann": 0, "bob": 0, "cid": 1}
 
 

@@ -130,7 +130,16 @@ def test_content_counts() -> None:
     assert len(real) == 87
     assert (len(CONTENT.races), len(CONTENT.classes), len(CONTENT.quests)) == (15, 10, 10)
     named = {r.name for r in CONTENT.races.values()}
-    assert {"Human", "Boblin", "High Elf", "Wood Elf", "Dwarf", "Draglinkin", "Gnome", "Orc"} <= named
+    assert {
+        "Human",
+        "Boblin",
+        "High Elf",
+        "Wood Elf",
+        "Dwarf",
+        "Draglinkin",
+        "Gnome",
+        "Orc",
+    } <= named
     classes = {c.name for c in CONTENT.classes.values()}
     assert {"Mage", "Cleric", "Bard", "Beastmaster", "Ranger", "Rogue", "Warrior"} <= classes
 
