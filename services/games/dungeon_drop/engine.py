@@ -1,5 +1,30 @@
 """Dungeon Drop as a contract ``Game``: wires setup, chance (dice drive the physics),
-players' decisions, views and the platform's hooks."""
+players' decisions, views and the platform's hooks.
+
+Readings where the rulebook is short (house rules are labelled in the content pack):
+
+- Setup: Race, Class and Quest cards are dealt from shuffled decks (the decks service);
+  the larger cubes form the face-down "box" deck, so Explore draws them blind. The first
+  hero in Initiative order drops the small cubes and the Dragon over the table's centre;
+  the height (6-12 inches) and each cube's landing are random reals from the dice
+  service (a die with 1,000,000 sides per real), the landing is simulated (table.py)
+  and the resulting placements are recorded.
+- Explore draws min(6/4/3, cubes left) from the box; cubes that fell off the table since
+  the previous Explore (including at setup) are dropped with them ("the next player to
+  act will drop them into the Dungeon as part of their Explore step").
+- Act: one ability, Race or Class, or none. Flicks and Pillar moves may be stopped early.
+  A hand-moved Pillar is set down exactly (no dice); cubes it overlaps are pushed aside.
+- Loot: any three Pillars not in a line form a room; a room is allowed when no other
+  Pillar is within or touching it and its monsters leave the hero at least 1 Health
+  (loot.py: shields, potions, ward). ``LeaveEmptyHanded`` stands for forming a room that
+  collects nothing, which is always possible, so the list of rooms offered only holds
+  rooms that collect something.
+- Teamwork: each opponent, in turn order from the active hero, places a meeple anywhere
+  on the table before the room is formed; a meeple within or touching the room scores 1
+  for its owner; meeples are picked up after the Loot.
+- End: Quests revealed; all paired Chests are rolled in one dice request, assigned to
+  heroes in seat order; ties go to the highest starting Initiative.
+"""
 
 from __future__ import annotations
 
