@@ -55,8 +55,8 @@ from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.decide import decide_action, phase_actions
 from services.games.dungeon_drop.events import EVENT_TYPES
 from services.games.dungeon_drop.evolve import evolve
-from services.games.dungeon_drop.flow import BOX, advance, next_step
-from services.games.dungeon_drop.scoring import breakdown
+from services.games.dungeon_drop.flow import BOX, advance, next_step, outcome
+from services.games.dungeon_drop.scoring import breakdown, pairs
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.table import FLICK_REALS, drop, drop_height, flick
 from services.games.dungeon_drop.view import DungeonDropView, make_view
@@ -169,15 +169,13 @@ class DungeonDrop(Game[DungeonDropState]):
 
     def _rolled(self, state: DungeonDropState, values: tuple[int, ...]) -> Any:
         if state.phase == Phase.SCORING:
-            rolls: dict[str, tuple[int, ...]] = {}
-            from services.games.dungeon_drop.scoring import pairs
-
+            rolls: list[ev.ChestRoll] = []
             at = 0
             for p in state.players:
                 n = pairs(state.stash[p])
-                rolls[p] = values[at : at + n]
+                rolls.append(ev.ChestRoll(p, values[at : at + n]))
                 at += n
-            return ev.ChestsRolled(rolls)
+            return ev.ChestsRolled(tuple(rolls))
         if state.pending_flick is not None:
             aim = state.pending_flick
             assert state.active is not None and len(values) == FLICK_REALS
@@ -225,7 +223,7 @@ class DungeonDrop(Game[DungeonDropState]):
         if state.phase != Phase.OVER:
             return []
         rows: list[dict[str, str | float]] = []
-        won = {p: r == "won" for p, r in next_step(state).outcome.results.items()}  # type: ignore[union-attr]
+        won = {p: r == "won" for p, r in outcome(state).results.items()}
         for seat, player in enumerate(state.players):
             rows.append(
                 {

@@ -182,10 +182,16 @@ class QuestsRevealed:
 
 
 @dataclass(frozen=True)
-class ChestsRolled:
-    """Each Key paired with a Chest rolled that Chest (a die, 1-6)."""
+class ChestRoll:
+    player: str
+    values: tuple[int, ...]
 
-    rolls: dict[str, tuple[int, ...]]
+
+@dataclass(frozen=True)
+class ChestsRolled:
+    """Each Key paired with a Chest rolled that Chest (a die, 1-6), hero by hero."""
+
+    rolls: tuple[ChestRoll, ...]
 
 
 @dataclass(frozen=True)

@@ -174,7 +174,9 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
         case ev.QuestsRevealed():
             return replace(state, quests_revealed=True, phase=Phase.SCORING)
         case ev.ChestsRolled(rolls=rolls):
-            return replace(state, chests_rolled=True, chest_rolls=dict(rolls))
+            return replace(
+                state, chests_rolled=True, chest_rolls={r.player: r.values for r in rolls}
+            )
         case ev.MatchEnded(scores=scores, winner=winner):
             return replace(state, scores=dict(scores), winner=winner, phase=Phase.OVER)
     raise TypeError(f"not a Dungeon Drop event: {event!r}")

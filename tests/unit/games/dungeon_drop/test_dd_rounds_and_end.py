@@ -93,7 +93,7 @@ def test_each_key_paired_with_a_chest_rolls_the_chest_through_the_dice() -> None
     step = GAME.next_step(state)
     assert step == AwaitingChance(RollDice(2, 6, "roll paired Chests"))
     out = GAME.resolve(state, DiceRolled((5, 2)))
-    assert out[0] == ev.ChestsRolled({"ann": (5,), "bob": (2,)})
+    assert out[0] == ev.ChestsRolled((ev.ChestRoll("ann", (5,)), ev.ChestRoll("bob", (2,))))
     end = out[1]
     assert isinstance(end, ev.MatchEnded)
     assert end.scores == {"ann": 5, "bob": 2}  # unpaired Key and Chest score 0
