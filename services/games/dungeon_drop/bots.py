@@ -46,8 +46,8 @@ def cube_value(cube: str, me: SeatView | None) -> float:
         value += quest.crystal if quest else 3.0
     if name in ("key", "chest"):
         value += 1.75  # half of a paired Chest's expected roll
-    if kind.heals and me is not None and me.health < me.max_health:
-        value += HEALTH_COST
+    if kind.heals:
+        value += HEALTH_COST * kind.heals
     if quest:
         value += quest.bonus.get(name, 0)
     return value
@@ -63,7 +63,7 @@ def room_value(cubes: tuple[str, ...], me: SeatView | None, ward: bool) -> float
     )
     shields = me.shields_ready + sum(1 for c in cubes if CONTENT.kind(c).shield)
     damage = sum(blows[shields:])
-    heal = min(sum(CONTENT.kind(c).heals for c in cubes), me.max_health - me.health)
+    heal = sum(CONTENT.kind(c).heals for c in cubes)
     if me.health + heal - damage < 1:
         return -math.inf
     return value - HEALTH_COST * damage
@@ -175,9 +175,9 @@ def _act_choice(view: DungeonDropView, me: SeatView, rng: random.Random) -> Any:
         ("class", CONTENT.classes[me.hero_class].ability),
     ):
         gain = {
-            "heal": HEALTH_COST * min(ability.amount, me.max_health - me.health),
+            "heal": HEALTH_COST * ability.amount,
             "ward": warded - now,
-            "take_outside": 3.0,
+            "take_outside": 3.0 * ability.amount,
             "extra_drop": 1.0 * ability.amount if view.box_left else 0.0,
             "flick": 1.5 * ability.amount,
             "move_pillar": 2.0 * ability.amount,

@@ -9,7 +9,7 @@ from services.games.contract import ActionTemplate, MalformedAction, ParamRange,
 from services.games.dungeon_drop import actions as act
 from services.games.dungeon_drop import events as ev
 from services.games.dungeon_drop.content import CONTENT
-from services.games.dungeon_drop.loot import is_treasure, loot_result, max_health
+from services.games.dungeon_drop.loot import is_treasure, loot_result
 from services.games.dungeon_drop.rooms import contains_point, is_pillar, open_rooms, pillars_on
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.table import place
@@ -100,8 +100,7 @@ def decide_action(state: DungeonDropState, player: str, action: Any) -> list[Any
             primitive, amount = ability_of(state, player, source)
             out: list[Any] = [ev.AbilityUsed(player, source, primitive, amount)]
             if primitive == "heal":
-                health = min(max_health(state, player), state.health[player] + amount)
-                out.append(ev.Healed(player, health - state.health[player], health))
+                out.append(ev.Healed(player, amount, state.health[player] + amount))
             return out
         case act.SkipAbility():
             _refuse_phase(state, (Phase.ACT,), "skip the Act step")

@@ -79,7 +79,7 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
                 pending_drop=pending,
                 aside=(),
                 ward=False,
-                take_outside=False,
+                take_left=0,
                 meeples={},
             )
         case ev.CubesExplored(cubes=cubes, box_left=left):
@@ -104,7 +104,7 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
             if primitive == "ward":
                 state = replace(state, ward=True)
             if primitive == "take_outside":
-                state = replace(state, take_outside=True)
+                state = replace(state, take_left=amount)
             return _after_ability(state)
         case ev.Healed(player=player, health=health):
             return replace(state, health={**state.health, player: health})
@@ -138,18 +138,19 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
                 teamwork=teamwork,
                 meeples={},
                 last_room=pillars,
-                phase=Phase.TAKE if state.take_outside else Phase.TURN_OVER,
+                phase=Phase.TAKE if state.take_left else Phase.TURN_OVER,
             )
         case ev.LeftEmptyHanded():
             return replace(
-                state, meeples={}, phase=Phase.TAKE if state.take_outside else Phase.TURN_OVER
+                state, meeples={}, phase=Phase.TAKE if state.take_left else Phase.TURN_OVER
             )
         case ev.CubeTaken(player=player, cube=cube):
             return replace(
                 state,
                 table={c: p for c, p in state.table.items() if c != cube},
                 stash={**state.stash, player: (*state.stash[player], cube)},
-                phase=Phase.TURN_OVER,
+                take_left=state.take_left - 1,
+                phase=Phase.TAKE if state.take_left > 1 else Phase.TURN_OVER,
             )
         case ev.TakeSkipped():
             return replace(state, phase=Phase.TURN_OVER)

@@ -3,7 +3,8 @@
 House reading (the rulebook defers to its cube table): each Magic Shield in the stash,
 counting the ones collected in this very room, blocks one monster once, the strongest
 first (a spent shield stays in the stash and still scores); potions collected heal
-before the monsters strike, never above the Race's starting Health; a Ward ability
+before the monsters strike (Health has no maximum: the Race's number is where a hero
+starts); a Ward ability
 makes monsters cost nothing this turn. A room whose monsters would take the hero's last
 Health point is not allowed.
 """
@@ -25,7 +26,7 @@ class LootResult:
     health: int
 
 
-def max_health(state: DungeonDropState, player: str) -> int:
+def starting_health(state: DungeonDropState, player: str) -> int:
     return CONTENT.races[state.races[player]].health
 
 
@@ -37,7 +38,7 @@ def shields_ready(state: DungeonDropState, player: str) -> int:
 def loot_result(state: DungeonDropState, player: str, cubes: Iterable[str]) -> LootResult:
     kinds = [CONTENT.kind(c) for c in cubes]
     health = state.health[player]
-    healed = min(sum(k.heals for k in kinds), max_health(state, player) - health)
+    healed = sum(k.heals for k in kinds)
     blows = sorted((k.damage for k in kinds if k.category == MONSTER), reverse=True)
     if state.ward and player == state.active:
         return LootResult(healed, 0, 0, health + healed)

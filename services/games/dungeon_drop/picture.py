@@ -74,8 +74,8 @@ def picture(view: DungeonDropView) -> str:
     for row, seat in enumerate(view.seats):
         top = height + 20 + row * STASH_ROW
         label = (
-            f"{seat.player} ({seat.race}/{seat.hero_class}) health {seat.health}/"
-            f"{seat.max_health} weight {seat.weight}"
+            f"{seat.player} ({seat.race}/{seat.hero_class}) health {seat.health} "
+            f"weight {seat.weight}"
         )
         parts.append(
             f'<text x="4" y="{top:.0f}" font-size="11" font-family="sans-serif" '

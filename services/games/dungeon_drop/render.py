@@ -51,7 +51,8 @@ def render(view: DungeonDropView) -> str:
         quest = s.quest or "hidden"
         lines.append(
             f"  {s.player}: {s.race}/{s.hero_class} init {s.initiative} health "
-            f"{s.health}/{s.max_health} weight {s.weight} quest {quest} stash {len(s.stash)}"
+            f"{s.health} (started {s.starting_health}) weight {s.weight} quest {quest} "
+            f"stash {len(s.stash)}"
         )
     lines += table_map(view)
     lines.append("Legend: " + " ".join(f"{v}={k}" for k, v in LABELS.items()) + " *=several")

@@ -62,7 +62,8 @@ class DungeonDropState:
     ability_left: int = 0
     pending_flick: FlickAim | None = None
     ward: bool = False
-    take_outside: bool = False
+    #: cubes the hero may still take from outside the room after looting
+    take_left: int = 0
     meeples: dict[str, tuple[float, float]] = field(default_factory=dict)
     teamwork: dict[str, int] = field(default_factory=dict)
     last_room: tuple[str, ...] = ()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.games.dungeon_drop.content import CONTENT
-from services.games.dungeon_drop.loot import max_health, shields_ready, weight
+from services.games.dungeon_drop.loot import shields_ready, starting_health, weight
 from services.games.dungeon_drop.state import DungeonDropState
 
 
@@ -36,7 +36,7 @@ class SeatView:
     hero_class: str
     initiative: int
     health: int
-    max_health: int
+    starting_health: int
     stash: tuple[str, ...]
     weight: int
     shields_ready: int
@@ -80,7 +80,7 @@ def _seat(state: DungeonDropState, player: str, viewer: str | None) -> SeatView:
         hero_class=state.classes.get(player, ""),
         initiative=CONTENT.races[race].initiative if race else 0,
         health=state.health.get(player, 0),
-        max_health=max_health(state, player) if race else 0,
+        starting_health=starting_health(state, player) if race else 0,
         stash=state.stash.get(player, ()),
         weight=weight(state, player),
         shields_ready=shields_ready(state, player) if race else 0,

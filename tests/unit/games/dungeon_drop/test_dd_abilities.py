@@ -53,10 +53,10 @@ def test_bad_ability_source_refused() -> None:
         GAME.decide(at_act("ann"), "ann", act.UseAbility("quest"))
 
 
-def test_heal_never_above_starting_health() -> None:
+def test_heal_has_no_maximum() -> None:
     hurt = looted("ann", "troll01", health=2)
-    out = GAME.decide(at_act("ann", past=(hurt,)), "ann", act.UseAbility("class"))  # Cleric: heal 2
-    assert out[:2] == [ev.AbilityUsed("ann", "class", "heal", 2), ev.Healed("ann", 1, 3)]
+    out = GAME.decide(at_act("ann", past=(hurt,)), "ann", act.UseAbility("class"))  # Cleric: heal 3
+    assert out[:2] == [ev.AbilityUsed("ann", "class", "heal", 3), ev.Healed("ann", 3, 5)]
 
 
 def test_extra_drop_draws_from_the_box_and_drops() -> None:
@@ -64,12 +64,14 @@ def test_extra_drop_draws_from_the_box_and_drops() -> None:
     state = GAME.fold(GAME.decide(state, "ann", act.UseAbility("class")), state)
     step = GAME.next_step(state)
     assert isinstance(step, AwaitingChance) and step.request == DrawCards(
-        "box", 2, step.request.purpose
+        "box", 3, step.request.purpose
     )
-    state = GAME.fold(GAME.resolve(state, CardsDrawn("box", ("troll01", "crystal01"))), state)
-    state = GAME.fold(GAME.resolve(state, DiceRolled((400_000,) * drop_reals(2))), state)
+    state = GAME.fold(
+        GAME.resolve(state, CardsDrawn("box", ("troll01", "crystal01", "bullion01"))), state
+    )
+    state = GAME.fold(GAME.resolve(state, DiceRolled((400_000,) * drop_reals(3))), state)
     assert {"troll01", "crystal01"} <= set(state.table) | set(state.aside)
-    assert state.phase == Phase.LOOT and state.box_left == 34
+    assert state.phase == Phase.LOOT and state.box_left == 33
 
 
 def test_move_a_pillar_by_hand() -> None:
@@ -101,6 +103,8 @@ def test_take_one_cube_from_outside_the_room() -> None:
     assert act.TakeCube("pillar04") not in legal
     state = GAME.fold(GAME.decide(state, "ann", act.TakeCube("bullion01")), state)
     assert set(state.stash["ann"]) == {"gold01", "bullion01"}
+    assert state.phase == Phase.TAKE and state.take_left == 1  # the Rogue takes up to 2
+    state = GAME.fold(GAME.decide(state, "ann", act.SkipTake()), state)
     assert state.active == "bob"
 
 

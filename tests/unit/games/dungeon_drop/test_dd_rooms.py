@@ -114,8 +114,8 @@ def test_potions_heal_before_monsters_strike() -> None:
     assert refusal(at("troll01", 300, 280), past=(hurt,)) == "LAST_HEALTH"
 
 
-def test_potions_never_heal_above_starting_health() -> None:
-    assert loot(at("potion01", 300, 280)).healed == 0
+def test_potions_heal_even_above_the_starting_health() -> None:
+    assert loot(at("potion01", 300, 280)).health == 4  # the Gnome starts with 3
 
 
 def test_ward_makes_monsters_cost_nothing_this_turn() -> None:

@@ -94,7 +94,7 @@ def test_initiative_order_from_race_lowest_first() -> None:
 
 def test_health_from_race() -> None:
     state = dealt(("ann", "bob"), ("dwarf", "fairy"))
-    assert state.health == {"ann": 6, "bob": 2}
+    assert state.health == {"ann": 5, "bob": 2}
 
 
 def test_larger_cubes_go_to_the_box_then_small_cubes_and_dragon_are_dropped() -> None:
