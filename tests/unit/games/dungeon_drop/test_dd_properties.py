@@ -16,7 +16,7 @@ from services.games.dungeon_drop import GAME
 from services.games.dungeon_drop import events as ev
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.state import DungeonDropState
-from services.games.playout import seeds_for
+from services.games.playout import play, seeds_for
 
 CASES = [
     (seed, players, variant, bot)
@@ -112,3 +112,25 @@ def test_whole_matches(seed: int, players: int, variant: str, bot: str) -> None:
 
 def test_the_same_seed_replays_the_same_match() -> None:
     assert playout(9, 2, "standard", "random") == playout(9, 2, "standard", "random")
+
+
+def test_the_greedy_bot_outscores_the_random_bot() -> None:
+    greedy, random_ = 0, 0
+    for seed in range(4):
+        seats = ("greedy", "random") if seed % 2 == 0 else ("random", "greedy")
+        names = ("p0", "p1")
+        bots = {
+            p: GAME.bots()[b](seed * 10 + i)
+            for i, (p, b) in enumerate(zip(names, seats, strict=True))
+        }
+
+        def policy(state: Any, player: str, legal: tuple[Any, ...], bots: Any = bots) -> Any:
+            return bots[player](GAME.view(state, player), player, legal)
+
+        result = play(GAME, names, {}, dict.fromkeys(names, policy), seed)
+        for p, b in zip(names, seats, strict=True):
+            if b == "greedy":
+                greedy += result.state.scores[p]
+            else:
+                random_ += result.state.scores[p]
+    assert greedy > random_
