@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from services.games.contract import ActionTemplate, ViewPolicy, concrete
@@ -169,13 +170,19 @@ def _act_choice(view: DungeonDropView, me: SeatView, rng: random.Random) -> Any:
     table = table_of(view)
     now, _ = best_room(table, me, False)
     warded, _ = best_room(table, me, True)
+
+    def healed(amount: int) -> float:
+        """How much more the best room is worth with ``amount`` more Health."""
+        stronger = replace(me, health=me.health + amount)
+        return best_room(table, stronger, False)[0] - now + 0.2 * amount
+
     wanted: dict[str, float] = {}
     for source, ability in (
         ("race", CONTENT.races[me.race].ability),
         ("class", CONTENT.classes[me.hero_class].ability),
     ):
         gain = {
-            "heal": HEALTH_COST * ability.amount,
+            "heal": healed(ability.amount),
             "ward": warded - now,
             "take_outside": 3.0 * ability.amount,
             "extra_drop": 1.0 * ability.amount if view.box_left else 0.0,

@@ -103,9 +103,19 @@ def test_take_one_cube_from_outside_the_room() -> None:
     assert act.TakeCube("pillar04") not in legal
     state = GAME.fold(GAME.decide(state, "ann", act.TakeCube("bullion01")), state)
     assert set(state.stash["ann"]) == {"gold01", "bullion01"}
-    assert state.phase == Phase.TAKE and state.take_left == 1  # the Rogue takes up to 2
+    assert state.active == "bob"  # the Rogue takes one
+
+
+def test_take_outside_with_an_amount_takes_up_to_that_many() -> None:
+    cubes = (at("bullion01", 600, 100), at("gold02", 650, 100))
+    state = at_act(
+        "ann", ev.AbilityUsed("ann", "class", "take_outside", 2), table=room_table(*cubes)
+    )
+    state = GAME.fold(GAME.decide(state, "ann", act.LeaveEmptyHanded()), state)
+    state = GAME.fold(GAME.decide(state, "ann", act.TakeCube("bullion01")), state)
+    assert state.phase == Phase.TAKE and state.take_left == 1
     state = GAME.fold(GAME.decide(state, "ann", act.SkipTake()), state)
-    assert state.active == "bob"
+    assert state.stash["ann"] == ("bullion01",) and state.active == "bob"
 
 
 def test_end_an_ability_early() -> None:
