@@ -51,11 +51,14 @@ from services.games.contract import (
 )
 from services.games.dungeon_drop import events as ev
 from services.games.dungeon_drop.actions import ACTION_TYPES
+from services.games.dungeon_drop.bots import greedy_view_policy
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.decide import decide_action, phase_actions
 from services.games.dungeon_drop.events import EVENT_TYPES
 from services.games.dungeon_drop.evolve import evolve
 from services.games.dungeon_drop.flow import BOX, advance, next_step, outcome
+from services.games.dungeon_drop.picture import picture
+from services.games.dungeon_drop.render import render
 from services.games.dungeon_drop.scoring import breakdown, pairs
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.table import FLICK_REALS, drop, drop_height, flick
@@ -239,18 +242,12 @@ class DungeonDrop(Game[DungeonDropState]):
         return rows
 
     def bots(self) -> Mapping[str, Callable[[int], ViewPolicy]]:
-        from services.games.dungeon_drop.bots import greedy_view_policy
-
         return {"random": random_view_policy, "greedy": greedy_view_policy}
 
     def render(self, view: Any) -> str:
-        from services.games.dungeon_drop.render import render
-
         return render(view)
 
     def picture(self, view: Any) -> str | None:
-        from services.games.dungeon_drop.picture import picture
-
         return picture(view)
 
     def describe_action(self, action: Any) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.table import Placement
 
 
@@ -77,8 +78,6 @@ class DungeonDropState:
     fallen: int = 0
 
     def explore_count(self) -> int:
-        from services.games.dungeon_drop.content import CONTENT
-
         if self.variant == "solo":
             return CONTENT.solo_explore
         return CONTENT.explore[len(self.players)]
