@@ -190,7 +190,7 @@ def test_teamwork_meeples_score_one_point_each() -> None:
 
 def test_solo_wins_at_the_target_score() -> None:
     solo = {"players": ("ann",), "variant": "solo"}
-    loot = {"ann": tuple(f"bullion{i:02d}" for i in range(1, 9))}  # 8 x 3 = 24
+    loot = {"ann": (*(f"bullion{i:02d}" for i in range(1, 13)), "dragon01")}  # 36 + 6
     state = GAME.fold(automatic(three_rounds(loot, **solo)), three_rounds(loot, **solo))
     assert state.scores["ann"] >= CONTENT.solo_target
     assert GAME.next_step(state).outcome.results == {"ann": "won"}  # type: ignore[union-attr]
