@@ -25,17 +25,18 @@ _sym_db = _symbol_database.Default()
 from tabletop.v1 import crashland_pb2 as tabletop_dot_v1_dot_crashland__pb2
 from tabletop.v1 import drillit_pb2 as tabletop_dot_v1_dot_drillit__pb2
 from tabletop.v1 import imperial_miners_pb2 as tabletop_dot_v1_dot_imperial__miners__pb2
+from tabletop.v1 import dungeon_drop_pb2 as tabletop_dot_v1_dot_dungeon__drop__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17tabletop/v1/games.proto\x12\x0btabletop.v1\x1a\x1btabletop/v1/crashland.proto\x1a\x19tabletop/v1/drillit.proto\x1a!tabletop/v1/imperial_miners.proto\"\xb4\x01\n\nGameAction\x12\x31\n\tcrashland\x18\x01 \x01(\x0b\x32\x1c.tabletop.v1.CrashlandActionH\x00\x12-\n\x07\x64rillit\x18\x02 \x01(\x0b\x32\x1a.tabletop.v1.DrillitActionH\x00\x12<\n\x0fimperial_miners\x18\x03 \x01(\x0b\x32!.tabletop.v1.ImperialMinersActionH\x00\x42\x06\n\x04game\"\xac\x01\n\x08GameView\x12/\n\tcrashland\x18\x01 \x01(\x0b\x32\x1a.tabletop.v1.CrashlandViewH\x00\x12+\n\x07\x64rillit\x18\x02 \x01(\x0b\x32\x18.tabletop.v1.DrillitViewH\x00\x12:\n\x0fimperial_miners\x18\x03 \x01(\x0b\x32\x1f.tabletop.v1.ImperialMinersViewH\x00\x42\x06\n\x04gameb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17tabletop/v1/games.proto\x12\x0btabletop.v1\x1a\x1btabletop/v1/crashland.proto\x1a\x19tabletop/v1/drillit.proto\x1a!tabletop/v1/imperial_miners.proto\x1a\x1etabletop/v1/dungeon_drop.proto\"\xec\x01\n\nGameAction\x12\x31\n\tcrashland\x18\x01 \x01(\x0b\x32\x1c.tabletop.v1.CrashlandActionH\x00\x12-\n\x07\x64rillit\x18\x02 \x01(\x0b\x32\x1a.tabletop.v1.DrillitActionH\x00\x12<\n\x0fimperial_miners\x18\x03 \x01(\x0b\x32!.tabletop.v1.ImperialMinersActionH\x00\x12\x36\n\x0c\x64ungeon_drop\x18\x04 \x01(\x0b\x32\x1e.tabletop.v1.DungeonDropActionH\x00\x42\x06\n\x04game\"\xe2\x01\n\x08GameView\x12/\n\tcrashland\x18\x01 \x01(\x0b\x32\x1a.tabletop.v1.CrashlandViewH\x00\x12+\n\x07\x64rillit\x18\x02 \x01(\x0b\x32\x18.tabletop.v1.DrillitViewH\x00\x12:\n\x0fimperial_miners\x18\x03 \x01(\x0b\x32\x1f.tabletop.v1.ImperialMinersViewH\x00\x12\x34\n\x0c\x64ungeon_drop\x18\x04 \x01(\x0b\x32\x1c.tabletop.v1.DungeonDropViewH\x00\x42\x06\n\x04gameb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tabletop.v1.games_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GAMEACTION']._serialized_start=132
-  _globals['_GAMEACTION']._serialized_end=312
-  _globals['_GAMEVIEW']._serialized_start=315
-  _globals['_GAMEVIEW']._serialized_end=487
+  _globals['_GAMEACTION']._serialized_start=164
+  _globals['_GAMEACTION']._serialized_end=400
+  _globals['_GAMEVIEW']._serialized_start=403
+  _globals['_GAMEVIEW']._serialized_end=629
 # @@protoc_insertion_point(module_scope)

@@ -10,6 +10,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from tabletop.v1 import crashland_pb2 as _crashland_pb2
 from tabletop.v1 import drillit_pb2 as _drillit_pb2
+from tabletop.v1 import dungeon_drop_pb2 as _dungeon_drop_pb2
 from tabletop.v1 import imperial_miners_pb2 as _imperial_miners_pb2
 import builtins as _builtins
 import sys
@@ -31,24 +32,28 @@ class GameAction(_message.Message):
     CRASHLAND_FIELD_NUMBER: _builtins.int
     DRILLIT_FIELD_NUMBER: _builtins.int
     IMPERIAL_MINERS_FIELD_NUMBER: _builtins.int
+    DUNGEON_DROP_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def crashland(self) -> _crashland_pb2.CrashlandAction: ...
     @_builtins.property
     def drillit(self) -> _drillit_pb2.DrillitAction: ...
     @_builtins.property
     def imperial_miners(self) -> _imperial_miners_pb2.ImperialMinersAction: ...
+    @_builtins.property
+    def dungeon_drop(self) -> _dungeon_drop_pb2.DungeonDropAction: ...
     def __init__(
         self,
         *,
         crashland: _crashland_pb2.CrashlandAction | None = ...,
         drillit: _drillit_pb2.DrillitAction | None = ...,
         imperial_miners: _imperial_miners_pb2.ImperialMinersAction | None = ...,
+        dungeon_drop: _dungeon_drop_pb2.DungeonDropAction | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "game", b"game", "imperial_miners", b"imperial_miners"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "dungeon_drop", b"dungeon_drop", "game", b"game", "imperial_miners", b"imperial_miners"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "game", b"game", "imperial_miners", b"imperial_miners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "dungeon_drop", b"dungeon_drop", "game", b"game", "imperial_miners", b"imperial_miners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["crashland", "drillit", "imperial_miners"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["crashland", "drillit", "imperial_miners", "dungeon_drop"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 
@@ -63,24 +68,28 @@ class GameView(_message.Message):
     CRASHLAND_FIELD_NUMBER: _builtins.int
     DRILLIT_FIELD_NUMBER: _builtins.int
     IMPERIAL_MINERS_FIELD_NUMBER: _builtins.int
+    DUNGEON_DROP_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def crashland(self) -> _crashland_pb2.CrashlandView: ...
     @_builtins.property
     def drillit(self) -> _drillit_pb2.DrillitView: ...
     @_builtins.property
     def imperial_miners(self) -> _imperial_miners_pb2.ImperialMinersView: ...
+    @_builtins.property
+    def dungeon_drop(self) -> _dungeon_drop_pb2.DungeonDropView: ...
     def __init__(
         self,
         *,
         crashland: _crashland_pb2.CrashlandView | None = ...,
         drillit: _drillit_pb2.DrillitView | None = ...,
         imperial_miners: _imperial_miners_pb2.ImperialMinersView | None = ...,
+        dungeon_drop: _dungeon_drop_pb2.DungeonDropView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "game", b"game", "imperial_miners", b"imperial_miners"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "dungeon_drop", b"dungeon_drop", "game", b"game", "imperial_miners", b"imperial_miners"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "game", b"game", "imperial_miners", b"imperial_miners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["crashland", b"crashland", "drillit", b"drillit", "dungeon_drop", b"dungeon_drop", "game", b"game", "imperial_miners", b"imperial_miners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["crashland", "drillit", "imperial_miners"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["crashland", "drillit", "imperial_miners", "dungeon_drop"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 
