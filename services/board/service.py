@@ -12,12 +12,12 @@ from typing import Any
 
 import grpc
 import structlog
-from aiokafka.errors import KafkaError
 from google.protobuf import message
 
-from services.board.chance import RemoteChance
+from services.board.chance import ChanceFailed, RemoteChance
 from services.board.matches import Match, Matches
 from services.common.envelope import Cause
+from services.common.eventlog import LogUnavailable, RecordTooLarge
 from services.common.game_adapter import (
     action_from_game_action,
     action_to_game_action,
@@ -85,13 +85,12 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 outcome = await self._chance.resolve(
                     match_id, step.request, f"{command_id}:{index}", command_id
                 )
-            except grpc.aio.AioRpcError as error:
+            except ChanceFailed as failed:
                 raise Refused(
-                    grpc.StatusCode.UNAVAILABLE,
-                    f"the {type(step.request).__name__} could not be resolved "
-                    f"({error.code().name}); retry with the same command id",
-                    "CHANCE_UNAVAILABLE",
-                ) from error
+                    failed.code,
+                    f"the {type(step.request).__name__} could not be resolved: {failed.message}",
+                    failed.reason,
+                ) from failed
             for event in game.resolve(state, outcome):
                 state = game.evolve(state, event)
                 events.append(event)
@@ -110,13 +109,17 @@ class BoardService(board_pb2_grpc.BoardServicer):
             return await self._writer.append(
                 match_id, payloads, cause, game.name, game.rules_version
             )
-        except KafkaError as error:
-            # Nothing was folded; the transaction holding these events did not commit.
+        except LogUnavailable as error:
+            # Nothing was folded. Whether the events committed is settled from the log
+            # before this match's next append, so the retry returns the first result.
             raise Refused(
                 grpc.StatusCode.UNAVAILABLE,
-                f"the event log is unavailable ({type(error).__name__}); "
-                "retry with the same command id",
+                f"the event log is unavailable ({error}); retry with the same command id",
                 "LOG_UNAVAILABLE",
+            ) from error
+        except RecordTooLarge as error:
+            raise Refused(
+                grpc.StatusCode.INVALID_ARGUMENT, str(error), "RECORD_TOO_LARGE"
             ) from error
 
     async def _after_commit(
@@ -127,9 +130,9 @@ class BoardService(board_pb2_grpc.BoardServicer):
             MATCHES_ACTIVE.labels(match.game.name).dec()
             try:
                 await self._chance.reveal(match.match_id, command_id)
-            except grpc.aio.AioRpcError as error:
+            except ChanceFailed as failed:
                 # The match is over either way; the seeds stay secret until revealed.
-                log.error("seed_reveal_failed", code=error.code().name)
+                log.error("seed_reveal_failed", code=failed.code.name)
         return board_pb2.SubmitActionReply(
             version=match.version,
             events_appended=appended,
@@ -189,13 +192,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     ) from refused
                 try:
                     commitments = await self._chance.commit(match_id, command_id)
-                except grpc.aio.AioRpcError as error:
-                    raise Refused(
-                        grpc.StatusCode.UNAVAILABLE,
-                        f"dice or decks are unavailable ({error.code().name}); "
-                        "retry with the same command id",
-                        "CHANCE_UNAVAILABLE",
-                    ) from error
+                except ChanceFailed as failed:
+                    raise Refused(failed.code, failed.message, failed.reason) from failed
                 dice_commitment, decks_commitment = commitments
                 created = platform_events_pb2.MatchCreated(
                     game=game.name,

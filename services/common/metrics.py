@@ -55,6 +55,17 @@ PROJECTOR_ASSIGNED = Gauge(
     "tabletop_projector_assigned_partitions",
     "Partitions this projector instance folds (0 while rebalancing or recovering tables).",
 )
+LOG_DUPLICATES = Counter(
+    "tabletop_log_duplicate_sequences",
+    "Events read back at a (match, stream, sequence) already held by another event id.",
+    ["stream"],
+)
+APPENDS_SETTLED = Counter(
+    "tabletop_log_appends_settled",
+    "Appends whose outcome was unknown (failure or timeout), settled by reading the log "
+    "back: committed or not.",
+    ["stream", "outcome"],
+)
 GATEWAY_WATCHERS = Gauge("tabletop_gateway_watchers", "Open WatchMatch streams.")
 
 
