@@ -48,6 +48,11 @@ PROJECTOR_FOLD_ERRORS = Counter(
     "Events the projector could not fold (the match's view stops moving; see the logs).",
     ["stream"],
 )
+PROJECTOR_DEAD_LETTERS = Counter(
+    "tabletop_projector_dead_letters",
+    "Events set aside on the dead-letter topic (their match's views stop; the rest go on).",
+    ["reason"],
+)
 PROJECTOR_LAG = Gauge(
     "tabletop_projector_lag_seconds", "Age of the newest event the projector has folded."
 )
