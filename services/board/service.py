@@ -16,6 +16,7 @@ from google.protobuf import message
 
 from services.board.chance import ChanceFailed, RemoteChance
 from services.board.matches import Match, Matches
+from services.board.reveals import RevealOutbox
 from services.common.envelope import Cause
 from services.common.eventlog import LogUnavailable, RecordTooLarge
 from services.common.game_adapter import (
@@ -57,6 +58,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
         self._writer = writer
         self._chance = chance
         self.matches = Matches()
+        self.reveals = RevealOutbox(chance.reveal)
 
     # -- recovery -------------------------------------------------------------------------
     def apply(self, envelope: Any) -> None:
@@ -131,8 +133,9 @@ class BoardService(board_pb2_grpc.BoardServicer):
             try:
                 await self._chance.reveal(match.match_id, command_id)
             except ChanceFailed as failed:
-                # The match is over either way; the seeds stay secret until revealed.
-                log.error("seed_reveal_failed", code=failed.code.name)
+                # The match is over either way; the outbox reveals the seeds later.
+                log.warning("seed_reveal_deferred", code=failed.code.name)
+                self.reveals.add(match.match_id, command_id)
         return board_pb2.SubmitActionReply(
             version=match.version,
             events_appended=appended,

@@ -40,6 +40,14 @@ MATCHES_FINISHED = Counter(
 ACTIONS = Counter(
     "tabletop_actions", "Player actions submitted, by how they ended.", ["game", "result"]
 )
+REVEALS_PENDING = Gauge(
+    "tabletop_board_seed_reveals_pending",
+    "Finished matches whose seeds dice or decks has not confirmed revealed yet.",
+)
+REVEALS_FAILED = Counter(
+    "tabletop_board_seed_reveals_abandoned",
+    "Seed reveals given up because retrying cannot help (see seed_reveal_abandoned logs).",
+)
 PROJECTOR_FOLDED = Counter(
     "tabletop_projector_events_folded", "Events folded into read models.", ["stream"]
 )
