@@ -75,7 +75,7 @@ test: install tools kafka check-protos  ## unit + integration tests against the 
 
 faults: install  ## fault injection: SIGKILL each process and a private Kafka while bots play (~5 min)
 	@$(KAFKA) fetch
-	FAULTS_REPORT=.cache/faults-report.json $(VENV)/bin/pytest -q -ra -s --timeout=900 -m faults tests/faults
+	FAULTS_REPORT=.cache/faults-report.json FAULTS_LOGS=.cache/faults-logs $(VENV)/bin/pytest -q -ra -s --timeout=900 -m faults tests/faults
 
 test-unit: install  ## unit tests only (no Kafka)
 	$(VENV)/bin/pytest -q -m 'not integration' tests/unit

@@ -156,8 +156,7 @@ class EventLog:
                 return
             await self._halt(LogUnavailable("the producer was replaced", outcome_unknown=True))
             old, self._producer = self._producer, self._new_producer()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(old.stop(), 1.0)
+            await _abandon(old)
             try:
                 await asyncio.wait_for(self._producer.start(), self.timeout)
             except Exception as error:
@@ -170,6 +169,11 @@ class EventLog:
                 self._committer = asyncio.create_task(self._commit_forever())
             self._suspect = False
             log.info("producer_replaced", topic=self.topic)
+
+    def distrust(self) -> None:
+        """An append was abandoned midway (its caller was cancelled): it may still commit,
+        so replace the producer before the next append (which settles its fate)."""
+        self._suspect = True
 
     def _refuse_if_fenced(self) -> None:
         if self.fenced:
@@ -267,6 +271,21 @@ class EventLog:
             raise LogUnavailable(
                 f"the log could not be read back ({type(error).__name__})", outcome_unknown=True
             ) from error
+
+
+async def _abandon(producer: AIOKafkaProducer) -> None:
+    """Stop a producer for good, even while the broker is away: its stop() would flush
+    pending batches, which may still be retrying, and deliver them later (after the log
+    was read back) unless its sender is cancelled too."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(producer.stop(), 1.0)
+    sender = getattr(producer, "_sender", None)
+    task = getattr(sender, "sender_task", None)
+    if task is not None and not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=1.0)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(producer.client.close(), 1.0)
 
 
 async def _read_partition(

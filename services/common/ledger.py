@@ -174,6 +174,12 @@ class StreamWriter:
             raise LogUnavailable(
                 "nothing was appended; retry with the same command id", outcome_unknown=False
             ) from failure
+        except BaseException:
+            # Cancelled (the caller's deadline passed, its client went away): the append
+            # may still commit, so it is settled before this match's next append.
+            self._unsettled[match_id] = before
+            self._log.distrust()
+            raise
         for p, end in written.items():
             self._known[p] = max(self._known.get(p, 0), end)
         return self._took(envelopes, game)

@@ -56,13 +56,13 @@ class Bot(threading.Thread):
         self._channel = grpc.insecure_channel(address)
         self._stub = gateway_pb2_grpc.GatewayStub(self._channel)
         self._rng = random.Random(seed)
-        self._stop = stop
+        self._halt = stop
         self._record = record
         self.failure: BaseException | None = None
 
     def run(self) -> None:
         try:
-            while not self._stop.is_set():
+            while not self._halt.is_set():
                 self._play_one()
         except Stopped:
             pass
@@ -86,7 +86,7 @@ class Bot(threading.Thread):
                     raise
                 with self._record.lock:
                     self._record.retries[code.name] += 1
-                if self._stop.is_set():
+                if self._halt.is_set():
                     raise Stopped from error
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
@@ -102,7 +102,7 @@ class Bot(threading.Thread):
             self._record.acked.append((match_id, create.command_id, created.version))
         mover = players[0]
         for _ in range(2000):
-            if self._stop.is_set():
+            if self._halt.is_set():
                 return
             request = board_pb2.GetLegalActionsRequest(match_id=match_id, player=mover)
             legal = self._call(self._stub.GetLegalActions, request)

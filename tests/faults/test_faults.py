@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import threading
 import time
@@ -54,6 +55,9 @@ def private_stack(tmp_path: Path) -> Iterator[tuple[Stack, PrivateKafka]]:
     finally:
         stack.down()
         kafka.stop()
+        if keep := os.environ.get("FAULTS_LOGS"):  # pytest prunes old tmp dirs
+            shutil.rmtree(keep, ignore_errors=True)
+            shutil.copytree(tmp_path / "run", keep, ignore=shutil.ignore_patterns("*.pid"))
 
 
 def probe(stack: Stack, deadline: float) -> float:

@@ -30,6 +30,7 @@ class FlakyLog(EventLog):
     lose = 0
     refuse = 0
     unreadable = 0
+    stall = 0.0
 
     async def append(self, envelopes: Sequence[envelope_pb2.EventEnvelope]) -> dict[int, int]:
         if self.refuse:
@@ -37,6 +38,9 @@ class FlakyLog(EventLog):
             self._suspect = True
             raise LogUnavailable("refused before sending", outcome_unknown=True)
         written = await super().append(envelopes)
+        if self.stall:
+            stall, self.stall = self.stall, 0.0
+            await asyncio.sleep(stall)  # committed, but the answer comes too late
         if self.lose:
             self.lose -= 1
             self._suspect = True
@@ -169,3 +173,18 @@ def test_recovery_counts_a_duplicate_sequence_and_keeps_the_first(kafka: str) ->
     held, first, counted = asyncio.run(run())
     assert held == [first]
     assert counted == 1
+
+
+def test_a_caller_cancelled_during_its_append_gets_the_first_events_on_retry(kafka: str) -> None:
+    async def run() -> tuple[list[str], dict[str, list[tuple[int, str]]]]:
+        writer, log, _ = await _writer(kafka)
+        log.stall = 30.0
+        with pytest.raises(TimeoutError):  # e.g. the gRPC deadline of the call passed
+            await asyncio.wait_for(writer.append("m", [ended("a")], CMD), 2.0)
+        retried = await writer.append("m", [ended("a")], CMD)
+        await log.stop()
+        return [e.event_id for e in retried], await _sequences(kafka, log.topic)
+
+    retried, seen = asyncio.run(run())
+    assert [s for s, _ in seen["m"]] == [1]
+    assert retried == [i for _, i in seen["m"]]
