@@ -171,9 +171,7 @@ class StreamWriter:
                 return self._took(adopted, game)
             if adopted:  # not ours (cannot happen under the match lock): fold, never lose
                 self._adopt(adopted, game)
-            raise LogUnavailable(
-                "nothing was appended; retry with the same command id", outcome_unknown=False
-            ) from failure
+            raise LogUnavailable("nothing was appended", outcome_unknown=False) from failure
         except BaseException:
             # Cancelled (the caller's deadline passed, its client went away): the append
             # may still commit, so it is settled before this match's next append.

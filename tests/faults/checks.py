@@ -70,6 +70,11 @@ def finished_matches(log: Log) -> list[str]:
     )
 
 
+def unscored(log: Log) -> list[str]:
+    """Finished matches without a result on scoring.events."""
+    return [m for m in finished_matches(log) if not log["scoring"].get(m)]
+
+
 def unverified(log: Log) -> dict[str, list[str]]:
     problems = {}
     for match_id in finished_matches(log):
@@ -127,6 +132,7 @@ class Findings:
     duplicates: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
     unverified: dict[str, list[str]] = field(default_factory=dict)
+    unscored: list[str] = field(default_factory=list)
     views_behind: list[str] = field(default_factory=list)
     differences: list[str] = field(default_factory=list)
 
@@ -143,6 +149,7 @@ def check(bootstrap: str, prefix: str, gateway: str, acked: list[tuple[str, str,
         duplicates=duplicates(log),
         lost=lost(log, acked),
         unverified=problems,
+        unscored=unscored(log),
         views_behind=behind,
         differences=report.differences,
     )

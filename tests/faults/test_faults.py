@@ -1,7 +1,8 @@
 """Fault injection: bots play while each process, and the Kafka broker, is SIGKILLed and
 restarted. Afterwards: no acknowledged action lost, none duplicated (one event id per
 (match, stream, sequence)), views converge (rebuild-compare: 0 differences), every
-finished match verifies, no process died on its own; recovery times are reported.
+finished match verifies and is scored, no process died on its own; recovery times are
+reported.
 
 Runs against a private broker (tests/faults/kafka.py), never the shared one. ``make
 faults`` runs it (about 5 minutes); it is not part of ``make test``.
@@ -147,3 +148,4 @@ def test_bots_lose_and_duplicate_nothing_while_every_process_and_the_broker_die(
     assert findings.views_behind == []
     assert findings.differences == []
     assert findings.unverified == {}
+    assert findings.unscored == []
