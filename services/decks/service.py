@@ -65,6 +65,9 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             )
         elif is_a(envelope, platform_events_pb2.DecksSeedRevealed):
             match.revealed = True
+            # No shuffle or draw follows a reveal: the piles and kept replies can go.
+            match.piles = DeckPiles()
+            match.replies.clear()
 
     async def _append(
         self,

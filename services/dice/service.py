@@ -39,6 +39,9 @@ class DiceService(dice_pb2_grpc.DiceServicer):
             )
         elif is_a(envelope, platform_events_pb2.DiceSeedRevealed):
             match.revealed = True
+            # No roll follows a reveal (a command that rolled committed before its match
+            # ended): the replies kept for retried rolls can go.
+            match.rolls.clear()
 
     async def _append(
         self,
