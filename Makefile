@@ -73,7 +73,7 @@ status:  ## show what is running
 test: install tools kafka check-protos  ## unit + integration tests against the real Kafka
 	$(VENV)/bin/pytest -q -ra --timeout=600 -m 'not faults'
 
-faults: install  ## fault injection: SIGKILL each process and a private Kafka while bots play (~5 min)
+faults: install  ## fault injection: SIGKILL each process and a private Kafka while bots play (2–3 min)
 	@$(KAFKA) fetch
 	FAULTS_REPORT=.cache/faults-report.json FAULTS_LOGS=.cache/faults-logs $(VENV)/bin/pytest -q -ra -s --timeout=900 -m faults tests/faults
 

@@ -5,7 +5,7 @@ finished match verifies and is scored, no process died on its own; recovery time
 reported.
 
 Runs against a private broker (tests/faults/kafka.py), never the shared one. ``make
-faults`` runs it (about 5 minutes); it is not part of ``make test``.
+faults`` runs it (2–3 minutes); it is not part of ``make test``.
 """
 
 from __future__ import annotations
