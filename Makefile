@@ -19,7 +19,7 @@ include deploy/make/image.mk
 GRPCURL_VERSION ?= v1.9.3
 
 .PHONY: help install tools tools-grpcurl protos check-protos kafka kafka-stop topics up down \
-        status test test-unit lint bench clean prometheus prometheus-stop k8s-generate
+        status test test-unit faults lint bench clean prometheus prometheus-stop k8s-generate
 
 help:  ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -73,7 +73,11 @@ status:  ## show what is running
 	@$(VENV)/bin/tabletop stack status || true
 
 test: install tools kafka check-protos  ## unit + integration tests against the real Kafka
-	$(VENV)/bin/pytest -q -ra --timeout=600
+	$(VENV)/bin/pytest -q -ra --timeout=600 -m 'not faults'
+
+faults: install  ## fault injection: SIGKILL each process and a private Kafka while bots play (2–3 min)
+	@$(KAFKA) fetch
+	FAULTS_REPORT=.cache/faults-report.json FAULTS_LOGS=.cache/faults-logs $(VENV)/bin/pytest -q -ra -s --timeout=900 -m faults tests/faults
 
 test-unit: install  ## unit tests only (no Kafka)
 	$(VENV)/bin/pytest -q -m 'not integration' tests/unit

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 
 from services.board.chance import RemoteChance
 from services.board.lobby import LobbyService
+from services.board.reveals import unrevealed
 from services.board.service import BoardService
 from services.common.config import Config
 from services.common.eventlog import EventLog
@@ -47,14 +50,27 @@ async def main(config: Config) -> None:
             envelope_pb2.DESCRIPTOR.services_by_name["EventSource"].full_name,
         ]
 
+    tasks: list[asyncio.Task[None]] = []
+
     async def start() -> None:
         await (
             event_log.start()
         )  # initialising the transactional producer aborts a zombie's open txn
         await writer.recover(service.apply)
         service.refresh_gauges()
+        tasks.append(asyncio.create_task(service.reveals.run()))
+        tasks.append(asyncio.create_task(resume_reveals()))
+
+    async def resume_reveals() -> None:
+        """Finished matches whose seeds were never revealed (the board stopped first)."""
+        finished = {m.match_id for m in service.matches if m.finished}
+        topics = [event_topic(s, config.topic_prefix) for s in ("dice", "decks")]
+        for match_id in sorted(await unrevealed(config.kafka_bootstrap, topics, finished)):
+            service.reveals.add(match_id, f"reveal:{match_id}")
 
     async def stop() -> None:
+        for task in tasks:
+            task.cancel()
         await event_log.stop()
         await dice_channel.close()
         await decks_channel.close()

@@ -1,10 +1,15 @@
 """Resolving the engine's chance nodes through the dice and decks services.
 
 Request ids derive from the command id and the node's index, so a retried command gets
-the same outcomes back instead of new ones.
+the same outcomes back instead of new ones. Every call has a deadline; a failed call
+raises ChanceFailed with the status the board should answer: UNAVAILABLE only for what a
+retry of the command can fix.
 """
 
 from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TypeVar
 
 import grpc
 
@@ -21,6 +26,61 @@ from services.games.contract import (
 )
 from tabletop.v1 import decks_pb2, decks_pb2_grpc, dice_pb2, dice_pb2_grpc
 
+#: deadline of one call to dice or decks (each appends one event to Kafka: ~10 ms)
+CALL_TIMEOUT_S = 5.0
+
+#: codes of a failed dice/decks call after which the same command may succeed
+RETRYABLE = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.ABORTED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.CANCELLED,
+    }
+)
+
+T = TypeVar("T")
+
+
+class ChanceFailed(Exception):
+    """A dice or decks call failed; ``code`` is what the board answers its client."""
+
+    def __init__(self, code: grpc.StatusCode, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.reason = reason
+
+    def refusal(self) -> Refusal:
+        """The command's refusal: the board answers with this failure's status."""
+        return Refusal(RefusalKind(self.code.name), self.reason, self.message)
+
+
+def _failed(service: str, error: grpc.aio.AioRpcError) -> ChanceFailed:
+    code = error.code()
+    if code in RETRYABLE:
+        return ChanceFailed(
+            grpc.StatusCode.UNAVAILABLE,
+            f"{service} is unavailable ({code.name}); retry with the same command id",
+            "CHANCE_UNAVAILABLE",
+        )
+    if code == grpc.StatusCode.FAILED_PRECONDITION:  # e.g. the seed is revealed already
+        return ChanceFailed(code, f"{service} refused: {error.details()}", "CHANCE_REFUSED")
+    # The board asked something malformed: a bug on our side, not the client's.
+    return ChanceFailed(
+        grpc.StatusCode.INTERNAL,
+        f"{service} failed ({code.name}): {error.details()}",
+        "CHANCE_FAILED",
+    )
+
+
+async def _call(service: str, call: Awaitable[T]) -> T:
+    try:
+        return await call
+    except grpc.aio.AioRpcError as error:
+        raise _failed(service, error) from error
+
 
 class RemoteChance:
     def __init__(self, dice: dice_pb2_grpc.DiceStub, decks: decks_pb2_grpc.DecksStub) -> None:
@@ -28,39 +88,31 @@ class RemoteChance:
         self.decks = decks
 
     async def commit(self, match_id: str, correlation_id: str) -> tuple[str, str]:
-        dice = await self.dice.Commit(
-            dice_pb2.CommitRequest(match_id=match_id, correlation_id=correlation_id)
-        )
-        decks = await self.decks.Commit(
-            dice_pb2.CommitRequest(match_id=match_id, correlation_id=correlation_id)
-        )
+        request = dice_pb2.CommitRequest(match_id=match_id, correlation_id=correlation_id)
+        dice = await _call("dice", self.dice.Commit(request, timeout=CALL_TIMEOUT_S))
+        decks = await _call("decks", self.decks.Commit(request, timeout=CALL_TIMEOUT_S))
         return dice.commitment, decks.commitment
 
     async def reveal(self, match_id: str, correlation_id: str) -> None:
         request = dice_pb2.RevealRequest(match_id=match_id, correlation_id=correlation_id)
-        await self.dice.Reveal(request)
-        await self.decks.Reveal(request)
+        await _call("dice", self.dice.Reveal(request, timeout=CALL_TIMEOUT_S))
+        await _call("decks", self.decks.Reveal(request, timeout=CALL_TIMEOUT_S))
 
     async def resolve(
         self, match_id: str, request: ChanceRequest, request_id: str, cause: str
     ) -> ChanceOutcome:
-        """The command handler's ChanceResolver: an unreachable service is a refusal."""
+        """The command handler's ChanceResolver: a failed call is the command's refusal."""
         try:
             return await self._resolve(match_id, request, request_id, cause)
-        except grpc.aio.AioRpcError as error:
-            raise Refusal(
-                RefusalKind.UNAVAILABLE,
-                "CHANCE_UNAVAILABLE",
-                f"the {type(request).__name__} could not be resolved "
-                f"({error.code().name}); retry with the same command id",
-            ) from error
+        except ChanceFailed as failed:
+            raise failed.refusal() from failed
 
     async def _resolve(
         self, match_id: str, request: ChanceRequest, request_id: str, correlation_id: str
     ) -> ChanceOutcome:
         match request:
             case RollDice(count=count, sides=sides, purpose=purpose):
-                rolled = await self.dice.Roll(
+                roll = self.dice.Roll(
                     dice_pb2.RollRequest(
                         match_id=match_id,
                         count=count,
@@ -68,11 +120,13 @@ class RemoteChance:
                         purpose=purpose,
                         request_id=request_id,
                         correlation_id=correlation_id,
-                    )
+                    ),
+                    timeout=CALL_TIMEOUT_S,
                 )
+                rolled = await _call("dice", roll)
                 return DiceRolled(tuple(rolled.values))
             case ShuffleDeck(deck=deck, cards=cards, purpose=purpose):
-                shuffled = await self.decks.Shuffle(
+                shuffle = self.decks.Shuffle(
                     decks_pb2.ShuffleRequest(
                         match_id=match_id,
                         deck=deck,
@@ -80,11 +134,13 @@ class RemoteChance:
                         purpose=purpose,
                         request_id=request_id,
                         correlation_id=correlation_id,
-                    )
+                    ),
+                    timeout=CALL_TIMEOUT_S,
                 )
+                shuffled = await _call("decks", shuffle)
                 return DeckShuffled(deck, shuffled.size)
             case DrawCards(deck=deck, count=count, purpose=purpose):
-                drawn = await self.decks.Draw(
+                draw = self.decks.Draw(
                     decks_pb2.DrawRequest(
                         match_id=match_id,
                         deck=deck,
@@ -92,7 +148,9 @@ class RemoteChance:
                         purpose=purpose,
                         request_id=request_id,
                         correlation_id=correlation_id,
-                    )
+                    ),
+                    timeout=CALL_TIMEOUT_S,
                 )
+                drawn = await _call("decks", draw)
                 return CardsDrawn(deck, tuple(drawn.cards))
         raise TypeError(f"unknown chance request {request!r}")

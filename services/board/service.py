@@ -20,8 +20,9 @@ from services.adapters.game_adapter import (
     messages_for,
     next_step_message,
 )
-from services.board.chance import RemoteChance
+from services.board.chance import ChanceFailed, RemoteChance
 from services.board.matches import Match, Matches
+from services.board.reveals import RevealOutbox
 from services.board.store import BoardEventStore
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
@@ -55,6 +56,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
         self.store = BoardEventStore(writer)
         self._handler = CommandHandler(chance, self.store, _decode)
         self.matches = Matches()
+        self.reveals = RevealOutbox(chance.reveal)
 
     # -- recovery -------------------------------------------------------------------------
     def apply(self, envelope: Any) -> None:
@@ -74,9 +76,10 @@ class BoardService(board_pb2_grpc.BoardServicer):
         MATCHES_ACTIVE.labels(match.game.name).dec()
         try:
             await self._chance.reveal(match.match_id, command_id)
-        except grpc.aio.AioRpcError as error:
-            # The match is over either way; the seeds stay secret until revealed.
-            log.error("seed_reveal_failed", code=error.code().name)
+        except ChanceFailed as failed:
+            # The match is over either way; the outbox reveals the seeds later.
+            log.warning("seed_reveal_deferred", code=failed.code.name)
+            self.reveals.add(match.match_id, command_id)
 
     # -- RPCs -----------------------------------------------------------------------------
     async def CreateMatch(
@@ -153,13 +156,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
     async def _commit(self, match_id: str, command_id: str) -> tuple[str, str]:
         try:
             return await self._chance.commit(match_id, command_id)
-        except grpc.aio.AioRpcError as error:
-            raise Refusal(
-                RefusalKind.UNAVAILABLE,
-                "CHANCE_UNAVAILABLE",
-                f"dice or decks are unavailable ({error.code().name}); "
-                "retry with the same command id",
-            ) from error
+        except ChanceFailed as failed:
+            raise failed.refusal() from failed
 
     async def SubmitAction(
         self, request: board_pb2.SubmitActionRequest, context: grpc.aio.ServicerContext

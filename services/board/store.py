@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiokafka.errors import KafkaError
 from google.protobuf import message
 
 from services.adapters.game_adapter import messages_for
 from services.common.envelope import Cause
+from services.common.eventlog import LogUnavailable, RecordTooLarge
 from services.common.ledger import StreamWriter
 from services.games.commands import Batch, Refusal, RefusalKind
 from services.games.contract import Game
@@ -63,11 +63,13 @@ class BoardEventStore:
             return await self._writer.append(
                 match_id, payloads, cause, game.name, game.rules_version
             )
-        except KafkaError as error:
-            # The transaction holding these events did not commit.
+        except LogUnavailable as error:
+            # Nothing was folded. Whether the events committed is settled from the log
+            # before this match's next append, so the retry returns the first result.
             raise Refusal(
                 RefusalKind.UNAVAILABLE,
                 "LOG_UNAVAILABLE",
-                f"the event log is unavailable ({type(error).__name__}); "
-                "retry with the same command id",
+                f"the event log is unavailable ({error}); retry with the same command id",
             ) from error
+        except RecordTooLarge as error:
+            raise Refusal(RefusalKind.INVALID_ARGUMENT, "RECORD_TOO_LARGE", str(error)) from error

@@ -106,6 +106,8 @@ class Stack:
             "TABLETOP_SCORING_ADDR": self.addr("scoring"),
             "TABLETOP_SHARD": "0",
             "TABLETOP_SHUTDOWN_GRACE_SECONDS": "3",
+            # one projector per stack: a stable identity (static group membership)
+            "TABLETOP_INSTANCE_ID": f"{self.topic_prefix}{service}-0",
             **self.extra_env,
         }
 

@@ -108,6 +108,8 @@ class Config:
     #: scratch space (Faust's table data); /tmp is the writable emptyDir in Kubernetes
     data_dir: str
     shutdown_grace_seconds: float
+    #: a stable identity of this replica (its pod name), for static Kafka group membership
+    instance_id: str = ""
 
     @classmethod
     def from_env(cls, service: str) -> Config:
@@ -155,4 +157,5 @@ class Config:
             log_level=_env("LOG_LEVEL", "info"),
             data_dir=_env("DATA_DIR", os.path.join(tempfile.gettempdir(), "tabletop")),
             shutdown_grace_seconds=float(_env("SHUTDOWN_GRACE_SECONDS", "10")),
+            instance_id=_env("INSTANCE_ID", ""),
         )

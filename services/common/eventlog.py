@@ -3,6 +3,12 @@
 Producers use acks=all and idempotence; a writer given a transactional id appends each
 command's events in one Kafka transaction, and a newer instance with the same id fences a
 zombie. Readers use read_committed so an aborted append is never seen.
+
+Every wait on Kafka has a deadline. An append that fails or times out has an unknown
+outcome (the commit may have landed while its answer was lost): the log then re-creates
+its producer before the next append, which fences the old one and settles its open
+transaction, so the caller can read the partition back and learn what really committed
+(``read_tail``; ``services.common.ledger`` does that).
 """
 
 from __future__ import annotations
@@ -10,10 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import MessageSizeTooLargeError, ProducerFenced, TopicAlreadyExistsError
+from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.producer import sender as _aiokafka_sender
 
 from services.common.logging import get_logger
@@ -29,6 +38,38 @@ log = get_logger(__name__)
 TXN_RETRY_BACKOFF_S = 0.002
 vars(_aiokafka_sender)["BACKOFF_OVERRIDE"] = TXN_RETRY_BACKOFF_S
 
+#: longest wait for one append (or a producer restart, or a tail read) before giving up
+KAFKA_TIMEOUT_S = 10.0
+#: Kafka's default message.max.bytes is 1 MiB (1048588) for a whole record batch; a record
+#: stays well under it so a batch of one never reaches the broker's limit
+MAX_RECORD_BYTES = 1_000_000
+
+
+class LogUnavailable(Exception):
+    """An append did not happen, or its outcome is unknown: a retry can fix it."""
+
+    def __init__(self, message: str, *, outcome_unknown: bool) -> None:
+        super().__init__(message)
+        self.outcome_unknown = outcome_unknown
+
+
+class RecordTooLarge(ValueError):
+    """An envelope exceeds the record size bound: nothing was appended, and a retry of the
+    same thing never succeeds."""
+
+
+#: what a send resolves to (aiokafka's RecordMetadata: partition, offset, ...)
+Written = list[Any]
+#: one append waiting for the next transaction
+Batch = tuple[Sequence[envelope_pb2.EventEnvelope], "asyncio.Future[Written]"]
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    partition: int
+    offset: int
+    envelope: envelope_pb2.EventEnvelope
+
 
 class EventLog:
     """Appends envelopes to one stream's topic, keyed by match id.
@@ -39,50 +80,157 @@ class EventLog:
     transaction or none of it is), and concurrency costs one commit instead of many.
     """
 
-    def __init__(self, bootstrap: str, topic: str, transactional_id: str | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        transactional_id: str | None = None,
+        timeout: float = KAFKA_TIMEOUT_S,
+        max_record_bytes: int = MAX_RECORD_BYTES,
+    ) -> None:
         self.topic = topic
-        self._transactional = transactional_id is not None
-        self._producer = AIOKafkaProducer(
-            bootstrap_servers=bootstrap,
-            acks="all",
-            enable_idempotence=True,
-            transactional_id=transactional_id,
-            # Transactional: records wait in the batch until the commit flushes them (the
-            # commit never waits for the linger), so one command is one produce request.
-            linger_ms=20 if transactional_id is not None else 0,
-        )
-        self._pending: list[tuple[Sequence[envelope_pb2.EventEnvelope], asyncio.Future[None]]] = []
+        self.timeout = timeout
+        self.max_record_bytes = max_record_bytes
+        self._bootstrap = bootstrap
+        self._transactional_id = transactional_id
+        self._producer = self._new_producer()
+        self._pending: list[Batch] = []
         self._wake = asyncio.Event()
         self._committer: asyncio.Task[None] | None = None
+        self._partitions: list[int] = []
+        #: set by a failure: the producer is re-created (fencing the old one) before reuse
+        self._suspect = False
+        #: another instance took this transactional id over: this one must never write
+        #: again (re-creating the producer would fence the rightful owner in turn)
+        self.fenced = False
+        self._reset_lock = asyncio.Lock()
+
+    def _new_producer(self) -> AIOKafkaProducer:
+        transactional = self._transactional_id is not None
+        return AIOKafkaProducer(
+            bootstrap_servers=self._bootstrap,
+            acks="all",
+            enable_idempotence=True,
+            transactional_id=self._transactional_id,
+            # Transactional: records wait in the batch until the commit flushes them (the
+            # commit never waits for the linger), so one command is one produce request.
+            linger_ms=20 if transactional else 0,
+            request_timeout_ms=int(self.timeout * 1000),
+            max_request_size=self.max_record_bytes + 64 * 1024,
+        )
 
     async def start(self) -> None:
         await self._producer.start()
-        if self._transactional:
+        self._partitions = sorted(await self._producer.partitions_for(self.topic))
+        if self._transactional_id is not None:
             self._committer = asyncio.create_task(self._commit_forever())
 
     async def stop(self) -> None:
+        await self._halt(RuntimeError("the event log stopped before this append"))
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._producer.stop(), self.timeout)
+
+    async def _halt(self, error: BaseException) -> None:
         if self._committer is not None:
+            # Cancelling mid-transaction makes aiokafka try to abort it, which can hang
+            # while the broker is away; the replacement producer settles it anyway.
             self._committer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._committer
+            await asyncio.wait({self._committer}, timeout=1.0)
+            self._committer = None
         for _, done in self._pending:
             if not done.done():
-                done.set_exception(RuntimeError("the event log stopped before this append"))
+                done.set_exception(error)
         self._pending = []
-        await self._producer.stop()
 
-    async def append(self, envelopes: Sequence[envelope_pb2.EventEnvelope]) -> None:
-        """Durably append ``envelopes`` (all or none, when transactional)."""
+    def partition_of(self, match_id: str) -> int:
+        """The partition holding ``match_id`` (the producer's own key hashing)."""
+        return int(DefaultPartitioner()(match_id.encode(), self._partitions, self._partitions))
+
+    async def fence(self) -> None:
+        """After a failure: replace the producer. A transactional replacement fences the
+        old one and settles its transaction (committed or aborted for good) before it
+        returns, so a read of the log afterwards tells what became of it."""
+        async with self._reset_lock:
+            self._refuse_if_fenced()
+            if not self._suspect:
+                return
+            await self._halt(LogUnavailable("the producer was replaced", outcome_unknown=True))
+            old, self._producer = self._producer, self._new_producer()
+            await _abandon(old)
+            try:
+                await asyncio.wait_for(self._producer.start(), self.timeout)
+            except Exception as error:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._producer.stop(), 1.0)
+                raise LogUnavailable(
+                    f"Kafka is unreachable ({type(error).__name__})", outcome_unknown=True
+                ) from error
+            if self._transactional_id is not None:
+                self._committer = asyncio.create_task(self._commit_forever())
+            self._suspect = False
+            log.info("producer_replaced", topic=self.topic)
+
+    def distrust(self) -> None:
+        """An append was abandoned midway (its caller was cancelled): it may still commit,
+        so replace the producer before the next append (which settles its fate)."""
+        self._suspect = True
+
+    def _refuse_if_fenced(self) -> None:
+        if self.fenced:
+            raise LogUnavailable(
+                "another instance of this writer took over; this one no longer writes",
+                outcome_unknown=True,
+            )
+
+    def _failed(self, error: BaseException) -> None:
+        self._suspect = True
+        if isinstance(error, ProducerFenced) and not self.fenced:
+            self.fenced = True
+            log.error("producer_fenced", topic=self.topic)
+
+    async def append(self, envelopes: Sequence[envelope_pb2.EventEnvelope]) -> dict[int, int]:
+        """Durably append ``envelopes`` (all or none, when transactional); returns, per
+        partition written, the offset after the last record.
+
+        Raises RecordTooLarge before anything is sent, and LogUnavailable when the append
+        failed or did not finish within the deadline (its outcome is then unknown).
+        """
         if not envelopes:
-            return
-        if self._transactional:
-            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._pending.append((envelopes, done))
-            self._wake.set()
-            await done
-            return
-        futures = [await self._send(envelope) for envelope in envelopes]
-        await asyncio.gather(*futures)
+            return {}
+        for envelope in envelopes:
+            size = envelope.ByteSize()
+            if size > self.max_record_bytes:
+                raise RecordTooLarge(
+                    f"a {envelope.event_type} event of {size} bytes exceeds the "
+                    f"{self.max_record_bytes}-byte record limit"
+                )
+        self._refuse_if_fenced()
+        if self._suspect:
+            await self.fence()
+        try:
+            if self._transactional_id is not None:
+                done: asyncio.Future[Written] = asyncio.get_running_loop().create_future()
+                self._pending.append((envelopes, done))
+                self._wake.set()
+                written = await asyncio.wait_for(asyncio.shield(done), self.timeout)
+            else:
+                futures = [await self._send(envelope) for envelope in envelopes]
+                written = await asyncio.wait_for(asyncio.gather(*futures), self.timeout)
+        except MessageSizeTooLargeError as error:
+            self._failed(error)
+            raise RecordTooLarge(str(error)) from error
+        except LogUnavailable as error:
+            self._failed(error.__cause__ or error)
+            raise
+        except Exception as error:
+            self._failed(error)
+            raise LogUnavailable(
+                f"the append failed ({type(error).__name__ or 'timeout'})", outcome_unknown=True
+            ) from error
+        ends: dict[int, int] = {}
+        for metadata in written:
+            ends[metadata.partition] = max(ends.get(metadata.partition, 0), metadata.offset + 1)
+        return ends
 
     async def _send(self, envelope: envelope_pb2.EventEnvelope) -> asyncio.Future[object]:
         future: asyncio.Future[object] = await self._producer.send(
@@ -97,25 +245,92 @@ class EventLog:
             batches, self._pending = self._pending, []
             if not batches:
                 continue
+            sent: list[list[asyncio.Future[object]]] = []
             try:
                 async with self._producer.transaction():
                     for envelopes, _ in batches:
-                        for envelope in envelopes:
-                            await self._send(envelope)
+                        sent.append([await self._send(envelope) for envelope in envelopes])
             except Exception as error:  # every batch of the failed transaction fails
+                self._failed(error)
                 for _, done in batches:
                     if not done.done():
                         done.set_exception(error)
                 continue
-            for _, done in batches:
-                if not done.done():
-                    done.set_result(None)
+            for (_, done), futures in zip(batches, sent, strict=True):
+                if not done.done():  # the commit flushed every record: all resolved
+                    done.set_result([f.result() for f in futures])
+
+    async def read_tail(self, partition: int, start: int) -> list[LogRecord]:
+        """Every committed record of ``partition`` from offset ``start`` to the end as of
+        now (the last stable offset), within the deadline."""
+        try:
+            return await asyncio.wait_for(
+                _read_partition(self._bootstrap, self.topic, partition, start), self.timeout
+            )
+        except Exception as error:
+            raise LogUnavailable(
+                f"the log could not be read back ({type(error).__name__})", outcome_unknown=True
+            ) from error
+
+
+async def _abandon(producer: AIOKafkaProducer) -> None:
+    """Stop a producer for good, even while the broker is away: its stop() would flush
+    pending batches, which may still be retrying, and deliver them later (after the log
+    was read back) unless its sender is cancelled too."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(producer.stop(), 1.0)
+    sender = getattr(producer, "_sender", None)
+    task = getattr(sender, "sender_task", None)
+    if task is not None and not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=1.0)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(producer.client.close(), 1.0)
+
+
+async def _read_partition(
+    bootstrap: str, topic: str, partition: int, start: int
+) -> list[LogRecord]:
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    try:
+        tp = TopicPartition(topic, partition)
+        consumer.assign([tp])
+        end = (await consumer.end_offsets([tp]))[tp]
+        records: list[LogRecord] = []
+        if end <= start:
+            return records
+        consumer.seek(tp, start)
+        while await consumer.position(tp) < end:
+            batches = await consumer.getmany(tp, timeout_ms=200)
+            for record in batches.get(tp, []):
+                records.append(
+                    LogRecord(
+                        partition,
+                        record.offset,
+                        envelope_pb2.EventEnvelope.FromString(record.value),
+                    )
+                )
+        return records
+    finally:
+        await consumer.stop()
 
 
 async def read_stream(
     bootstrap: str, topics: Sequence[str]
 ) -> AsyncIterator[envelope_pb2.EventEnvelope]:
     """Every committed envelope in ``topics`` from the beginning to the end as of now."""
+    async for record in read_records(bootstrap, topics):
+        yield record.envelope
+
+
+async def read_records(bootstrap: str, topics: Sequence[str]) -> AsyncIterator[LogRecord]:
+    """Every committed record in ``topics`` from the beginning to the end as of now."""
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap,
         enable_auto_commit=False,
@@ -135,9 +350,13 @@ async def read_stream(
         pending = {tp for tp in partitions if ends[tp] > 0}
         while pending:
             batches = await consumer.getmany(*pending, timeout_ms=500)
-            for records in batches.values():
+            for tp, records in batches.items():
                 for record in records:
-                    yield envelope_pb2.EventEnvelope.FromString(record.value)
+                    yield LogRecord(
+                        tp.partition,
+                        record.offset,
+                        envelope_pb2.EventEnvelope.FromString(record.value),
+                    )
             for tp in list(pending):
                 if await consumer.position(tp) >= ends[tp]:
                     pending.discard(tp)

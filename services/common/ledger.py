@@ -3,6 +3,13 @@
 Each service is the single writer of its stream for the matches its shard owns. State
 changes only after Kafka acknowledged the append (acks=all), so what a service answers
 is always durable. On start it rebuilds from its topic.
+
+Exactly once under broker faults: an append whose outcome is unknown (the broker died
+mid-commit, an answer was lost, the deadline passed) leaves the match *unsettled*. The
+writer then fences its producer and reads the match's partition back (read_committed)
+from where it stood before the append: what committed is adopted, so a retry of the same
+command returns the first result instead of appending a second copy at the same
+sequence numbers. Until that read succeeds no new append is made for the match.
 """
 
 from __future__ import annotations
@@ -14,14 +21,22 @@ from collections.abc import AsyncIterator, Callable, Sequence
 import grpc
 from google.protobuf import any_pb2, message
 
-from services.common.envelope import Cause, make_envelope
-from services.common.eventlog import EventLog, read_stream
+from services.common.envelope import Cause, make_envelope, pack
+from services.common.eventlog import (
+    EventLog,
+    LogRecord,
+    LogUnavailable,
+    RecordTooLarge,
+    read_records,
+)
 from services.common.logging import get_logger
-from services.common.metrics import EVENTS_APPENDED
+from services.common.metrics import APPENDS_SETTLED, EVENTS_APPENDED, LOG_DUPLICATES
 from services.common.sharding import shard_of
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc
 
 log = get_logger(__name__)
+
+Apply = Callable[[envelope_pb2.EventEnvelope], None]
 
 
 class StreamWriter:
@@ -42,6 +57,12 @@ class StreamWriter:
         self._shards = shards
         self._events: dict[str, list[envelope_pb2.EventEnvelope]] = defaultdict(list)
         self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        #: partition → an offset before which every record is known to this writer
+        self._known: dict[int, int] = {}
+        #: match → the offset of its partition to read back from (outcome unknown)
+        self._unsettled: dict[str, int] = {}
+        #: folds envelopes adopted from the log into the owner's state (set by recover)
+        self._apply: Apply = lambda envelope: None
 
     def owns(self, match_id: str) -> bool:
         return shard_of(match_id, self._shards) == self._shard
@@ -59,26 +80,46 @@ class StreamWriter:
     def matches(self) -> list[str]:
         return list(self._events)
 
-    async def recover(self, apply: Callable[[envelope_pb2.EventEnvelope], None]) -> int:
-        """Rebuild from the topic: every envelope of an owned match, in order."""
+    async def recover(self, apply: Apply) -> int:
+        """Rebuild from the topic: every envelope of an owned match, in order. ``apply``
+        also folds what a later read-back adopts."""
+        self._apply = apply
         count = 0
-        async for envelope in read_stream(self._bootstrap, [self._event_log.topic]):
+        async for record in read_records(self._bootstrap, [self._event_log.topic]):
+            self._known[record.partition] = record.offset + 1
+            envelope = record.envelope
             if envelope.stream != self.stream or not self.owns(envelope.match_id):
                 continue
-            held = self._events[envelope.match_id]
-            if envelope.sequence != len(held) + 1:
-                # A retried producer batch can duplicate; anything else is corruption.
-                if envelope.sequence <= len(held):
-                    continue
-                raise RuntimeError(
-                    f"{self.stream}: match {envelope.match_id} jumps from {len(held)} "
-                    f"to {envelope.sequence}"
-                )
-            held.append(envelope)
-            apply(envelope)
-            count += 1
+            if self._take(envelope):
+                apply(envelope)
+                count += 1
         log.info("recovered", stream=self.stream, events=count, matches=len(self._events))
         return count
+
+    def _take(self, envelope: envelope_pb2.EventEnvelope) -> bool:
+        """Hold the next envelope of its match; False for one held already. A second
+        event id at a held sequence is a duplicate append: counted and logged, not folded."""
+        held = self._events[envelope.match_id]
+        if envelope.sequence == len(held) + 1:
+            held.append(envelope)
+            return True
+        if envelope.sequence <= len(held):
+            first = held[envelope.sequence - 1]
+            if first.event_id != envelope.event_id:
+                LOG_DUPLICATES.labels(self.stream).inc()
+                log.error(
+                    "duplicate_sequence",
+                    stream=self.stream,
+                    match_id=envelope.match_id,
+                    sequence=envelope.sequence,
+                    kept=first.event_id,
+                    dropped=envelope.event_id,
+                )
+            return False
+        raise RuntimeError(
+            f"{self.stream}: match {envelope.match_id} jumps from {len(held)} "
+            f"to {envelope.sequence}"
+        )
 
     async def append(
         self,
@@ -88,7 +129,20 @@ class StreamWriter:
         game: str = "",
         rules_version: str = "",
     ) -> list[envelope_pb2.EventEnvelope]:
-        """Append ``payloads`` for ``match_id``; the caller holds ``lock(match_id)``."""
+        """Append ``payloads`` for ``match_id``; the caller holds ``lock(match_id)``.
+
+        Raises LogUnavailable (retry with the same command) or RecordTooLarge (never).
+        """
+        if match_id in self._unsettled:
+            adopted = await self._settle(match_id)
+            if adopted and _same_command(adopted, payloads, cause):
+                return self._took(adopted, game)  # the first attempt committed after all
+            if adopted:
+                self._adopt(adopted, game)
+                raise LogUnavailable(
+                    "an earlier command of this match committed after all; decide again",
+                    outcome_unknown=False,
+                )
         start = self.version(match_id)
         envelopes = [
             make_envelope(
@@ -103,10 +157,96 @@ class StreamWriter:
             for i, payload in enumerate(payloads)
         ]
         envelopes[-1].last_in_batch = True
-        await self._event_log.append(envelopes)
-        self._events[match_id].extend(envelopes)
+        partition = self._event_log.partition_of(match_id)
+        before = self._known.get(partition, 0)
+        try:
+            written = await self._event_log.append(envelopes)
+        except LogUnavailable as failure:
+            self._unsettled[match_id] = before
+            try:
+                adopted = await self._settle(match_id)
+            except LogUnavailable:
+                raise failure from None  # still unknown: settled before the next append
+            if [e.event_id for e in adopted] == [e.event_id for e in envelopes]:
+                return self._took(adopted, game)
+            if adopted:  # not ours (cannot happen under the match lock): fold, never lose
+                self._adopt(adopted, game)
+            raise LogUnavailable("nothing was appended", outcome_unknown=False) from failure
+        except BaseException:
+            # Cancelled (the caller's deadline passed, its client went away): the append
+            # may still commit, so it is settled before this match's next append.
+            self._unsettled[match_id] = before
+            self._event_log.distrust()
+            raise
+        for p, end in written.items():
+            self._known[p] = max(self._known.get(p, 0), end)
+        return self._took(envelopes, game)
+
+    def _took(
+        self, envelopes: list[envelope_pb2.EventEnvelope], game: str
+    ) -> list[envelope_pb2.EventEnvelope]:
+        self._events[envelopes[0].match_id].extend(envelopes)
         EVENTS_APPENDED.labels(self.stream, game or "none").inc(len(envelopes))
         return envelopes
+
+    def _adopt(self, envelopes: list[envelope_pb2.EventEnvelope], game: str) -> None:
+        """Hold and fold committed envelopes that no caller is waiting for."""
+        for envelope in self._took(envelopes, game):
+            self._apply(envelope)
+
+    async def _settle(self, match_id: str) -> list[envelope_pb2.EventEnvelope]:
+        """Fence the producer, read the match's partition back from before the unsettled
+        append, and return its events that committed but are not held yet."""
+        await self._event_log.fence()
+        records = await self._event_log.read_tail(
+            self._event_log.partition_of(match_id), self._unsettled[match_id]
+        )
+        del self._unsettled[match_id]
+        held = self.version(match_id)
+        adopted: list[envelope_pb2.EventEnvelope] = []
+        for record in _of_match(records, match_id):
+            envelope = record.envelope
+            if envelope.sequence == held + len(adopted) + 1:
+                adopted.append(envelope)
+            elif envelope.sequence <= held:
+                self._take(envelope)  # counts a duplicate if there is one
+        APPENDS_SETTLED.labels(self.stream, "committed" if adopted else "absent").inc()
+        log.warning("append_settled", match_id=match_id, committed=len(adopted))
+        return adopted
+
+
+def _of_match(records: list[LogRecord], match_id: str) -> list[LogRecord]:
+    return [r for r in records if r.envelope.match_id == match_id]
+
+
+def _same_command(
+    envelopes: list[envelope_pb2.EventEnvelope],
+    payloads: Sequence[message.Message | any_pb2.Any],
+    cause: Cause,
+) -> bool:
+    """Whether committed ``envelopes`` are this very append (a retry of it)."""
+    return len(envelopes) == len(payloads) and all(
+        e.correlation_id == cause.correlation_id and e.payload == pack(p)
+        for e, p in zip(envelopes, payloads, strict=True)
+    )
+
+
+async def append_or_abort(
+    writer: StreamWriter,
+    context: grpc.aio.ServicerContext,
+    match_id: str,
+    payloads: Sequence[message.Message | any_pb2.Any],
+    cause: Cause,
+) -> list[envelope_pb2.EventEnvelope]:
+    """``writer.append`` for an RPC: a log failure ends the call with the status that says
+    whether a retry can help (UNAVAILABLE) or not (INVALID_ARGUMENT)."""
+    try:
+        return await writer.append(match_id, payloads, cause)
+    except LogUnavailable as error:
+        await context.abort(grpc.StatusCode.UNAVAILABLE, f"{error}; retry with the same request id")
+    except RecordTooLarge as error:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+    raise AssertionError("context.abort raises")
 
 
 class EventSourceServicer(envelope_pb2_grpc.EventSourceServicer):

@@ -40,6 +40,14 @@ MATCHES_FINISHED = Counter(
 ACTIONS = Counter(
     "tabletop_actions", "Player actions submitted, by how they ended.", ["game", "result"]
 )
+REVEALS_PENDING = Gauge(
+    "tabletop_board_seed_reveals_pending",
+    "Finished matches whose seeds dice or decks has not confirmed revealed yet.",
+)
+REVEALS_FAILED = Counter(
+    "tabletop_board_seed_reveals_abandoned",
+    "Seed reveals given up because retrying cannot help (see seed_reveal_abandoned logs).",
+)
 PROJECTOR_FOLDED = Counter(
     "tabletop_projector_events_folded", "Events folded into read models.", ["stream"]
 )
@@ -48,12 +56,28 @@ PROJECTOR_FOLD_ERRORS = Counter(
     "Events the projector could not fold (the match's view stops moving; see the logs).",
     ["stream"],
 )
+PROJECTOR_DEAD_LETTERS = Counter(
+    "tabletop_projector_dead_letters",
+    "Events set aside on the dead-letter topic (their match's views stop; the rest go on).",
+    ["reason"],
+)
 PROJECTOR_LAG = Gauge(
     "tabletop_projector_lag_seconds", "Age of the newest event the projector has folded."
 )
 PROJECTOR_ASSIGNED = Gauge(
     "tabletop_projector_assigned_partitions",
     "Partitions this projector instance folds (0 while rebalancing or recovering tables).",
+)
+LOG_DUPLICATES = Counter(
+    "tabletop_log_duplicate_sequences",
+    "Events read back at a (match, stream, sequence) already held by another event id.",
+    ["stream"],
+)
+APPENDS_SETTLED = Counter(
+    "tabletop_log_appends_settled",
+    "Appends whose outcome was unknown (failure or timeout), settled by reading the log "
+    "back: committed or not.",
+    ["stream", "outcome"],
 )
 GATEWAY_WATCHERS = Gauge("tabletop_gateway_watchers", "Open WatchMatch streams.")
 

@@ -26,7 +26,14 @@ async def serve_stream_owner(
     add_to_server: Callable[[Any, grpc.aio.Server], None],
     service_name: str,
 ) -> None:
-    event_log = EventLog(config.kafka_bootstrap, event_topic(stream, config.topic_prefix))
+    # Transactional, like the board: after an append with an unknown outcome the writer
+    # replaces its producer, and only a transactional replacement fences the old one (a
+    # late write of the old producer is refused, so reading the log back is conclusive).
+    event_log = EventLog(
+        config.kafka_bootstrap,
+        event_topic(stream, config.topic_prefix),
+        transactional_id=f"{config.topic_prefix}tabletop-{stream}-{config.shard}",
+    )
     writer = StreamWriter(stream, event_log, config.kafka_bootstrap, config.shard, config.shards)
     service = make_service(writer)
 

@@ -32,6 +32,10 @@ def views_topic(prefix: str = "") -> str:
     return f"{prefix}match.views"
 
 
+def dead_letter_topic(prefix: str = "") -> str:
+    return f"{prefix}projector.deadletter"
+
+
 def changelog_topic(table: str, prefix: str = "") -> str:
     return f"{prefix}{PROJECTOR_APP_ID}-{table}-changelog"
 
@@ -55,6 +59,16 @@ def topic_specs(prefix: str = "", partitions: int = DEFAULT_PARTITIONS) -> list[
             partitions,
             {"cleanup.policy": "compact", "min.compaction.lag.ms": "60000"},
             "newest projected view per match",
+        )
+    )
+    # What the projector could not fold (one record per event: ids and the reason, never
+    # the payload), so an operator can find the matches whose views stopped.
+    specs.append(
+        TopicSpec(
+            dead_letter_topic(prefix),
+            1,
+            {"retention.ms": str(30 * 24 * 3600 * 1000), "cleanup.policy": "delete"},
+            "events the projector could not fold or publish",
         )
     )
     specs.extend(

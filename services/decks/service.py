@@ -8,7 +8,7 @@ import grpc
 from google.protobuf import message
 
 from services.common.envelope import Cause, is_a, unpack
-from services.common.ledger import StreamWriter
+from services.common.ledger import StreamWriter, append_or_abort
 from services.games.chance import DeckPiles
 from services.games.contract import RuleViolation
 from services.games.randomness import DerivedRandom, commitment, match_seed
@@ -65,10 +65,19 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             )
         elif is_a(envelope, platform_events_pb2.DecksSeedRevealed):
             match.revealed = True
+            # No shuffle or draw follows a reveal: the piles and kept replies can go.
+            match.piles = DeckPiles()
+            match.replies.clear()
 
-    async def _append(self, match_id: str, payload: message.Message, correlation_id: str) -> None:
+    async def _append(
+        self,
+        match_id: str,
+        payload: message.Message,
+        correlation_id: str,
+        context: grpc.aio.ServicerContext,
+    ) -> None:
         cause = Cause(causation_id=correlation_id, correlation_id=correlation_id, actor="decks")
-        for envelope in await self._writer.append(match_id, [payload], cause):
+        for envelope in await append_or_abort(self._writer, context, match_id, [payload], cause):
             self.apply(envelope)
 
     async def _open_match(
@@ -104,7 +113,7 @@ class DecksService(decks_pb2_grpc.DecksServicer):
                 payload = platform_events_pb2.DecksCommitted(
                     commitment=commitment(self.seed(request.match_id)), algorithm=ALGORITHM
                 )
-                await self._append(request.match_id, payload, request.correlation_id)
+                await self._append(request.match_id, payload, request.correlation_id, context)
             return dice_pb2.CommitReply(commitment=self._matches[request.match_id].commitment)
 
     async def Shuffle(
@@ -131,7 +140,7 @@ class DecksService(decks_pb2_grpc.DecksServicer):
                 counter_to=rng.counter,
                 request_id=request.request_id,
             )
-            await self._append(request.match_id, payload, request.correlation_id)
+            await self._append(request.match_id, payload, request.correlation_id, context)
             reply = match.replies[request.request_id]
             assert isinstance(reply, decks_pb2.ShuffleReply)
             return reply
@@ -158,7 +167,7 @@ class DecksService(decks_pb2_grpc.DecksServicer):
                 remaining=match.piles.size(request.deck) - len(cards),
                 request_id=request.request_id,
             )
-            await self._append(request.match_id, payload, request.correlation_id)
+            await self._append(request.match_id, payload, request.correlation_id, context)
             reply = match.replies[request.request_id]
             assert isinstance(reply, decks_pb2.DrawReply)
             return reply
@@ -174,5 +183,5 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             seed = self.seed(request.match_id)
             if not match.revealed:
                 payload = platform_events_pb2.DecksSeedRevealed(seed=seed.hex())
-                await self._append(request.match_id, payload, request.correlation_id)
+                await self._append(request.match_id, payload, request.correlation_id, context)
             return dice_pb2.RevealReply(seed=seed.hex(), commitment=match.commitment)

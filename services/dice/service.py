@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import grpc
+from google.protobuf import message
 
 from services.common.envelope import Cause, is_a, unpack
-from services.common.ledger import StreamWriter
+from services.common.ledger import StreamWriter, append_or_abort
 from services.dice.state import ALGORITHM, DiceMatch
 from services.games.randomness import DerivedRandom, commitment, match_seed
 from tabletop.v1 import dice_pb2, dice_pb2_grpc, envelope_pb2, platform_events_pb2
@@ -38,10 +39,19 @@ class DiceService(dice_pb2_grpc.DiceServicer):
             )
         elif is_a(envelope, platform_events_pb2.DiceSeedRevealed):
             match.revealed = True
+            # No roll follows a reveal (a command that rolled committed before its match
+            # ended): the replies kept for retried rolls can go.
+            match.rolls.clear()
 
-    async def _append(self, match_id: str, payload: object, correlation_id: str) -> int:
+    async def _append(
+        self,
+        match_id: str,
+        payload: message.Message,
+        correlation_id: str,
+        context: grpc.aio.ServicerContext,
+    ) -> int:
         cause = Cause(causation_id=correlation_id, correlation_id=correlation_id, actor="dice")
-        envelopes = await self._writer.append(match_id, [payload], cause)  # type: ignore[list-item]
+        envelopes = await append_or_abort(self._writer, context, match_id, [payload], cause)
         for envelope in envelopes:
             self.apply(envelope)
         return int(envelopes[-1].sequence)
@@ -64,7 +74,7 @@ class DiceService(dice_pb2_grpc.DiceServicer):
                 payload = platform_events_pb2.DiceCommitted(
                     commitment=commitment(self.seed(request.match_id)), algorithm=ALGORITHM
                 )
-                await self._append(request.match_id, payload, request.correlation_id)
+                await self._append(request.match_id, payload, request.correlation_id, context)
             return dice_pb2.CommitReply(commitment=self._matches[request.match_id].commitment)
 
     async def Roll(
@@ -103,7 +113,9 @@ class DiceService(dice_pb2_grpc.DiceServicer):
                 counter_to=rng.counter,
                 request_id=request.request_id,
             )
-            sequence = await self._append(request.match_id, payload, request.correlation_id)
+            sequence = await self._append(
+                request.match_id, payload, request.correlation_id, context
+            )
             return dice_pb2.RollReply(values=values, sequence=sequence)
 
     async def Reveal(
@@ -118,5 +130,5 @@ class DiceService(dice_pb2_grpc.DiceServicer):
             seed = self.seed(request.match_id)
             if not match.revealed:
                 payload = platform_events_pb2.DiceSeedRevealed(seed=seed.hex())
-                await self._append(request.match_id, payload, request.correlation_id)
+                await self._append(request.match_id, payload, request.correlation_id, context)
             return dice_pb2.RevealReply(seed=seed.hex(), commitment=match.commitment)

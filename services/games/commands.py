@@ -48,6 +48,8 @@ class RefusalKind(StrEnum):
     ALREADY_EXISTS = "ALREADY_EXISTS"
     ABORTED = "ABORTED"
     UNAVAILABLE = "UNAVAILABLE"
+    #: a fault of the platform, not of the command (a peer refused what the board asked)
+    INTERNAL = "INTERNAL"
 
 
 class Refusal(Exception):

@@ -6,16 +6,22 @@ the end) and is the single writer of scoring.events.
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 
 from services.adapters.folding import FoldedMatch
 from services.common.envelope import Cause, is_a, unpack
+from services.common.eventlog import LogUnavailable
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
 from services.scoring.standings import GameStandings
 from tabletop.v1 import envelope_pb2, platform_events_pb2, scoring_pb2, scoring_pb2_grpc
 
 log = get_logger(__name__)
+
+#: pause between attempts to record a result while the log is unavailable
+RETRY_S = 1.0
 
 
 class ScoringService(scoring_pb2_grpc.ScoringServicer):
@@ -61,10 +67,25 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
             actor="scoring",
         )
         async with self._writer.lock(envelope.match_id):
-            for appended in await self._writer.append(
-                envelope.match_id, [scored], cause, match.game.name, match.game.rules_version
-            ):
-                self.apply(appended)
+            # The board event is consumed already: retry until the result is recorded (the
+            # writer settles an unknown outcome, so a retry never records it twice).
+            while envelope.match_id not in self._scored:
+                try:
+                    appended = await self._writer.append(
+                        envelope.match_id,
+                        [scored],
+                        cause,
+                        match.game.name,
+                        match.game.rules_version,
+                    )
+                except LogUnavailable as error:
+                    log.warning(
+                        "score_append_retried", match_id=envelope.match_id, detail=str(error)
+                    )
+                    await asyncio.sleep(RETRY_S)
+                    continue
+                for event in appended:
+                    self.apply(event)
         log.info("match_scored", match_id=envelope.match_id, reason=ended.reason)
 
     async def GetStandings(

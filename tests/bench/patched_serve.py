@@ -53,7 +53,7 @@ TXN_BACKOFF_S = 0.001
 #: the GIL switch interval of the ``switch-interval`` experiment (CPython's default: 5 ms)
 SWITCH_INTERVAL_S = 0.0005
 
-Append = Callable[[Any, Sequence[Any]], Awaitable[None]]
+Append = Callable[[Any, Sequence[Any]], Awaitable[dict[int, int]]]
 
 
 class GroupCommit:
@@ -64,12 +64,13 @@ class GroupCommit:
         self._pending: list[tuple[Sequence[Any], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
-    async def append(self, envelopes: Sequence[Any]) -> None:
+    async def append(self, envelopes: Sequence[Any]) -> dict[int, int]:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((envelopes, done))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
         await done
+        return {}  # offsets unknown: the writer reads back a little more after a failure
 
     async def _flush(self) -> None:
         producer = self._event_log._producer
@@ -136,20 +137,18 @@ def patch(experiment: str) -> None:
         return
     original: Append = eventlog.EventLog.append
 
-    async def locked(self: Any, envelopes: Sequence[Any]) -> None:
-        if not self._transactional:
-            await original(self, envelopes)
-            return
+    async def locked(self: Any, envelopes: Sequence[Any]) -> dict[int, int]:
+        if self._transactional_id is None:
+            return await original(self, envelopes)
         lock = self.__dict__.setdefault("_bench_lock", asyncio.Lock())
         async with lock:
-            await original(self, envelopes)
+            return await original(self, envelopes)
 
-    async def grouped(self: Any, envelopes: Sequence[Any]) -> None:
-        if not self._transactional or not envelopes:
-            await original(self, envelopes)
-            return
-        group = self.__dict__.setdefault("_bench_group", GroupCommit(self))
-        await group.append(envelopes)
+    async def grouped(self: Any, envelopes: Sequence[Any]) -> dict[int, int]:
+        if self._transactional_id is None or not envelopes:
+            return await original(self, envelopes)
+        group: GroupCommit = self.__dict__.setdefault("_bench_group", GroupCommit(self))
+        return await group.append(envelopes)
 
     replacement = {"txn-lock": locked, "group-commit": grouped}[experiment]
     eventlog.EventLog.append = replacement  # type: ignore[method-assign]

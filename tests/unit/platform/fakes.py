@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from typing import cast
 
 import grpc
-from aiokafka.errors import KafkaError
 
-from services.common.eventlog import EventLog
+from services.common.eventlog import EventLog, LogRecord, LogUnavailable
 from services.common.ledger import StreamWriter
 from services.decks.service import DecksService
 from services.dice.service import DiceService
@@ -20,17 +19,35 @@ from tabletop.v1 import decks_pb2, dice_pb2, envelope_pb2
 
 
 class MemoryEventLog:
-    """What EventLog.append does, into a list; ``down`` fails appends as Kafka would."""
+    """What EventLog does, into a list (one partition, offset = index); ``down`` fails
+    appends as an unreachable broker would: nothing written, and the read-back that
+    settles an unknown outcome fails too."""
 
     def __init__(self) -> None:
         self.topic = "memory"
         self.envelopes: list[envelope_pb2.EventEnvelope] = []
         self.down = False
 
-    async def append(self, envelopes: Sequence[envelope_pb2.EventEnvelope]) -> None:
+    def partition_of(self, match_id: str) -> int:
+        return 0
+
+    async def append(self, envelopes: Sequence[envelope_pb2.EventEnvelope]) -> dict[int, int]:
         if self.down:
-            raise KafkaError("the broker is unreachable")
+            raise LogUnavailable("the broker is unreachable", outcome_unknown=True)
         self.envelopes.extend(envelopes)
+        return {0: len(self.envelopes)}
+
+    async def fence(self) -> None:
+        if self.down:
+            raise LogUnavailable("the broker is unreachable", outcome_unknown=True)
+
+    def distrust(self) -> None:
+        pass
+
+    async def read_tail(self, partition: int, start: int) -> list[LogRecord]:
+        if self.down:
+            raise LogUnavailable("the broker is unreachable", outcome_unknown=True)
+        return [LogRecord(0, i, e) for i, e in enumerate(self.envelopes) if i >= start]
 
 
 def memory_writer(
@@ -102,15 +119,15 @@ class DirectDice(_Direct):
         super().__init__()
         self.servicer = servicer
 
-    async def Commit(self, request: dice_pb2.CommitRequest) -> dice_pb2.CommitReply:
+    async def Commit(self, request: dice_pb2.CommitRequest, **call: object) -> dice_pb2.CommitReply:
         self._check("Commit")
         return await self.servicer.Commit(request, context())
 
-    async def Roll(self, request: dice_pb2.RollRequest) -> dice_pb2.RollReply:
+    async def Roll(self, request: dice_pb2.RollRequest, **call: object) -> dice_pb2.RollReply:
         self._check("Roll")
         return await self.servicer.Roll(request, context())
 
-    async def Reveal(self, request: dice_pb2.RevealRequest) -> dice_pb2.RevealReply:
+    async def Reveal(self, request: dice_pb2.RevealRequest, **call: object) -> dice_pb2.RevealReply:
         self._check("Reveal")
         return await self.servicer.Reveal(request, context())
 
@@ -120,18 +137,20 @@ class DirectDecks(_Direct):
         super().__init__()
         self.servicer = servicer
 
-    async def Commit(self, request: dice_pb2.CommitRequest) -> dice_pb2.CommitReply:
+    async def Commit(self, request: dice_pb2.CommitRequest, **call: object) -> dice_pb2.CommitReply:
         self._check("Commit")
         return await self.servicer.Commit(request, context())
 
-    async def Shuffle(self, request: decks_pb2.ShuffleRequest) -> decks_pb2.ShuffleReply:
+    async def Shuffle(
+        self, request: decks_pb2.ShuffleRequest, **call: object
+    ) -> decks_pb2.ShuffleReply:
         self._check("Shuffle")
         return await self.servicer.Shuffle(request, context())
 
-    async def Draw(self, request: decks_pb2.DrawRequest) -> decks_pb2.DrawReply:
+    async def Draw(self, request: decks_pb2.DrawRequest, **call: object) -> decks_pb2.DrawReply:
         self._check("Draw")
         return await self.servicer.Draw(request, context())
 
-    async def Reveal(self, request: dice_pb2.RevealRequest) -> dice_pb2.RevealReply:
+    async def Reveal(self, request: dice_pb2.RevealRequest, **call: object) -> dice_pb2.RevealReply:
         self._check("Reveal")
         return await self.servicer.Reveal(request, context())

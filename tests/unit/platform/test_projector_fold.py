@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import pytest
 
 from services.adapters.game_adapter import messages_for
 from services.common.envelope import Cause, make_envelope
+from services.common.metrics import LOG_DUPLICATES
 from services.games.chance import SeededChance
 from services.games.contract import AwaitingChance
 from services.games.registry import get_game
-from services.projector.app import ProjectionFolder
+from services.projector.app import (
+    MAX_VIEW_BYTES,
+    ProjectionFolder,
+    TooLarge,
+    check_sizes,
+    dead_letter,
+)
 from tabletop.v1 import envelope_pb2
 from tabletop.v1 import platform_events_pb2 as pe
 
@@ -84,3 +94,53 @@ def test_the_cache_and_the_stored_record_fold_alike() -> None:
         b, _ = uncached.fold(b, envelope)
         uncached.forget()  # every fold decodes the record, as after a rebalance
     assert a == b
+
+
+def test_a_match_created_read_again_after_a_restart_keeps_the_revealed_seeds() -> None:
+    batch = board_batch()
+    fold_record = ProjectionFolder().fold
+    record: dict[str, Any] | None = None
+    for envelope in batch:
+        record, _ = fold_record(record, envelope)
+    reveal = make_envelope(
+        match_id="m", stream="dice", sequence=3, payload=pe.DiceSeedRevealed(seed="ab"), cause=CAUSE
+    )
+    record, _ = fold_record(record, reveal)
+    for envelope in batch:  # the board partition re-read from an older committed offset
+        record, _ = ProjectionFolder().fold(record, envelope)
+    assert record is not None
+    assert record["dice_seed"] == "ab"
+    assert record["version"] == len(batch)
+
+
+def test_a_second_event_id_at_a_folded_sequence_is_counted_as_a_duplicate() -> None:
+    batch = board_batch()
+    fold_record = ProjectionFolder().fold
+    record: dict[str, Any] | None = None
+    for envelope in batch:
+        record, _ = fold_record(record, envelope)
+    twin = envelope_pb2.EventEnvelope()
+    twin.CopyFrom(batch[-1])
+    twin.event_id = "another-id"
+    before = LOG_DUPLICATES.labels("board")._value.get()
+    again, projection = fold_record(record, batch[-1])  # the same event re-read: fine
+    assert LOG_DUPLICATES.labels("board")._value.get() == before
+    again, projection = fold_record(record, twin)
+    assert LOG_DUPLICATES.labels("board")._value.get() == before + 1
+    assert again == record and projection is None
+
+
+def test_a_record_or_view_over_the_message_limit_is_refused_before_it_is_written() -> None:
+    check_sizes({"state": "x" * 100}, b"v" * 100)
+    with pytest.raises(TooLarge):
+        check_sizes(None, b"v" * (MAX_VIEW_BYTES + 1))
+    with pytest.raises(TooLarge):
+        check_sizes({"players": ["n" * 60_000] * 20}, None)
+
+
+def test_a_dead_letter_names_the_event_and_the_reason_but_not_its_payload() -> None:
+    envelope = board_batch()[0]
+    letter = json.loads(dead_letter(envelope, "fold_error", ValueError("x" * 5000)))
+    assert letter["match_id"] == "m" and letter["sequence"] == 1
+    assert letter["event_id"] == envelope.event_id and letter["reason"] == "fold_error"
+    assert "payload" not in letter and len(letter["error"]) <= 1000

@@ -1,0 +1,161 @@
+"""What must hold after the faults: read from the log itself, not from any service."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import grpc
+
+from services.adapters.verify import verify_match
+from services.common.envelope import is_a
+from services.common.eventlog import read_stream
+from services.common.topics import STREAMS, event_topic
+from services.projector.rebuild import compare_with_live
+from tabletop.v1 import envelope_pb2, gateway_pb2, gateway_pb2_grpc, platform_events_pb2
+
+#: stream → match id → every envelope read back, duplicates included, in log order
+Log = dict[str, dict[str, list[envelope_pb2.EventEnvelope]]]
+
+
+def read_log(bootstrap: str, prefix: str) -> Log:
+    async def read() -> Log:
+        out: Log = {}
+        for stream in STREAMS:
+            by_match: dict[str, list[envelope_pb2.EventEnvelope]] = defaultdict(list)
+            async for envelope in read_stream(bootstrap, [event_topic(stream, prefix)]):
+                by_match[envelope.match_id].append(envelope)
+            out[stream] = dict(by_match)
+        return out
+
+    return asyncio.run(read())
+
+
+def duplicates(log: Log) -> list[str]:
+    """Every (stream, match, sequence) held by more than one event id."""
+    found = []
+    for stream, matches in log.items():
+        for match_id, envelopes in matches.items():
+            ids: dict[int, set[str]] = defaultdict(set)
+            for envelope in envelopes:
+                ids[envelope.sequence].add(envelope.event_id)
+            found += [f"{stream} {match_id} #{s}" for s, i in sorted(ids.items()) if len(i) > 1]
+    return found
+
+
+def first_copies(envelopes: list[envelope_pb2.EventEnvelope]) -> list[envelope_pb2.EventEnvelope]:
+    held: dict[int, envelope_pb2.EventEnvelope] = {}
+    for envelope in envelopes:
+        held.setdefault(envelope.sequence, envelope)
+    return [held[s] for s in sorted(held)]
+
+
+def lost(log: Log, acked: list[tuple[str, str, int]]) -> list[str]:
+    """Acknowledged commands whose events are not in board.events where the answer said."""
+    missing = []
+    for match_id, command_id, version in acked:
+        board = first_copies(log["board"].get(match_id, []))
+        if len(board) < version or board[version - 1].correlation_id != command_id:
+            missing.append(f"{match_id} {command_id} v{version}")
+    return missing
+
+
+def finished_matches(log: Log) -> list[str]:
+    return sorted(
+        match_id
+        for match_id, envelopes in log["board"].items()
+        if any(is_a(e, platform_events_pb2.MatchEnded) for e in envelopes)
+    )
+
+
+def unscored(log: Log) -> list[str]:
+    """Finished matches without a result on scoring.events."""
+    return [m for m in finished_matches(log) if not log["scoring"].get(m)]
+
+
+def unverified(log: Log) -> dict[str, list[str]]:
+    problems = {}
+    for match_id in finished_matches(log):
+        envelopes = [e for stream in STREAMS for e in log[stream].get(match_id, [])]
+        result = verify_match(envelopes)
+        if not result.ok:
+            problems[match_id] = result.problems
+    return problems
+
+
+def wait_for_reveals(
+    bootstrap: str, prefix: str, timeout: float
+) -> tuple[Log, dict[str, list[str]]]:
+    """The log once every finished match verifies (the outbox reveals late seeds), or the
+    problems left when ``timeout`` runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        log = read_log(bootstrap, prefix)
+        problems = unverified(log)
+        if not problems or time.monotonic() > deadline:
+            return log, problems
+        time.sleep(2)
+
+
+def views_behind(gateway: str, log: Log, timeout: float) -> list[str]:
+    """Matches whose live view has not reached the log's last board event in time."""
+    deadline = time.monotonic() + timeout
+    behind = []
+    with grpc.insecure_channel(gateway) as channel:
+        stub = gateway_pb2_grpc.GatewayStub(channel)
+        for match_id, envelopes in sorted(log["board"].items()):
+            version = len(first_copies(envelopes))
+            wait_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            try:
+                view = stub.GetView(
+                    gateway_pb2.GetViewRequest(
+                        match_id=match_id, min_version=version, wait_ms=wait_ms
+                    ),
+                    timeout=wait_ms / 1000 + 5,
+                )
+            except grpc.RpcError as error:
+                behind.append(f"{match_id}: {error.code().name}")
+                continue
+            if view.version < version:
+                behind.append(f"{match_id}: view v{view.version} < log v{version}")
+    return behind
+
+
+@dataclass
+class Findings:
+    events: int = 0
+    matches: int = 0
+    finished: int = 0
+    acked: int = 0
+    duplicates: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    unverified: dict[str, list[str]] = field(default_factory=dict)
+    unscored: list[str] = field(default_factory=list)
+    views_behind: list[str] = field(default_factory=list)
+    differences: list[str] = field(default_factory=list)
+
+
+def check(
+    bootstrap: str,
+    prefix: str,
+    gateway: str,
+    acked: list[tuple[str, str, int]],
+    token_key: bytes,
+) -> Findings:
+    log, problems = wait_for_reveals(bootstrap, prefix, timeout=90)
+    behind = views_behind(gateway, log, timeout=60)  # first: compare skips moving views
+    report = asyncio.run(compare_with_live(bootstrap, prefix, gateway, token_key))
+    return Findings(
+        events=sum(len(e) for matches in log.values() for e in matches.values()),
+        matches=len(log["board"]),
+        finished=len(finished_matches(log)),
+        acked=len(acked),
+        duplicates=duplicates(log),
+        lost=lost(log, acked),
+        unverified=problems,
+        unscored=unscored(log),
+        views_behind=behind,
+        differences=report.differences,
+    )

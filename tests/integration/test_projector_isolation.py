@@ -1,0 +1,89 @@
+"""One match cannot stop the projector: a view over the message limit is dead-lettered,
+and every other match's views go on (issue: five 60,000-character player names)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from services.cli.client import GatewayClient
+from services.cli.stack import Stack
+from services.common.topics import dead_letter_topic, topic_specs
+from tabletop.v1 import board_pb2, board_pb2_grpc
+from tests.integration.helpers import play_bot_match
+
+
+@pytest.fixture
+def own_stack(kafka: str, tmp_path: Path) -> Iterator[Stack]:
+    """A stack of its own: the dead-lettered match must not reach other tests' checks."""
+    prefix = f"iso{uuid.uuid4().hex[:8]}."
+    stack = Stack.ephemeral(tmp_path / "run", topic_prefix=prefix, partitions=1)
+    stack.kafka_bootstrap = kafka
+    try:
+        stack.up()
+        yield stack
+    finally:
+        stack.down()
+        asyncio.run(_delete_topics(kafka, [s.name for s in topic_specs(prefix, 1)]))
+
+
+async def _delete_topics(bootstrap: str, names: list[str]) -> None:
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_topics(names)
+    finally:
+        await admin.close()
+
+
+async def _dead_letters(bootstrap: str, topic: str) -> list[dict[str, object]]:
+    from aiokafka import AIOKafkaConsumer
+
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+    await consumer.start()
+    try:
+        batches = await consumer.getmany(timeout_ms=5000)
+        return [json.loads(r.value) for records in batches.values() for r in records]
+    finally:
+        await consumer.stop()
+
+
+def test_a_match_whose_views_exceed_the_message_limit_is_set_aside_and_others_go_on(
+    own_stack: Stack,
+) -> None:
+    # Straight to the board, past any size limit the gateway applies to requests: the
+    # projector must hold by design, not only thanks to validation at the edge.
+    with grpc.insecure_channel(own_stack.addr("board")) as channel:
+        huge = board_pb2_grpc.BoardStub(channel).CreateMatch(
+            board_pb2.CreateMatchRequest(
+                game="drillit",
+                players=[f"{i}" + "n" * 60_000 for i in range(5)],
+                match_id="huge-names",
+                command_id="huge-names",
+            ),
+            timeout=60,
+        )
+    assert huge.version > 0  # under the record limit: the board may append it
+    client = GatewayClient(own_stack.addr("gateway"))
+    match_id, _ = play_bot_match(client, "crashland", ["solo"], seed=7)
+    assert client.view(match_id, "").version > 0  # the projector still folds and publishes
+    letters = asyncio.run(
+        _dead_letters(own_stack.kafka_bootstrap, dead_letter_topic(own_stack.topic_prefix))
+    )
+    # The first event too large to store; the match's later events cannot fold past it.
+    assert {str(d["match_id"]) for d in letters} == {"huge-names"}
+    assert letters[0]["reason"] == "too_large"
+    assert {str(d["reason"]) for d in letters[1:]} <= {"fold_error"}
+    with urllib.request.urlopen(f"http://{own_stack.metrics_addr('projector')}/metrics") as r:
+        metrics = r.read().decode()
+    assert 'tabletop_projector_dead_letters_total{reason="too_large"}' in metrics
+    assert own_stack.pid("projector") is not None
