@@ -10,7 +10,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
 import pytest
 
 from services.cli.client import GatewayClient
@@ -62,11 +61,12 @@ def test_a_match_whose_views_exceed_the_message_limit_is_set_aside_and_others_go
 ) -> None:
     # Straight to the board, past any size limit the gateway applies to requests: the
     # projector must hold by design, not only thanks to validation at the edge.
-    with grpc.insecure_channel(own_stack.addr("board")) as channel:
+    with own_stack.peer_channel("board") as channel:
         huge = board_pb2_grpc.BoardStub(channel).CreateMatch(
             board_pb2.CreateMatchRequest(
                 game="drillit",
                 players=[f"{i}" + "n" * 60_000 for i in range(5)],
+                options={"player_count_variant": "house"},  # five seats, as in the report
                 match_id="huge-names",
                 command_id="huge-names",
             ),
