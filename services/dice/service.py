@@ -11,8 +11,10 @@ from services.dice.state import ALGORITHM, DiceMatch
 from services.games.randomness import DerivedRandom, commitment, match_seed
 from tabletop.v1 import dice_pb2, dice_pb2_grpc, envelope_pb2, platform_events_pb2
 
-MAX_DICE = 100
-MAX_SIDES = 1000
+#: a physical chance node (a drop of every small cube) draws 1 + 5 reals per cube
+MAX_DICE = 1024
+#: random reals come as dice of a million sides (a resolution of 1e-6)
+MAX_SIDES = 1_000_000
 
 
 class DiceService(dice_pb2_grpc.DiceServicer):
