@@ -8,8 +8,12 @@ per seat, each acting as soon as it may (no seat waits on another's chain)."""
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import grpc
 import pytest
@@ -25,6 +29,7 @@ from tabletop.v1 import match_pb2, scoring_pb2
 from tests.integration.helpers import open_match, play_bot_match, topic_events
 
 GAMES = sorted(all_games())
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def seats_for(game: Game[object]) -> list[str]:
@@ -136,3 +141,36 @@ def test_imperial_miners_seats_act_at_the_same_time(client: GatewayClient) -> No
     assert final.status == match_pb2.MATCH_STATUS_FINISHED
     assert all(acted[s] >= 10 for s in seats), acted  # ten rounds: a card each at least
     assert overlapped.is_set(), "no two seats ever had a command in flight together"
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_cli_plays_it_with_greedy_bots_that_see_only_their_views(
+    game: str, stack: Stack
+) -> None:
+    seats = len(seats_for(all_games()[game]))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "services.cli.main",
+            "--gateway",
+            stack.addr("gateway"),
+            "play",
+            game.replace("_", "-"),  # the name people type
+            "--seats",
+            str(seats),
+            "--bot",
+            "greedy",
+            "--seed",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+        cwd=ROOT,
+    )
+    result = json.loads(done.stdout)
+    assert len(result["results"]) == seats
+    assert result["actions"] > 0 and result["events"] > result["actions"]
