@@ -47,6 +47,8 @@ class Record:
     #: (match id, board correlation id, version) of every acknowledged creation, join and
     #: action
     acked: list[tuple[str, str, int]] = field(default_factory=list)
+    #: how many of them were creations, joins and actions
+    kinds: Counter[str] = field(default_factory=Counter)
     finished: set[str] = field(default_factory=set)
     retries: Counter[str] = field(default_factory=Counter)
     refused: Counter[str] = field(default_factory=Counter)
@@ -108,9 +110,10 @@ class Bot(threading.Thread):
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
-    def _acked(self, match_id: str, correlation_id: str, version: int) -> None:
+    def _acked(self, kind: str, match_id: str, correlation_id: str, version: int) -> None:
         with self._record.lock:
             self._record.acked.append((match_id, correlation_id, version))
+            self._record.kinds[kind] += 1
 
     def _open(self, game: str, players: list[str]) -> tuple[str, dict[str, Metadata]]:
         """A new match with every seat joined: its id and each seat's call metadata."""
@@ -120,7 +123,7 @@ class Bot(threading.Thread):
         opened = self._call(self._stub.CreateMatch, open_)
         ids = creation(self._key, open_.command_id)
         assert opened.match_id == ids.match_id, "a create answered another match"
-        self._acked(opened.match_id, ids.command_id, opened.version)
+        self._acked("create", opened.match_id, ids.command_id, opened.version)
         creator = (("authorization", f"Bearer {opened.creator_token}"),)
         seats: dict[str, Metadata] = {}
         for seat in players:
@@ -128,7 +131,8 @@ class Bot(threading.Thread):
                 match_id=opened.match_id, seat=seat, display_name=seat
             )
             joined = self._call(self._stub.JoinMatch, join, creator)
-            self._acked(opened.match_id, self._tokens.verify(joined.token).token_id, joined.version)
+            join_id = self._tokens.verify(joined.token).token_id  # the board's correlation id
+            self._acked("join", opened.match_id, join_id, joined.version)
             seats[seat] = (("authorization", f"Bearer {joined.token}"),)
         return opened.match_id, seats
 
@@ -166,4 +170,4 @@ class Bot(threading.Thread):
                 with self._record.lock:
                     self._record.refused[error.code().name] += 1
                 continue
-            self._acked(match_id, submit.command_id, reply.version)
+            self._acked("action", match_id, submit.command_id, reply.version)

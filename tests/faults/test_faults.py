@@ -149,6 +149,7 @@ def test_bots_lose_and_duplicate_nothing_while_every_process_and_the_broker_die(
         "recovery": recovery,
         "played_s": round(played, 1),
         "suite_s": round(time.monotonic() - began, 1),
+        "acked_by_kind": dict(record.kinds),
         "retries": dict(record.retries),
         "refused": dict(record.refused),
         "dead_processes": dead,
@@ -159,6 +160,8 @@ def test_bots_lose_and_duplicate_nothing_while_every_process_and_the_broker_die(
         Path(path).write_text(json.dumps(report, indent=1) + "\n")
     assert [bot.failure for bot in bots if bot.failure] == []
     assert dead == []
+    # identity survives every restart: tokens are stateless, joins are board events
+    assert {"UNAUTHENTICATED", "PERMISSION_DENIED"}.isdisjoint(record.refused)
     assert findings.acked > 0 and findings.finished > 0
     assert findings.duplicates == []
     assert findings.lost == []
