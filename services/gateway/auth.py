@@ -8,6 +8,8 @@ accepts every other replica's tokens.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import time
 import uuid
 from collections import OrderedDict
@@ -109,6 +111,29 @@ def bearer(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str | None:
                 raise BadToken("authorization must be 'Bearer <token>'")
             return token.strip()
     return None
+
+
+@dataclass(frozen=True)
+class Creation:
+    """The ids a create derives from the client's command id with the gateway's key: a
+    retried create is the same match (and gets its creator token again), yet ids stay
+    unguessable (a private match's id is its invitation) and the client's command id, which
+    proves the retry, never appears in any log."""
+
+    match_id: str
+    #: the board's command id (the correlation id of the match's creation event)
+    command_id: str
+    #: the creator's client id when it presents no token
+    subject: str
+
+
+def creation(key: bytes, command_id: str) -> Creation:
+    digest = hmac.new(key, f"create:{command_id}".encode(), hashlib.sha256).digest()
+    return Creation(
+        match_id=str(uuid.UUID(bytes=digest[:16], version=4)),
+        command_id=f"create:{digest[16:].hex()}",
+        subject=digest[16:24].hex(),
+    )
 
 
 # -- quotas ------------------------------------------------------------------------------

@@ -9,8 +9,6 @@ anything is forwarded, so a refusal never reaches the board and appends nothing.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import NoReturn, TypeVar
@@ -41,6 +39,7 @@ from services.gateway.auth import (
     bounded,
     bounded_names,
     bounded_options,
+    creation,
 )
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
@@ -274,19 +273,14 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"command_id must have at least {MIN_COMMAND_ID} random characters (or none)",
             )
-        # The match id and the board's command id derive from the client's command id with
-        # the gateway's key: a retried create is the same match (and gets its creator token
-        # again), yet ids stay unguessable (a private match's id is its invitation) and the
-        # client's command id, which proves the retry, never appears in any log.
-        command = request.command_id or uuid.uuid4().hex
-        digest = hmac.new(self._key, f"create:{command}".encode(), hashlib.sha256).digest()
-        match_id = str(uuid.UUID(bytes=digest[:16], version=4))
-        subject = claims.subject if claims is not None else digest[16:24].hex()
+        ids = creation(self._key, request.command_id or uuid.uuid4().hex)
+        match_id = ids.match_id
+        subject = claims.subject if claims is not None else ids.subject
         forwarded = board_pb2.CreateMatchRequest(
             game=request.game,
             players=players,
             options=options,
-            command_id=f"create:{digest[16:].hex()}",
+            command_id=ids.command_id,
             match_id=match_id,
             lobby=platform_events_pb2.MatchLobby(
                 private=request.private, bots=bots, creator=subject

@@ -25,7 +25,7 @@ import grpc
 import pytest
 
 from services.cli.stack import ORDER, Stack
-from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc
+from tabletop.v1 import gateway_pb2, gateway_pb2_grpc
 from tests.faults.bots import Bot, Record
 from tests.faults.checks import check
 from tests.faults.kafka import PrivateKafka
@@ -46,6 +46,14 @@ def private_stack(tmp_path: Path) -> Iterator[tuple[Stack, PrivateKafka]]:
     kafka.start()
     stack = Stack.ephemeral(tmp_path / "run", topic_prefix="faults.", partitions=3)
     stack.kafka_bootstrap = kafka.bootstrap
+    # Every bot and probe calls from one address: quotas out of the way (they are per
+    # client, not a budget); the bots still wait out a RESOURCE_EXHAUSTED if one comes.
+    stack.extra_env = {
+        "TABLETOP_QUOTA_CREATE_PER_S": "100000",
+        "TABLETOP_QUOTA_CREATE_BURST": "100000",
+        "TABLETOP_QUOTA_ACTIONS_PER_S": "1000000",
+        "TABLETOP_QUOTA_ACTIONS_BURST": "1000000",
+    }
     try:
         stack.up()
         yield stack, kafka
@@ -62,17 +70,19 @@ def private_stack(tmp_path: Path) -> Iterator[tuple[Stack, PrivateKafka]]:
 
 
 def probe(stack: Stack, deadline: float) -> float:
-    """Time at which a new match is created end to end and its view is served."""
-    match_id = f"probe-{uuid.uuid4()}"
-    request = board_pb2.CreateMatchRequest(
-        game="crashland", players=["probe"], match_id=match_id, command_id=match_id
+    """Time at which a new (public) match is created end to end and its spectator view is
+    served. Retries keep the create's command id, so they are the same match."""
+    request = gateway_pb2.OpenMatchRequest(
+        game="crashland", players=["probe"], command_id=uuid.uuid4().hex
     )
-    version = 0
+    match_id, version = "", 0
     with grpc.insecure_channel(stack.addr("gateway")) as channel:
         stub = gateway_pb2_grpc.GatewayStub(channel)
         while time.monotonic() < deadline:
             try:
-                version = version or stub.CreateMatch(request, timeout=5).version
+                if not match_id:
+                    opened = stub.CreateMatch(request, timeout=5)
+                    match_id, version = opened.match_id, opened.version
                 view = stub.GetView(
                     gateway_pb2.GetViewRequest(
                         match_id=match_id, min_version=version, wait_ms=1000
@@ -113,7 +123,8 @@ def test_bots_lose_and_duplicate_nothing_while_every_process_and_the_broker_die(
     stack, kafka = private_stack
     began = time.monotonic()
     record, stop = Record(), threading.Event()
-    bots = [Bot(stack.addr("gateway"), seed, stop, record) for seed in range(BOTS)]
+    key = stack.secrets()["TABLETOP_TOKEN_KEY"].encode()
+    bots = [Bot(stack.addr("gateway"), key, seed, stop, record) for seed in range(BOTS)]
     for bot in bots:
         bot.start()
     time.sleep(PLAY_S)
@@ -132,12 +143,13 @@ def test_bots_lose_and_duplicate_nothing_while_every_process_and_the_broker_die(
         stack.topic_prefix,
         stack.addr("gateway"),
         record.acked,
-        stack.secrets()["TABLETOP_TOKEN_KEY"].encode(),
+        key,
     )
     report = {
         "recovery": recovery,
         "played_s": round(played, 1),
         "suite_s": round(time.monotonic() - began, 1),
+        "acked_by_kind": dict(record.kinds),
         "retries": dict(record.retries),
         "refused": dict(record.refused),
         "dead_processes": dead,
@@ -148,6 +160,8 @@ def test_bots_lose_and_duplicate_nothing_while_every_process_and_the_broker_die(
         Path(path).write_text(json.dumps(report, indent=1) + "\n")
     assert [bot.failure for bot in bots if bot.failure] == []
     assert dead == []
+    # identity survives every restart: tokens are stateless, joins are board events
+    assert {"UNAUTHENTICATED", "PERMISSION_DENIED"}.isdisjoint(record.refused)
     assert findings.acked > 0 and findings.finished > 0
     assert findings.duplicates == []
     assert findings.lost == []

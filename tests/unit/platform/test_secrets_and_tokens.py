@@ -17,6 +17,7 @@ from services.gateway.auth import (
     bearer,
     bounded,
     bounded_options,
+    creation,
 )
 
 KEY = b"k" * 32
@@ -102,6 +103,14 @@ def test_expired_foreign_and_unsigned_tokens_are_refused() -> None:
     )
     with pytest.raises(BadToken):
         tokens.verify(unsigned)
+
+
+def test_a_retried_create_derives_the_same_ids_which_do_not_reveal_its_command_id() -> None:
+    first, again = creation(KEY, RANDOM), creation(KEY, RANDOM)
+    assert first == again
+    assert creation(KEY, RANDOM[::-1]).match_id != first.match_id
+    assert creation(b"o" * 32, RANDOM).match_id != first.match_id
+    assert RANDOM not in first.command_id and first.command_id.startswith("create:")
 
 
 def test_bearer_metadata() -> None:
