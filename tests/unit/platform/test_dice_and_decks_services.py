@@ -9,7 +9,7 @@ import grpc
 import pytest
 
 from services.decks.service import DecksService
-from services.dice.service import DiceService
+from services.dice.service import MAX_DICE, MAX_SIDES, DiceService
 from services.games.randomness import DerivedRandom, commitment, match_seed
 from tabletop.v1 import decks_pb2, dice_pb2, envelope_pb2
 from tests.unit.platform.fakes import Aborted, context, memory_writer
@@ -76,7 +76,7 @@ async def test_dice_refuse_rolls_before_the_commitment_and_bad_dice() -> None:
         grpc.StatusCode.FAILED_PRECONDITION
     )
     await dice.Commit(COMMIT, context())
-    for count, sides in ((0, 6), (101, 6), (1, 1), (1, 1001)):
+    for count, sides in ((0, 6), (MAX_DICE + 1, 6), (1, 1), (1, MAX_SIDES + 1)):
         bad = await refused(dice.Roll(roll(count, sides), context()))
         assert bad.code == grpc.StatusCode.INVALID_ARGUMENT
 
