@@ -61,6 +61,9 @@ class BoardService(board_pb2_grpc.BoardServicer):
     # -- recovery -------------------------------------------------------------------------
     def apply(self, envelope: Any) -> None:
         self.matches.apply(envelope)
+        match = self.matches.get(envelope.match_id)
+        if match is not None and match.finished:
+            self.writer.close(envelope.match_id)
 
     def refresh_gauges(self) -> None:
         """Set the active-match gauges from scratch (after recovery)."""
@@ -72,6 +75,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
             MATCHES_ACTIVE.labels(name).set(count)
 
     async def _after_end(self, match: Match, command_id: str) -> None:
+        self.writer.close(match.match_id)  # its events leave memory (read back on demand)
         MATCHES_FINISHED.labels(match.game.name, _result_label(match.results)).inc()
         MATCHES_ACTIVE.labels(match.game.name).dec()
         try:

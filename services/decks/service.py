@@ -68,6 +68,7 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             # No shuffle or draw follows a reveal: the piles and kept replies can go.
             match.piles = DeckPiles()
             match.replies.clear()
+            self._writer.close(envelope.match_id)
 
     async def _append(
         self,

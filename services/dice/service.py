@@ -44,6 +44,7 @@ class DiceService(dice_pb2_grpc.DiceServicer):
             # No roll follows a reveal (a command that rolled committed before its match
             # ended): the replies kept for retried rolls can go.
             match.rolls.clear()
+            self._writer.close(envelope.match_id)
 
     async def _append(
         self,
