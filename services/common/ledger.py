@@ -102,6 +102,9 @@ class StreamWriter:
     def is_open(self, match_id: str) -> bool:
         return match_id in self._events
 
+    def closed(self) -> list[str]:
+        return [m for m in self._versions if m not in self._events]
+
     async def read_events(self, match_id: str, after: int = 0) -> list[envelope_pb2.EventEnvelope]:
         """Every event of ``match_id`` after sequence ``after``: from memory while the match
         is open, else from its span of the log. Raises LogUnavailable past the deadline."""
@@ -126,9 +129,13 @@ class StreamWriter:
     async def recover(self, apply: Apply) -> int:
         """Rebuild from the topic: every envelope of an owned match, in order. ``apply``
         also folds what a later read-back adopts."""
+        return await self.restore(read_records(self._bootstrap, [self._event_log.topic]), apply)
+
+    async def restore(self, records: AsyncIterator[LogRecord], apply: Apply) -> int:
+        """Rebuild from ``records`` (the topic from its start, in offset order)."""
         self._apply = apply
         count = 0
-        async for record in read_records(self._bootstrap, [self._event_log.topic]):
+        async for record in records:
             self._known[record.partition] = record.offset + 1
             envelope = record.envelope
             if envelope.stream != self.stream or not self.owns(envelope.match_id):

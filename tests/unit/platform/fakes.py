@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import cast
 
 import grpc
@@ -50,6 +50,11 @@ class MemoryEventLog:
         if self.down:
             raise LogUnavailable("the broker is unreachable", outcome_unknown=True)
         return [LogRecord(0, i, e) for i, e in enumerate(self.envelopes) if i >= start]
+
+    async def records(self) -> AsyncIterator[LogRecord]:
+        """Every record from the start (what a restarted writer recovers from)."""
+        for offset, envelope in enumerate(list(self.envelopes)):
+            yield LogRecord(0, offset, envelope)
 
     async def read_range(self, partition: int, start: int, end: int) -> list[LogRecord]:
         if self.down:

@@ -3,16 +3,19 @@ the log (the offset span the writer kept), so export and verify see every event.
 
 from __future__ import annotations
 
+import random
+
 import grpc
 import pytest
 
+from services.board.matches import Matches
 from services.common.envelope import Cause
 from services.common.eventlog import LogUnavailable
 from services.common.ledger import EventSourceServicer, StreamWriter
-from tabletop.v1 import envelope_pb2
+from tabletop.v1 import board_pb2, envelope_pb2, games_pb2
 from tabletop.v1 import platform_events_pb2 as pe
 from tests.unit.platform.fakes import Aborted, context, memory_writer
-from tests.unit.platform.test_board_service import MATCH, Board, play_to_the_end
+from tests.unit.platform.test_board_service import MATCH, Board, play_to_the_end, refused
 
 
 async def listed(writer: StreamWriter, match_id: str, after: int = 0) -> list[str]:
@@ -76,3 +79,64 @@ async def test_a_closed_match_cannot_be_listed_while_the_log_is_down() -> None:
 async def test_an_unknown_match_lists_nothing() -> None:
     writer, _ = memory_writer("board")
     assert await listed(writer, "nobody") == []
+
+
+Played = list[tuple[str, games_pb2.GameAction]]
+
+
+async def finished_board() -> tuple[Board, Played, int]:
+    """A board with one finished match, the commands that played it, its created version."""
+    board = Board()
+    rng = random.Random(7)
+    created = (await board.create()).version
+    played: Played = []
+    for turn in range(10_000):
+        legal = await board.legal()
+        played.append((f"c{turn}", legal[rng.randrange(len(legal))]))
+        if (await board.submit(*played[-1])).finished:
+            return board, played, created
+    raise AssertionError("no end")
+
+
+async def test_a_finished_match_leaves_the_board_and_still_answers_as_before() -> None:
+    board, played, created = await finished_board()
+    assert MATCH not in {m.match_id for m in board.service.matches}
+    last_id, last_action = played[-1]
+    retried = await board.submit(last_id, last_action)  # reloaded from the log
+    assert retried.duplicate and retried.finished
+    assert retried.version == board.writer.version(MATCH)
+    first_id, first_action = played[0]
+    assert (await board.submit(first_id, first_action)).duplicate
+    assert await refused(board.submit("late", games_pb2.GameAction())) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "MATCH_OVER",
+    )
+    reply = await board.service.GetLegalActions(
+        board_pb2.GetLegalActionsRequest(match_id=MATCH, player="ann"), context()
+    )
+    assert reply.version == board.writer.version(MATCH) and not reply.actions
+    assert (await board.create()).version == created  # a retried create: the first answer
+
+
+async def test_a_restarted_board_keeps_only_active_matches_and_reloads_finished_ones() -> None:
+    board, played, _ = await finished_board()
+    await board.create("m-2")
+    restarted = Board()
+    restarted.event_log.envelopes = list(board.event_log.envelopes)
+    await restarted.writer.restore(restarted.event_log.records(), restarted.service.apply)
+    assert [m.match_id for m in restarted.service.matches] == ["m-2"]
+    assert restarted.writer.closed() == [MATCH]
+    assert restarted.writer.is_open("m-2")
+    again = await restarted.submit(*played[-1])
+    assert again.duplicate and again.version == board.writer.version(MATCH)
+    assert await listed(restarted.writer, MATCH) == await listed(board.writer, MATCH)
+
+
+async def test_a_finished_match_is_unavailable_while_the_log_cannot_be_read() -> None:
+    board, played, _ = await finished_board()
+    board.service.matches = Matches()  # nothing reloaded is kept
+    board.event_log.down = True
+    assert await refused(board.submit(*played[-1])) == (
+        grpc.StatusCode.UNAVAILABLE,
+        "LOG_UNAVAILABLE",
+    )
