@@ -314,8 +314,13 @@ async def _read_partition(
         tp = TopicPartition(topic, partition)
         consumer.assign([tp])
         end = (await consumer.end_offsets([tp]))[tp]
+        while until is not None and end < until:
+            # Another writer's transaction still open below ``until`` holds the last stable
+            # offset back (read_committed); it ends within a moment.
+            await asyncio.sleep(0.05)
+            end = (await consumer.end_offsets([tp]))[tp]
         if until is not None:
-            end = min(end, until)
+            end = until
         records: list[LogRecord] = []
         if end <= start:
             return records

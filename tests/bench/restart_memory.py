@@ -128,8 +128,10 @@ async def fill(prefix: str, matches: int) -> None:
         await asyncio.gather(*pending)
     finally:
         await producer.stop()
-    print(f"wrote {matches} matches ({matches * per_match} events) in "
-          f"{time.monotonic() - started:.0f} s")
+    print(
+        f"wrote {matches} matches ({matches * per_match} events) in "
+        f"{time.monotonic() - started:.0f} s"
+    )
 
 
 def rss_mib(pid: int) -> float:
@@ -152,8 +154,10 @@ def measure(prefix: str) -> None:
             time.sleep(SETTLE_S)
             pid = stack.pid(service)
             assert pid is not None
-            print(f"{service:8} healthy after {healthy:6.1f} s   RSS {rss_mib(pid):6.1f} MiB",
-                  flush=True)
+            print(
+                f"{service:8} healthy after {healthy:6.1f} s   RSS {rss_mib(pid):6.1f} MiB",
+                flush=True,
+            )
     finally:
         for service in reversed(MEASURED):
             stack.stop(service)
