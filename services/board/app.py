@@ -56,7 +56,9 @@ async def main(config: Config) -> None:
         await (
             event_log.start()
         )  # initialising the transactional producer aborts a zombie's open txn
+        service.begin_recovery()
         await writer.recover(service.apply)
+        service.end_recovery()
         service.refresh_gauges()
         tasks.append(asyncio.create_task(service.reveals.run()))
         tasks.append(asyncio.create_task(resume_reveals()))

@@ -24,6 +24,7 @@ from services.board.chance import ChanceFailed, RemoteChance
 from services.board.matches import Match, Matches
 from services.board.reveals import RevealOutbox
 from services.board.store import BoardEventStore
+from services.common.envelope import is_a
 from services.common.eventlog import LogUnavailable
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
@@ -39,7 +40,14 @@ from services.games.commands import (
 )
 from services.games.contract import AwaitingPlayers, Game
 from services.games.registry import all_games
-from tabletop.v1 import board_pb2, board_pb2_grpc, games_pb2, match_pb2
+from tabletop.v1 import (
+    board_pb2,
+    board_pb2_grpc,
+    envelope_pb2,
+    games_pb2,
+    match_pb2,
+    platform_events_pb2,
+)
 
 log = get_logger(__name__)
 
@@ -58,9 +66,30 @@ class BoardService(board_pb2_grpc.BoardServicer):
         self._handler = CommandHandler(chance, self.store, _decode)
         self.matches = Matches()
         self.reveals = RevealOutbox(chance.reveal)
+        #: while recovering: open match → its envelopes, folded only once the log is read
+        self._unfolded: dict[str, list[envelope_pb2.EventEnvelope]] | None = None
 
     # -- recovery -------------------------------------------------------------------------
-    def apply(self, envelope: Any) -> None:
+    def begin_recovery(self) -> None:
+        """Until ``end_recovery``, ``apply`` folds nothing: a match that ends further on in
+        the log is never run through its engine, so a restart costs reading the history
+        plus folding the active matches only."""
+        self._unfolded = {}
+
+    def end_recovery(self) -> None:
+        unfolded, self._unfolded = self._unfolded or {}, None
+        for envelopes in unfolded.values():
+            for envelope in envelopes:
+                self.apply(envelope)
+
+    def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
+        if self._unfolded is not None:
+            if is_a(envelope, platform_events_pb2.MatchEnded):
+                self._unfolded.pop(envelope.match_id, None)
+                self._retire(envelope.match_id)
+            else:
+                self._unfolded.setdefault(envelope.match_id, []).append(envelope)
+            return
         self.matches.apply(envelope)
         match = self.matches.get(envelope.match_id)
         if match is not None and match.finished:

@@ -123,7 +123,9 @@ async def test_a_restarted_board_keeps_only_active_matches_and_reloads_finished_
     await board.create("m-2")
     restarted = Board()
     restarted.event_log.envelopes = list(board.event_log.envelopes)
+    restarted.service.begin_recovery()
     await restarted.writer.restore(restarted.event_log.records(), restarted.service.apply)
+    restarted.service.end_recovery()
     assert [m.match_id for m in restarted.service.matches] == ["m-2"]
     assert restarted.writer.closed() == [MATCH]
     assert restarted.writer.is_open("m-2")
