@@ -1,4 +1,4 @@
-"""A service's own event stream: the per-match sequence, the in-memory copy, the Kafka log.
+"""A service's own event stream: the per-match sequence, open matches in memory, the Kafka log.
 
 Each service is the single writer of its stream for the matches its shard owns. State
 changes only after Kafka acknowledged the append (acks=all), so what a service answers
