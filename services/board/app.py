@@ -56,14 +56,16 @@ async def main(config: Config) -> None:
         await (
             event_log.start()
         )  # initialising the transactional producer aborts a zombie's open txn
+        service.begin_recovery()
         await writer.recover(service.apply)
+        service.end_recovery()
         service.refresh_gauges()
         tasks.append(asyncio.create_task(service.reveals.run()))
         tasks.append(asyncio.create_task(resume_reveals()))
 
     async def resume_reveals() -> None:
         """Finished matches whose seeds were never revealed (the board stopped first)."""
-        finished = {m.match_id for m in service.matches if m.finished}
+        finished = set(writer.closed())  # the board closes a match when it ends
         topics = [event_topic(s, config.topic_prefix) for s in ("dice", "decks")]
         for match_id in sorted(await unrevealed(config.kafka_bootstrap, topics, finished)):
             service.reveals.add(match_id, f"reveal:{match_id}")

@@ -37,7 +37,7 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
             raise Refusal(
                 RefusalKind.INVALID_ARGUMENT, "MALFORMED_JOIN", "a join needs a claim and an id"
             )
-        match = self._board.matches.get(request.match_id)
+        match = await self._board.find(request.match_id)
         if match is None:
             raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_MATCH", "no such match")
         async with self._board.writer.lock(request.match_id):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,21 +51,47 @@ class Match(FoldedMatch):
         )
 
 
-class Matches:
-    """Every match this board shard owns."""
+#: finished matches reloaded from the log that stay in memory (the most recently used)
+RELOADED_KEPT = 64
 
-    def __init__(self) -> None:
+
+class Matches:
+    """The active matches this board shard owns, and a few finished ones reloaded from the
+    log on demand (a finished match leaves memory: ``retire``)."""
+
+    def __init__(self, kept: int = RELOADED_KEPT) -> None:
         self._matches: dict[str, Match] = {}
+        self._reloaded: OrderedDict[str, Match] = OrderedDict()
+        self._kept = kept
 
     def get(self, match_id: str) -> Match | None:
-        return self._matches.get(match_id)
+        match = self._matches.get(match_id)
+        if match is None and match_id in self._reloaded:
+            match = self._reloaded[match_id]
+            self._reloaded.move_to_end(match_id)
+        return match
 
     def __iter__(self) -> Any:
+        """The active matches."""
         return iter(self._matches.values())
 
     def add(self, match: Match) -> None:
         """A match the command handler created."""
         self._matches[match.match_id] = match
+
+    def retire(self, match_id: str) -> None:
+        """A finished match leaves memory (``reload`` brings it back from its events)."""
+        self._matches.pop(match_id, None)
+
+    def reload(self, envelopes: Sequence[envelope_pb2.EventEnvelope]) -> Match:
+        """Fold a finished match's events (read back from the log) and keep it a while."""
+        match = Match.created(envelopes[0])
+        for envelope in envelopes[1:]:
+            match.fold(envelope)
+        self._reloaded[match.match_id] = match
+        while len(self._reloaded) > self._kept:
+            self._reloaded.popitem(last=False)
+        return match
 
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
         """Recovery: fold an envelope read back from board.events."""

@@ -24,6 +24,8 @@ from services.board.chance import ChanceFailed, RemoteChance
 from services.board.matches import Match, Matches
 from services.board.reveals import RevealOutbox
 from services.board.store import BoardEventStore
+from services.common.envelope import is_a
+from services.common.eventlog import LogUnavailable
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
 from services.common.metrics import ACTIONS, MATCHES_ACTIVE, MATCHES_CREATED, MATCHES_FINISHED
@@ -38,7 +40,14 @@ from services.games.commands import (
 )
 from services.games.contract import AwaitingPlayers, Game
 from services.games.registry import all_games
-from tabletop.v1 import board_pb2, board_pb2_grpc, games_pb2, match_pb2
+from tabletop.v1 import (
+    board_pb2,
+    board_pb2_grpc,
+    envelope_pb2,
+    games_pb2,
+    match_pb2,
+    platform_events_pb2,
+)
 
 log = get_logger(__name__)
 
@@ -57,10 +66,55 @@ class BoardService(board_pb2_grpc.BoardServicer):
         self._handler = CommandHandler(chance, self.store, _decode)
         self.matches = Matches()
         self.reveals = RevealOutbox(chance.reveal)
+        #: while recovering: open match → its envelopes, folded only once the log is read
+        self._unfolded: dict[str, list[envelope_pb2.EventEnvelope]] | None = None
 
     # -- recovery -------------------------------------------------------------------------
-    def apply(self, envelope: Any) -> None:
+    def begin_recovery(self) -> None:
+        """Until ``end_recovery``, ``apply`` folds nothing: a match that ends further on in
+        the log is never run through its engine, so a restart costs reading the history
+        plus folding the active matches only."""
+        self._unfolded = {}
+
+    def end_recovery(self) -> None:
+        unfolded, self._unfolded = self._unfolded or {}, None
+        for envelopes in unfolded.values():
+            for envelope in envelopes:
+                self.apply(envelope)
+
+    def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
+        if self._unfolded is not None:
+            if is_a(envelope, platform_events_pb2.MatchEnded):
+                self._unfolded.pop(envelope.match_id, None)
+                self._retire(envelope.match_id)
+            else:
+                self._unfolded.setdefault(envelope.match_id, []).append(envelope)
+            return
         self.matches.apply(envelope)
+        match = self.matches.get(envelope.match_id)
+        if match is not None and match.finished:
+            self._retire(envelope.match_id)
+
+    def _retire(self, match_id: str) -> None:
+        """A finished match leaves memory: its events stay in the log, read back by
+        ``find`` (a retried command, a late join, GetLegalActions) and by ListEvents."""
+        self.writer.close(match_id)
+        self.matches.retire(match_id)
+
+    async def find(self, match_id: str) -> Match | None:
+        """The match: an active one from memory, a finished one reloaded from the log."""
+        match = self.matches.get(match_id)
+        if match is not None or not self.writer.version(match_id):
+            return match
+        try:
+            envelopes = await self.writer.read_events(match_id)
+        except LogUnavailable as error:
+            raise Refusal(
+                RefusalKind.UNAVAILABLE,
+                "LOG_UNAVAILABLE",
+                f"the finished match could not be read back ({error}); retry",
+            ) from error
+        return self.matches.reload(envelopes)
 
     def refresh_gauges(self) -> None:
         """Set the active-match gauges from scratch (after recovery)."""
@@ -72,6 +126,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
             MATCHES_ACTIVE.labels(name).set(count)
 
     async def _after_end(self, match: Match, command_id: str) -> None:
+        self._retire(match.match_id)
         MATCHES_FINISHED.labels(match.game.name, _result_label(match.results)).inc()
         MATCHES_ACTIVE.labels(match.game.name).dec()
         try:
@@ -103,7 +158,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     "this board shard does not own the match id",
                 )
             async with self.writer.lock(match_id):
-                existing = self.matches.get(match_id)
+                existing = await self.find(match_id)
                 if existing is not None:
                     if command_id in existing.replies:  # a retried create: the first answer
                         first = existing.replies[command_id].version
@@ -168,7 +223,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
         game_name = "unknown"
         try:
             require_command_id(request.command_id)
-            match = self.matches.get(request.match_id)
+            match = await self.find(request.match_id)
             if match is None:
                 raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_MATCH", "no such match")
             game_name = match.game.name
@@ -203,7 +258,11 @@ class BoardService(board_pb2_grpc.BoardServicer):
     async def GetLegalActions(
         self, request: board_pb2.GetLegalActionsRequest, context: grpc.aio.ServicerContext
     ) -> board_pb2.GetLegalActionsReply:
-        match = self.matches.get(request.match_id)
+        try:
+            match = await self.find(request.match_id)
+        except Refusal as refused:
+            await _abort(context, refused)
+            raise AssertionError from refused
         if match is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, "no such match")
             raise AssertionError

@@ -272,6 +272,18 @@ class EventLog:
                 f"the log could not be read back ({type(error).__name__})", outcome_unknown=True
             ) from error
 
+    async def read_range(self, partition: int, start: int, end: int) -> list[LogRecord]:
+        """The committed records of ``partition`` in offsets [start, end), within the
+        deadline (a finished match's events, read back on demand)."""
+        try:
+            return await asyncio.wait_for(
+                _read_partition(self._bootstrap, self.topic, partition, start, end), self.timeout
+            )
+        except Exception as error:
+            raise LogUnavailable(
+                f"the log could not be read ({type(error).__name__})", outcome_unknown=True
+            ) from error
+
 
 async def _abandon(producer: AIOKafkaProducer) -> None:
     """Stop a producer for good, even while the broker is away: its stop() would flush
@@ -289,7 +301,7 @@ async def _abandon(producer: AIOKafkaProducer) -> None:
 
 
 async def _read_partition(
-    bootstrap: str, topic: str, partition: int, start: int
+    bootstrap: str, topic: str, partition: int, start: int, until: int | None = None
 ) -> list[LogRecord]:
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap,
@@ -302,6 +314,13 @@ async def _read_partition(
         tp = TopicPartition(topic, partition)
         consumer.assign([tp])
         end = (await consumer.end_offsets([tp]))[tp]
+        while until is not None and end < until:
+            # Another writer's transaction still open below ``until`` holds the last stable
+            # offset back (read_committed); it ends within a moment.
+            await asyncio.sleep(0.05)
+            end = (await consumer.end_offsets([tp]))[tp]
+        if until is not None:
+            end = until
         records: list[LogRecord] = []
         if end <= start:
             return records
@@ -309,6 +328,8 @@ async def _read_partition(
         while await consumer.position(tp) < end:
             batches = await consumer.getmany(tp, timeout_ms=200)
             for record in batches.get(tp, []):
+                if record.offset >= end:
+                    return records
                 records.append(
                     LogRecord(
                         partition,

@@ -1,8 +1,14 @@
-"""A service's own event stream: the per-match sequence, the in-memory copy, the Kafka log.
+"""A service's own event stream: the per-match sequence, open matches in memory, the Kafka log.
 
 Each service is the single writer of its stream for the matches its shard owns. State
 changes only after Kafka acknowledged the append (acks=all), so what a service answers
 is always durable. On start it rebuilds from its topic.
+
+Bounded memory: the writer holds the envelopes of open matches only. When its owner
+closes a match (the board when it ended, dice and decks when the seed is revealed,
+scoring once it is scored) the envelopes leave memory; the writer keeps the match's
+version and the offset span of its partition that holds its records (a few integers),
+and ListEvents reads them back from Kafka within a deadline.
 
 Exactly once under broker faults: an append whose outcome is unknown (the broker died
 mid-commit, an answer was lost, the deadline passed) leaves the match *unsettled*. The
@@ -15,6 +21,7 @@ sequence numbers. Until that read succeeds no new append is made for the match.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable, Sequence
 
@@ -55,8 +62,14 @@ class StreamWriter:
         self._bootstrap = bootstrap
         self._shard = shard
         self._shards = shards
+        #: open match → its envelopes, in order (a closed match is not held)
         self._events: dict[str, list[envelope_pb2.EventEnvelope]] = defaultdict(list)
-        self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        #: match → how many of its events are in the log (open or closed)
+        self._versions: dict[str, int] = {}
+        #: match → (first, end): its records lie in [first, end) of its partition
+        self._spans: dict[str, tuple[int, int]] = {}
+        #: only the locks in use stay (a finished match's lock is not kept forever)
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         #: partition → an offset before which every record is known to this writer
         self._known: dict[int, int] = {}
         #: match → the offset of its partition to read back from (outcome unknown)
@@ -69,42 +82,88 @@ class StreamWriter:
 
     def lock(self, match_id: str) -> asyncio.Lock:
         """Serialises the commands of one match (single writer)."""
-        return self._locks[match_id]
+        lock = self._locks.get(match_id)
+        if lock is None:
+            lock = self._locks[match_id] = asyncio.Lock()
+        return lock
 
     def version(self, match_id: str) -> int:
-        return len(self._events.get(match_id, ()))
+        return self._versions.get(match_id, 0)
 
     def events(self, match_id: str, after: int = 0) -> list[envelope_pb2.EventEnvelope]:
+        """The held envelopes of an open match (``read_events`` answers closed ones too)."""
         return self._events.get(match_id, [])[after:]
 
-    def matches(self) -> list[str]:
-        return list(self._events)
+    def close(self, match_id: str) -> None:
+        """The owner needs no more of this match's envelopes in memory: ListEvents reads
+        them back from the log. Appends to it stay possible (they are not held either)."""
+        self._events.pop(match_id, None)
+
+    def is_open(self, match_id: str) -> bool:
+        return match_id in self._events
+
+    def closed(self) -> list[str]:
+        return [m for m in self._versions if m not in self._events]
+
+    async def read_events(self, match_id: str, after: int = 0) -> list[envelope_pb2.EventEnvelope]:
+        """Every event of ``match_id`` after sequence ``after``: from memory while the match
+        is open, else from its span of the log. Raises LogUnavailable past the deadline."""
+        if match_id in self._events or match_id not in self._spans:
+            return self.events(match_id, after)
+        first, end = self._spans[match_id]
+        version = self.version(match_id)
+        records = await self._event_log.read_range(
+            self._event_log.partition_of(match_id), first, end
+        )
+        found: list[envelope_pb2.EventEnvelope] = []
+        for record in _of_match(records, match_id):
+            if record.envelope.sequence == len(found) + 1 and len(found) < version:
+                found.append(record.envelope)  # a duplicate sequence keeps the first
+        if len(found) != version:
+            raise LogUnavailable(
+                f"{len(found)} of the match's {version} events were read back",
+                outcome_unknown=False,
+            )
+        return found[after:]
 
     async def recover(self, apply: Apply) -> int:
         """Rebuild from the topic: every envelope of an owned match, in order. ``apply``
         also folds what a later read-back adopts."""
+        return await self.restore(read_records(self._bootstrap, [self._event_log.topic]), apply)
+
+    async def restore(self, records: AsyncIterator[LogRecord], apply: Apply) -> int:
+        """Rebuild from ``records`` (the topic from its start, in offset order)."""
         self._apply = apply
         count = 0
-        async for record in read_records(self._bootstrap, [self._event_log.topic]):
+        async for record in records:
             self._known[record.partition] = record.offset + 1
             envelope = record.envelope
             if envelope.stream != self.stream or not self.owns(envelope.match_id):
                 continue
-            if self._take(envelope):
+            if self._take(envelope, record.offset):
                 apply(envelope)
                 count += 1
-        log.info("recovered", stream=self.stream, events=count, matches=len(self._events))
+        log.info(
+            "recovered",
+            stream=self.stream,
+            events=count,
+            matches=len(self._versions),
+            open=len(self._events),
+        )
         return count
 
-    def _take(self, envelope: envelope_pb2.EventEnvelope) -> bool:
-        """Hold the next envelope of its match; False for one held already. A second
-        event id at a held sequence is a duplicate append: counted and logged, not folded."""
-        held = self._events[envelope.match_id]
-        if envelope.sequence == len(held) + 1:
-            held.append(envelope)
+    def _take(self, envelope: envelope_pb2.EventEnvelope, offset: int) -> bool:
+        """Count (and hold, while its match is open) the next envelope of its match, read
+        back at ``offset``; False for one taken already. A second event id at a held
+        sequence is a duplicate append: counted and logged, not folded."""
+        match_id = envelope.match_id
+        version = self.version(match_id)
+        if envelope.sequence == version + 1:
+            self._taken([envelope], offset, offset + 1)
             return True
-        if envelope.sequence <= len(held):
-            first = held[envelope.sequence - 1]
+        held = self._events.get(match_id)
+        if envelope.sequence <= version:
+            first = held[envelope.sequence - 1] if held is not None else envelope
             if first.event_id != envelope.event_id:
                 LOG_DUPLICATES.labels(self.stream).inc()
                 log.error(
@@ -117,9 +176,21 @@ class StreamWriter:
                 )
             return False
         raise RuntimeError(
-            f"{self.stream}: match {envelope.match_id} jumps from {len(held)} "
-            f"to {envelope.sequence}"
+            f"{self.stream}: match {match_id} jumps from {version} to {envelope.sequence}"
         )
+
+    def _taken(self, envelopes: list[envelope_pb2.EventEnvelope], first: int, end: int) -> None:
+        """Count envelopes that lie in [first, end) of their match's partition."""
+        match_id = envelopes[0].match_id
+        if match_id not in self._versions:
+            self._versions[match_id] = 0
+            self._events[match_id] = []  # a new match is open
+        self._versions[match_id] += len(envelopes)
+        held = self._events.get(match_id)
+        if held is not None:
+            held.extend(envelopes)
+        span = self._spans.get(match_id)
+        self._spans[match_id] = (first, end) if span is None else (span[0], max(span[1], end))
 
     async def append(
         self,
@@ -135,7 +206,7 @@ class StreamWriter:
         """
         if match_id in self._unsettled:
             adopted = await self._settle(match_id)
-            if adopted and _same_command(adopted, payloads, cause):
+            if adopted and _same_command([r.envelope for r in adopted], payloads, cause):
                 return self._took(adopted, game)  # the first attempt committed after all
             if adopted:
                 self._adopt(adopted, game)
@@ -167,7 +238,7 @@ class StreamWriter:
                 adopted = await self._settle(match_id)
             except LogUnavailable:
                 raise failure from None  # still unknown: settled before the next append
-            if [e.event_id for e in adopted] == [e.event_id for e in envelopes]:
+            if [r.envelope.event_id for r in adopted] == [e.event_id for e in envelopes]:
                 return self._took(adopted, game)
             if adopted:  # not ours (cannot happen under the match lock): fold, never lose
                 self._adopt(adopted, game)
@@ -180,21 +251,29 @@ class StreamWriter:
             raise
         for p, end in written.items():
             self._known[p] = max(self._known.get(p, 0), end)
-        return self._took(envelopes, game)
+        # Every record before ``before`` was known before this append: its own records
+        # lie after it, and before the end the broker reported.
+        self._taken(envelopes, before, written.get(partition, before + len(envelopes)))
+        return self._counted(envelopes, game)
 
-    def _took(
+    def _counted(
         self, envelopes: list[envelope_pb2.EventEnvelope], game: str
     ) -> list[envelope_pb2.EventEnvelope]:
-        self._events[envelopes[0].match_id].extend(envelopes)
         EVENTS_APPENDED.labels(self.stream, game or "none").inc(len(envelopes))
         return envelopes
 
-    def _adopt(self, envelopes: list[envelope_pb2.EventEnvelope], game: str) -> None:
-        """Hold and fold committed envelopes that no caller is waiting for."""
-        for envelope in self._took(envelopes, game):
+    def _took(self, adopted: list[LogRecord], game: str) -> list[envelope_pb2.EventEnvelope]:
+        """Take envelopes read back from the log."""
+        for record in adopted:
+            self._taken([record.envelope], record.offset, record.offset + 1)
+        return self._counted([r.envelope for r in adopted], game)
+
+    def _adopt(self, adopted: list[LogRecord], game: str) -> None:
+        """Take and fold committed envelopes that no caller is waiting for."""
+        for envelope in self._took(adopted, game):
             self._apply(envelope)
 
-    async def _settle(self, match_id: str) -> list[envelope_pb2.EventEnvelope]:
+    async def _settle(self, match_id: str) -> list[LogRecord]:
         """Fence the producer, read the match's partition back from before the unsettled
         append, and return its events that committed but are not held yet."""
         await self._event_log.fence()
@@ -203,13 +282,13 @@ class StreamWriter:
         )
         del self._unsettled[match_id]
         held = self.version(match_id)
-        adopted: list[envelope_pb2.EventEnvelope] = []
+        adopted: list[LogRecord] = []
         for record in _of_match(records, match_id):
             envelope = record.envelope
             if envelope.sequence == held + len(adopted) + 1:
-                adopted.append(envelope)
+                adopted.append(record)
             elif envelope.sequence <= held:
-                self._take(envelope)  # counts a duplicate if there is one
+                self._take(envelope, record.offset)  # counts a duplicate if there is one
         APPENDS_SETTLED.labels(self.stream, "committed" if adopted else "absent").inc()
         log.warning("append_settled", match_id=match_id, committed=len(adopted))
         return adopted
@@ -260,5 +339,12 @@ class EventSourceServicer(envelope_pb2_grpc.EventSourceServicer):
     ) -> AsyncIterator[envelope_pb2.EventEnvelope]:
         if not request.match_id:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id is required")
-        for envelope in self._writer.events(request.match_id, int(request.after_sequence)):
+        try:
+            envelopes = await self._writer.read_events(
+                request.match_id, int(request.after_sequence)
+            )
+        except LogUnavailable as error:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"{error}; retry")
+            raise AssertionError("context.abort raises") from error
+        for envelope in envelopes:
             yield envelope

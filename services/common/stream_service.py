@@ -18,6 +18,12 @@ from tabletop.v1 import envelope_pb2, envelope_pb2_grpc
 class StreamOwner(Protocol):
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None: ...
 
+    def begin_recovery(self) -> None:
+        """From here until ``end_recovery`` the owner may hold back what ``apply`` gets."""
+
+    def end_recovery(self) -> None:
+        """Fold what was held back: the state is complete from here on."""
+
 
 async def serve_stream_owner(
     config: Config,
@@ -44,6 +50,8 @@ async def serve_stream_owner(
 
     async def start() -> None:
         await event_log.start()
+        service.begin_recovery()
         await writer.recover(service.apply)
+        service.end_recovery()
 
     await run_until_signalled(config, register, on_start=start, on_stop=event_log.stop)

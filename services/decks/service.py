@@ -36,11 +36,29 @@ class DecksService(decks_pb2_grpc.DecksServicer):
         self._writer = writer
         self._secret = secret
         self._matches: dict[str, DecksMatch] = {}
+        #: while recovering: match → its shuffles and draws, replayed only for the matches
+        #: not revealed by the end of the log (re-deriving a shuffle is the costly part)
+        self._deferred: dict[str, list[envelope_pb2.EventEnvelope]] | None = None
+
+    def begin_recovery(self) -> None:
+        self._deferred = {}
+
+    def end_recovery(self) -> None:
+        deferred, self._deferred = self._deferred or {}, None
+        for envelopes in deferred.values():
+            for envelope in envelopes:
+                self.apply(envelope)
 
     def seed(self, match_id: str) -> bytes:
         return match_seed(self._secret, f"decks:{match_id}")
 
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
+        if self._deferred is not None and (
+            is_a(envelope, platform_events_pb2.DeckShuffled)
+            or is_a(envelope, platform_events_pb2.CardsDrawn)
+        ):
+            self._deferred.setdefault(envelope.match_id, []).append(envelope)
+            return
         match = self._matches.setdefault(envelope.match_id, DecksMatch())
         if is_a(envelope, platform_events_pb2.DecksCommitted):
             event = unpack(envelope, platform_events_pb2.DecksCommitted)
@@ -68,6 +86,9 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             # No shuffle or draw follows a reveal: the piles and kept replies can go.
             match.piles = DeckPiles()
             match.replies.clear()
+            self._writer.close(envelope.match_id)
+            if self._deferred is not None:
+                self._deferred.pop(envelope.match_id, None)
 
     async def _append(
         self,

@@ -22,11 +22,26 @@ class DiceService(dice_pb2_grpc.DiceServicer):
         self._writer = writer
         self._secret = secret
         self._matches: dict[str, DiceMatch] = {}
+        #: while recovering: match → its rolls, folded only for the matches not revealed
+        #: by the end of the log (a revealed match keeps no rolls)
+        self._deferred: dict[str, list[envelope_pb2.EventEnvelope]] | None = None
+
+    def begin_recovery(self) -> None:
+        self._deferred = {}
+
+    def end_recovery(self) -> None:
+        deferred, self._deferred = self._deferred or {}, None
+        for envelopes in deferred.values():
+            for envelope in envelopes:
+                self.apply(envelope)
 
     def seed(self, match_id: str) -> bytes:
         return match_seed(self._secret, f"dice:{match_id}")
 
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
+        if self._deferred is not None and is_a(envelope, platform_events_pb2.DiceRolled):
+            self._deferred.setdefault(envelope.match_id, []).append(envelope)
+            return
         match = self._matches.setdefault(envelope.match_id, DiceMatch())
         if is_a(envelope, platform_events_pb2.DiceCommitted):
             committed = unpack(envelope, platform_events_pb2.DiceCommitted)
@@ -44,6 +59,9 @@ class DiceService(dice_pb2_grpc.DiceServicer):
             # No roll follows a reveal (a command that rolled committed before its match
             # ended): the replies kept for retried rolls can go.
             match.rolls.clear()
+            self._writer.close(envelope.match_id)
+            if self._deferred is not None:
+                self._deferred.pop(envelope.match_id, None)
 
     async def _append(
         self,

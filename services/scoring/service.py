@@ -38,6 +38,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
             scored = unpack(envelope, platform_events_pb2.MatchScored)
             assert isinstance(scored, platform_events_pb2.MatchScored)
             self._scored.add(envelope.match_id)
+            self._writer.close(envelope.match_id)  # read back from the log on demand
             self._standings.setdefault(scored.game, GameStandings()).add(scored)
 
     async def on_board_event(self, envelope: envelope_pb2.EventEnvelope) -> None:

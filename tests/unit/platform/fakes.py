@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import cast
 
 import grpc
@@ -27,6 +27,8 @@ class MemoryEventLog:
         self.topic = "memory"
         self.envelopes: list[envelope_pb2.EventEnvelope] = []
         self.down = False
+        #: how many reads of an offset range (a closed match's events) were made
+        self.ranges_read = 0
 
     def partition_of(self, match_id: str) -> int:
         return 0
@@ -48,6 +50,18 @@ class MemoryEventLog:
         if self.down:
             raise LogUnavailable("the broker is unreachable", outcome_unknown=True)
         return [LogRecord(0, i, e) for i, e in enumerate(self.envelopes) if i >= start]
+
+    async def records(self) -> AsyncIterator[LogRecord]:
+        """Every record from the start (what a restarted writer recovers from)."""
+        for offset, envelope in enumerate(list(self.envelopes)):
+            yield LogRecord(0, offset, envelope)
+
+    async def read_range(self, partition: int, start: int, end: int) -> list[LogRecord]:
+        if self.down:
+            raise LogUnavailable("the broker is unreachable", outcome_unknown=True)
+        self.ranges_read += 1
+        end = min(end, len(self.envelopes))
+        return [LogRecord(0, i, self.envelopes[i]) for i in range(start, end)]
 
 
 def memory_writer(

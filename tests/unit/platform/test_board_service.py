@@ -205,7 +205,7 @@ async def test_a_whole_match_folds_as_its_log_does_and_reveals_the_seeds() -> No
     board = Board()
     last = await play_to_the_end(board, 7)
     assert board.event_log.envelopes[-1].event_type == "tabletop.v1.MatchEnded"
-    served = board.service.matches.get(MATCH)
+    served = await board.service.find(MATCH)  # finished: reloaded from the log
     folded = fold_board_events(board.event_log.envelopes)
     assert served is not None
     assert (served.state, served.version, served.results) == (

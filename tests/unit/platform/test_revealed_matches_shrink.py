@@ -1,5 +1,5 @@
 """Finished matches leave dice's and decks' memory: after the reveal only the commitment
-and the revealed flag are kept."""
+and the revealed flag are kept, and the stream writer holds none of the match's events."""
 
 from __future__ import annotations
 
@@ -8,10 +8,31 @@ from typing import Any
 from services.common.envelope import Cause, make_envelope
 from services.decks.service import DecksService
 from services.dice.service import DiceService
-from tabletop.v1 import envelope_pb2
+from tabletop.v1 import decks_pb2, dice_pb2, envelope_pb2
 from tabletop.v1 import platform_events_pb2 as pe
+from tests.unit.platform.fakes import context, memory_writer
 
 CAUSE = Cause("c", "c", "test")
+SECRET = b"k" * 32
+
+
+def shuffle(match_id: str, request_id: str) -> decks_pb2.ShuffleRequest:
+    cards = [f"c{i}" for i in range(10)]
+    return decks_pb2.ShuffleRequest(
+        match_id=match_id, deck="d", cards=cards, request_id=request_id, correlation_id="c"
+    )
+
+
+def draw(match_id: str, request_id: str) -> decks_pb2.DrawRequest:
+    return decks_pb2.DrawRequest(
+        match_id=match_id, deck="d", count=2, request_id=request_id, correlation_id="c"
+    )
+
+
+def roll(match_id: str, request_id: str) -> dice_pb2.RollRequest:
+    return dice_pb2.RollRequest(
+        match_id=match_id, count=3, sides=6, request_id=request_id, correlation_id="c"
+    )
 
 
 def envelopes(stream: str, *payloads: Any) -> list[envelope_pb2.EventEnvelope]:
@@ -22,7 +43,8 @@ def envelopes(stream: str, *payloads: Any) -> list[envelope_pb2.EventEnvelope]:
 
 
 def test_dice_forget_the_rolls_of_a_revealed_match() -> None:
-    dice = DiceService(writer=None, secret=b"s")  # type: ignore[arg-type]
+    writer, _ = memory_writer("dice")
+    dice = DiceService(writer, secret=b"s")
     rolled = pe.DiceRolled(count=1, sides=6, values=[4], counter_to=1, request_id="r")
     for envelope in envelopes("dice", pe.DiceCommitted(commitment="x"), rolled):
         dice.apply(envelope)
@@ -30,10 +52,12 @@ def test_dice_forget_the_rolls_of_a_revealed_match() -> None:
     dice.apply(envelopes("dice", pe.DiceSeedRevealed(seed="00"))[0])
     match = dice._matches["m"]
     assert match.revealed and match.commitment == "x" and match.rolls == {}
+    assert not writer.is_open("m")
 
 
 def test_decks_forget_the_piles_of_a_revealed_match() -> None:
-    decks = DecksService(writer=None, secret=b"s")  # type: ignore[arg-type]
+    writer, _ = memory_writer("decks")
+    decks = DecksService(writer, secret=b"s")
     shuffled = pe.DeckShuffled(deck="d", cards=["a", "b", "c"], request_id="s")
     for envelope in envelopes("decks", pe.DecksCommitted(commitment="x"), shuffled):
         decks.apply(envelope)
@@ -42,3 +66,39 @@ def test_decks_forget_the_piles_of_a_revealed_match() -> None:
     match = decks._matches["m"]
     assert match.revealed and match.commitment == "x"
     assert not match.piles.piles and not match.replies
+    assert not writer.is_open("m")
+
+
+async def test_a_restart_replays_only_the_unrevealed_matches_shuffles_and_rolls() -> None:
+    decks_writer, decks_log = memory_writer("decks")
+    dice_writer, dice_log = memory_writer("dice")
+    decks, dice = DecksService(decks_writer, SECRET), DiceService(dice_writer, SECRET)
+    for match_id in ("done", "open"):
+        commit = dice_pb2.CommitRequest(match_id=match_id, correlation_id="c")
+        await decks.Commit(commit, context())
+        await dice.Commit(commit, context())
+        await decks.Shuffle(shuffle(match_id, "s1"), context())
+        await decks.Draw(draw(match_id, "d1"), context())
+        await dice.Roll(roll(match_id, "r1"), context())
+    reveal = dice_pb2.RevealRequest(match_id="done", correlation_id="c")
+    await decks.Reveal(reveal, context())
+    await dice.Reveal(reveal, context())
+
+    decks_again = DecksService(memory_writer("decks")[0], SECRET)
+    dice_again = DiceService(memory_writer("dice")[0], SECRET)
+    for service, log in ((decks_again, decks_log), (dice_again, dice_log)):
+        service.begin_recovery()
+        await service._writer.restore(log.records(), service.apply)
+        service.end_recovery()
+    assert decks_again._matches["done"].revealed and not decks_again._matches["done"].replies
+    assert not dice_again._matches["done"].rolls
+    # the open match continues exactly where it stood: retries and the next outcomes
+    for name in ("d1", "d2"):
+        assert await decks_again.Draw(draw("open", name), context()) == await decks.Draw(
+            draw("open", name), context()
+        )
+    for name in ("r1", "r2"):
+        assert await dice_again.Roll(roll("open", name), context()) == await dice.Roll(
+            roll("open", name), context()
+        )
+    assert (await decks_again.Reveal(reveal, context())).seed == decks.seed("done").hex()
