@@ -110,6 +110,12 @@ class Config:
     shutdown_grace_seconds: float
     #: a stable identity of this replica (its pod name), for static Kafka group membership
     instance_id: str = ""
+    #: projector: the longest a fetch waits on the broker for new events, and the most
+    #: events folded as one batch (one table write and one view per match per batch) and
+    #: how long a batch gathers
+    projector_fetch_wait_ms: int = 20
+    projector_batch: int = 500
+    projector_batch_wait_ms: int = 5
 
     @classmethod
     def from_env(cls, service: str) -> Config:
@@ -158,4 +164,7 @@ class Config:
             data_dir=_env("DATA_DIR", os.path.join(tempfile.gettempdir(), "tabletop")),
             shutdown_grace_seconds=float(_env("SHUTDOWN_GRACE_SECONDS", "10")),
             instance_id=_env("INSTANCE_ID", ""),
+            projector_fetch_wait_ms=int(_env("PROJECTOR_FETCH_WAIT_MS", "20")),
+            projector_batch=int(_env("PROJECTOR_BATCH", "500")),
+            projector_batch_wait_ms=int(_env("PROJECTOR_BATCH_WAIT_MS", "5")),
         )
