@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from services.common.eventlog import Tail
 from services.common.logging import get_logger
@@ -30,6 +30,8 @@ class ViewStore:
         self._revisions: dict[str, int] = {}
         #: only matches someone waits on (dropped when the last waiter leaves)
         self._signals: dict[str, _Signal] = {}
+        #: told (match id, version) of every accepted update
+        self.listeners: list[Callable[[str, int], None]] = []
 
     def latest(self, match_id: str) -> match_pb2.ViewUpdate | None:
         return self._updates.get(match_id)
@@ -47,6 +49,8 @@ class ViewStore:
         signal = self._signals.pop(match_id, None)
         if signal is not None:
             signal.changed.set()
+        for listener in self.listeners:
+            listener(match_id, update.summary.version)
 
     async def _next_change(self, match_id: str, timeout: float | None) -> None:  # noqa: ASYNC109
         """Until this match's next accepted update (TimeoutError after ``timeout``)."""
