@@ -4,7 +4,11 @@ seconds. Two signals, each with its bound (0 turns it off):
 
 - commands in flight at this gateway (forwarded to a board, not answered yet);
 - the projector's lag as this gateway sees it: how long after the board acknowledged a
-  version the view of that version arrived here, the worst of the last ``window_s``.
+  version the view of that version arrived here, the median of the last ``window_s``.
+  Past the bound no new match is admitted (fewer matches in play is what brings the lag
+  down: action → view is matches in play / throughput); past ``ACTION_LAG_FACTOR`` times
+  the bound, actions of matches in play are refused too. Refusing every action at the
+  first bound made clients abandon their matches and start new ones, which cost more.
 
 The lag is measured when views arrive, so a match whose views never come (its events
 dead-lettered) cannot hold every other match's commands back; a projector that publishes
@@ -13,6 +17,7 @@ nothing at all shows in its own lag gauge and alerts, not here.
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections import deque
 from collections.abc import Callable
@@ -23,6 +28,8 @@ MAX_PENDING_PER_MATCH = 16
 MAX_TRACKED_MATCHES = 10_000
 #: the retry-after given when the gateway has too many commands in flight
 IN_FLIGHT_RETRY_MS = 50
+#: actions of matches in play are refused once the lag passes this many times the bound
+ACTION_LAG_FACTOR = 4
 
 
 @dataclass(frozen=True)
@@ -77,15 +84,16 @@ class Admission:
             self._samples.append((now, now - oldest))
 
     def view_lag_s(self) -> float:
-        """The worst lag measured in the last ``window_s`` (0 when none)."""
+        """The median lag measured in the last ``window_s`` (0 when none)."""
         horizon = self._clock() - self._window_s
         while self._samples and self._samples[0][0] < horizon:
             self._samples.popleft()
-        return max((lag for _, lag in self._samples), default=0.0)
+        return statistics.median(lag for _, lag in self._samples) if self._samples else 0.0
 
     # -- the decision ---------------------------------------------------------------------
-    def refusal(self) -> Refusal | None:
-        """Why a new command must wait now, or None to admit it."""
+    def refusal(self, new_match: bool) -> Refusal | None:
+        """Why a command (one creating a match, or one of a match in play) must wait now,
+        or None to admit it."""
         if self._max_in_flight and self.in_flight >= self._max_in_flight:
             return Refusal(
                 f"the service is busy ({self.in_flight} commands in flight); retry shortly",
@@ -93,9 +101,10 @@ class Admission:
             )
         if self._max_lag_s:
             lag = self.view_lag_s()
-            if lag > self._max_lag_s:
+            bound = self._max_lag_s * (1 if new_match else ACTION_LAG_FACTOR)
+            if lag > bound:
                 return Refusal(
                     f"views are {round(lag * 1000)} ms behind; retry shortly",
-                    max(IN_FLIGHT_RETRY_MS, round((lag - self._max_lag_s) * 1000)),
+                    max(IN_FLIGHT_RETRY_MS, round((lag - bound) * 1000)),
                 )
         return None

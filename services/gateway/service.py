@@ -187,9 +187,10 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         context: grpc.aio.ServicerContext,
         match_id: str,
         call: Callable[[], Awaitable[Acked]],
+        new_match: bool = False,
     ) -> Acked:
         """The board's reply to a command, unless the stack is too far behind to take it."""
-        refusal = self._admission.refusal()
+        refusal = self._admission.refusal(new_match)
         if refusal is not None:
             context.set_trailing_metadata((("retry-after-ms", str(refusal.retry_after_ms)),))
             await _refuse(context, grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message)
@@ -323,7 +324,9 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             ),
         )
         board = self._shard(match_id).board
-        reply = await self._admitted(context, match_id, lambda: board.CreateMatch(forwarded))
+        reply = await self._admitted(
+            context, match_id, lambda: board.CreateMatch(forwarded), new_match=True
+        )
         token, _ = self._tokens.issue(match_id, Role.CREATOR, subject)
         return gateway_pb2.OpenMatchReply(
             match_id=reply.match_id, version=reply.version, creator_token=token

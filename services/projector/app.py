@@ -53,6 +53,10 @@ MAX_VIEW_BYTES = MAX_RECORD_BYTES
 RECENT_IDS = 32
 
 
+#: marks a record that stands for the cached projection inside a batch (never stored)
+_STUB = "_stub"
+
+
 class TooLarge(ValueError):
     """A match's record or view would exceed the broker's message limit."""
 
@@ -121,9 +125,16 @@ class ProjectionFolder:
         return Projection.from_record(record)
 
     def fold(
-        self, record: dict[str, Any] | None, envelope: envelope_pb2.EventEnvelope
+        self,
+        record: dict[str, Any] | None,
+        envelope: envelope_pb2.EventEnvelope,
+        stored: bool = True,
     ) -> tuple[dict[str, Any] | None, Projection | None]:
-        """The table record after one envelope, and the projection to publish (if any)."""
+        """The table record after one envelope, and the projection to publish (if any).
+
+        ``stored=False`` (inside a batch): a board event's record is a stub (ids and
+        version) standing for the cached projection; ``fold_batch`` writes the whole
+        record once, after the batch's last event."""
         pending = record if record is not None and "game" not in record else None
         if (
             envelope.stream == "board"
@@ -163,7 +174,12 @@ class ProjectionFolder:
         if not changed:
             return record, None
         self._cache[envelope.match_id] = projection
-        folded = projection.to_record()
+        if envelope.stream == "board" and not stored:
+            m = projection.match
+            folded = {"match_id": m.match_id, "game": m.game.name, "version": m.version}
+            folded[_STUB] = True
+        else:
+            folded = projection.to_record()
         if envelope.stream != "board":
             folded["recent_ids"] = record.get("recent_ids", {})
             return folded, projection
@@ -191,11 +207,15 @@ class ProjectionFolder:
         for i, envelope in enumerate(envelopes):
             if owed is not None and envelope.stream == "board" and not whole_after[i]:
                 rendered, owed = owed.update().SerializeToString(), None
-            record, projection = self.fold(record, envelope)
+            record, projection = self.fold(record, envelope, stored=False)
             if projection is not None:
                 owed = projection
         if owed is not None:
             rendered = owed.update().SerializeToString()
+        if record is not None and record.get(_STUB):
+            whole = self._cache[record["match_id"]].to_record()
+            whole["recent_ids"] = record["recent_ids"]
+            record = whole
         return record, rendered
 
 

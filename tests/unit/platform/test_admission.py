@@ -29,27 +29,34 @@ class Clock:
 def test_commands_past_the_in_flight_bound_are_refused() -> None:
     admission = Admission(max_in_flight=2, max_view_lag_ms=0)
     admission.in_flight = 1
-    assert admission.refusal() is None
+    assert admission.refusal(new_match=False) is None
     admission.in_flight = 2
-    refusal = admission.refusal()
+    refusal = admission.refusal(new_match=False)
     assert refusal is not None and refusal.retry_after_ms > 0
+    assert admission.refusal(new_match=True) is not None
 
 
-def test_views_arriving_late_refuse_commands_until_the_lag_is_forgotten() -> None:
+def lagging(lag_s: float, clock: Clock, admission: Admission, match_id: str = "m") -> None:
+    admission.acknowledged(match_id, 1)
+    clock.now += lag_s
+    admission.viewed(match_id, 1)
+
+
+def test_views_arriving_late_refuse_new_matches_then_actions_until_forgotten() -> None:
     clock = Clock()
     admission = Admission(max_in_flight=0, max_view_lag_ms=250, window_s=1.0, clock=clock)
-    admission.acknowledged("m", 3)
-    clock.now += 0.1
-    admission.viewed("m", 3)
-    assert admission.refusal() is None  # 100 ms behind: within the bound
-    admission.acknowledged("m", 4)
-    admission.acknowledged("m", 5)
-    clock.now += 0.6
-    admission.viewed("m", 5)  # version 4 waited 600 ms
-    refusal = admission.refusal()
+    lagging(0.1, clock, admission)
+    assert admission.refusal(new_match=True) is None  # 100 ms behind: within the bound
+    lagging(0.6, clock, admission, "n")
+    lagging(0.6, clock, admission, "o")  # the median of the last second: 600 ms
+    refusal = admission.refusal(new_match=True)
     assert refusal is not None and "600 ms" in refusal.message and refusal.retry_after_ms >= 50
+    assert admission.refusal(new_match=False) is None  # matches in play go on
+    lagging(1.1, clock, admission, "p")
+    lagging(1.1, clock, admission, "q")
+    assert admission.refusal(new_match=False) is not None  # past four times the bound
     clock.now += 1.5
-    assert admission.refusal() is None
+    assert admission.refusal(new_match=True) is None
 
 
 def test_a_match_whose_views_never_come_holds_nobody_back() -> None:
@@ -61,7 +68,7 @@ def test_a_match_whose_views_never_come_holds_nobody_back() -> None:
     admission.acknowledged("m", 1)
     clock.now += 0.01
     admission.viewed("m", 1)
-    assert admission.refusal() is None
+    assert admission.refusal(new_match=True) is None
 
 
 class SlowBoard:
