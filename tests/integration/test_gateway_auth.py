@@ -355,7 +355,9 @@ def test_a_gateway_whose_views_lag_past_its_bound_refuses_new_matches_early(
     # A bound of 1 ms: every view arrives later than that after its acknowledgement, so
     # once one has arrived the next match is refused (for the lag window, a second).
     small = _second_gateway(
-        stack, tmp_path_factory.mktemp("admission"), {"TABLETOP_GATEWAY_MAX_VIEW_LAG_MS": "1"}
+        stack,
+        tmp_path_factory.mktemp("admission"),
+        {"TABLETOP_GATEWAY_MAX_VIEW_LAG_MS": "1", "TABLETOP_QUOTA_CREATE_BURST": "100"},
     )
     small.start("gateway")
     try:
@@ -371,6 +373,7 @@ def test_a_gateway_whose_views_lag_past_its_bound_refuses_new_matches_early(
             joined = client.join(match, "solo")
             client.view(match, "solo", min_version=joined.version)
         assert refusals and refusals[0].code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "behind" in (refusals[0].details() or "")  # admission, not the quota
         assert int(dict(refusals[0].trailing_metadata() or ())["retry-after-ms"]) > 0
     finally:
         small.stop("gateway")
