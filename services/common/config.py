@@ -116,6 +116,8 @@ class Config:
     projector_fetch_wait_ms: int = 20
     projector_batch: int = 500
     projector_batch_wait_ms: int = 5
+    #: projector: how long its producer gathers records into one request
+    projector_linger_ms: int = 5
     #: gateway admission control (0: off): commands are refused (RESOURCE_EXHAUSTED) while
     #: this many are in flight; new matches while views arrive this long after their
     #: acknowledgement (actions at four times that; services/gateway/admission.py)
@@ -172,6 +174,7 @@ class Config:
             projector_fetch_wait_ms=int(_env("PROJECTOR_FETCH_WAIT_MS", "20")),
             projector_batch=int(_env("PROJECTOR_BATCH", "500")),
             projector_batch_wait_ms=int(_env("PROJECTOR_BATCH_WAIT_MS", "5")),
+            projector_linger_ms=int(_env("PROJECTOR_LINGER_MS", "5")),
             max_in_flight=int(_env("GATEWAY_MAX_IN_FLIGHT", "256")),
             max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "500")),
         )

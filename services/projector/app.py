@@ -272,6 +272,10 @@ def create_app(config: Config) -> faust.App:
         broker_heartbeat_interval=2.0,
         web_enabled=False,
         producer_acks=-1,
+        # A batch sends a view and a changelog record per match: a few milliseconds'
+        # linger packs them into one produce request instead of one each (py-spy at 100
+        # matches: a tenth of the projector's time went to socket writes).
+        producer_linger=config.projector_linger_ms / 1000,
     )
     app.transport.Consumer = _ReadCommittedConsumer  # type: ignore[misc]
     _ReadCommittedConsumerThread.group_instance_id = config.instance_id or None
