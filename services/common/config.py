@@ -110,6 +110,19 @@ class Config:
     shutdown_grace_seconds: float
     #: a stable identity of this replica (its pod name), for static Kafka group membership
     instance_id: str = ""
+    #: projector: the longest a fetch waits on the broker for new events, and the most
+    #: events folded as one batch (one table write and one view per match per batch) and
+    #: how long a batch gathers
+    projector_fetch_wait_ms: int = 20
+    projector_batch: int = 500
+    projector_batch_wait_ms: int = 5
+    #: projector: how long its producer gathers records into one request
+    projector_linger_ms: int = 5
+    #: gateway admission control (0: off): commands are refused (RESOURCE_EXHAUSTED) while
+    #: this many are in flight; new matches while views arrive this long after their
+    #: acknowledgement (actions at four times that; services/gateway/admission.py)
+    max_in_flight: int = 0
+    max_view_lag_ms: int = 0
 
     @classmethod
     def from_env(cls, service: str) -> Config:
@@ -158,4 +171,10 @@ class Config:
             data_dir=_env("DATA_DIR", os.path.join(tempfile.gettempdir(), "tabletop")),
             shutdown_grace_seconds=float(_env("SHUTDOWN_GRACE_SECONDS", "10")),
             instance_id=_env("INSTANCE_ID", ""),
+            projector_fetch_wait_ms=int(_env("PROJECTOR_FETCH_WAIT_MS", "20")),
+            projector_batch=int(_env("PROJECTOR_BATCH", "500")),
+            projector_batch_wait_ms=int(_env("PROJECTOR_BATCH_WAIT_MS", "5")),
+            projector_linger_ms=int(_env("PROJECTOR_LINGER_MS", "5")),
+            max_in_flight=int(_env("GATEWAY_MAX_IN_FLIGHT", "256")),
+            max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "500")),
         )

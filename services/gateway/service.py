@@ -10,8 +10,8 @@ anything is forwarded, so a refusal never reaches the board and appends nothing.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Sequence
-from typing import NoReturn, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import NoReturn, Protocol, TypeVar
 
 import grpc
 
@@ -23,6 +23,7 @@ from services.common.metrics import GATEWAY_WATCHERS
 from services.common.server import peer_channel
 from services.common.sharding import shard_of
 from services.games.registry import all_games
+from services.gateway.admission import Admission
 from services.gateway.auth import (
     MAX_GAME,
     MAX_ID,
@@ -56,6 +57,14 @@ from tabletop.v1 import (
 )
 
 Reply = TypeVar("Reply")
+
+
+class _Versioned(Protocol):
+    @property
+    def version(self) -> int: ...
+
+
+Acked = TypeVar("Acked", bound=_Versioned)
 
 #: the longest a GetView may wait for a version
 MAX_WAIT_MS = 30_000
@@ -146,6 +155,8 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         #: matches and joins per client address; actions per token subject
         self._creates = Quota(config.create_rate, config.create_burst)
         self._actions = Quota(config.action_rate, config.action_burst)
+        self._admission = Admission(config.max_in_flight, config.max_view_lag_ms)
+        views.listeners.append(self._admission.viewed)
 
     def _shard(self, match_id: str) -> Shard:
         return self._shards[shard_of(match_id, len(self._shards))]
@@ -169,6 +180,26 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"too many requests; retry after {retry_ms} ms",
             )
+
+    async def _admitted(
+        self,
+        context: grpc.aio.ServicerContext,
+        match_id: str,
+        call: Callable[[], Awaitable[Acked]],
+        new_match: bool = False,
+    ) -> Acked:
+        """The board's reply to a command, unless the stack is too far behind to take it."""
+        refusal = self._admission.refusal(new_match)
+        if refusal is not None:
+            context.set_trailing_metadata((("retry-after-ms", str(refusal.retry_after_ms)),))
+            await _refuse(context, grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message)
+        self._admission.in_flight += 1
+        try:
+            reply = await _relay(context, call())
+        finally:
+            self._admission.in_flight -= 1
+        self._admission.acknowledged(match_id, reply.version)
+        return reply
 
     async def _bounded(self, context: grpc.aio.ServicerContext, *checks: tuple[str, str]) -> None:
         try:
@@ -286,7 +317,10 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 private=request.private, bots=bots, creator=subject
             ),
         )
-        reply = await _relay(context, self._shard(match_id).board.CreateMatch(forwarded))
+        board = self._shard(match_id).board
+        reply = await self._admitted(
+            context, match_id, lambda: board.CreateMatch(forwarded), new_match=True
+        )
         token, _ = self._tokens.issue(match_id, Role.CREATOR, subject)
         return gateway_pb2.OpenMatchReply(
             match_id=reply.match_id, version=reply.version, creator_token=token
@@ -437,7 +471,10 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         forwarded.CopyFrom(request)
         forwarded.player = claims.seat
         forwarded.seat_token = claims.token_id
-        return await _relay(context, self._shard(request.match_id).board.SubmitAction(forwarded))
+        board = self._shard(request.match_id).board
+        return await self._admitted(
+            context, request.match_id, lambda: board.SubmitAction(forwarded)
+        )
 
     async def WatchMatch(
         self, request: gateway_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from services.common.eventlog import Tail
 from services.common.logging import get_logger
@@ -12,12 +12,26 @@ from tabletop.v1 import match_pb2
 log = get_logger(__name__)
 
 
+class _Signal:
+    """One match's next change: set once, then replaced; counts who waits on it."""
+
+    def __init__(self) -> None:
+        self.changed = asyncio.Event()
+        self.waiters = 0
+
+
 class ViewStore:
+    """Each match has its own signal: an update wakes that match's waiters only, not every
+    waiter of every match (one shared Condition made each update O(all watchers))."""
+
     def __init__(self) -> None:
         self._updates: dict[str, match_pb2.ViewUpdate] = {}
         #: bumped on every accepted update, including same-version ones (revealed seeds)
         self._revisions: dict[str, int] = {}
-        self._changed = asyncio.Condition()
+        #: only matches someone waits on (dropped when the last waiter leaves)
+        self._signals: dict[str, _Signal] = {}
+        #: told (match id, version) of every accepted update
+        self.listeners: list[Callable[[str, int], None]] = []
 
     def latest(self, match_id: str) -> match_pb2.ViewUpdate | None:
         return self._updates.get(match_id)
@@ -26,15 +40,28 @@ class ViewStore:
         return [u.summary for u in self._updates.values()]
 
     async def put(self, update: match_pb2.ViewUpdate) -> None:
-        current = self._updates.get(update.summary.match_id)
+        match_id = update.summary.match_id
+        current = self._updates.get(match_id)
         if current is not None and current.summary.version > update.summary.version:
             return  # an older view published late (e.g. after a projector rebuild)
-        self._updates[update.summary.match_id] = update
-        self._revisions[update.summary.match_id] = (
-            self._revisions.get(update.summary.match_id, 0) + 1
-        )
-        async with self._changed:
-            self._changed.notify_all()
+        self._updates[match_id] = update
+        self._revisions[match_id] = self._revisions.get(match_id, 0) + 1
+        signal = self._signals.pop(match_id, None)
+        if signal is not None:
+            signal.changed.set()
+        for listener in self.listeners:
+            listener(match_id, update.summary.version)
+
+    async def _next_change(self, match_id: str, timeout: float | None) -> None:  # noqa: ASYNC109
+        """Until this match's next accepted update (TimeoutError after ``timeout``)."""
+        signal = self._signals.setdefault(match_id, _Signal())
+        signal.waiters += 1
+        try:
+            await asyncio.wait_for(signal.changed.wait(), timeout)
+        finally:
+            signal.waiters -= 1
+            if not signal.waiters and self._signals.get(match_id) is signal:
+                del self._signals[match_id]
 
     async def wait_for(
         self,
@@ -43,33 +70,28 @@ class ViewStore:
         timeout: float,  # noqa: ASYNC109 - a bounded wait
     ) -> match_pb2.ViewUpdate | None:
         """The newest update once it has folded ``min_version``; None on timeout."""
-
-        def ready() -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
             update = self._updates.get(match_id)
-            return update is not None and update.summary.version >= min_version
-
-        if ready():  # no wait at all, even for a timeout of 0
-            return self._updates[match_id]
-        try:
-            async with self._changed:
-                await asyncio.wait_for(self._changed.wait_for(ready), timeout)
-        except TimeoutError:
-            return None
-        return self._updates[match_id]
+            if update is not None and update.summary.version >= min_version:
+                return update  # no wait at all, even for a timeout of 0
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return None
+            try:
+                await self._next_change(match_id, remaining)
+            except TimeoutError:
+                return None
 
     async def follow(self, match_id: str) -> AsyncIterator[match_pb2.ViewUpdate]:
         """The current update (if any), then every newer one."""
         seen = 0
-
-        def newer() -> bool:
-            return self._revisions.get(match_id, 0) > seen
-
         while True:
-            async with self._changed:
-                await self._changed.wait_for(newer)
-                update = self._updates[match_id]
-                seen = self._revisions[match_id]
-            yield update
+            while self._revisions.get(match_id, 0) <= seen:
+                await self._next_change(match_id, None)
+            seen = self._revisions[match_id]
+            yield self._updates[match_id]
 
     async def consume(self, tail: Tail) -> None:
         async for _, value in tail.records():

@@ -243,6 +243,25 @@ class Bot:
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
 
+    async def _submit(
+        self, request: board_pb2.SubmitActionRequest, mover: str
+    ) -> board_pb2.SubmitActionReply:
+        """Submit as a well-behaved client: a RESOURCE_EXHAUSTED (the gateway's admission
+        control) is counted and retried after its retry-after-ms with the same command id;
+        latency counts from the first attempt, waits included (what the player sees)."""
+        while True:
+            try:
+                reply: board_pb2.SubmitActionReply = await self.stub.SubmitAction(
+                    request, metadata=self.auth[mover], timeout=self.timeout
+                )
+                return reply
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or now() >= self.stop_at:
+                    raise
+                self.result.errors["RESOURCE_EXHAUSTED (retried)"] += 1
+                retry = dict(error.trailing_metadata() or ()).get("retry-after-ms", "50")
+                await asyncio.sleep(int(str(retry)) / 1000)
+
     async def _play(self, match_id: str, watcher: Watcher) -> None:
         # Each SubmitAction brings the mover's next legal actions back (return_legal_actions),
         # so GetLegalActions is asked only when the turn passes to another seat.
@@ -282,9 +301,7 @@ class Bot:
                 return_legal_actions=True,
             )
             began = now()
-            reply = await self.stub.SubmitAction(
-                request, metadata=self.auth[mover], timeout=self.timeout
-            )
+            reply = await self._submit(request, mover)
             legal = reply.legal_actions
             acked = now()
             self.actions += 1

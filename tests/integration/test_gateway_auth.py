@@ -349,6 +349,36 @@ def test_quotas_answer_resource_exhausted_with_a_retry_after(
         small.stop("gateway")
 
 
+def test_a_gateway_whose_views_lag_past_its_bound_refuses_new_matches_early(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # A bound of 1 ms: every view arrives later than that after its acknowledgement, so
+    # once one has arrived the next match is refused (for the lag window, a second).
+    small = _second_gateway(
+        stack,
+        tmp_path_factory.mktemp("admission"),
+        {"TABLETOP_GATEWAY_MAX_VIEW_LAG_MS": "1", "TABLETOP_QUOTA_CREATE_BURST": "100"},
+    )
+    small.start("gateway")
+    try:
+        small.wait_healthy("gateway")
+        client = GatewayClient(small.addr("gateway"))
+        refusals = []
+        for _ in range(5):  # a loaded machine may let the window pass between two calls
+            try:
+                match = client.create("crashland", ["solo"], {})
+            except grpc.RpcError as error:
+                refusals.append(error)
+                break
+            joined = client.join(match, "solo")
+            client.view(match, "solo", min_version=joined.version)
+        assert refusals and refusals[0].code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "behind" in (refusals[0].details() or "")  # admission, not the quota
+        assert int(dict(refusals[0].trailing_metadata() or ())["retry-after-ms"]) > 0
+    finally:
+        small.stop("gateway")
+
+
 def test_the_gateway_serves_tls_when_given_a_certificate(
     stack: Stack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -20,7 +20,7 @@ from services.projector.app import (
     check_sizes,
     dead_letter,
 )
-from tabletop.v1 import envelope_pb2
+from tabletop.v1 import envelope_pb2, match_pb2
 from tabletop.v1 import platform_events_pb2 as pe
 
 CAUSE = Cause("c", "c", "board")
@@ -144,3 +144,50 @@ def test_a_dead_letter_names_the_event_and_the_reason_but_not_its_payload() -> N
     assert letter["match_id"] == "m" and letter["sequence"] == 1
     assert letter["event_id"] == envelope.event_id and letter["reason"] == "fold_error"
     assert "payload" not in letter and len(letter["error"]) <= 1000
+
+
+def two_commands() -> list[envelope_pb2.EventEnvelope]:
+    """A real batch cut in two commands: the first ends at the fourth event."""
+    batch = board_batch()
+    batch[3].last_in_batch = True
+    return batch
+
+
+def updates_one_by_one(
+    envelopes: list[envelope_pb2.EventEnvelope],
+) -> list[match_pb2.ViewUpdate]:
+    fold_record = ProjectionFolder().fold
+    record: dict[str, Any] | None = None
+    published = []
+    for envelope in envelopes:
+        record, projection = fold_record(record, envelope)
+        if projection is not None:
+            published.append(projection.update())
+    return published
+
+
+def test_a_batch_publishes_its_last_whole_command_as_one_by_one_would() -> None:
+    batch = two_commands()
+    record, update = ProjectionFolder().fold_batch(None, batch)
+    assert update is not None
+    assert match_pb2.ViewUpdate.FromString(update) == updates_one_by_one(batch)[-1]
+    one_by_one: dict[str, Any] | None = None
+    for envelope in batch:
+        one_by_one, _ = ProjectionFolder().fold(one_by_one, envelope)
+    assert record == one_by_one
+
+
+def test_a_batch_ending_mid_command_publishes_the_command_before() -> None:
+    batch = two_commands()[:6]
+    record, update = ProjectionFolder().fold_batch(None, batch)
+    assert update is not None
+    shown = match_pb2.ViewUpdate.FromString(update)
+    assert shown == updates_one_by_one(batch)[-1]
+    assert shown.summary.version == 4 and record is not None and record["version"] == 6
+
+
+def test_a_batch_of_events_already_folded_publishes_nothing() -> None:
+    batch = two_commands()
+    record, _ = ProjectionFolder().fold_batch(None, batch)
+    again, update = ProjectionFolder().fold_batch(record, batch)
+    assert update is None and again == record

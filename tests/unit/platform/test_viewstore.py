@@ -57,3 +57,18 @@ async def test_follow_yields_each_new_update_including_same_version_reveals() ->
     await store.put(update("m", 2, seed="ab"))
     await asyncio.wait_for(watcher, 5)
     assert seen == [(1, ""), (2, ""), (2, "ab")]
+
+
+async def test_waiters_of_one_match_are_not_woken_by_another_and_leave_nothing_behind() -> None:
+    store = ViewStore()
+    waiting = asyncio.create_task(store.wait_for("a", 1, timeout=5))
+    await asyncio.sleep(0)
+    signal = store._signals["a"]
+    await store.put(update("b", 1))
+    await asyncio.sleep(0)
+    assert not signal.changed.is_set() and not waiting.done()
+    await store.put(update("a", 1))
+    found = await waiting
+    assert found is not None and found.summary.version == 1
+    assert await store.wait_for("nowhere", 1, timeout=0.01) is None
+    assert store._signals == {}  # a wait for a match that never comes is forgotten
