@@ -42,6 +42,7 @@ from services.gateway.auth import (
     bounded_names,
     bounded_options,
 )
+from services.gateway.pictures import draw
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
     board_pb2,
@@ -122,7 +123,10 @@ async def _events(
 
 
 def _peer_host(context: grpc.aio.ServicerContext) -> str:
-    """The client's address without its port ("ipv4:10.0.0.7:5123" → "ipv4:10.0.0.7")."""
+    """The client's address without its port ("ipv4:10.0.0.7:5123" → "ipv4:10.0.0.7").
+
+    gRPC-Web calls (services/gateway/web.py) give the same form from the HTTP connection.
+    """
     peer = context.peer() or "unknown"
     return peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer
 
@@ -458,6 +462,30 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 view=projection.view_for(viewer),
                 description=f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}",
             )
+
+    async def GetPicture(
+        self, request: gateway_pb2.GetPictureRequest, context: grpc.aio.ServicerContext
+    ) -> gateway_pb2.Picture:
+        await self._bounded(context, ("match_id", request.match_id))
+        viewer = await self._viewer(context, request.match_id, "")
+        if not request.HasField("version"):
+            return draw(await self._view(request.match_id, viewer, context))
+        events = await self._board_events(request.match_id, context)
+        if not 1 <= request.version <= events[-1].sequence:
+            await _refuse(
+                context,
+                grpc.StatusCode.OUT_OF_RANGE,
+                f"version must be between 1 and {events[-1].sequence}",
+            )
+        if not any(is_a(e, platform_events_pb2.MatchEnded) for e in events):
+            viewer = ""  # a match in play replays as a spectator sees it (like ReplayMatch)
+        match = FoldedMatch.created(events[0])
+        projection = Projection(match)
+        for envelope in events[1:]:
+            if envelope.sequence > request.version:
+                break
+            match.fold(envelope)
+        return draw(projection.view_for(viewer))
 
     async def _board_events(
         self, match_id: str, context: grpc.aio.ServicerContext
