@@ -2,6 +2,7 @@
 #   make up      start Kafka and every service locally (twice is safe); make down stops them
 #   make test    install everything, start Kafka, run unit + integration tests
 #   make bench   benchmarks → BENCHMARKS.md and bench-results.json
+#   make web     build the browser client (web/dist), which the gateway serves
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -16,7 +17,7 @@ include deploy/make/tools.mk
 
 GRPCURL_VERSION ?= v1.9.3
 
-.PHONY: help install tools tools-grpcurl protos check-protos kafka kafka-stop topics up down \
+.PHONY: help install tools tools-grpcurl tools-web web web-deps protos check-protos kafka kafka-stop topics up down \
         status test test-unit lint bench clean prometheus prometheus-stop k8s-generate
 
 help:  ## list the targets
@@ -42,11 +43,32 @@ tools-grpcurl:
 	  touch $(DEPLOY_BIN)/.grpcurl-$(GRPCURL_VERSION); \
 	fi
 
-protos: $(STAMP)  ## generate Python code from protos/ (checked in; see check-protos)
+protos: $(STAMP) web-deps  ## generate Python and TypeScript code from protos/ (checked in)
 	@deploy/protos.sh protos
 
-check-protos: $(STAMP)  ## fail if the checked-in generated code does not match the protos
+check-protos: $(STAMP) web-deps  ## fail if the checked-in generated code does not match the protos
 	@deploy/protos.sh check
+
+WEB_STAMP := web/node_modules/.installed
+$(WEB_STAMP): web/package.json web/package-lock.json
+	@command -v npm >/dev/null || { echo "need node and npm (apt-get install -y nodejs npm)"; exit 1; }
+	cd web && npm ci --no-audit --no-fund
+	touch $@
+
+web-deps: $(WEB_STAMP)  ## the web client's npm tools, exactly as web/package-lock.json pins them
+
+WEB_SOURCES := $(shell find web/src web/static -type f 2>/dev/null) web/build.mjs web/tsconfig.json
+web/dist/index.html: $(WEB_STAMP) $(WEB_SOURCES)
+	cd web && npm run -s build
+
+web: web/dist/index.html  ## type-check and bundle the browser client into web/dist
+
+# Browser tests drive Debian's Chromium (Playwright never downloads a browser here).
+tools-web:  ## Debian's chromium for the browser tests
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  echo "installing chromium (Debian)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	fi
 
 kafka: install  ## fetch (Maven Central) and start the local Kafka broker
 	@$(KAFKA) start
@@ -57,7 +79,7 @@ kafka-stop:  ## stop the local Kafka broker
 topics: kafka  ## create the topics (auto-create is off)
 	@$(VENV)/bin/tabletop admin create-topics
 
-up: kafka  ## start Kafka, every service and (if installed) Prometheus; wait until healthy
+up: kafka web  ## start Kafka, every service and (if installed) Prometheus; wait until healthy
 	@$(VENV)/bin/tabletop stack up
 	@if command -v prometheus >/dev/null; then deploy/prometheus/prometheus.sh start; \
 	  else echo "prometheus not installed (make tools installs it): skipped"; fi
@@ -70,7 +92,7 @@ down:  ## stop every service, Prometheus and Kafka
 status:  ## show what is running
 	@$(VENV)/bin/tabletop stack status || true
 
-test: install tools kafka check-protos  ## unit + integration tests against the real Kafka
+test: install tools tools-web kafka check-protos web  ## unit + integration tests against the real Kafka
 	$(VENV)/bin/pytest -q -ra --timeout=600
 
 test-unit: install  ## unit tests only (no Kafka)

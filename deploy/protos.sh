@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Generates Python code (messages, gRPC stubs, mypy stubs) beside the .proto files.
+# Generates Python code (messages, gRPC stubs, mypy stubs) beside the .proto files, and the
+# web client's TypeScript (protoc-gen-es, pinned in web/package-lock.json) in web/src/gen.
 #   protos.sh protos   regenerate in place
 #   protos.sh check    regenerate into a scratch folder and fail if the checked-in code differs
 set -euo pipefail
@@ -15,8 +16,16 @@ gen() {
     --plugin=protoc-gen-mypy_grpc=.venv/bin/protoc-gen-mypy_grpc \
     protos/tabletop/v1/*.proto 2> >(grep -v "^Writing mypy" >&2) >/dev/null
 }
+es=web/node_modules/.bin/protoc-gen-es
+gen_ts() {
+  local out=$1
+  [ -x "$es" ] || { echo "no $es: run make web-deps (npm ci in web/)" >&2; exit 2; }
+  mkdir -p "$out"
+  "$py" -m grpc_tools.protoc -I protos --plugin=protoc-gen-es="$es" \
+    --es_out="$out" --es_opt=target=ts,import_extension=none protos/tabletop/v1/*.proto
+}
 case "${1:-protos}" in
-  protos) gen protos ;;
+  protos) gen protos; rm -rf web/src/gen; gen_ts web/src/gen ;;
   check)
     tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
     gen "$tmp"
@@ -28,6 +37,10 @@ case "${1:-protos}" in
     for f in protos/tabletop/v1/*_pb2*.py*; do
       [ -e "$tmp/tabletop/v1/$(basename "$f")" ] || { echo "stale: $f"; status=1; }
     done
+    gen_ts "$tmp/ts"
+    if ! diff -r -q "$tmp/ts" web/src/gen >/dev/null; then
+      diff -r -q "$tmp/ts" web/src/gen | sed 's/^/out of date (run make protos): /'; status=1
+    fi
     [ $status -eq 0 ] && echo "generated code matches the protos"
     exit $status ;;
   *) echo "usage: $0 protos|check" >&2; exit 2 ;;

@@ -55,8 +55,8 @@ class Stack:
     partitions: int = 6
     ports: dict[str, tuple[int, int]] = field(default_factory=lambda: dict(DEFAULT_PORTS))
     extra_env: Mapping[str, str] = field(default_factory=dict)
-    #: the gateway's web page and gRPC-Web
-    web_port: int = DEFAULT_WEB_PORT
+    #: the gateway's web page and gRPC-Web (0: none)
+    web_port: int = 0
 
     @classmethod
     def ephemeral(cls, run_dir: Path, topic_prefix: str, partitions: int = 3) -> Stack:
@@ -263,4 +263,4 @@ class PeerToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientIntercep
 
 def local_stack() -> Stack:
     """The developer stack of ``make up``: default ports, run files under .cache/run."""
-    return Stack(Path(".cache/run"))
+    return Stack(Path(".cache/run"), web_port=DEFAULT_WEB_PORT)

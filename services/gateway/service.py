@@ -24,6 +24,7 @@ from services.common.metrics import GATEWAY_WATCHERS
 from services.common.projection import Projection
 from services.common.server import peer_channel
 from services.common.sharding import shard_of
+from services.common.verify import verify_match
 from services.games.registry import all_games
 from services.gateway.auth import (
     MAX_GAME,
@@ -68,6 +69,8 @@ DEFAULT_PAGE = 50
 MAX_PAGE = 200
 #: a create's command id is its proof of a retry: long enough not to be guessed
 MIN_COMMAND_ID = 16
+#: VerifyMatch lists at most this many problems
+MAX_PROBLEMS = 50
 #: a refusal passed on from a peer is cut to this many characters
 MAX_DETAIL = 300
 
@@ -498,28 +501,43 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             await _refuse(context, grpc.StatusCode.NOT_FOUND, "no such match")
         return events
 
-    async def ExportMatch(
-        self, request: gateway_pb2.ExportMatchRequest, context: grpc.aio.ServicerContext
+    async def _export(
+        self, match_id: str, context: grpc.aio.ServicerContext
     ) -> gateway_pb2.MatchLog:
-        await self._viewer(context, request.match_id, "")
-        board = await self._board_events(request.match_id, context)
+        await self._viewer(context, match_id, "")
+        board = await self._board_events(match_id, context)
         if not any(is_a(e, platform_events_pb2.MatchEnded) for e in board):
             await _refuse(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,
                 "a match can be exported once it is over (its log holds hidden cards)",
             )
-        shard = self._shard(request.match_id)
+        shard = self._shard(match_id)
         try:
             others = [
-                *await _events(shard.sources["dice"], request.match_id),
-                *await _events(shard.sources["decks"], request.match_id),
-                *await _events(self._scoring_events, request.match_id),
+                *await _events(shard.sources["dice"], match_id),
+                *await _events(shard.sources["decks"], match_id),
+                *await _events(self._scoring_events, match_id),
             ]
         except grpc.aio.AioRpcError as error:
             await _forward(context, error)
-        return gateway_pb2.MatchLog(
-            match_id=request.match_id, game=board[0].game, events=[*board, *others]
+        return gateway_pb2.MatchLog(match_id=match_id, game=board[0].game, events=[*board, *others])
+
+    async def ExportMatch(
+        self, request: gateway_pb2.ExportMatchRequest, context: grpc.aio.ServicerContext
+    ) -> gateway_pb2.MatchLog:
+        return await self._export(request.match_id, context)
+
+    async def VerifyMatch(
+        self, request: gateway_pb2.VerifyMatchRequest, context: grpc.aio.ServicerContext
+    ) -> gateway_pb2.MatchVerification:
+        log = await self._export(request.match_id, context)
+        result = verify_match(list(log.events))
+        return gateway_pb2.MatchVerification(
+            match_id=request.match_id,
+            ok=result.ok,
+            checked=result.checked,
+            problems=result.problems[:MAX_PROBLEMS],
         )
 
     async def GetStandings(

@@ -15,11 +15,15 @@ import contextlib
 from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import grpc
 import uvicorn
+from sonora import protocol
 from sonora.asgi import ServicerContext, grpcASGI
+from starlette.applications import Starlette
 from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -81,6 +85,33 @@ class GrpcWeb(grpcASGI):  # type: ignore[misc]
         base = super()._create_context(scope)
         return WebContext(base.time_remaining(), base.invocation_metadata(), scope)
 
+    async def _do_unary_response(
+        self,
+        rpc_method: grpc.RpcMethodHandler,
+        receive: Receive,
+        send: Send,
+        wrap_message: Any,
+        context: WebContext,
+        coroutine: Any,
+    ) -> None:
+        # sonora 0.2.3 writes a unary reply's trailers as "b'grpc-status': b'0'"; browsers'
+        # gRPC-Web clients then see no status. The same reply, with text trailers.
+        message = None if coroutine is None else await coroutine
+        body = (
+            b""
+            if message is None
+            else wrap_message(False, False, rpc_method.response_serializer(message))
+        )
+        trailers = [("grpc-status", str(context.code.value[0]))]
+        if context.details:
+            trailers.append(("grpc-message", quote(context.details)))
+        trailers.extend(context._trailing_metadata or ())
+        body += wrap_message(True, False, protocol.pack_trailers(trailers))
+        headers = [*context._response_headers, *(context._initial_metadata or ())]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
     async def _do_grpc_error(self, send: Send, context: WebContext) -> None:
         # sonora drops trailing metadata on errors; a refusal's reason code travels there.
         for key, value in context._trailing_metadata or ():
@@ -132,7 +163,11 @@ def web_app(
     """The ASGI app: gRPC-Web for what ``register`` adds, else the static files."""
     if not Path(static_dir, "index.html").is_file():
         log.warning("web_client_not_built", dir=static_dir, hint="make web")
-    grpc_web = GrpcWeb(StaticFiles(directory=static_dir, html=True, check_dir=False), False)
+    # Starlette turns the static files' "not found" into a 404 reply.
+    files = Starlette(
+        routes=[Mount("/", StaticFiles(directory=static_dir, html=True, check_dir=False))]
+    )
+    grpc_web = GrpcWeb(files, False)
     register(grpc_web)
     cors = CORSMiddleware(
         grpc_web,

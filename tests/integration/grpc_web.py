@@ -75,7 +75,7 @@ def call(
             messages.append(reply)
     return WebReply(
         messages,
-        int(metadata.get("grpc-status", "0")),
+        int(metadata["grpc-status"]),  # a reply without a status is broken
         urllib.parse.unquote(metadata.get("grpc-message", "")),
         metadata,
     )

@@ -438,3 +438,54 @@ class Picture(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Picture: _TypeAlias = Picture  # noqa: Y015
+
+@_typing.final
+class VerifyMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VerifyMatchRequest: _TypeAlias = VerifyMatchRequest  # noqa: Y015
+
+@_typing.final
+class MatchVerification(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    OK_FIELD_NUMBER: _builtins.int
+    CHECKED_FIELD_NUMBER: _builtins.int
+    PROBLEMS_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    ok: _builtins.bool
+    checked: _builtins.int
+    """seeds, rolls, shuffles and draws that re-derived"""
+    @_builtins.property
+    def problems(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """empty when ok"""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        ok: _builtins.bool = ...,
+        checked: _builtins.int = ...,
+        problems: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checked", b"checked", "match_id", b"match_id", "ok", b"ok", "problems", b"problems"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchVerification: _TypeAlias = MatchVerification  # noqa: Y015

@@ -101,6 +101,11 @@ class GatewayStub:
                 request_serializer=tabletop_dot_v1_dot_gateway__pb2.GetPictureRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_gateway__pb2.Picture.FromString,
                 _registered_method=True)
+        self.VerifyMatch = channel.unary_unary(
+                '/tabletop.v1.Gateway/VerifyMatch',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.VerifyMatchRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.MatchVerification.FromString,
+                _registered_method=True)
 
 
 class GatewayServicer:
@@ -189,6 +194,15 @@ class GatewayServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def VerifyMatch(self, request, context):
+        """Re-derives every roll and shuffle of a finished match from its revealed seeds and
+        checks them against the commitments (what `tabletop verify` does); allowed like
+        ExportMatch.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -246,6 +260,11 @@ def add_GatewayServicer_to_server(servicer, server):
                     servicer.GetPicture,
                     request_deserializer=tabletop_dot_v1_dot_gateway__pb2.GetPictureRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_gateway__pb2.Picture.SerializeToString,
+            ),
+            'VerifyMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.VerifyMatch,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.VerifyMatchRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.MatchVerification.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -554,6 +573,33 @@ class Gateway:
             '/tabletop.v1.Gateway/GetPicture',
             tabletop_dot_v1_dot_gateway__pb2.GetPictureRequest.SerializeToString,
             tabletop_dot_v1_dot_gateway__pb2.Picture.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def VerifyMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Gateway/VerifyMatch',
+            tabletop_dot_v1_dot_gateway__pb2.VerifyMatchRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.MatchVerification.FromString,
             options,
             channel_credentials,
             insecure,

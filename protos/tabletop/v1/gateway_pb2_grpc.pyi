@@ -66,6 +66,11 @@ class GatewayStub:
     like GetView; with a version, the view after that board event, folded like ReplayMatch
     (a match in play is drawn as a spectator sees it).
     """
+    VerifyMatch: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.VerifyMatchRequest, _gateway_pb2.MatchVerification]
+    """Re-derives every roll and shuffle of a finished match from its revealed seeds and
+    checks them against the commitments (what `tabletop verify` does); allowed like
+    ExportMatch.
+    """
 
 @_typing.type_check_only
 class GatewayAsyncStub(GatewayStub):
@@ -101,6 +106,11 @@ class GatewayAsyncStub(GatewayStub):
     """The caller's view drawn as SVG (a seat token's seat, else the spectator's), authorised
     like GetView; with a version, the view after that board event, folded like ReplayMatch
     (a match in play is drawn as a spectator sees it).
+    """
+    VerifyMatch: _aio.UnaryUnaryMultiCallable[_gateway_pb2.VerifyMatchRequest, _gateway_pb2.MatchVerification]  # type: ignore[assignment]
+    """Re-derives every roll and shuffle of a finished match from its revealed seeds and
+    checks them against the commitments (what `tabletop verify` does); allowed like
+    ExportMatch.
     """
 
 class GatewayServicer(metaclass=_abc_1.ABCMeta):
@@ -200,6 +210,17 @@ class GatewayServicer(metaclass=_abc_1.ABCMeta):
         """The caller's view drawn as SVG (a seat token's seat, else the spectator's), authorised
         like GetView; with a version, the view after that board event, folded like ReplayMatch
         (a match in play is drawn as a spectator sees it).
+        """
+
+    @_abc_1.abstractmethod
+    def VerifyMatch(
+        self,
+        request: _gateway_pb2.VerifyMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.MatchVerification, _abc.Awaitable[_gateway_pb2.MatchVerification]]:
+        """Re-derives every roll and shuffle of a finished match from its revealed seeds and
+        checks them against the commitments (what `tabletop verify` does); allowed like
+        ExportMatch.
         """
 
 def add_GatewayServicer_to_server(servicer: GatewayServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
