@@ -28,6 +28,10 @@ class Match(FoldedMatch):
         self._remember(envelope)
         return True
 
+    def superseded(self, player: str, seat_token: str) -> bool:
+        """True if ``seat_token`` (when given) is not the seat's newest token."""
+        return bool(seat_token) and self.seat_tokens.get(player) != seat_token
+
     def _remember(self, envelope: envelope_pb2.EventEnvelope) -> None:
         if not envelope.correlation_id:
             return

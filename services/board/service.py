@@ -40,6 +40,7 @@ from tabletop.v1 import board_pb2, board_pb2_grpc, match_pb2, platform_events_pb
 
 log = get_logger(__name__)
 
+SEAT_REJOINED = "this seat was joined again elsewhere; join again to play it here"
 #: a command resolving more chance nodes than this is a bug in an engine
 MAX_CHANCE_NODES = 10_000
 
@@ -281,6 +282,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 f"{request.player or 'nobody'} does not play in this match",
                 "NOT_A_PLAYER",
             )
+        if match.superseded(request.player, request.seat_token):
+            raise Refused(grpc.StatusCode.PERMISSION_DENIED, SEAT_REJOINED, "SEAT_REJOINED")
         try:
             action = action_from_game_action(match.game.name, request.action)
         except (ValueError, TypeError) as bad:
@@ -318,6 +321,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
         if match is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, "no such match")
             raise AssertionError
+        if match.superseded(request.player, request.seat_token):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, SEAT_REJOINED)
         return _legal_actions(match, request.player)
 
 

@@ -33,6 +33,8 @@ class FoldedMatch:
     creator: str = ""
     #: joined seat → display name
     seats: dict[str, str] = field(default_factory=dict)
+    #: joined seat → the id of its newest token (older ones no longer act)
+    seat_tokens: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def created(cls, envelope: envelope_pb2.EventEnvelope) -> FoldedMatch:
@@ -84,6 +86,7 @@ class FoldedMatch:
             joined = unpack(envelope, platform_events_pb2.SeatJoined)
             assert isinstance(joined, platform_events_pb2.SeatJoined)
             self.seats[joined.seat] = joined.display_name
+            self.seat_tokens[joined.seat] = joined.join_id
         return True
 
 

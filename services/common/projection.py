@@ -59,6 +59,7 @@ class Projection:
             "bots": list(m.bots),
             "creator": m.creator,
             "seats": m.seats,
+            "seat_tokens": m.seat_tokens,
         }
 
     @classmethod
@@ -83,6 +84,7 @@ class Projection:
             bots=tuple(record.get("bots", ())),
             creator=record.get("creator", ""),
             seats=dict(record.get("seats", {})),
+            seat_tokens=dict(record.get("seat_tokens", {})),
         )
         return cls(match, record["dice_seed"], record["decks_seed"])
 
@@ -136,5 +138,7 @@ class Projection:
     def update(self) -> match_pb2.ViewUpdate:
         viewers = [*self.match.players, ""]
         return match_pb2.ViewUpdate(
-            summary=self.summary(), views=[self.view_for(v) for v in viewers]
+            summary=self.summary(),
+            views=[self.view_for(v) for v in viewers],
+            seat_tokens=self.match.seat_tokens,
         )

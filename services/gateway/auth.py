@@ -34,6 +34,8 @@ class Claims:
     subject: str
     token_id: str
     expires_at: int
+    #: the match version that recorded this token's join (0: not a seat join)
+    version: int = 0
 
 
 class BadToken(Exception):
@@ -46,10 +48,18 @@ class Tokens:
         self._ttl = ttl_seconds
 
     def issue(
-        self, match_id: str, role: Role, subject: str, seat: str = "", now: float | None = None
+        self,
+        match_id: str,
+        role: Role,
+        subject: str,
+        seat: str = "",
+        now: float | None = None,
+        token_id: str | None = None,
+        version: int = 0,
     ) -> tuple[str, Claims]:
         issued = int(now if now is not None else time.time())
-        claims = Claims(match_id, role, seat, subject, uuid.uuid4().hex, issued + self._ttl)
+        token_id = token_id or uuid.uuid4().hex
+        claims = Claims(match_id, role, seat, subject, token_id, issued + self._ttl, version)
         payload = {
             "iss": ISSUER,
             "sub": subject,
@@ -59,6 +69,7 @@ class Tokens:
             "m": match_id,
             "r": role.value,
             "s": seat,
+            "v": version,
         }
         return jwt.encode(payload, self._key, algorithm=ALGORITHM), claims
 
@@ -83,8 +94,9 @@ class Tokens:
                 subject=str(payload["sub"]),
                 token_id=str(payload["jti"]),
                 expires_at=int(payload["exp"]),
+                version=int(payload.get("v", 0)),
             )
-        except (KeyError, ValueError) as malformed:
+        except (KeyError, ValueError, TypeError) as malformed:
             raise BadToken("the token is not valid") from malformed
 
 

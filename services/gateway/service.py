@@ -108,6 +108,9 @@ async def _forward(context: grpc.aio.ServicerContext, error: grpc.aio.AioRpcErro
     if code in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL):
         # A peer's bug is not the client's business; its log has the detail.
         await _refuse(context, grpc.StatusCode.UNAVAILABLE, "the service failed; try again")
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        # Infrastructure trouble (its message may name internals): the reason code stays.
+        await _refuse(context, code, "a service is unavailable; retry with the same command id")
     await _refuse(context, code, (error.details() or "")[:MAX_DETAIL])
 
 
@@ -186,6 +189,15 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         update = self._views.latest(match_id)
         return update is not None and not update.summary.private
 
+    def _superseded(self, claims: Claims) -> bool:
+        """A newer join of the seat is projected (one not projected yet cannot be judged:
+        the token's join version tells which)."""
+        update = self._views.latest(claims.match_id)
+        if update is None or update.summary.version < claims.version:
+            return False
+        newest = update.seat_tokens.get(claims.seat)
+        return newest is not None and newest != claims.token_id
+
     async def _viewer(
         self, context: grpc.aio.ServicerContext, match_id: str, requested: str
     ) -> str:
@@ -209,6 +221,12 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 context, grpc.StatusCode.PERMISSION_DENIED, "the token is for another match"
             )
         seat = claims.seat if claims.role == Role.SEAT else ""
+        if seat and self._superseded(claims):
+            await _refuse(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "this seat was joined again elsewhere; join again to see it here",
+            )
         if requested and requested != seat:
             await _refuse(
                 context, grpc.StatusCode.PERMISSION_DENIED, "the token is not for that seat"
@@ -339,7 +357,14 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 )
             ),
         )
-        token, issued = self._tokens.issue(request.match_id, Role.SEAT, subject, joined.seat)
+        token, issued = self._tokens.issue(
+            request.match_id,
+            Role.SEAT,
+            subject,
+            joined.seat,
+            token_id=token_id,
+            version=joined.version,
+        )
         return gateway_pb2.JoinMatchReply(
             token=token, seat=joined.seat, expires_at=issued.expires_at, version=joined.version
         )
@@ -407,7 +432,9 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         self, request: board_pb2.GetLegalActionsRequest, context: grpc.aio.ServicerContext
     ) -> board_pb2.GetLegalActionsReply:
         claims = await self._seat(context, request.match_id, request.player)
-        forwarded = board_pb2.GetLegalActionsRequest(match_id=request.match_id, player=claims.seat)
+        forwarded = board_pb2.GetLegalActionsRequest(
+            match_id=request.match_id, player=claims.seat, seat_token=claims.token_id
+        )
         return await _relay(context, self._shard(request.match_id).board.GetLegalActions(forwarded))
 
     async def SubmitAction(
@@ -419,6 +446,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         forwarded = board_pb2.SubmitActionRequest()
         forwarded.CopyFrom(request)
         forwarded.player = claims.seat
+        forwarded.seat_token = claims.token_id
         return await _relay(context, self._shard(request.match_id).board.SubmitAction(forwarded))
 
     async def WatchMatch(

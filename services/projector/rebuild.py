@@ -62,7 +62,9 @@ async def compare_with_live(
             for viewer in [*projection.match.players, ""]:
                 fresh = projection.view_for(viewer)
                 role = Role.SEAT if viewer else Role.SPECTATOR
-                token, _ = tokens.issue(match_id, role, "operator", viewer)
+                # the seat's newest token id: older ones no longer see the seat
+                newest = projection.match.seat_tokens.get(viewer)
+                token, _ = tokens.issue(match_id, role, "operator", viewer, token_id=newest)
                 try:
                     live = await stub.GetView(
                         gateway_pb2.GetViewRequest(match_id=match_id, viewer=viewer),

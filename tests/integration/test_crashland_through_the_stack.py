@@ -149,6 +149,7 @@ def test_someone_outside_the_match_cannot_act(client: GatewayClient) -> None:
 def test_watch_match_pushes_the_view_of_each_new_version(client: GatewayClient) -> None:
     match_id = open_match(client, "crashland", [PLAYER])
     legal = client.legal(match_id, PLAYER)
+    client.view(match_id, PLAYER, min_version=legal.version)  # the join is projected too
     stream = client.stub.WatchMatch(
         gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=PLAYER),
         metadata=client.auth(match_id, PLAYER),

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -40,6 +42,7 @@ DENIED = grpc.StatusCode.PERMISSION_DENIED
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 CALLERS = ("none", "wrong_match", "other_seat", "spectator", "own_seat", "expired", "tampered")
 SEATS = ["ana", "bo"]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tamper(token: str, seat: str) -> str:
@@ -82,6 +85,10 @@ class Matrix:
         token = self.tokens[caller]
         return (("authorization", f"Bearer {token}"),) if token else ()
 
+    def keep(self, caller: str, joined: gateway_pb2.JoinMatchReply) -> None:
+        """A seat joined again: its older token no longer works, the caller uses the new."""
+        self.tokens[caller] = joined.token
+
     def legal_action(self) -> Any:
         return self.client.legal(self.match, self.mover).actions[0].action
 
@@ -102,7 +109,6 @@ def _status(call: Callable[[], Any]) -> grpc.StatusCode:
 EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     "CreateMatch": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH),
     "JoinMatch(spectate)": (DENIED, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
-    "JoinMatch(taken seat)": (DENIED, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
     "ListMatches": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH),
     "GetView(seat)": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
     "GetView(default)": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
@@ -119,8 +125,9 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
         UNAUTH,
     ),
     "GetStandings": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH),
-    # last: the own seat's submit changes the match
+    # last: the own seat's submit changes the match, its re-join supersedes its token
     "SubmitAction": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
+    "JoinMatch(taken seat)": (DENIED, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
 }
 
 
@@ -133,8 +140,9 @@ def _calls(m: Matrix, caller: str) -> dict[str, Callable[[], Any]]:
         "JoinMatch(spectate)": lambda: stub.JoinMatch(
             gateway_pb2.JoinMatchRequest(match_id=match, spectate=True), metadata=md
         ),
-        "JoinMatch(taken seat)": lambda: stub.JoinMatch(
-            gateway_pb2.JoinMatchRequest(match_id=match, seat=m.mover), metadata=md
+        "JoinMatch(taken seat)": lambda: m.keep(
+            caller,
+            stub.JoinMatch(gateway_pb2.JoinMatchRequest(match_id=match, seat=m.mover), metadata=md),
         ),
         "ListMatches": lambda: stub.ListMatches(gateway_pb2.ListMatchesRequest(), metadata=md),
         "GetView(seat)": lambda: stub.GetView(
@@ -213,6 +221,8 @@ def test_each_token_sees_only_its_own_view(matrix: Matrix) -> None:
             gateway_pb2.GetViewRequest(match_id=match), metadata=matrix.metadata(caller)
         )
         assert view.viewer == viewer
+    public = stub.GetView(gateway_pb2.GetViewRequest(match_id=matrix.other_match))
+    assert public.viewer == ""  # a public match: anyone sees the spectator view
     replay = stub.ReplayMatch(
         gateway_pb2.ReplayMatchRequest(match_id=match), metadata=matrix.metadata("own_seat")
     )
@@ -255,6 +265,14 @@ def test_a_free_seat_then_a_taken_one(stack: Stack) -> None:
     assert by_creator.seat == SEATS[0] and host.token(match, CREATOR)
     second = guest.join(match, name="Guest")  # "first free seat" moves on
     assert second.seat == SEATS[1]
+    # The seat was joined again: the guest's older token no longer acts for it.
+    with pytest.raises(grpc.RpcError) as superseded:
+        guest.legal(match, SEATS[0])
+    assert superseded.value.code() == DENIED
+    with pytest.raises(grpc.RpcError) as unseen:  # nor sees it, once the join is projected
+        guest.view(match, SEATS[0], min_version=by_creator.version)
+    assert unseen.value.code() == DENIED
+    assert host.legal(match, SEATS[0]).version >= by_creator.version
 
 
 def test_internal_services_accept_only_their_peers(stack: Stack) -> None:
@@ -361,7 +379,7 @@ def test_the_gateway_serves_tls_when_given_a_certificate(
             except grpc.RpcError:
                 assert time.monotonic() < deadline, "the TLS gateway did not come up"
                 time.sleep(0.5)
-        assert client.view(match, "solo").viewer == "solo"
+        assert client.view(match, "solo", min_version=1).viewer == "solo"
         with pytest.raises(grpc.RpcError) as plaintext:
             GatewayClient(tls.addr("gateway")).stub.ListMatches(
                 gateway_pb2.ListMatchesRequest(), timeout=5
@@ -369,3 +387,38 @@ def test_the_gateway_serves_tls_when_given_a_certificate(
         assert plaintext.value.code() == grpc.StatusCode.UNAVAILABLE
     finally:
         tls.stop("gateway")
+
+
+def test_a_second_person_joins_from_another_terminal(stack: Stack, tmp_path: Path) -> None:
+    """`tabletop play … --open bo` in one terminal, `tabletop join MATCH` in another; each
+    keeps its own tokens (different token files: different people)."""
+
+    def tabletop(tokens: str, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "services.cli.main", "--gateway", stack.addr("gateway"), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "TABLETOP_TOKENS": str(tmp_path / tokens)},
+        )
+
+    host = tabletop(
+        "host.json", "play", "drillit", "--players", "ana,bo", "--bot", "ana=random",
+        "--open", "bo", "--option", "difficulty=easy", "--option", "distance=short", "--json",
+    )  # fmt: skip
+    assert host.stderr is not None
+    line = host.stderr.readline()
+    match_id = line.split()[1].rstrip(":")
+    guest = tabletop("guest.json", "join", match_id, "--bot", "random", "--seed", "3")
+    guest_out, guest_err = guest.communicate(timeout=300)
+    host_out, _ = host.communicate(timeout=300)
+    assert guest.returncode == 0, guest_err
+    assert f"match {match_id}:" in guest_out
+    assert f"joined match {match_id} as bo" in guest_err
+    assert host.returncode == 0
+    result = json.loads(host_out.splitlines()[-1])
+    assert result["match_id"] == match_id and set(result["results"]) == {"ana", "bo"}
+    guest_tokens = json.loads((tmp_path / "guest.json").read_text())
+    assert any(key.endswith(f"/{match_id}/bo") for key in guest_tokens)
+    assert not any(key.endswith("/@creator") for key in guest_tokens)

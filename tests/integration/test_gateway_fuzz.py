@@ -219,7 +219,7 @@ def _fuzz(
     @given(request=messages(descriptor, known), metadata=authorizations)
     def one(request: message.Message, metadata: tuple[tuple[str, str], ...]) -> None:
         try:
-            reply = call(request, metadata=metadata, timeout=0.3 if streaming else 5)
+            reply = call(request, metadata=metadata, timeout=0.3 if streaming else 2)
             if streaming:
                 for _ in reply:
                     break

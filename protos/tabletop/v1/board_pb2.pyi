@@ -170,6 +170,7 @@ class SubmitActionRequest(_message.Message):
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
     RETURN_LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     player: _builtins.str
     command_id: _builtins.str
@@ -177,6 +178,10 @@ class SubmitActionRequest(_message.Message):
     return_legal_actions: _builtins.bool
     """Also answer with the submitting player's legal actions after the command: a client
     that plays on needs no GetLegalActions round trip per action.
+    """
+    seat_token: _builtins.str
+    """The id of the seat token the gateway verified: once the seat is joined again (a new
+    device, or the creator handing it on), older tokens of the seat no longer act.
     """
     @_builtins.property
     def action(self) -> _games_pb2.GameAction: ...
@@ -189,10 +194,11 @@ class SubmitActionRequest(_message.Message):
         command_id: _builtins.str = ...,
         expected_version: _builtins.int | None = ...,
         return_legal_actions: _builtins.bool = ...,
+        seat_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "action", b"action", "expected_version", b"expected_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "action", b"action", "command_id", b"command_id", "expected_version", b"expected_version", "match_id", b"match_id", "player", b"player", "return_legal_actions", b"return_legal_actions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "action", b"action", "command_id", b"command_id", "expected_version", b"expected_version", "match_id", b"match_id", "player", b"player", "return_legal_actions", b"return_legal_actions", "seat_token", b"seat_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
     _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
@@ -242,17 +248,21 @@ class GetLegalActionsRequest(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     PLAYER_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     player: _builtins.str
+    seat_token: _builtins.str
+    """as in SubmitActionRequest"""
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         player: _builtins.str = ...,
+        seat_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "player", b"player"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "player", b"player", "seat_token", b"seat_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

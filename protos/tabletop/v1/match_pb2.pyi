@@ -281,23 +281,51 @@ class ViewUpdate(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class SeatTokensEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     SUMMARY_FIELD_NUMBER: _builtins.int
     VIEWS_FIELD_NUMBER: _builtins.int
+    SEAT_TOKENS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def summary(self) -> Global___MatchSummary: ...
     @_builtins.property
     def views(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchView]:
         """one per player, and the spectator's (viewer "")"""
 
+    @_builtins.property
+    def seat_tokens(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """joined seat -> the id of its newest token: the gateway stops serving a seat's view to
+        older tokens of a seat joined again (not served to clients)
+        """
+
     def __init__(
         self,
         *,
         summary: Global___MatchSummary | None = ...,
         views: _abc.Iterable[Global___MatchView] | None = ...,
+        seat_tokens: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary", "views", b"views"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat_tokens", b"seat_tokens", "summary", b"summary", "views", b"views"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
