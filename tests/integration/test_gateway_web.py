@@ -11,14 +11,18 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 from google.protobuf.message import Message
 
-from services.cli.client import GatewayClient
+from services.cli.client import GatewayClient, TokenStore
+from services.cli.main import main as cli_main
 from services.cli.stack import Stack, free_port
+from services.games.contract import Game
+from services.games.registry import get_game
 from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
 from tests.integration.grpc_web import WebReply, call
 from tests.integration.helpers import open_match
@@ -184,3 +188,29 @@ def test_the_web_port_speaks_tls_with_the_gateway_certificate(
             urllib.request.urlopen(tls.web_url, timeout=5)  # plaintext is not served
     finally:
         tls.stop("gateway")
+
+
+def test_tabletop_render_writes_the_picture_of_the_view_the_token_sees(
+    stack: Stack,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    store = tmp_path / "tokens.json"
+    monkeypatch.setenv("TABLETOP_TOKENS", str(store))
+    client = GatewayClient(stack.addr("gateway"), store=TokenStore(store))
+    match = open_match(client, "drillit", SEATS, {"difficulty": "easy"})
+    client.view(match, "ann", min_version=2)
+    out = tmp_path / "board.svg"
+    argv = ["--gateway", stack.addr("gateway"), "render", match, "--viewer", "ann"]
+    with pytest.raises(SystemExit) as done:
+        cli_main([*argv, "--version", "2", "-o", str(out)])
+    has_picture = type(get_game("drillit")).picture is not Game.picture
+    if has_picture:
+        assert done.value.code == 0 and out.read_text().lstrip().startswith(("<svg", "<?xml"))
+    else:  # no picture yet: the text of the same view, and a non-zero exit
+        assert done.value.code == 1 and not out.exists()
+        assert "Drillit!" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as refused:
+        cli_main([*argv, "--version", "100000", "-o", str(out)])
+    assert refused.value.code == 2
