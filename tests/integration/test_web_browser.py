@@ -183,6 +183,36 @@ def test_two_players_see_each_other_move_live(browser: Any, web: str, drillit: s
         page.context.close()
 
 
+def test_the_lobby_creates_lists_and_joins_by_keyboard(browser: Any, web: str) -> None:
+    page = new_page(browser)
+    page.goto(web)
+    # Every control has a name a screen reader reads out (a label or its text).
+    unnamed = page.evaluate(
+        """() => [...document.querySelectorAll('#lobby input, #lobby select, #lobby button')]
+          .filter(e => !(e.labels && e.labels.length) && !e.textContent.trim()
+                       && !e.getAttribute('aria-label'))
+          .map(e => e.id || e.outerHTML)"""
+    )
+    assert not unnamed, unnamed
+    page.get_by_label("Game").select_option("drillit")
+    page.get_by_label("Seats, in turn order (comma-separated)").fill("ann, bob")
+    page.get_by_label("Seats, in turn order (comma-separated)").press("Enter")  # submits
+    page.get_by_role("button", name="Play as ann").wait_for()
+    match_id = page.get_by_label("Match id", exact=True).input_value()
+    # Another person finds it in the public list and takes the free seat.
+    other = new_page(browser)
+    other.goto(web)
+    other.get_by_role("button", name="Refresh the list").click()
+    row = other.get_by_role("row").filter(has_text=match_id)
+    row.get_by_role("button", name="Join as bob").focus()
+    other.keyboard.press("Enter")
+    other.wait_for_selector("#board-text:not(:empty)")
+    assert other.inner_text("#match-info").endswith("you: bob")
+    assert "#match/" in other.url
+    page.context.close()
+    other.context.close()
+
+
 def test_a_spectator_sees_no_private_information(
     browser: Any, web: str, drillit: str, gateway: gateway_pb2_grpc.GatewayStub
 ) -> None:
