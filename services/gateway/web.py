@@ -112,11 +112,71 @@ class GrpcWeb(grpcASGI):  # type: ignore[misc]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
+    async def _do_streaming_response(
+        self,
+        rpc_method: grpc.RpcMethodHandler,
+        receive: Receive,
+        send: Send,
+        wrap_message: Any,
+        context: WebContext,
+        coroutine: Any,
+    ) -> None:
+        # sonora notices a client that left only when it sends the next message: a watcher
+        # of a quiet match would stay forever. Here the servicer's stream is cancelled as
+        # soon as the client disconnects (its finally blocks run).
+        if coroutine is None:  # not implemented: sonora set the status already
+            raise grpc.RpcError()
+        gone = asyncio.ensure_future(_disconnect(receive))
+        started = False
+
+        async def start() -> None:
+            nonlocal started
+            if not started:
+                started = True
+                headers = [*context._response_headers, *(context._initial_metadata or ())]
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+        try:
+            while True:
+                step = asyncio.ensure_future(anext(coroutine))
+                await asyncio.wait({step, gone}, return_when=asyncio.FIRST_COMPLETED)
+                if not step.done():
+                    step.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                        await step
+                    return
+                try:
+                    message = step.result()
+                except StopAsyncIteration:
+                    break
+                except grpc.RpcError:
+                    if not started:
+                        raise  # sonora answers with the status in the headers
+                    break  # aborted mid-stream: the status goes in the trailers
+                await start()
+                body = wrap_message(False, False, rpc_method.response_serializer(message))
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+        finally:
+            gone.cancel()
+        await start()
+        trailers = [("grpc-status", str(context.code.value[0]))]
+        if context.details:
+            trailers.append(("grpc-message", quote(context.details)))
+        trailers.extend(context._trailing_metadata or ())
+        body = wrap_message(True, False, protocol.pack_trailers(trailers))
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
     async def _do_grpc_error(self, send: Send, context: WebContext) -> None:
         # sonora drops trailing metadata on errors; a refusal's reason code travels there.
         for key, value in context._trailing_metadata or ():
             context._response_headers.append((str(key).encode(), str(value).encode()))
         await super()._do_grpc_error(send, context)
+
+
+async def _disconnect(receive: Receive) -> None:
+    """Returns when the client has gone."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 class _Limits:

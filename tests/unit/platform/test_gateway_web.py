@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +211,94 @@ async def test_grpc_web_calls_are_counted_with_the_grpc_metric_names(app: Any) -
         frame(gateway_pb2.GetViewRequest(match_id=MATCH)),
     )
     assert REGISTRY.get_sample_value("grpc_server_handled_total", labels) == before + 1
+
+
+async def test_a_stream_ends_when_its_client_leaves(tmp_path: Path) -> None:
+    """A watcher of a quiet match must not outlive its client (sonora alone would keep the
+    servicer's stream until its next message)."""
+    events: list[str] = []
+
+    async def quiet(request: bytes, context: Any) -> AsyncIterator[bytes]:
+        try:
+            yield b"first"
+            await asyncio.Event().wait()  # no news for ever
+            yield b"never"
+        finally:
+            events.append("stream closed")
+
+    handler = grpc.method_handlers_generic_handler(
+        "test.Quiet",
+        {
+            "Watch": grpc.unary_stream_rpc_method_handler(
+                quiet, request_deserializer=bytes, response_serializer=bytes
+            )
+        },
+    )
+
+    def register(server: grpc.Server) -> list[str]:
+        server.add_generic_rpc_handlers((handler,))
+        return []
+
+    app = web_app(register, [], str(tmp_path), MAX_REQUEST_BYTES)
+    sent: list[dict[str, Any]] = []
+    left = asyncio.Event()
+    inbox = [{"type": "http.request", "body": frame_bytes(b"hello"), "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if inbox:
+            return inbox.pop(0)
+        await left.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(dict(message))
+        if message.get("body", b"").endswith(b"first"):
+            left.set()  # the client leaves after the first message
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/test.Quiet/Watch",
+        "raw_path": b"/test.Quiet/Watch",
+        "query_string": b"",
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            *[(k.encode(), v.encode()) for k, v in GRPC_WEB.items()],
+        ],
+        "client": ("127.0.0.7", 50123),
+        "server": ("127.0.0.1", 8080),
+        "scheme": "http",
+        "http_version": "1.1",
+        "root_path": "",
+    }
+    await asyncio.wait_for(app(scope, receive, send), timeout=10)
+    assert events == ["stream closed"]
+    assert any(m.get("body", b"").endswith(b"first") for m in sent)
+
+
+async def test_a_stream_reply_ends_with_its_status_in_the_trailers(tmp_path: Path) -> None:
+    async def two(request: bytes, context: Any) -> AsyncIterator[bytes]:
+        yield b"one"
+        yield b"two"
+
+    handler = grpc.method_handlers_generic_handler(
+        "test.Two",
+        {
+            "Watch": grpc.unary_stream_rpc_method_handler(
+                two, request_deserializer=bytes, response_serializer=bytes
+            )
+        },
+    )
+
+    def register(server: grpc.Server) -> list[str]:
+        server.add_generic_rpc_handlers((handler,))
+        return []
+
+    app = web_app(register, [], str(tmp_path), MAX_REQUEST_BYTES)
+    status, headers, body = await asgi(app, "POST", "/test.Two/Watch", GRPC_WEB, frame_bytes(b""))
+    assert status == 200 and grpc_status(headers, body) == (0, "")
+    assert b"one" in body and b"two" in body
+
+
+def frame_bytes(data: bytes) -> bytes:
+    return struct.pack(">BI", 0, len(data)) + data
