@@ -262,5 +262,7 @@ class PeerToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientIntercep
 
 
 def local_stack() -> Stack:
-    """The developer stack of ``make up``: default ports, run files under .cache/run."""
-    return Stack(Path(".cache/run"), web_port=DEFAULT_WEB_PORT)
+    """The developer stack of ``make up``: default ports (the page on TABLETOP_WEB_PORT, else
+    8080), run files under .cache/run."""
+    web_port = int(os.environ.get("TABLETOP_WEB_PORT", DEFAULT_WEB_PORT))
+    return Stack(Path(".cache/run"), web_port=web_port)
