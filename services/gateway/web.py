@@ -73,7 +73,9 @@ class _Metered(grpc.GenericRpcHandler):  # type: ignore[misc]
 
 
 class GrpcWeb(grpcASGI):  # type: ignore[misc]
-    """sonora's gRPC-Web app, completed for the generated ``add_…Servicer_to_server``."""
+    """sonora's gRPC-Web app, completed and corrected (docs/DESIGN-NOTES.md §16): the
+    generated ``add_…Servicer_to_server`` works, contexts have ``peer()``, replies carry text
+    trailers, errors keep their trailing metadata, streams end when the client leaves."""
 
     def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
         super().add_generic_rpc_handlers([_Metered(h) for h in handlers])
@@ -102,11 +104,7 @@ class GrpcWeb(grpcASGI):  # type: ignore[misc]
             if message is None
             else wrap_message(False, False, rpc_method.response_serializer(message))
         )
-        trailers = [("grpc-status", str(context.code.value[0]))]
-        if context.details:
-            trailers.append(("grpc-message", quote(context.details)))
-        trailers.extend(context._trailing_metadata or ())
-        body += wrap_message(True, False, protocol.pack_trailers(trailers))
+        body += _trailers(context, wrap_message)
         headers = [*context._response_headers, *(context._initial_metadata or ())]
         headers.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -159,11 +157,7 @@ class GrpcWeb(grpcASGI):  # type: ignore[misc]
         finally:
             gone.cancel()
         await start()
-        trailers = [("grpc-status", str(context.code.value[0]))]
-        if context.details:
-            trailers.append(("grpc-message", quote(context.details)))
-        trailers.extend(context._trailing_metadata or ())
-        body = wrap_message(True, False, protocol.pack_trailers(trailers))
+        body = _trailers(context, wrap_message)
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
     async def _do_grpc_error(self, send: Send, context: WebContext) -> None:
@@ -171,6 +165,16 @@ class GrpcWeb(grpcASGI):  # type: ignore[misc]
         for key, value in context._trailing_metadata or ():
             context._response_headers.append((str(key).encode(), str(value).encode()))
         await super()._do_grpc_error(send, context)
+
+
+def _trailers(context: WebContext, wrap_message: Any) -> bytes:
+    """The trailer frame: status, message and trailing metadata, as text."""
+    trailers = [("grpc-status", str(context.code.value[0]))]
+    if context.details:
+        trailers.append(("grpc-message", quote(context.details)))
+    trailers.extend(context._trailing_metadata or ())
+    frame: bytes = wrap_message(True, False, protocol.pack_trailers(trailers))
+    return frame
 
 
 async def _disconnect(receive: Receive) -> None:
