@@ -93,15 +93,17 @@ status:  ## show what is running
 	@$(VENV)/bin/tabletop stack status || true
 
 test: install tools tools-web kafka check-protos web  ## unit + integration tests against the real Kafka
+	cd web && npm test --silent
 	$(VENV)/bin/pytest -q -ra --timeout=600
 
 test-unit: install  ## unit tests only (no Kafka)
 	$(VENV)/bin/pytest -q -m 'not integration' tests/unit
 
-lint: install  ## ruff and mypy
+lint: install web-deps  ## ruff, mypy and tsc
 	$(VENV)/bin/ruff check services tests deploy/k8s
 	$(VENV)/bin/ruff format --check services tests deploy/k8s
 	$(VENV)/bin/mypy services tests deploy/k8s
+	cd web && npm run -s check
 
 prometheus: tools-prometheus  ## local Prometheus on 127.0.0.1:9090 scraping every process
 	@deploy/prometheus/prometheus.sh start

@@ -6,9 +6,11 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import type { LegalAction, MatchSummary, MatchView } from "./gen/tabletop/v1/match_pb";
 import { MatchStatus } from "./gen/tabletop/v1/match_pb";
+import type { GameAction } from "./gen/tabletop/v1/games_pb";
 import { GameViewSchema } from "./gen/tabletop/v1/games_pb";
 import type { Picture, ReplayStep } from "./gen/tabletop/v1/gateway_pb";
 import { Gateway } from "./gen/tabletop/v1/gateway_pb";
+import { paramsOf, withParams } from "./params";
 import { boardImageUrl } from "./picture";
 import { type Tokens, loadTokens, saveTokens } from "./tokens";
 
@@ -314,20 +316,54 @@ function showActions(c: Current, legal: LegalAction[]): void {
   $("actions").replaceChildren(
     ...legal.map((action, i) => {
       const item = document.createElement("li");
-      item.append(button(action.label, () => void submit(c, action), `action-${i}`));
+      const params = paramsOf(action);
+      if (params.length === 0) {
+        item.append(button(action.label, () => void submit(c, action.label, action.action), `action-${i}`));
+        return item;
+      }
+      // A parametric move: a range input per parameter, then the button plays it.
+      const values: Record<string, number> = {};
+      const fields = document.createElement("fieldset");
+      const legend = document.createElement("legend");
+      legend.textContent = action.label;
+      fields.append(legend);
+      for (const p of params) {
+        values[p.name] = (p.low + p.high) / 2;
+        const label = document.createElement("label");
+        const input = document.createElement("input");
+        const shown = document.createElement("output");
+        input.type = "range";
+        input.min = String(p.low);
+        input.max = String(p.high);
+        input.step = "any";
+        input.value = String(values[p.name]);
+        shown.textContent = values[p.name].toFixed(2);
+        input.addEventListener("input", () => {
+          values[p.name] = Number(input.value);
+          shown.textContent = values[p.name].toFixed(2);
+        });
+        label.append(`${p.name} (${p.low} to ${p.high})`, input, shown);
+        fields.append(label);
+      }
+      fields.append(
+        button(`Play: ${action.label}`, () => {
+          if (action.action) void submit(c, action.label, withParams(action.action, params, values));
+        }, `action-${i}`),
+      );
+      item.append(fields);
       return item;
     }),
   );
 }
 
-async function submit(c: Current, action: LegalAction): Promise<void> {
+async function submit(c: Current, label: string, action: GameAction | undefined): Promise<void> {
   showError(undefined);
   try {
     const reply = await gateway.submitAction(
-      { matchId: c.matchId, action: action.action, commandId: randomId() },
+      { matchId: c.matchId, action, commandId: randomId() },
       auth(c.token),
     );
-    say(`Played “${action.label}” (version ${reply.version})`);
+    say(`Played “${label}” (version ${reply.version})`);
   } catch (error) {
     showError(error);
   }
