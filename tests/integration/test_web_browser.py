@@ -174,6 +174,11 @@ def test_two_players_see_each_other_move_live(browser: Any, web: str, drillit: s
         page.evaluate("document.querySelector('#status').textContent = ''")
         for other in pages.values():  # the other seat's page updates by itself
             wait_version(other, version)
+        # The keyboard focus stays in the moves (or on the turn line when none is left).
+        page.wait_for_function(
+            "() => ['actions', 'turn'].some(id =>"
+            " document.getElementById(id).contains(document.activeElement))"
+        )
         moved.add(seat)
         if moved == {"ann", "bob"}:
             break

@@ -298,6 +298,7 @@ async function refreshActions(c: Current, view: MatchView): Promise<void> {
     return;
   }
   if (!view.next?.players.includes(c.seat)) {
+    if (actions.contains(document.activeElement)) turn.focus();
     actions.replaceChildren();
     turn.textContent = `Waiting for ${view.next?.players.join(", ") || view.next?.chance || "the board"}.`;
     return;
@@ -312,6 +313,8 @@ async function refreshActions(c: Current, view: MatchView): Promise<void> {
 }
 
 function showActions(c: Current, legal: LegalAction[]): void {
+  // A keyboard user who just moved keeps the focus in the list when it is redrawn.
+  const hadFocus = $("actions").contains(document.activeElement);
   $("turn").textContent = legal.length ? `Your move, ${c.seat}:` : "No move available.";
   $("actions").replaceChildren(
     ...legal.map((action, i) => {
@@ -354,6 +357,7 @@ function showActions(c: Current, legal: LegalAction[]): void {
       return item;
     }),
   );
+  if (hadFocus && c.steps === undefined) $("actions").querySelector("button")?.focus();
 }
 
 async function submit(c: Current, label: string, action: GameAction | undefined): Promise<void> {
