@@ -1,6 +1,6 @@
 """``python -m tests.bench.web_load``: how long the web page takes to show a board.
 
-From navigation start to the board drawn (the picture decoded, or its text when the game
+From navigation start to the board drawn (the picture in the page, or its text when the game
 has no picture yet), measured inside headless Chromium (``performance.now()`` polled on
 animation frames) against a stack of its own on free ports. Cold: a new browser context
 (empty cache) per load; warm: reloads in one context. A measurement, not a test: it prints
@@ -25,10 +25,10 @@ from tests.integration.test_web_browser import ARGS, CHROMIUM
 
 #: true (the time in ms since navigation start) once the board is on the page
 BOARD_SHOWN = """() => {
-  const img = document.querySelector('#board');
+  const board = document.querySelector('#board');
   const text = document.querySelector('#board-text');
-  const drawn = img && !img.hidden
-    ? img.complete && img.naturalWidth > 0
+  const drawn = board && !board.hidden
+    ? board.querySelector('svg, img')
     : text && text.textContent;
   return drawn ? performance.now() : false;
 }"""

@@ -14,6 +14,7 @@ import base64
 import json
 import os
 import re
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -343,6 +344,65 @@ def test_a_finished_match_shows_its_verification(browser: Any, web: str, stack: 
     page.context.close()
 
 
+HOSTILE_SVG = """<svg xmlns="http://www.w3.org/2000/svg"
+     xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 100 100" onload="window.pwned=1">
+  <script>window.pwned = 2</script>
+  <style>rect { fill: url(https://evil.example/x) }</style>
+  <defs><linearGradient id="shade"><stop offset="0" stop-color="#123"/></linearGradient></defs>
+  <g id="board"><rect id="room-1" width="10" height="10" fill="url(#shade)"
+       onclick="window.pwned=3" style="fill:red"><title>Room 1</title></rect></g>
+  <a href="javascript:window.pwned=4"><text x="1" y="20">link</text></a>
+  <foreignObject><div xmlns="http://www.w3.org/1999/xhtml">html</div></foreignObject>
+  <image href="https://evil.example/y.png"/>
+  <use href="#room-1" x="20"/><use xlink:href="https://evil.example/z.svg#a"/>
+</svg>"""
+
+
+def test_the_board_sanitiser_keeps_drawing_and_drops_everything_else(browser: Any) -> None:
+    esbuild = ROOT / "web/node_modules/.bin/esbuild"
+    if not esbuild.exists():
+        pytest.skip("web tools not installed: run make web")
+    bundle = subprocess.run(
+        [str(esbuild), "src/sanitize.ts", "--bundle", "--format=iife", "--global-name=S"],
+        cwd=ROOT / "web",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    page = new_page(browser)
+    page.set_content("<div id=board></div>")
+    page.add_script_tag(content=bundle)
+    result = page.evaluate(
+        """svg => {
+          const clean = S.sanitizeSvg(svg, 'pic-');
+          document.getElementById('board').replaceChildren(clean);
+          const b = document.getElementById('board');
+          return {
+            html: b.innerHTML,
+            ids: [...b.querySelectorAll('[id]')].map(e => e.id),
+            titles: [...b.querySelectorAll('title')].map(e => e.textContent),
+            uses: [...b.querySelectorAll('use')].map(e => e.getAttribute('href')),
+            fill: b.querySelector('rect').getAttribute('fill'),
+            pwned: window.pwned ?? 0,
+            notSvg: S.sanitizeSvg('<html><body>x</body></html>', 'pic-'),
+          };
+        }""",
+        HOSTILE_SVG,
+    )
+    page.locator("#board rect").click()  # its onclick is gone: nothing runs
+    assert page.evaluate("window.pwned ?? 0") == 0 and result["pwned"] == 0
+    html = result["html"]
+    for gone in ("script", "onload", "onclick", "style", "javascript", "foreignObject",
+                 "<image", "<a ", "evil.example"):  # fmt: skip
+        assert gone not in html, gone
+    assert result["ids"] == ["pic-shade", "pic-board", "pic-room-1"]  # never the page's ids
+    assert result["titles"] == ["Room 1"]
+    assert result["uses"] == ["#pic-room-1", None]
+    assert result["fill"] == "url(#pic-shade)"
+    assert result["notSvg"] is None
+    page.context.close()
+
+
 PLAYERS = {"crashland": ["solo"]}
 
 COUNT_INK = """async (png) => {
@@ -375,9 +435,7 @@ def test_every_game_board_is_drawn(browser: Any, web: str, stack: Stack, game: s
     started = time.perf_counter()
     page.goto(f"{web}#match/{match_id}")
     page.wait_for_selector("#board-text:not(:empty)")
-    has_svg = page.locator("#board").is_visible()
-    if has_svg:
-        page.wait_for_function("document.querySelector('#board').complete")
+    has_svg = page.locator("#board svg").count() > 0
     load_ms = (time.perf_counter() - started) * 1000
     shot = page.locator("#board-area").screenshot(path=str(ARTEFACTS / f"board-{game}.png"))
     ink = page.evaluate(COUNT_INK, base64.b64encode(shot).decode())
@@ -385,8 +443,10 @@ def test_every_game_board_is_drawn(browser: Any, web: str, stack: Stack, game: s
     assert ink["ink"] > 0.01 * ink["pixels"], ink
     if has_svg:
         assert ink["colours"] >= 4, ink
-        title = page.get_attribute("#board", "alt") or ""
-        assert game in title
+        assert game in (page.get_attribute("#board", "aria-label") or "")
+        # Inline and sanitised: the pieces' titles are there, nothing that could run.
+        assert page.locator("#board svg title").count() > 0
+        assert page.locator("#board script, #board foreignObject").count() == 0
     else:  # no picture yet: the readable text rendering is shown instead
         assert len(page.inner_text("#board-text").splitlines()) >= 3
     with (ARTEFACTS / "page-load.jsonl").open("a") as out:

@@ -12,6 +12,7 @@ import type { Picture, ReplayStep } from "./gen/tabletop/v1/gateway_pb";
 import { Gateway } from "./gen/tabletop/v1/gateway_pb";
 import { paramsOf, withParams } from "./params";
 import { boardImageUrl } from "./picture";
+import { sanitizeSvg } from "./sanitize";
 import { type Tokens, loadTokens, saveTokens } from "./tokens";
 
 const gateway = createClient(Gateway, createGrpcWebTransport({ baseUrl: location.origin }));
@@ -268,16 +269,23 @@ async function drawPicture(c: Current, version: bigint | undefined): Promise<voi
     return;
   }
   if (ticket !== c.drawn || c !== current) return;
-  const img = $<HTMLImageElement>("board");
+  const board = $("board");
   const who = picture.viewer || "a spectator";
-  if (picture.svg) {
+  const label = `The ${picture.game} board at version ${picture.version}, as ${who} sees it`;
+  const svg = picture.svg ? sanitizeSvg(picture.svg, "pic-") : null;
+  if (svg) {
+    board.replaceChildren(svg);
+  } else if (picture.svg) {
+    // Not parsable as a document: an image still shows it (and can run nothing).
+    const img = new Image();
     img.src = boardImageUrl(picture.svg);
-    img.alt = `The ${picture.game} board at version ${picture.version}, as ${who} sees it`;
-    img.hidden = false;
+    img.alt = label;
+    board.replaceChildren(img);
   } else {
-    img.removeAttribute("src");
-    img.hidden = true;
+    board.replaceChildren();
   }
+  board.hidden = !picture.svg;
+  board.setAttribute("aria-label", label);
   $<HTMLDetailsElement>("text-details").open = !picture.svg;
   $("board-text").textContent = picture.text;
   $("board-caption").textContent = `Version ${picture.version}, as ${who} sees it`;
