@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import typing
+from collections import OrderedDict
 from typing import Any
 
 from services.common.game_adapter import messages_for
@@ -44,3 +45,29 @@ def draw(view: match_pb2.MatchView) -> gateway_pb2.Picture:
         svg=game.picture(data) or "",
         text=_text(game, data, view.game),
     )
+
+
+class Pictures:
+    """Drawn pictures by (match, version, viewer), the most recently used kept: every page
+    watching a match asks for the same picture after each move, and a replay scrubs back
+    and forth over the same versions. A view at a version never changes (events are
+    immutable), so a kept picture is never stale."""
+
+    def __init__(self, max_entries: int = 1024) -> None:
+        self._max = max_entries
+        self._kept: OrderedDict[tuple[str, int, str], gateway_pb2.Picture] = OrderedDict()
+
+    def get(self, match_id: str, version: int, viewer: str) -> gateway_pb2.Picture | None:
+        key = (match_id, version, viewer)
+        picture = self._kept.get(key)
+        if picture is not None:
+            self._kept.move_to_end(key)
+        return picture
+
+    def draw(self, view: match_pb2.MatchView) -> gateway_pb2.Picture:
+        picture = self.get(view.match_id, view.version, view.viewer)
+        if picture is None:
+            picture = self._kept[view.match_id, view.version, view.viewer] = draw(view)
+            if len(self._kept) > self._max:
+                self._kept.popitem(last=False)
+        return picture

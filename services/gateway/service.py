@@ -43,7 +43,7 @@ from services.gateway.auth import (
     bounded_names,
     bounded_options,
 )
-from services.gateway.pictures import draw
+from services.gateway.pictures import Pictures
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
     board_pb2,
@@ -149,6 +149,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         self._scoring = scoring_pb2_grpc.ScoringStub(scoring)
         self._scoring_events = envelope_pb2_grpc.EventSourceStub(scoring)
         self._views = views
+        self._pictures = Pictures()
         self._key = config.token_key
         self._tokens = Tokens(config.token_key, config.token_ttl_seconds)
         #: matches and joins per client address; actions per token subject
@@ -500,7 +501,14 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         await self._bounded(context, ("match_id", request.match_id))
         viewer = await self._viewer(context, request.match_id, "")
         if not request.HasField("version"):
-            return draw(await self._view(request.match_id, viewer, context))
+            return self._pictures.draw(await self._view(request.match_id, viewer, context))
+        # A match in play replays as a spectator sees it (like ReplayMatch): a kept picture
+        # is served without folding again only when the live view says the match is over.
+        update = self._views.latest(request.match_id)
+        over = update is not None and update.summary.status == match_pb2.MATCH_STATUS_FINISHED
+        kept = self._pictures.get(request.match_id, request.version, viewer if over else "")
+        if kept is not None:
+            return kept
         events = await self._board_events(request.match_id, context)
         if not 1 <= request.version <= events[-1].sequence:
             await _refuse(
@@ -509,14 +517,14 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 f"version must be between 1 and {events[-1].sequence}",
             )
         if not any(is_a(e, platform_events_pb2.MatchEnded) for e in events):
-            viewer = ""  # a match in play replays as a spectator sees it (like ReplayMatch)
+            viewer = ""
         match = FoldedMatch.created(events[0])
         projection = Projection(match)
         for envelope in events[1:]:
             if envelope.sequence > request.version:
                 break
             match.fold(envelope)
-        return draw(projection.view_for(viewer))
+        return self._pictures.draw(projection.view_for(viewer))
 
     async def _board_events(
         self, match_id: str, context: grpc.aio.ServicerContext

@@ -15,11 +15,12 @@ import pytest
 from prometheus_client import REGISTRY
 
 from services.common.config import Config
+from services.gateway import pictures
 from services.gateway.auth import MAX_REQUEST_BYTES, Role, Tokens
 from services.gateway.service import GatewayService
 from services.gateway.viewstore import ViewStore
 from services.gateway.web import web_app
-from tabletop.v1 import gateway_pb2, gateway_pb2_grpc
+from tabletop.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2
 
 ORIGIN = "https://play.example"
 MATCH = "0b0f7a62-0000-4000-8000-000000000001"
@@ -302,3 +303,24 @@ async def test_a_stream_reply_ends_with_its_status_in_the_trailers(tmp_path: Pat
 
 def frame_bytes(data: bytes) -> bytes:
     return struct.pack(">BI", 0, len(data)) + data
+
+
+def test_pictures_are_drawn_once_per_match_version_and_viewer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drawn: list[tuple[str, int, str]] = []
+
+    def fake_draw(view: match_pb2.MatchView) -> gateway_pb2.Picture:
+        drawn.append((view.match_id, view.version, view.viewer))
+        return gateway_pb2.Picture(match_id=view.match_id, version=view.version, svg="<svg/>")
+
+    monkeypatch.setattr(pictures, "draw", fake_draw)
+    kept = pictures.Pictures(max_entries=2)
+    ann = match_pb2.MatchView(match_id="m", version=3, viewer="ann")
+    spectator = match_pb2.MatchView(match_id="m", version=3, viewer="")
+    assert kept.draw(ann) is kept.draw(ann)
+    kept.draw(spectator)  # another viewer: drawn for it, never the seat's picture
+    assert drawn == [("m", 3, "ann"), ("m", 3, "")]
+    assert kept.get("m", 3, "") is not None and kept.get("m", 4, "ann") is None
+    kept.draw(match_pb2.MatchView(match_id="m", version=4, viewer="ann"))  # evicts the oldest
+    assert kept.get("m", 3, "ann") is None and kept.get("m", 3, "") is not None
