@@ -403,8 +403,6 @@ def test_the_board_sanitiser_keeps_drawing_and_drops_everything_else(browser: An
     page.context.close()
 
 
-PLAYERS = {"crashland": ["solo"]}
-
 COUNT_INK = """async (png) => {
   const img = new Image();
   img.src = 'data:image/png;base64,' + png;
@@ -429,7 +427,8 @@ def test_every_game_board_is_drawn(browser: Any, web: str, stack: Stack, game: s
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
     client = GatewayClient(stack.addr("gateway"))
     rules = get_game(game)
-    players = PLAYERS.get(game, ["ann", "bob", "cy", "dee"][: max(2, rules.min_players)])
+    count = min(max(2, rules.min_players), rules.max_players)
+    players = ["ann", "bob", "cy", "dee", "eve", "fay"][:count]
     match_id = client.create(game, players, {})
     page = new_page(browser)
     started = time.perf_counter()
