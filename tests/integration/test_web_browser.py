@@ -336,7 +336,9 @@ def test_a_finished_match_shows_its_verification(browser: Any, web: str, stack: 
     page = new_page(browser)
     page.goto(f"{web}#match/{match_id}")
     result = page.locator("#verify-result")
-    page.wait_for_function("document.querySelector('#verify-result').textContent.length > 0")
+    page.wait_for_function(  # a verdict, not the wait for the seeds
+        "['ok', 'bad'].includes(document.querySelector('#verify-result').className)"
+    )
     text = result.inner_text()
     assert "Verified:" in text and "match their commitments" in text, text
     assert result.get_attribute("class") == "ok"

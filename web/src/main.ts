@@ -442,7 +442,12 @@ async function verify(c: Current, view: MatchView): Promise<void> {
   const lines: string[] = [];
   let ok = true;
   const p = view.provenance;
-  if (p?.diceSeed && p.decksSeed && crypto.subtle) {
+  if (!p?.diceSeed || !p.decksSeed) {
+    out.textContent = "The match is over; waiting for the dice and decks to reveal their seeds…";
+    out.className = "";
+    return;
+  }
+  if (crypto.subtle) {
     const same =
       (await sha256Hex(p.diceSeed)) === p.diceCommitment &&
       (await sha256Hex(p.decksSeed)) === p.decksCommitment;
