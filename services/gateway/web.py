@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -37,7 +37,8 @@ log = get_logger(__name__)
 EXPOSED_HEADERS = ("grpc-status", "grpc-message", "tabletop-reason", "retry-after-ms")
 #: what the page may send
 ALLOWED_HEADERS = ("authorization", "content-type", "x-grpc-web", "x-user-agent", "grpc-timeout")
-#: the page runs no script but its own bundle, and draws pictures as data: images
+#: the page runs no script and no style but its own (boards are sanitised inline SVG;
+#: data: images only as their fallback)
 PAGE_HEADERS = (
     (
         b"content-security-policy",
@@ -222,7 +223,10 @@ async def _status(send: Send, status: int) -> None:
 
 
 def web_app(
-    register: Any, origins: Sequence[str], static_dir: str, max_request_bytes: int
+    register: Callable[[grpc.Server], object],
+    origins: Sequence[str],
+    static_dir: str,
+    max_request_bytes: int,
 ) -> ASGIApp:
     """The ASGI app: gRPC-Web for what ``register`` adds, else the static files."""
     if not Path(static_dir, "index.html").is_file():
@@ -253,6 +257,8 @@ class _Server(uvicorn.Server):
 
 
 class WebServer:
+    """The web port (uvicorn) as a task of the gateway's event loop."""
+
     def __init__(self, config: Config, app: ASGIApp) -> None:
         tls = bool(config.tls_cert and config.tls_key)
         self._server = _Server(
