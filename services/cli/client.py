@@ -229,11 +229,11 @@ def play_seats(
     choose: Callable[[str, board_pb2.GetLegalActionsReply], Any | None],
     on_refused: Callable[[grpc.RpcError], None] | None = None,
     wait_ms: int = 30_000,
-) -> board_pb2.GetLegalActionsReply | None:
+) -> tuple[int, board_pb2.GetLegalActionsReply | None]:
     """Play the seats we hold while others play theirs from elsewhere: act when one of
-    ours must, else wait for the match to move on. Returns the last legal-actions reply
-    (finished), or None when ``choose`` gave up (the player left)."""
-    holder = seats[0]
+    ours must, else wait for the match to move on. Returns how many actions we took and
+    the last legal-actions reply (finished), or None when ``choose`` gave up (we left)."""
+    holder, actions = seats[0], 0
     legal = client.legal(match_id, holder)
     while not legal.next.finished:
         ours = [s for s in legal.next.players if s in seats]
@@ -251,18 +251,19 @@ def play_seats(
             continue
         choice = choose(holder, legal)
         if choice is None:
-            return None
+            return actions, None
         try:
             reply = client.submit(
                 match_id, holder, choice.action, legal.version, return_legal_actions=True
             )
             legal = reply.legal_actions
+            actions += 1
         except grpc.RpcError as error:
             if on_refused is None:
                 raise
             on_refused(error)  # e.g. someone else acted first: look again
             legal = client.legal(match_id, holder)
-    return legal
+    return actions, legal
 
 
 def game_action(game: str, action: Any) -> Any:

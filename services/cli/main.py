@@ -100,9 +100,8 @@ def cmd_play(args: argparse.Namespace) -> int:
             console.print(f"[red]refused:[/] {reason_of(error)}")
 
         if opened:
-            final_legal = play_seats(client, match_id, mine, choose, refused)
-            left = left or final_legal is None
-            actions, state = 0, final_legal
+            actions, state = play_seats(client, match_id, mine, choose, refused)
+            left = left or state is None
         else:
             actions, state = play_on(client, match_id, players[0], choose, refused)
     if left or state is None:
@@ -169,7 +168,7 @@ def cmd_join(args: argparse.Namespace) -> int:
     def refused(error: grpc.RpcError) -> None:
         console.print(f"[red]refused:[/] {reason_of(error)}")
 
-    legal = play_seats(client, args.match_id, [joined.seat], choose, refused)
+    _, legal = play_seats(client, args.match_id, [joined.seat], choose, refused)
     if legal is None:
         console.print(f"left match {args.match_id}; join again to go on")
         return 0

@@ -417,6 +417,9 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     ) -> match_pb2.MatchView:
         if request.min_version:
             await self._bounded(context, ("match_id", request.match_id))
+            if await self._claims(context) is not None:
+                # a token is judged before waiting: a refused caller holds no wait
+                await self._viewer(context, request.match_id, request.viewer)
             wait_ms = min(request.wait_ms, MAX_WAIT_MS)
             remaining = context.time_remaining()
             wait = min(wait_ms / 1000, remaining) if remaining is not None else wait_ms / 1000

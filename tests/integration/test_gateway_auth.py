@@ -419,6 +419,7 @@ def test_a_second_person_joins_from_another_terminal(stack: Stack, tmp_path: Pat
     assert host.returncode == 0
     result = json.loads(host_out.splitlines()[-1])
     assert result["match_id"] == match_id and set(result["results"]) == {"ana", "bo"}
+    assert result["actions"] > 0  # ana's, played here
     guest_tokens = json.loads((tmp_path / "guest.json").read_text())
     assert any(key.endswith(f"/{match_id}/bo") for key in guest_tokens)
     assert not any(key.endswith("/@creator") for key in guest_tokens)
