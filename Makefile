@@ -3,6 +3,7 @@
 #   make test    install everything, start Kafka, run unit + integration tests
 #   make bench   benchmarks (beside boardgame.io, the peer) → BENCHMARKS.md and bench-results.json
 #   make image   the container image (podman); make test-image runs it like k8s/ does
+#   make web     build the browser client (web/dist), which the gateway serves
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -18,8 +19,9 @@ include deploy/make/image.mk
 
 GRPCURL_VERSION ?= v1.9.3
 
-.PHONY: help install tools tools-grpcurl protos check-protos kafka kafka-stop topics up down \
-        status test test-unit faults lint bench clean prometheus prometheus-stop k8s-generate
+.PHONY: help install tools tools-grpcurl tools-web web web-deps protos check-protos kafka \
+        kafka-stop topics up down status test test-unit faults lint bench clean prometheus \
+        prometheus-stop k8s-generate
 
 help:  ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -44,11 +46,32 @@ tools-grpcurl:
 	  touch $(DEPLOY_BIN)/.grpcurl-$(GRPCURL_VERSION); \
 	fi
 
-protos: $(STAMP)  ## write the games' .proto files from their dataclasses, then the Python code (checked in)
+protos: $(STAMP) web-deps  ## write the games' .proto files from their dataclasses, then the Python and TypeScript code (checked in)
 	@deploy/protos.sh protos
 
-check-protos: $(STAMP)  ## fail if the checked-in game protos or generated code differ from the games
+check-protos: $(STAMP) web-deps  ## fail if the checked-in game protos or generated code differ from the games
 	@deploy/protos.sh check
+
+WEB_STAMP := web/node_modules/.installed
+$(WEB_STAMP): web/package.json web/package-lock.json
+	@command -v npm >/dev/null || { echo "need node and npm (apt-get install -y nodejs npm)"; exit 1; }
+	cd web && npm ci --no-audit --no-fund
+	touch $@
+
+web-deps: $(WEB_STAMP)  ## the web client's npm tools, exactly as web/package-lock.json pins them
+
+WEB_SOURCES := $(shell find web/src web/static -type f 2>/dev/null) web/build.mjs web/tsconfig.json
+web/dist/index.html: $(WEB_STAMP) $(WEB_SOURCES)
+	cd web && npm run -s build
+
+web: web/dist/index.html  ## type-check and bundle the browser client into web/dist
+
+# Browser tests drive Debian's Chromium (Playwright never downloads a browser here).
+tools-web:  ## Debian's chromium for the browser tests
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  echo "installing chromium (Debian)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	fi
 
 kafka: install  ## fetch (Maven Central) and start the local Kafka broker
 	@$(KAFKA) start
@@ -59,7 +82,7 @@ kafka-stop:  ## stop the local Kafka broker
 topics: kafka  ## create the topics (auto-create is off)
 	@$(VENV)/bin/tabletop admin create-topics
 
-up: kafka  ## start Kafka, every service and (if installed) Prometheus; wait until healthy
+up: kafka web  ## start Kafka, every service and (if installed) Prometheus; wait until healthy
 	@$(VENV)/bin/tabletop stack up
 	@if command -v prometheus >/dev/null; then deploy/prometheus/prometheus.sh start; \
 	  else echo "prometheus not installed (make tools installs it): skipped"; fi
@@ -72,7 +95,8 @@ down:  ## stop every service, Prometheus and Kafka
 status:  ## show what is running
 	@$(VENV)/bin/tabletop stack status || true
 
-test: install tools kafka check-protos  ## unit + integration tests against the real Kafka
+test: install tools tools-web kafka check-protos web  ## unit + integration tests against the real Kafka
+	cd web && npm test --silent
 	$(VENV)/bin/pytest -q -ra --timeout=600 -m 'not faults'
 
 faults: install  ## fault injection: SIGKILL each process and a private Kafka while bots play (2–3 min)
@@ -82,10 +106,11 @@ faults: install  ## fault injection: SIGKILL each process and a private Kafka wh
 test-unit: install  ## unit tests only (no Kafka)
 	$(VENV)/bin/pytest -q -m 'not integration' tests/unit
 
-lint: install  ## ruff and mypy
+lint: install web-deps  ## ruff, mypy and tsc
 	$(VENV)/bin/ruff check services tests deploy/k8s deploy/image
 	$(VENV)/bin/ruff format --check services tests deploy/k8s deploy/image
 	$(VENV)/bin/mypy services tests deploy/k8s deploy/image
+	cd web && npm run -s check
 
 prometheus: tools-prometheus  ## local Prometheus on 127.0.0.1:9090 scraping every process
 	@deploy/prometheus/prometheus.sh start

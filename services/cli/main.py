@@ -305,6 +305,29 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_render(args: argparse.Namespace) -> int:
+    client = _client(args)
+    request = gateway_pb2.GetPictureRequest(match_id=args.match_id)
+    if args.version is not None:
+        request.version = args.version
+    try:
+        picture = client.stub.GetPicture(request, metadata=client.auth(args.match_id, args.viewer))
+    except grpc.RpcError as error:
+        console.print(f"[red]cannot render:[/] {reason_of(error)}")
+        return 2
+    if not picture.svg:
+        console.print(f"[yellow]{picture.game} has no picture yet; its text:[/]")
+        print(picture.text)
+        return 1
+    if args.output == "-":
+        print(picture.svg)
+    else:
+        Path(args.output).write_text(picture.svg)
+        who = picture.viewer or "a spectator"
+        console.print(f"wrote version {picture.version} as {who} sees it to {args.output}")
+    return 0
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     if args.file:
         exported = _load_export(args.file)
@@ -396,6 +419,7 @@ def cmd_stack(args: argparse.Namespace) -> int:
         with console.status("starting the stack"):
             stack.up()
         print(f"gateway on {stack.addr('gateway')} (gRPC, reflection on); logs in {stack.run_dir}/")
+        print(f"play in a browser: {stack.web_url}")
     elif args.action == "down":
         stack.down()
         print("stack stopped")
@@ -484,6 +508,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("match_id")
     export.add_argument("-o", "--output", default="-")
     export.set_defaults(func=cmd_export)
+
+    render = sub.add_parser("render", help="draw a match as SVG (the view your token may see)")
+    render.add_argument("match_id")
+    render.add_argument("--version", type=int, help="the view after this board event")
+    render.add_argument("--viewer", default="", help="use the token of this seat")
+    render.add_argument("-o", "--output", default="-")
+    render.set_defaults(func=cmd_render)
 
     verify = sub.add_parser("verify", help="re-derive every roll and shuffle of a finished match")
     verify.add_argument("match_id", nargs="?", default="")

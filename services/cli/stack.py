@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from services.common.config import DEFAULT_PORTS
+from services.common.config import DEFAULT_PORTS, DEFAULT_WEB_PORT
 from services.common.eventlog import create_topics
 from services.common.topics import topic_specs
 
@@ -55,6 +55,8 @@ class Stack:
     partitions: int = 6
     ports: dict[str, tuple[int, int]] = field(default_factory=lambda: dict(DEFAULT_PORTS))
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    #: the gateway's web page and gRPC-Web (0: none)
+    web_port: int = 0
 
     @classmethod
     def ephemeral(cls, run_dir: Path, topic_prefix: str, partitions: int = 3) -> Stack:
@@ -62,10 +64,21 @@ class Stack:
         ports = {
             name: (free_port() if g else 0, free_port()) for name, (g, _) in DEFAULT_PORTS.items()
         }
-        return cls(run_dir, topic_prefix=topic_prefix, partitions=partitions, ports=ports)
+        return cls(
+            run_dir,
+            topic_prefix=topic_prefix,
+            partitions=partitions,
+            ports=ports,
+            web_port=free_port(),
+        )
 
     def addr(self, service: str) -> str:
         return f"127.0.0.1:{self.ports[service][0]}"
+
+    @property
+    def web_url(self) -> str:
+        """The page (and gRPC-Web) of the gateway."""
+        return f"http://127.0.0.1:{self.web_port}/"
 
     def metrics_addr(self, service: str) -> str:
         return f"127.0.0.1:{self.ports[service][1]}"
@@ -108,6 +121,7 @@ class Stack:
             "TABLETOP_SHUTDOWN_GRACE_SECONDS": "3",
             # one projector per stack: a stable identity (static group membership)
             "TABLETOP_INSTANCE_ID": f"{self.topic_prefix}{service}-0",
+            "TABLETOP_WEB_PORT": str(self.web_port if service == "gateway" else 0),
             **self.extra_env,
         }
 
@@ -250,5 +264,7 @@ class PeerToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientIntercep
 
 
 def local_stack() -> Stack:
-    """The developer stack of ``make up``: default ports, run files under .cache/run."""
-    return Stack(Path(".cache/run"))
+    """The developer stack of ``make up``: default ports (the page on TABLETOP_WEB_PORT, else
+    8080), run files under .cache/run."""
+    web_port = int(os.environ.get("TABLETOP_WEB_PORT", DEFAULT_WEB_PORT))
+    return Stack(Path(".cache/run"), web_port=web_port)

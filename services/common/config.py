@@ -18,6 +18,11 @@ DEFAULT_PORTS = {
     "projector": (0, 9105),
 }
 
+#: the gateway's web port (page, static files and gRPC-Web)
+DEFAULT_WEB_PORT = 8080
+#: the built web client, from a source checkout (the container image sets TABLETOP_WEB_DIR)
+DEFAULT_WEB_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "web", "dist")
+
 
 def _env(name: str, default: str) -> str:
     return os.environ.get(f"TABLETOP_{name}", default)
@@ -104,6 +109,13 @@ class Config:
     action_burst: float
     #: gateway: how long seat and spectator tokens live
     token_ttl_seconds: int
+    #: gateway: the web page and gRPC-Web (0: off), on grpc_host, TLS like the gRPC port
+    web_port: int
+    #: gateway: the only origins (comma-separated) whose pages may call gRPC-Web across
+    #: origins; the page the gateway serves itself is same-origin and needs none
+    web_origins: tuple[str, ...]
+    #: gateway: the built web client (web/dist) it serves
+    web_dir: str
     log_level: str
     #: scratch space (Faust's table data); /tmp is the writable emptyDir in Kubernetes
     data_dir: str
@@ -167,6 +179,9 @@ class Config:
             action_rate=float(_env("QUOTA_ACTIONS_PER_S", "20")),
             action_burst=float(_env("QUOTA_ACTIONS_BURST", "100")),
             token_ttl_seconds=int(_env("TOKEN_TTL_SECONDS", str(7 * 24 * 3600))),
+            web_port=int(_env("WEB_PORT", str(DEFAULT_WEB_PORT if service == "gateway" else 0))),
+            web_origins=tuple(o.strip() for o in _env("WEB_ORIGINS", "").split(",") if o.strip()),
+            web_dir=_env("WEB_DIR", DEFAULT_WEB_DIR),
             log_level=_env("LOG_LEVEL", "info"),
             data_dir=_env("DATA_DIR", os.path.join(tempfile.gettempdir(), "tabletop")),
             shutdown_grace_seconds=float(_env("SHUTDOWN_GRACE_SECONDS", "10")),

@@ -98,7 +98,8 @@ def _rpc_type(handler: grpc.RpcMethodHandler) -> str:
 
 
 def _code_of(context: grpc.aio.ServicerContext, error: BaseException | None) -> str:
-    code = context.code()
+    # grpc.aio has code(); sonora's gRPC-Web context keeps the code as an attribute.
+    code = context.code if isinstance(context.code, grpc.StatusCode) else context.code()
     if isinstance(code, grpc.StatusCode):
         return str(code.name)
     return "OK" if error is None else "UNKNOWN"
@@ -115,56 +116,62 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler
-        full = handler_call_details.method.lstrip("/")
-        service, _, method = full.partition("/")
-        rpc_type = _rpc_type(handler)
-        labels = (rpc_type, service, method)
+        return instrument(handler, handler_call_details.method)
 
-        started, handling = GRPC_STARTED.labels(*labels), GRPC_HANDLING.labels(*labels)
 
-        def finished(context: grpc.aio.ServicerContext, start: float, error: Any) -> None:
-            handling.observe(time.perf_counter() - start)
-            GRPC_HANDLED.labels(*labels, _code_of(context, error)).inc()
+def instrument(
+    handler: grpc.RpcMethodHandler, path: str, protocol: str = ""
+) -> grpc.RpcMethodHandler:
+    """The handler, counted and timed. ``protocol`` prefixes grpc_type (``grpc_web_unary``)
+    for calls that arrive another way than native gRPC (the gateway's gRPC-Web)."""
+    service, _, method = path.lstrip("/").partition("/")
+    labels = (f"{protocol}{_rpc_type(handler)}", service, method)
 
-        if handler.unary_unary is not None:
-            inner_uu = handler.unary_unary
+    started, handling = GRPC_STARTED.labels(*labels), GRPC_HANDLING.labels(*labels)
 
-            async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-                started.inc()
-                start, error = time.perf_counter(), None
-                try:
-                    return await inner_uu(request, context)
-                except BaseException as exc:
-                    error = exc
-                    raise
-                finally:
-                    finished(context, start, error)
+    def finished(context: grpc.aio.ServicerContext, start: float, error: Any) -> None:
+        handling.observe(time.perf_counter() - start)
+        GRPC_HANDLED.labels(*labels, _code_of(context, error)).inc()
 
-            return grpc.unary_unary_rpc_method_handler(
-                unary_unary,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            inner_us = handler.unary_stream
+    if handler.unary_unary is not None:
+        inner_uu = handler.unary_unary
 
-            async def unary_stream(
-                request: Any, context: grpc.aio.ServicerContext
-            ) -> AsyncIterator[Any]:
-                started.inc()
-                start, error = time.perf_counter(), None
-                try:
-                    async for item in inner_us(request, context):
-                        yield item
-                except BaseException as exc:
-                    error = exc
-                    raise
-                finally:
-                    finished(context, start, error)
+        async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            started.inc()
+            start, error = time.perf_counter(), None
+            try:
+                return await inner_uu(request, context)
+            except BaseException as exc:
+                error = exc
+                raise
+            finally:
+                finished(context, start, error)
 
-            return grpc.unary_stream_rpc_method_handler(
-                unary_stream,
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler
+        return grpc.unary_unary_rpc_method_handler(
+            unary_unary,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    if handler.unary_stream is not None:
+        inner_us = handler.unary_stream
+
+        async def unary_stream(
+            request: Any, context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[Any]:
+            started.inc()
+            start, error = time.perf_counter(), None
+            try:
+                async for item in inner_us(request, context):
+                    yield item
+            except BaseException as exc:
+                error = exc
+                raise
+            finally:
+                finished(context, start, error)
+
+        return grpc.unary_stream_rpc_method_handler(
+            unary_stream,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    return handler

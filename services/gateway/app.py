@@ -14,6 +14,7 @@ from services.common.topics import views_topic
 from services.gateway.auth import MAX_REQUEST_BYTES
 from services.gateway.service import GatewayService, Shard
 from services.gateway.viewstore import ViewStore
+from services.gateway.web import WebServer, web_app
 from tabletop.v1 import gateway_pb2, gateway_pb2_grpc
 
 
@@ -42,16 +43,30 @@ async def main(config: Config) -> None:
     service = GatewayService(shards, scoring, views, config)
     consumer: asyncio.Task[None] | None = None
 
-    def register(server: grpc.aio.Server) -> list[str]:
+    def register(server: grpc.Server) -> list[str]:
         gateway_pb2_grpc.add_GatewayServicer_to_server(service, server)
         return [gateway_pb2.DESCRIPTOR.services_by_name["Gateway"].full_name]
+
+    # The web port serves the same servicer instance over gRPC-Web, and the page.
+    web = (
+        WebServer(
+            config,
+            web_app(register, config.web_origins, config.web_dir, MAX_REQUEST_BYTES),
+        )
+        if config.web_port
+        else None
+    )
 
     async def start() -> None:
         nonlocal consumer
         await tail.start()
         consumer = asyncio.create_task(views.consume(tail))
+        if web is not None:
+            await web.start()
 
     async def stop() -> None:
+        if web is not None:
+            await web.stop()
         if consumer is not None:
             consumer.cancel()
             with contextlib.suppress(asyncio.CancelledError):

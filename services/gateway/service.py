@@ -17,6 +17,7 @@ import grpc
 
 from services.adapters.folding import FoldedMatch
 from services.adapters.projection import Projection
+from services.adapters.verify import verify_match
 from services.common.config import Config
 from services.common.envelope import is_a
 from services.common.metrics import GATEWAY_WATCHERS
@@ -42,6 +43,7 @@ from services.gateway.auth import (
     bounded_options,
     creation,
 )
+from services.gateway.pictures import Pictures
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
     board_pb2,
@@ -75,6 +77,8 @@ DEFAULT_PAGE = 50
 MAX_PAGE = 200
 #: a create's command id is its proof of a retry: long enough not to be guessed
 MIN_COMMAND_ID = 16
+#: VerifyMatch lists at most this many problems
+MAX_PROBLEMS = 50
 #: a refusal passed on from a peer is cut to this many characters
 MAX_DETAIL = 300
 
@@ -133,7 +137,10 @@ async def _events(
 
 
 def _peer_host(context: grpc.aio.ServicerContext) -> str:
-    """The client's address without its port ("ipv4:10.0.0.7:5123" → "ipv4:10.0.0.7")."""
+    """The client's address without its port ("ipv4:10.0.0.7:5123" → "ipv4:10.0.0.7").
+
+    gRPC-Web calls (services/gateway/web.py) give the same form from the HTTP connection.
+    """
     peer = context.peer() or "unknown"
     return peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer
 
@@ -150,6 +157,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         self._scoring = scoring_pb2_grpc.ScoringStub(scoring)
         self._scoring_events = envelope_pb2_grpc.EventSourceStub(scoring)
         self._views = views
+        self._pictures = Pictures()
         self._key = config.token_key
         self._tokens = Tokens(config.token_key, config.token_ttl_seconds)
         #: matches and joins per client address; actions per token subject
@@ -521,6 +529,37 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 description=f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}",
             )
 
+    async def GetPicture(
+        self, request: gateway_pb2.GetPictureRequest, context: grpc.aio.ServicerContext
+    ) -> gateway_pb2.Picture:
+        await self._bounded(context, ("match_id", request.match_id))
+        viewer = await self._viewer(context, request.match_id, "")
+        if not request.HasField("version"):
+            return self._pictures.draw(await self._view(request.match_id, viewer, context))
+        # A match in play replays as a spectator sees it (like ReplayMatch): a kept picture
+        # is served without folding again only when the live view says the match is over.
+        update = self._views.latest(request.match_id)
+        over = update is not None and update.summary.status == match_pb2.MATCH_STATUS_FINISHED
+        kept = self._pictures.get(request.match_id, request.version, viewer if over else "")
+        if kept is not None:
+            return kept
+        events = await self._board_events(request.match_id, context)
+        if not 1 <= request.version <= events[-1].sequence:
+            await _refuse(
+                context,
+                grpc.StatusCode.OUT_OF_RANGE,
+                f"version must be between 1 and {events[-1].sequence}",
+            )
+        if not any(is_a(e, platform_events_pb2.MatchEnded) for e in events):
+            viewer = ""
+        match = FoldedMatch.created(events[0])
+        projection = Projection(match)
+        for envelope in events[1:]:
+            if envelope.sequence > request.version:
+                break
+            match.fold(envelope)
+        return self._pictures.draw(projection.view_for(viewer))
+
     async def _board_events(
         self, match_id: str, context: grpc.aio.ServicerContext
     ) -> list[envelope_pb2.EventEnvelope]:
@@ -532,28 +571,43 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             await _refuse(context, grpc.StatusCode.NOT_FOUND, "no such match")
         return events
 
-    async def ExportMatch(
-        self, request: gateway_pb2.ExportMatchRequest, context: grpc.aio.ServicerContext
+    async def _export(
+        self, match_id: str, context: grpc.aio.ServicerContext
     ) -> gateway_pb2.MatchLog:
-        await self._viewer(context, request.match_id, "")
-        board = await self._board_events(request.match_id, context)
+        await self._viewer(context, match_id, "")
+        board = await self._board_events(match_id, context)
         if not any(is_a(e, platform_events_pb2.MatchEnded) for e in board):
             await _refuse(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,
                 "a match can be exported once it is over (its log holds hidden cards)",
             )
-        shard = self._shard(request.match_id)
+        shard = self._shard(match_id)
         try:
             others = [
-                *await _events(shard.sources["dice"], request.match_id),
-                *await _events(shard.sources["decks"], request.match_id),
-                *await _events(self._scoring_events, request.match_id),
+                *await _events(shard.sources["dice"], match_id),
+                *await _events(shard.sources["decks"], match_id),
+                *await _events(self._scoring_events, match_id),
             ]
         except grpc.aio.AioRpcError as error:
             await _forward(context, error)
-        return gateway_pb2.MatchLog(
-            match_id=request.match_id, game=board[0].game, events=[*board, *others]
+        return gateway_pb2.MatchLog(match_id=match_id, game=board[0].game, events=[*board, *others])
+
+    async def ExportMatch(
+        self, request: gateway_pb2.ExportMatchRequest, context: grpc.aio.ServicerContext
+    ) -> gateway_pb2.MatchLog:
+        return await self._export(request.match_id, context)
+
+    async def VerifyMatch(
+        self, request: gateway_pb2.VerifyMatchRequest, context: grpc.aio.ServicerContext
+    ) -> gateway_pb2.MatchVerification:
+        log = await self._export(request.match_id, context)
+        result = verify_match(list(log.events))
+        return gateway_pb2.MatchVerification(
+            match_id=request.match_id,
+            ok=result.ok,
+            checked=result.checked,
+            problems=result.problems[:MAX_PROBLEMS],
         )
 
     async def GetStandings(

@@ -376,3 +376,116 @@ class MatchLog(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchLog: _TypeAlias = MatchLog  # noqa: Y015
+
+@_typing.final
+class GetPictureRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    version: _builtins.int
+    """unset: the newest view"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        version: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_version", b"_version", "version", b"version"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_version", b"_version", "match_id", b"match_id", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__version: _TypeAlias = _typing.Literal["version"]  # noqa: Y015
+    _WhichOneofArgType__version: _TypeAlias = _typing.Literal["_version", b"_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__version) -> _WhichOneofReturnType__version | None: ...
+
+Global___GetPictureRequest: _TypeAlias = GetPictureRequest  # noqa: Y015
+
+@_typing.final
+class Picture(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    VIEWER_FIELD_NUMBER: _builtins.int
+    SVG_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    game: _builtins.str
+    version: _builtins.int
+    viewer: _builtins.str
+    """empty: the spectator view"""
+    svg: _builtins.str
+    """a standalone SVG document; empty when the game has no picture"""
+    text: _builtins.str
+    """the game's text rendering of the same view (always there)"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        version: _builtins.int = ...,
+        viewer: _builtins.str = ...,
+        svg: _builtins.str = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "match_id", b"match_id", "svg", b"svg", "text", b"text", "version", b"version", "viewer", b"viewer"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Picture: _TypeAlias = Picture  # noqa: Y015
+
+@_typing.final
+class VerifyMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VerifyMatchRequest: _TypeAlias = VerifyMatchRequest  # noqa: Y015
+
+@_typing.final
+class MatchVerification(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    OK_FIELD_NUMBER: _builtins.int
+    CHECKED_FIELD_NUMBER: _builtins.int
+    PROBLEMS_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    ok: _builtins.bool
+    checked: _builtins.int
+    """seeds, rolls, shuffles and draws that re-derived"""
+    @_builtins.property
+    def problems(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """empty when ok"""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        ok: _builtins.bool = ...,
+        checked: _builtins.int = ...,
+        problems: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checked", b"checked", "match_id", b"match_id", "ok", b"ok", "problems", b"problems"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchVerification: _TypeAlias = MatchVerification  # noqa: Y015

@@ -96,6 +96,16 @@ class GatewayStub:
                 request_serializer=tabletop_dot_v1_dot_scoring__pb2.GetStandingsRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_scoring__pb2.GetStandingsReply.FromString,
                 _registered_method=True)
+        self.GetPicture = channel.unary_unary(
+                '/tabletop.v1.Gateway/GetPicture',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.GetPictureRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.Picture.FromString,
+                _registered_method=True)
+        self.VerifyMatch = channel.unary_unary(
+                '/tabletop.v1.Gateway/VerifyMatch',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.VerifyMatchRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.MatchVerification.FromString,
+                _registered_method=True)
 
 
 class GatewayServicer:
@@ -175,6 +185,24 @@ class GatewayServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetPicture(self, request, context):
+        """The caller's view drawn as SVG (a seat token's seat, else the spectator's), authorised
+        like GetView; with a version, the view after that board event, folded like ReplayMatch
+        (a match in play is drawn as a spectator sees it).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def VerifyMatch(self, request, context):
+        """Re-derives every roll and shuffle of a finished match from its revealed seeds and
+        checks them against the commitments (what `tabletop verify` does); allowed like
+        ExportMatch.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -227,6 +255,16 @@ def add_GatewayServicer_to_server(servicer, server):
                     servicer.GetStandings,
                     request_deserializer=tabletop_dot_v1_dot_scoring__pb2.GetStandingsRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_scoring__pb2.GetStandingsReply.SerializeToString,
+            ),
+            'GetPicture': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPicture,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.GetPictureRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.Picture.SerializeToString,
+            ),
+            'VerifyMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.VerifyMatch,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.VerifyMatchRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.MatchVerification.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -508,6 +546,60 @@ class Gateway:
             '/tabletop.v1.Gateway/GetStandings',
             tabletop_dot_v1_dot_scoring__pb2.GetStandingsRequest.SerializeToString,
             tabletop_dot_v1_dot_scoring__pb2.GetStandingsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPicture(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Gateway/GetPicture',
+            tabletop_dot_v1_dot_gateway__pb2.GetPictureRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.Picture.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def VerifyMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Gateway/VerifyMatch',
+            tabletop_dot_v1_dot_gateway__pb2.VerifyMatchRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.MatchVerification.FromString,
             options,
             channel_credentials,
             insecure,

@@ -61,6 +61,16 @@ class GatewayStub:
     ExportMatch: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ExportMatchRequest, _gateway_pb2.MatchLog]
     """Every event of every stream of a finished match (hidden information included)."""
     GetStandings: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetStandingsRequest, _scoring_pb2.GetStandingsReply]
+    GetPicture: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetPictureRequest, _gateway_pb2.Picture]
+    """The caller's view drawn as SVG (a seat token's seat, else the spectator's), authorised
+    like GetView; with a version, the view after that board event, folded like ReplayMatch
+    (a match in play is drawn as a spectator sees it).
+    """
+    VerifyMatch: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.VerifyMatchRequest, _gateway_pb2.MatchVerification]
+    """Re-derives every roll and shuffle of a finished match from its revealed seeds and
+    checks them against the commitments (what `tabletop verify` does); allowed like
+    ExportMatch.
+    """
 
 @_typing.type_check_only
 class GatewayAsyncStub(GatewayStub):
@@ -92,6 +102,16 @@ class GatewayAsyncStub(GatewayStub):
     ExportMatch: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ExportMatchRequest, _gateway_pb2.MatchLog]  # type: ignore[assignment]
     """Every event of every stream of a finished match (hidden information included)."""
     GetStandings: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetStandingsRequest, _scoring_pb2.GetStandingsReply]  # type: ignore[assignment]
+    GetPicture: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetPictureRequest, _gateway_pb2.Picture]  # type: ignore[assignment]
+    """The caller's view drawn as SVG (a seat token's seat, else the spectator's), authorised
+    like GetView; with a version, the view after that board event, folded like ReplayMatch
+    (a match in play is drawn as a spectator sees it).
+    """
+    VerifyMatch: _aio.UnaryUnaryMultiCallable[_gateway_pb2.VerifyMatchRequest, _gateway_pb2.MatchVerification]  # type: ignore[assignment]
+    """Re-derives every roll and shuffle of a finished match from its revealed seeds and
+    checks them against the commitments (what `tabletop verify` does); allowed like
+    ExportMatch.
+    """
 
 class GatewayServicer(metaclass=_abc_1.ABCMeta):
     """The public API: lobby, actions, views (per viewer), live updates and replay.
@@ -180,5 +200,27 @@ class GatewayServicer(metaclass=_abc_1.ABCMeta):
         request: _scoring_pb2.GetStandingsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_scoring_pb2.GetStandingsReply, _abc.Awaitable[_scoring_pb2.GetStandingsReply]]: ...
+
+    @_abc_1.abstractmethod
+    def GetPicture(
+        self,
+        request: _gateway_pb2.GetPictureRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.Picture, _abc.Awaitable[_gateway_pb2.Picture]]:
+        """The caller's view drawn as SVG (a seat token's seat, else the spectator's), authorised
+        like GetView; with a version, the view after that board event, folded like ReplayMatch
+        (a match in play is drawn as a spectator sees it).
+        """
+
+    @_abc_1.abstractmethod
+    def VerifyMatch(
+        self,
+        request: _gateway_pb2.VerifyMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.MatchVerification, _abc.Awaitable[_gateway_pb2.MatchVerification]]:
+        """Re-derives every roll and shuffle of a finished match from its revealed seeds and
+        checks them against the commitments (what `tabletop verify` does); allowed like
+        ExportMatch.
+        """
 
 def add_GatewayServicer_to_server(servicer: GatewayServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

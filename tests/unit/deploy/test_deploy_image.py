@@ -32,8 +32,9 @@ def test_multi_stage_slim_python_311() -> None:
     stages = _stages()
     assert len(stages) >= 2
     assert "ARG PYTHON_IMAGE=python:3.11-slim" in DOCKERFILE.read_text()
-    for stage in stages:
-        assert stage[0].startswith("FROM ${PYTHON_IMAGE}")
+    for stage in stages:  # Python stages, and a Node one that bundles the web client
+        assert stage[0].startswith(("FROM ${PYTHON_IMAGE}", "FROM ${NODE_IMAGE} AS web"))
+    assert stages[-1][0].startswith("FROM ${PYTHON_IMAGE}")
 
 
 def test_runtime_stage_is_non_root_without_build_tools() -> None:

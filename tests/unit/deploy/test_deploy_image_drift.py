@@ -11,7 +11,7 @@ import pytest
 
 from deploy.image import metadata
 from deploy.image.run_spec import ContainerSpec, container_specs, local_env, podman_args
-from services.common.config import DEFAULT_PORTS
+from services.common.config import DEFAULT_PORTS, DEFAULT_WEB_PORT
 from services.common.serve import SERVICES as SERVE_CHOICES
 from tests.unit.deploy.deploy_support import OVERLAYS, ROOT, SERVICES, render
 
@@ -52,12 +52,15 @@ def test_ports_agree_with_the_image_and_the_code(specs: dict[str, ContainerSpec]
     everyone: list[int] = []
     for service, spec in specs.items():
         grpc, metrics = DEFAULT_PORTS[service]
+        web = {"web": DEFAULT_WEB_PORT} if service == "gateway" else {}
         assert spec.ports == labelled[service]
-        assert spec.ports == ({"grpc": grpc} if grpc else {}) | {"metrics": metrics}
+        assert spec.ports == ({"grpc": grpc} if grpc else {}) | {"metrics": metrics} | web
         assert set(spec.ports.values()) <= IMAGE.exposed
         # the service listens where the manifest says: its port variables name these ports
         assert spec.env.get("TABLETOP_GRPC_PORT", "0") == str(grpc)
         assert spec.env["TABLETOP_METRICS_PORT"] == str(metrics)
+        if web:
+            assert spec.env["TABLETOP_WEB_PORT"] == str(DEFAULT_WEB_PORT)
         everyone += spec.ports.values()
     # run_spec maps ports by number: no two containers may share one
     assert len(everyone) == len(set(everyone))
@@ -135,6 +138,7 @@ def test_the_smoke_test_runs_each_container_as_the_manifest_says() -> None:
             "TABLETOP_TOPIC_PREFIX",
             "TABLETOP_GRPC_PORT",
             "TABLETOP_METRICS_PORT",
+            "TABLETOP_WEB_PORT",
             "TABLETOP_BOARD_ADDRS",
             "TABLETOP_DICE_ADDRS",
             "TABLETOP_DECKS_ADDRS",

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from services.common.config import DEFAULT_WEB_PORT
 from tests.unit.deploy.deploy_support import (
     GRPC_PORTS,
     METRICS_PORTS,
@@ -121,6 +122,9 @@ def test_named_ports_and_port_env(overlay: str, service: str) -> None:
     if service in GRPC_PORTS:
         expected["grpc"] = GRPC_PORTS[service]
         assert env["TABLETOP_GRPC_PORT"]["value"] == str(GRPC_PORTS[service])
+    if service == "gateway":  # the page and gRPC-Web
+        expected["web"] = DEFAULT_WEB_PORT
+        assert env["TABLETOP_WEB_PORT"]["value"] == str(DEFAULT_WEB_PORT)
     assert ports == expected
     assert env["TABLETOP_METRICS_PORT"]["value"] == str(METRICS_PORTS[service])
 

@@ -1,0 +1,492 @@
+// Tabletop in a browser: the lobby, a match's board (an SVG the gateway draws of exactly the
+// view this page's token may see), its legal moves as buttons, live updates (WatchMatch), a
+// replay scrubber (ReplayMatch + GetPicture at a version) and a finished match's
+// verification. Every call is gRPC-Web to the gateway's own servicers, with the same tokens.
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcWebTransport } from "@connectrpc/connect-web";
+import type { LegalAction, MatchSummary, MatchView } from "./gen/tabletop/v1/match_pb";
+import { MatchStatus } from "./gen/tabletop/v1/match_pb";
+import type { GameAction } from "./gen/tabletop/v1/games_pb";
+import { GameViewSchema } from "./gen/tabletop/v1/games_pb";
+import type { Picture, ReplayStep } from "./gen/tabletop/v1/gateway_pb";
+import { Gateway } from "./gen/tabletop/v1/gateway_pb";
+import { paramsOf, withParams } from "./params";
+import { boardImageUrl } from "./picture";
+import { sanitizeSvg } from "./sanitize";
+import { type Tokens, loadTokens, saveTokens } from "./tokens";
+
+const gateway = createClient(Gateway, createGrpcWebTransport({ baseUrl: location.origin }));
+
+function $<T extends HTMLElement>(id: string): T {
+  const element = document.getElementById(id);
+  if (!element) throw new Error(`#${id} is missing`);
+  return element as T;
+}
+
+function auth(token: string | undefined): { headers: Record<string, string> } {
+  return { headers: token ? { authorization: `Bearer ${token}` } : {} };
+}
+
+function say(message: string): void {
+  $("status").textContent = message;
+}
+
+/** A refusal as a player reads it: the gateway's message and the reason code. */
+export function describeError(error: unknown): string {
+  const e = ConnectError.from(error);
+  const reason = e.metadata.get("tabletop-reason") ?? Code[e.code];
+  return `${e.rawMessage} [${reason}]`;
+}
+
+function showError(error: unknown): void {
+  $("error").textContent = error ? `Refused: ${describeError(error)}` : "";
+}
+
+function randomId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function list(text: string): string[] {
+  return text.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+function button(label: string, onClick: () => void, id?: string): HTMLButtonElement {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = label;
+  if (id) b.id = id;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// -- lobby --------------------------------------------------------------------------------
+const GAMES = GameViewSchema.fields.map((f) => f.name);
+
+function setUpLobby(): void {
+  const select = $<HTMLSelectElement>("create-game");
+  for (const game of GAMES) select.append(new Option(game, game));
+  $("create-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    void createMatch();
+  });
+  $("join-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    void joinSeat($<HTMLInputElement>("join-match").value.trim(), $<HTMLInputElement>("join-seat").value.trim());
+  });
+  $("spectate-button").addEventListener("click", () => {
+    void spectate($<HTMLInputElement>("join-match").value.trim());
+  });
+  $("refresh").addEventListener("click", () => void listMatches());
+}
+
+async function createMatch(): Promise<void> {
+  const players = list($<HTMLInputElement>("create-seats").value);
+  const options: Record<string, string> = {};
+  for (const pair of list($<HTMLInputElement>("create-options").value)) {
+    const [key, ...value] = pair.split("=");
+    options[key.trim()] = value.join("=").trim();
+  }
+  try {
+    const reply = await gateway.createMatch({
+      game: $<HTMLSelectElement>("create-game").value,
+      players,
+      bots: list($<HTMLInputElement>("create-bots").value),
+      options,
+      private: $<HTMLInputElement>("create-private").checked,
+      commandId: randomId(),
+    });
+    saveTokens(reply.matchId, { ...loadTokens(reply.matchId), creator: reply.creatorToken });
+    $<HTMLInputElement>("join-match").value = reply.matchId;
+    const created = $("created");
+    created.replaceChildren(`Created match ${reply.matchId}. Take a seat: `);
+    for (const seat of players) {
+      created.append(button(`Play as ${seat}`, () => void joinSeat(reply.matchId, seat)));
+    }
+    say(`Created a ${$<HTMLSelectElement>("create-game").value} match`);
+    void listMatches();
+  } catch (error) {
+    say(`Could not create the match: ${describeError(error)}`);
+  }
+}
+
+async function joinSeat(matchId: string, seat: string): Promise<void> {
+  const tokens = loadTokens(matchId);
+  try {
+    const reply = await gateway.joinMatch(
+      { matchId, seat, displayName: $<HTMLInputElement>("join-name").value.trim() },
+      auth(tokens.seatToken ?? tokens.creator),
+    );
+    saveTokens(matchId, { ...tokens, seat: reply.seat, seatToken: reply.token, watching: false });
+    openMatch(matchId);
+  } catch (error) {
+    say(`Could not take the seat: ${describeError(error)}`);
+  }
+}
+
+async function spectate(matchId: string): Promise<void> {
+  const tokens = loadTokens(matchId);
+  try {
+    const reply = await gateway.joinMatch(
+      { matchId, spectate: true },
+      auth(tokens.creator ?? tokens.seatToken),
+    );
+    saveTokens(matchId, { ...tokens, spectator: reply.token, watching: true });
+    openMatch(matchId);
+  } catch (error) {
+    say(`Could not watch: ${describeError(error)}`);
+  }
+}
+
+function statusText(status: MatchStatus): string {
+  return status === MatchStatus.FINISHED ? "finished" : status === MatchStatus.ACTIVE ? "in play" : "—";
+}
+
+function freeSeats(summary: MatchSummary): string[] {
+  return summary.players.filter((p) => !(p in summary.seats) && !summary.bots.includes(p));
+}
+
+async function listMatches(): Promise<void> {
+  const body = $("matches").querySelector("tbody");
+  if (!body) return;
+  try {
+    const reply = await gateway.listMatches({ pageSize: 50 });
+    body.replaceChildren();
+    for (const summary of reply.matches) {
+      const row = body.insertRow();
+      row.insertCell().textContent = summary.game;
+      row.insertCell().textContent = summary.matchId;
+      row.insertCell().textContent = statusText(summary.status);
+      row.insertCell().textContent = summary.players
+        .map((p) => `${p}: ${summary.bots.includes(p) ? "bot" : (summary.seats[p] ?? "free")}`)
+        .join(", ");
+      const open = row.insertCell();
+      open.append(button("Watch", () => void spectate(summary.matchId)));
+      for (const seat of freeSeats(summary)) {
+        open.append(button(`Join as ${seat}`, () => void joinSeat(summary.matchId, seat)));
+      }
+    }
+    if (reply.matches.length === 0) body.insertRow().insertCell().textContent = "No public matches yet.";
+  } catch (error) {
+    say(`Could not list the matches: ${describeError(error)}`);
+  }
+}
+
+// -- a match ------------------------------------------------------------------------------
+interface Current {
+  matchId: string;
+  tokens: Tokens;
+  token: string | undefined;
+  seat: string;
+  live: MatchView | undefined;
+  steps: ReplayStep[] | undefined; // set while replaying
+  stop: AbortController;
+  drawn: number; // the newest picture request, so a slow reply never overwrites a newer one
+}
+
+let current: Current | undefined;
+
+function openMatch(matchId: string): void {
+  current?.stop.abort();
+  const tokens = loadTokens(matchId);
+  const seat = tokens.watching ? "" : (tokens.seat ?? "");
+  current = {
+    matchId,
+    tokens,
+    seat,
+    token: seat ? tokens.seatToken : (tokens.spectator ?? tokens.creator),
+    live: undefined,
+    steps: undefined,
+    stop: new AbortController(),
+    drawn: 0,
+  };
+  if (location.hash !== `#match/${matchId}`) history.pushState(null, "", `#match/${matchId}`);
+  $("lobby").hidden = true;
+  $("match").hidden = false;
+  $("match-h").textContent = `Match ${matchId}`;
+  $("replay-controls").hidden = true;
+  $("verify-section").hidden = true;
+  $("actions").replaceChildren();
+  showError(undefined);
+  say(seat ? `You play ${seat}` : "You watch as a spectator");
+  void watch(current);
+}
+
+function showLobby(): void {
+  current?.stop.abort();
+  current = undefined;
+  $("match").hidden = true;
+  $("lobby").hidden = false;
+  void listMatches();
+}
+
+async function watch(c: Current): Promise<void> {
+  while (!c.stop.signal.aborted) {
+    try {
+      for await (const view of gateway.watchMatch(
+        { matchId: c.matchId },
+        { ...auth(c.token), signal: c.stop.signal },
+      )) {
+        await onView(c, view);
+      }
+      if (c.live?.status === MatchStatus.FINISHED) return;
+    } catch (error) {
+      if (c.stop.signal.aborted) return;
+      const code = ConnectError.from(error).code;
+      if (code === Code.Unauthenticated || code === Code.PermissionDenied || code === Code.NotFound) {
+        showError(error);
+        return;
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // reconnect
+  }
+}
+
+async function onView(c: Current, view: MatchView): Promise<void> {
+  if (c !== current) return;
+  c.live = view;
+  const next = view.next?.players.join(", ") || view.next?.chance || "—";
+  const finished = view.status === MatchStatus.FINISHED;
+  $("match-info").textContent =
+    `${view.game} · version ${view.version} · ${statusText(view.status)}` +
+    (finished
+      ? ` · results: ${Object.entries(view.results).map(([p, r]) => `${p} ${r}`).join(", ")}` +
+        (view.endReason ? ` (${view.endReason})` : "")
+      : ` · next: ${next}`) +
+    ` · you: ${c.seat || "spectator"}`;
+  if (!c.steps) await drawPicture(c, undefined);
+  await refreshActions(c, view);
+  if (finished) void verify(c, view);
+}
+
+async function drawPicture(c: Current, version: bigint | undefined): Promise<void> {
+  const ticket = ++c.drawn;
+  let picture: Picture;
+  try {
+    picture = await gateway.getPicture({ matchId: c.matchId, version }, auth(c.token));
+  } catch (error) {
+    showError(error);
+    return;
+  }
+  if (ticket !== c.drawn || c !== current) return;
+  const board = $("board");
+  const who = picture.viewer || "a spectator";
+  const label = `The ${picture.game} board at version ${picture.version}, as ${who} sees it`;
+  const svg = picture.svg ? sanitizeSvg(picture.svg, "pic-") : null;
+  if (svg) {
+    board.replaceChildren(svg);
+  } else if (picture.svg) {
+    // Not parsable as a document: an image still shows it (and can run nothing).
+    const img = new Image();
+    img.src = boardImageUrl(picture.svg);
+    img.alt = label;
+    board.replaceChildren(img);
+  } else {
+    board.replaceChildren();
+  }
+  board.hidden = !picture.svg;
+  board.setAttribute("aria-label", label);
+  $<HTMLDetailsElement>("text-details").open = !picture.svg;
+  $("board-text").textContent = picture.text;
+  $("board-caption").textContent = `Version ${picture.version}, as ${who} sees it`;
+  $("board-area").dataset.version = String(picture.version);
+}
+
+async function refreshActions(c: Current, view: MatchView): Promise<void> {
+  const actions = $("actions");
+  const turn = $("turn");
+  if (!c.seat) {
+    actions.replaceChildren();
+    turn.textContent = "Spectators watch; only seats move.";
+    return;
+  }
+  if (view.status === MatchStatus.FINISHED) {
+    actions.replaceChildren();
+    turn.textContent = "The match is over.";
+    return;
+  }
+  if (!view.next?.players.includes(c.seat)) {
+    if (actions.contains(document.activeElement)) turn.focus();
+    actions.replaceChildren();
+    turn.textContent = `Waiting for ${view.next?.players.join(", ") || view.next?.chance || "the board"}.`;
+    return;
+  }
+  try {
+    const legal = await gateway.getLegalActions({ matchId: c.matchId }, auth(c.token));
+    if (c !== current || c.live !== view) return; // a newer view came meanwhile
+    showActions(c, legal.actions);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+function showActions(c: Current, legal: LegalAction[]): void {
+  // A keyboard user who just moved keeps the focus in the list when it is redrawn.
+  const hadFocus = $("actions").contains(document.activeElement);
+  $("turn").textContent = legal.length ? `Your move, ${c.seat}:` : "No move available.";
+  $("actions").replaceChildren(
+    ...legal.map((action, i) => {
+      const item = document.createElement("li");
+      const params = paramsOf(action);
+      if (params.length === 0) {
+        item.append(button(action.label, () => void submit(c, action.label, action.action), `action-${i}`));
+        return item;
+      }
+      // A parametric move: a range input per parameter, then the button plays it.
+      const values: Record<string, number> = {};
+      const fields = document.createElement("fieldset");
+      const legend = document.createElement("legend");
+      legend.textContent = action.label;
+      fields.append(legend);
+      for (const p of params) {
+        values[p.name] = (p.low + p.high) / 2;
+        const label = document.createElement("label");
+        const input = document.createElement("input");
+        const shown = document.createElement("output");
+        input.type = "range";
+        input.min = String(p.low);
+        input.max = String(p.high);
+        input.step = "any";
+        input.value = String(values[p.name]);
+        shown.textContent = values[p.name].toFixed(2);
+        input.addEventListener("input", () => {
+          values[p.name] = Number(input.value);
+          shown.textContent = values[p.name].toFixed(2);
+        });
+        label.append(`${p.name} (${p.low} to ${p.high})`, input, shown);
+        fields.append(label);
+      }
+      fields.append(
+        button(`Play: ${action.label}`, () => {
+          if (action.action) void submit(c, action.label, withParams(action.action, params, values));
+        }, `action-${i}`),
+      );
+      item.append(fields);
+      return item;
+    }),
+  );
+  if (hadFocus && c.steps === undefined) $("actions").querySelector("button")?.focus();
+}
+
+async function submit(c: Current, label: string, action: GameAction | undefined): Promise<void> {
+  showError(undefined);
+  try {
+    const reply = await gateway.submitAction(
+      { matchId: c.matchId, action, commandId: randomId() },
+      auth(c.token),
+    );
+    say(`Played “${label}” (version ${reply.version})`);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+// -- replay ---------------------------------------------------------------------------------
+function setUpReplay(): void {
+  const range = $<HTMLInputElement>("replay-step");
+  $("replay-load").addEventListener("click", () => void loadReplay());
+  range.addEventListener("input", () => void showStep(Number(range.value)));
+  $("replay-prev").addEventListener("click", () => void showStep(Number(range.value) - 1));
+  $("replay-next").addEventListener("click", () => void showStep(Number(range.value) + 1));
+  $("replay-live").addEventListener("click", () => {
+    if (!current) return;
+    current.steps = undefined;
+    $("replay-controls").hidden = true;
+    $("replay-label").textContent = "";
+    void drawPicture(current, undefined);
+  });
+}
+
+async function loadReplay(): Promise<void> {
+  const c = current;
+  if (!c) return;
+  const steps: ReplayStep[] = [];
+  try {
+    for await (const step of gateway.replayMatch({ matchId: c.matchId }, auth(c.token))) {
+      steps.push(step);
+    }
+  } catch (error) {
+    showError(error);
+    return;
+  }
+  if (c !== current || steps.length === 0) return;
+  c.steps = steps;
+  const range = $<HTMLInputElement>("replay-step");
+  range.max = String(steps.length);
+  $("replay-controls").hidden = false;
+  await showStep(steps.length);
+  range.focus();
+}
+
+async function showStep(n: number): Promise<void> {
+  const c = current;
+  if (!c?.steps) return;
+  const index = Math.min(Math.max(n, 1), c.steps.length);
+  const step = c.steps[index - 1];
+  $<HTMLInputElement>("replay-step").value = String(index);
+  $("replay-label").textContent = `Step ${index} of ${c.steps.length}: ${step.description}`;
+  await drawPicture(c, step.view?.version ?? BigInt(index));
+}
+
+// -- verification -----------------------------------------------------------------------------
+async function sha256Hex(hex: string): Promise<string> {
+  const bytes = new Uint8Array((hex.match(/../g) ?? []).map((b) => parseInt(b, 16)));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The gateway re-derives every roll and shuffle; this page checks the seeds itself too. */
+async function verify(c: Current, view: MatchView): Promise<void> {
+  const out = $("verify-result");
+  $("verify-section").hidden = false;
+  const lines: string[] = [];
+  let ok = true;
+  const p = view.provenance;
+  if (!p?.diceSeed || !p.decksSeed) {
+    out.textContent = "The match is over; waiting for the dice and decks to reveal their seeds…";
+    out.className = "";
+    return;
+  }
+  if (crypto.subtle) {
+    const same =
+      (await sha256Hex(p.diceSeed)) === p.diceCommitment &&
+      (await sha256Hex(p.decksSeed)) === p.decksCommitment;
+    ok &&= same;
+    lines.push(same ? "The revealed seeds match their commitments (checked in this browser)." : "A revealed seed does NOT match its commitment.");
+  }
+  try {
+    const result = await gateway.verifyMatch({ matchId: c.matchId }, auth(c.token));
+    ok &&= result.ok;
+    lines.push(
+      result.ok
+        ? `Verified: ${result.checked} seeds, rolls, shuffles and draws re-derive.`
+        : `NOT verified: ${result.problems.join("; ")}`,
+    );
+  } catch (error) {
+    ok = false;
+    lines.push(`Not verified yet: ${describeError(error)}`);
+  }
+  if (c !== current) return;
+  out.textContent = lines.join(" ");
+  out.className = ok ? "ok" : "bad";
+}
+
+// -- start ----------------------------------------------------------------------------------
+function route(): void {
+  const match = /^#match\/([\w-]{1,64})$/.exec(location.hash);
+  if (match) {
+    if (current?.matchId !== match[1]) openMatch(match[1]);
+  } else {
+    showLobby();
+  }
+}
+
+setUpLobby();
+setUpReplay();
+window.addEventListener("popstate", route);
+$("home").addEventListener("click", (event) => {
+  event.preventDefault();
+  history.pushState(null, "", location.pathname);
+  showLobby();
+});
+route();
