@@ -6,7 +6,7 @@ IMAGE_BASE ?= localhost/tabletop-base:bookworm
 
 .PHONY: image test-image
 
-image:  ## build the image with podman from a local Debian base (no registry needed)
+image: web  ## build the image with podman from a local Debian base (no registry needed)
 	@IMAGE=$(IMAGE) IMAGE_BASE=$(IMAGE_BASE) deploy/image/build.sh
 
 test-image: install tools-kustomize kafka image  ## run the six services from the image against Kafka
