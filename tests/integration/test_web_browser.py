@@ -101,6 +101,11 @@ def claims(token: str) -> dict[str, Any]:
     return decoded
 
 
+def board_text(page: Any) -> str:
+    """The board as text (shown, or folded away under the picture)."""
+    return str(page.text_content("#board-text") or "")
+
+
 def version_of(page: Any) -> int:
     return int(page.get_attribute("#board-area", "data-version") or 0)
 
@@ -117,7 +122,7 @@ def take_seat(page: Any, web: str, match_id: str, seat: str) -> None:
     page.get_by_label("Seat (empty: the first free one)").fill(seat)
     page.get_by_label("Your name", exact=True).fill(seat.title())
     page.get_by_role("button", name="Take the seat").click()
-    page.wait_for_selector("#board-text:not(:empty)")
+    page.wait_for_selector("#board-text:not(:empty)", state="attached")
 
 
 def seat_token(page: Any, match_id: str) -> str:
@@ -212,7 +217,7 @@ def test_the_lobby_creates_lists_and_joins_by_keyboard(browser: Any, web: str) -
     row = other.get_by_role("row").filter(has_text=match_id)
     row.get_by_role("button", name="Join as bob").focus()
     other.keyboard.press("Enter")
-    other.wait_for_selector("#board-text:not(:empty)")
+    other.wait_for_selector("#board-text:not(:empty)", state="attached")
     assert other.inner_text("#match-info").endswith("you: bob")
     assert "#match/" in other.url
     page.context.close()
@@ -231,10 +236,10 @@ def test_a_spectator_sees_no_private_information(
     page.goto(web)
     page.get_by_label("Match id", exact=True).fill(drillit)
     page.get_by_role("button", name="Watch as a spectator").click()
-    page.wait_for_selector("#board-text:not(:empty)")
+    page.wait_for_selector("#board-text:not(:empty)", state="attached")
     spectator = gateway.GetPicture(gateway_pb2.GetPictureRequest(match_id=drillit))
     assert spectator.viewer == "" and spectator.version == version_of(page)
-    assert sorted(page.inner_text("#board-text").split()) == sorted(spectator.text.split())
+    assert sorted(board_text(page).split()) == sorted(spectator.text.split())
     assert "as a spectator sees it" in page.inner_text("#board-caption")
     assert page.locator("#actions button").count() == 0
     assert page.inner_text("#turn") == "Spectators watch; only seats move."
@@ -297,7 +302,7 @@ def test_the_replay_scrubs_to_step_n_as_the_cli_shows_it(
 ) -> None:
     page = new_page(browser)
     page.goto(f"{web}#match/{drillit}")  # a public match: no token, the spectator's view
-    page.wait_for_selector("#board-text:not(:empty)")
+    page.wait_for_selector("#board-text:not(:empty)", state="attached")
     page.get_by_role("button", name="Step through the match so far").click()
     scrubber = page.get_by_label("Replay step")
     scrubber.wait_for()
@@ -320,9 +325,7 @@ def test_the_replay_scrubs_to_step_n_as_the_cli_shows_it(
     )
     # The same view, word for word. (Map entries — e.g. Drillit's crystals — may come in
     # another order from a view folded afresh than from one parsed off the wire.)
-    assert sorted(page.inner_text("#board-text").split()) == sorted(
-        render_view(expected.view).split()
-    )
+    assert sorted(board_text(page).split()) == sorted(render_view(expected.view).split())
     assert expected.description in page.inner_text("#replay-label")
     page.get_by_role("button", name="Step back").click()
     wait_label = "document.querySelector('#replay-label').textContent.startsWith('Step 4 of')"
@@ -435,7 +438,7 @@ def test_every_game_board_is_drawn(browser: Any, web: str, stack: Stack, game: s
     page = new_page(browser)
     started = time.perf_counter()
     page.goto(f"{web}#match/{match_id}")
-    page.wait_for_selector("#board-text:not(:empty)")
+    page.wait_for_selector("#board-text:not(:empty)", state="attached")
     has_svg = page.locator("#board svg").count() > 0
     load_ms = (time.perf_counter() - started) * 1000
     shot = page.locator("#board-area").screenshot(path=str(ARTEFACTS / f"board-{game}.png"))
@@ -449,7 +452,7 @@ def test_every_game_board_is_drawn(browser: Any, web: str, stack: Stack, game: s
         assert page.locator("#board svg title").count() > 0
         assert page.locator("#board script, #board foreignObject").count() == 0
     else:  # no picture yet: the readable text rendering is shown instead
-        assert len(page.inner_text("#board-text").splitlines()) >= 3
+        assert len(board_text(page).splitlines()) >= 3
     with (ARTEFACTS / "page-load.jsonl").open("a") as out:
         out.write(json.dumps({"game": game, "svg": has_svg, "load_ms": round(load_ms)}) + "\n")
     page.context.close()

@@ -38,6 +38,7 @@ def _cube(c: CubeView, height: float) -> str:
     opacity = ' fill-opacity="0.55"' if kind.translucent else ""
     return (
         f'<g class="cube" id="{escape(c.cube)}">'
+        f"<title>{escape(f'{c.kind} ({c.size} cube) {c.cube}')}</title>"
         f'<rect x="{x - edge / 2:.2f}" y="{y - edge / 2:.2f}" width="{edge}" height="{edge}" '
         f'fill="{kind.colour}"{opacity} stroke="#111" stroke-width="0.8" '
         f'transform="rotate({-c.angle:.2f} {x:.2f} {y:.2f})"/>'
@@ -85,7 +86,8 @@ def picture(view: DungeonDropView) -> str:
             kind = CONTENT.kind(cube)
             parts.append(
                 f'<rect class="stash" x="{4 + i * (STASH_CUBE + 3)}" y="{top + 6:.0f}" '
-                f'width="{STASH_CUBE}" height="{STASH_CUBE}" fill="{kind.colour}" stroke="#000"/>'
+                f'width="{STASH_CUBE}" height="{STASH_CUBE}" fill="{kind.colour}" stroke="#000">'
+                f"<title>{escape(f'{seat.player} holds {cube}')}</title></rect>"
             )
     parts.append("</svg>")
     return "\n".join(parts)
