@@ -12,6 +12,7 @@ import pytest
 
 from services.cli.stack import Stack, default_bootstrap
 from services.common.topics import topic_specs
+from tests.integration.helpers import delete_topics
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,15 +56,4 @@ def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stac
         raise
     finally:
         stack.down()
-        asyncio.run(_delete_topics(kafka, [s.name for s in topic_specs(prefix, 3)]))
-
-
-async def _delete_topics(bootstrap: str, names: list[str]) -> None:
-    from aiokafka.admin import AIOKafkaAdminClient
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.delete_topics(names)
-    finally:
-        await admin.close()
+        asyncio.run(delete_topics(kafka, [s.name for s in topic_specs(prefix, 3)]))

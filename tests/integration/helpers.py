@@ -66,3 +66,15 @@ def topic_events(
         return out
 
     return asyncio.run(read())
+
+
+async def delete_topics(bootstrap: str, names: list[str]) -> None:
+    """Remove a test stack's topics from the shared broker."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_topics(names)
+    finally:
+        await admin.close()

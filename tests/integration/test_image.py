@@ -36,7 +36,7 @@ from services.cli.client import GatewayClient
 from services.cli.stack import ORDER, free_port
 from services.common.eventlog import create_topics
 from services.common.topics import topic_specs
-from tests.integration.helpers import play_bot_match
+from tests.integration.helpers import delete_topics, play_bot_match
 from tests.unit.deploy.deploy_support import ROOT, render
 
 IMAGE = os.environ.get("TABLETOP_IMAGE", "localhost/tabletop:latest")
@@ -158,17 +158,6 @@ def metrics(running: Running, service: str) -> str:
 def metric_value(body: str, name: str) -> float:
     values = [float(line.split()[-1]) for line in body.splitlines() if line.startswith(name + " ")]
     return values[0] if values else 0.0
-
-
-async def delete_topics(bootstrap: str, names: list[str]) -> None:
-    from aiokafka.admin import AIOKafkaAdminClient
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.delete_topics(names)
-    finally:
-        await admin.close()
 
 
 @pytest.fixture(scope="module")

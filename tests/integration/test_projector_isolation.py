@@ -16,7 +16,7 @@ from services.cli.client import GatewayClient
 from services.cli.stack import Stack
 from services.common.topics import dead_letter_topic, topic_specs
 from tabletop.v1 import board_pb2, board_pb2_grpc
-from tests.integration.helpers import play_bot_match
+from tests.integration.helpers import delete_topics, play_bot_match
 
 
 @pytest.fixture
@@ -30,18 +30,7 @@ def own_stack(kafka: str, tmp_path: Path) -> Iterator[Stack]:
         yield stack
     finally:
         stack.down()
-        asyncio.run(_delete_topics(kafka, [s.name for s in topic_specs(prefix, 1)]))
-
-
-async def _delete_topics(bootstrap: str, names: list[str]) -> None:
-    from aiokafka.admin import AIOKafkaAdminClient
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.delete_topics(names)
-    finally:
-        await admin.close()
+        asyncio.run(delete_topics(kafka, [s.name for s in topic_specs(prefix, 1)]))
 
 
 async def _dead_letters(bootstrap: str, topic: str) -> list[dict[str, object]]:
