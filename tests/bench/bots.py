@@ -17,9 +17,9 @@ import os
 import random
 import uuid
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -30,6 +30,8 @@ from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc, match_pb2
 from .procstat import snapshot, usage
 from .servermetrics import MethodTotals, per_method, scrape_all
 from .timing import ms, now
+
+Reply = TypeVar("Reply")
 
 #: the longest a bot waits for one reply or view before counting it lost
 RPC_TIMEOUT_S = 15.0
@@ -195,14 +197,14 @@ class Bot:
 
     async def play_one(self) -> None:
         began = now()
-        created = await self.stub.CreateMatch(
-            gateway_pb2.OpenMatchRequest(
-                game=self.game,
-                players=self.players,
-                bots=self.players,
-                command_id=str(uuid.uuid4()),
-            ),
-            timeout=self.timeout,
+        opening = gateway_pb2.OpenMatchRequest(
+            game=self.game,
+            players=self.players,
+            bots=self.players,
+            command_id=str(uuid.uuid4()),
+        )
+        created = await self._patiently(
+            lambda: self.stub.CreateMatch(opening, timeout=self.timeout)
         )
         match_id = str(created.match_id)
         # Bots are ordinary clients: each seat joined with the creator's token.
@@ -246,15 +248,18 @@ class Bot:
     async def _submit(
         self, request: board_pb2.SubmitActionRequest, mover: str
     ) -> board_pb2.SubmitActionReply:
-        """Submit as a well-behaved client: a RESOURCE_EXHAUSTED (the gateway's admission
-        control) is counted and retried after its retry-after-ms with the same command id;
-        latency counts from the first attempt, waits included (what the player sees)."""
+        """Latency counts from the first attempt, waits included (what the player sees)."""
+        return await self._patiently(
+            lambda: self.stub.SubmitAction(request, metadata=self.auth[mover], timeout=self.timeout)
+        )
+
+    async def _patiently(self, call: Callable[[], Awaitable[Reply]]) -> Reply:
+        """Call as a well-behaved client: a RESOURCE_EXHAUSTED (the gateway's admission
+        control) is counted and retried after its retry-after-ms with the same request (the
+        same command id)."""
         while True:
             try:
-                reply: board_pb2.SubmitActionReply = await self.stub.SubmitAction(
-                    request, metadata=self.auth[mover], timeout=self.timeout
-                )
-                return reply
+                return await call()
             except grpc.aio.AioRpcError as error:
                 if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or now() >= self.stop_at:
                     raise
