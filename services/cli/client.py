@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
@@ -69,6 +70,29 @@ def client_credentials(ca_file: str | None) -> grpc.ChannelCredentials:
     return grpc.ssl_channel_credentials(Path(ca_file).read_bytes() if ca_file else None)
 
 
+T = TypeVar("T")
+
+#: how long a lobby call may wait out the gateway's quota (its retry-after-ms) in all
+PATIENCE_S = 30.0
+
+
+def patiently(call: Callable[[], T], patience_s: float = PATIENCE_S) -> T:
+    """``call()``, waiting out a RESOURCE_EXHAUSTED for its retry-after-ms and asking again
+    (the same request: a create keeps its command id), while that fits in ``patience_s``."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            return call()
+        except grpc.RpcError as error:
+            if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                raise
+            trailing = dict(error.trailing_metadata() or ())
+            wait = int(str(trailing.get("retry-after-ms", "1000"))) / 1000
+            if time.monotonic() + wait > deadline:
+                raise
+            time.sleep(wait)
+
+
 class GatewayClient:
     def __init__(
         self,
@@ -76,8 +100,11 @@ class GatewayClient:
         tls: bool = False,
         ca_file: str | None = None,
         store: TokenStore | None = None,
+        patience_s: float = PATIENCE_S,
     ) -> None:
         self.address = address
+        #: how long create and join wait out the gateway's quota or admission control
+        self.patience_s = patience_s
         self.channel = (
             grpc.secure_channel(address, client_credentials(ca_file))
             if tls or ca_file
@@ -110,16 +137,15 @@ class GatewayClient:
         private: bool = False,
         bots: list[str] | None = None,
     ) -> str:
-        reply = self.stub.CreateMatch(
-            gateway_pb2.OpenMatchRequest(
-                game=game,
-                players=players,
-                options=options,
-                command_id=str(uuid.uuid4()),
-                private=private,
-                bots=bots or [],
-            )
+        request = gateway_pb2.OpenMatchRequest(
+            game=game,
+            players=players,
+            options=options,
+            command_id=str(uuid.uuid4()),
+            private=private,
+            bots=bots or [],
         )
+        reply = patiently(lambda: self.stub.CreateMatch(request), self.patience_s)
         self.tokens.put(self.address, reply.match_id, CREATOR, reply.creator_token)
         return str(reply.match_id)
 
@@ -130,11 +156,11 @@ class GatewayClient:
         the seat's own token (re-join), else the creator's."""
         held = (self.token(match_id, seat) if seat else None) or self.token(match_id, CREATOR)
         metadata = (("authorization", f"Bearer {held}"),) if held else ()
-        reply: gateway_pb2.JoinMatchReply = self.stub.JoinMatch(
-            gateway_pb2.JoinMatchRequest(
-                match_id=match_id, seat=seat, display_name=name, spectate=spectate
-            ),
-            metadata=metadata,
+        request = gateway_pb2.JoinMatchRequest(
+            match_id=match_id, seat=seat, display_name=name, spectate=spectate
+        )
+        reply: gateway_pb2.JoinMatchReply = patiently(
+            lambda: self.stub.JoinMatch(request, metadata=metadata), self.patience_s
         )
         self.tokens.put(self.address, match_id, reply.seat or SPECTATOR, reply.token)
         return reply

@@ -327,7 +327,7 @@ def test_quotas_answer_resource_exhausted_with_a_retry_after(
     small.start("gateway")
     try:
         small.wait_healthy("gateway")
-        client = GatewayClient(small.addr("gateway"))
+        client = GatewayClient(small.addr("gateway"), patience_s=0)  # see the refusal itself
         match = client.create("crashland", ["solo"], {})  # create 1 of 2
         client.join(match, "solo")  # join: 2 of 2
         with pytest.raises(grpc.RpcError) as creates:
@@ -362,7 +362,7 @@ def test_a_gateway_whose_views_lag_past_its_bound_refuses_new_matches_early(
     small.start("gateway")
     try:
         small.wait_healthy("gateway")
-        client = GatewayClient(small.addr("gateway"))
+        client = GatewayClient(small.addr("gateway"), patience_s=0)  # see the refusal itself
         refusals = []
         for _ in range(5):  # a loaded machine may let the window pass between two calls
             try:
