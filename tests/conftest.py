@@ -38,10 +38,12 @@ def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stac
     stack = Stack.ephemeral(run_dir, topic_prefix=prefix, partitions=3)
     stack.kafka_bootstrap = kafka
     # Quotas generous enough for many tests from one address, admission control off (a
-    # loaded machine's slow views would refuse new matches); test_gateway_auth tests both.
+    # loaded machine's slow views would refuse new matches; tests leave matches unfinished);
+    # test_gateway_auth and test_matches_in_play test them.
     stack.extra_env = {
         "TABLETOP_GATEWAY_MAX_IN_FLIGHT": "0",
         "TABLETOP_GATEWAY_MAX_VIEW_LAG_MS": "0",
+        "TABLETOP_GATEWAY_MAX_MATCHES_IN_PLAY": "0",
         "TABLETOP_QUOTA_CREATE_PER_S": "1000",
         "TABLETOP_QUOTA_CREATE_BURST": "1000",
         "TABLETOP_QUOTA_ACTIONS_PER_S": "10000",

@@ -135,6 +135,11 @@ class Config:
     #: acknowledgement (actions at four times that; services/gateway/admission.py)
     max_in_flight: int = 0
     max_view_lag_ms: int = 0
+    #: gateway: the most matches in play for the whole stack (0: no bound); CreateMatch past
+    #: it is refused; a match stops counting once finished or after this long without a
+    #: view (services/gateway/inplay.py)
+    max_matches_in_play: int = 0
+    match_idle_s: float = 600.0
 
     @classmethod
     def from_env(cls, service: str) -> Config:
@@ -192,4 +197,6 @@ class Config:
             projector_linger_ms=int(_env("PROJECTOR_LINGER_MS", "5")),
             max_in_flight=int(_env("GATEWAY_MAX_IN_FLIGHT", "256")),
             max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "500")),
+            max_matches_in_play=int(_env("GATEWAY_MAX_MATCHES_IN_PLAY", "40")),
+            match_idle_s=float(_env("GATEWAY_MATCH_IDLE_S", "600")),
         )

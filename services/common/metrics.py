@@ -80,6 +80,19 @@ APPENDS_SETTLED = Counter(
     ["stream", "outcome"],
 )
 GATEWAY_WATCHERS = Gauge("tabletop_gateway_watchers", "Open WatchMatch streams.")
+GATEWAY_MATCHES_IN_PLAY = Gauge(
+    "tabletop_gateway_matches_in_play",
+    "Unfinished matches with a view in the idle timeout, as this gateway counts them.",
+)
+GATEWAY_MATCHES_REFUSED = Counter(
+    "tabletop_gateway_matches_refused",
+    "New matches refused because the matches in play reached their bound.",
+)
+PROJECTOR_DEAD_LETTERED_MATCHES = Gauge(
+    "tabletop_projector_dead_lettered_matches",
+    "Matches with a dead-lettered event not successfully re-folded since (their views "
+    "stopped), as this projector worker knows them.",
+)
 
 
 def start_metrics_server(port: int, host: str = "127.0.0.1") -> None:

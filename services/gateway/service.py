@@ -24,7 +24,7 @@ from services.common.metrics import GATEWAY_WATCHERS
 from services.common.server import peer_channel
 from services.common.sharding import shard_of
 from services.games.registry import all_games
-from services.gateway.admission import Admission
+from services.gateway.admission import Admission, Refusal
 from services.gateway.auth import (
     MAX_GAME,
     MAX_ID,
@@ -43,6 +43,7 @@ from services.gateway.auth import (
     bounded_options,
     creation,
 )
+from services.gateway.inplay import MatchesInPlay
 from services.gateway.pictures import Pictures
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
@@ -108,6 +109,11 @@ async def _refuse(
     raise AssertionError  # abort raises
 
 
+async def _exhausted(context: grpc.aio.ServicerContext, refusal: Refusal) -> NoReturn:
+    context.set_trailing_metadata((("retry-after-ms", str(refusal.retry_after_ms)),))
+    await _refuse(context, grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message)
+
+
 async def _forward(context: grpc.aio.ServicerContext, error: grpc.aio.AioRpcError) -> NoReturn:
     """Pass a downstream refusal to the client (code, reason, a bounded message)."""
     metadata = error.trailing_metadata() or ()
@@ -165,6 +171,8 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         self._actions = Quota(config.action_rate, config.action_burst)
         self._admission = Admission(config.max_in_flight, config.max_view_lag_ms)
         views.listeners.append(self._admission.viewed)
+        self._in_play = MatchesInPlay(config.max_matches_in_play, config.match_idle_s)
+        self._in_play.follow(views)
 
     def _shard(self, match_id: str) -> Shard:
         return self._shards[shard_of(match_id, len(self._shards))]
@@ -199,8 +207,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         """The board's reply to a command, unless the stack is too far behind to take it."""
         refusal = self._admission.refusal(new_match)
         if refusal is not None:
-            context.set_trailing_metadata((("retry-after-ms", str(refusal.retry_after_ms)),))
-            await _refuse(context, grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message)
+            await _exhausted(context, refusal)
         self._admission.in_flight += 1
         try:
             reply = await _relay(context, call())
@@ -326,9 +333,16 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             ),
         )
         board = self._shard(match_id).board
-        reply = await self._admitted(
-            context, match_id, lambda: board.CreateMatch(forwarded), new_match=True
-        )
+        full = self._in_play.reserve(match_id)
+        if full is not None:
+            await _exhausted(context, full)
+        try:
+            reply = await self._admitted(
+                context, match_id, lambda: board.CreateMatch(forwarded), new_match=True
+            )
+        except BaseException:
+            self._in_play.release(match_id)
+            raise
         token, _ = self._tokens.issue(match_id, Role.CREATOR, subject)
         return gateway_pb2.OpenMatchReply(
             match_id=reply.match_id, version=reply.version, creator_token=token

@@ -50,6 +50,9 @@ class LoadResult:
     view_ms: list[float] = field(default_factory=list)
     ack_stamps: list[float] = field(default_factory=list)
     create_ms: list[float] = field(default_factory=list)
+    #: CreateMatch refused in the window because the stack was full (RESOURCE_EXHAUSTED):
+    #: the bot waited its retry-after outside any measured figure
+    creates_refused: int = 0
     matches_finished: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     views_lost: int = 0
@@ -195,17 +198,33 @@ class Bot:
             except TimeoutError:
                 self.result.errors["TIMEOUT"] += 1
 
+    async def _create(
+        self, opening: gateway_pb2.OpenMatchRequest
+    ) -> tuple[gateway_pb2.OpenMatchReply, float]:
+        """The reply, and when the attempt the stack admitted began. A refused create means
+        the stack is full: wait its retry-after (counted apart, never in a latency) and ask
+        again, until admitted or the run is over."""
+        while True:
+            began = now()
+            try:
+                return await self.stub.CreateMatch(opening, timeout=self.timeout), began
+            except grpc.aio.AioRpcError as error:
+                if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or now() >= self.stop_at:
+                    raise
+                if self._in_window(now()):
+                    self.result.creates_refused += 1
+                retry = dict(error.trailing_metadata() or ()).get("retry-after-ms", "1000")
+                # jittered, so the bots refused together do not all come back at once
+                await asyncio.sleep(int(str(retry)) / 1000 * self.rng.uniform(0.5, 1.5))
+
     async def play_one(self) -> None:
-        began = now()
         opening = gateway_pb2.OpenMatchRequest(
             game=self.game,
             players=self.players,
             bots=self.players,
             command_id=str(uuid.uuid4()),
         )
-        created = await self._patiently(
-            lambda: self.stub.CreateMatch(opening, timeout=self.timeout)
-        )
+        created, began = await self._create(opening)
         match_id = str(created.match_id)
         # Bots are ordinary clients: each seat joined with the creator's token.
         creator = (("authorization", f"Bearer {created.creator_token}"),)
@@ -254,9 +273,9 @@ class Bot:
         )
 
     async def _patiently(self, call: Callable[[], Awaitable[Reply]]) -> Reply:
-        """Call as a well-behaved client: a RESOURCE_EXHAUSTED (the gateway's admission
-        control) is counted and retried after its retry-after-ms with the same request (the
-        same command id)."""
+        """Call as a well-behaved client: a RESOURCE_EXHAUSTED of an action (the gateway's
+        admission control) is counted and retried after its retry-after-ms with the same
+        request (the same command id)."""
         while True:
             try:
                 return await call()

@@ -41,6 +41,9 @@ def _level_note(loads: Sequence[LoadResult]) -> str:
         parts.append(f"{errors} failed calls ({', '.join(kinds)})")
     if lost:
         parts.append(f"{lost} views never arrived")
+    refused = sum(load.creates_refused for load in loads)
+    if refused:
+        parts.append(f"{refused} new matches refused (the stack was full; not timed)")
     return "; ".join(parts)
 
 

@@ -66,6 +66,7 @@ def load_summary(level: int, run: int, load: LoadResult) -> dict[str, Any]:
         "actions": load.actions,
         "matches_finished": load.matches_finished,
         "errors": dict(load.errors),
+        "creates_refused": load.creates_refused,
         "views_lost": load.views_lost,
         "cpu_s": load.cpu_s,
         "cpu_ms_per_action": per_action,

@@ -307,7 +307,7 @@ def _second_gateway(stack: Stack, run_dir: Path, env: dict[str, str]) -> Stack:
         topic_prefix=stack.topic_prefix,
         partitions=stack.partitions,
         ports=ports,
-        extra_env=env,
+        extra_env={**stack.extra_env, **env},  # the shared stack's settings, then these
     )
 
 

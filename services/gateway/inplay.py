@@ -1,0 +1,128 @@
+"""The matches in play, bounded: past ``limit`` a new match is refused at the door
+(RESOURCE_EXHAUSTED with a retry-after) rather than admitted to make every match's
+action → view slower (with each player waiting for their view, that wait is matches in
+play / throughput: only fewer matches in play shorten it).
+
+Where the count lives: it is derived from the views topic that every gateway replica
+already follows from its start (compacted: each match's newest view, with its status).
+So a restarted gateway counts again what is in play, and every replica counts the same
+matches: the bound is for the whole stack, not per replica, and needs no division by a
+replica count that autoscaling changes. Matches this replica admitted whose first view
+has not arrived yet count too (``pending``), so a burst of creates cannot slip past the
+bound in the moment before their views come; another replica's such creates show once
+projected (the overshoot is at most what the replicas admit within one projection delay).
+
+A match leaves play when its view says it is finished, or when no view of it has
+arrived for ``idle_s`` (abandoned, or frozen by a dead letter): nobody holds the door
+shut forever. After a gateway restart every unfinished match counts from the moment its
+view is read again, so an abandoned one holds its place for one more idle timeout.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+
+from services.common.metrics import GATEWAY_MATCHES_IN_PLAY, GATEWAY_MATCHES_REFUSED
+from services.gateway.admission import Refusal
+from services.gateway.viewstore import ViewStore
+from tabletop.v1 import match_pb2
+
+#: a match admitted here whose view never came (its creation failed after all) stops
+#: counting after this long
+PENDING_GRACE_S = 30.0
+#: matches finishing within this window tell how soon a place frees
+FINISH_WINDOW_S = 30.0
+#: the retry-after of a refused create lies within these bounds
+MIN_RETRY_MS = 500
+MAX_RETRY_MS = 30_000
+#: the retry-after when no match has finished lately
+UNKNOWN_RETRY_MS = 5_000
+
+
+class MatchesInPlay:
+    def __init__(
+        self, limit: int, idle_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._limit = limit
+        self._idle_s = idle_s
+        self._clock = clock
+        #: unfinished matches by when their newest view arrived, oldest first
+        self._active: OrderedDict[str, float] = OrderedDict()
+        #: admitted here, no view yet: when admitted, oldest first
+        self._pending: OrderedDict[str, float] = OrderedDict()
+        #: when recent matches finished, oldest first
+        self._finishes: deque[float] = deque()
+
+    def follow(self, views: ViewStore) -> None:
+        """Count from every view the gateway accepts."""
+
+        def listener(match_id: str, version: int) -> None:
+            update = views.latest(match_id)
+            finished = (
+                update is not None and update.summary.status == match_pb2.MATCH_STATUS_FINISHED
+            )
+            self.viewed(match_id, finished)
+
+        views.listeners.append(listener)
+
+    def viewed(self, match_id: str, finished: bool) -> None:
+        now = self._clock()
+        self._pending.pop(match_id, None)
+        if finished:
+            if self._active.pop(match_id, None) is not None:
+                self._finishes.append(now)
+        else:
+            self._active[match_id] = now
+            self._active.move_to_end(match_id)
+        GATEWAY_MATCHES_IN_PLAY.set(len(self._active) + len(self._pending))
+
+    def count(self) -> int:
+        """Matches in play now (abandoned ones and stale reservations dropped)."""
+        now = self._clock()
+        _drop_older(self._active, now - self._idle_s)
+        _drop_older(self._pending, now - PENDING_GRACE_S)
+        count = len(self._active) + len(self._pending)
+        GATEWAY_MATCHES_IN_PLAY.set(count)
+        return count
+
+    def reserve(self, match_id: str) -> Refusal | None:
+        """Take a place for a new match, or say why not. A retried create of a match
+        already counted takes no second place."""
+        if not self._limit or match_id in self._active or match_id in self._pending:
+            return None
+        count = self.count()
+        if count >= self._limit:
+            GATEWAY_MATCHES_REFUSED.inc()
+            wait_ms = self.retry_after_ms()
+            return Refusal(
+                f"the server is full: {count} matches are being played (at most "
+                f"{self._limit}); a place frees when one ends, try again in about "
+                f"{max(1, round(wait_ms / 1000))} s",
+                wait_ms,
+            )
+        self._pending[match_id] = self._clock()
+        return None
+
+    def release(self, match_id: str) -> None:
+        """The reserved match was not created (refused or failed): free its place."""
+        self._pending.pop(match_id, None)
+
+    def retry_after_ms(self) -> int:
+        """About when the next place frees: the mean interval between recent finishes."""
+        horizon = self._clock() - FINISH_WINDOW_S
+        while self._finishes and self._finishes[0] < horizon:
+            self._finishes.popleft()
+        if not self._finishes:
+            return UNKNOWN_RETRY_MS
+        interval_ms = FINISH_WINDOW_S * 1000 / len(self._finishes)
+        return int(min(MAX_RETRY_MS, max(MIN_RETRY_MS, interval_ms)))
+
+
+def _drop_older(entries: OrderedDict[str, float], horizon: float) -> None:
+    while entries:
+        match_id, stamp = next(iter(entries.items()))
+        if stamp >= horizon:
+            return
+        del entries[match_id]

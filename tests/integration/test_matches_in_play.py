@@ -1,0 +1,81 @@
+"""The matches in play are bounded for the whole stack: with N in play a real gateway
+refuses the N+1th CreateMatch (RESOURCE_EXHAUSTED, a retry-after, a reason a player
+understands), a restarted gateway counts the same matches from the views topic, and a
+new match is admitted once one in play has finished."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from services.cli.client import GatewayClient, play_on
+from services.cli.stack import Stack
+from services.common.topics import topic_specs
+from tabletop.v1 import gateway_pb2
+from tests.integration.helpers import delete_topics
+
+LIMIT = 2
+
+
+@pytest.fixture
+def bounded_stack(kafka: str, tmp_path: Path) -> Iterator[Stack]:
+    """A stack of its own: other tests' matches in play must not count here."""
+    prefix = f"inplay{uuid.uuid4().hex[:8]}."
+    stack = Stack.ephemeral(tmp_path / "run", topic_prefix=prefix, partitions=1)
+    stack.kafka_bootstrap = kafka
+    stack.extra_env = {
+        "TABLETOP_GATEWAY_MAX_MATCHES_IN_PLAY": str(LIMIT),
+        "TABLETOP_GATEWAY_MAX_VIEW_LAG_MS": "0",
+        "TABLETOP_QUOTA_CREATE_BURST": "100",
+    }
+    try:
+        stack.up()
+        yield stack
+    finally:
+        stack.down()
+        asyncio.run(delete_topics(kafka, [s.name for s in topic_specs(prefix, 1)]))
+
+
+def _refused_create(client: GatewayClient) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as refused:
+        client.stub.CreateMatch(gateway_pb2.OpenMatchRequest(game="crashland", players=["solo"]))
+    return refused.value
+
+
+def test_past_the_bound_a_new_match_waits_until_one_in_play_finishes(
+    bounded_stack: Stack,
+) -> None:
+    client = GatewayClient(bounded_stack.addr("gateway"), patience_s=0)
+    in_play = []
+    for _ in range(LIMIT):
+        match_id = client.create("crashland", ["solo"], {}, bots=["solo"])
+        client.join(match_id, "solo")
+        client.view(match_id, "solo", min_version=1)
+        in_play.append(match_id)
+    refused = _refused_create(client)
+    assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "full" in (refused.details() or "")
+    assert int(dict(refused.trailing_metadata() or ())["retry-after-ms"]) > 0
+
+    # Restarted, the gateway reads the views topic again and counts the same matches.
+    bounded_stack.stop("gateway")
+    bounded_stack.start("gateway")
+    bounded_stack.wait_healthy("gateway")
+    client = GatewayClient(bounded_stack.addr("gateway"), patience_s=0, store=client.tokens)
+    client.view(in_play[-1], "solo", min_version=1)  # the views are read back
+    assert _refused_create(client).code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    # One finishes: its place frees.
+    rng = random.Random(5)
+    _, legal = play_on(
+        client, in_play[-1], "solo", lambda _, legal: rng.choice(list(legal.actions))
+    )
+    assert legal.next.finished
+    client.view(in_play[-1], "solo", min_version=legal.version)
+    assert client.create("crashland", ["solo"], {})
