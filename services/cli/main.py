@@ -440,6 +440,10 @@ def cmd_admin(args: argparse.Namespace) -> int:
         created = stack.create_topics()
         print(f"created {len(created)} topics" + (f": {', '.join(created)}" if created else ""))
         return 0
+    if args.action == "deadletter":
+        return dead_letters(stack.kafka_bootstrap, args)
+    if args.rest:
+        raise SystemExit(f"tabletop admin {args.action} takes no further arguments")
     from services.projector.rebuild import compare_with_live
 
     # The operator reads each seat's view with the gateway's token key (the local stack's
@@ -459,6 +463,40 @@ def cmd_admin(args: argparse.Namespace) -> int:
         for difference in report.differences:
             print(f"  - {difference}")
     return 0 if not report.differences else 1
+
+
+def dead_letters(bootstrap: str, args: argparse.Namespace) -> int:
+    """``deadletter list``: the matches whose views stopped; ``deadletter retry [MATCH ...]``:
+    ask the projector to fold them (default: every one listed) again from their events."""
+    from services.projector.deadletters import read_outstanding, request_retry
+
+    verb, *match_ids = args.rest or ["list"]
+    if verb not in ("list", "retry") or (verb == "list" and match_ids):
+        raise SystemExit("tabletop admin deadletter: list, or retry [MATCH ...]")
+    listed = asyncio.run(read_outstanding(bootstrap, args.topic_prefix))
+    if verb == "list":
+        if args.json:
+            print(json.dumps([dataclasses.asdict(o) for o in listed.values()]))
+            return 0
+        print(f"{len(listed)} dead-lettered match{'' if len(listed) == 1 else 'es'}")
+        for o in listed.values():
+            print(
+                f"  {o.match_id}  {o.reason} at {o.stream} #{o.sequence} ({o.event_type}), "
+                f"offset {o.offset}; {o.events} event{'s' if o.events > 1 else ''} set aside\n"
+                f"    {o.error}"
+            )
+        return 0
+    chosen = match_ids or sorted(listed)
+    asyncio.run(request_retry(bootstrap, args.topic_prefix, chosen))
+    if args.json:
+        print(json.dumps({"retried": chosen}))
+    else:
+        print(
+            f"asked the projector to fold {len(chosen)} match"
+            f"{'' if len(chosen) == 1 else 'es'} again from their events; "
+            "`tabletop admin deadletter list` shows those that fail again"
+        )
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -552,9 +590,12 @@ def build_parser() -> argparse.ArgumentParser:
     admin = sub.add_parser("admin", help="operations")
     admin.add_argument(
         "action",
-        choices=["create-topics", "rebuild-compare"],
-        help="create-topics; or rebuild every read model from offset 0, compare with the live one",
+        choices=["create-topics", "rebuild-compare", "deadletter"],
+        help="create-topics; rebuild-compare: rebuild every read model from offset 0, compare "
+        "with the live one; deadletter list: the matches whose views stopped on a fold error; "
+        "deadletter retry [MATCH ...]: fold them again from their events (after the fix)",
     )
+    admin.add_argument("rest", nargs="*", metavar="ARG", help="deadletter: list | retry MATCH…")
     admin.add_argument("--topic-prefix", default="", help="the deployment's topic prefix")
     admin.add_argument("--json", action="store_true")
     admin.set_defaults(func=cmd_admin)

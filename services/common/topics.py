@@ -36,6 +36,10 @@ def dead_letter_topic(prefix: str = "") -> str:
     return f"{prefix}projector.deadletter"
 
 
+def retry_topic(prefix: str = "") -> str:
+    return f"{prefix}projector.retries"
+
+
 def changelog_topic(table: str, prefix: str = "") -> str:
     return f"{prefix}{PROJECTOR_APP_ID}-{table}-changelog"
 
@@ -69,6 +73,17 @@ def topic_specs(prefix: str = "", partitions: int = DEFAULT_PARTITIONS) -> list[
             1,
             {"retention.ms": str(30 * 24 * 3600 * 1000), "cleanup.policy": "delete"},
             "events the projector could not fold or publish",
+        )
+    )
+    # An operator's request to fold a dead-lettered match again from its events (tabletop
+    # admin deadletter retry): keyed by match id and partitioned like the event topics, so
+    # the projector worker that owns the match's partition reads it in order with them.
+    specs.append(
+        TopicSpec(
+            retry_topic(prefix),
+            partitions,
+            {"retention.ms": str(7 * 24 * 3600 * 1000), "cleanup.policy": "delete"},
+            "matches the projector is asked to fold again from their events",
         )
     )
     specs.extend(

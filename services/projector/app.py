@@ -6,7 +6,9 @@ event topics) holds each match's folded state; after every fold it publishes a
 
 Nothing one match does can stop the stream: an event that fails to fold, or whose
 record or view would exceed the broker's message limit, goes to the dead-letter topic
-(ids and reason only) and is counted; that match's views stop, every other match's go on.
+(ids and reason only) and is counted; that match's views stop, every other match's go on,
+until an operator asks for the match to be folded again from its events
+(``tabletop admin deadletter retry``, services/projector/deadletters.py).
 """
 
 from __future__ import annotations
@@ -40,8 +42,10 @@ from services.common.topics import (
     STREAMS,
     dead_letter_topic,
     event_topic,
+    retry_topic,
     views_topic,
 )
+from services.projector import deadletters
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 
 log = get_logger(__name__)
@@ -281,8 +285,10 @@ def create_app(config: Config) -> faust.App:
     _ReadCommittedConsumerThread.group_instance_id = config.instance_id or None
     _ReadCommittedConsumerThread.fetch_max_wait_ms = config.projector_fetch_wait_ms
     batch_wait = config.projector_batch_wait_ms / 1000
+    retries = retry_topic(config.topic_prefix)
     source = app.topic(
         *(event_topic(s, config.topic_prefix) for s in STREAMS),
+        retries,
         key_serializer="raw",
         value_serializer="raw",
     )
@@ -316,10 +322,12 @@ def create_app(config: Config) -> faust.App:
 
     folder = ProjectionFolder()
 
-    async def fold_one_by_one(key: str, envelopes: list[envelope_pb2.EventEnvelope]) -> None:
+    async def fold_one_by_one(key: str, envelopes: list[envelope_pb2.EventEnvelope]) -> int:
         """The careful path: each event folded, checked, written and published on its own,
-        so the one that fails (or outgrows the limit) is dead-lettered and the rest go on."""
+        so the one that fails (or outgrows the limit) is dead-lettered and the rest go on.
+        Returns how many were dead-lettered."""
         folder.forget_match(key)
+        failed = 0
         for envelope in envelopes:
             try:
                 before = states.get(key)
@@ -334,25 +342,51 @@ def create_app(config: Config) -> faust.App:
                 await dead_letters.send(
                     key=key.encode(), value=dead_letter(envelope, reason, error)
                 )
+                failed += 1
                 continue
             if record is not None and record is not before:
                 states[key] = record
             if update is not None:
                 await views.send(key=key.encode(), value=update)
+        return failed
 
-    async def fold_match(key: str, envelopes: list[envelope_pb2.EventEnvelope]) -> None:
-        """One match's events of a batch: one table write and at most one view published."""
+    async def fold_match(key: str, envelopes: list[envelope_pb2.EventEnvelope]) -> int:
+        """One match's events of a batch: one table write and at most one view published.
+        Returns how many events were dead-lettered."""
         before = states.get(key)
         try:
             record, update = folder.fold_batch(before, envelopes)
             check_sizes(record if record is not before else None, update)
         except Exception:
-            await fold_one_by_one(key, envelopes)
-            return
+            return await fold_one_by_one(key, envelopes)
         if record is not None and record is not before:
             states[key] = record
         if update is not None:
             await views.send(key=key.encode(), value=update)
+        return 0
+
+    async def fold_again(key: str, partition: int) -> None:
+        """A retry: the match folded from nothing, from all its events so far (the ones the
+        stream brings later are folded already and skipped by sequence)."""
+        envelopes = await deadletters.match_events(
+            config.kafka_bootstrap, config.topic_prefix, key, partition
+        )
+        if not envelopes:
+            log.warning("retry_of_unknown_match", match_id=key)
+            return
+        folder.forget_match(key)
+        if key in states:
+            del states[key]
+        failed = await fold_match(key, envelopes)
+        log.info("match_folded_again", match_id=key, events=len(envelopes), failed=failed)
+        if not failed:
+            await dead_letters.send(
+                key=key.encode(), value=deadletters.resolved(key, len(envelopes))
+            )
+
+    @app.task  # type: ignore[untyped-decorator]  # Faust's task decorator is untyped
+    async def watch_dead_letters() -> None:
+        await deadletters.watch(config.kafka_bootstrap, config.topic_prefix)
 
     @app.agent(source)
     async def project(events_of: faust.StreamT[bytes]) -> None:
@@ -360,13 +394,22 @@ def create_app(config: Config) -> faust.App:
         # Faust acks a batch's offsets once this body has handled it (at least once).
         async for events in stream.take_events(config.projector_batch, within=batch_wait):
             by_match: dict[str, list[envelope_pb2.EventEnvelope]] = {}
+            retried: dict[str, int] = {}
             for event in events:
+                if event.message.topic == retries:
+                    retried[(event.message.key or b"").decode()] = event.message.partition
+                    continue
                 envelope = envelope_pb2.EventEnvelope.FromString(event.value)
                 by_match.setdefault(envelope.match_id, []).append(envelope)
                 PROJECTOR_FOLDED.labels(envelope.stream).inc()
             for key, envelopes in by_match.items():
                 await fold_match(key, envelopes)
-            PROJECTOR_LAG.set(max(0.0, time.time() - envelope.occurred_at.ToNanoseconds() / 1e9))
+            for key, partition in retried.items():
+                await fold_again(key, partition)
+            if by_match:
+                PROJECTOR_LAG.set(
+                    max(0.0, time.time() - envelope.occurred_at.ToNanoseconds() / 1e9)
+                )
 
     return app
 
