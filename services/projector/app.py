@@ -13,6 +13,7 @@ until an operator asks for the match to be folded again from its events
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -53,6 +54,8 @@ log = get_logger(__name__)
 #: a table record or a published view of one match may not exceed this (Kafka's limit is
 #: 1 MiB per record batch); the projector checks before it writes
 MAX_VIEW_BYTES = MAX_RECORD_BYTES
+#: a retry reads the match's events for at most this long (the stream waits meanwhile)
+RETRY_READ_LIMIT_S = 60.0
 #: board event ids kept per match to tell a duplicate append from a re-read
 RECENT_IDS = 32
 
@@ -368,9 +371,16 @@ def create_app(config: Config) -> faust.App:
     async def fold_again(key: str, partition: int) -> None:
         """A retry: the match folded from nothing, from all its events so far (the ones the
         stream brings later are folded already and skipped by sequence)."""
-        envelopes = await deadletters.match_events(
-            config.kafka_bootstrap, config.topic_prefix, key, partition
-        )
+        try:
+            envelopes = await asyncio.wait_for(
+                deadletters.match_events(
+                    config.kafka_bootstrap, config.topic_prefix, key, partition
+                ),
+                RETRY_READ_LIMIT_S,
+            )
+        except Exception:  # the broker, not the match: the operator asks again
+            log.exception("retry_read_failed", match_id=key)
+            return
         if not envelopes:
             log.warning("retry_of_unknown_match", match_id=key)
             return

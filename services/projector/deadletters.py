@@ -25,9 +25,15 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from services.common.eventlog import _partitions_of as partitions_of
+from services.common.logging import get_logger
 from services.common.metrics import PROJECTOR_DEAD_LETTERED_MATCHES
 from services.common.topics import STREAMS, dead_letter_topic, event_topic, retry_topic
 from tabletop.v1 import envelope_pb2
+
+log = get_logger(__name__)
+
+#: how long the dead-letter watch waits before reading again after a failure
+WATCH_RETRY_S = 5.0
 
 
 @dataclass
@@ -157,9 +163,19 @@ async def match_events(
     return [envelope_pb2.EventEnvelope.FromString(r.value) for _, r in mine]
 
 
-async def watch(bootstrap: str, prefix: str, stop: asyncio.Event | None = None) -> None:
+async def watch(bootstrap: str, prefix: str) -> None:
     """Follow the dead-letter topic and keep the outstanding-matches gauge current. Every
-    worker reads the whole topic, so every worker shows the same figure."""
+    worker reads the whole topic, so every worker shows the same figure. Never raises (a
+    failed task would stop the projector): a failure is logged and the reading starts over."""
+    while True:
+        try:
+            await _follow(bootstrap, prefix)
+        except Exception:
+            log.exception("dead_letter_watch_failed")
+            await asyncio.sleep(WATCH_RETRY_S)
+
+
+async def _follow(bootstrap: str, prefix: str) -> None:
     consumer = AIOKafkaConsumer(
         dead_letter_topic(prefix),
         bootstrap_servers=bootstrap,
@@ -169,7 +185,7 @@ async def watch(bootstrap: str, prefix: str, stop: asyncio.Event | None = None) 
     await consumer.start()
     known: dict[str, Outstanding] = {}
     try:
-        while stop is None or not stop.is_set():
+        while True:
             batches = await consumer.getmany(timeout_ms=1000)
             for batch in batches.values():
                 for record in batch:
