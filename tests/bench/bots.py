@@ -200,22 +200,23 @@ class Bot:
 
     async def _create(
         self, opening: gateway_pb2.OpenMatchRequest
-    ) -> tuple[gateway_pb2.OpenMatchReply, float]:
+    ) -> tuple[gateway_pb2.OpenMatchReply, float] | None:
         """The reply, and when the attempt the stack admitted began. A refused create means
         the stack is full: wait its retry-after (counted apart, never in a latency) and ask
-        again, until admitted or the run is over."""
-        while True:
+        again, until admitted or the run is over (None)."""
+        while now() < self.stop_at:
             began = now()
             try:
                 return await self.stub.CreateMatch(opening, timeout=self.timeout), began
             except grpc.aio.AioRpcError as error:
-                if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or now() >= self.stop_at:
+                if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
                     raise
                 if self._in_window(now()):
                     self.result.creates_refused += 1
                 retry = dict(error.trailing_metadata() or ()).get("retry-after-ms", "1000")
                 # jittered, so the bots refused together do not all come back at once
                 await asyncio.sleep(int(str(retry)) / 1000 * self.rng.uniform(0.5, 1.5))
+        return None
 
     async def play_one(self) -> None:
         opening = gateway_pb2.OpenMatchRequest(
@@ -224,7 +225,10 @@ class Bot:
             bots=self.players,
             command_id=str(uuid.uuid4()),
         )
-        created, began = await self._create(opening)
+        admitted = await self._create(opening)
+        if admitted is None:
+            return
+        created, began = admitted
         match_id = str(created.match_id)
         # Bots are ordinary clients: each seat joined with the creator's token.
         creator = (("authorization", f"Bearer {created.creator_token}"),)
