@@ -197,6 +197,6 @@ class Config:
             projector_linger_ms=int(_env("PROJECTOR_LINGER_MS", "5")),
             max_in_flight=int(_env("GATEWAY_MAX_IN_FLIGHT", "256")),
             max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "500")),
-            max_matches_in_play=int(_env("GATEWAY_MAX_MATCHES_IN_PLAY", "40")),
+            max_matches_in_play=int(_env("GATEWAY_MAX_MATCHES_IN_PLAY", "20")),
             match_idle_s=float(_env("GATEWAY_MATCH_IDLE_S", "600")),
         )
