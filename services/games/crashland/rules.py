@@ -436,7 +436,16 @@ def _end_turn(log: _Log) -> None:
 # Deciding every candidate and keeping those not refused gives the same set (a property test
 # keeps that reference: tests/unit/games/crashland/test_legal_actions_fast.py), at one
 # ``decide`` with its state folds per candidate, which made legal actions most of a playout's
-# cost. Discards still go through ``decide``: few, and their rule stays in one place.
+# cost. The enums are listed once (iterating an Enum class is slow) and the directions that
+# stay on the map are worked out once per card.
+
+_DIRECTIONS = tuple(Direction)
+_PAYMENTS = tuple(Payment)
+_ON_MAP: dict[Position, tuple[Direction, ...]] = {
+    Position(row, column): tuple(d for d in _DIRECTIONS if _in_grid(Position(row, column).step(d)))
+    for row in range(CONTENT.rows)
+    for column in range(CONTENT.columns)
+}
 
 
 def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
@@ -451,10 +460,8 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
     astronaut = state.astronaut
     if phase is Phase.MOVEMENT and astronaut is not None:
         free = state.cards_moved < CONTENT.free_cards
-        for direction in Direction:
-            if not _in_grid(astronaut.step(direction)):
-                continue
-            for pay in Payment:
+        for direction in _ON_MAP[astronaut]:
+            for pay in _PAYMENTS:
                 if (pay is Payment.FREE) is not free:
                     continue
                 oxygen = state.oxygen - (pay is Payment.OXYGEN)
@@ -463,11 +470,10 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
                     legal.append(act.Move(direction, pay))
         if state.cards_moved or state.flew:
             legal.append(act.EndMovement())
-    for card in dict.fromkeys(state.hand):
-        if _accepted(state, player, act.DiscardEquipment(card)):
-            legal.append(act.DiscardEquipment(card))
-    if _accepted(state, player, act.KeepHand()):
-        legal.append(act.KeepHand())
+    if state.checking_hand:  # the conditions of ``_discard`` and ``_keep``
+        legal += [act.DiscardEquipment(card) for card in dict.fromkeys(state.hand)]
+        if len(state.hand) <= CONTENT.hand_limit:
+            legal.append(act.KeepHand())
     spending = phase in (Phase.MOVEMENT, Phase.SYSTEMS_CHECK) and astronaut is not None
     if spending and astronaut is not None:
         on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is MapKind.DOME
@@ -486,14 +492,6 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
     if phase is Phase.SYSTEMS_CHECK:
         legal.append(act.EndTurn())
     return tuple(legal)
-
-
-def _accepted(state: CrashlandState, player: str, action: object) -> bool:
-    try:
-        decide(state, player, action)
-    except RuleViolation:
-        return False
-    return True
 
 
 def spaceship_position(state: CrashlandState) -> Position | None:
