@@ -126,6 +126,13 @@ def next_step(state: CrashlandState) -> Step:
 
 
 def resolve(state: CrashlandState, outcome: ChanceOutcome) -> list[object]:
+    return resolve_folded(state, outcome)[0]
+
+
+def resolve_folded(
+    state: CrashlandState, outcome: ChanceOutcome
+) -> tuple[list[object], CrashlandState]:
+    """The events recording ``outcome``, and the state they lead to (folded on the way)."""
     step = next_step(state)
     if not isinstance(step, AwaitingChance):
         raise RuleViolation("NO_CHANCE_PENDING", "No card draw or shuffle is awaited.")
@@ -153,7 +160,7 @@ def resolve(state: CrashlandState, outcome: ChanceOutcome) -> list[object]:
         case _:
             raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
     _settle(log)
-    return log.events
+    return log.events, log.state
 
 
 def _deal(log: _Log, cards: tuple[str, ...]) -> None:
@@ -193,6 +200,14 @@ def _settle(log: _Log) -> None:
 
 
 def decide(state: CrashlandState, player: str, action: object) -> list[object]:
+    return decide_folded(state, player, action)[0]
+
+
+def decide_folded(
+    state: CrashlandState, player: str, action: object
+) -> tuple[list[object], CrashlandState]:
+    """The events of ``player`` doing ``action``, and the state they lead to (folded on
+    the way, as later rules need their effect)."""
     step = next_step(state)
     if isinstance(step, Finished):
         raise RuleViolation("GAME_OVER", "The match is over.")
@@ -226,7 +241,7 @@ def decide(state: CrashlandState, player: str, action: object) -> list[object]:
         case act.EndTurn():
             _end_turn(log)
     _settle(log)
-    return log.events
+    return log.events, log.state
 
 
 def _as_enum(kind: type[E], value: object, code: str) -> E:
