@@ -41,9 +41,8 @@ class DerivedRandom:
         self.counter = counter
 
     def _block(self) -> int:
-        digest = hmac.new(
-            self._seed, self._prefix + str(self.counter).encode(), hashlib.sha256
-        ).digest()
+        # the one-shot HMAC (OpenSSL's, no Python HMAC object): same bytes, 2-3x cheaper
+        digest = hmac.digest(self._seed, self._prefix + str(self.counter).encode(), "sha256")
         self.counter += 1
         return int.from_bytes(digest[:8], "big")
 

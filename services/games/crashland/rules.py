@@ -59,7 +59,7 @@ from services.games.contract import (
 )
 from services.games.crashland import actions as act
 from services.games.crashland import events as ev
-from services.games.crashland.content import CONTENT
+from services.games.crashland.content import CONTENT, MapCard
 from services.games.crashland.model import (
     Axis,
     Boost,
@@ -245,6 +245,8 @@ def decide_folded(
 
 
 def _as_enum(kind: type[E], value: object, code: str) -> E:
+    if type(value) is kind:  # already a member (calling the Enum class is slow)
+        return value
     try:
         return kind(value)
     except ValueError:
@@ -291,14 +293,19 @@ def _arrive(log: _Log, position: Position) -> None:
     _check_win(log)
 
 
+#: the two beacon cards of each tank number
+_BEACONS: dict[int, tuple[MapCard, ...]] = {
+    number: tuple(c for c in CONTENT.map_cards.values() if c.number == number)
+    for number in CONTENT.tank_numbers
+}
+
+
 def _locate_tanks(log: _Log) -> None:
     s = log.state
     for number in CONTENT.tank_numbers:
         if number in s.located:
             continue
-        place = {
-            c.axis: s.position_of(c.id) for c in CONTENT.map_cards.values() if c.number == number
-        }
+        place = {c.axis: s.position_of(c.id) for c in _BEACONS[number]}
         if all(p in s.explored for p in place.values()):
             row, column = place[Axis.HORIZONTAL].row, place[Axis.VERTICAL].column
             log.add(ev.FuelTankLocated(number, Position(row, column)))
@@ -451,11 +458,14 @@ def _end_turn(log: _Log) -> None:
 # Deciding every candidate and keeping those not refused gives the same set (a property test
 # keeps that reference: tests/unit/games/crashland/test_legal_actions_fast.py), at one
 # ``decide`` with its state folds per candidate, which made legal actions most of a playout's
-# cost. The enums are listed once (iterating an Enum class is slow) and the directions that
-# stay on the map are worked out once per card.
+# cost. The enums are listed once (iterating an Enum class is slow), the directions that
+# stay on the map are worked out once per card, and pairs are only looked for in a hand of
+# two cards or more.
 
 _DIRECTIONS = tuple(Direction)
 _PAYMENTS = tuple(Payment)
+#: actions are immutable, so one instance of each move serves every list
+_MOVES = {(d, pay): act.Move(d, pay) for d in _DIRECTIONS for pay in _PAYMENTS}
 _ON_MAP: dict[Position, tuple[Direction, ...]] = {
     Position(row, column): tuple(d for d in _DIRECTIONS if _in_grid(Position(row, column).step(d)))
     for row in range(CONTENT.rows)
@@ -475,22 +485,24 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
     astronaut = state.astronaut
     if phase is Phase.MOVEMENT and astronaut is not None:
         free = state.cards_moved < CONTENT.free_cards
-        for direction in _ON_MAP[astronaut]:
-            for pay in _PAYMENTS:
-                if (pay is Payment.FREE) is not free:
-                    continue
-                oxygen = state.oxygen - (pay is Payment.OXYGEN)
-                battery = state.battery - (pay is Payment.BATTERY)
-                if min(oxygen, battery) >= CONTENT.min_level:
-                    legal.append(act.Move(direction, pay))
+        pays = [
+            pay
+            for pay in _PAYMENTS
+            if (pay is Payment.FREE) is free
+            and min(
+                state.oxygen - (pay is Payment.OXYGEN), state.battery - (pay is Payment.BATTERY)
+            )
+            >= CONTENT.min_level
+        ]
+        legal += [_MOVES[direction, pay] for direction in _ON_MAP[astronaut] for pay in pays]
         if state.cards_moved or state.flew:
             legal.append(act.EndMovement())
     if state.checking_hand:  # the conditions of ``_discard`` and ``_keep``
         legal += [act.DiscardEquipment(card) for card in dict.fromkeys(state.hand)]
         if len(state.hand) <= CONTENT.hand_limit:
             legal.append(act.KeepHand())
-    spending = phase in (Phase.MOVEMENT, Phase.SYSTEMS_CHECK) and astronaut is not None
-    if spending and astronaut is not None:
+    spending = phase is Phase.MOVEMENT or phase is Phase.SYSTEMS_CHECK
+    if spending and astronaut is not None and len(state.hand) >= 2:  # a pair to spend
         on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is MapKind.DOME
         if on_dome and pair_in_hand(state, Equipment.DOME_SHELTER):
             legal += [act.SpendDomeShelter(boost) for boost in Boost]
