@@ -39,6 +39,7 @@ Interpretations where the rulebook is open (kept minimal):
 
 from __future__ import annotations
 
+import functools
 import itertools
 from enum import Enum
 from typing import TypeVar
@@ -119,7 +120,14 @@ def next_step(state: CrashlandState) -> Step:
         if state.draw_pile:
             return AwaitingChance(DrawCards(EVENT_DECK, min(need, state.draw_pile), "events"))
         return AwaitingChance(ShuffleDeck(EVENT_DECK, state.discard, "reshuffle"))
-    return AwaitingPlayers((state.player,), state.phase.value)
+    return _awaiting(state.player, state.phase)
+
+
+@functools.lru_cache(maxsize=4096)
+def _awaiting(player: str, phase: Phase) -> AwaitingPlayers:
+    """The step of a player's turn, built once per player and phase (steps are immutable,
+    and next_step runs several times per action)."""
+    return AwaitingPlayers((player,), phase.value)
 
 
 # --- chance -----------------------------------------------------------------------------
@@ -287,8 +295,9 @@ def _move(log: _Log, action: act.Move) -> None:
 
 def _arrive(log: _Log, position: Position) -> None:
     if position not in log.state.explored:
-        log.add(ev.CardRevealed(position, log.state.card_at(position)))
-        _locate_tanks(log)
+        card = log.state.card_at(position)
+        log.add(ev.CardRevealed(position, card))
+        _locate_tank(log, CONTENT.map_cards[card].number)
     _collect_tanks(log)
     _check_win(log)
 
@@ -300,15 +309,16 @@ _BEACONS: dict[int, tuple[MapCard, ...]] = {
 }
 
 
-def _locate_tanks(log: _Log) -> None:
+def _locate_tank(log: _Log, number: int | None) -> None:
+    """After a beacon of ``number`` is revealed: its tank is located if both its beacons are
+    now face up (a card revealed can only complete its own number's pair)."""
     s = log.state
-    for number in CONTENT.tank_numbers:
-        if number in s.located:
-            continue
-        place = {c.axis: s.position_of(c.id) for c in _BEACONS[number]}
-        if all(p in s.explored for p in place.values()):
-            row, column = place[Axis.HORIZONTAL].row, place[Axis.VERTICAL].column
-            log.add(ev.FuelTankLocated(number, Position(row, column)))
+    if number is None or number in s.located:
+        return
+    place = {c.axis: s.position_of(c.id) for c in _BEACONS[number]}
+    if all(p in s.explored for p in place.values()):
+        row, column = place[Axis.HORIZONTAL].row, place[Axis.VERTICAL].column
+        log.add(ev.FuelTankLocated(number, Position(row, column)))
 
 
 def _collect_tanks(log: _Log) -> None:
