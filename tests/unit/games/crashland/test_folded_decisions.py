@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from services.games.contract import ChanceOutcome
 from services.games.crashland import GAME, Crashland
 from services.games.crashland.bots import greedy_policy
-from services.games.crashland.state import CrashlandState
+from services.games.crashland.events import EVENT_TYPES
+from services.games.crashland.state import _FOLDS, CrashlandState
 from services.games.playout import Policy, play, random_policy
 
 PLAYER = "ann"
@@ -56,3 +59,9 @@ def test_the_handed_over_state_is_the_fold_of_the_events_on_every_step_of_many_m
         match = play(checked, [PLAYER], {}, {PLAYER: _policy(seed)}, seed)
         assert match.state == GAME.fold(match.events)
     assert checked.decisions > 500 and checked.resolutions > 100
+
+
+def test_evolve_folds_every_event_class_and_refuses_anything_else() -> None:
+    assert set(_FOLDS) == set(EVENT_TYPES)
+    with pytest.raises(TypeError):
+        GAME.evolve(GAME.initial_state(), "not an event")
