@@ -93,7 +93,23 @@ class _Log:
 # --- what happens next ------------------------------------------------------------------
 
 
+#: the last state asked about and its step: a command asks for the same state's step
+#: several times (the caller, legal actions, decide, the handler), and states never change.
+#: One tuple, replaced whole, so concurrent callers never see a state with another's step.
+_last_step: tuple[CrashlandState | None, Step | None] = (None, None)
+
+
 def next_step(state: CrashlandState) -> Step:
+    global _last_step
+    last, step = _last_step
+    if last is state and step is not None:
+        return step
+    step = _next_step(state)
+    _last_step = (state, step)
+    return step
+
+
+def _next_step(state: CrashlandState) -> Step:
     if state.phase is Phase.OVER:
         assert state.player is not None and state.result is not None
         return Finished(
