@@ -490,8 +490,24 @@ def _end_turn(log: _Log) -> None:
 
 _DIRECTIONS = tuple(Direction)
 _PAYMENTS = tuple(Payment)
+_FREE: tuple[Payment, ...] = (Payment.FREE,)
+#: (oxygen can pay, battery can pay) → the payments, in the order of ``Payment``
+_PAID: dict[tuple[bool, bool], tuple[Payment, ...]] = {
+    (True, True): (Payment.OXYGEN, Payment.BATTERY),
+    (True, False): (Payment.OXYGEN,),
+    (False, True): (Payment.BATTERY,),
+    (False, False): (),
+}
 #: actions are immutable, so one instance of each move serves every list
 _MOVES = {(d, pay): act.Move(d, pay) for d in _DIRECTIONS for pay in _PAYMENTS}
+
+
+@functools.cache
+def _moves(astronaut: Position, pays: tuple[Payment, ...]) -> tuple[act.Move, ...]:
+    """Every step off ``astronaut``'s card that stays on the map, paid in each of ``pays``."""
+    return tuple(_MOVES[direction, pay] for direction in _ON_MAP[astronaut] for pay in pays)
+
+
 _ON_MAP: dict[Position, tuple[Direction, ...]] = {
     Position(row, column): tuple(d for d in _DIRECTIONS if _in_grid(Position(row, column).step(d)))
     for row in range(CONTENT.rows)
@@ -510,17 +526,14 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
     phase = state.phase
     astronaut = state.astronaut
     if phase is Phase.MOVEMENT and astronaut is not None:
-        free = state.cards_moved < CONTENT.free_cards
-        pays = [
-            pay
-            for pay in _PAYMENTS
-            if (pay is Payment.FREE) is free
-            and min(
-                state.oxygen - (pay is Payment.OXYGEN), state.battery - (pay is Payment.BATTERY)
-            )
-            >= CONTENT.min_level
-        ]
-        legal += [_MOVES[direction, pay] for direction in _ON_MAP[astronaut] for pay in pays]
+        # the payments ``_move`` accepts: free for the first cards, then a system that
+        # stays at the minimum or above after paying 1
+        oxygen, battery, low = state.oxygen, state.battery, CONTENT.min_level
+        if state.cards_moved < CONTENT.free_cards:
+            pays = _FREE if min(oxygen, battery) >= low else ()
+        else:
+            pays = _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
+        legal += _moves(astronaut, pays)
         if state.cards_moved or state.flew:
             legal.append(act.EndMovement())
     if state.checking_hand:  # the conditions of ``_discard`` and ``_keep``
