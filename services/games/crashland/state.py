@@ -74,8 +74,10 @@ def _with(state: CrashlandState, **changes: object) -> CrashlandState:
     ``__post_init__`` to skip; the assertion keeps a misspelt field from passing silently,
     which mypy cannot check through ``**changes``)."""
     assert changes.keys() <= _FIELDS, set(changes) - _FIELDS
+    fields = state.__dict__.copy()
+    fields.update(changes)
     new = object.__new__(CrashlandState)
-    new.__dict__.update(state.__dict__, **changes)
+    object.__setattr__(new, "__dict__", fields)  # past the frozen __setattr__
     return new
 
 
