@@ -485,8 +485,8 @@ def _end_turn(log: _Log) -> None:
 # keeps that reference: tests/unit/games/crashland/test_legal_actions_fast.py), at one
 # ``decide`` with its state folds per candidate, which made legal actions most of a playout's
 # cost. The enums are listed once (iterating an Enum class is slow), the directions that
-# stay on the map are worked out once per card, and pairs (``pair_in_hand``) are counted
-# once per hand of two cards or more.
+# stay on the map are worked out once per card, and pairs are only looked for in a hand of
+# two cards or more.
 
 _DIRECTIONS = tuple(Direction)
 _PAYMENTS = tuple(Payment)
@@ -542,19 +542,18 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
             legal.append(act.KeepHand())
     spending = phase is Phase.MOVEMENT or phase is Phase.SYSTEMS_CHECK
     if spending and astronaut is not None and len(state.hand) >= 2:  # a pair to spend
-        kinds = [CONTENT.equipment_cards[card].kind for card in state.hand]
         on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is MapKind.DOME
-        if on_dome and kinds.count(Equipment.DOME_SHELTER) >= 2:
+        if on_dome and pair_in_hand(state, Equipment.DOME_SHELTER):
             legal += [act.SpendDomeShelter(boost) for boost in Boost]
-        if state.battery >= 1 and kinds.count(Equipment.JETPACK) >= 2:
+        if state.battery >= 1 and pair_in_hand(state, Equipment.JETPACK):
             legal += [
                 act.SpendJetpack(position)
                 for position in sorted(state.explored)
                 if position != astronaut and _in_grid(position)
             ]
-        if kinds.count(Equipment.SOLAR_RECHARGE) >= 2:
+        if pair_in_hand(state, Equipment.SOLAR_RECHARGE):
             legal.append(act.SpendSolarRecharge())
-        if kinds.count(Equipment.SATELLITE_UPLINK) >= 2:
+        if pair_in_hand(state, Equipment.SATELLITE_UPLINK):
             legal.append(act.SpendSatelliteUplink())
     if phase is Phase.SYSTEMS_CHECK:
         legal.append(act.EndTurn())
