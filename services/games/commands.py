@@ -5,10 +5,11 @@ only in what they inject. A ``ChanceResolver`` supplies chance outcomes (the dic
 services, or ``SeededChance``); an ``EventStore`` appends one command's events atomically
 (a Kafka transaction, or a list). Nothing here knows gRPC, Kafka or protobuf.
 
-Each event is evolved exactly once: the handler folds the events it decides into a new
-state as it goes (the engine needs that state to say what comes next), and only after the
-store has appended all of them does the match take that state. A refused command, or an
-append that fails, leaves the match as it was.
+Each event is evolved exactly once: the handler takes the state after each decision or
+chance outcome from the engine's ``decide_folded`` / ``resolve_folded`` (the engine needs
+that state to say what comes next; one that folds while deciding hands over its own), and
+only after the store has appended all the events does the match take that state. A
+refused command, or an append that fails, leaves the match as it was.
 
 A retried command (same command id) gets the first reply and appends nothing. A command id
 reused for a different command is refused (``COMMAND_ID_REUSED``). The handler remembers
@@ -206,7 +207,8 @@ class CommandHandler:
             setup = match.game.setup(match.players, options)
         except RuleViolation as refused:
             raise Refusal(RefusalKind.INVALID_ARGUMENT, refused.code, refused.message) from refused
-        return await self._carry_out(match, setup, command_id, actor, await opening())
+        after = match.game.fold(setup, match.state)
+        return await self._carry_out(match, setup, after, command_id, actor, await opening())
 
     async def submit(self, match: MatchRecord, command: Command) -> Accepted:
         require_command_id(command.command_id)
@@ -241,14 +243,14 @@ class CommandHandler:
         except (ValueError, TypeError) as bad:
             raise Refusal(RefusalKind.INVALID_ARGUMENT, "MALFORMED_ACTION", str(bad)) from bad
         try:
-            events = match.game.decide(match.state, command.player, action)
+            events, after = match.game.decide_folded(match.state, command.player, action)
         except MalformedAction as refused:
             raise Refusal(RefusalKind.INVALID_ARGUMENT, refused.code, refused.message) from refused
         except RuleViolation as refused:
             raise Refusal(
                 RefusalKind.FAILED_PRECONDITION, refused.code, refused.message
             ) from refused
-        accepted = await self._carry_out(match, events, command.command_id, command.player)
+        accepted = await self._carry_out(match, events, after, command.command_id, command.player)
         match.commands[command.command_id] = (command.player, command.action)
         return accepted
 
@@ -256,17 +258,17 @@ class CommandHandler:
         self,
         match: MatchRecord,
         decided: list[Any],
+        after: Any,
         command_id: str,
         actor: str,
         opening: Opening | None = None,
     ) -> Accepted:
-        """Fold ``decided``, resolve chance until a player must act or the match ends,
-        append everything, and only then let the match take the new state."""
+        """From ``after`` (the state with ``decided`` folded in) resolve chance until a
+        player must act or the match ends, append everything, and only then let the match
+        take the new state."""
         game = match.game
-        state = match.state
+        state = after
         events = list(decided)
-        for event in decided:
-            state = game.evolve(state, event)
         for index in range(MAX_CHANCE_NODES + 1):
             step = game.next_step(state)
             if not isinstance(step, AwaitingChance):
@@ -278,9 +280,8 @@ class CommandHandler:
             outcome = await self._chance.resolve(
                 match.match_id, step.request, f"{command_id}:{index}", command_id
             )
-            for event in game.resolve(state, outcome):
-                state = game.evolve(state, event)
-                events.append(event)
+            resolved, state = game.resolve_folded(state, outcome)
+            events += resolved
         ending = step.outcome if isinstance(step, Finished) else None
         batch = Batch(match.match_id, command_id, actor, events, ending, opening)
         match.version = await self._store.append(game, batch)

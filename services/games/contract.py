@@ -303,6 +303,18 @@ class Game(ABC, Generic[State]):
             current = self.evolve(current, event)
         return current
 
+    def decide_folded(self, state: State, player: str, action: Any) -> tuple[list[Any], State]:
+        """``decide``, and the state after its events. An engine that folds its events as it
+        decides them overrides this (and ``resolve_folded``) to return that state, so the
+        command handler does not fold every event a second time."""
+        events = self.decide(state, player, action)
+        return events, self.fold(events, state)
+
+    def resolve_folded(self, state: State, outcome: ChanceOutcome) -> tuple[list[Any], State]:
+        """``resolve``, and the state after its events (see ``decide_folded``)."""
+        events = self.resolve(state, outcome)
+        return events, self.fold(events, state)
+
     def outcome(self, state: State) -> Outcome | None:
         step = self.next_step(state)
         return step.outcome if isinstance(step, Finished) else None

@@ -7,6 +7,7 @@ content. This is the engine's only I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -55,15 +56,17 @@ class Content:
     event_cards: dict[str, EventCard]
     equipment_cards: dict[str, EquipmentCard]
 
-    @property
+    # derived once (the rules ask for them on every move); the pack is never changed
+
+    @cached_property
     def map_ids(self) -> tuple[str, ...]:
         return tuple(self.map_cards)
 
-    @property
+    @cached_property
     def deck_ids(self) -> tuple[str, ...]:
         return (*self.event_cards, *self.equipment_cards)
 
-    @property
+    @cached_property
     def tank_numbers(self) -> tuple[int, ...]:
         return tuple(sorted({c.number for c in self.map_cards.values() if c.number is not None}))
 

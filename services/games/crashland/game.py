@@ -55,6 +55,16 @@ class Crashland(Game[CrashlandState]):
     def resolve(self, state: CrashlandState, outcome: ChanceOutcome) -> list[Any]:
         return rules.resolve(state, outcome)
 
+    def decide_folded(
+        self, state: CrashlandState, player: str, action: Any
+    ) -> tuple[list[Any], CrashlandState]:
+        return rules.decide_folded(state, player, action)
+
+    def resolve_folded(
+        self, state: CrashlandState, outcome: ChanceOutcome
+    ) -> tuple[list[Any], CrashlandState]:
+        return rules.resolve_folded(state, outcome)
+
     def legal_actions(self, state: CrashlandState, player: str) -> tuple[Any, ...]:
         return rules.legal_actions(state, player)
 

@@ -39,6 +39,7 @@ Interpretations where the rulebook is open (kept minimal):
 
 from __future__ import annotations
 
+import functools
 import itertools
 from enum import Enum
 from typing import TypeVar
@@ -59,7 +60,7 @@ from services.games.contract import (
 )
 from services.games.crashland import actions as act
 from services.games.crashland import events as ev
-from services.games.crashland.content import CONTENT
+from services.games.crashland.content import CONTENT, MapCard
 from services.games.crashland.model import (
     Axis,
     Boost,
@@ -92,7 +93,23 @@ class _Log:
 # --- what happens next ------------------------------------------------------------------
 
 
+#: the last state asked about and its step: a command asks for the same state's step
+#: several times (the caller, legal actions, decide, the handler), and states never change.
+#: One tuple, replaced whole, so concurrent callers never see a state with another's step.
+_last_step: tuple[CrashlandState | None, Step | None] = (None, None)
+
+
 def next_step(state: CrashlandState) -> Step:
+    global _last_step
+    last, step = _last_step
+    if last is state and step is not None:
+        return step
+    step = _next_step(state)
+    _last_step = (state, step)
+    return step
+
+
+def _next_step(state: CrashlandState) -> Step:
     if state.phase is Phase.OVER:
         assert state.player is not None and state.result is not None
         return Finished(
@@ -119,13 +136,27 @@ def next_step(state: CrashlandState) -> Step:
         if state.draw_pile:
             return AwaitingChance(DrawCards(EVENT_DECK, min(need, state.draw_pile), "events"))
         return AwaitingChance(ShuffleDeck(EVENT_DECK, state.discard, "reshuffle"))
-    return AwaitingPlayers((state.player,), state.phase.value)
+    return _awaiting(state.player, state.phase)
+
+
+@functools.lru_cache(maxsize=4096)
+def _awaiting(player: str, phase: Phase) -> AwaitingPlayers:
+    """The step of a player's turn, built once per player and phase (steps are immutable,
+    and next_step runs several times per action)."""
+    return AwaitingPlayers((player,), phase.value)
 
 
 # --- chance -----------------------------------------------------------------------------
 
 
 def resolve(state: CrashlandState, outcome: ChanceOutcome) -> list[object]:
+    return resolve_folded(state, outcome)[0]
+
+
+def resolve_folded(
+    state: CrashlandState, outcome: ChanceOutcome
+) -> tuple[list[object], CrashlandState]:
+    """The events recording ``outcome``, and the state they lead to (folded on the way)."""
     step = next_step(state)
     if not isinstance(step, AwaitingChance):
         raise RuleViolation("NO_CHANCE_PENDING", "No card draw or shuffle is awaited.")
@@ -153,7 +184,7 @@ def resolve(state: CrashlandState, outcome: ChanceOutcome) -> list[object]:
         case _:
             raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
     _settle(log)
-    return log.events
+    return log.events, log.state
 
 
 def _deal(log: _Log, cards: tuple[str, ...]) -> None:
@@ -193,6 +224,14 @@ def _settle(log: _Log) -> None:
 
 
 def decide(state: CrashlandState, player: str, action: object) -> list[object]:
+    return decide_folded(state, player, action)[0]
+
+
+def decide_folded(
+    state: CrashlandState, player: str, action: object
+) -> tuple[list[object], CrashlandState]:
+    """The events of ``player`` doing ``action``, and the state they lead to (folded on
+    the way, as later rules need their effect)."""
     step = next_step(state)
     if isinstance(step, Finished):
         raise RuleViolation("GAME_OVER", "The match is over.")
@@ -226,10 +265,12 @@ def decide(state: CrashlandState, player: str, action: object) -> list[object]:
         case act.EndTurn():
             _end_turn(log)
     _settle(log)
-    return log.events
+    return log.events, log.state
 
 
 def _as_enum(kind: type[E], value: object, code: str) -> E:
+    if type(value) is kind:  # already a member (calling the Enum class is slow)
+        return value
     try:
         return kind(value)
     except ValueError:
@@ -270,23 +311,30 @@ def _move(log: _Log, action: act.Move) -> None:
 
 def _arrive(log: _Log, position: Position) -> None:
     if position not in log.state.explored:
-        log.add(ev.CardRevealed(position, log.state.card_at(position)))
-        _locate_tanks(log)
+        card = log.state.card_at(position)
+        log.add(ev.CardRevealed(position, card))
+        _locate_tank(log, CONTENT.map_cards[card].number)
     _collect_tanks(log)
     _check_win(log)
 
 
-def _locate_tanks(log: _Log) -> None:
+#: the two beacon cards of each tank number
+_BEACONS: dict[int, tuple[MapCard, ...]] = {
+    number: tuple(c for c in CONTENT.map_cards.values() if c.number == number)
+    for number in CONTENT.tank_numbers
+}
+
+
+def _locate_tank(log: _Log, number: int | None) -> None:
+    """After a beacon of ``number`` is revealed: its tank is located if both its beacons are
+    now face up (a card revealed can only complete its own number's pair)."""
     s = log.state
-    for number in CONTENT.tank_numbers:
-        if number in s.located:
-            continue
-        place = {
-            c.axis: s.position_of(c.id) for c in CONTENT.map_cards.values() if c.number == number
-        }
-        if all(p in s.explored for p in place.values()):
-            row, column = place[Axis.HORIZONTAL].row, place[Axis.VERTICAL].column
-            log.add(ev.FuelTankLocated(number, Position(row, column)))
+    if number is None or number in s.located:
+        return
+    place = {c.axis: s.position_of(c.id) for c in _BEACONS[number]}
+    if all(p in s.explored for p in place.values()):
+        row, column = place[Axis.HORIZONTAL].row, place[Axis.VERTICAL].column
+        log.add(ev.FuelTankLocated(number, Position(row, column)))
 
 
 def _collect_tanks(log: _Log) -> None:
@@ -436,7 +484,35 @@ def _end_turn(log: _Log) -> None:
 # Deciding every candidate and keeping those not refused gives the same set (a property test
 # keeps that reference: tests/unit/games/crashland/test_legal_actions_fast.py), at one
 # ``decide`` with its state folds per candidate, which made legal actions most of a playout's
-# cost. Discards still go through ``decide``: few, and their rule stays in one place.
+# cost. The enums are listed once (iterating an Enum class is slow), the directions that
+# stay on the map are worked out once per card, and pairs are only looked for in a hand of
+# two cards or more.
+
+_DIRECTIONS = tuple(Direction)
+_PAYMENTS = tuple(Payment)
+_FREE: tuple[Payment, ...] = (Payment.FREE,)
+#: (oxygen can pay, battery can pay) → the payments, in the order of ``Payment``
+_PAID: dict[tuple[bool, bool], tuple[Payment, ...]] = {
+    (True, True): (Payment.OXYGEN, Payment.BATTERY),
+    (True, False): (Payment.OXYGEN,),
+    (False, True): (Payment.BATTERY,),
+    (False, False): (),
+}
+#: actions are immutable, so one instance of each move serves every list
+_MOVES = {(d, pay): act.Move(d, pay) for d in _DIRECTIONS for pay in _PAYMENTS}
+
+
+@functools.cache
+def _moves(astronaut: Position, pays: tuple[Payment, ...]) -> tuple[act.Move, ...]:
+    """Every step off ``astronaut``'s card that stays on the map, paid in each of ``pays``."""
+    return tuple(_MOVES[direction, pay] for direction in _ON_MAP[astronaut] for pay in pays)
+
+
+_ON_MAP: dict[Position, tuple[Direction, ...]] = {
+    Position(row, column): tuple(d for d in _DIRECTIONS if _in_grid(Position(row, column).step(d)))
+    for row in range(CONTENT.rows)
+    for column in range(CONTENT.columns)
+}
 
 
 def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
@@ -450,26 +526,22 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
     phase = state.phase
     astronaut = state.astronaut
     if phase is Phase.MOVEMENT and astronaut is not None:
-        free = state.cards_moved < CONTENT.free_cards
-        for direction in Direction:
-            if not _in_grid(astronaut.step(direction)):
-                continue
-            for pay in Payment:
-                if (pay is Payment.FREE) is not free:
-                    continue
-                oxygen = state.oxygen - (pay is Payment.OXYGEN)
-                battery = state.battery - (pay is Payment.BATTERY)
-                if min(oxygen, battery) >= CONTENT.min_level:
-                    legal.append(act.Move(direction, pay))
+        # the payments ``_move`` accepts: free for the first cards, then a system that
+        # stays at the minimum or above after paying 1
+        oxygen, battery, low = state.oxygen, state.battery, CONTENT.min_level
+        if state.cards_moved < CONTENT.free_cards:
+            pays = _FREE if min(oxygen, battery) >= low else ()
+        else:
+            pays = _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
+        legal += _moves(astronaut, pays)
         if state.cards_moved or state.flew:
             legal.append(act.EndMovement())
-    for card in dict.fromkeys(state.hand):
-        if _accepted(state, player, act.DiscardEquipment(card)):
-            legal.append(act.DiscardEquipment(card))
-    if _accepted(state, player, act.KeepHand()):
-        legal.append(act.KeepHand())
-    spending = phase in (Phase.MOVEMENT, Phase.SYSTEMS_CHECK) and astronaut is not None
-    if spending and astronaut is not None:
+    if state.checking_hand:  # the conditions of ``_discard`` and ``_keep``
+        legal += [act.DiscardEquipment(card) for card in dict.fromkeys(state.hand)]
+        if len(state.hand) <= CONTENT.hand_limit:
+            legal.append(act.KeepHand())
+    spending = phase is Phase.MOVEMENT or phase is Phase.SYSTEMS_CHECK
+    if spending and astronaut is not None and len(state.hand) >= 2:  # a pair to spend
         on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is MapKind.DOME
         if on_dome and pair_in_hand(state, Equipment.DOME_SHELTER):
             legal += [act.SpendDomeShelter(boost) for boost in Boost]
@@ -486,14 +558,6 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
     if phase is Phase.SYSTEMS_CHECK:
         legal.append(act.EndTurn())
     return tuple(legal)
-
-
-def _accepted(state: CrashlandState, player: str, action: object) -> bool:
-    try:
-        decide(state, player, action)
-    except RuleViolation:
-        return False
-    return True
 
 
 def spaceship_position(state: CrashlandState) -> Position | None:

@@ -24,6 +24,15 @@ def test_outcomes_derive_from_hmac_of_match_id_and_counter() -> None:
     assert rng.counter == 1
 
 
+@pytest.mark.parametrize("seed", [SEED, b"", b"short", bytes(range(64)), bytes(range(200))])
+def test_every_block_is_the_hmac_sha256_of_match_id_and_counter(seed: bytes) -> None:
+    rng = DerivedRandom(seed, "match-7", counter=95)
+    for counter in range(95, 230):
+        message = f"match-7:{counter}".encode()
+        expected = int.from_bytes(hmac.new(seed, message, hashlib.sha256).digest()[:8], "big")
+        assert rng.below(1 << 64) == expected
+
+
 def test_the_same_seed_match_and_counter_give_the_same_outcomes() -> None:
     a, b = DerivedRandom(SEED, "m1"), DerivedRandom(SEED, "m1")
     assert a.roll(20, 6) == b.roll(20, 6)
