@@ -26,6 +26,7 @@ from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.producer import sender as _aiokafka_sender
 
 from services.common.logging import get_logger
+from services.common.metrics import TRANSACTION_BATCHES
 from services.common.topics import TopicSpec
 from tabletop.v1 import envelope_pb2
 
@@ -60,8 +61,10 @@ class RecordTooLarge(ValueError):
 
 #: what a send resolves to (aiokafka's RecordMetadata: partition, offset, ...)
 Written = list[Any]
+#: a record as sent: (key, value)
+Record = tuple[bytes, bytes]
 #: one append waiting for the next transaction
-Batch = tuple[Sequence[envelope_pb2.EventEnvelope], "asyncio.Future[Written]"]
+Batch = tuple[list[Record], "asyncio.Future[Written]"]
 
 
 @dataclass(frozen=True)
@@ -197,24 +200,26 @@ class EventLog:
         """
         if not envelopes:
             return {}
+        records: list[Record] = []
         for envelope in envelopes:
-            size = envelope.ByteSize()
-            if size > self.max_record_bytes:
+            value = envelope.SerializeToString()  # once: its size is the check's too
+            if len(value) > self.max_record_bytes:
                 raise RecordTooLarge(
-                    f"a {envelope.event_type} event of {size} bytes exceeds the "
+                    f"a {envelope.event_type} event of {len(value)} bytes exceeds the "
                     f"{self.max_record_bytes}-byte record limit"
                 )
+            records.append((envelope.match_id.encode(), value))
         self._refuse_if_fenced()
         if self._suspect:
             await self.fence()
         try:
             if self._transactional_id is not None:
                 done: asyncio.Future[Written] = asyncio.get_running_loop().create_future()
-                self._pending.append((envelopes, done))
+                self._pending.append((records, done))
                 self._wake.set()
                 written = await asyncio.wait_for(asyncio.shield(done), self.timeout)
             else:
-                futures = [await self._send(envelope) for envelope in envelopes]
+                futures = [await self._send(record) for record in records]
                 written = await asyncio.wait_for(asyncio.gather(*futures), self.timeout)
         except MessageSizeTooLargeError as error:
             self._failed(error)
@@ -232,10 +237,9 @@ class EventLog:
             ends[metadata.partition] = max(ends.get(metadata.partition, 0), metadata.offset + 1)
         return ends
 
-    async def _send(self, envelope: envelope_pb2.EventEnvelope) -> asyncio.Future[object]:
-        future: asyncio.Future[object] = await self._producer.send(
-            self.topic, value=envelope.SerializeToString(), key=envelope.match_id.encode()
-        )
+    async def _send(self, record: Record) -> asyncio.Future[object]:
+        key, value = record
+        future: asyncio.Future[object] = await self._producer.send(self.topic, value=value, key=key)
         return future
 
     async def _commit_forever(self) -> None:
@@ -245,11 +249,12 @@ class EventLog:
             batches, self._pending = self._pending, []
             if not batches:
                 continue
+            TRANSACTION_BATCHES.labels(self.topic).observe(len(batches))
             sent: list[list[asyncio.Future[object]]] = []
             try:
                 async with self._producer.transaction():
-                    for envelopes, _ in batches:
-                        sent.append([await self._send(envelope) for envelope in envelopes])
+                    for records, _ in batches:
+                        sent.append([await self._send(record) for record in records])
             except Exception as error:  # every batch of the failed transaction fails
                 self._failed(error)
                 for _, done in batches:
