@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,8 +62,8 @@ class RecordTooLarge(ValueError):
 
 #: what a send resolves to (aiokafka's RecordMetadata: partition, offset, ...)
 Written = list[Any]
-#: a record as sent: (key, value)
-Record = tuple[bytes, bytes]
+#: a record as sent: (key, value, partition)
+Record = tuple[bytes, bytes, int]
 #: one append waiting for the next transaction
 Batch = tuple[list[Record], "asyncio.Future[Written]"]
 
@@ -147,7 +148,7 @@ class EventLog:
 
     def partition_of(self, match_id: str) -> int:
         """The partition holding ``match_id`` (the producer's own key hashing)."""
-        return int(DefaultPartitioner()(match_id.encode(), self._partitions, self._partitions))
+        return _partition_of(match_id, tuple(self._partitions))
 
     async def fence(self) -> None:
         """After a failure: replace the producer. A transactional replacement fences the
@@ -208,7 +209,8 @@ class EventLog:
                     f"a {envelope.event_type} event of {len(value)} bytes exceeds the "
                     f"{self.max_record_bytes}-byte record limit"
                 )
-            records.append((envelope.match_id.encode(), value))
+            match_id = envelope.match_id
+            records.append((match_id.encode(), value, self.partition_of(match_id)))
         self._refuse_if_fenced()
         if self._suspect:
             await self.fence()
@@ -238,8 +240,11 @@ class EventLog:
         return ends
 
     async def _send(self, record: Record) -> asyncio.Future[object]:
-        key, value = record
-        future: asyncio.Future[object] = await self._producer.send(self.topic, value=value, key=key)
+        key, value, partition = record
+        # the partition is given: aiokafka would hash the key again (murmur2 in Python)
+        future: asyncio.Future[object] = await self._producer.send(
+            self.topic, value=value, key=key, partition=partition
+        )
         return future
 
     async def _commit_forever(self) -> None:
@@ -288,6 +293,12 @@ class EventLog:
             raise LogUnavailable(
                 f"the log could not be read ({type(error).__name__})", outcome_unknown=True
             ) from error
+
+
+@functools.lru_cache(maxsize=16_384)
+def _partition_of(match_id: str, partitions: tuple[int, ...]) -> int:
+    """The producer's key hashing (murmur2 in Python), once per match rather than per record."""
+    return int(DefaultPartitioner()(match_id.encode(), list(partitions), list(partitions)))
 
 
 async def _abandon(producer: AIOKafkaProducer) -> None:
