@@ -441,8 +441,12 @@ class Tail:
             yield envelope_pb2.EventEnvelope.FromString(record.value)
 
     async def records(self) -> AsyncIterator[tuple[str, bytes]]:
-        async for record in self._consumer:
-            yield record.topic, record.value
+        # getmany: aiokafka's per-record iteration (getone) costs more per record
+        while True:
+            batches = await self._consumer.getmany(timeout_ms=1_000)
+            for records in batches.values():
+                for record in records:
+                    yield record.topic, record.value
 
 
 async def create_topics(
