@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from services.adapters.protoconv import GameMessages
+from services.adapters.protoconv import GameMessages, fill
 from services.games.contract import (
     ActionTemplate,
     AwaitingChance,
@@ -55,7 +55,7 @@ def next_step_message(step: Step) -> match_pb2.NextStep:
 
 def action_to_game_action(game_name: str, action: Any) -> games_pb2.GameAction:
     wrapper = games_pb2.GameAction()
-    getattr(wrapper, game_name).CopyFrom(messages_for(game_name).action_to_message(action))
+    messages_for(game_name).fill_action(getattr(wrapper, game_name), action)
     return wrapper
 
 
@@ -69,7 +69,7 @@ def action_from_game_action(game_name: str, wrapper: games_pb2.GameAction) -> An
 
 def view_to_game_view(game_name: str, view: Any) -> games_pb2.GameView:
     wrapper = games_pb2.GameView()
-    getattr(wrapper, game_name).CopyFrom(messages_for(game_name).view_to_message(view))
+    fill(getattr(wrapper, game_name), view)  # in place: a copy of a whole view costs
     return wrapper
 
 

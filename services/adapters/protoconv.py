@@ -189,7 +189,10 @@ class GameMessages:
         return _message_class(f"{_PACKAGE}.{self.prefix}Action")()
 
     def action_to_message(self, action: Any) -> message.Message:
-        wrapper = self.action_wrapper()
+        return self.fill_action(self.action_wrapper(), action)
+
+    def fill_action(self, wrapper: message.Message, action: Any) -> message.Message:
+        """Set ``action`` in ``wrapper`` (a ``<Prefix>Action``, e.g. inside a GameAction)."""
         fill(getattr(wrapper, snake_case(type(action).__name__)), action)
         return wrapper
 

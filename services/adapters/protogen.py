@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import enum
+import functools
 import inspect
 import re
 import sys
@@ -44,6 +45,7 @@ def camel_case(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
+@functools.cache
 def snake_case(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -39,8 +40,9 @@ def make_envelope(
     rules_version: str = "",
 ) -> envelope_pb2.EventEnvelope:
     packed = pack(payload)
-    now = Timestamp()
-    now.GetCurrentTime()
+    # Timestamp.GetCurrentTime goes through datetime in Python: five times the cost
+    ns = time.time_ns()
+    now = Timestamp(seconds=ns // 1_000_000_000, nanos=ns % 1_000_000_000)
     return envelope_pb2.EventEnvelope(
         event_id=str(uuid.uuid4()),
         match_id=match_id,

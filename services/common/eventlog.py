@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.producer import sender as _aiokafka_sender
 
 from services.common.logging import get_logger
+from services.common.metrics import TRANSACTION_BATCHES
 from services.common.topics import TopicSpec
 from tabletop.v1 import envelope_pb2
 
@@ -60,8 +62,10 @@ class RecordTooLarge(ValueError):
 
 #: what a send resolves to (aiokafka's RecordMetadata: partition, offset, ...)
 Written = list[Any]
+#: a record as sent: (key, value, partition)
+Record = tuple[bytes, bytes, int]
 #: one append waiting for the next transaction
-Batch = tuple[Sequence[envelope_pb2.EventEnvelope], "asyncio.Future[Written]"]
+Batch = tuple[list[Record], "asyncio.Future[Written]"]
 
 
 @dataclass(frozen=True)
@@ -144,7 +148,7 @@ class EventLog:
 
     def partition_of(self, match_id: str) -> int:
         """The partition holding ``match_id`` (the producer's own key hashing)."""
-        return int(DefaultPartitioner()(match_id.encode(), self._partitions, self._partitions))
+        return _partition_of(match_id, tuple(self._partitions))
 
     async def fence(self) -> None:
         """After a failure: replace the producer. A transactional replacement fences the
@@ -197,24 +201,27 @@ class EventLog:
         """
         if not envelopes:
             return {}
+        records: list[Record] = []
         for envelope in envelopes:
-            size = envelope.ByteSize()
-            if size > self.max_record_bytes:
+            value = envelope.SerializeToString()  # once: its size is the check's too
+            if len(value) > self.max_record_bytes:
                 raise RecordTooLarge(
-                    f"a {envelope.event_type} event of {size} bytes exceeds the "
+                    f"a {envelope.event_type} event of {len(value)} bytes exceeds the "
                     f"{self.max_record_bytes}-byte record limit"
                 )
+            match_id = envelope.match_id
+            records.append((match_id.encode(), value, self.partition_of(match_id)))
         self._refuse_if_fenced()
         if self._suspect:
             await self.fence()
         try:
             if self._transactional_id is not None:
                 done: asyncio.Future[Written] = asyncio.get_running_loop().create_future()
-                self._pending.append((envelopes, done))
+                self._pending.append((records, done))
                 self._wake.set()
                 written = await asyncio.wait_for(asyncio.shield(done), self.timeout)
             else:
-                futures = [await self._send(envelope) for envelope in envelopes]
+                futures = [await self._send(record) for record in records]
                 written = await asyncio.wait_for(asyncio.gather(*futures), self.timeout)
         except MessageSizeTooLargeError as error:
             self._failed(error)
@@ -232,9 +239,11 @@ class EventLog:
             ends[metadata.partition] = max(ends.get(metadata.partition, 0), metadata.offset + 1)
         return ends
 
-    async def _send(self, envelope: envelope_pb2.EventEnvelope) -> asyncio.Future[object]:
+    async def _send(self, record: Record) -> asyncio.Future[object]:
+        key, value, partition = record
+        # the partition is given: aiokafka would hash the key again (murmur2 in Python)
         future: asyncio.Future[object] = await self._producer.send(
-            self.topic, value=envelope.SerializeToString(), key=envelope.match_id.encode()
+            self.topic, value=value, key=key, partition=partition
         )
         return future
 
@@ -245,11 +254,12 @@ class EventLog:
             batches, self._pending = self._pending, []
             if not batches:
                 continue
+            TRANSACTION_BATCHES.labels(self.topic).observe(len(batches))
             sent: list[list[asyncio.Future[object]]] = []
             try:
                 async with self._producer.transaction():
-                    for envelopes, _ in batches:
-                        sent.append([await self._send(envelope) for envelope in envelopes])
+                    for records, _ in batches:
+                        sent.append([await self._send(record) for record in records])
             except Exception as error:  # every batch of the failed transaction fails
                 self._failed(error)
                 for _, done in batches:
@@ -283,6 +293,12 @@ class EventLog:
             raise LogUnavailable(
                 f"the log could not be read ({type(error).__name__})", outcome_unknown=True
             ) from error
+
+
+@functools.lru_cache(maxsize=16_384)
+def _partition_of(match_id: str, partitions: tuple[int, ...]) -> int:
+    """The producer's key hashing (murmur2 in Python), once per match rather than per record."""
+    return int(DefaultPartitioner()(match_id.encode(), list(partitions), list(partitions)))
 
 
 async def _abandon(producer: AIOKafkaProducer) -> None:
@@ -425,8 +441,12 @@ class Tail:
             yield envelope_pb2.EventEnvelope.FromString(record.value)
 
     async def records(self) -> AsyncIterator[tuple[str, bytes]]:
-        async for record in self._consumer:
-            yield record.topic, record.value
+        # getmany: aiokafka's per-record iteration (getone) costs more per record
+        while True:
+            batches = await self._consumer.getmany(timeout_ms=1_000)
+            for records in batches.values():
+                for record in records:
+                    yield record.topic, record.value
 
 
 async def create_topics(

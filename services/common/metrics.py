@@ -79,6 +79,12 @@ APPENDS_SETTLED = Counter(
     "back: committed or not.",
     ["stream", "outcome"],
 )
+TRANSACTION_BATCHES = Histogram(
+    "tabletop_log_transaction_batches",
+    "Appends (one command's events each) committed together in one Kafka transaction.",
+    ["topic"],
+    buckets=(1, 2, 4, 8, 16, 32, 64),
+)
 GATEWAY_WATCHERS = Gauge("tabletop_gateway_watchers", "Open WatchMatch streams.")
 GATEWAY_MATCHES_IN_PLAY = Gauge(
     "tabletop_gateway_matches_in_play",
@@ -121,6 +127,11 @@ def _code_of(context: grpc.aio.ServicerContext, error: BaseException | None) -> 
 class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Counts and times every RPC under the grpc-ecosystem standard metric names."""
 
+    def __init__(self) -> None:
+        #: method → (its handler, instrumented): a registered method's handler is one
+        #: object, so it is wrapped once instead of on every call
+        self._instrumented: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
@@ -129,7 +140,13 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler
-        return instrument(handler, handler_call_details.method)
+        method = handler_call_details.method
+        known = self._instrumented.get(method)
+        if known is not None and known[0] is handler:
+            return known[1]
+        instrumented = instrument(handler, method)
+        self._instrumented[method] = (handler, instrumented)
+        return instrumented
 
 
 def instrument(
@@ -141,10 +158,16 @@ def instrument(
     labels = (f"{protocol}{_rpc_type(handler)}", service, method)
 
     started, handling = GRPC_STARTED.labels(*labels), GRPC_HANDLING.labels(*labels)
+    #: status code → its labelled counter (a label lookup per call costs more than the count)
+    handled: dict[str, Any] = {}
 
     def finished(context: grpc.aio.ServicerContext, start: float, error: Any) -> None:
         handling.observe(time.perf_counter() - start)
-        GRPC_HANDLED.labels(*labels, _code_of(context, error)).inc()
+        code = _code_of(context, error)
+        counter = handled.get(code)
+        if counter is None:
+            counter = handled[code] = GRPC_HANDLED.labels(*labels, code)
+        counter.inc()
 
     if handler.unary_unary is not None:
         inner_uu = handler.unary_unary

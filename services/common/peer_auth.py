@@ -63,33 +63,51 @@ class PeerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         return self._unary
 
 
-def _with_token(details: grpc.aio.ClientCallDetails, token: str) -> grpc.aio.ClientCallDetails:
-    metadata = grpc.aio.Metadata(*(details.metadata or ()))
-    metadata.add(PEER_HEADER, token)
-    return grpc.aio.ClientCallDetails(
-        details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
-    )
+class _WithToken:
+    """A multicallable that sends the peer token with every call."""
+
+    __slots__ = ("_call", "_token")
+
+    def __init__(self, call: Any, token: tuple[tuple[str, str], ...]) -> None:
+        self._call = call
+        self._token = token
+
+    def __call__(self, request: Any, *, metadata: Any = None, **kwargs: Any) -> Any:
+        return self._call(request, metadata=(*self._token, *(metadata or ())), **kwargs)
 
 
-# grpc.aio files an interceptor under its first matching kind only, so one class per kind.
-class _UnaryPeerToken(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
-    def __init__(self, token: bytes) -> None:
-        self._token = token.decode()
+class PeerChannel:
+    """A channel whose calls carry the peer token. It adds the header itself instead of
+    through a client interceptor: grpc.aio runs an intercepted call as extra tasks and
+    call objects, which cost the gateway about a tenth of its CPU per forwarded command."""
 
-    async def intercept_unary_unary(
-        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
-    ) -> Any:
-        return await continuation(_with_token(client_call_details, self._token), request)
+    def __init__(self, channel: grpc.aio.Channel, token: bytes) -> None:
+        self.channel = channel
+        self._token = ((PEER_HEADER, token.decode()),)
 
+    def unary_unary(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _WithToken(self.channel.unary_unary(method, *args, **kwargs), self._token)
 
-class _StreamPeerToken(grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
-    def __init__(self, token: bytes) -> None:
-        self._token = token.decode()
+    def unary_stream(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _WithToken(self.channel.unary_stream(method, *args, **kwargs), self._token)
 
-    async def intercept_unary_stream(
-        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
-    ) -> Any:
-        return await continuation(_with_token(client_call_details, self._token), request)
+    def stream_unary(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _WithToken(self.channel.stream_unary(method, *args, **kwargs), self._token)
+
+    def stream_stream(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _WithToken(self.channel.stream_stream(method, *args, **kwargs), self._token)
+
+    async def channel_ready(self) -> None:
+        await self.channel.channel_ready()
+
+    async def close(self, grace: float | None = None) -> None:
+        await self.channel.close(grace)
+
+    async def __aenter__(self) -> PeerChannel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
 
 def server_credentials(config: Config) -> grpc.ServerCredentials | None:
@@ -109,7 +127,3 @@ def channel_credentials(config: Config) -> grpc.ChannelCredentials | None:
     key = Path(config.tls_key).read_bytes() if config.tls_key else None
     cert = Path(config.tls_cert).read_bytes() if config.tls_cert else None
     return grpc.ssl_channel_credentials(Path(config.tls_ca).read_bytes(), key, cert)
-
-
-def peer_interceptors(config: Config) -> list[grpc.aio.ClientInterceptor]:
-    return [_UnaryPeerToken(config.peer_token), _StreamPeerToken(config.peer_token)]

@@ -15,8 +15,8 @@ from services.common.logging import get_logger
 from services.common.metrics import MetricsInterceptor, start_metrics_server
 from services.common.peer_auth import (
     PeerAuthInterceptor,
+    PeerChannel,
     channel_credentials,
-    peer_interceptors,
     server_credentials,
 )
 
@@ -109,15 +109,12 @@ CHANNEL_OPTIONS = (
 )
 
 
-def peer_channel(address: str, config: Config) -> grpc.aio.Channel:
+def peer_channel(address: str, config: Config) -> PeerChannel:
     """A channel to another Tabletop service: every call carries the peer token, over mTLS
     when certificates are configured."""
     credentials = channel_credentials(config)
-    interceptors = peer_interceptors(config)
     if credentials is None:
-        return grpc.aio.insecure_channel(
-            address, options=CHANNEL_OPTIONS, interceptors=interceptors
-        )
-    return grpc.aio.secure_channel(
-        address, credentials, options=CHANNEL_OPTIONS, interceptors=interceptors
-    )
+        channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+    else:
+        channel = grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
+    return PeerChannel(channel, config.peer_token)

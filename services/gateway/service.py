@@ -532,16 +532,15 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         for step, envelope in enumerate(events, start=1):
             if step > 1:
                 match.fold(envelope)
-            shown = envelope_pb2.EventEnvelope()
-            shown.CopyFrom(envelope)
-            if not finished:
-                shown.ClearField("payload")  # hidden information stays hidden while in play
-            yield gateway_pb2.ReplayStep(
+            shown = gateway_pb2.ReplayStep(
                 step=step,
-                event=shown,
+                event=envelope,
                 view=projection.view_for(viewer),
                 description=f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}",
             )
+            if not finished:  # hidden information stays hidden while in play
+                shown.event.ClearField("payload")
+            yield shown
 
     async def GetPicture(
         self, request: gateway_pb2.GetPictureRequest, context: grpc.aio.ServicerContext

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
 import subprocess
 import sys
+import time
 
+import jwt
+import jwt.api_jwt
 import pytest
 
 from services.common.config import Config, ConfigError
@@ -103,6 +107,33 @@ def test_expired_foreign_and_unsigned_tokens_are_refused() -> None:
     )
     with pytest.raises(BadToken):
         tokens.verify(unsigned)
+
+
+def test_a_token_verified_once_is_still_refused_once_it_expires(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def clock(at: float) -> None:  # ours and PyJWT's
+        monkeypatch.setattr(time, "time", lambda: at)
+        monkeypatch.setattr(jwt.api_jwt, "datetime", _FrozenDatetime(at))
+
+    tokens = Tokens(KEY, 60)
+    token, _ = tokens.issue("m1", Role.SEAT, "c", "ana", now=1_000)
+    clock(1_030)
+    assert tokens.verify(token).seat == "ana"
+    assert tokens.verify(token).seat == "ana"  # the second time without PyJWT
+    clock(1_060)
+    with pytest.raises(BadToken, match="expired"):
+        tokens.verify(token)
+
+
+class _FrozenDatetime:
+    """PyJWT's clock (``datetime.now``) at a fixed time."""
+
+    def __init__(self, at: float) -> None:
+        self._at = at
+
+    def now(self, tz: datetime.tzinfo | None = None) -> datetime.datetime:
+        return datetime.datetime.fromtimestamp(self._at, tz)
 
 
 def test_a_retried_create_derives_the_same_ids_which_do_not_reveal_its_command_id() -> None:
