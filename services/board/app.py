@@ -14,6 +14,7 @@ from services.common.config import Config
 from services.common.eventlog import EventLog
 from services.common.ledger import EventSourceServicer, StreamWriter
 from services.common.server import peer_channel, run_until_signalled
+from services.common.stream_service import snapshotter_for
 from services.common.topics import event_topic
 from tabletop.v1 import (
     board_pb2,
@@ -39,6 +40,9 @@ async def main(config: Config) -> None:
         dice_pb2_grpc.DiceStub(dice_channel), decks_pb2_grpc.DecksStub(decks_channel)
     )
     service = BoardService(writer, chance)
+    store, snapshotter = snapshotter_for(
+        config, "board", lambda: writer.snapshot() + service.snapshot(), lambda: writer.changes
+    )
 
     def register(server: grpc.aio.Server) -> list[str]:
         board_pb2_grpc.add_BoardServicer_to_server(service, server)
@@ -53,15 +57,21 @@ async def main(config: Config) -> None:
     tasks: list[asyncio.Task[None]] = []
 
     async def start() -> None:
-        await (
-            event_log.start()
-        )  # initialising the transactional producer aborts a zombie's open txn
+        # Initialising the transactional producer aborts a zombie's open transaction.
+        await event_log.start()
+        await store.start()
+        snapshot = await snapshotter.load()
         service.begin_recovery()
-        await writer.recover(service.apply)
+        if snapshot is not None:
+            service.restore(snapshot)
+        await writer.recover(service.apply, snapshot)
         service.end_recovery()
         service.refresh_gauges()
         tasks.append(asyncio.create_task(service.reveals.run()))
-        tasks.append(asyncio.create_task(resume_reveals()))
+        if snapshot is None:
+            tasks.append(asyncio.create_task(resume_reveals()))
+        else:
+            snapshotter.start()
 
     async def resume_reveals() -> None:
         """Finished matches whose seeds were never revealed (the board stopped first)."""
@@ -69,10 +79,13 @@ async def main(config: Config) -> None:
         topics = [event_topic(s, config.topic_prefix) for s in ("dice", "decks")]
         for match_id in sorted(await unrevealed(config.kafka_bootstrap, topics, finished)):
             service.reveals.add(match_id, f"reveal:{match_id}")
+        snapshotter.start()  # only now does the outbox hold every pending reveal
 
     async def stop() -> None:
         for task in tasks:
             task.cancel()
+        await snapshotter.stop()
+        await store.stop()
         await event_log.stop()
         await dice_channel.close()
         await decks_channel.close()

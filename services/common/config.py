@@ -135,6 +135,10 @@ class Config:
     #: acknowledgement (actions at four times that; services/gateway/admission.py)
     max_in_flight: int = 0
     max_view_lag_ms: int = 0
+    #: dice, decks, board, scoring: a snapshot of the state after this many new events, or
+    #: after this many seconds when anything changed (and at a clean stop); 0 events: none
+    snapshot_every_events: int = 20_000
+    snapshot_every_seconds: float = 300.0
 
     @classmethod
     def from_env(cls, service: str) -> Config:
@@ -192,4 +196,6 @@ class Config:
             projector_linger_ms=int(_env("PROJECTOR_LINGER_MS", "5")),
             max_in_flight=int(_env("GATEWAY_MAX_IN_FLIGHT", "256")),
             max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "500")),
+            snapshot_every_events=int(_env("SNAPSHOT_EVERY_EVENTS", "20000")),
+            snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
         )

@@ -9,10 +9,18 @@ from google.protobuf import message
 
 from services.common.envelope import Cause, is_a, unpack
 from services.common.ledger import StreamWriter, append_or_abort
+from services.common.snapshots import Snapshot, batches
 from services.games.chance import DeckPiles
 from services.games.contract import RuleViolation
 from services.games.randomness import DerivedRandom, commitment, match_seed
-from tabletop.v1 import decks_pb2, decks_pb2_grpc, dice_pb2, envelope_pb2, platform_events_pb2
+from tabletop.v1 import (
+    decks_pb2,
+    decks_pb2_grpc,
+    dice_pb2,
+    envelope_pb2,
+    platform_events_pb2,
+    snapshot_pb2,
+)
 
 ALGORITHM = (
     "seed: 32 bytes, commitment sha256(seed); 64-bit blocks from HMAC-SHA256(seed, "
@@ -48,6 +56,22 @@ class DecksService(decks_pb2_grpc.DecksServicer):
         for envelopes in deferred.values():
             for envelope in envelopes:
                 self.apply(envelope)
+
+    def snapshot(self) -> list[message.Message]:
+        """The revealed (closed) matches' commitments: a retried Commit or Reveal of one is
+        answered from them; open matches are folded again from their envelopes."""
+        revealed = [(m, match.commitment) for m, match in self._matches.items() if match.revealed]
+        return [
+            snapshot_pb2.RevealedSeeds(
+                match_ids=[m for m, _ in revealed[part]], commitments=[c for _, c in revealed[part]]
+            )
+            for part in batches(len(revealed))
+        ]
+
+    def restore(self, snapshot: Snapshot) -> None:
+        for seeds in snapshot.of(snapshot_pb2.RevealedSeeds):
+            for match_id, committed in zip(seeds.match_ids, seeds.commitments, strict=True):
+                self._matches[match_id] = DecksMatch(commitment=committed, revealed=True)
 
     def seed(self, match_id: str) -> bytes:
         return match_seed(self._secret, f"decks:{match_id}")
