@@ -200,8 +200,6 @@ class KafkaSnapshotStore:
             await consumer.stop()
 
     async def save(self, parts: Sequence[any_pb2.Any]) -> int:
-        producer = self._producer
-        assert producer is not None, "start() the store first"
         snapshot_id = str(uuid.uuid4())
         slot = 1 - self._slot
         chunks = chunked(parts)
