@@ -45,6 +45,9 @@ log = get_logger(__name__)
 CHUNK_BYTES = 512 * 1024
 #: a part (one of the owner's lists) holds at most this many entries, so that it fits a chunk
 PART_ENTRIES = 2000
+#: no two snapshots closer than this (seconds): catching up with a long history (scoring
+#: following board.events from the start) would otherwise write one every second or so
+MIN_GAP_S = 30.0
 
 M = TypeVar("M", bound=message.Message)
 
@@ -240,7 +243,8 @@ Take = Callable[[], list[message.Message]]
 
 class Snapshotter:
     """Writes a snapshot every ``every_events`` changes or ``every_seconds`` (when anything
-    changed), and at a clean stop. ``changes`` counts what the state took in so far."""
+    changed), never two within ``MIN_GAP_S``, and at a clean stop. ``changes`` counts what
+    the state took in so far."""
 
     def __init__(
         self,
@@ -285,8 +289,10 @@ class Snapshotter:
         while True:
             await asyncio.sleep(min(1.0, self._every_seconds))
             pending = self._changes() - self._at
-            due = time.monotonic() - self._taken >= self._every_seconds
-            if pending >= self._every_events or (pending and due):
+            since = time.monotonic() - self._taken
+            if since < min(MIN_GAP_S, self._every_seconds):
+                continue
+            if pending >= self._every_events or (pending and since >= self._every_seconds):
                 await self.snapshot()
 
     async def snapshot(self) -> bool:
