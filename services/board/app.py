@@ -14,6 +14,7 @@ from services.common.config import Config
 from services.common.eventlog import EventLog
 from services.common.ledger import EventSourceServicer, StreamWriter
 from services.common.server import peer_channel, run_until_signalled
+from services.common.snapshots import release_memory
 from services.common.stream_service import snapshotter_for
 from services.common.topics import event_topic
 from tabletop.v1 import (
@@ -67,8 +68,10 @@ async def main(config: Config) -> None:
         await writer.recover(service.apply, snapshot)
         service.end_recovery()
         service.refresh_gauges()
+        restored, snapshot = snapshot is not None, None
+        release_memory()
         tasks.append(asyncio.create_task(service.reveals.run()))
-        if snapshot is None:
+        if not restored:
             tasks.append(asyncio.create_task(resume_reveals()))
         else:
             snapshotter.start()

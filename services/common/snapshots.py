@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import gc
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -235,6 +237,15 @@ class KafkaSnapshotStore:
             self.topic, key=key, value=value, partition=self._partition
         )
         return future
+
+
+def release_memory() -> None:
+    """After recovery: hand the memory the decoded snapshot and the tail occupied back to
+    the operating system (glibc keeps freed heap otherwise: ~30 MB after restoring
+    100,000 matches), so the resident size is what the state needs."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 #: the owner's (and its writer's) state as snapshot parts, taken synchronously

@@ -13,7 +13,13 @@ from services.common.config import Config
 from services.common.eventlog import EventLog
 from services.common.ledger import EventSourceServicer, StreamWriter
 from services.common.server import run_until_signalled
-from services.common.snapshots import KafkaSnapshotStore, Snapshot, Snapshotter, Take
+from services.common.snapshots import (
+    KafkaSnapshotStore,
+    Snapshot,
+    Snapshotter,
+    Take,
+    release_memory,
+)
 from services.common.topics import event_topic, snapshot_topic
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc
 
@@ -89,6 +95,8 @@ async def serve_stream_owner(
             service.restore(snapshot)
         await writer.recover(service.apply, snapshot)
         service.end_recovery()
+        del snapshot
+        release_memory()
         snapshotter.start()
 
     async def stop() -> None:

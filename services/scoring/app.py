@@ -13,6 +13,7 @@ from services.common.eventlog import EventLog, Follower
 from services.common.ledger import EventSourceServicer, StreamWriter
 from services.common.logging import get_logger
 from services.common.server import run_until_signalled
+from services.common.snapshots import release_memory
 from services.common.stream_service import snapshotter_for
 from services.common.topics import event_topic
 from services.scoring.service import ScoringService
@@ -64,6 +65,8 @@ async def main(config: Config) -> None:
         if snapshot is not None:
             service.restore(snapshot)
         await writer.recover(service.apply, snapshot)
+        del snapshot
+        release_memory()
         # No consumer group: statistics need a match's whole history, so scoring keeps
         # its own position in board.events (and the envelopes of unscored matches).
         board = Follower(

@@ -191,7 +191,8 @@ def measure(prefix: str, prime: bool) -> None:
                 stack.stop(service, timeout=300)  # a clean stop writes the snapshot
             for service in MEASURED:
                 log = (run_dir / f"{service}.log").read_text()
-                assert "snapshot_written" in log, f"{service} wrote no snapshot"
+                # nothing to write if it restored a snapshot and nothing changed since
+                assert "snapshot_written" in log or "snapshot_restored" in log, service
         for service in MEASURED:
             start_and_report(stack, service, "restart")
     finally:
