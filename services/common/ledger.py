@@ -44,7 +44,7 @@ from services.common.eventlog import (
 from services.common.logging import get_logger
 from services.common.metrics import APPENDS_SETTLED, EVENTS_APPENDED, LOG_DUPLICATES
 from services.common.sharding import shard_of
-from services.common.snapshots import PART_ENTRIES, Snapshot, batches
+from services.common.snapshots import Snapshot, batches, sized
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc, snapshot_pb2
 
 log = get_logger(__name__)
@@ -170,8 +170,7 @@ class StreamWriter:
                 )
             )
         held = [e for envelopes in self._events.values() for e in envelopes]
-        for part in batches(len(held), PART_ENTRIES // 10):
-            parts.append(snapshot_pb2.OpenEvents(envelopes=held[part]))
+        parts.extend(snapshot_pb2.OpenEvents(envelopes=held[part]) for part in sized(held))
         return parts
 
     def restore_snapshot(self, snapshot: Snapshot, apply: Apply) -> None:

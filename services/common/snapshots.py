@@ -31,7 +31,7 @@ from typing import Protocol, TypeVar
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from google.protobuf import any_pb2, message
 
-from services.common.eventlog import KAFKA_TIMEOUT_S
+from services.common.eventlog import KAFKA_TIMEOUT_S, MAX_RECORD_BYTES
 from services.common.logging import get_logger
 from services.common.metrics import (
     SNAPSHOT_AGE,
@@ -47,6 +47,11 @@ log = get_logger(__name__)
 CHUNK_BYTES = 512 * 1024
 #: a part (one of the owner's lists) holds at most this many entries, so that it fits a chunk
 PART_ENTRIES = 2000
+#: envelopes go into parts of at most this many bytes (one larger envelope goes alone)
+PART_BYTES = 256 * 1024
+#: a part alone in its chunk may be as large as one envelope the event log accepts, so any
+#: envelope fits a snapshot record as it fits an event record
+MAX_PART_BYTES = MAX_RECORD_BYTES + 1024
 #: no two snapshots closer than this (seconds): catching up with a long history (scoring
 #: following board.events from the start) would otherwise write one every second or so
 MIN_GAP_S = 30.0
@@ -80,15 +85,18 @@ def pack(parts: Sequence[message.Message]) -> list[any_pb2.Any]:
     return packed
 
 
-def chunked(parts: Sequence[any_pb2.Any], limit: int = CHUNK_BYTES) -> list[list[any_pb2.Any]]:
+def chunked(
+    parts: Sequence[any_pb2.Any], limit: int = CHUNK_BYTES, most: int = MAX_PART_BYTES
+) -> list[list[any_pb2.Any]]:
     """``parts`` in order, grouped so that each group's parts add up to at most ``limit``
-    bytes (a part larger than ``limit`` is refused: its producer must split it)."""
+    bytes, or is one part of at most ``most`` bytes (a larger part is refused: its
+    producer must split it)."""
     chunks: list[list[any_pb2.Any]] = [[]]
     size = 0
     for part in parts:
         part_size = part.ByteSize()
-        if part_size > limit:
-            raise ValueError(f"a snapshot part of {part_size} bytes exceeds {limit}")
+        if part_size > most:
+            raise ValueError(f"a snapshot part of {part_size} bytes exceeds {most}")
         if size + part_size > limit and chunks[-1]:
             chunks.append([])
             size = 0
@@ -100,6 +108,22 @@ def chunked(parts: Sequence[any_pb2.Any], limit: int = CHUNK_BYTES) -> list[list
 def batches(count: int, size: int = PART_ENTRIES) -> list[slice]:
     """Slices cutting ``count`` entries into parts of at most ``size``."""
     return [slice(i, i + size) for i in range(0, count, size)]
+
+
+def sized(items: Sequence[message.Message], limit: int = PART_BYTES) -> list[slice]:
+    """Slices cutting ``items`` (envelopes) into parts of at most ``limit`` bytes; an item
+    larger than that is a part of its own."""
+    cuts: list[slice] = []
+    start, size = 0, 0
+    for i, item in enumerate(items):
+        item_size = item.ByteSize() + 8  # its tag and length in the part
+        if size + item_size > limit and i > start:
+            cuts.append(slice(start, i))
+            start, size = i, 0
+        size += item_size
+    if start < len(items):
+        cuts.append(slice(start, len(items)))
+    return cuts
 
 
 class SnapshotStore(Protocol):
@@ -138,11 +162,18 @@ class KafkaSnapshotStore:
             acks="all",
             enable_idempotence=True,
             request_timeout_ms=int(self._timeout * 1000),
-            max_request_size=2 * CHUNK_BYTES,
+            max_request_size=MAX_PART_BYTES + 64 * 1024,
         )
         await producer.start()
         self._producer = producer
-        partitions = sorted(await producer.partitions_for(self.topic))
+        try:
+            partitions = sorted(
+                await asyncio.wait_for(producer.partitions_for(self.topic), self._timeout)
+            )
+        except Exception as error:
+            raise RuntimeError(
+                f"topic {self.topic!r} cannot be found; create the topics first"
+            ) from error
         self._partition = partitions[self._shard % len(partitions)]
 
     async def stop(self) -> None:
@@ -185,7 +216,7 @@ class KafkaSnapshotStore:
             bootstrap_servers=self._bootstrap,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
-            max_partition_fetch_bytes=4 * CHUNK_BYTES,
+            max_partition_fetch_bytes=2 * (MAX_PART_BYTES + 64 * 1024),
         )
         await consumer.start()
         try:

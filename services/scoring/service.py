@@ -21,7 +21,7 @@ from services.common.eventlog import LogRecord, LogUnavailable
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
 from services.common.metrics import LOG_DUPLICATES
-from services.common.snapshots import PART_ENTRIES, Snapshot, batches
+from services.common.snapshots import Snapshot, batches, sized
 from services.scoring.standings import GameStandings
 from tabletop.v1 import (
     envelope_pb2,
@@ -69,10 +69,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
         scored = sorted(self._scored)
         parts.extend(snapshot_pb2.ScoredMatches(match_ids=scored[p]) for p in batches(len(scored)))
         followed = [e for envelopes in self._followed.values() for e in envelopes]
-        parts.extend(
-            snapshot_pb2.FollowedEvents(envelopes=followed[p])
-            for p in batches(len(followed), PART_ENTRIES // 10)
-        )
+        parts.extend(snapshot_pb2.FollowedEvents(envelopes=followed[p]) for p in sized(followed))
         for game, standings in self._standings.items():
             parts.extend(standings.states(game))
         return parts

@@ -117,8 +117,10 @@ def test_chunks_keep_the_parts_in_order_and_under_the_limit() -> None:
     assert len(chunks) > 1
     assert [p for chunk in chunks for p in chunk] == parts
     assert all(sum(p.ByteSize() for p in chunk) <= limit for chunk in chunks)
+    # a part larger than the limit goes alone in its chunk, up to what a record may hold
+    assert chunked(parts, limit=10, most=limit) == [[p] for p in parts]
     with pytest.raises(ValueError):
-        chunked(parts, limit=10)
+        chunked(parts, limit=10, most=10)
 
 
 async def test_a_snapshot_reads_back_whole_across_chunks() -> None:
@@ -204,6 +206,23 @@ async def test_a_writer_restores_from_its_snapshot_and_reads_only_the_tail() -> 
     assert not restored.is_open("a") and event_log.ranges_read >= 1
     [appended] = await restored.append("c", [pe.MatchEnded(reason="next")], cause("next"))
     assert appended.sequence == 4
+
+
+async def test_an_open_match_with_an_event_near_the_record_limit_fits_a_snapshot() -> None:
+    writer, event_log = memory_writer("scoring")
+    big = pe.MatchEnded(reason="x" * 900_000)  # the event log takes up to 1,000,000 bytes
+    for turn in range(2):
+        await writer.append("big", [big], cause(f"b{turn}"))
+        await writer.append("small", [pe.MatchEnded(reason="y")], cause(f"s{turn}"))
+    store = MemorySnapshotStore()
+    await save(store, writer, None)
+    assert max(len(v or b"") for _, v in store.records) < 1_000_000 + 2048
+
+    restored, owner = await restart("scoring", event_log, store, WriterOnly)
+    assert owner.applied == ["big:1", "big:2", "small:1", "small:2"]
+    assert [e.event_id for e in restored.events("big")] == [
+        e.event_id for e in writer.events("big")
+    ]
 
 
 async def test_an_unsettled_append_across_a_snapshot_is_adopted_on_restore() -> None:
