@@ -95,10 +95,6 @@ class BoardService(board_pb2_grpc.BoardServicer):
             ):
                 self.reveals.add(match_id, correlation_id)
 
-    @property
-    def restored_from_snapshot(self) -> bool:
-        return self._ended is not None
-
     # -- recovery -------------------------------------------------------------------------
     def begin_recovery(self) -> None:
         """Until ``end_recovery``, ``apply`` folds nothing: a match that ends further on in
@@ -111,7 +107,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
         for envelopes in unfolded.values():
             for envelope in envelopes:
                 self.apply(envelope)
-        for match_id, correlation_id in (self._ended or {}).items():
+        ended, self._ended = self._ended or {}, None
+        for match_id, correlation_id in ended.items():
             self.reveals.add(match_id, correlation_id)
 
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:

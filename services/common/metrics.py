@@ -96,7 +96,8 @@ SNAPSHOT_DURATION = Histogram(
 )
 SNAPSHOT_FAILURES = Counter(
     "tabletop_snapshot_failures",
-    "Snapshots that could not be written (retried later) or read (the stream is replayed).",
+    "Snapshots that could not be taken or written (retried later) or read (the stream is "
+    "replayed from its start).",
     ["stream", "operation"],
 )
 GATEWAY_WATCHERS = Gauge("tabletop_gateway_watchers", "Open WatchMatch streams.")

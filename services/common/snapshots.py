@@ -306,6 +306,8 @@ class Snapshotter:
         #: the changes the newest snapshot holds, and when it was taken (monotonic)
         self._at = 0
         self._taken = time.monotonic()
+        #: when the newest attempt began (a failing one is retried only after the gap)
+        self._tried = self._taken
         self._runner: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         SNAPSHOT_AGE.labels(stream).set_function(lambda: time.monotonic() - self._taken)
@@ -331,18 +333,25 @@ class Snapshotter:
         while True:
             await asyncio.sleep(min(1.0, self._every_seconds))
             pending = self._changes() - self._at
-            since = time.monotonic() - self._taken
-            if since < min(MIN_GAP_S, self._every_seconds):
+            now = time.monotonic()
+            if now - self._tried < min(MIN_GAP_S, self._every_seconds):
                 continue
-            if pending >= self._every_events or (pending and since >= self._every_seconds):
+            due = now - self._taken >= self._every_seconds
+            if pending >= self._every_events or (pending and due):
                 await self.snapshot()
 
     async def snapshot(self) -> bool:
         """Take the state now and write it; False if writing failed (retried later)."""
         async with self._lock:
             started = time.perf_counter()
+            self._tried = cut = time.monotonic()
             at = self._changes()
-            parts = pack(self._take())  # synchronous: a consistent cut of the state
+            try:
+                parts = pack(self._take())  # synchronous: a consistent cut of the state
+            except Exception:  # a bug in an owner's part: serve on, say so loudly
+                SNAPSHOT_FAILURES.labels(self._stream, "take").inc()
+                log.exception("snapshot_not_taken", stream=self._stream)
+                return False
             took = time.perf_counter()
             SNAPSHOT_DURATION.labels(self._stream, "take").observe(took - started)
             try:
@@ -353,7 +362,7 @@ class Snapshotter:
                 return False
             SNAPSHOT_DURATION.labels(self._stream, "write").observe(time.perf_counter() - took)
             SNAPSHOT_BYTES.labels(self._stream).set(size)
-            self._at, self._taken = at, time.monotonic()
+            self._at, self._taken = at, cut
             log.info("snapshot_written", stream=self._stream, bytes=size, parts=len(parts))
             return True
 

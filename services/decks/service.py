@@ -91,7 +91,7 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             # No shuffle or draw follows a reveal: the piles and kept replies go, only the
             # commitment is kept.
             revealed = self._matches.pop(envelope.match_id, DecksMatch())
-            self._revealed[envelope.match_id] = revealed.commitment
+            self._revealed.setdefault(envelope.match_id, revealed.commitment)
             self._writer.close(envelope.match_id)
             if self._deferred is not None:
                 self._deferred.pop(envelope.match_id, None)

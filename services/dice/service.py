@@ -66,7 +66,7 @@ class DiceService(dice_pb2_grpc.DiceServicer):
             # No roll follows a reveal (a command that rolled committed before its match
             # ended): only the commitment is kept.
             revealed = self._matches.pop(envelope.match_id, DiceMatch())
-            self._revealed[envelope.match_id] = revealed.commitment
+            self._revealed.setdefault(envelope.match_id, revealed.commitment)
             self._writer.close(envelope.match_id)
             if self._deferred is not None:
                 self._deferred.pop(envelope.match_id, None)
