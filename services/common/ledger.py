@@ -181,11 +181,9 @@ class StreamWriter:
             self._known.update(positions.known)
             self._unsettled.update(positions.unsettled)
         for spans in snapshot.of(snapshot_pb2.MatchSpans):
-            for match_id, version, first, end in zip(
-                spans.match_ids, spans.versions, spans.firsts, spans.ends, strict=True
-            ):
-                self._versions[match_id] = version
-                self._spans[match_id] = (first, end)
+            self._versions.update(zip(spans.match_ids, spans.versions, strict=True))
+            ranges = zip(spans.firsts, spans.ends, strict=True)
+            self._spans.update(zip(spans.match_ids, ranges, strict=True))
         for open_events in snapshot.of(snapshot_pb2.OpenEvents):
             for envelope in open_events.envelopes:
                 self._events[envelope.match_id].append(envelope)
