@@ -13,6 +13,7 @@ from services.board.service import BoardService
 from services.common.config import Config
 from services.common.eventlog import EventLog
 from services.common.ledger import EventSourceServicer, StreamWriter
+from services.common.logging import get_logger
 from services.common.server import peer_channel, run_until_signalled
 from services.common.snapshots import release_memory
 from services.common.stream_service import snapshotter_for
@@ -25,6 +26,8 @@ from tabletop.v1 import (
     envelope_pb2,
     envelope_pb2_grpc,
 )
+
+log = get_logger(__name__)
 
 
 async def main(config: Config) -> None:
@@ -80,8 +83,10 @@ async def main(config: Config) -> None:
         """Finished matches whose seeds were never revealed (the board stopped first)."""
         finished = set(writer.closed())  # the board closes a match when it ends
         topics = [event_topic(s, config.topic_prefix) for s in ("dice", "decks")]
-        for match_id in sorted(await unrevealed(config.kafka_bootstrap, topics, finished)):
+        pending = sorted(await unrevealed(config.kafka_bootstrap, topics, finished))
+        for match_id in pending:
             service.reveals.add(match_id, f"reveal:{match_id}")
+        log.info("reveals_resumed", pending=len(pending))
         snapshotter.start()  # only now does the outbox hold every pending reveal
 
     async def stop() -> None:

@@ -161,6 +161,21 @@ def wait_idle(pid: int, timeout: float = 1800.0) -> float:
     raise TimeoutError("never idle")
 
 
+#: the log line after which a service's state is complete and a clean stop snapshots it
+#: (the board, recovering without a snapshot, first scans dice and decks for reveals)
+COMPLETE = {"board": ("reveals_resumed", "snapshot_restored")}
+
+
+def wait_complete(stack: Stack, service: str, timeout: float = 1800.0) -> None:
+    lines = COMPLETE.get(service, ())
+    deadline = time.monotonic() + timeout
+    while lines and time.monotonic() < deadline:
+        log = (stack.run_dir / f"{service}.log").read_text()
+        if any(line in log for line in lines):
+            return
+        time.sleep(0.5)
+
+
 def start_and_report(stack: Stack, service: str, label: str) -> None:
     started = time.monotonic()
     stack.start(service)
@@ -168,7 +183,9 @@ def start_and_report(stack: Stack, service: str, label: str) -> None:
     healthy = time.monotonic() - started
     pid = stack.pid(service)
     assert pid is not None
-    idle = wait_idle(pid) + healthy
+    wait_complete(stack, service)
+    wait_idle(pid)
+    idle = time.monotonic() - started
     cpu = cpu_seconds(pid)
     print(
         f"{label:9} {service:8} healthy after {healthy:6.1f} s, idle after {idle:6.1f} s, "
