@@ -13,7 +13,10 @@ from services.board.service import BoardService
 from services.common.config import Config
 from services.common.eventlog import EventLog
 from services.common.ledger import EventSourceServicer, StreamWriter
+from services.common.logging import get_logger
 from services.common.server import peer_channel, run_until_signalled
+from services.common.snapshots import release_memory
+from services.common.stream_service import snapshotter_for
 from services.common.topics import event_topic
 from tabletop.v1 import (
     board_pb2,
@@ -23,6 +26,8 @@ from tabletop.v1 import (
     envelope_pb2,
     envelope_pb2_grpc,
 )
+
+log = get_logger(__name__)
 
 
 async def main(config: Config) -> None:
@@ -39,6 +44,9 @@ async def main(config: Config) -> None:
         dice_pb2_grpc.DiceStub(dice_channel), decks_pb2_grpc.DecksStub(decks_channel)
     )
     service = BoardService(writer, chance)
+    store, snapshotter = snapshotter_for(
+        config, "board", lambda: writer.snapshot() + service.snapshot(), lambda: writer.changes
+    )
 
     def register(server: grpc.aio.Server) -> list[str]:
         board_pb2_grpc.add_BoardServicer_to_server(service, server)
@@ -53,26 +61,39 @@ async def main(config: Config) -> None:
     tasks: list[asyncio.Task[None]] = []
 
     async def start() -> None:
-        await (
-            event_log.start()
-        )  # initialising the transactional producer aborts a zombie's open txn
+        # Initialising the transactional producer aborts a zombie's open transaction.
+        await event_log.start()
+        await store.start()
+        snapshot = await snapshotter.load()
         service.begin_recovery()
-        await writer.recover(service.apply)
+        if snapshot is not None:
+            service.restore(snapshot)
+        await writer.recover(service.apply, snapshot)
         service.end_recovery()
         service.refresh_gauges()
+        restored, snapshot = snapshot is not None, None
+        release_memory()
         tasks.append(asyncio.create_task(service.reveals.run()))
-        tasks.append(asyncio.create_task(resume_reveals()))
+        if not restored:
+            tasks.append(asyncio.create_task(resume_reveals()))
+        else:
+            snapshotter.start()
 
     async def resume_reveals() -> None:
         """Finished matches whose seeds were never revealed (the board stopped first)."""
         finished = set(writer.closed())  # the board closes a match when it ends
         topics = [event_topic(s, config.topic_prefix) for s in ("dice", "decks")]
-        for match_id in sorted(await unrevealed(config.kafka_bootstrap, topics, finished)):
+        pending = sorted(await unrevealed(config.kafka_bootstrap, topics, finished))
+        for match_id in pending:
             service.reveals.add(match_id, f"reveal:{match_id}")
+        log.info("reveals_resumed", pending=len(pending))
+        snapshotter.start()  # only now does the outbox hold every pending reveal
 
     async def stop() -> None:
         for task in tasks:
             task.cancel()
+        await snapshotter.stop()
+        await store.stop()
         await event_log.stop()
         await dice_channel.close()
         await decks_channel.close()

@@ -5,7 +5,9 @@ board keeps it here and retries (backing off) until both confirm. Reveal is idem
 (a seed revealed already is answered again, nothing appended), so retrying is safe. The
 outbox survives a board restart because it is derived from the logs: a finished match
 (board.events) whose DiceSeedRevealed or DecksSeedRevealed is missing (dice.events,
-decks.events) is still pending.
+decks.events) is still pending. With a snapshot the board needs no such scan: the
+snapshot holds the pending and in-flight reveals, and every match that ends in the tail
+after it is revealed again (an idempotent call).
 """
 
 from __future__ import annotations
@@ -34,7 +36,25 @@ class RevealOutbox:
         self._max_delay = max_delay
         #: match id → the correlation id its reveal is recorded under
         self._pending: dict[str, str] = {}
+        #: reveals being made right after their match ended (not confirmed yet)
+        self._in_flight: dict[str, str] = {}
         self._wake = asyncio.Event()
+
+    async def reveal_now(self, match_id: str, correlation_id: str) -> None:
+        """Reveal a match that just ended; pending (retried later) unless it succeeds.
+        Raises ChanceFailed after making it pending."""
+        self._in_flight[match_id] = correlation_id
+        try:
+            await self._reveal(match_id, correlation_id)
+        except BaseException:
+            self.add(match_id, correlation_id)  # a cancelled call may not have reached dice
+            raise
+        finally:
+            del self._in_flight[match_id]
+
+    def unconfirmed(self) -> dict[str, str]:
+        """Every reveal not confirmed yet (pending or in flight), for a snapshot."""
+        return {**self._in_flight, **self._pending}
 
     def add(self, match_id: str, correlation_id: str) -> None:
         self._pending[match_id] = correlation_id

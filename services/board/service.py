@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 import structlog
+from google.protobuf import message
 
 from services.adapters.game_adapter import (
     action_from_game_action,
@@ -29,6 +30,7 @@ from services.common.eventlog import LogUnavailable
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
 from services.common.metrics import ACTIONS, MATCHES_ACTIVE, MATCHES_CREATED, MATCHES_FINISHED
+from services.common.snapshots import Snapshot, batches
 from services.games.commands import (
     Accepted,
     Command,
@@ -47,6 +49,7 @@ from tabletop.v1 import (
     games_pb2,
     match_pb2,
     platform_events_pb2,
+    snapshot_pb2,
 )
 
 log = get_logger(__name__)
@@ -68,6 +71,29 @@ class BoardService(board_pb2_grpc.BoardServicer):
         self.reveals = RevealOutbox(chance.reveal)
         #: while recovering: open match → its envelopes, folded only once the log is read
         self._unfolded: dict[str, list[envelope_pb2.EventEnvelope]] | None = None
+        #: recovering from a snapshot: the matches that end after it (their reveals are
+        #: made again, since whether they were made is not in the snapshot)
+        self._ended: dict[str, str] | None = None
+
+    # -- snapshots ------------------------------------------------------------------------
+    def snapshot(self) -> list[message.Message]:
+        """The reveal outbox (the writer's part holds the active matches' envelopes)."""
+        unconfirmed = sorted(self.reveals.unconfirmed().items())
+        return [
+            snapshot_pb2.PendingReveals(
+                match_ids=[m for m, _ in unconfirmed[part]],
+                correlation_ids=[c for _, c in unconfirmed[part]],
+            )
+            for part in batches(len(unconfirmed))
+        ]
+
+    def restore(self, snapshot: Snapshot) -> None:
+        self._ended = {}
+        for pending in snapshot.of(snapshot_pb2.PendingReveals):
+            for match_id, correlation_id in zip(
+                pending.match_ids, pending.correlation_ids, strict=True
+            ):
+                self.reveals.add(match_id, correlation_id)
 
     # -- recovery -------------------------------------------------------------------------
     def begin_recovery(self) -> None:
@@ -81,12 +107,17 @@ class BoardService(board_pb2_grpc.BoardServicer):
         for envelopes in unfolded.values():
             for envelope in envelopes:
                 self.apply(envelope)
+        ended, self._ended = self._ended or {}, None
+        for match_id, correlation_id in ended.items():
+            self.reveals.add(match_id, correlation_id)
 
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
         if self._unfolded is not None:
             if is_a(envelope, platform_events_pb2.MatchEnded):
                 self._unfolded.pop(envelope.match_id, None)
                 self._retire(envelope.match_id)
+                if self._ended is not None:
+                    self._ended[envelope.match_id] = envelope.correlation_id
             else:
                 self._unfolded.setdefault(envelope.match_id, []).append(envelope)
             return
@@ -130,11 +161,10 @@ class BoardService(board_pb2_grpc.BoardServicer):
         MATCHES_FINISHED.labels(match.game.name, _result_label(match.results)).inc()
         MATCHES_ACTIVE.labels(match.game.name).dec()
         try:
-            await self._chance.reveal(match.match_id, command_id)
+            await self.reveals.reveal_now(match.match_id, command_id)
         except ChanceFailed as failed:
             # The match is over either way; the outbox reveals the seeds later.
             log.warning("seed_reveal_deferred", code=failed.code.name)
-            self.reveals.add(match.match_id, command_id)
 
     # -- RPCs -----------------------------------------------------------------------------
     async def CreateMatch(

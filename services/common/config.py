@@ -140,6 +140,10 @@ class Config:
     #: view (services/gateway/inplay.py)
     max_matches_in_play: int = 0
     match_idle_s: float = 600.0
+    #: dice, decks, board, scoring: a snapshot of the state after this many new events, or
+    #: after this many seconds when anything changed (and at a clean stop); 0 events: none
+    snapshot_every_events: int = 20_000
+    snapshot_every_seconds: float = 300.0
 
     @classmethod
     def from_env(cls, service: str) -> Config:
@@ -199,4 +203,6 @@ class Config:
             max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "500")),
             max_matches_in_play=int(_env("GATEWAY_MAX_MATCHES_IN_PLAY", "20")),
             match_idle_s=float(_env("GATEWAY_MATCH_IDLE_S", "600")),
+            snapshot_every_events=int(_env("SNAPSHOT_EVERY_EVENTS", "20000")),
+            snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
         )

@@ -366,8 +366,11 @@ async def read_stream(
         yield record.envelope
 
 
-async def read_records(bootstrap: str, topics: Sequence[str]) -> AsyncIterator[LogRecord]:
-    """Every committed record in ``topics`` from the beginning to the end as of now."""
+async def read_records(
+    bootstrap: str, topics: Sequence[str], starts: dict[int, int] | None = None
+) -> AsyncIterator[LogRecord]:
+    """Every committed record in ``topics`` from the beginning (or, for a partition in
+    ``starts``, from the offset given: the tail after a snapshot) to the end as of now."""
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap,
         enable_auto_commit=False,
@@ -383,8 +386,11 @@ async def read_records(bootstrap: str, topics: Sequence[str]) -> AsyncIterator[L
         ]
         consumer.assign(partitions)
         await consumer.seek_to_beginning(*partitions)
+        for tp in partitions:
+            if starts and tp.partition in starts:
+                consumer.seek(tp, starts[tp.partition])
         ends = await consumer.end_offsets(partitions)
-        pending = {tp for tp in partitions if ends[tp] > 0}
+        pending = {tp for tp in partitions if ends[tp] > (starts or {}).get(tp.partition, 0)}
         while pending:
             batches = await consumer.getmany(*pending, timeout_ms=500)
             for tp, records in batches.items():
@@ -447,6 +453,45 @@ class Tail:
             for records in batches.values():
                 for record in records:
                     yield record.topic, record.value
+
+
+class Follower:
+    """Follows every partition of one topic without a consumer group, from the beginning
+    or, for a partition in ``starts``, from the offset given (a reader that keeps its own
+    position, in a snapshot)."""
+
+    def __init__(self, bootstrap: str, topic: str, starts: dict[int, int] | None = None) -> None:
+        self._topic = topic
+        self._starts = dict(starts or {})
+        self._consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            isolation_level="read_committed",
+        )
+
+    async def start(self) -> None:
+        await self._consumer.start()
+        partitions = [
+            TopicPartition(self._topic, p)
+            for p in sorted(await _partitions_of(self._consumer, self._topic))
+        ]
+        self._consumer.assign(partitions)
+        await self._consumer.seek_to_beginning(*partitions)
+        for tp in partitions:
+            if tp.partition in self._starts:
+                self._consumer.seek(tp, self._starts[tp.partition])
+
+    async def stop(self) -> None:
+        await self._consumer.stop()
+
+    async def __aiter__(self) -> AsyncIterator[LogRecord]:
+        while True:
+            batches = await self._consumer.getmany(timeout_ms=1000)
+            for tp, records in batches.items():
+                for record in records:
+                    envelope = envelope_pb2.EventEnvelope.FromString(record.value)
+                    yield LogRecord(tp.partition, record.offset, envelope)
 
 
 async def create_topics(

@@ -10,6 +10,11 @@ scoring once it is scored) the envelopes leave memory; the writer keeps the matc
 version and the offset span of its partition that holds its records (a few integers),
 and ListEvents reads them back from Kafka within a deadline.
 
+Snapshots (``services.common.snapshots``): ``snapshot`` gives the writer's state as parts
+(every partition's known end, the unsettled matches, every match's version and span, the
+envelopes of open matches); ``restore_snapshot`` takes it back, and the restart reads only
+the tail of the topic from ``tail_starts``.
+
 Exactly once under broker faults: an append whose outcome is unknown (the broker died
 mid-commit, an answer was lost, the deadline passed) leaves the match *unsettled*. The
 writer then fences its producer and reads the match's partition back (read_committed)
@@ -39,7 +44,8 @@ from services.common.eventlog import (
 from services.common.logging import get_logger
 from services.common.metrics import APPENDS_SETTLED, EVENTS_APPENDED, LOG_DUPLICATES
 from services.common.sharding import shard_of
-from tabletop.v1 import envelope_pb2, envelope_pb2_grpc
+from services.common.snapshots import Snapshot, batches, sized
+from tabletop.v1 import envelope_pb2, envelope_pb2_grpc, snapshot_pb2
 
 log = get_logger(__name__)
 
@@ -74,8 +80,14 @@ class StreamWriter:
         self._known: dict[int, int] = {}
         #: match → the offset of its partition to read back from (outcome unknown)
         self._unsettled: dict[str, int] = {}
+        #: match → where its partition stood before its append now in flight (a snapshot
+        #: taken meanwhile must read it back: other appends may move the known end past it)
+        self._in_flight: dict[str, int] = {}
         #: folds envelopes adopted from the log into the owner's state (set by recover)
         self._apply: Apply = lambda envelope: None
+        #: envelopes taken since the start (appended or read from the log), beyond a
+        #: restored snapshot: what a new snapshot would add
+        self.changes = 0
 
     def owns(self, match_id: str) -> bool:
         return shard_of(match_id, self._shards) == self._shard
@@ -126,17 +138,86 @@ class StreamWriter:
             )
         return found[after:]
 
-    async def recover(self, apply: Apply) -> int:
-        """Rebuild from the topic: every envelope of an owned match, in order. ``apply``
-        also folds what a later read-back adopts."""
-        return await self.restore(read_records(self._bootstrap, [self._event_log.topic]), apply)
+    async def recover(self, apply: Apply, snapshot: Snapshot | None = None) -> int:
+        """Rebuild from the topic: every envelope of an owned match, in order; from the
+        snapshot's offsets on when there is one. ``apply`` also folds what a later
+        read-back adopts."""
+        starts: dict[int, int] = {}
+        if snapshot is not None:
+            self.restore_snapshot(snapshot, apply)
+            starts = self.tail_starts()
+        records = read_records(self._bootstrap, [self._event_log.topic], starts)
+        return await self.restore(records, apply)
+
+    def snapshot(self) -> list[message.Message]:
+        """The writer's state as snapshot parts (synchronously: between two appends)."""
+        unsettled = dict(self._in_flight)
+        for match_id, offset in self._unsettled.items():
+            unsettled[match_id] = min(unsettled.get(match_id, offset), offset)
+        parts: list[message.Message] = [
+            snapshot_pb2.WriterPositions(known=self._known, unsettled=unsettled)
+        ]
+        ids = list(self._versions)
+        spans = [self._spans.get(m, (0, 0)) for m in ids]
+        versions = [self._versions[m] for m in ids]
+        for part in batches(len(ids)):
+            parts.append(
+                snapshot_pb2.MatchSpans(
+                    match_ids=ids[part],
+                    versions=versions[part],
+                    firsts=[s[0] for s in spans[part]],
+                    ends=[s[1] for s in spans[part]],
+                )
+            )
+        held = [e for envelopes in self._events.values() for e in envelopes]
+        parts.extend(snapshot_pb2.OpenEvents(envelopes=held[part]) for part in sized(held))
+        return parts
+
+    def restore_snapshot(self, snapshot: Snapshot, apply: Apply) -> None:
+        """Take the writer's state from ``snapshot`` and fold the open matches' envelopes
+        with ``apply``; the tail of the topic from ``tail_starts`` follows."""
+        self._apply = apply
+        for positions in snapshot.of(snapshot_pb2.WriterPositions):
+            self._known.update(positions.known)
+            self._unsettled.update(positions.unsettled)
+        for spans in snapshot.of(snapshot_pb2.MatchSpans):
+            self._versions.update(zip(spans.match_ids, spans.versions, strict=True))
+            ranges = zip(spans.firsts, spans.ends, strict=True)
+            self._spans.update(zip(spans.match_ids, ranges, strict=True))
+        for open_events in snapshot.of(snapshot_pb2.OpenEvents):
+            for envelope in open_events.envelopes:
+                self._events[envelope.match_id].append(envelope)
+                apply(envelope)
+        log.info(
+            "snapshot_restored",
+            stream=self.stream,
+            snapshot=snapshot.snapshot_id,
+            matches=len(self._versions),
+            open=len(self._events),
+            unsettled=len(self._unsettled),
+        )
+
+    def tail_starts(self) -> dict[int, int]:
+        """Per partition, where the tail after a restored snapshot begins: its known end,
+        or earlier where an append's outcome was unknown. Reading the tail settles those
+        (the restarted writer's producer fenced the old one), so they are settled here."""
+        starts = dict(self._known)
+        partition_of = self._event_log.partition_of
+        for match_id, offset in self._unsettled.items():
+            partition = partition_of(match_id)
+            starts[partition] = min(starts.get(partition, offset), offset)
+        self._unsettled.clear()
+        return starts
 
     async def restore(self, records: AsyncIterator[LogRecord], apply: Apply) -> int:
-        """Rebuild from ``records`` (the topic from its start, in offset order)."""
+        """Rebuild from ``records`` (the topic from its start, or the tail after a restored
+        snapshot, in offset order)."""
         self._apply = apply
         count = 0
         async for record in records:
-            self._known[record.partition] = record.offset + 1
+            self._known[record.partition] = max(
+                self._known.get(record.partition, 0), record.offset + 1
+            )
             envelope = record.envelope
             if envelope.stream != self.stream or not self.owns(envelope.match_id):
                 continue
@@ -182,6 +263,7 @@ class StreamWriter:
     def _taken(self, envelopes: list[envelope_pb2.EventEnvelope], first: int, end: int) -> None:
         """Count envelopes that lie in [first, end) of their match's partition."""
         match_id = envelopes[0].match_id
+        self.changes += len(envelopes)
         if match_id not in self._versions:
             self._versions[match_id] = 0
             self._events[match_id] = []  # a new match is open
@@ -230,6 +312,7 @@ class StreamWriter:
         envelopes[-1].last_in_batch = True
         partition = self._event_log.partition_of(match_id)
         before = self._known.get(partition, 0)
+        self._in_flight[match_id] = before
         try:
             written = await self._event_log.append(envelopes)
         except LogUnavailable as failure:
@@ -249,6 +332,8 @@ class StreamWriter:
             self._unsettled[match_id] = before
             self._event_log.distrust()
             raise
+        finally:
+            del self._in_flight[match_id]
         for p, end in written.items():
             self._known[p] = max(self._known.get(p, 0), end)
         # Every record before ``before`` was known before this append: its own records

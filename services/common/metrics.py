@@ -85,6 +85,27 @@ TRANSACTION_BATCHES = Histogram(
     ["topic"],
     buckets=(1, 2, 4, 8, 16, 32, 64),
 )
+SNAPSHOT_AGE = Gauge(
+    "tabletop_snapshot_age_seconds",
+    "Time since the newest snapshot of this process's state was taken (a restart reads the "
+    "stream from there).",
+    ["stream"],
+)
+SNAPSHOT_BYTES = Gauge(
+    "tabletop_snapshot_size_bytes", "Size of the newest snapshot written.", ["stream"]
+)
+SNAPSHOT_DURATION = Histogram(
+    "tabletop_snapshot_duration_seconds",
+    "Time to take a snapshot of the state (appends wait meanwhile), write it, or load it.",
+    ["stream", "operation"],
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+SNAPSHOT_FAILURES = Counter(
+    "tabletop_snapshot_failures",
+    "Snapshots that could not be taken or written (retried later) or read (the stream is "
+    "replayed from its start).",
+    ["stream", "operation"],
+)
 GATEWAY_WATCHERS = Gauge("tabletop_gateway_watchers", "Open WatchMatch streams.")
 GATEWAY_MATCHES_IN_PLAY = Gauge(
     "tabletop_gateway_matches_in_play",

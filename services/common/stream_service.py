@@ -1,4 +1,5 @@
-"""Running a service that owns one event stream (dice, decks): recover, then serve."""
+"""Running a service that owns one event stream (dice, decks): restore its newest snapshot
+and the tail of its stream, then serve (and snapshot now and then, and at a clean stop)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,20 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import grpc
+from google.protobuf import message
 
 from services.common.config import Config
 from services.common.eventlog import EventLog
 from services.common.ledger import EventSourceServicer, StreamWriter
 from services.common.server import run_until_signalled
-from services.common.topics import event_topic
+from services.common.snapshots import (
+    KafkaSnapshotStore,
+    Snapshot,
+    Snapshotter,
+    Take,
+    release_memory,
+)
+from services.common.topics import event_topic, snapshot_topic
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc
 
 
@@ -23,6 +32,32 @@ class StreamOwner(Protocol):
 
     def end_recovery(self) -> None:
         """Fold what was held back: the state is complete from here on."""
+
+    def snapshot(self) -> list[message.Message]:
+        """The owner's own state as snapshot parts (what the writer's open matches lack)."""
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Take the owner's state from ``snapshot`` (before the open matches are folded)."""
+
+
+def snapshotter_for(
+    config: Config, stream: str, take: Take, changes: Callable[[], int]
+) -> tuple[KafkaSnapshotStore, Snapshotter]:
+    store = KafkaSnapshotStore(
+        config.kafka_bootstrap,
+        snapshot_topic(stream, config.topic_prefix),
+        stream,
+        config.shard,
+    )
+    snapshotter = Snapshotter(
+        store,
+        stream,
+        take,
+        changes,
+        config.snapshot_every_events,
+        config.snapshot_every_seconds,
+    )
+    return store, snapshotter
 
 
 async def serve_stream_owner(
@@ -42,6 +77,9 @@ async def serve_stream_owner(
     )
     writer = StreamWriter(stream, event_log, config.kafka_bootstrap, config.shard, config.shards)
     service = make_service(writer)
+    store, snapshotter = snapshotter_for(
+        config, stream, lambda: writer.snapshot() + service.snapshot(), lambda: writer.changes
+    )
 
     def register(server: grpc.aio.Server) -> list[str]:
         add_to_server(service, server)
@@ -49,9 +87,21 @@ async def serve_stream_owner(
         return [service_name, envelope_pb2.DESCRIPTOR.services_by_name["EventSource"].full_name]
 
     async def start() -> None:
-        await event_log.start()
+        await event_log.start()  # fences a previous instance: the tail read is conclusive
+        await store.start()
+        snapshot = await snapshotter.load()
         service.begin_recovery()
-        await writer.recover(service.apply)
+        if snapshot is not None:
+            service.restore(snapshot)
+        await writer.recover(service.apply, snapshot)
         service.end_recovery()
+        del snapshot
+        release_memory()
+        snapshotter.start()
 
-    await run_until_signalled(config, register, on_start=start, on_stop=event_log.stop)
+    async def stop() -> None:
+        await snapshotter.stop()
+        await store.stop()
+        await event_log.stop()
+
+    await run_until_signalled(config, register, on_start=start, on_stop=stop)

@@ -28,6 +28,10 @@ def event_topic(stream: str, prefix: str = "") -> str:
     return f"{prefix}{stream}.events"
 
 
+def snapshot_topic(stream: str, prefix: str = "") -> str:
+    return f"{prefix}{stream}.snapshots"
+
+
 def views_topic(prefix: str = "") -> str:
     return f"{prefix}match.views"
 
@@ -56,6 +60,22 @@ def topic_specs(prefix: str = "", partitions: int = DEFAULT_PARTITIONS) -> list[
         TopicSpec(event_topic(s, prefix), partitions, dict(keep_forever), f"{s} events")
         for s in STREAMS
     ]
+    # A service's newest snapshot per shard (services/common/snapshots.py): compacted;
+    # segments roll every 10 minutes so that old snapshots are compacted away and a restart
+    # reads little more than the newest.
+    specs.extend(
+        TopicSpec(
+            snapshot_topic(s, prefix),
+            partitions,
+            {
+                "cleanup.policy": "compact",
+                "segment.ms": "600000",
+                "min.cleanable.dirty.ratio": "0.5",
+            },
+            f"{s} state snapshots",
+        )
+        for s in STREAMS
+    )
     # Only the newest view of a match matters to a reader: compacted by match id.
     specs.append(
         TopicSpec(

@@ -9,10 +9,18 @@ from google.protobuf import message
 
 from services.common.envelope import Cause, is_a, unpack
 from services.common.ledger import StreamWriter, append_or_abort
+from services.common.snapshots import Snapshot, batches
 from services.games.chance import DeckPiles
 from services.games.contract import RuleViolation
 from services.games.randomness import DerivedRandom, commitment, match_seed
-from tabletop.v1 import decks_pb2, decks_pb2_grpc, dice_pb2, envelope_pb2, platform_events_pb2
+from tabletop.v1 import (
+    decks_pb2,
+    decks_pb2_grpc,
+    dice_pb2,
+    envelope_pb2,
+    platform_events_pb2,
+    snapshot_pb2,
+)
 
 ALGORITHM = (
     "seed: 32 bytes, commitment sha256(seed); 64-bit blocks from HMAC-SHA256(seed, "
@@ -24,9 +32,10 @@ MAX_CARDS = 1000
 
 @dataclass
 class DecksMatch:
+    """A match whose seed is not revealed yet (a revealed one keeps its commitment only)."""
+
     commitment: str = ""
     counter: int = 0
-    revealed: bool = False
     piles: DeckPiles = field(default_factory=DeckPiles)
     replies: dict[str, message.Message] = field(default_factory=dict)
 
@@ -35,7 +44,11 @@ class DecksService(decks_pb2_grpc.DecksServicer):
     def __init__(self, writer: StreamWriter, secret: bytes) -> None:
         self._writer = writer
         self._secret = secret
+        #: matches whose seed is not revealed yet
         self._matches: dict[str, DecksMatch] = {}
+        #: revealed (closed) match → its commitment, all a retried Commit or Reveal needs
+        #: (a few dozen bytes each, for every match ever: no piles, no object per match)
+        self._revealed: dict[str, str] = {}
         #: while recovering: match → its shuffles and draws, replayed only for the matches
         #: not revealed by the end of the log (re-deriving a shuffle is the costly part)
         self._deferred: dict[str, list[envelope_pb2.EventEnvelope]] | None = None
@@ -49,6 +62,21 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             for envelope in envelopes:
                 self.apply(envelope)
 
+    def snapshot(self) -> list[message.Message]:
+        """The revealed (closed) matches' commitments: a retried Commit or Reveal of one is
+        answered from them; open matches are folded again from their envelopes."""
+        revealed = list(self._revealed.items())
+        return [
+            snapshot_pb2.RevealedSeeds(
+                match_ids=[m for m, _ in revealed[part]], commitments=[c for _, c in revealed[part]]
+            )
+            for part in batches(len(revealed))
+        ]
+
+    def restore(self, snapshot: Snapshot) -> None:
+        for seeds in snapshot.of(snapshot_pb2.RevealedSeeds):
+            self._revealed.update(zip(seeds.match_ids, seeds.commitments, strict=True))
+
     def seed(self, match_id: str) -> bytes:
         return match_seed(self._secret, f"decks:{match_id}")
 
@@ -58,6 +86,15 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             or is_a(envelope, platform_events_pb2.CardsDrawn)
         ):
             self._deferred.setdefault(envelope.match_id, []).append(envelope)
+            return
+        if is_a(envelope, platform_events_pb2.DecksSeedRevealed):
+            # No shuffle or draw follows a reveal: the piles and kept replies go, only the
+            # commitment is kept.
+            revealed = self._matches.pop(envelope.match_id, DecksMatch())
+            self._revealed.setdefault(envelope.match_id, revealed.commitment)
+            self._writer.close(envelope.match_id)
+            if self._deferred is not None:
+                self._deferred.pop(envelope.match_id, None)
             return
         match = self._matches.setdefault(envelope.match_id, DecksMatch())
         if is_a(envelope, platform_events_pb2.DecksCommitted):
@@ -81,14 +118,6 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             match.replies[drawn.request_id] = decks_pb2.DrawReply(
                 cards=drawn.cards, remaining=drawn.remaining, sequence=envelope.sequence
             )
-        elif is_a(envelope, platform_events_pb2.DecksSeedRevealed):
-            match.revealed = True
-            # No shuffle or draw follows a reveal: the piles and kept replies can go.
-            match.piles = DeckPiles()
-            match.replies.clear()
-            self._writer.close(envelope.match_id)
-            if self._deferred is not None:
-                self._deferred.pop(envelope.match_id, None)
 
     async def _append(
         self,
@@ -110,6 +139,10 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION, "this decks shard does not own the match"
             )
+        if match_id in self._revealed:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION, "the match's decks seed is revealed"
+            )
         match = self._matches.get(match_id)
         if match is None or not match.commitment:
             await context.abort(
@@ -117,10 +150,6 @@ class DecksService(decks_pb2_grpc.DecksServicer):
                 "no decks seed is committed for this match; call Commit first",
             )
             raise AssertionError
-        if match.revealed and request_id not in match.replies:
-            await context.abort(
-                grpc.StatusCode.FAILED_PRECONDITION, "the match's decks seed is revealed"
-            )
         return match
 
     async def Commit(
@@ -129,6 +158,8 @@ class DecksService(decks_pb2_grpc.DecksServicer):
         if not request.match_id:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id is required")
         async with self._writer.lock(request.match_id):
+            if request.match_id in self._revealed:
+                return dice_pb2.CommitReply(commitment=self._revealed[request.match_id])
             match = self._matches.get(request.match_id)
             if match is None or not match.commitment:
                 payload = platform_events_pb2.DecksCommitted(
@@ -197,12 +228,15 @@ class DecksService(decks_pb2_grpc.DecksServicer):
         self, request: dice_pb2.RevealRequest, context: grpc.aio.ServicerContext
     ) -> dice_pb2.RevealReply:
         async with self._writer.lock(request.match_id):
-            match = self._matches.get(request.match_id)
-            if match is None or not match.commitment:
-                await context.abort(grpc.StatusCode.NOT_FOUND, "no decks commitment for this match")
-                raise AssertionError
             seed = self.seed(request.match_id)
-            if not match.revealed:
+            if request.match_id not in self._revealed:
+                match = self._matches.get(request.match_id)
+                if match is None or not match.commitment:
+                    await context.abort(
+                        grpc.StatusCode.NOT_FOUND, "no decks commitment for this match"
+                    )
                 payload = platform_events_pb2.DecksSeedRevealed(seed=seed.hex())
                 await self._append(request.match_id, payload, request.correlation_id, context)
-            return dice_pb2.RevealReply(seed=seed.hex(), commitment=match.commitment)
+            return dice_pb2.RevealReply(
+                seed=seed.hex(), commitment=self._revealed[request.match_id]
+            )

@@ -7,9 +7,10 @@ from google.protobuf import message
 
 from services.common.envelope import Cause, is_a, unpack
 from services.common.ledger import StreamWriter, append_or_abort
+from services.common.snapshots import Snapshot, batches
 from services.dice.state import ALGORITHM, DiceMatch
 from services.games.randomness import DerivedRandom, commitment, match_seed
-from tabletop.v1 import dice_pb2, dice_pb2_grpc, envelope_pb2, platform_events_pb2
+from tabletop.v1 import dice_pb2, dice_pb2_grpc, envelope_pb2, platform_events_pb2, snapshot_pb2
 
 #: a physical chance node (a drop of every small cube) draws 1 + 5 reals per cube
 MAX_DICE = 1024
@@ -21,7 +22,11 @@ class DiceService(dice_pb2_grpc.DiceServicer):
     def __init__(self, writer: StreamWriter, secret: bytes) -> None:
         self._writer = writer
         self._secret = secret
+        #: matches whose seed is not revealed yet
         self._matches: dict[str, DiceMatch] = {}
+        #: revealed (closed) match → its commitment, all a retried Commit or Reveal needs
+        #: (a few dozen bytes each, for every match ever: no rolls, no object per match)
+        self._revealed: dict[str, str] = {}
         #: while recovering: match → its rolls, folded only for the matches not revealed
         #: by the end of the log (a revealed match keeps no rolls)
         self._deferred: dict[str, list[envelope_pb2.EventEnvelope]] | None = None
@@ -35,12 +40,36 @@ class DiceService(dice_pb2_grpc.DiceServicer):
             for envelope in envelopes:
                 self.apply(envelope)
 
+    def snapshot(self) -> list[message.Message]:
+        """The revealed (closed) matches' commitments: a retried Commit or Reveal of one is
+        answered from them; open matches are folded again from their envelopes."""
+        revealed = list(self._revealed.items())
+        return [
+            snapshot_pb2.RevealedSeeds(
+                match_ids=[m for m, _ in revealed[part]], commitments=[c for _, c in revealed[part]]
+            )
+            for part in batches(len(revealed))
+        ]
+
+    def restore(self, snapshot: Snapshot) -> None:
+        for seeds in snapshot.of(snapshot_pb2.RevealedSeeds):
+            self._revealed.update(zip(seeds.match_ids, seeds.commitments, strict=True))
+
     def seed(self, match_id: str) -> bytes:
         return match_seed(self._secret, f"dice:{match_id}")
 
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
         if self._deferred is not None and is_a(envelope, platform_events_pb2.DiceRolled):
             self._deferred.setdefault(envelope.match_id, []).append(envelope)
+            return
+        if is_a(envelope, platform_events_pb2.DiceSeedRevealed):
+            # No roll follows a reveal (a command that rolled committed before its match
+            # ended): only the commitment is kept.
+            revealed = self._matches.pop(envelope.match_id, DiceMatch())
+            self._revealed.setdefault(envelope.match_id, revealed.commitment)
+            self._writer.close(envelope.match_id)
+            if self._deferred is not None:
+                self._deferred.pop(envelope.match_id, None)
             return
         match = self._matches.setdefault(envelope.match_id, DiceMatch())
         if is_a(envelope, platform_events_pb2.DiceCommitted):
@@ -54,14 +83,6 @@ class DiceService(dice_pb2_grpc.DiceServicer):
             match.rolls[rolled.request_id] = dice_pb2.RollReply(
                 values=rolled.values, sequence=envelope.sequence
             )
-        elif is_a(envelope, platform_events_pb2.DiceSeedRevealed):
-            match.revealed = True
-            # No roll follows a reveal (a command that rolled committed before its match
-            # ended): the replies kept for retried rolls can go.
-            match.rolls.clear()
-            self._writer.close(envelope.match_id)
-            if self._deferred is not None:
-                self._deferred.pop(envelope.match_id, None)
 
     async def _append(
         self,
@@ -89,6 +110,8 @@ class DiceService(dice_pb2_grpc.DiceServicer):
     ) -> dice_pb2.CommitReply:
         await self._check_owner(request.match_id, context)
         async with self._writer.lock(request.match_id):
+            if request.match_id in self._revealed:
+                return dice_pb2.CommitReply(commitment=self._revealed[request.match_id])
             match = self._matches.get(request.match_id)
             if match is None or not match.commitment:
                 payload = platform_events_pb2.DiceCommitted(
@@ -108,6 +131,11 @@ class DiceService(dice_pb2_grpc.DiceServicer):
                 f"not {request.count}d{request.sides}",
             )
         async with self._writer.lock(request.match_id):
+            if request.match_id in self._revealed:
+                await context.abort(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    "the match's dice seed is revealed: no more rolls",
+                )
             match = self._matches.get(request.match_id)
             if match is None or not match.commitment:
                 await context.abort(
@@ -117,11 +145,6 @@ class DiceService(dice_pb2_grpc.DiceServicer):
                 raise AssertionError  # abort raises; this line is for the type checker
             if request.request_id and request.request_id in match.rolls:
                 return match.rolls[request.request_id]
-            if match.revealed:
-                await context.abort(
-                    grpc.StatusCode.FAILED_PRECONDITION,
-                    "the match's dice seed is revealed: no more rolls",
-                )
             rng = DerivedRandom(self.seed(request.match_id), request.match_id, match.counter)
             values = rng.roll(request.count, request.sides)
             payload = platform_events_pb2.DiceRolled(
@@ -143,12 +166,15 @@ class DiceService(dice_pb2_grpc.DiceServicer):
     ) -> dice_pb2.RevealReply:
         await self._check_owner(request.match_id, context)
         async with self._writer.lock(request.match_id):
-            match = self._matches.get(request.match_id)
-            if match is None or not match.commitment:
-                await context.abort(grpc.StatusCode.NOT_FOUND, "no dice commitment for this match")
-                raise AssertionError
             seed = self.seed(request.match_id)
-            if not match.revealed:
+            if request.match_id not in self._revealed:
+                match = self._matches.get(request.match_id)
+                if match is None or not match.commitment:
+                    await context.abort(
+                        grpc.StatusCode.NOT_FOUND, "no dice commitment for this match"
+                    )
                 payload = platform_events_pb2.DiceSeedRevealed(seed=seed.hex())
                 await self._append(request.match_id, payload, request.correlation_id, context)
-            return dice_pb2.RevealReply(seed=seed.hex(), commitment=match.commitment)
+            return dice_pb2.RevealReply(
+                seed=seed.hex(), commitment=self._revealed[request.match_id]
+            )

@@ -9,9 +9,10 @@ from tabletop.v1 import dice_pb2
 
 @dataclass
 class DiceMatch:
+    """A match whose seed is not revealed yet (a revealed one keeps its commitment only)."""
+
     commitment: str = ""
     counter: int = 0
-    revealed: bool = False
     #: request id → the reply first given, so a retried roll returns the same values
     rolls: dict[str, dice_pb2.RollReply] = field(default_factory=dict)
 

@@ -1,4 +1,5 @@
-"""The scoring process: rebuild results from scoring.events, then follow board.events."""
+"""The scoring process: restore its snapshot and the tail of scoring.events, then follow
+board.events from the position the snapshot holds (from the start without one)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import contextlib
 import grpc
 
 from services.common.config import Config
-from services.common.eventlog import EventLog, Tail
+from services.common.eventlog import EventLog, Follower
 from services.common.ledger import EventSourceServicer, StreamWriter
 from services.common.logging import get_logger
 from services.common.server import run_until_signalled
+from services.common.snapshots import release_memory
+from services.common.stream_service import snapshotter_for
 from services.common.topics import event_topic
 from services.scoring.service import ScoringService
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc, scoring_pb2, scoring_pb2_grpc
@@ -27,18 +30,24 @@ async def main(config: Config) -> None:
     )
     writer = StreamWriter("scoring", event_log, config.kafka_bootstrap)
     service = ScoringService(writer)
-    # No consumer group: scoring folds every match from the start of board.events, since
-    # statistics need a match's whole history; results already scored are skipped.
-    board = Tail(config.kafka_bootstrap, [event_topic("board", config.topic_prefix)], None)
+    store, snapshotter = snapshotter_for(
+        config,
+        "scoring",
+        lambda: writer.snapshot() + service.snapshot(),
+        lambda: writer.changes + service.followed_events,
+    )
+    board: Follower | None = None
     follower: asyncio.Task[None] | None = None
 
-    async def follow() -> None:
-        async for envelope in board:
+    async def follow(board: Follower) -> None:
+        await service.resume()
+        async for record in board:
             try:
-                await service.on_board_event(envelope)
+                await service.on_board_record(record)
             except Exception:
                 # One bad match must not stop scoring the others; it is logged loudly.
-                log.exception("scoring_failed", match_id=envelope.match_id)
+                log.exception("scoring_failed", match_id=record.envelope.match_id)
+                service.position[record.partition] = record.offset + 1
 
     def register(server: grpc.aio.Server) -> list[str]:
         scoring_pb2_grpc.add_ScoringServicer_to_server(service, server)
@@ -49,18 +58,33 @@ async def main(config: Config) -> None:
         ]
 
     async def start() -> None:
-        nonlocal follower
+        nonlocal board, follower
         await event_log.start()
-        await writer.recover(service.apply)
+        await store.start()
+        snapshot = await snapshotter.load()
+        if snapshot is not None:
+            service.restore(snapshot)
+        await writer.recover(service.apply, snapshot)
+        del snapshot
+        release_memory()
+        # No consumer group: statistics need a match's whole history, so scoring keeps
+        # its own position in board.events (and the envelopes of unscored matches).
+        board = Follower(
+            config.kafka_bootstrap, event_topic("board", config.topic_prefix), service.position
+        )
         await board.start()
-        follower = asyncio.create_task(follow())
+        follower = asyncio.create_task(follow(board))
+        snapshotter.start()
 
     async def stop() -> None:
         if follower is not None:
             follower.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await follower
-        await board.stop()
+        await snapshotter.stop()
+        await store.stop()
+        if board is not None:
+            await board.stop()
         await event_log.stop()
 
     await run_until_signalled(config, register, on_start=start, on_stop=stop)

@@ -1,7 +1,11 @@
 """tabletop.v1.Scoring: records each finished match's result and serves standings.
 
 It folds board events with the game's engine (for the statistics the engine reports at
-the end) and is the single writer of scoring.events.
+the end) and is the single writer of scoring.events. It follows board.events by itself
+(no consumer group): its position there, the board envelopes of the matches it has not
+scored yet, the scored matches and the standings are in its snapshot, so a restart reads
+only the tails of board.events and scoring.events. A second event id at a board sequence
+already folded is a duplicate append on the board's side: counted and logged, not folded.
 """
 
 from __future__ import annotations
@@ -9,14 +13,23 @@ from __future__ import annotations
 import asyncio
 
 import grpc
+from google.protobuf import message
 
 from services.adapters.folding import FoldedMatch
 from services.common.envelope import Cause, is_a, unpack
-from services.common.eventlog import LogUnavailable
+from services.common.eventlog import LogRecord, LogUnavailable
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
+from services.common.metrics import LOG_DUPLICATES
+from services.common.snapshots import Snapshot, batches, sized
 from services.scoring.standings import GameStandings
-from tabletop.v1 import envelope_pb2, platform_events_pb2, scoring_pb2, scoring_pb2_grpc
+from tabletop.v1 import (
+    envelope_pb2,
+    platform_events_pb2,
+    scoring_pb2,
+    scoring_pb2_grpc,
+    snapshot_pb2,
+)
 
 log = get_logger(__name__)
 
@@ -28,9 +41,16 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
     def __init__(self, writer: StreamWriter) -> None:
         self._writer = writer
         self._playing: dict[str, FoldedMatch] = {}
+        #: the board envelopes of the matches in ``_playing`` (for snapshots, and to tell
+        #: a redelivered event from a duplicate sequence)
+        self._followed: dict[str, list[envelope_pb2.EventEnvelope]] = {}
         #: matches already scored (a redelivered end is not scored twice)
         self._scored: set[str] = set()
         self._standings: dict[str, GameStandings] = {}
+        #: board.events partition → the next offset to fold
+        self.position: dict[int, int] = {}
+        #: board events taken in since the start (for the snapshot cadence)
+        self.followed_events = 0
 
     # own stream: rebuilt first
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
@@ -38,20 +58,87 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
             scored = unpack(envelope, platform_events_pb2.MatchScored)
             assert isinstance(scored, platform_events_pb2.MatchScored)
             self._scored.add(envelope.match_id)
+            self._playing.pop(envelope.match_id, None)
+            self._followed.pop(envelope.match_id, None)
             self._writer.close(envelope.match_id)  # read back from the log on demand
             self._standings.setdefault(scored.game, GameStandings()).add(scored)
 
+    # -- snapshots ------------------------------------------------------------------------
+    def snapshot(self) -> list[message.Message]:
+        parts: list[message.Message] = [snapshot_pb2.BoardPosition(next=self.position)]
+        scored = sorted(self._scored)
+        parts.extend(snapshot_pb2.ScoredMatches(match_ids=scored[p]) for p in batches(len(scored)))
+        followed = [e for envelopes in self._followed.values() for e in envelopes]
+        parts.extend(snapshot_pb2.FollowedEvents(envelopes=followed[p]) for p in sized(followed))
+        for game, standings in self._standings.items():
+            parts.extend(standings.states(game))
+        return parts
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Before the tail of scoring.events: what the snapshot holds."""
+        for position in snapshot.of(snapshot_pb2.BoardPosition):
+            self.position.update(position.next)
+        for scored in snapshot.of(snapshot_pb2.ScoredMatches):
+            self._scored.update(scored.match_ids)
+        for standings in snapshot.of(snapshot_pb2.StandingsState):
+            self._standings.setdefault(standings.game, GameStandings()).merge(standings)
+        for followed in snapshot.of(snapshot_pb2.FollowedEvents):
+            for envelope in followed.envelopes:
+                self._fold(envelope)
+
+    async def resume(self) -> None:
+        """After a restore: score the matches that ended before the snapshot but were not
+        scored by the end of scoring.events (the snapshot was taken while scoring them)."""
+        for match_id, match in list(self._playing.items()):
+            if match.finished and match_id not in self._scored:
+                await self._score(match, self._followed[match_id][-1])
+
+    # -- board.events ---------------------------------------------------------------------
+    async def on_board_record(self, record: LogRecord) -> None:
+        """Fold a board record in offset order and remember how far board.events is read."""
+        await self.on_board_event(record.envelope)
+        self.position[record.partition] = record.offset + 1
+
     async def on_board_event(self, envelope: envelope_pb2.EventEnvelope) -> None:
         """Fold a board event; score the match when it ends (once)."""
+        self.followed_events += 1
         if envelope.match_id in self._scored:
             return
+        match = self._fold(envelope)
+        if match is not None and match.finished:
+            await self._score(match, envelope)
+
+    def _fold(self, envelope: envelope_pb2.EventEnvelope) -> FoldedMatch | None:
+        """Fold the next envelope of a followed match; None for a match not followed, or
+        an envelope folded already."""
+        match_id = envelope.match_id
+        followed = self._followed.get(match_id)
+        if followed is not None and envelope.sequence <= len(followed):
+            first = followed[envelope.sequence - 1]
+            if first.event_id != envelope.event_id:
+                LOG_DUPLICATES.labels("board").inc()
+                log.error(
+                    "duplicate_sequence",
+                    stream="board",
+                    reader="scoring",
+                    match_id=match_id,
+                    sequence=envelope.sequence,
+                    kept=first.event_id,
+                    dropped=envelope.event_id,
+                )
+            return None
         if is_a(envelope, platform_events_pb2.MatchCreated):
-            self._playing[envelope.match_id] = FoldedMatch.created(envelope)
-            return
-        match = self._playing.get(envelope.match_id)
-        if match is None or not match.fold(envelope) or not match.finished:
-            return
-        del self._playing[envelope.match_id]
+            self._playing[match_id] = FoldedMatch.created(envelope)
+            self._followed[match_id] = [envelope]
+            return self._playing[match_id]
+        match = self._playing.get(match_id)
+        if match is None or followed is None:
+            return None
+        match.fold(envelope)
+        followed.append(envelope)
+        return match
+
+    async def _score(self, match: FoldedMatch, envelope: envelope_pb2.EventEnvelope) -> None:
         ended = unpack(envelope, platform_events_pb2.MatchEnded)
         assert isinstance(ended, platform_events_pb2.MatchEnded)
         scored = platform_events_pb2.MatchScored(

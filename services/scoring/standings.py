@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from tabletop.v1 import platform_events_pb2, scoring_pb2
+from tabletop.v1 import platform_events_pb2, scoring_pb2, snapshot_pb2
 
 
 @dataclass
@@ -32,6 +32,31 @@ class GameStandings:
                 standing.lost += 1
             else:
                 standing.drawn += 1
+
+    def states(self, game: str, players_per_part: int = 2000) -> list[snapshot_pb2.StandingsState]:
+        """For a snapshot: the totals, with the players in parts of bounded size."""
+        players = list(self.players.values())
+        parts = [
+            snapshot_pb2.StandingsState(game=game, players=players[i : i + players_per_part])
+            for i in range(0, len(players), players_per_part)
+        ] or [snapshot_pb2.StandingsState(game=game)]
+        first = parts[0]
+        first.matches, first.matches_won = self.matches, self.matches_won
+        first.statistic_sums.update(self.statistic_sums)
+        first.end_reasons.update(self.end_reasons)
+        return parts
+
+    def merge(self, state: snapshot_pb2.StandingsState) -> None:
+        """Add a snapshot part (``states``) back."""
+        self.matches += state.matches
+        self.matches_won += state.matches_won
+        for player in state.players:
+            standing = scoring_pb2.PlayerStanding()
+            standing.CopyFrom(player)
+            self.players[player.player] = standing
+        for name, value in state.statistic_sums.items():
+            self.statistic_sums[name] += value
+        self.end_reasons.update(dict(state.end_reasons))
 
     def reply(self, game: str) -> scoring_pb2.GetStandingsReply:
         return scoring_pb2.GetStandingsReply(

@@ -4,10 +4,14 @@ Fills a private topic prefix with N finished Crashland matches (one real match p
 in-process through the board, dice, decks and scoring services over in-memory logs, then
 copied under new match ids straight onto the topics), then starts dice, decks, scoring and
 board one at a time and reports the seconds from start to healthy and the resident memory
-(VmRSS from /proc) once healthy and settled. Not a test: a measurement, run by hand::
+(VmRSS from /proc) once healthy and settled. ``measure`` first primes the snapshots: each
+service is started (recovering from the whole log, or from the snapshot a previous run
+left), left until it is idle, and stopped, which writes its snapshot; then each is
+started again from that snapshot plus the (empty) tail. Both starts are reported. Not a
+test: a measurement, run by hand::
 
     python -m tests.bench.restart_memory fill --prefix mem1. --matches 10000
-    python -m tests.bench.restart_memory measure --prefix mem1.
+    python -m tests.bench.restart_memory measure --prefix mem1.   # [--no-prime]
     python -m tests.bench.restart_memory drop --prefix mem1.
 
 To measure another checkout (main, before a change) run ``measure`` with that checkout's
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import tempfile
 import time
@@ -36,8 +41,6 @@ from tabletop.v1 import envelope_pb2
 PARTITIONS = 3
 #: the services whose restart is measured, in start order (board calls dice and decks)
 MEASURED = ("dice", "decks", "scoring", "board")
-#: after healthy: time for background recovery work (board's reveal check) to finish
-SETTLE_S = 3.0
 
 
 async def play_one_match(seed: int) -> dict[str, list[envelope_pb2.EventEnvelope]]:
@@ -141,26 +144,77 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-def measure(prefix: str) -> None:
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_idle(pid: int, timeout: float = 1800.0) -> float:
+    """Seconds until the process uses under 5% of a CPU over two seconds (its background
+    recovery done: scoring following board.events, the board's reveal check)."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        before = cpu_seconds(pid)
+        time.sleep(2.0)
+        if cpu_seconds(pid) - before < 0.1:
+            return time.monotonic() - started
+    raise TimeoutError("never idle")
+
+
+#: the log line after which a service's state is complete and a clean stop snapshots it
+#: (the board, recovering without a snapshot, first scans dice and decks for reveals)
+COMPLETE = {"board": ("reveals_resumed", "snapshot_restored")}
+
+
+def wait_complete(stack: Stack, service: str, timeout: float = 1800.0) -> None:
+    lines = COMPLETE.get(service, ())
+    deadline = time.monotonic() + timeout
+    while lines and time.monotonic() < deadline:
+        log = (stack.run_dir / f"{service}.log").read_text()
+        if any(line in log for line in lines):
+            return
+        time.sleep(0.5)
+
+
+def start_and_report(stack: Stack, service: str, label: str) -> None:
+    started = time.monotonic()
+    stack.start(service)
+    stack.wait_healthy(service, timeout=1800)
+    healthy = time.monotonic() - started
+    pid = stack.pid(service)
+    assert pid is not None
+    wait_complete(stack, service)
+    wait_idle(pid)
+    idle = time.monotonic() - started
+    cpu = cpu_seconds(pid)
+    print(
+        f"{label:9} {service:8} healthy after {healthy:6.1f} s, idle after {idle:6.1f} s, "
+        f"CPU {cpu:6.1f} s, RSS {rss_mib(pid):6.1f} MiB",
+        flush=True,
+    )
+
+
+def measure(prefix: str, prime: bool) -> None:
     run_dir = Path(tempfile.mkdtemp(prefix="restart-memory-"))
     stack = Stack.ephemeral(run_dir, topic_prefix=prefix, partitions=PARTITIONS)
     stack.kafka_bootstrap = default_bootstrap()
+    stack.create_topics()  # the snapshot topics, for a history filled before they existed
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
     try:
+        if prime:
+            for service in MEASURED:
+                start_and_report(stack, service, "first")
+            for service in reversed(MEASURED):
+                stack.stop(service, timeout=300)  # a clean stop writes the snapshot
+            for service in MEASURED:
+                log = (run_dir / f"{service}.log").read_text()
+                # nothing to write if it restored a snapshot and nothing changed since
+                assert "snapshot_written" in log or "snapshot_restored" in log, service
         for service in MEASURED:
-            started = time.monotonic()
-            stack.start(service)
-            stack.wait_healthy(service, timeout=900)
-            healthy = time.monotonic() - started
-            time.sleep(SETTLE_S)
-            pid = stack.pid(service)
-            assert pid is not None
-            print(
-                f"{service:8} healthy after {healthy:6.1f} s   RSS {rss_mib(pid):6.1f} MiB",
-                flush=True,
-            )
+            start_and_report(stack, service, "restart")
     finally:
         for service in reversed(MEASURED):
-            stack.stop(service)
+            stack.stop(service, timeout=300)
         print(f"logs in {run_dir}")
 
 
@@ -180,11 +234,14 @@ def main() -> None:
     parser.add_argument("action", choices=("fill", "measure", "drop"))
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--matches", type=int, default=10_000)
+    parser.add_argument(
+        "--no-prime", action="store_true", help="measure: start once, from the snapshot as is"
+    )
     args = parser.parse_args()
     if args.action == "fill":
         asyncio.run(fill(args.prefix, args.matches))
     elif args.action == "measure":
-        measure(args.prefix)
+        measure(args.prefix, prime=not args.no_prime)
     else:
         asyncio.run(drop(args.prefix))
 

@@ -6,13 +6,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import cast
 
 import grpc
 
 from services.common.eventlog import EventLog, LogRecord, LogUnavailable
 from services.common.ledger import StreamWriter
+from services.common.snapshots import KafkaSnapshotStore
 from services.decks.service import DecksService
 from services.dice.service import DiceService
 from tabletop.v1 import decks_pb2, dice_pb2, envelope_pb2
@@ -27,6 +29,10 @@ class MemoryEventLog:
         self.topic = "memory"
         self.envelopes: list[envelope_pb2.EventEnvelope] = []
         self.down = False
+        #: appends are written but answered with a failure (the answer was lost)
+        self.lose_answers = False
+        #: awaited once an append is written, before it is answered (a race to stage)
+        self.while_appending: Callable[[], Awaitable[None]] | None = None
         #: how many reads of an offset range (a closed match's events) were made
         self.ranges_read = 0
 
@@ -37,6 +43,11 @@ class MemoryEventLog:
         if self.down:
             raise LogUnavailable("the broker is unreachable", outcome_unknown=True)
         self.envelopes.extend(envelopes)
+        if self.while_appending is not None:
+            staged, self.while_appending = self.while_appending, None
+            await staged()
+        if self.lose_answers:
+            raise LogUnavailable("the answer was lost", outcome_unknown=True)
         return {0: len(self.envelopes)}
 
     async def fence(self) -> None:
@@ -51,10 +62,13 @@ class MemoryEventLog:
             raise LogUnavailable("the broker is unreachable", outcome_unknown=True)
         return [LogRecord(0, i, e) for i, e in enumerate(self.envelopes) if i >= start]
 
-    async def records(self) -> AsyncIterator[LogRecord]:
-        """Every record from the start (what a restarted writer recovers from)."""
+    async def records(self, starts: dict[int, int] | None = None) -> AsyncIterator[LogRecord]:
+        """Every record from the start, or from ``starts[0]`` (the tail after a snapshot):
+        what a restarted writer recovers from."""
+        start = (starts or {}).get(0, 0)
         for offset, envelope in enumerate(list(self.envelopes)):
-            yield LogRecord(0, offset, envelope)
+            if offset >= start:
+                yield LogRecord(0, offset, envelope)
 
     async def read_range(self, partition: int, start: int, end: int) -> list[LogRecord]:
         if self.down:
@@ -62,6 +76,33 @@ class MemoryEventLog:
         self.ranges_read += 1
         end = min(end, len(self.envelopes))
         return [LogRecord(0, i, self.envelopes[i]) for i in range(start, end)]
+
+
+class MemorySnapshotStore(KafkaSnapshotStore):
+    """The snapshot store over a list of (key, value) records instead of a compacted topic
+    (compaction only removes what a reader would overwrite anyway)."""
+
+    def __init__(self, records: list[tuple[bytes, bytes | None]] | None = None) -> None:
+        super().__init__("", "memory.snapshots", "memory")
+        self.records = records if records is not None else []
+        #: sends that fail (a broker that went away midway), counted down
+        self.failing_after: int | None = None
+
+    async def start(self) -> None:
+        pass
+
+    async def _read_latest(self) -> dict[bytes, bytes | None]:
+        return dict(self.records)
+
+    async def _send(self, key: bytes, value: bytes | None) -> asyncio.Future[object]:
+        if self.failing_after is not None:
+            if self.failing_after == 0:
+                raise RuntimeError("the broker went away")
+            self.failing_after -= 1
+        self.records.append((key, value))
+        done: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
 
 
 def memory_writer(
