@@ -1,8 +1,9 @@
 """The projector: a Faust app folding the four event streams into match views.
 
 Its table ``match_states`` (changelog-backed, keyed by match id, co-partitioned with the
-event topics) holds each match's folded state; after every fold it publishes a
-``ViewUpdate`` (every viewer's view) on the views topic for the gateway.
+event topics) holds each match's folded state; once per match per batch of events it
+publishes a ``ViewUpdate`` (summary, provenance and the state of its last whole command) on
+the views topic, from which the gateways render the views their clients ask for.
 
 Nothing one match does can stop the stream: an event that fails to fold, or whose
 record or view would exceed the broker's message limit, goes to the dead-letter topic
@@ -49,6 +50,9 @@ log = get_logger(__name__)
 #: a table record or a published view of one match may not exceed this (Kafka's limit is
 #: 1 MiB per record batch); the projector checks before it writes
 MAX_VIEW_BYTES = MAX_RECORD_BYTES
+#: the most a produce batch for one partition gathers (below the broker's record batch
+#: limit)
+PRODUCER_BATCH_BYTES = 512 * 1024
 #: board event ids kept per match to tell a duplicate append from a re-read
 RECENT_IDS = 32
 
@@ -276,6 +280,10 @@ def create_app(config: Config) -> faust.App:
         # linger packs them into one produce request instead of one each (py-spy at 100
         # matches: a tenth of the projector's time went to socket writes).
         producer_linger=config.projector_linger_ms / 1000,
+        # aiokafka holds a send while its partition's batch is full until that batch is
+        # sent; at Faust's 16 KiB a rebuild's updates and changelog records waited on one
+        # produce request after another.
+        producer_max_batch_size=PRODUCER_BATCH_BYTES,
     )
     app.transport.Consumer = _ReadCommittedConsumer  # type: ignore[misc]
     _ReadCommittedConsumerThread.group_instance_id = config.instance_id or None
