@@ -7,9 +7,6 @@ from dataclasses import dataclass, field
 
 #: the four event streams; each service is the only writer of its own
 STREAMS = ("dice", "decks", "board", "scoring")
-#: the streams the projector folds: board events, and the seed reveals of dice and decks
-#: (scoring's events show in no view)
-PROJECTED_STREAMS = ("dice", "decks", "board")
 
 #: Faust app id of the projector; its tables' changelog topics derive from it
 PROJECTOR_APP_ID = "tabletop-projector"

@@ -1,4 +1,4 @@
-"""The projector: a Faust app folding the board, dice and decks streams into match views.
+"""The projector: a Faust app folding the four event streams into match views.
 
 Its table ``match_states`` (changelog-backed, keyed by match id, co-partitioned with the
 event topics) holds each match's folded state; once per match per batch of events it
@@ -37,8 +37,8 @@ from services.common.metrics import (
     start_metrics_server,
 )
 from services.common.topics import (
-    PROJECTED_STREAMS,
     PROJECTOR_APP_ID,
+    STREAMS,
     dead_letter_topic,
     event_topic,
     views_topic,
@@ -310,7 +310,7 @@ def create_app(config: Config) -> faust.App:
     _ReadCommittedConsumerThread.fetch_max_wait_ms = config.projector_fetch_wait_ms
     batch_wait = config.projector_batch_wait_ms / 1000
     source = app.topic(
-        *(event_topic(s, config.topic_prefix) for s in PROJECTED_STREAMS),
+        *(event_topic(s, config.topic_prefix) for s in STREAMS),
         key_serializer="raw",
         value_serializer="raw",
     )

@@ -13,7 +13,7 @@ import grpc
 
 from services.adapters.projection import Projection
 from services.common.eventlog import read_stream
-from services.common.topics import PROJECTED_STREAMS, event_topic
+from services.common.topics import STREAMS, event_topic
 from services.gateway.auth import Role, Tokens
 from services.projector.app import ProjectionFolder
 from tabletop.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2
@@ -28,12 +28,12 @@ class RebuildReport:
 
 
 async def rebuild(bootstrap: str, prefix: str) -> tuple[dict[str, Projection], int]:
-    """Every match's projection folded afresh from the projected streams; and the event count."""
+    """Every match's projection folded afresh from all four streams; and the event count."""
     folder = ProjectionFolder()
     records: dict[str, dict[str, Any] | None] = {}
     latest: dict[str, Projection] = {}
     events = 0
-    topics = [event_topic(s, prefix) for s in PROJECTED_STREAMS]
+    topics = [event_topic(s, prefix) for s in STREAMS]
     # Board first per match would be ideal; the folder keeps seeds that arrive earlier.
     async for envelope in read_stream(bootstrap, topics):
         events += 1

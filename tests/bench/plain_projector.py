@@ -20,7 +20,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from services.common.config import Config
 from services.common.logging import configure_logging
 from services.common.metrics import PROJECTOR_ASSIGNED, PROJECTOR_FOLDED, start_metrics_server
-from services.common.topics import PROJECTED_STREAMS, event_topic, views_topic
+from services.common.topics import STREAMS, event_topic, views_topic
 from services.projector.app import ProjectionFolder
 from tabletop.v1 import envelope_pb2
 
@@ -58,7 +58,7 @@ async def run(config: Config) -> None:
     try:
         assigned = [
             tp
-            for stream in PROJECTED_STREAMS
+            for stream in STREAMS
             for tp in await _partitions(consumer, event_topic(stream, config.topic_prefix))
         ]
         consumer.assign(assigned)

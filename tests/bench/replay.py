@@ -4,7 +4,7 @@
   events folded afresh, a view per step). Floor: the same fold and views in-process, over
   the same envelopes (fetched with ExportMatch), so the ratio is what gRPC streaming adds.
 - **Projector rebuild**: a second, unchanged projector with a fresh app id (new consumer
-  group, empty tables) folds every event of the streams it projects from offset 0 and publishes
+  group, empty tables) folds every event of the four streams from offset 0 and publishes
   views as it goes. Figure: its steady folding rate (events per second between its first and
   last fold, read from its Prometheus counter), plus its time to be ready. Floor: the same
   events read with ``services.common.eventlog.read_stream`` and folded in-process
@@ -34,7 +34,7 @@ from services.adapters.projection import Projection
 from services.cli.stack import Stack, free_port
 from services.common.envelope import is_a
 from services.common.eventlog import read_stream
-from services.common.topics import PROJECTED_STREAMS, event_topic
+from services.common.topics import STREAMS, event_topic
 from tabletop.v1 import envelope_pb2, gateway_pb2, gateway_pb2_grpc, platform_events_pb2
 
 from .floors import stop_process
@@ -121,8 +121,8 @@ async def replay_matches(gateway: str, match_ids: Sequence[str], viewer: str) ->
 
 # -- rebuild floor ------------------------------------------------------------------------
 async def read_and_fold(bootstrap: str, prefix: str) -> tuple[int, float, float]:
-    """(events, events/s read + folded, events/s read only) over the projected streams."""
-    topics = [event_topic(s, prefix) for s in PROJECTED_STREAMS]
+    """(events, events/s read + folded, events/s read only) over the four streams."""
+    topics = [event_topic(s, prefix) for s in STREAMS]
     began = now()
     raw = [e async for e in read_stream(bootstrap, topics)]
     read_s = now() - began
