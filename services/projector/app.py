@@ -129,6 +129,10 @@ class ProjectionFolder:
         """Decode this match from its stored record next time (a fold of it failed)."""
         self._cache.pop(match_id, None)
 
+    def projection(self, match_id: str) -> Projection:
+        """The match as folded so far (a match this folder has folded since its creation)."""
+        return self._cache[match_id]
+
     def _projection(self, record: dict[str, Any]) -> Projection:
         cached = self._cache.get(record["match_id"])
         if cached is not None and cached.match.version == record["version"]:

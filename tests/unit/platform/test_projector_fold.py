@@ -208,3 +208,15 @@ def test_a_batch_of_events_already_folded_publishes_nothing() -> None:
     record, _ = ProjectionFolder().fold_batch(None, batch)
     again, update = ProjectionFolder().fold_batch(record, batch)
     assert update is None and again == record
+
+
+def test_folding_without_storing_keeps_the_same_projection() -> None:
+    """What the rebuild does: stub records per event, the folder's projection at the end."""
+    stored, unstored = ProjectionFolder(), ProjectionFolder()
+    record: dict[str, Any] | None = None
+    stub: dict[str, Any] | None = None
+    for envelope in board_batch():
+        record, _ = stored.fold(record, envelope)
+        stub, _ = unstored.fold(stub, envelope, stored=False)
+    assert record is not None
+    assert unstored.projection("m").to_record() == Projection.from_record(record).to_record()
