@@ -1,8 +1,16 @@
-"""Building the published views of a match from its folded state (pure, no Faust)."""
+"""Building the published views of a match from its folded state (pure, no Faust).
+
+The projector publishes a ``ViewUpdate`` per match: the summary, the provenance and the
+encoded engine state. A gateway renders a viewer's view from it only when someone asks
+(``PublishedMatch``), so no view is computed that nobody watches. Both the projector's own
+``Projection.view_for`` and the gateways render through ``render_view``: the same view.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from services.adapters.folding import FoldedMatch
@@ -13,9 +21,48 @@ from services.adapters.game_adapter import (
 )
 from services.common.envelope import is_a, unpack
 from services.games.codec import from_data, to_data
+from services.games.contract import Game
 from tabletop.v1 import envelope_pb2, match_pb2, platform_events_pb2
 
 STATUS = {False: match_pb2.MATCH_STATUS_ACTIVE, True: match_pb2.MATCH_STATUS_FINISHED}
+
+
+def encode_state(state: Any) -> str:
+    """The engine state as compact JSON (``codec.to_data``): table records and updates."""
+    return json.dumps(to_data(state), separators=(",", ":"))
+
+
+@functools.cache
+def _state_type(game_name: str) -> type:
+    game, _ = game_and_messages(game_name)
+    return type(game.initial_state())
+
+
+def decode_state(game_name: str, encoded: str | bytes) -> Any:
+    return from_data(_state_type(game_name), json.loads(encoded))
+
+
+def render_view(
+    summary: match_pb2.MatchSummary,
+    provenance: match_pb2.Provenance,
+    game: Game[Any],
+    state: Any,
+    viewer: str,
+) -> match_pb2.MatchView:
+    """What ``viewer`` (a seat, or "" for a spectator) may see of the match."""
+    return match_pb2.MatchView(
+        match_id=summary.match_id,
+        game=summary.game,
+        version=summary.version,
+        viewer=viewer,
+        status=summary.status,
+        players=summary.players,
+        next=summary.next,
+        game_view=view_to_game_view(game.name, game.view(state, viewer or None)),
+        results=summary.results,
+        end_reason=summary.end_reason,
+        provenance=provenance,
+    )
 
 
 def revealed_seed(envelope: envelope_pb2.EventEnvelope) -> tuple[str, str] | None:
@@ -37,6 +84,16 @@ class Projection:
     match: FoldedMatch
     dice_seed: str = ""
     decks_seed: str = ""
+    #: (version, ``encode_state`` of the state at it): a batch's table record and its
+    #: update share one encoding
+    _encoded: tuple[int, str] = field(default=(-1, ""), repr=False, compare=False)
+
+    def encoded_state(self) -> str:
+        version, encoded = self._encoded
+        if version != self.match.version:
+            encoded = encode_state(self.match.state)
+            self._encoded = (self.match.version, encoded)
+        return encoded
 
     # -- table storage (JSON-safe) ------------------------------------------------------
     def to_record(self) -> dict[str, Any]:
@@ -46,7 +103,7 @@ class Projection:
             "game": m.game.name,
             "players": list(m.players),
             "options": m.options,
-            "state": to_data(m.state),
+            "state": self.encoded_state(),
             "version": m.version,
             "finished": m.finished,
             "results": m.results,
@@ -65,14 +122,19 @@ class Projection:
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Projection:
         game, messages = game_and_messages(record["game"])
-        initial = game.initial_state()
+        state = record["state"]
         match = FoldedMatch(
             match_id=record["match_id"],
             game=game,
             messages=messages,
             players=tuple(record["players"]),
             options=record["options"],
-            state=from_data(type(initial), record["state"]),
+            # records written before updates carried the state hold its data, not a string
+            state=(
+                decode_state(game.name, state)
+                if isinstance(state, str)
+                else from_data(_state_type(game.name), state)
+            ),
             version=record["version"],
             finished=record["finished"],
             results=record["results"],
@@ -114,31 +176,48 @@ class Projection:
             bots=m.bots,
         )
 
-    def view_for(self, viewer: str) -> match_pb2.MatchView:
+    def provenance(self) -> match_pb2.Provenance:
         m = self.match
-        return match_pb2.MatchView(
-            match_id=m.match_id,
-            game=m.game.name,
-            version=m.version,
-            viewer=viewer,
-            status=STATUS[m.finished],
-            players=m.players,
-            next=next_step_message(m.game.next_step(m.state)),
-            game_view=view_to_game_view(m.game.name, m.game.view(m.state, viewer or None)),
-            results=m.results,
-            end_reason=m.end_reason,
-            provenance=match_pb2.Provenance(
-                dice_commitment=m.dice_commitment,
-                decks_commitment=m.decks_commitment,
-                dice_seed=self.dice_seed,
-                decks_seed=self.decks_seed,
-            ),
+        return match_pb2.Provenance(
+            dice_commitment=m.dice_commitment,
+            decks_commitment=m.decks_commitment,
+            dice_seed=self.dice_seed,
+            decks_seed=self.decks_seed,
         )
 
+    def view_for(self, viewer: str) -> match_pb2.MatchView:
+        m = self.match
+        return render_view(self.summary(), self.provenance(), m.game, m.state, viewer)
+
     def update(self) -> match_pb2.ViewUpdate:
-        viewers = [*self.match.players, ""]
         return match_pb2.ViewUpdate(
             summary=self.summary(),
-            views=[self.view_for(v) for v in viewers],
             seat_tokens=self.match.seat_tokens,
+            provenance=self.provenance(),
+            state=self.encoded_state().encode(),
         )
+
+
+class PublishedMatch:
+    """A ``ViewUpdate`` as a gateway holds it: each viewer's view is rendered on its first
+    request and kept with the update (the state is decoded once, for the first view)."""
+
+    def __init__(self, update: match_pb2.ViewUpdate) -> None:
+        self.update = update
+        self._state: tuple[Any] | None = None
+        self._views: dict[str, match_pb2.MatchView] = {}
+
+    def view(self, viewer: str) -> match_pb2.MatchView | None:
+        """None for a viewer that is no seat of the match ("" is the spectator)."""
+        view = self._views.get(viewer)
+        if view is not None:
+            return view
+        summary = self.update.summary
+        if viewer and viewer not in summary.players:
+            return None
+        game, _ = game_and_messages(summary.game)
+        if self._state is None:
+            self._state = (decode_state(summary.game, self.update.state),)
+        view = render_view(summary, self.update.provenance, game, self._state[0], viewer)
+        self._views[viewer] = view
+        return view

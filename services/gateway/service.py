@@ -449,10 +449,10 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             await _refuse(
                 context, grpc.StatusCode.NOT_FOUND, "no such match (or not projected yet)"
             )
-        for view in update.views:
-            if view.viewer == viewer:
-                return view
-        await _refuse(context, grpc.StatusCode.NOT_FOUND, "no such seat in this match")
+        view = self._views.view(update, viewer)
+        if view is None:
+            await _refuse(context, grpc.StatusCode.NOT_FOUND, "no such seat in this match")
+        return view
 
     async def GetView(
         self, request: gateway_pb2.GetViewRequest, context: grpc.aio.ServicerContext
@@ -509,7 +509,9 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         GATEWAY_WATCHERS.inc()
         try:
             async for update in self._views.follow(request.match_id):
-                view = next(v for v in update.views if v.viewer == viewer)
+                view = self._views.view(update, viewer)
+                if view is None:  # judged up front: players never change
+                    return
                 yield view
                 finished = view.status == match_pb2.MATCH_STATUS_FINISHED
                 if finished and view.provenance.dice_seed and view.provenance.decks_seed:

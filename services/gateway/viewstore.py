@@ -1,10 +1,16 @@
-"""The gateway's read side: the newest ViewUpdate of every match, from the views topic."""
+"""The gateway's read side: the newest ViewUpdate of every match, from the views topic.
+
+An update holds the match's secret state, not views: ``view`` renders a viewer's view from
+the newest update on its first request and keeps it until the next update, so each
+gateway renders only the views its clients watch, each once per version.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
 
+from services.adapters.projection import PublishedMatch
 from services.common.eventlog import Tail
 from services.common.logging import get_logger
 from tabletop.v1 import match_pb2
@@ -26,6 +32,8 @@ class ViewStore:
 
     def __init__(self) -> None:
         self._updates: dict[str, match_pb2.ViewUpdate] = {}
+        #: the views rendered from each match's newest update (replaced with it)
+        self._published: dict[str, PublishedMatch] = {}
         #: bumped on every accepted update, including same-version ones (revealed seeds)
         self._revisions: dict[str, int] = {}
         #: only matches someone waits on (dropped when the last waiter leaves)
@@ -36,6 +44,16 @@ class ViewStore:
     def latest(self, match_id: str) -> match_pb2.ViewUpdate | None:
         return self._updates.get(match_id)
 
+    def view(self, update: match_pb2.ViewUpdate, viewer: str) -> match_pb2.MatchView | None:
+        """``viewer``'s view of ``update`` (None: no such seat); rendered once per update."""
+        match_id = update.summary.match_id
+        published = self._published.get(match_id)
+        if published is None or published.update is not update:
+            published = PublishedMatch(update)
+            if self._updates.get(match_id) is update:
+                self._published[match_id] = published
+        return published.view(viewer)
+
     def summaries(self) -> list[match_pb2.MatchSummary]:
         return [u.summary for u in self._updates.values()]
 
@@ -45,6 +63,7 @@ class ViewStore:
         if current is not None and current.summary.version > update.summary.version:
             return  # an older view published late (e.g. after a projector rebuild)
         self._updates[match_id] = update
+        self._published.pop(match_id, None)
         self._revisions[match_id] = self._revisions.get(match_id, 0) + 1
         signal = self._signals.pop(match_id, None)
         if signal is not None:

@@ -31,16 +31,21 @@ async def rebuild(bootstrap: str, prefix: str) -> tuple[dict[str, Projection], i
     """Every match's projection folded afresh from all four streams; and the event count."""
     folder = ProjectionFolder()
     records: dict[str, dict[str, Any] | None] = {}
-    latest: dict[str, Projection] = {}
     events = 0
     topics = [event_topic(s, prefix) for s in STREAMS]
     # Board first per match would be ideal; the folder keeps seeds that arrive earlier.
     async for envelope in read_stream(bootstrap, topics):
         events += 1
-        record, projection = folder.fold(records.get(envelope.match_id), envelope)
-        records[envelope.match_id] = record
-        if record is not None and "game" in record:
-            latest[envelope.match_id] = projection or Projection.from_record(record)
+        # Nothing is stored here: a board event's record is a stub for the folder's
+        # projection, so no record is encoded per event.
+        records[envelope.match_id], _ = folder.fold(
+            records.get(envelope.match_id), envelope, stored=False
+        )
+    latest = {
+        match_id: folder.projection(match_id)
+        for match_id, record in records.items()
+        if record is not None and "game" in record
+    }
     return latest, events
 
 

@@ -277,7 +277,11 @@ Global___MatchSummary: _TypeAlias = MatchSummary  # noqa: Y015
 
 @_typing.final
 class ViewUpdate(_message.Message):
-    """Published by the projector on the views topic (key = match id) after each fold."""
+    """Published by the projector on the views topic (key = match id), once per match per
+    batch of events, for its last whole command. It carries the match's full, secret state:
+    each gateway renders a viewer's view from it when someone asks for that view (once per
+    update and viewer) and serves only views, never this message.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -302,30 +306,32 @@ class ViewUpdate(_message.Message):
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
     SUMMARY_FIELD_NUMBER: _builtins.int
-    VIEWS_FIELD_NUMBER: _builtins.int
     SEAT_TOKENS_FIELD_NUMBER: _builtins.int
+    PROVENANCE_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    state: _builtins.bytes
+    """the engine state at summary.version, as services.adapters.projection encodes it"""
     @_builtins.property
     def summary(self) -> Global___MatchSummary: ...
-    @_builtins.property
-    def views(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchView]:
-        """one per player, and the spectator's (viewer "")"""
-
     @_builtins.property
     def seat_tokens(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """joined seat -> the id of its newest token: the gateway stops serving a seat's view to
         older tokens of a seat joined again (not served to clients)
         """
 
+    @_builtins.property
+    def provenance(self) -> Global___Provenance: ...
     def __init__(
         self,
         *,
         summary: Global___MatchSummary | None = ...,
-        views: _abc.Iterable[Global___MatchView] | None = ...,
         seat_tokens: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        provenance: Global___Provenance | None = ...,
+        state: _builtins.bytes = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["provenance", b"provenance", "summary", b"summary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat_tokens", b"seat_tokens", "summary", b"summary", "views", b"views"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["provenance", b"provenance", "seat_tokens", b"seat_tokens", "state", b"state", "summary", b"summary"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -7,7 +7,9 @@ from collections.abc import Awaitable
 import grpc
 import pytest
 
+from services.adapters.folding import FoldedMatch
 from services.adapters.game_adapter import messages_for
+from services.adapters.projection import Projection
 from services.common.config import Config
 from services.common.envelope import Cause, is_a, make_envelope, unpack
 from services.games.playout import Playout, play, random_policy
@@ -109,15 +111,18 @@ async def test_standings_fold_every_scored_match_and_survive_recovery() -> None:
 def update(
     version: int, status: match_pb2.MatchStatus.ValueType = match_pb2.MATCH_STATUS_ACTIVE
 ) -> match_pb2.ViewUpdate:
-    return match_pb2.ViewUpdate(
-        summary=match_pb2.MatchSummary(
-            match_id="m-1", game="drillit", players=["ann", "bob"], version=version, status=status
-        ),
-        views=[
-            match_pb2.MatchView(match_id="m-1", version=version, viewer=viewer)
-            for viewer in ("ann", "bob", "")
-        ],
+    """A new Drillit match's update as the projector publishes it (the gateway renders)."""
+    created = make_envelope(
+        match_id="m-1",
+        stream="board",
+        sequence=1,
+        payload=platform_events_pb2.MatchCreated(game="drillit", players=["ann", "bob"]),
+        cause=Cause("c", "c", "board"),
     )
+    published = Projection(FoldedMatch.created(created)).update()
+    published.summary.version = version
+    published.summary.status = status
+    return published
 
 
 def gateway_config() -> Config:

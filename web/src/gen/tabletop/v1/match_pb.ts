@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/match.proto.
  */
 export const file_tabletop_v1_match: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YWJsZXRvcC92MS9tYXRjaC5wcm90bxILdGFibGV0b3AudjEiTAoITmV4dFN0ZXASDwoHcGxheWVycxgBIAMoCRINCgVwaGFzZRgCIAEoCRIOCgZjaGFuY2UYAyABKAkSEAoIZmluaXNoZWQYBCABKAgiZgoKUHJvdmVuYW5jZRIXCg9kaWNlX2NvbW1pdG1lbnQYASABKAkSGAoQZGVja3NfY29tbWl0bWVudBgCIAEoCRIRCglkaWNlX3NlZWQYAyABKAkSEgoKZGVja3Nfc2VlZBgEIAEoCSL9AgoJTWF0Y2hWaWV3EhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoBBIOCgZ2aWV3ZXIYBCABKAkSKAoGc3RhdHVzGAUgASgOMhgudGFibGV0b3AudjEuTWF0Y2hTdGF0dXMSDwoHcGxheWVycxgGIAMoCRIjCgRuZXh0GAcgASgLMhUudGFibGV0b3AudjEuTmV4dFN0ZXASKAoJZ2FtZV92aWV3GAggASgLMhUudGFibGV0b3AudjEuR2FtZVZpZXcSNAoHcmVzdWx0cxgJIAMoCzIjLnRhYmxldG9wLnYxLk1hdGNoVmlldy5SZXN1bHRzRW50cnkSEgoKZW5kX3JlYXNvbhgKIAEoCRIrCgpwcm92ZW5hbmNlGAsgASgLMhcudGFibGV0b3AudjEuUHJvdmVuYW5jZRouCgxSZXN1bHRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKeAwoMTWF0Y2hTdW1tYXJ5EhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHcGxheWVycxgDIAMoCRIoCgZzdGF0dXMYBCABKA4yGC50YWJsZXRvcC52MS5NYXRjaFN0YXR1cxIPCgd2ZXJzaW9uGAUgASgEEjcKB3Jlc3VsdHMYBiADKAsyJi50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuUmVzdWx0c0VudHJ5EhIKCmVuZF9yZWFzb24YByABKAkSIwoEbmV4dBgIIAEoCzIVLnRhYmxldG9wLnYxLk5leHRTdGVwEg8KB3ByaXZhdGUYCSABKAgSMwoFc2VhdHMYCiADKAsyJC50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuU2VhdHNFbnRyeRIMCgRib3RzGAsgAygJGi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGiwKClNlYXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLQAQoKVmlld1VwZGF0ZRIqCgdzdW1tYXJ5GAEgASgLMhkudGFibGV0b3AudjEuTWF0Y2hTdW1tYXJ5EiUKBXZpZXdzGAIgAygLMhYudGFibGV0b3AudjEuTWF0Y2hWaWV3EjwKC3NlYXRfdG9rZW5zGAMgAygLMicudGFibGV0b3AudjEuVmlld1VwZGF0ZS5TZWF0VG9rZW5zRW50cnkaMQoPU2VhdFRva2Vuc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEibgoLTGVnYWxBY3Rpb24SJwoGYWN0aW9uGAEgASgLMhcudGFibGV0b3AudjEuR2FtZUFjdGlvbhINCgVsYWJlbBgCIAEoCRInCgZwYXJhbXMYAyADKAsyFy50YWJsZXRvcC52MS5QYXJhbVJhbmdlIkMKClBhcmFtUmFuZ2USDAoEbmFtZRgBIAEoCRILCgNsb3cYAiABKAESDAoEaGlnaBgDIAEoARIMCgR1bml0GAQgASgJKl8KC01hdGNoU3RhdHVzEhwKGE1BVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE01BVENIX1NUQVRVU19BQ1RJVkUQARIZChVNQVRDSF9TVEFUVVNfRklOSVNIRUQQAmIGcHJvdG8z", [file_tabletop_v1_games]);
+  fileDesc("Chd0YWJsZXRvcC92MS9tYXRjaC5wcm90bxILdGFibGV0b3AudjEiTAoITmV4dFN0ZXASDwoHcGxheWVycxgBIAMoCRINCgVwaGFzZRgCIAEoCRIOCgZjaGFuY2UYAyABKAkSEAoIZmluaXNoZWQYBCABKAgiZgoKUHJvdmVuYW5jZRIXCg9kaWNlX2NvbW1pdG1lbnQYASABKAkSGAoQZGVja3NfY29tbWl0bWVudBgCIAEoCRIRCglkaWNlX3NlZWQYAyABKAkSEgoKZGVja3Nfc2VlZBgEIAEoCSL9AgoJTWF0Y2hWaWV3EhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoBBIOCgZ2aWV3ZXIYBCABKAkSKAoGc3RhdHVzGAUgASgOMhgudGFibGV0b3AudjEuTWF0Y2hTdGF0dXMSDwoHcGxheWVycxgGIAMoCRIjCgRuZXh0GAcgASgLMhUudGFibGV0b3AudjEuTmV4dFN0ZXASKAoJZ2FtZV92aWV3GAggASgLMhUudGFibGV0b3AudjEuR2FtZVZpZXcSNAoHcmVzdWx0cxgJIAMoCzIjLnRhYmxldG9wLnYxLk1hdGNoVmlldy5SZXN1bHRzRW50cnkSEgoKZW5kX3JlYXNvbhgKIAEoCRIrCgpwcm92ZW5hbmNlGAsgASgLMhcudGFibGV0b3AudjEuUHJvdmVuYW5jZRouCgxSZXN1bHRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKeAwoMTWF0Y2hTdW1tYXJ5EhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHcGxheWVycxgDIAMoCRIoCgZzdGF0dXMYBCABKA4yGC50YWJsZXRvcC52MS5NYXRjaFN0YXR1cxIPCgd2ZXJzaW9uGAUgASgEEjcKB3Jlc3VsdHMYBiADKAsyJi50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuUmVzdWx0c0VudHJ5EhIKCmVuZF9yZWFzb24YByABKAkSIwoEbmV4dBgIIAEoCzIVLnRhYmxldG9wLnYxLk5leHRTdGVwEg8KB3ByaXZhdGUYCSABKAgSMwoFc2VhdHMYCiADKAsyJC50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuU2VhdHNFbnRyeRIMCgRib3RzGAsgAygJGi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGiwKClNlYXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLyAQoKVmlld1VwZGF0ZRIqCgdzdW1tYXJ5GAEgASgLMhkudGFibGV0b3AudjEuTWF0Y2hTdW1tYXJ5EjwKC3NlYXRfdG9rZW5zGAMgAygLMicudGFibGV0b3AudjEuVmlld1VwZGF0ZS5TZWF0VG9rZW5zRW50cnkSKwoKcHJvdmVuYW5jZRgEIAEoCzIXLnRhYmxldG9wLnYxLlByb3ZlbmFuY2USDQoFc3RhdGUYBSABKAwaMQoPU2VhdFRva2Vuc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFKBAgCEANSBXZpZXdzIm4KC0xlZ2FsQWN0aW9uEicKBmFjdGlvbhgBIAEoCzIXLnRhYmxldG9wLnYxLkdhbWVBY3Rpb24SDQoFbGFiZWwYAiABKAkSJwoGcGFyYW1zGAMgAygLMhcudGFibGV0b3AudjEuUGFyYW1SYW5nZSJDCgpQYXJhbVJhbmdlEgwKBG5hbWUYASABKAkSCwoDbG93GAIgASgBEgwKBGhpZ2gYAyABKAESDAoEdW5pdBgEIAEoCSpfCgtNYXRjaFN0YXR1cxIcChhNQVRDSF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNNQVRDSF9TVEFUVVNfQUNUSVZFEAESGQoVTUFUQ0hfU1RBVFVTX0ZJTklTSEVEEAJiBnByb3RvMw", [file_tabletop_v1_games]);
 
 /**
  * Who must act next, or which chance outcome the match waits for.
@@ -229,7 +229,10 @@ export const MatchSummarySchema: GenMessage<MatchSummary> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_match, 3);
 
 /**
- * Published by the projector on the views topic (key = match id) after each fold.
+ * Published by the projector on the views topic (key = match id), once per match per
+ * batch of events, for its last whole command. It carries the match's full, secret state:
+ * each gateway renders a viewer's view from it when someone asks for that view (once per
+ * update and viewer) and serves only views, never this message.
  *
  * @generated from message tabletop.v1.ViewUpdate
  */
@@ -240,19 +243,24 @@ export type ViewUpdate = Message<"tabletop.v1.ViewUpdate"> & {
   summary?: MatchSummary | undefined;
 
   /**
-   * one per player, and the spectator's (viewer "")
-   *
-   * @generated from field: repeated tabletop.v1.MatchView views = 2;
-   */
-  views: MatchView[];
-
-  /**
    * joined seat -> the id of its newest token: the gateway stops serving a seat's view to
    * older tokens of a seat joined again (not served to clients)
    *
    * @generated from field: map<string, string> seat_tokens = 3;
    */
   seatTokens: { [key: string]: string };
+
+  /**
+   * @generated from field: tabletop.v1.Provenance provenance = 4;
+   */
+  provenance?: Provenance | undefined;
+
+  /**
+   * the engine state at summary.version, as services.adapters.projection encodes it
+   *
+   * @generated from field: bytes state = 5;
+   */
+  state: Uint8Array;
 };
 
 /**
