@@ -20,6 +20,7 @@ from services.adapters.projection import Projection
 from services.adapters.verify import verify_match
 from services.common.config import Config
 from services.common.envelope import is_a
+from services.common.logging import get_logger
 from services.common.metrics import GATEWAY_WATCHERS
 from services.common.server import peer_channel
 from services.common.sharding import shard_of
@@ -58,6 +59,8 @@ from tabletop.v1 import (
     scoring_pb2,
     scoring_pb2_grpc,
 )
+
+log = get_logger(__name__)
 
 Reply = TypeVar("Reply")
 
@@ -449,10 +452,33 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             await _refuse(
                 context, grpc.StatusCode.NOT_FOUND, "no such match (or not projected yet)"
             )
-        view = self._views.view(update, viewer)
+        view = await self._render(update, viewer, context)
         if view is None:
             await _refuse(context, grpc.StatusCode.NOT_FOUND, "no such seat in this match")
         return view
+
+    async def _render(
+        self, update: match_pb2.ViewUpdate, viewer: str, context: grpc.aio.ServicerContext
+    ) -> match_pb2.MatchView | None:
+        """The viewer's view of ``update``; a view that cannot be drawn (a game's bug, a
+        state this gateway's code cannot read) is refused plainly, logged with its cause."""
+        if not update.state:
+            # Published by a projector older than rendering at the gateway (views, no
+            # state): there is nothing to draw until a rebuild republishes the match.
+            await _refuse(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                "this match's view is being rebuilt; try again shortly",
+            )
+        try:
+            return self._views.view(update, viewer)
+        except Exception:
+            log.exception("view_render_failed", match_id=update.summary.match_id)
+            await _refuse(
+                context,
+                grpc.StatusCode.INTERNAL,
+                "this match's view could not be drawn; the operators have been told",
+            )
 
     async def GetView(
         self, request: gateway_pb2.GetViewRequest, context: grpc.aio.ServicerContext
@@ -509,7 +535,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         GATEWAY_WATCHERS.inc()
         try:
             async for update in self._views.follow(request.match_id):
-                view = self._views.view(update, viewer)
+                view = await self._render(update, viewer, context)
                 if view is None:  # judged up front: players never change
                     return
                 yield view

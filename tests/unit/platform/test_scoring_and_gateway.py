@@ -175,6 +175,25 @@ async def test_another_seat_another_match_and_an_unknown_match_are_refused() -> 
     assert await refused(service.GetView(unknown, context())) == grpc.StatusCode.UNAUTHENTICATED
 
 
+async def test_a_stateless_update_is_being_rebuilt_and_a_broken_one_is_refused_plainly() -> None:
+    request = gateway_pb2.GetViewRequest(match_id="m-1")
+    older = update(3)
+    older.ClearField("state")  # what a projector from before gateway rendering published
+    service = await gateway(older)
+    with pytest.raises(Aborted) as aborted:
+        await service.GetView(request, context())
+    assert aborted.value.code == grpc.StatusCode.UNAVAILABLE
+    assert "rebuilt" in aborted.value.details
+    broken = update(4)
+    broken.state = b"\x00 not a state"
+    service = await gateway(broken)
+    with pytest.raises(Aborted) as aborted:
+        await service.GetView(request, context())
+    assert aborted.value.code == grpc.StatusCode.INTERNAL
+    assert "could not be drawn" in aborted.value.details
+    assert "Error" not in aborted.value.details and "<class" not in aborted.value.details
+
+
 async def test_a_view_waits_for_its_version_or_says_it_is_not_there_yet() -> None:
     service = await gateway(update(3), update(5), update(4))  # a late, older update is ignored
     reached = gateway_pb2.GetViewRequest(match_id="m-1", min_version=5)
