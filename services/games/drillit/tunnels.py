@@ -11,11 +11,11 @@ import functools
 import heapq
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from services.games.drillit.content import CONTENT, Layout
 from services.games.drillit.hexgrid import Hex, distance, distinct_rotations, opposite, rotate
-from services.games.drillit.state import DrillitState
+from services.games.drillit.state import DrillitState, PlacedPiece
 
 
 def layout(state: DrillitState) -> Layout:
@@ -90,14 +90,9 @@ def connects(
     return False
 
 
-def frontier(state: DrillitState, occupied: dict[Hex, tuple[int, ...]]) -> tuple[Hex, ...]:
+def frontier(state: DrillitState) -> tuple[Hex, ...]:
     """Free cells a new piece could connect into."""
-    cells: set[Hex] = set()
-    for tank in CONTENT.tank_cells:
-        cells.update(tank.neighbours())
-    for cell, shape in occupied.items():
-        cells.update(cell.neighbour(d) for d in shape)
-    return tuple(sorted(c for c in cells if is_free(state, c, occupied)))
+    return _dug(state).frontier
 
 
 def placements(
@@ -105,37 +100,90 @@ def placements(
 ) -> tuple[tuple[Hex, int], ...]:
     """Every (cell, rotation) where ``piece`` may be laid, rotations giving the same
     shape counted once — the placements ``can_place`` accepts (a property test compares
-    them with every cell and rotation tried through it).
+    them with every cell and rotation tried through it)."""
+    return _dug(state).placements(piece, anchor)
 
-    Each candidate cell is read once into edge masks (bit d: the edge towards direction d):
-    which edges a placed piece borders, which of those it opens, which reach the Tank or a
-    piece (or only the anchor); then each rotation is a few bit operations instead of a walk
-    around the cell (``fits`` and ``connects``), which listing legal actions did for every
-    cell and rotation."""
-    occupied = piece_openings(state)
-    cells = (
-        frontier(state, occupied)
-        if anchor is None
-        else tuple(c for c in anchor.neighbours() if is_free(state, c, occupied))
+
+def _dug(state: DrillitState) -> _Dug:
+    return _tunnels(state.distance, state.placed, state.abysses)
+
+
+@functools.lru_cache(maxsize=256)
+def _tunnels(distance_name: str, placed: tuple[PlacedPiece, ...], abysses: tuple[Hex, ...]) -> _Dug:
+    """The tunnels as laid: they change only when a piece or an Abyss is laid, while every
+    action's legal actions, the Turbo's check and the end of every turn ask about them."""
+    return _Dug(distance_name, placed, abysses)
+
+
+@dataclass(frozen=True)
+class _Dug:
+    """What the tunnel questions read of a state (the map, the pieces, the Abysses), with
+    their answers remembered."""
+
+    distance: str
+    placed: tuple[PlacedPiece, ...]
+    abysses: tuple[Hex, ...]
+    _placements: dict[tuple[str, Hex | None], tuple[tuple[Hex, int], ...]] = field(
+        default_factory=dict, compare=False, repr=False
     )
-    shapes = _rotation_masks(CONTENT.pieces[piece].openings)
-    out = []
-    for cell in cells:
-        bordered = required = reaching = 0
-        for d, other in enumerate(cell.neighbours()):
-            shape = occupied.get(other)
-            if shape is not None:
-                bordered |= 1 << d
-                if opposite(d) in shape:
-                    required |= 1 << d
-            if anchor is None:
-                reaches = shape is not None or other in CONTENT.tank_cells
-            else:
-                reaches = other == anchor
-            if reaches:
-                reaching |= 1 << d
-        out += [(cell, k) for k, mask in shapes if mask & bordered == required and mask & reaching]
-    return tuple(out)
+
+    @functools.cached_property
+    def occupied(self) -> dict[Hex, tuple[int, ...]]:
+        return {p.cell: openings(p.piece, p.rotation) for p in self.placed}
+
+    def is_free(self, cell: Hex) -> bool:
+        return (
+            cell in _open_ground(self.distance)
+            and cell not in self.occupied
+            and cell not in self.abysses
+        )
+
+    @functools.cached_property
+    def frontier(self) -> tuple[Hex, ...]:
+        cells: set[Hex] = set()
+        for tank in CONTENT.tank_cells:
+            cells.update(tank.neighbours())
+        for cell, shape in self.occupied.items():
+            cells.update(cell.neighbour(d) for d in shape)
+        return tuple(sorted(c for c in cells if self.is_free(c)))
+
+    def placements(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
+        known = self._placements.get((piece, anchor))
+        if known is None:
+            known = self._placements[piece, anchor] = self._place(piece, anchor)
+        return known
+
+    def _place(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
+        """Each candidate cell is read once into edge masks (bit d: the edge towards
+        direction d): which edges a placed piece borders, which of those it opens, which
+        reach the Tank or a piece (or only the anchor); then each rotation is a few bit
+        operations instead of a walk around the cell (``fits`` and ``connects``)."""
+        occupied = self.occupied
+        cells = (
+            self.frontier
+            if anchor is None
+            else tuple(c for c in anchor.neighbours() if self.is_free(c))
+        )
+        shapes = _rotation_masks(CONTENT.pieces[piece].openings)
+        out = []
+        for cell in cells:
+            bordered = required = reaching = 0
+            for d, other in enumerate(cell.neighbours()):
+                shape = occupied.get(other)
+                if shape is not None:
+                    bordered |= 1 << d
+                    if opposite(d) in shape:
+                        required |= 1 << d
+                if anchor is None:
+                    reaches = shape is not None or other in CONTENT.tank_cells
+                else:
+                    reaches = other == anchor
+                if reaches:
+                    reaching |= 1 << d
+            out += [
+                (cell, k) for k, mask in shapes if mask & bordered == required and mask & reaching
+            ]
+        return tuple(out)
 
 
 @functools.lru_cache(maxsize=64)
@@ -167,14 +215,14 @@ def exit_reachable(state: DrillitState) -> bool:
     breadth-first search over every free cell would (it too visits the frontier's whole
     free region before saying no), but while the way is open, as in nearly every match, it
     walks straight there instead of flooding the map after every turn."""
-    occupied = piece_openings(state)
-    start = frontier(state, occupied)
+    dug = _dug(state)
+    start = dug.frontier
     if not start:
         return False
     ground = _ground(state.distance)
     to_exit = ground.to_exit[state.exit]
     blocked = {ground.index[c] for c in state.abysses if c in ground.index}
-    blocked.update(ground.index[c] for c in occupied if c in ground.index)
+    blocked.update(ground.index[c] for c in dug.occupied if c in ground.index)
     queue = [(to_exit[i], i) for i in map(ground.index.__getitem__, start)]
     seen = {i for _, i in queue}
     heapq.heapify(queue)
@@ -256,7 +304,7 @@ def abyss_cell(state: DrillitState) -> Hex | None:
         if not candidates:
             candidates = [c for c in head.neighbours() if is_free(state, c, occupied)]
     else:
-        candidates = list(frontier(state, occupied))
+        candidates = list(frontier(state))
     if not candidates:
         return None
     return min(candidates, key=lambda c: (to_exit(c), c))

@@ -25,7 +25,7 @@ from tests.unit.games.drillit.test_drillit_placements_fast import states
 def reference_exit_reachable(state: DrillitState) -> bool:
     occupied = piece_openings(state)
     targets = set(exits(state))
-    start = frontier(state, occupied)
+    start = frontier(state)
     seen = set(start)
     queue = deque(start)
     while queue:

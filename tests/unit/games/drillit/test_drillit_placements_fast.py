@@ -36,7 +36,7 @@ def reference_placements(
     occupied = piece_openings(state)
     base = CONTENT.pieces[piece].openings
     cells = (
-        frontier(state, occupied)
+        frontier(state)
         if anchor is None
         else tuple(c for c in anchor.neighbours() if is_free(state, c, occupied))
     )
