@@ -118,7 +118,8 @@ def _tunnels(distance_name: str, placed: tuple[PlacedPiece, ...], abysses: tuple
 @dataclass(frozen=True)
 class _Dug:
     """What the tunnel questions read of a state (the map, the pieces, the Abysses), with
-    their answers remembered."""
+    their answers remembered. The work is done on the map's cell numbers (``_Ground``):
+    sets and sorts of ints instead of ``Hex``es, whose hashing and ordering run Python."""
 
     distance: str
     placed: tuple[PlacedPiece, ...]
@@ -128,24 +129,45 @@ class _Dug:
     )
 
     @functools.cached_property
+    def ground(self) -> _Ground:
+        return _ground(self.distance)
+
+    @functools.cached_property
     def occupied(self) -> dict[Hex, tuple[int, ...]]:
         return {p.cell: openings(p.piece, p.rotation) for p in self.placed}
 
-    def is_free(self, cell: Hex) -> bool:
-        return (
-            cell in _open_ground(self.distance)
-            and cell not in self.occupied
-            and cell not in self.abysses
-        )
+    @functools.cached_property
+    def shapes(self) -> dict[int, int]:
+        """Cell number -> edge mask of the openings of the piece on it (pieces lie on
+        open ground: ``can_place`` allows nothing else)."""
+        index = self.ground.index
+        return {
+            index[cell]: sum(1 << d for d in shape)
+            for cell, shape in self.occupied.items()
+            if cell in index
+        }
+
+    @functools.cached_property
+    def taken(self) -> frozenset[int]:
+        """Numbers of the open-ground cells a piece or an Abyss holds."""
+        index = self.ground.index
+        return frozenset(self.shapes).union(index[c] for c in self.abysses if c in index)
+
+    @functools.cached_property
+    def frontier_cells(self) -> tuple[int, ...]:
+        """Free cells a new piece could connect into: open ground touching the Tank or an
+        opening of a piece, neither taken; in ``Hex`` order, as cell numbers are."""
+        toward = self.ground.toward
+        cells = set(self.ground.rim)
+        for cell, mask in self.shapes.items():
+            cells.update(toward[cell][d] for d in range(6) if mask >> d & 1)
+        cells.discard(-1)
+        return tuple(sorted(cells - self.taken))
 
     @functools.cached_property
     def frontier(self) -> tuple[Hex, ...]:
-        cells: set[Hex] = set()
-        for tank in CONTENT.tank_cells:
-            cells.update(tank.neighbours())
-        for cell, shape in self.occupied.items():
-            cells.update(cell.neighbour(d) for d in shape)
-        return tuple(sorted(c for c in cells if self.is_free(c)))
+        cells = self.ground.cells
+        return tuple(cells[i] for i in self.frontier_cells)
 
     def placements(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
         known = self._placements.get((piece, anchor))
@@ -158,30 +180,38 @@ class _Dug:
         direction d): which edges a placed piece borders, which of those it opens, which
         reach the Tank or a piece (or only the anchor); then each rotation is a few bit
         operations instead of a walk around the cell (``fits`` and ``connects``)."""
-        occupied = self.occupied
-        cells = (
-            self.frontier
-            if anchor is None
-            else tuple(c for c in anchor.neighbours() if self.is_free(c))
-        )
-        shapes = _rotation_masks(CONTENT.pieces[piece].openings)
+        ground, shapes, taken = self.ground, self.shapes, self.taken
+        if anchor is None:
+            cells: tuple[int, ...] = self.frontier_cells
+            at = -1
+        else:
+            index = ground.index
+            cells = tuple(
+                index[c] for c in anchor.neighbours() if c in index and index[c] not in taken
+            )
+            at = index.get(anchor, -1)
+        rotations = _rotation_masks(CONTENT.pieces[piece].openings)
         out = []
         for cell in cells:
-            bordered = required = reaching = 0
-            for d, other in enumerate(cell.neighbours()):
-                shape = occupied.get(other)
+            bordered = required = 0
+            reaching = ground.tank_sides[cell] if anchor is None else 0
+            for d, other in enumerate(ground.toward[cell]):
+                if other < 0:
+                    continue
+                if anchor is not None and other == at:
+                    reaching |= 1 << d
+                shape = shapes.get(other)
                 if shape is not None:
                     bordered |= 1 << d
-                    if opposite(d) in shape:
+                    if shape >> (d + 3) % 6 & 1:
                         required |= 1 << d
-                if anchor is None:
-                    reaches = shape is not None or other in CONTENT.tank_cells
-                else:
-                    reaches = other == anchor
-                if reaches:
-                    reaching |= 1 << d
+                    if anchor is None:
+                        reaching |= 1 << d
+            cell_hex = ground.cells[cell]
             out += [
-                (cell, k) for k, mask in shapes if mask & bordered == required and mask & reaching
+                (cell_hex, k)
+                for k, mask in rotations
+                if mask & bordered == required and mask & reaching
             ]
         return tuple(out)
 
@@ -216,14 +246,9 @@ def exit_reachable(state: DrillitState) -> bool:
     free region before saying no), but while the way is open, as in nearly every match, it
     walks straight there instead of flooding the map after every turn."""
     dug = _dug(state)
-    start = dug.frontier
-    if not start:
-        return False
-    ground = _ground(state.distance)
+    ground, blocked = dug.ground, dug.taken
     to_exit = ground.to_exit[state.exit]
-    blocked = {ground.index[c] for c in state.abysses if c in ground.index}
-    blocked.update(ground.index[c] for c in dug.occupied if c in ground.index)
-    queue = [(to_exit[i], i) for i in map(ground.index.__getitem__, start)]
+    queue = [(to_exit[i], i) for i in dug.frontier_cells]
     seen = {i for _, i in queue}
     heapq.heapify(queue)
     while queue:
@@ -239,23 +264,36 @@ def exit_reachable(state: DrillitState) -> bool:
 
 @dataclass(frozen=True)
 class _Ground:
-    """A map's open ground as numbers: searches over it hash ints, not ``Hex``es."""
+    """A map's open ground (``_open_ground``) numbered in ``Hex`` order, so that searches
+    and sorts over it hash and compare ints, not ``Hex``es."""
 
+    cells: tuple[Hex, ...]
     index: dict[Hex, int]
     #: per cell number, the numbers of its neighbours on open ground
     links: tuple[tuple[int, ...], ...]
+    #: per cell number, its neighbour's number in each direction (-1: not open ground)
+    toward: tuple[tuple[int, ...], ...]
+    #: per cell number, the edge mask of the directions where the Tank is
+    tank_sides: tuple[int, ...]
+    #: the cells touching the Tank
+    rim: tuple[int, ...]
     #: exit option -> per cell number, its hex distance to that exit (1: next to it)
     to_exit: dict[str, tuple[int, ...]]
 
 
 @functools.cache
 def _ground(distance_name: str) -> _Ground:
-    cells = sorted(_open_ground(distance_name))
+    cells = tuple(sorted(_open_ground(distance_name)))
     index = {c: i for i, c in enumerate(cells)}
     links = tuple(tuple(index[n] for n in c.neighbours() if n in index) for c in cells)
+    toward = tuple(tuple(index.get(n, -1) for n in c.neighbours()) for c in cells)
+    tank_sides = tuple(
+        sum(1 << d for d, n in enumerate(c.neighbours()) if n in CONTENT.tank_cells) for c in cells
+    )
+    rim = tuple(i for i, sides in enumerate(tank_sides) if sides)
     exits_at = CONTENT.layouts[distance_name].exits
     to_exit = {k: tuple(distance(c, goal) for c in cells) for k, goal in exits_at.items()}
-    return _Ground(index, links, to_exit)
+    return _Ground(cells, index, links, toward, tank_sides, rim, to_exit)
 
 
 def distance_field(state: DrillitState) -> dict[Hex, int]:

@@ -14,18 +14,17 @@ from services.games.drillit.state import DrillitState, changed
 from services.games.drillit.tunnels import (
     exit_reachable,
     exits,
-    frontier,
     is_free,
     layout,
     piece_openings,
 )
-from tests.unit.games.drillit.test_drillit_placements_fast import states
+from tests.unit.games.drillit.test_drillit_placements_fast import reference_frontier, states
 
 
 def reference_exit_reachable(state: DrillitState) -> bool:
     occupied = piece_openings(state)
     targets = set(exits(state))
-    start = frontier(state)
+    start = reference_frontier(state)
     seen = set(start)
     queue = deque(start)
     while queue:
