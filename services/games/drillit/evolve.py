@@ -11,11 +11,26 @@ from services.games.drillit.state import DrillitState, Phase, PlacedPiece, chang
 
 
 def evolve(state: DrillitState, event: Any) -> DrillitState:
+    known = _FOLDED.get(id(event))
+    if known is not None and known[0] is event and known[1] is state:
+        return known[2]
     handler = _HANDLERS.get(type(event))
     if handler is None:
         raise TypeError(f"not a Drillit event: {event!r}")
     new: DrillitState = handler(state, event)
+    if len(_FOLDED) >= _FOLDS_KEPT:
+        _FOLDED.clear()
+    _FOLDED[id(event)] = (event, state, new)
     return new
+
+
+#: The latest folds by the event's identity: (event, state before, state after). The rules
+#: fold each event they decide into the state to work out what follows (``advance``, an
+#: Event card's sub-events), and the command handler folds the same event object into the
+#: same state object again: that second (or third) fold is this lookup. Holding the event
+#: and the state keeps their ids from being reused, so a hit is always the very same fold.
+_FOLDED: dict[int, tuple[Any, DrillitState, DrillitState]] = {}
+_FOLDS_KEPT = 512
 
 
 def _setup(s: DrillitState, e: ev.MatchSetUp) -> DrillitState:
