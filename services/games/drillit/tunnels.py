@@ -225,7 +225,7 @@ def _rotation_masks(base: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 def can_place(
     state: DrillitState, piece: str, cell: Hex, rotation: int, anchor: Hex | None
 ) -> bool:
-    occupied = piece_openings(state)
+    occupied = _dug(state).occupied
     if not 0 <= rotation < 6 or not is_free(state, cell, occupied):
         return False
     if anchor is not None and cell not in anchor.neighbours():
