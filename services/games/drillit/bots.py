@@ -57,7 +57,7 @@ class _Digging:
         self.state = state
         self.field = distance_field(state)
         self.occupied = piece_openings(state)
-        ends = frontier(state, self.occupied)
+        ends = frontier(state)
         self.best = min((self.field.get(c, FAR) for c in ends), default=FAR)
 
     def value(self, piece: str, cell: Hex, rotation: int) -> float:

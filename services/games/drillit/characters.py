@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 
 from services.games.drillit.content import CONTENT
@@ -10,6 +11,7 @@ from services.games.drillit.state import DrillitState
 PILOT, INVENTOR, SOLDIER, MECHANIC, ROBOT = "pilot", "inventor", "soldier", "mechanic", "robot"
 
 
+@functools.cache  # six rooms: listing moves asks it for every room after every action
 def walking_distance(start: int, goal: int) -> int:
     """Moves between rooms through the Tank (the centre is the shortcut)."""
     seen, queue = {start: 0}, deque([start])

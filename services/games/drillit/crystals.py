@@ -10,7 +10,7 @@ from services.games.drillit import events as ev
 from services.games.drillit.characters import crystal_ability_cost
 from services.games.drillit.content import CONTENT
 from services.games.drillit.state import DrillitState
-from services.games.drillit.tunnels import frontier, piece_openings
+from services.games.drillit.tunnels import frontier
 
 TURBO_PIECES = 2
 
@@ -67,7 +67,7 @@ def use_crystals(state: DrillitState, player: str, action: CrystalAction) -> lis
                 raise RuleViolation("TRAP", "A Trap: no Path piece may be placed this turn.")
             if state.path_pile == 0:
                 raise RuleViolation("PILE_EMPTY", "The Path pile is empty.")
-            if not frontier(state, piece_openings(state)):
+            if not frontier(state):
                 raise RuleViolation("NO_ROOM", "No Path piece can be connected anywhere.")
             return [_pay(state, player, "yellow"), ev.TurboStarted(TURBO_PIECES)]
     raise TypeError(action)
@@ -85,11 +85,6 @@ def crystal_actions(state: DrillitState, player: str) -> list[Any]:
             out.append(act.UseBlueOnArmor())
     if enough["red"]:
         out += [act.UseRedBomb(s) for s in CONTENT.sectors if radar_goblins(state, s) > 0]
-    if (
-        enough["yellow"]
-        and not state.trap
-        and state.path_pile > 0
-        and frontier(state, piece_openings(state))
-    ):
+    if enough["yellow"] and not state.trap and state.path_pile > 0 and frontier(state):
         out.append(act.UseYellowTurbo())
     return out

@@ -2,25 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
 from services.games.drillit.setup_rules import assemble_event_deck
-from services.games.drillit.state import DrillitState, Phase, PlacedPiece, setup_radar
+from services.games.drillit.state import DrillitState, Phase, PlacedPiece, changed, setup_radar
 
 
 def evolve(state: DrillitState, event: Any) -> DrillitState:
+    known = _FOLDED.get(id(event))
+    if known is not None and known[0] is event and known[1] is state:
+        return known[2]
     handler = _HANDLERS.get(type(event))
     if handler is None:
         raise TypeError(f"not a Drillit event: {event!r}")
     new: DrillitState = handler(state, event)
+    if len(_FOLDED) >= _FOLDS_KEPT:
+        _FOLDED.clear()
+    _FOLDED[id(event)] = (event, state, new)
     return new
 
 
+#: The latest folds by the event's identity: (event, state before, state after). The rules
+#: fold each event they decide into the state to work out what follows (``advance``, an
+#: Event card's sub-events), and the command handler folds the same event object into the
+#: same state object again: that second (or third) fold is this lookup. Holding the event
+#: and the state keeps their ids from being reused, so a hit is always the very same fold.
+_FOLDED: dict[int, tuple[Any, DrillitState, DrillitState]] = {}
+_FOLDS_KEPT = 512
+
+
 def _setup(s: DrillitState, e: ev.MatchSetUp) -> DrillitState:
-    return replace(
+    return changed(
         s,
         phase=Phase.SETUP,
         players=e.players,
@@ -35,39 +49,39 @@ def _setup(s: DrillitState, e: ev.MatchSetUp) -> DrillitState:
 
 
 def _shuffled(s: DrillitState, e: ev.PileShuffled) -> DrillitState:
-    return replace(s, shuffled_decks=(*s.shuffled_decks, e.deck))
+    return changed(s, shuffled_decks=(*s.shuffled_decks, e.deck))
 
 
 def _drawn(s: DrillitState, e: ev.PathPiecesDrawn) -> DrillitState:
-    return replace(s, hands={**s.hands, **e.pieces}, path_pile=e.pile_left)
+    return changed(s, hands={**s.hands, **e.pieces}, path_pile=e.pile_left)
 
 
 def _dealt(s: DrillitState, e: ev.CharactersDealt) -> DrillitState:
-    return replace(s, characters=dict(e.characters))
+    return changed(s, characters=dict(e.characters))
 
 
 def _staged(s: DrillitState, e: ev.EventCardsStaged) -> DrillitState:
-    return replace(s, staged={**s.staged, e.deck: e.cards})
+    return changed(s, staged={**s.staged, e.deck: e.cards})
 
 
 def _built(s: DrillitState, e: ev.EventDeckBuilt) -> DrillitState:
-    return replace(s, event_deck=assemble_event_deck(s.staged), event_deck_built=True)
+    return changed(s, event_deck=assemble_event_deck(s.staged), event_deck_built=True)
 
 
 def _rolled_room(s: DrillitState, e: ev.StartRoomRolled) -> DrillitState:
-    return replace(s, choosing_room=e.player if e.value == 6 else s.choosing_room)
+    return changed(s, choosing_room=e.player if e.value == 6 else s.choosing_room)
 
 
 def _placed_gnome(s: DrillitState, e: ev.GnomePlaced) -> DrillitState:
-    return replace(s, rooms={**s.rooms, e.player: e.room}, choosing_room=None)
+    return changed(s, rooms={**s.rooms, e.player: e.room}, choosing_room=None)
 
 
 def _starter(s: DrillitState, e: ev.StartingPlayerChosen) -> DrillitState:
-    return replace(s, active=e.player)
+    return changed(s, active=e.player)
 
 
 def _turn_started(s: DrillitState, e: ev.TurnStarted) -> DrillitState:
-    return replace(
+    return changed(
         s,
         phase=Phase.TURN_START if e.turn > 1 else Phase.ACTIONS,
         active=e.player,
@@ -84,7 +98,7 @@ def _turn_started(s: DrillitState, e: ev.TurnStarted) -> DrillitState:
 
 
 def _revealed(s: DrillitState, e: ev.EventCardRevealed) -> DrillitState:
-    return replace(
+    return changed(
         s,
         current_card=e.card,
         event_deck=s.event_deck[1:],
@@ -97,11 +111,11 @@ def _skipped(s: DrillitState, e: ev.SubEventSkipped) -> DrillitState:
 
 
 def _advanced(s: DrillitState, e: ev.GoblinsAdvanced) -> DrillitState:
-    return replace(s, radar=e.radar)
+    return changed(s, radar=e.radar)
 
 
 def _armor_destroyed(s: DrillitState, e: ev.ArmorDestroyed) -> DrillitState:
-    return replace(s, armor_destroyed=tuple(sorted({*s.armor_destroyed, e.room})))
+    return changed(s, armor_destroyed=tuple(sorted({*s.armor_destroyed, e.room})))
 
 
 def _reached_centre(s: DrillitState, e: ev.GoblinsReachedCentre) -> DrillitState:
@@ -109,60 +123,60 @@ def _reached_centre(s: DrillitState, e: ev.GoblinsReachedCentre) -> DrillitState
 
 
 def _permanent(s: DrillitState, e: ev.PermanentDamageTaken) -> DrillitState:
-    return replace(s, permanent_damage=s.permanent_damage + e.amount)
+    return changed(s, permanent_damage=s.permanent_damage + e.amount)
 
 
 def _intensified(s: DrillitState, e: ev.FiresIntensified) -> DrillitState:
     fires = dict(s.fires)
     for room in e.rooms:
         fires[room] = fires.get(room, 0) + 1
-    return replace(s, fires=fires)
+    return changed(s, fires=fires)
 
 
 def _exploded(s: DrillitState, e: ev.RoomExploded) -> DrillitState:
-    return replace(s, fires={r: n for r, n in s.fires.items() if r != e.room})
+    return changed(s, fires={r: n for r, n in s.fires.items() if r != e.room})
 
 
 def _overheated(s: DrillitState, e: ev.CrystalStorageOverheated) -> DrillitState:
-    return replace(s, crystals=dict.fromkeys(s.crystals, 0))
+    return changed(s, crystals=dict.fromkeys(s.crystals, 0))
 
 
 def _crystal(s: DrillitState, e: ev.CrystalFound | ev.CrystalCollected) -> DrillitState:
-    return replace(s, crystals={**s.crystals, e.colour: s.crystals[e.colour] + 1})
+    return changed(s, crystals={**s.crystals, e.colour: s.crystals[e.colour] + 1})
 
 
 def _abyss(s: DrillitState, e: ev.AbyssOpened) -> DrillitState:
     abysses = s.abysses if e.cell is None else (*s.abysses, e.cell)
-    return replace(s, abysses=abysses, abysses_found=s.abysses_found + 1)
+    return changed(s, abysses=abysses, abysses_found=s.abysses_found + 1)
 
 
 def _blackout(s: DrillitState, e: ev.BlackoutBegan) -> DrillitState:
-    return replace(s, blackout=True, phase=Phase.ACTIONS)
+    return changed(s, blackout=True, phase=Phase.ACTIONS)
 
 
 def _trap(s: DrillitState, e: ev.TrapSet) -> DrillitState:
-    return replace(s, trap=True)
+    return changed(s, trap=True)
 
 
 def _fire_die(s: DrillitState, e: ev.FireDieRolled) -> DrillitState:
-    return replace(s, fire_criticals=s.fire_criticals + (e.value == 6))
+    return changed(s, fire_criticals=s.fire_criticals + (e.value == 6))
 
 
 def _fire_started(s: DrillitState, e: ev.FireStarted) -> DrillitState:
     fires = {**s.fires, e.room: s.fires.get(e.room, 0) + e.fires}
-    return replace(s, fires=fires, fire_criticals=0, phase=Phase.ATTACK)
+    return changed(s, fires=fires, fire_criticals=0, phase=Phase.ATTACK)
 
 
 def _critical_explosion(s: DrillitState, e: ev.CriticalFireExploded) -> DrillitState:
-    return replace(s, fire_criticals=0, phase=Phase.ATTACK)
+    return changed(s, fire_criticals=0, phase=Phase.ATTACK)
 
 
 def _attack_die(s: DrillitState, e: ev.AttackDieRolled) -> DrillitState:
-    return replace(s, attack_sixes=s.attack_sixes + (e.value == 6))
+    return changed(s, attack_sixes=s.attack_sixes + (e.value == 6))
 
 
 def _after_attack(s: DrillitState) -> DrillitState:
-    return replace(s, attack_sixes=0, phase=Phase.REFILL if s.actions_done else Phase.ACTIONS)
+    return changed(s, attack_sixes=0, phase=Phase.REFILL if s.actions_done else Phase.ACTIONS)
 
 
 def _arrived(s: DrillitState, e: ev.GoblinsArrived) -> DrillitState:
@@ -180,16 +194,16 @@ def _horde(s: DrillitState, e: ev.HordeArrived) -> DrillitState:
 
 
 def _spend(s: DrillitState, points: int) -> DrillitState:
-    return replace(s, action_points=s.action_points - points)
+    return changed(s, action_points=s.action_points - points)
 
 
 def _moved(s: DrillitState, e: ev.GnomeMoved) -> DrillitState:
-    return _spend(replace(s, rooms={**s.rooms, e.player: e.room}), e.action_points)
+    return _spend(changed(s, rooms={**s.rooms, e.player: e.room}), e.action_points)
 
 
 def _carried(s: DrillitState, e: ev.GnomeCarried) -> DrillitState:
     rooms = {**s.rooms, e.robot: e.room, e.passenger: e.room}
-    return _spend(replace(s, rooms=rooms), e.action_points)
+    return _spend(changed(s, rooms=rooms), e.action_points)
 
 
 def _defeated(s: DrillitState, e: ev.GoblinsDefeated) -> DrillitState:
@@ -197,12 +211,12 @@ def _defeated(s: DrillitState, e: ev.GoblinsDefeated) -> DrillitState:
     for space in e.spaces:
         spaces[space] -= 1
     s = s.with_goblins(e.sector, tuple(spaces))
-    return _spend(replace(s, goblins_defeated=s.goblins_defeated + len(e.spaces)), e.action_points)
+    return _spend(changed(s, goblins_defeated=s.goblins_defeated + len(e.spaces)), e.action_points)
 
 
 def _repaired(s: DrillitState, e: ev.ArmorRepaired) -> DrillitState:
     free = e.action_points == 0 and s.is_(e.player, "mechanic")
-    s = replace(
+    s = changed(
         s,
         armor_destroyed=tuple(r for r in s.armor_destroyed if r != e.room),
         mechanic_free_repair_used=s.mechanic_free_repair_used or free,
@@ -215,52 +229,52 @@ def _extinguished(s: DrillitState, e: ev.FireExtinguished) -> DrillitState:
     fires[e.room] -= 1
     if fires[e.room] <= 0:
         del fires[e.room]
-    return _spend(replace(s, fires=fires), e.action_points)
+    return _spend(changed(s, fires=fires), e.action_points)
 
 
 def _piece_placed(s: DrillitState, e: ev.PathPiecePlaced) -> DrillitState:
     hands = {p: t for p, t in s.hands.items() if p != e.owner}
     placed = (*s.placed, PlacedPiece(e.piece, e.cell, e.rotation))
-    return _spend(replace(s, hands=hands, placed=placed), e.action_points)
+    return _spend(changed(s, hands=hands, placed=placed), e.action_points)
 
 
 def _spent(s: DrillitState, e: ev.CrystalsSpent) -> DrillitState:
     crystals = {**s.crystals, e.colour: s.crystals[e.colour] - e.count}
-    s = replace(s, crystals=crystals, crystals_used=s.crystals_used + e.count)
+    s = changed(s, crystals=crystals, crystals_used=s.crystals_used + e.count)
     return _spend(s, e.action_points)
 
 
 def _put_out(s: DrillitState, e: ev.FiresPutOut) -> DrillitState:
-    return replace(s, fires={r: n for r, n in s.fires.items() if r != e.room})
+    return changed(s, fires={r: n for r, n in s.fires.items() if r != e.room})
 
 
 def _restored(s: DrillitState, e: ev.ArmorRestored) -> DrillitState:
-    return replace(s, armor_destroyed=tuple(r for r in s.armor_destroyed if r not in e.rooms))
+    return changed(s, armor_destroyed=tuple(r for r in s.armor_destroyed if r not in e.rooms))
 
 
 def _bombed(s: DrillitState, e: ev.SectorBombed) -> DrillitState:
     inside = s.goblins(e.sector)[0]
     s = s.with_goblins(e.sector, (inside,) + (0,) * CONTENT.radar_spaces)
-    return replace(s, goblins_defeated=s.goblins_defeated + e.goblins)
+    return changed(s, goblins_defeated=s.goblins_defeated + e.goblins)
 
 
 def _turbo_started(s: DrillitState, e: ev.TurboStarted) -> DrillitState:
-    return replace(s, phase=Phase.TURBO, turbo_left=e.pieces, turbo_anchor=None)
+    return changed(s, phase=Phase.TURBO, turbo_left=e.pieces, turbo_anchor=None)
 
 
 def _turbo_drawn(s: DrillitState, e: ev.TurboPieceDrawn) -> DrillitState:
-    return replace(s, turbo_piece=e.piece, path_pile=e.pile_left)
+    return changed(s, turbo_piece=e.piece, path_pile=e.pile_left)
 
 
 def _turbo_done(s: DrillitState, left: int) -> DrillitState:
     if left > 0:
-        return replace(s, turbo_left=left, turbo_piece=None)
-    return replace(s, turbo_left=0, turbo_piece=None, turbo_anchor=None, phase=Phase.ACTIONS)
+        return changed(s, turbo_left=left, turbo_piece=None)
+    return changed(s, turbo_left=0, turbo_piece=None, turbo_anchor=None, phase=Phase.ACTIONS)
 
 
 def _turbo_placed(s: DrillitState, e: ev.TurboPiecePlaced) -> DrillitState:
     placed = (*s.placed, PlacedPiece(e.piece, e.cell, e.rotation))
-    return _turbo_done(replace(s, placed=placed, turbo_anchor=e.cell), s.turbo_left - 1)
+    return _turbo_done(changed(s, placed=placed, turbo_anchor=e.cell), s.turbo_left - 1)
 
 
 def _turbo_discarded(s: DrillitState, e: ev.TurboPieceDiscarded) -> DrillitState:
@@ -272,23 +286,23 @@ def _turbo_stopped(s: DrillitState, e: ev.TurboStopped) -> DrillitState:
 
 
 def _plan_b(s: DrillitState, e: ev.PlanBTaken) -> DrillitState:
-    return replace(s, exit=e.exit, plan_b=False)
+    return changed(s, exit=e.exit, plan_b=False)
 
 
 def _actions_ended(s: DrillitState, e: ev.ActionsEnded) -> DrillitState:
-    return replace(s, actions_done=True, phase=Phase.ATTACK if s.blackout else Phase.REFILL)
+    return changed(s, actions_done=True, phase=Phase.ATTACK if s.blackout else Phase.REFILL)
 
 
 def _turn_ended(s: DrillitState, e: ev.TurnEnded) -> DrillitState:
-    return replace(s, phase=Phase.TURN_OVER)
+    return changed(s, phase=Phase.TURN_OVER)
 
 
 def _won(s: DrillitState, e: ev.MatchWon) -> DrillitState:
-    return replace(s, phase=Phase.OVER, won=True, end_reason=e.reason)
+    return changed(s, phase=Phase.OVER, won=True, end_reason=e.reason)
 
 
 def _lost(s: DrillitState, e: ev.MatchLost) -> DrillitState:
-    return replace(s, phase=Phase.OVER, won=False, end_reason=e.reason)
+    return changed(s, phase=Phase.OVER, won=False, end_reason=e.reason)
 
 
 _HANDLERS: dict[type, Any] = {

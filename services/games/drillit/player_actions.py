@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import combinations_with_replacement
 from typing import Any
 
@@ -212,10 +213,11 @@ def turn_actions(state: DrillitState, player: str) -> tuple[Any, ...]:
     out: list[Any] = []
     here = state.rooms[player]
     robot = state.is_(player, ROBOT)
+    crowd = Counter(state.rooms.get(p) for p in state.players)  # room_has_space, once
     for room in ALL_ROOMS:
         if (
             room != here
-            and room_has_space(state, room)
+            and crowd[room] < CONTENT.room_capacity
             and move_cost(state, player, room) <= state.action_points
         ):
             out.append(act.Move(room))

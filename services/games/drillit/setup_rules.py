@@ -48,7 +48,8 @@ from services.games.drillit.state import DrillitState
 BOX, HOUSE = "box", "house"
 MIN_PLAYERS, MAX_PLAYERS = CONTENT.player_counts[BOX]
 PLAN_B_ALLOWED, PLAN_B_OFF = "allowed", "off"
-TRIOS = len(CONTENT.abyss_cards())
+ABYSS_CARDS, OTHER_CARDS = CONTENT.abyss_cards(), CONTENT.other_cards()
+TRIOS = len(ABYSS_CARDS)
 TOP = CONTENT.top_cards  # "Set aside 3 of these cards; they will make up the top of the deck"
 STAGING, ABYSS_STAGING = "event-staging", "event-abyss"
 
@@ -135,12 +136,12 @@ def setup_request(state: DrillitState) -> ChanceRequest | None:
     if not state.characters:
         return DrawCards("characters", n, "deal a Character to each player")
     if STAGING not in shuffled:
-        return ShuffleDeck(STAGING, CONTENT.other_cards(), "shuffle the non-Abyss Event cards")
+        return ShuffleDeck(STAGING, OTHER_CARDS, "shuffle the non-Abyss Event cards")
     if STAGING not in state.staged:
-        count = len(CONTENT.other_cards())
+        count = len(OTHER_CARDS)
         return DrawCards(STAGING, count, "set 3 aside and make 5 piles of 2")
     if ABYSS_STAGING not in shuffled:
-        return ShuffleDeck(ABYSS_STAGING, CONTENT.abyss_cards(), "hand out the Abyss cards")
+        return ShuffleDeck(ABYSS_STAGING, ABYSS_CARDS, "hand out the Abyss cards")
     if ABYSS_STAGING not in state.staged:
         return DrawCards(ABYSS_STAGING, TRIOS, "one Abyss card for each pile")
     for i in range(1, TRIOS + 1):

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from typing import Any
 
 from services.games.drillit.content import COLOURS, CONTENT
 from services.games.drillit.hexgrid import Hex
@@ -119,7 +120,7 @@ class DrillitState:
         radar = tuple(
             SectorGoblins(s.sector, spaces) if s.sector == sector else s for s in self.radar
         )
-        return replace(self, radar=radar)
+        return changed(self, radar=radar)
 
     def occupants(self, room: int) -> tuple[str, ...]:
         return tuple(p for p in self.players if self.rooms.get(p) == room)
@@ -132,3 +133,20 @@ class DrillitState:
 
     def is_(self, player: str, character: str) -> bool:
         return self.characters.get(player) == character
+
+
+_FIELDS = frozenset(f.name for f in fields(DrillitState))
+
+
+def changed(state: DrillitState, **changes: Any) -> DrillitState:
+    """``dataclasses.replace`` for the state, which every event goes through: a copy of the
+    instance's fields with ``changes`` over them. ``replace`` calls ``__init__`` with every
+    field, a tenth of a playout's time; the state has no ``__post_init__`` nor init-only
+    fields for it to honour. Unknown names are refused as ``replace`` refuses them."""
+    if not _FIELDS.issuperset(changes):
+        raise TypeError(f"DrillitState has no field {sorted(set(changes) - _FIELDS)}")
+    new = object.__new__(DrillitState)
+    attributes = new.__dict__
+    attributes.update(state.__dict__)
+    attributes.update(changes)
+    return new

@@ -8,12 +8,14 @@ pieces, so Plan B always has its space."""
 from __future__ import annotations
 
 import functools
+import heapq
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from services.games.drillit.content import CONTENT, Layout
 from services.games.drillit.hexgrid import Hex, distance, distinct_rotations, opposite, rotate
-from services.games.drillit.state import DrillitState
+from services.games.drillit.state import DrillitState, PlacedPiece
 
 
 def layout(state: DrillitState) -> Layout:
@@ -50,12 +52,15 @@ def piece_openings(state: DrillitState) -> dict[Hex, tuple[int, ...]]:
 def is_free(state: DrillitState, cell: Hex, occupied: dict[Hex, tuple[int, ...]]) -> bool:
     """Inside the map, off the Tank (touching it is fine), not an exit, Abyss or piece."""
     return (
-        cell in layout(state).cells
-        and cell not in CONTENT.tank_cells
-        and cell not in occupied
-        and cell not in state.abysses
-        and cell not in layout(state).exits.values()
+        cell in _open_ground(state.distance) and cell not in occupied and cell not in state.abysses
     )
+
+
+@functools.cache
+def _open_ground(distance_name: str) -> frozenset[Hex]:
+    """The map's cells a piece could ever take: off the Tank and both exit options."""
+    lay = CONTENT.layouts[distance_name]
+    return lay.cells - CONTENT.tank_cells - frozenset(lay.exits.values())
 
 
 def fits(cell: Hex, shape: tuple[int, ...], occupied: dict[Hex, tuple[int, ...]]) -> bool:
@@ -85,14 +90,9 @@ def connects(
     return False
 
 
-def frontier(state: DrillitState, occupied: dict[Hex, tuple[int, ...]]) -> tuple[Hex, ...]:
+def frontier(state: DrillitState) -> tuple[Hex, ...]:
     """Free cells a new piece could connect into."""
-    cells: set[Hex] = set()
-    for tank in CONTENT.tank_cells:
-        cells.update(tank.neighbours())
-    for cell, shape in occupied.items():
-        cells.update(cell.neighbour(d) for d in shape)
-    return tuple(sorted(c for c in cells if is_free(state, c, occupied)))
+    return _dug(state).frontier
 
 
 def placements(
@@ -100,37 +100,120 @@ def placements(
 ) -> tuple[tuple[Hex, int], ...]:
     """Every (cell, rotation) where ``piece`` may be laid, rotations giving the same
     shape counted once — the placements ``can_place`` accepts (a property test compares
-    them with every cell and rotation tried through it).
+    them with every cell and rotation tried through it)."""
+    return _dug(state).placements(piece, anchor)
 
-    Each candidate cell is read once into edge masks (bit d: the edge towards direction d):
-    which edges a placed piece borders, which of those it opens, which reach the Tank or a
-    piece (or only the anchor); then each rotation is a few bit operations instead of a walk
-    around the cell (``fits`` and ``connects``), which listing legal actions did for every
-    cell and rotation."""
-    occupied = piece_openings(state)
-    cells = (
-        frontier(state, occupied)
-        if anchor is None
-        else tuple(c for c in anchor.neighbours() if is_free(state, c, occupied))
+
+def _dug(state: DrillitState) -> _Dug:
+    return _tunnels(state.distance, state.placed, state.abysses)
+
+
+@functools.lru_cache(maxsize=256)
+def _tunnels(distance_name: str, placed: tuple[PlacedPiece, ...], abysses: tuple[Hex, ...]) -> _Dug:
+    """The tunnels as laid: they change only when a piece or an Abyss is laid, while every
+    action's legal actions, the Turbo's check and the end of every turn ask about them."""
+    return _Dug(distance_name, placed, abysses)
+
+
+@dataclass(frozen=True)
+class _Dug:
+    """What the tunnel questions read of a state (the map, the pieces, the Abysses), with
+    their answers remembered. The work is done on the map's cell numbers (``_Ground``):
+    sets and sorts of ints instead of ``Hex``es, whose hashing and ordering run Python."""
+
+    distance: str
+    placed: tuple[PlacedPiece, ...]
+    abysses: tuple[Hex, ...]
+    _placements: dict[tuple[str, Hex | None], tuple[tuple[Hex, int], ...]] = field(
+        default_factory=dict, compare=False, repr=False
     )
-    shapes = _rotation_masks(CONTENT.pieces[piece].openings)
-    out = []
-    for cell in cells:
-        bordered = required = reaching = 0
-        for d, other in enumerate(cell.neighbours()):
-            shape = occupied.get(other)
-            if shape is not None:
-                bordered |= 1 << d
-                if opposite(d) in shape:
-                    required |= 1 << d
-            if anchor is None:
-                reaches = shape is not None or other in CONTENT.tank_cells
-            else:
-                reaches = other == anchor
-            if reaches:
-                reaching |= 1 << d
-        out += [(cell, k) for k, mask in shapes if mask & bordered == required and mask & reaching]
-    return tuple(out)
+
+    @functools.cached_property
+    def ground(self) -> _Ground:
+        return _ground(self.distance)
+
+    @functools.cached_property
+    def occupied(self) -> dict[Hex, tuple[int, ...]]:
+        return {p.cell: openings(p.piece, p.rotation) for p in self.placed}
+
+    @functools.cached_property
+    def shapes(self) -> dict[int, int]:
+        """Cell number -> edge mask of the openings of the piece on it (pieces lie on
+        open ground: ``can_place`` allows nothing else)."""
+        index = self.ground.index
+        return {
+            index[cell]: sum(1 << d for d in shape)
+            for cell, shape in self.occupied.items()
+            if cell in index
+        }
+
+    @functools.cached_property
+    def taken(self) -> frozenset[int]:
+        """Numbers of the open-ground cells a piece or an Abyss holds."""
+        index = self.ground.index
+        return frozenset(self.shapes).union(index[c] for c in self.abysses if c in index)
+
+    @functools.cached_property
+    def frontier_cells(self) -> tuple[int, ...]:
+        """Free cells a new piece could connect into: open ground touching the Tank or an
+        opening of a piece, neither taken; in ``Hex`` order, as cell numbers are."""
+        toward = self.ground.toward
+        cells = set(self.ground.rim)
+        for cell, mask in self.shapes.items():
+            cells.update(toward[cell][d] for d in range(6) if mask >> d & 1)
+        cells.discard(-1)
+        return tuple(sorted(cells - self.taken))
+
+    @functools.cached_property
+    def frontier(self) -> tuple[Hex, ...]:
+        cells = self.ground.cells
+        return tuple(cells[i] for i in self.frontier_cells)
+
+    def placements(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
+        known = self._placements.get((piece, anchor))
+        if known is None:
+            known = self._placements[piece, anchor] = self._place(piece, anchor)
+        return known
+
+    def _place(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
+        """Each candidate cell is read once into edge masks (bit d: the edge towards
+        direction d): which edges a placed piece borders, which of those it opens, which
+        reach the Tank or a piece (or only the anchor); then each rotation is a few bit
+        operations instead of a walk around the cell (``fits`` and ``connects``)."""
+        ground, shapes, taken = self.ground, self.shapes, self.taken
+        if anchor is None:
+            cells: tuple[int, ...] = self.frontier_cells
+            at = -1
+        else:
+            index = ground.index
+            cells = tuple(
+                index[c] for c in anchor.neighbours() if c in index and index[c] not in taken
+            )
+            at = index.get(anchor, -1)
+        rotations = _rotation_masks(CONTENT.pieces[piece].openings)
+        out = []
+        for cell in cells:
+            bordered = required = 0
+            reaching = ground.tank_sides[cell] if anchor is None else 0
+            for d, other in enumerate(ground.toward[cell]):
+                if other < 0:
+                    continue
+                if anchor is not None and other == at:
+                    reaching |= 1 << d
+                shape = shapes.get(other)
+                if shape is not None:
+                    bordered |= 1 << d
+                    if shape >> (d + 3) % 6 & 1:
+                        required |= 1 << d
+                    if anchor is None:
+                        reaching |= 1 << d
+            cell_hex = ground.cells[cell]
+            out += [
+                (cell_hex, k)
+                for k, mask in rotations
+                if mask & bordered == required and mask & reaching
+            ]
+        return tuple(out)
 
 
 @functools.lru_cache(maxsize=64)
@@ -142,7 +225,7 @@ def _rotation_masks(base: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 def can_place(
     state: DrillitState, piece: str, cell: Hex, rotation: int, anchor: Hex | None
 ) -> bool:
-    occupied = piece_openings(state)
+    occupied = _dug(state).occupied
     if not 0 <= rotation < 6 or not is_free(state, cell, occupied):
         return False
     if anchor is not None and cell not in anchor.neighbours():
@@ -156,21 +239,61 @@ def reaches_exit(state: DrillitState, cell: Hex, shape: Iterable[int]) -> bool:
 
 def exit_reachable(state: DrillitState) -> bool:
     """The exit can still be reached through free cells from the current frontier
-    (assuming suitable pieces come: the pile holds every turn)."""
-    occupied = piece_openings(state)
-    targets = set(exits(state))
-    start = frontier(state, occupied)
-    seen = set(start)
-    queue = deque(start)
+    (assuming suitable pieces come: the pile holds every turn).
+
+    A best-first search on the map's cell numbers, nearest the exit first: it answers as a
+    breadth-first search over every free cell would (it too visits the frontier's whole
+    free region before saying no), but while the way is open, as in nearly every match, it
+    walks straight there instead of flooding the map after every turn."""
+    dug = _dug(state)
+    ground, blocked = dug.ground, dug.taken
+    to_exit = ground.to_exit[state.exit]
+    queue = [(to_exit[i], i) for i in dug.frontier_cells]
+    seen = {i for _, i in queue}
+    heapq.heapify(queue)
     while queue:
-        cell = queue.popleft()
-        if any(n in targets for n in cell.neighbours()):
+        near, cell = heapq.heappop(queue)
+        if near == 1:
             return True
-        for n in cell.neighbours():
-            if n not in seen and is_free(state, n, occupied):
+        for n in ground.links[cell]:
+            if n not in seen and n not in blocked:
                 seen.add(n)
-                queue.append(n)
+                heapq.heappush(queue, (to_exit[n], n))
     return False
+
+
+@dataclass(frozen=True)
+class _Ground:
+    """A map's open ground (``_open_ground``) numbered in ``Hex`` order, so that searches
+    and sorts over it hash and compare ints, not ``Hex``es."""
+
+    cells: tuple[Hex, ...]
+    index: dict[Hex, int]
+    #: per cell number, the numbers of its neighbours on open ground
+    links: tuple[tuple[int, ...], ...]
+    #: per cell number, its neighbour's number in each direction (-1: not open ground)
+    toward: tuple[tuple[int, ...], ...]
+    #: per cell number, the edge mask of the directions where the Tank is
+    tank_sides: tuple[int, ...]
+    #: the cells touching the Tank
+    rim: tuple[int, ...]
+    #: exit option -> per cell number, its hex distance to that exit (1: next to it)
+    to_exit: dict[str, tuple[int, ...]]
+
+
+@functools.cache
+def _ground(distance_name: str) -> _Ground:
+    cells = tuple(sorted(_open_ground(distance_name)))
+    index = {c: i for i, c in enumerate(cells)}
+    links = tuple(tuple(index[n] for n in c.neighbours() if n in index) for c in cells)
+    toward = tuple(tuple(index.get(n, -1) for n in c.neighbours()) for c in cells)
+    tank_sides = tuple(
+        sum(1 << d for d, n in enumerate(c.neighbours()) if n in CONTENT.tank_cells) for c in cells
+    )
+    rim = tuple(i for i, sides in enumerate(tank_sides) if sides)
+    exits_at = CONTENT.layouts[distance_name].exits
+    to_exit = {k: tuple(distance(c, goal) for c in cells) for k, goal in exits_at.items()}
+    return _Ground(cells, index, links, toward, tank_sides, rim, to_exit)
 
 
 def distance_field(state: DrillitState) -> dict[Hex, int]:
@@ -184,8 +307,7 @@ def _distance_field(
     distance_name: str, exit_option: str, blocked: frozenset[Hex]
 ) -> dict[Hex, int]:
     lay = CONTENT.layouts[distance_name]
-    walls = blocked | CONTENT.tank_cells | frozenset(lay.exits.values())
-    free = lay.cells - walls
+    free = _open_ground(distance_name) - blocked
     field: dict[Hex, int] = {}
     queue: deque[Hex] = deque()
     for n in lay.exits[exit_option].neighbours():
@@ -220,7 +342,7 @@ def abyss_cell(state: DrillitState) -> Hex | None:
         if not candidates:
             candidates = [c for c in head.neighbours() if is_free(state, c, occupied)]
     else:
-        candidates = list(frontier(state, occupied))
+        candidates = list(frontier(state))
     if not candidates:
         return None
     return min(candidates, key=lambda c: (to_exit(c), c))

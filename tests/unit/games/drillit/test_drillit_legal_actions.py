@@ -15,7 +15,7 @@ from services.games.drillit import actions as act
 from services.games.drillit.content import CONTENT
 from services.games.drillit.hexgrid import Hex
 from services.games.drillit.state import DrillitState, Phase
-from services.games.drillit.tunnels import canonical_rotation, frontier, piece_openings
+from services.games.drillit.tunnels import canonical_rotation, frontier
 from services.games.playout import random_policy, seeds_for
 
 PLAYERS = ("p1", "p2", "p3")
@@ -23,7 +23,7 @@ ROOMS = (0, *CONTENT.rooms)
 
 
 def candidates(state: DrillitState) -> list[Any]:
-    cells = set(frontier(state, piece_openings(state))) | {Hex(1, 0), Hex(5, 5)}
+    cells = set(frontier(state)) | {Hex(1, 0), Hex(5, 5)}
     out: list[Any] = [act.Move(r) for r in ROOMS]
     out += [act.Carry(r, p) for r in ROOMS for p in PLAYERS]
     spaces = range(CONTENT.radar_spaces + 1)

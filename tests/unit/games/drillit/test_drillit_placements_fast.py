@@ -1,9 +1,9 @@
 """``placements`` (where a Path piece may be laid: the Excavate and Turbo legal actions)
-reads each candidate cell once into edge masks. This keeps the slow references — every
-frontier cell and distinct rotation tried with ``connects``, as listing used to, and every
-cell of the map and every rotation tried with ``can_place``, as ``decide`` checks — and
-compares them on every state of many seeded matches, for every piece in a hand and every
-Turbo piece."""
+reads each candidate cell once into edge masks, on the map's cell numbers. This keeps the
+slow references — the frontier from ``is_free`` over ``Hex``es, every frontier cell and
+distinct rotation tried with ``connects``, as listing used to, and every cell of the map and
+every rotation tried with ``can_place``, as ``decide`` checks — and compares them on every
+state of many seeded matches, for every piece in a hand and every Turbo piece."""
 
 from __future__ import annotations
 
@@ -29,6 +29,17 @@ from services.games.playout import random_policy, seeds_for
 PLAYERS = ("p1", "p2", "p3")
 
 
+def reference_frontier(state: DrillitState) -> tuple[Hex, ...]:
+    """Free cells touching the Tank or an opening of a placed piece, in ``Hex`` order."""
+    occupied = piece_openings(state)
+    cells: set[Hex] = set()
+    for tank in CONTENT.tank_cells:
+        cells.update(tank.neighbours())
+    for cell, shape in occupied.items():
+        cells.update(cell.neighbour(d) for d in shape)
+    return tuple(sorted(c for c in cells if is_free(state, c, occupied)))
+
+
 def reference_placements(
     state: DrillitState, piece: str, anchor: Hex | None
 ) -> tuple[tuple[Hex, int], ...]:
@@ -36,7 +47,7 @@ def reference_placements(
     occupied = piece_openings(state)
     base = CONTENT.pieces[piece].openings
     cells = (
-        frontier(state, occupied)
+        reference_frontier(state)
         if anchor is None
         else tuple(c for c in anchor.neighbours() if is_free(state, c, occupied))
     )
@@ -101,6 +112,7 @@ def test_placements_equal_generate_and_test_on_every_state_of_many_matches() -> 
             if state.turbo_piece is not None:
                 asks.append((state.turbo_piece, state.turbo_anchor))
                 turbo += 1
+            assert frontier(state) == reference_frontier(state), seed
             for piece, anchor in asks:
                 fast = placements(state, piece, anchor)
                 assert fast == reference_placements(state, piece, anchor), (seed, piece)
