@@ -137,7 +137,7 @@ def _build_filler(cls: type, descriptor: Any, building: set[tuple[type, Any]]) -
         n, nested = f.name, f"f{i}"
         if f.is_message:
             namespace[nested] = _build_filler(f.value, _element_descriptor(f), building)
-        out = "x.value" if f.is_enum else "x"
+        out = "x._value_" if f.is_enum else "x"  # _value_: Enum's .value without its property
         if not f.container and f.is_message:
             lines += [f"    x = o.{n}", "    if x is not None:"]
             lines += [f"        t = m.{n}", "        t.SetInParent()", f"        {nested}(t, x)"]
@@ -149,7 +149,7 @@ def _build_filler(cls: type, descriptor: Any, building: set[tuple[type, Any]]) -
             lines += [f"    v = o.{n}", "    if v:", f"        add = m.{n}.add"]
             lines.append(f"        for x in v: {nested}(add(), x)")
         elif f.container == "tuple":
-            items = "[x.value for x in v]" if f.is_enum else "v"
+            items = "[x._value_ for x in v]" if f.is_enum else "v"
             lines += [f"    v = o.{n}", f"    if v: m.{n}.extend({items})"]
         elif f.is_message:
             lines += [f"    v = o.{n}", "    if v:", f"        t = m.{n}"]
@@ -185,6 +185,20 @@ def _fixed(items: tuple[Any, ...], length: int, where: str) -> tuple[Any, ...]:
     return items
 
 
+@functools.cache
+def _enum_reader(cls: type[enum.Enum]) -> Reader:
+    """``cls(value)`` by a dict lookup (calling an Enum class costs ten times more)."""
+    members = {member.value: member for member in cls}
+
+    def member(value: Any) -> Any:
+        try:
+            return members[value]
+        except KeyError:
+            return cls(value)  # raises ValueError: not a member (a malformed action)
+
+    return member
+
+
 def _build_reader(cls: type, descriptor: Any, building: set[tuple[type, Any]]) -> Reader:
     key = (cls, descriptor)
     if key in _READERS:
@@ -199,7 +213,7 @@ def _build_reader(cls: type, descriptor: Any, building: set[tuple[type, Any]]) -
         if f.is_message:
             namespace[convert] = _build_reader(f.value, _element_descriptor(f), building)
         elif f.is_enum:
-            namespace[convert] = f.value
+            namespace[convert] = _enum_reader(f.value)
         else:
             convert = ""  # protobuf already gives the int, str, bool or float
         if not f.container:

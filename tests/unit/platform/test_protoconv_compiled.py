@@ -246,3 +246,11 @@ def test_a_fixed_tuple_of_the_wrong_length_is_refused_as_malformed() -> None:
     msg.point.append(3)
     with pytest.raises(ValueError, match=r"Node\.point holds 2 values, not 3"):
         read(Node, msg)
+
+
+def test_an_unknown_enum_value_is_refused_as_malformed() -> None:
+    node_message = _node_message_class()
+    msg: Any = fill(node_message(), Node("n", Colour.RED, None, (1, 2), (), {}))
+    msg.colour = "green"
+    with pytest.raises(ValueError, match="green"):
+        read(Node, msg)
