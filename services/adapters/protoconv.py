@@ -11,6 +11,8 @@ conversion of each (dataclass, message type) pair is worked out once, from the f
 type hint (the shapes of docs/CONVENTIONS.md: scalar, str-Enum, dataclass, ``X | None``,
 ``tuple[X, ...]``, ``dict[str, X]``) and the message's descriptor, and compiled into one
 plain Python function per direction: a call then does no type introspection at all.
+The hints are trusted: a scalar field not declared ``X | None`` that holds None is a
+TypeError, not sent as the field's default.
 """
 
 from __future__ import annotations
