@@ -15,9 +15,9 @@ from typing import Any
 
 from services.adapters.folding import FoldedMatch
 from services.adapters.game_adapter import (
+    fill_game_view,
     game_and_messages,
     next_step_message,
-    view_to_game_view,
 )
 from services.common.envelope import is_a, unpack
 from services.games.codec import from_data, to_data
@@ -50,7 +50,7 @@ def render_view(
     viewer: str,
 ) -> match_pb2.MatchView:
     """What ``viewer`` (a seat, or "" for a spectator) may see of the match."""
-    return match_pb2.MatchView(
+    rendered = match_pb2.MatchView(
         match_id=summary.match_id,
         game=summary.game,
         version=summary.version,
@@ -58,11 +58,12 @@ def render_view(
         status=summary.status,
         players=summary.players,
         next=summary.next,
-        game_view=view_to_game_view(game.name, game.view(state, viewer or None)),
         results=summary.results,
         end_reason=summary.end_reason,
         provenance=provenance,
     )
+    fill_game_view(rendered.game_view, game.name, game.view(state, viewer or None))
+    return rendered
 
 
 def revealed_seed(envelope: envelope_pb2.EventEnvelope) -> tuple[str, str] | None:

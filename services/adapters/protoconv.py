@@ -5,6 +5,14 @@ naming rule is the only one: a game's dataclass ``Moved`` is the message
 ``tabletop.v1.<Prefix>Moved`` and ``CrashlandView`` is ``tabletop.v1.CrashlandView``
 (``<Prefix>`` + the class name without a leading ``<Prefix>``). Actions travel in
 ``<Prefix>Action`` with a ``oneof action`` named after each action class in snake_case.
+
+Views and events are converted on every command and every replayed step, so the
+conversion of each (dataclass, message type) pair is worked out once, from the field's
+type hint (the shapes of docs/CONVENTIONS.md: scalar, str-Enum, dataclass, ``X | None``,
+``tuple[X, ...]``, ``dict[str, X]``) and the message's descriptor, and compiled into one
+plain Python function per direction: a call then does no type introspection at all.
+The hints are trusted: a scalar field not declared ``X | None`` that holds None is a
+TypeError, not sent as the field's default.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import functools
 import importlib
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, Union
 
 from google.protobuf import any_pb2, descriptor_pool, message, message_factory
@@ -24,12 +33,11 @@ from services.games.contract import Game
 
 _PACKAGE = "tabletop.v1"
 
+Filler = Callable[[Any, Any], None]
+Reader = Callable[[Any], Any]
+
 
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
 def _message_class(full_name: str) -> type[message.Message]:
     descriptor = descriptor_pool.Default().FindMessageTypeByName(full_name)
     return message_factory.GetMessageClass(descriptor)
@@ -44,107 +52,192 @@ def _optional_inner(tp: Any) -> Any | None:
     return None
 
 
-def _scalar_out(value: Any) -> Any:
-    return value.value if isinstance(value, enum.Enum) else value
+@dataclasses.dataclass(frozen=True)
+class _Field:
+    """One dataclass field as the converters see it."""
+
+    name: str
+    #: the element type: a dataclass, a str-Enum or a plain scalar type
+    value: Any
+    #: declared ``X | None``
+    optional: bool
+    #: "" (one value), "tuple" or "dict"
+    container: str
+    #: a fixed tuple's length (``tuple[int, int]``: 2), else None
+    length: int | None
+    descriptor: Any
+
+    @property
+    def is_message(self) -> bool:
+        return isinstance(self.value, type) and dataclasses.is_dataclass(self.value)
+
+    @property
+    def is_enum(self) -> bool:
+        return isinstance(self.value, type) and issubclass(self.value, enum.Enum)
 
 
-# How to copy each field of a dataclass into a message: worked out once per pair of
-# (dataclass, message type), since views and events are converted on every command.
-_MAP_MESSAGE, _MAP_SCALAR, _LIST_MESSAGE, _LIST_SCALAR, _MESSAGE, _SCALAR = range(6)
-
-
-@functools.cache
-def _fill_plan(cls: Any, descriptor: Any) -> tuple[tuple[str, int], ...]:
-    plan = []
+def _fields(cls: type, descriptor: Any) -> list[_Field]:
+    hints = typing.get_type_hints(cls)
+    out = []
     for f in dataclasses.fields(cls):
-        fd: Any = descriptor.fields_by_name.get(f.name)
+        fd = descriptor.fields_by_name.get(f.name)
         if fd is None:
             raise TypeError(f"{descriptor.full_name} has no field {f.name!r}")
-        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-            value_fd = fd.message_type.fields_by_name["value"]
-            kind = _MAP_MESSAGE if value_fd.message_type is not None else _MAP_SCALAR
-        elif fd.is_repeated:
-            kind = _LIST_MESSAGE if fd.message_type is not None else _LIST_SCALAR
+        tp = hints[f.name]
+        inner = _optional_inner(tp)
+        optional = inner is not None
+        if inner is not None:
+            tp = inner
+        origin = typing.get_origin(tp)
+        container, length = "", None
+        if origin is tuple:
+            args = typing.get_args(tp)
+            container = "tuple"
+            if len(args) == 2 and args[1] is Ellipsis:
+                tp = args[0]
+            elif args and all(a == args[0] for a in args):
+                tp, length = args[0], len(args)
+            else:
+                raise TypeError(f"{cls.__name__}.{f.name}: tuples must hold one type")
+        elif origin is dict:
+            container, tp = "dict", typing.get_args(tp)[1]
+        out.append(_Field(f.name, tp, optional, container, length, fd))
+    return out
+
+
+def _compile(source: str, namespace: dict[str, Any], name: str) -> Any:
+    exec(compile(source, f"<protoconv {name}>", "exec"), namespace)
+    return namespace[name]
+
+
+# dataclass → message -------------------------------------------------------------------
+_FILLERS: dict[tuple[type, Any], Filler] = {}
+
+
+def _filler(cls: type, descriptor: Any) -> Filler:
+    """The function that copies a ``cls`` into a message of type ``descriptor``."""
+    found = _FILLERS.get((cls, descriptor))
+    return found if found is not None else _build_filler(cls, descriptor, set())
+
+
+def _element_descriptor(f: _Field) -> Any:
+    if f.container == "dict":
+        return f.descriptor.message_type.fields_by_name["value"].message_type
+    return f.descriptor.message_type
+
+
+def _build_filler(cls: type, descriptor: Any, building: set[tuple[type, Any]]) -> Filler:
+    key = (cls, descriptor)
+    if key in _FILLERS:
+        return _FILLERS[key]
+    if key in building:  # a dataclass that reaches itself: call its filler once it exists
+        return lambda msg, obj: _FILLERS[key](msg, obj)
+    building.add(key)
+    namespace: dict[str, Any] = {}
+    lines = ["def fill(m, o):", "    pass"]
+    for i, f in enumerate(_fields(cls, descriptor)):
+        n, nested = f.name, f"f{i}"
+        if f.is_message:
+            namespace[nested] = _build_filler(f.value, _element_descriptor(f), building)
+        out = "x._value_" if f.is_enum else "x"  # _value_: Enum's .value without its property
+        if not f.container and f.is_message:
+            lines += [f"    x = o.{n}", "    if x is not None:"]
+            lines += [f"        t = m.{n}", "        t.SetInParent()", f"        {nested}(t, x)"]
+        elif not f.container and f.optional:
+            lines += [f"    x = o.{n}", f"    if x is not None: m.{n} = {out}"]
+        elif not f.container:
+            lines.append(f"    x = o.{n}; m.{n} = {out}")
+        elif f.container == "tuple" and f.is_message:
+            lines += [f"    v = o.{n}", "    if v:", f"        add = m.{n}.add"]
+            lines.append(f"        for x in v: {nested}(add(), x)")
+        elif f.container == "tuple":
+            items = "[x._value_ for x in v]" if f.is_enum else "v"
+            lines += [f"    v = o.{n}", f"    if v: m.{n}.extend({items})"]
+        elif f.is_message:
+            lines += [f"    v = o.{n}", "    if v:", f"        t = m.{n}"]
+            lines.append(f"        for k, x in v.items(): {nested}(t[k], x)")
         else:
-            kind = _MESSAGE if fd.message_type is not None else _SCALAR
-        plan.append((f.name, kind))
-    return tuple(plan)
+            lines += [f"    v = o.{n}", "    if v:", f"        t = m.{n}"]
+            lines.append(f"        for k, x in v.items(): t[k] = {out}")
+    built: Filler = _compile("\n".join(lines), namespace, "fill")
+    _FILLERS[key] = built
+    return built
 
 
 def fill(msg: message.Message, obj: Any) -> message.Message:
     """Copy the dataclass ``obj`` into ``msg`` (a message of the matching type)."""
     msg.SetInParent()
-    cls: Any = type(obj)
-    for name, kind in _fill_plan(cls, msg.DESCRIPTOR):
-        value = getattr(obj, name)
-        if value is None:
-            continue
-        if kind == _SCALAR:
-            setattr(msg, name, _scalar_out(value))
-            continue
-        target: Any = getattr(msg, name)
-        if kind == _MESSAGE:
-            fill(target, value)
-        elif kind == _LIST_SCALAR:
-            target.extend([_scalar_out(v) for v in value])
-        elif kind == _LIST_MESSAGE:
-            for item in value:
-                fill(target.add(), item)
-        elif kind == _MAP_SCALAR:
-            for k, v in value.items():
-                target[k] = _scalar_out(v)
-        else:
-            for k, v in value.items():
-                fill(target[k], v)
+    _filler(type(obj), msg.DESCRIPTOR)(msg, obj)
     return msg
+
+
+# message → dataclass -------------------------------------------------------------------
+_READERS: dict[tuple[type, Any], Reader] = {}
+
+
+def _reader(cls: type, descriptor: Any) -> Reader:
+    """The function that builds a ``cls`` from a message of type ``descriptor``."""
+    found = _READERS.get((cls, descriptor))
+    return found if found is not None else _build_reader(cls, descriptor, set())
+
+
+def _fixed(items: tuple[Any, ...], length: int, where: str) -> tuple[Any, ...]:
+    if len(items) != length:
+        raise ValueError(f"{where} holds {length} values, not {len(items)}")
+    return items
+
+
+@functools.cache
+def _enum_reader(cls: type[enum.Enum]) -> Reader:
+    """``cls(value)`` by a dict lookup (calling an Enum class costs ten times more)."""
+    members = {member.value: member for member in cls}
+
+    def member(value: Any) -> Any:
+        try:
+            return members[value]
+        except KeyError:
+            return cls(value)  # raises ValueError: not a member (a malformed action)
+
+    return member
+
+
+def _build_reader(cls: type, descriptor: Any, building: set[tuple[type, Any]]) -> Reader:
+    key = (cls, descriptor)
+    if key in _READERS:
+        return _READERS[key]
+    if key in building:  # a dataclass that reaches itself: call its reader once it exists
+        return lambda msg: _READERS[key](msg)
+    building.add(key)
+    namespace: dict[str, Any] = {"C": cls, "_fixed": _fixed}
+    arguments = []
+    for i, f in enumerate(_fields(cls, descriptor)):
+        n, convert = f.name, f"c{i}"
+        if f.is_message:
+            namespace[convert] = _build_reader(f.value, _element_descriptor(f), building)
+        elif f.is_enum:
+            namespace[convert] = _enum_reader(f.value)
+        else:
+            convert = ""  # protobuf already gives the int, str, bool or float
+        if not f.container:
+            value = f"{convert}(m.{n})" if convert else f"m.{n}"
+            if f.optional and f.descriptor.has_presence:
+                value = f'({value} if m.HasField("{n}") else None)'
+        elif f.container == "tuple":
+            value = f"tuple([{convert}(x) for x in m.{n}])" if convert else f"tuple(m.{n})"
+            if f.length is not None:
+                value = f'_fixed({value}, {f.length}, "{cls.__name__}.{n}")'
+        else:
+            value = f"{{k: {convert}(x) for k, x in m.{n}.items()}}" if convert else f"dict(m.{n})"
+        arguments.append(f"        {n}={value},")
+    source = "\n".join(["def read(m):", "    return C(", *arguments, "    )"])
+    built: Reader = _compile(source, namespace, "read")
+    _READERS[key] = built
+    return built
 
 
 def read(cls: type, msg: message.Message) -> Any:
     """Build the dataclass ``cls`` from ``msg``."""
-    hints = _hints(cls)
-    fields = msg.DESCRIPTOR.fields_by_name
-    kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        fd = fields.get(f.name)
-        if fd is None:
-            raise TypeError(f"{msg.DESCRIPTOR.full_name} has no field {f.name!r}")
-        kwargs[f.name] = _read_field(hints[f.name], msg, fd)
-    return cls(**kwargs)
-
-
-def _read_field(tp: Any, msg: message.Message, fd: Any) -> Any:
-    inner = _optional_inner(tp)
-    if inner is not None:
-        if fd.has_presence and not msg.HasField(fd.name):
-            return None
-        tp = inner
-    value = getattr(msg, fd.name)
-    origin = typing.get_origin(tp)
-    if origin is dict:
-        _, v_tp = typing.get_args(tp)
-        return {k: _convert(v_tp, v) for k, v in value.items()}
-    if origin is tuple:
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_convert(args[0], v) for v in value)
-        return tuple(_convert(a, v) for a, v in zip(args, value, strict=True))
-    return _convert(tp, value)
-
-
-def _convert(tp: Any, value: Any) -> Any:
-    if isinstance(tp, type):
-        if dataclasses.is_dataclass(tp):
-            return read(tp, value)
-        if issubclass(tp, enum.Enum):
-            return tp(value)
-        if tp is float:
-            return float(value)
-        if tp in (int, str, bool):
-            return tp(value)
-    inner = _optional_inner(tp)
-    if inner is not None:
-        return _convert(inner, value)
-    raise TypeError(f"cannot convert a protobuf value to {tp!r}")
+    return _reader(cls, msg.DESCRIPTOR)(msg)
 
 
 class GameMessages:
@@ -155,13 +248,25 @@ class GameMessages:
         self.prefix = camel_case(game.name)
         importlib.import_module(f"tabletop.v1.{game.name}_pb2")
         self._events = {self.message_name(c): c for c in game.event_types}
-        self._actions = {c.__name__: c for c in game.action_types}
+        self._actions = {snake_case(c.__name__): c for c in game.action_types}
+        #: per dataclass: its message class and filler (worked out on first use)
+        self._out: dict[type, tuple[type[message.Message], Filler]] = {}
+        #: per event message name: its message class and reader
+        self._in: dict[str, tuple[type[message.Message], Reader]] = {}
 
     def message_name(self, cls: type) -> str:
         return f"{_PACKAGE}.{message_name(self.prefix, cls)}"
 
     def to_message(self, obj: Any) -> message.Message:
-        return fill(_message_class(self.message_name(type(obj)))(), obj)
+        cls = type(obj)
+        found = self._out.get(cls)
+        if found is None:
+            message_class = _message_class(self.message_name(cls))
+            found = self._out[cls] = (message_class, _filler(cls, message_class.DESCRIPTOR))
+        message_class, filler = found
+        msg = message_class()
+        filler(msg, obj)
+        return msg
 
     def class_for(self, full_name: str) -> type | None:
         """The event class whose message is ``full_name`` (None: not this game's event)."""
@@ -177,12 +282,16 @@ class GameMessages:
         return self.class_for(packed.TypeName()) is not None
 
     def event_from_any(self, packed: any_pb2.Any) -> Any:
-        cls = self.class_for(packed.TypeName())
-        if cls is None:
-            raise TypeError(f"{packed.TypeName()} is not a {self.game.name} event")
-        msg = _message_class(packed.TypeName())()
-        packed.Unpack(msg)
-        return read(cls, msg)
+        name = packed.TypeName()
+        found = self._in.get(name)
+        if found is None:
+            cls = self.class_for(name)
+            if cls is None:
+                raise TypeError(f"{name} is not a {self.game.name} event")
+            message_class = _message_class(name)
+            found = self._in[name] = (message_class, _reader(cls, message_class.DESCRIPTOR))
+        message_class, reader = found
+        return reader(message_class.FromString(packed.value))
 
     # actions --------------------------------------------------------------------------
     def action_wrapper(self) -> message.Message:
@@ -200,10 +309,10 @@ class GameMessages:
         which = wrapper.WhichOneof("action")
         if which is None:
             raise ValueError("the action is empty")
-        for cls in self._actions.values():
-            if snake_case(cls.__name__) == which:
-                return read(cls, getattr(wrapper, which))
-        raise ValueError(f"unknown {self.game.name} action {which!r}")
+        cls = self._actions.get(which)
+        if cls is None:
+            raise ValueError(f"unknown {self.game.name} action {which!r}")
+        return read(cls, getattr(wrapper, which))
 
     # views ----------------------------------------------------------------------------
     def view_to_message(self, view: Any) -> message.Message:
