@@ -16,7 +16,7 @@ from typing import NoReturn, Protocol, TypeVar
 import grpc
 
 from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection
+from services.adapters.projection import Projection, StepViews
 from services.adapters.verify import verify_match
 from services.common.config import Config
 from services.common.envelope import is_a
@@ -564,14 +564,14 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         finished = any(is_a(e, platform_events_pb2.MatchEnded) for e in events)
         if not finished:
             viewer = ""  # a match in play replays as a spectator sees it
-        projection = Projection(match)
+        views = StepViews(Projection(match), viewer)
         for step, envelope in enumerate(events, start=1):
             if step > 1:
                 match.fold(envelope)
             shown = gateway_pb2.ReplayStep(
                 step=step,
                 event=envelope,
-                view=projection.view_for(viewer),
+                view=views.view(),
                 description=f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}",
             )
             if not finished:  # hidden information stays hidden while in play
