@@ -19,10 +19,11 @@ from services.adapters.game_adapter import (
     game_and_messages,
     next_step_message,
 )
+from services.adapters.refill import Refill
 from services.common.envelope import is_a, unpack
 from services.games.codec import from_data, to_data
 from services.games.contract import Game
-from tabletop.v1 import envelope_pb2, match_pb2, platform_events_pb2
+from tabletop.v1 import envelope_pb2, games_pb2, match_pb2, platform_events_pb2
 
 STATUS = {False: match_pb2.MATCH_STATUS_ACTIVE, True: match_pb2.MATCH_STATUS_FINISHED}
 
@@ -50,7 +51,19 @@ def render_view(
     viewer: str,
 ) -> match_pb2.MatchView:
     """What ``viewer`` (a seat, or "" for a spectator) may see of the match."""
-    rendered = match_pb2.MatchView(
+    rendered = _match_view(summary, provenance, viewer)
+    fill_game_view(rendered.game_view, game.name, game.view(state, viewer or None))
+    return rendered
+
+
+def _match_view(
+    summary: match_pb2.MatchSummary,
+    provenance: match_pb2.Provenance,
+    viewer: str,
+    game_view: games_pb2.GameView | None = None,
+) -> match_pb2.MatchView:
+    """The view's frame; ``game_view`` is copied in when given (else filled in place)."""
+    return match_pb2.MatchView(
         match_id=summary.match_id,
         game=summary.game,
         version=summary.version,
@@ -58,12 +71,11 @@ def render_view(
         status=summary.status,
         players=summary.players,
         next=summary.next,
+        game_view=game_view,
         results=summary.results,
         end_reason=summary.end_reason,
         provenance=provenance,
     )
-    fill_game_view(rendered.game_view, game.name, game.view(state, viewer or None))
-    return rendered
 
 
 def revealed_seed(envelope: envelope_pb2.EventEnvelope) -> tuple[str, str] | None:
@@ -197,6 +209,25 @@ class Projection:
             provenance=self.provenance(),
             state=self.encoded_state().encode(),
         )
+
+
+class StepViews:
+    """One viewer's views of a match folded event by event (a replay): each equals
+    ``projection.view_for(viewer)`` at that point, but the game view is kept from step to
+    step and filled again only where it changed (``Refill``)."""
+
+    def __init__(self, projection: Projection, viewer: str) -> None:
+        self.projection = projection
+        self.viewer = viewer
+        self._wrapper = games_pb2.GameView()
+        self._game_view = Refill(getattr(self._wrapper, projection.match.game.name))
+
+    def view(self) -> match_pb2.MatchView:
+        """The view of the match as folded so far."""
+        p = self.projection
+        m = p.match
+        self._game_view.update(m.game.view(m.state, self.viewer or None))
+        return _match_view(p.summary(), p.provenance(), self.viewer, self._wrapper)
 
 
 class PublishedMatch:

@@ -49,6 +49,10 @@ from tabletop.v1 import envelope_pb2, envelope_pb2_grpc, snapshot_pb2
 
 log = get_logger(__name__)
 
+#: ListEventBatches cuts a match's events into messages of at most this many bytes (one
+#: larger envelope goes alone, at most MAX_RECORD_BYTES): well under gRPC's 4 MB limit
+LIST_BATCH_BYTES = 1024 * 1024
+
 Apply = Callable[[envelope_pb2.EventEnvelope], None]
 
 
@@ -419,17 +423,26 @@ class EventSourceServicer(envelope_pb2_grpc.EventSourceServicer):
     def __init__(self, writer: StreamWriter) -> None:
         self._writer = writer
 
-    async def ListEvents(
+    async def _read(
         self, request: envelope_pb2.ListEventsRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[envelope_pb2.EventEnvelope]:
+    ) -> list[envelope_pb2.EventEnvelope]:
         if not request.match_id:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id is required")
         try:
-            envelopes = await self._writer.read_events(
-                request.match_id, int(request.after_sequence)
-            )
+            return await self._writer.read_events(request.match_id, int(request.after_sequence))
         except LogUnavailable as error:
             await context.abort(grpc.StatusCode.UNAVAILABLE, f"{error}; retry")
             raise AssertionError("context.abort raises") from error
-        for envelope in envelopes:
+
+    async def ListEvents(
+        self, request: envelope_pb2.ListEventsRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[envelope_pb2.EventEnvelope]:
+        for envelope in await self._read(request, context):
             yield envelope
+
+    async def ListEventBatches(
+        self, request: envelope_pb2.ListEventsRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[envelope_pb2.EventBatch]:
+        envelopes = await self._read(request, context)
+        for part in sized(envelopes, LIST_BATCH_BYTES):
+            yield envelope_pb2.EventBatch(events=envelopes[part])

@@ -16,7 +16,7 @@ from typing import NoReturn, Protocol, TypeVar
 import grpc
 
 from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection
+from services.adapters.projection import Projection, StepViews
 from services.adapters.verify import verify_match
 from services.common.config import Config
 from services.common.envelope import is_a
@@ -142,7 +142,15 @@ async def _relay(context: grpc.aio.ServicerContext, call: Awaitable[Reply]) -> R
 async def _events(
     source: envelope_pb2_grpc.EventSourceStub, match_id: str
 ) -> list[envelope_pb2.EventEnvelope]:
-    return [e async for e in source.ListEvents(envelope_pb2.ListEventsRequest(match_id=match_id))]
+    """A match's events of one stream, many to a message (one each cost ~13% of a replay)."""
+    request = envelope_pb2.ListEventsRequest(match_id=match_id)
+    try:
+        return [e async for batch in source.ListEventBatches(request) for e in batch.events]
+    except grpc.aio.AioRpcError as error:
+        if error.code() != grpc.StatusCode.UNIMPLEMENTED:
+            raise
+    # a peer older than ListEventBatches (a rolling upgrade): one message per event
+    return [e async for e in source.ListEvents(request)]
 
 
 def _peer_host(context: grpc.aio.ServicerContext) -> str:
@@ -556,14 +564,14 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         finished = any(is_a(e, platform_events_pb2.MatchEnded) for e in events)
         if not finished:
             viewer = ""  # a match in play replays as a spectator sees it
-        projection = Projection(match)
+        views = StepViews(Projection(match), viewer)
         for step, envelope in enumerate(events, start=1):
             if step > 1:
                 match.fold(envelope)
             shown = gateway_pb2.ReplayStep(
                 step=step,
                 event=envelope,
-                view=projection.view_for(viewer),
+                view=views.view(),
                 description=f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}",
             )
             if not finished:  # hidden information stays hidden while in play

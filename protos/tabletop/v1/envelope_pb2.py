@@ -26,7 +26,7 @@ from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atabletop/v1/envelope.proto\x12\x0btabletop.v1\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xba\x02\n\rEventEnvelope\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0e\n\x06stream\x18\x03 \x01(\t\x12\x10\n\x08sequence\x18\x04 \x01(\x04\x12\x12\n\nevent_type\x18\x05 \x01(\t\x12/\n\x0boccurred_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63\x61usation_id\x18\x07 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x08 \x01(\t\x12\r\n\x05\x61\x63tor\x18\t \x01(\t\x12\x15\n\rrules_version\x18\n \x01(\t\x12\x0c\n\x04game\x18\x0b \x01(\t\x12%\n\x07payload\x18\x0c \x01(\x0b\x32\x14.google.protobuf.Any\x12\x15\n\rlast_in_batch\x18\r \x01(\x08\"8\n\nEventBatch\x12*\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1a.tabletop.v1.EventEnvelope\"=\n\x11ListEventsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\x32Y\n\x0b\x45ventSource\x12J\n\nListEvents\x12\x1e.tabletop.v1.ListEventsRequest\x1a\x1a.tabletop.v1.EventEnvelope0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atabletop/v1/envelope.proto\x12\x0btabletop.v1\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xba\x02\n\rEventEnvelope\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0e\n\x06stream\x18\x03 \x01(\t\x12\x10\n\x08sequence\x18\x04 \x01(\x04\x12\x12\n\nevent_type\x18\x05 \x01(\t\x12/\n\x0boccurred_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63\x61usation_id\x18\x07 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x08 \x01(\t\x12\r\n\x05\x61\x63tor\x18\t \x01(\t\x12\x15\n\rrules_version\x18\n \x01(\t\x12\x0c\n\x04game\x18\x0b \x01(\t\x12%\n\x07payload\x18\x0c \x01(\x0b\x32\x14.google.protobuf.Any\x12\x15\n\rlast_in_batch\x18\r \x01(\x08\"8\n\nEventBatch\x12*\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1a.tabletop.v1.EventEnvelope\"=\n\x11ListEventsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\x32\xa8\x01\n\x0b\x45ventSource\x12J\n\nListEvents\x12\x1e.tabletop.v1.ListEventsRequest\x1a\x1a.tabletop.v1.EventEnvelope0\x01\x12M\n\x10ListEventBatches\x12\x1e.tabletop.v1.ListEventsRequest\x1a\x17.tabletop.v1.EventBatch0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,6 +39,6 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EVENTBATCH']._serialized_end=476
   _globals['_LISTEVENTSREQUEST']._serialized_start=478
   _globals['_LISTEVENTSREQUEST']._serialized_end=539
-  _globals['_EVENTSOURCE']._serialized_start=541
-  _globals['_EVENTSOURCE']._serialized_end=630
+  _globals['_EVENTSOURCE']._serialized_start=542
+  _globals['_EVENTSOURCE']._serialized_end=710
 # @@protoc_insertion_point(module_scope)

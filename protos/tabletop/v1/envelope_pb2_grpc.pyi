@@ -34,6 +34,11 @@ class EventSourceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> EventSourceAsyncStub: ...
     ListEvents: _grpc.UnaryStreamMultiCallable[_envelope_pb2.ListEventsRequest, _envelope_pb2.EventEnvelope]
+    ListEventBatches: _grpc.UnaryStreamMultiCallable[_envelope_pb2.ListEventsRequest, _envelope_pb2.EventBatch]
+    """The same events, many to a message (in order, each batch under about 1 MB): a reader
+    of a whole match pays gRPC's per-message cost once per batch, not once per event.
+    A batch here is a slice of the list, not one command's events.
+    """
 
 @_typing.type_check_only
 class EventSourceAsyncStub(EventSourceStub):
@@ -41,6 +46,11 @@ class EventSourceAsyncStub(EventSourceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListEvents: _aio.UnaryStreamMultiCallable[_envelope_pb2.ListEventsRequest, _envelope_pb2.EventEnvelope]  # type: ignore[assignment]
+    ListEventBatches: _aio.UnaryStreamMultiCallable[_envelope_pb2.ListEventsRequest, _envelope_pb2.EventBatch]  # type: ignore[assignment]
+    """The same events, many to a message (in order, each batch under about 1 MB): a reader
+    of a whole match pays gRPC's per-message cost once per batch, not once per event.
+    A batch here is a slice of the list, not one command's events.
+    """
 
 class EventSourceServicer(metaclass=_abc_1.ABCMeta):
     """What every service that owns a stream offers: its events of one match, in order."""
@@ -51,5 +61,16 @@ class EventSourceServicer(metaclass=_abc_1.ABCMeta):
         request: _envelope_pb2.ListEventsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_envelope_pb2.EventEnvelope], _abc.AsyncIterator[_envelope_pb2.EventEnvelope]]: ...
+
+    @_abc_1.abstractmethod
+    def ListEventBatches(
+        self,
+        request: _envelope_pb2.ListEventsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_envelope_pb2.EventBatch], _abc.AsyncIterator[_envelope_pb2.EventBatch]]:
+        """The same events, many to a message (in order, each batch under about 1 MB): a reader
+        of a whole match pays gRPC's per-message cost once per batch, not once per event.
+        A batch here is a slice of the list, not one command's events.
+        """
 
 def add_EventSourceServicer_to_server(servicer: EventSourceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -4,6 +4,7 @@ its event cards (the equipment went to the hidden hand)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from services.games.contract import AwaitingChance, AwaitingPlayers, Finished
@@ -83,16 +84,32 @@ def card_view(card: str) -> CardView:
     return CardView(card, CONTENT.equipment_cards[card].kind.value, None, None, None)
 
 
-def _cell(state: CrashlandState, position: Position) -> CellView:
-    tank = next(
-        (n for n, p in sorted(state.located.items()) if p == position and n not in state.collected),
-        None,
-    )
-    here = state.astronaut == position
-    if position not in state.explored:
+def _lying_tanks(state: CrashlandState) -> dict[Position, int]:
+    """Where each located tank still lies (the lowest number, should two share a cell)."""
+    lying: dict[Position, int] = {}
+    for number, position in sorted(state.located.items()):
+        if number not in state.collected:
+            lying.setdefault(position, number)
+    return lying
+
+
+#: the map's cells, row by row
+_POSITIONS = tuple(Position(r, c) for r in range(CONTENT.rows) for c in range(CONTENT.columns))
+
+
+def _cell(state: CrashlandState, position: Position, lying: dict[Position, int]) -> CellView:
+    card = state.card_at(position) if position in state.explored else None
+    return _cell_view(position, card, lying.get(position), state.astronaut == position)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cell_view(position: Position, card: str | None, tank: int | None, here: bool) -> CellView:
+    """One cell as shown (kept: a view's unchanged cells are the same objects step to step,
+    which spares building them and lets a replay see at once what did not change)."""
+    if card is None:
         return CellView(position, False, None, None, None, None, tank, here)
-    card = CONTENT.map_cards[state.card_at(position)]
-    return CellView(position, True, card.id, card.kind, card.number, card.axis, tank, here)
+    shown = CONTENT.map_cards[card]
+    return CellView(position, True, shown.id, shown.kind, shown.number, shown.axis, tank, here)
 
 
 def _awaiting(state: CrashlandState) -> str:
@@ -108,9 +125,8 @@ def _awaiting(state: CrashlandState) -> str:
 def view(state: CrashlandState, viewer: str | None) -> CrashlandView:
     is_player = viewer is not None and viewer == state.player
     dealt = bool(state.grid)
-    cells = tuple(
-        _cell(state, Position(r, c)) for r in range(CONTENT.rows) for c in range(CONTENT.columns)
-    )
+    lying = _lying_tanks(state)
+    cells = tuple(_cell(state, position, lying) for position in _POSITIONS)
     drawn = state.drawn if is_player else tuple(c for c in state.drawn if c in CONTENT.event_cards)
     return CrashlandView(
         viewer=viewer,

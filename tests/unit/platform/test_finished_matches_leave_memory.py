@@ -9,6 +9,7 @@ import grpc
 import pytest
 
 from services.board.matches import Matches
+from services.common import ledger
 from services.common.envelope import Cause
 from services.common.eventlog import LogUnavailable
 from services.common.ledger import EventSourceServicer, StreamWriter
@@ -19,9 +20,14 @@ from tests.unit.platform.test_board_service import MATCH, Board, play_to_the_end
 
 
 async def listed(writer: StreamWriter, match_id: str, after: int = 0) -> list[str]:
+    """The ids ListEvents answers, checked against ListEventBatches' (the same, in order)."""
     request = envelope_pb2.ListEventsRequest(match_id=match_id, after_sequence=after)
     servicer = EventSourceServicer(writer)
-    return [e.event_id async for e in servicer.ListEvents(request, context())]
+    one_each = [e.event_id async for e in servicer.ListEvents(request, context())]
+    batches = [b async for b in servicer.ListEventBatches(request, context())]
+    assert [e.event_id for b in batches for e in b.events] == one_each
+    assert all(b.events for b in batches)
+    return one_each
 
 
 def cause(command: str) -> Cause:
@@ -37,7 +43,7 @@ async def test_a_finished_board_match_is_read_back_from_the_log() -> None:
     logged = [e.event_id for e in board.event_log.envelopes if e.match_id == MATCH]
     assert await listed(board.writer, MATCH) == logged
     assert await listed(board.writer, MATCH, after=3) == logged[3:]
-    assert board.event_log.ranges_read == 2
+    assert board.event_log.ranges_read == 4  # two listings, each one-each and batched
 
 
 async def test_an_open_match_is_answered_from_memory() -> None:
@@ -74,6 +80,22 @@ async def test_a_closed_match_cannot_be_listed_while_the_log_is_down() -> None:
     with pytest.raises(Aborted) as aborted:
         await listed(writer, "a")
     assert aborted.value.code == grpc.StatusCode.UNAVAILABLE
+
+
+async def test_batches_stay_under_their_byte_limit_and_keep_the_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    writer, _ = memory_writer("scoring")
+    for turn in range(40):
+        await writer.append("a", [pe.MatchEnded(reason="x" * 100)], cause(f"{turn}"))
+    size = (await writer.read_events("a"))[0].ByteSize()
+    monkeypatch.setattr(ledger, "LIST_BATCH_BYTES", 10 * size)
+    request = envelope_pb2.ListEventsRequest(match_id="a")
+    servicer = EventSourceServicer(writer)
+    batches = [b async for b in servicer.ListEventBatches(request, context())]
+    assert len(batches) > 4
+    assert all(b.ByteSize() <= 10 * size for b in batches)
+    assert [e.sequence for b in batches for e in b.events] == list(range(1, 41))
 
 
 async def test_an_unknown_match_lists_nothing() -> None:

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/envelope.proto.
  */
 export const file_tabletop_v1_envelope: GenFile = /*@__PURE__*/
-  fileDesc("Chp0YWJsZXRvcC92MS9lbnZlbG9wZS5wcm90bxILdGFibGV0b3AudjEiugIKDUV2ZW50RW52ZWxvcGUSEAoIZXZlbnRfaWQYASABKAkSEAoIbWF0Y2hfaWQYAiABKAkSDgoGc3RyZWFtGAMgASgJEhAKCHNlcXVlbmNlGAQgASgEEhIKCmV2ZW50X3R5cGUYBSABKAkSLwoLb2NjdXJyZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNhdXNhdGlvbl9pZBgHIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgIIAEoCRINCgVhY3RvchgJIAEoCRIVCg1ydWxlc192ZXJzaW9uGAogASgJEgwKBGdhbWUYCyABKAkSJQoHcGF5bG9hZBgMIAEoCzIULmdvb2dsZS5wcm90b2J1Zi5BbnkSFQoNbGFzdF9pbl9iYXRjaBgNIAEoCCI4CgpFdmVudEJhdGNoEioKBmV2ZW50cxgBIAMoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUiPQoRTGlzdEV2ZW50c1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQyWQoLRXZlbnRTb3VyY2USSgoKTGlzdEV2ZW50cxIeLnRhYmxldG9wLnYxLkxpc3RFdmVudHNSZXF1ZXN0GhoudGFibGV0b3AudjEuRXZlbnRFbnZlbG9wZTABYgZwcm90bzM", [file_google_protobuf_any, file_google_protobuf_timestamp]);
+  fileDesc("Chp0YWJsZXRvcC92MS9lbnZlbG9wZS5wcm90bxILdGFibGV0b3AudjEiugIKDUV2ZW50RW52ZWxvcGUSEAoIZXZlbnRfaWQYASABKAkSEAoIbWF0Y2hfaWQYAiABKAkSDgoGc3RyZWFtGAMgASgJEhAKCHNlcXVlbmNlGAQgASgEEhIKCmV2ZW50X3R5cGUYBSABKAkSLwoLb2NjdXJyZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNhdXNhdGlvbl9pZBgHIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgIIAEoCRINCgVhY3RvchgJIAEoCRIVCg1ydWxlc192ZXJzaW9uGAogASgJEgwKBGdhbWUYCyABKAkSJQoHcGF5bG9hZBgMIAEoCzIULmdvb2dsZS5wcm90b2J1Zi5BbnkSFQoNbGFzdF9pbl9iYXRjaBgNIAEoCCI4CgpFdmVudEJhdGNoEioKBmV2ZW50cxgBIAMoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUiPQoRTGlzdEV2ZW50c1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQyqAEKC0V2ZW50U291cmNlEkoKCkxpc3RFdmVudHMSHi50YWJsZXRvcC52MS5MaXN0RXZlbnRzUmVxdWVzdBoaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUwARJNChBMaXN0RXZlbnRCYXRjaGVzEh4udGFibGV0b3AudjEuTGlzdEV2ZW50c1JlcXVlc3QaFy50YWJsZXRvcC52MS5FdmVudEJhdGNoMAFiBnByb3RvMw", [file_google_protobuf_any, file_google_protobuf_timestamp]);
 
 /**
  * Every event of every stream travels in this envelope (DESIGN.md §2).
@@ -166,6 +166,18 @@ export const EventSource: GenService<{
     methodKind: "server_streaming";
     input: typeof ListEventsRequestSchema;
     output: typeof EventEnvelopeSchema;
+  },
+  /**
+   * The same events, many to a message (in order, each batch under about 1 MB): a reader
+   * of a whole match pays gRPC's per-message cost once per batch, not once per event.
+   * A batch here is a slice of the list, not one command's events.
+   *
+   * @generated from rpc tabletop.v1.EventSource.ListEventBatches
+   */
+  listEventBatches: {
+    methodKind: "server_streaming";
+    input: typeof ListEventsRequestSchema;
+    output: typeof EventBatchSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tabletop_v1_envelope, 0);
