@@ -110,6 +110,22 @@ def batches(count: int, size: int = PART_ENTRIES) -> list[slice]:
     return [slice(i, i + size) for i in range(0, count, size)]
 
 
+def revealed_seeds(revealed: dict[str, str]) -> list[message.Message]:
+    """Dice's or decks' revealed (closed) matches → their commitments, as snapshot parts."""
+    entries = list(revealed.items())
+    return [
+        snapshot_pb2.RevealedSeeds(
+            match_ids=[m for m, _ in entries[part]], commitments=[c for _, c in entries[part]]
+        )
+        for part in batches(len(entries))
+    ]
+
+
+def restore_revealed_seeds(snapshot: Snapshot, into: dict[str, str]) -> None:
+    for seeds in snapshot.of(snapshot_pb2.RevealedSeeds):
+        into.update(zip(seeds.match_ids, seeds.commitments, strict=True))
+
+
 def sized(items: Sequence[message.Message], limit: int = PART_BYTES) -> list[slice]:
     """Slices cutting ``items`` (envelopes) into parts of at most ``limit`` bytes; an item
     larger than that is a part of its own."""

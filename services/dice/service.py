@@ -7,10 +7,10 @@ from google.protobuf import message
 
 from services.common.envelope import Cause, is_a, unpack
 from services.common.ledger import StreamWriter, append_or_abort
-from services.common.snapshots import Snapshot, batches
+from services.common.snapshots import Snapshot, restore_revealed_seeds, revealed_seeds
 from services.dice.state import ALGORITHM, DiceMatch
 from services.games.randomness import DerivedRandom, commitment, match_seed
-from tabletop.v1 import dice_pb2, dice_pb2_grpc, envelope_pb2, platform_events_pb2, snapshot_pb2
+from tabletop.v1 import dice_pb2, dice_pb2_grpc, envelope_pb2, platform_events_pb2
 
 #: a physical chance node (a drop of every small cube) draws 1 + 5 reals per cube
 MAX_DICE = 1024
@@ -43,17 +43,10 @@ class DiceService(dice_pb2_grpc.DiceServicer):
     def snapshot(self) -> list[message.Message]:
         """The revealed (closed) matches' commitments: a retried Commit or Reveal of one is
         answered from them; open matches are folded again from their envelopes."""
-        revealed = list(self._revealed.items())
-        return [
-            snapshot_pb2.RevealedSeeds(
-                match_ids=[m for m, _ in revealed[part]], commitments=[c for _, c in revealed[part]]
-            )
-            for part in batches(len(revealed))
-        ]
+        return revealed_seeds(self._revealed)
 
     def restore(self, snapshot: Snapshot) -> None:
-        for seeds in snapshot.of(snapshot_pb2.RevealedSeeds):
-            self._revealed.update(zip(seeds.match_ids, seeds.commitments, strict=True))
+        restore_revealed_seeds(snapshot, self._revealed)
 
     def seed(self, match_id: str) -> bytes:
         return match_seed(self._secret, f"dice:{match_id}")
