@@ -12,6 +12,13 @@ has not arrived yet count too (``pending``), so a burst of creates cannot slip p
 bound in the moment before their views come; another replica's such creates show once
 projected (the overshoot is at most what the replicas admit within one projection delay).
 
+A refused client is told to come back later the more clients are waiting: with W of them
+and a place freeing every ``interval``, a retry-after of ``interval × W / RETRIES_PER_PLACE``
+brings about RETRIES_PER_PLACE retries per freed place instead of W (every retry is a
+refused call both sides pay for), while a freed place still waits only a fraction of
+``interval`` for its next taker. The waiting clients are the refused creates not yet due
+back (a retried create has the same match id, so a client counts once).
+
 A match leaves play when its view says it is finished, or when no view of it has
 arrived for ``idle_s`` (abandoned, or frozen by a dead letter): nobody holds the door
 shut forever. After a gateway restart every unfinished match counts from the moment its
@@ -20,6 +27,7 @@ view is read again, so an abandoned one holds its place for one more idle timeou
 
 from __future__ import annotations
 
+import random
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -39,15 +47,31 @@ MIN_RETRY_MS = 500
 MAX_RETRY_MS = 30_000
 #: the retry-after when no match has finished lately
 UNKNOWN_RETRY_MS = 5_000
+#: with many clients waiting, about this many retries are wanted per place that frees
+RETRIES_PER_PLACE = 8
+#: a retry-after is spread by ± this fraction, so clients refused together spread out
+RETRY_JITTER = 0.25
+#: a refused client counts as waiting until this many times its retry-after has passed
+#: (plus a second): it may come back late, its own jitter on top
+WAITING_FOR = 2.0
+#: refused creates remembered at once (a memory bound)
+MAX_WAITING = 10_000
 
 
 class MatchesInPlay:
     def __init__(
-        self, limit: int, idle_s: float, clock: Callable[[], float] = time.monotonic
+        self,
+        limit: int,
+        idle_s: float,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
     ) -> None:
         self._limit = limit
         self._idle_s = idle_s
         self._clock = clock
+        self._rng = rng or random.Random()
+        #: refused creates expected back: until when they count as waiting, oldest first
+        self._waiting: OrderedDict[str, float] = OrderedDict()
         #: unfinished matches by when their newest view arrived, oldest first
         self._active: OrderedDict[str, float] = OrderedDict()
         #: admitted here, no view yet: when admitted, oldest first
@@ -95,15 +119,36 @@ class MatchesInPlay:
         count = self.count()
         if count >= self._limit:
             GATEWAY_MATCHES_REFUSED.inc()
-            wait_ms = self.retry_after_ms()
+            others = self.waiting(besides=match_id)
+            wait_ms = self.contended_retry_after_ms(others)
+            self._waiting[match_id] = self._clock() + WAITING_FOR * wait_ms / 1000 + 1
+            self._waiting.move_to_end(match_id)
+            if len(self._waiting) > MAX_WAITING:
+                self._waiting.popitem(last=False)
+            waiting = f" and {others} other players are waiting" if others else ""
             return Refusal(
                 f"the server is full: {count} matches are being played (at most "
-                f"{self._limit}); a place frees when one ends, try again in about "
-                f"{max(1, round(wait_ms / 1000))} s",
+                f"{self._limit}){waiting}; a place frees when one ends, try again in "
+                f"about {max(1, round(wait_ms / 1000))} s",
                 wait_ms,
             )
+        self._waiting.pop(match_id, None)
         self._pending[match_id] = self._clock()
         return None
+
+    def waiting(self, besides: str = "") -> int:
+        """Clients refused lately and expected back (``besides`` not counted)."""
+        _drop_expired(self._waiting, self._clock())
+        return len(self._waiting) - (besides in self._waiting)
+
+    def contended_retry_after_ms(self, others: int) -> int:
+        """The retry-after for a client with ``others`` waiting too: the interval between
+        freed places, stretched so that about ``RETRIES_PER_PLACE`` of the waiting come
+        back per place, jittered, bounded."""
+        stretch = max(1.0, (others + 1) / RETRIES_PER_PLACE)
+        jitter = self._rng.uniform(1 - RETRY_JITTER, 1 + RETRY_JITTER)
+        wait_ms = self.retry_after_ms() * stretch * jitter
+        return int(min(MAX_RETRY_MS, max(MIN_RETRY_MS, wait_ms)))
 
     def release(self, match_id: str) -> None:
         """The reserved match was not created (refused or failed): free its place."""
@@ -124,5 +169,14 @@ def _drop_older(entries: OrderedDict[str, float], horizon: float) -> None:
     while entries:
         match_id, stamp = next(iter(entries.items()))
         if stamp >= horizon:
+            return
+        del entries[match_id]
+
+
+def _drop_expired(entries: OrderedDict[str, float], now: float) -> None:
+    """Entries hold when they expire, in about that order (the oldest are dropped first)."""
+    while entries:
+        match_id, until = next(iter(entries.items()))
+        if until >= now:
             return
         del entries[match_id]

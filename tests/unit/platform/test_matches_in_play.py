@@ -5,12 +5,15 @@ place; the count comes from the views, so a restarted gateway counts the same.""
 from __future__ import annotations
 
 import dataclasses
+import heapq
+import random
 from typing import Any, cast
 
 import grpc
 import pytest
 
-from services.gateway.inplay import MatchesInPlay
+from services.gateway import inplay
+from services.gateway.inplay import MAX_RETRY_MS, RETRY_JITTER, MatchesInPlay
 from services.gateway.service import GatewayService, Shard
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
@@ -69,6 +72,113 @@ def test_the_retry_after_follows_how_often_matches_finish() -> None:
         clock.now += 1
         in_play.viewed(f"m{i}", finished=True)
     assert 900 <= in_play.retry_after_ms() <= 1_100
+
+
+def _ending_every_second(limit: int, rng: random.Random | None = None) -> tuple[Clock, Any]:
+    """A full MatchesInPlay whose matches have been ending one a second for 30 s."""
+    clock = Clock()
+    in_play = MatchesInPlay(limit=limit, idle_s=600, clock=clock, rng=rng or random.Random(1))
+    for i in range(30):
+        in_play.viewed(f"old{i}", finished=False)
+        clock.now += 1
+        in_play.viewed(f"old{i}", finished=True)
+    for i in range(limit):
+        assert in_play.reserve(f"playing{i}") is None
+    return clock, in_play
+
+
+def _wait_ms(in_play: MatchesInPlay, match_id: str) -> int:
+    refusal = in_play.reserve(match_id)
+    assert refusal is not None
+    return refusal.retry_after_ms
+
+
+def test_the_retry_after_grows_with_the_clients_waiting_jittered_and_bounded() -> None:
+    _, in_play = _ending_every_second(limit=5)
+    low, high = 1 - RETRY_JITTER, 1 + RETRY_JITTER
+    assert 1_000 * low <= _wait_ms(in_play, "w0") <= 1_000 * high  # alone: a place a second
+    for i in range(1, 39):
+        _wait_ms(in_play, f"w{i}")
+    # 39 others waiting: eight of them come back per freed place, not 39
+    assert 5_000 * low <= _wait_ms(in_play, "w39") <= 5_000 * high
+    for i in range(40, 1_000):
+        _wait_ms(in_play, f"w{i}")
+    assert _wait_ms(in_play, "w1000") == MAX_RETRY_MS
+    _, fresh = _ending_every_second(limit=5, rng=random.Random(2))
+    assert len({_wait_ms(fresh, "same") for _ in range(20)}) > 10  # spread, not one value
+
+
+def test_a_client_asking_again_counts_once_and_the_message_says_how_many_wait() -> None:
+    _, in_play = _ending_every_second(limit=5)
+    for i in range(24):
+        _wait_ms(in_play, f"w{i}")
+    refusal = in_play.reserve("w0")  # w0 again: 23 others wait, not 24
+    assert refusal is not None
+    assert "23 other players are waiting" in refusal.message
+    assert "try again in about 3 s" in refusal.message  # 1 s × 24 / 8, ± a quarter
+    assert in_play.waiting() == 24
+
+
+def test_clients_admitted_or_long_gone_no_longer_count_as_waiting() -> None:
+    clock, in_play = _ending_every_second(limit=5)
+    for i in range(40):
+        _wait_ms(in_play, f"w{i}")
+    in_play.viewed("playing0", finished=True)
+    assert in_play.reserve("w0") is None  # admitted: no longer waiting
+    assert in_play.waiting() == 39
+    clock.now += 2 * MAX_RETRY_MS / 1000 + 2  # nobody came back
+    assert in_play.waiting() == 0
+
+
+def _simulate(per_place: int, seconds: float = 300) -> tuple[int, float]:
+    """Closed-loop clients as the bench's bots: 100 of them, 20 places, each match lasting
+    20 s; a refused client waits its retry-after (jittered ±50%, as the bots do) and asks
+    again, a client whose match ended asks for a new one 0-30 s later. Returns the refusals
+    and the mean share of the places in play."""
+    inplay.RETRIES_PER_PLACE = per_place
+    clock = Clock()
+    in_play = MatchesInPlay(limit=20, idle_s=600, clock=clock, rng=random.Random(3))
+    rng = random.Random(4)
+    start = clock.now
+    queue: list[tuple[float, int, str, str]] = []  # (when, order, what, client)
+    order = 0
+    for number in range(100):
+        queue.append((start + number / 100, order, "create", str(number)))
+        order += 1
+    heapq.heapify(queue)
+    refusals, generation, filled, last = 0, dict.fromkeys(map(str, range(100)), 0), 0.0, start
+    while queue and queue[0][0] < start + seconds:
+        when, _, what, client = heapq.heappop(queue)
+        filled += in_play.count() * (when - last)
+        clock.now = last = when
+        match_id = f"{client}-{generation[client]}"
+        if what == "create":
+            refusal = in_play.reserve(match_id)
+            if refusal is None:
+                in_play.viewed(match_id, finished=False)
+                heapq.heappush(queue, (when + 20, order, "end", client))
+            else:
+                refusals += 1
+                wait = refusal.retry_after_ms / 1000 * rng.uniform(0.5, 1.5)
+                heapq.heappush(queue, (when + wait, order, "create", client))
+        else:
+            in_play.viewed(match_id, finished=True)
+            generation[client] += 1
+            pause = rng.uniform(0, 30)  # so that freed places go to the waiting too
+            heapq.heappush(queue, (when + pause, order, "create", client))
+        order += 1
+    return refusals, filled / (last - start) / 20
+
+
+def test_with_many_clients_waiting_far_fewer_retries_are_refused_and_places_stay_filled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(inplay, "RETRIES_PER_PLACE", inplay.RETRIES_PER_PLACE)
+    shipped = inplay.RETRIES_PER_PLACE
+    fixed_refusals, fixed_filled = _simulate(per_place=10**9)  # the retry-after of before
+    refusals, filled = _simulate(per_place=shipped)
+    assert refusals * 5 < fixed_refusals
+    assert filled > 0.97 * fixed_filled
 
 
 def test_a_bound_of_zero_admits_everything() -> None:
