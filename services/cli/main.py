@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -216,10 +217,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     client = _client(args)
     last: match_pb2.MatchView | None = None
     steps = 0
-    for step in client.stub.ReplayMatch(
-        gateway_pb2.ReplayMatchRequest(match_id=args.match_id, viewer=args.viewer),
-        metadata=client.auth(args.match_id, args.viewer),
-    ):
+    for step in _replay_steps(client, args.match_id, args.viewer):
         steps += 1
         last = step.view
         if args.json:
@@ -252,6 +250,28 @@ def cmd_replay(args: argparse.Namespace) -> int:
         )
     )
     return 0 if same else 1
+
+
+def _replay_steps(
+    client: GatewayClient, match_id: str, viewer: str
+) -> Iterator[gateway_pb2.ReplayStep]:
+    """A match's replay steps, many to a message (ReplayMatchBatches); one a message from a
+    gateway older than batches."""
+    metadata = client.auth(match_id, viewer)
+    batches = client.stub.ReplayMatchBatches(
+        gateway_pb2.ReplayMatchBatchesRequest(match_id=match_id, viewer=viewer),
+        metadata=metadata,
+    )
+    try:
+        for batch in batches:
+            yield from batch.steps
+        return
+    except grpc.RpcError as error:
+        if error.code() != grpc.StatusCode.UNIMPLEMENTED:
+            raise
+    yield from client.stub.ReplayMatch(
+        gateway_pb2.ReplayMatchRequest(match_id=match_id, viewer=viewer), metadata=metadata
+    )
 
 
 def _comparable(view: match_pb2.MatchView) -> bytes:

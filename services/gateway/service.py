@@ -16,7 +16,7 @@ from typing import NoReturn, Protocol, TypeVar
 import grpc
 
 from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection, StepViews
+from services.adapters.projection import Projection
 from services.adapters.verify import verify_match
 from services.common.config import Config
 from services.common.envelope import is_a
@@ -46,6 +46,7 @@ from services.gateway.auth import (
 )
 from services.gateway.inplay import MatchesInPlay
 from services.gateway.pictures import Pictures
+from services.gateway.replay import batch_bounds, replay_steps, step_batches
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
     board_pb2,
@@ -556,27 +557,32 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     async def ReplayMatch(
         self, request: gateway_pb2.ReplayMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[gateway_pb2.ReplayStep]:
-        await self._bounded(context, ("match_id", request.match_id))
-        await self._views.wait_for(request.match_id, 1, 0)
-        viewer = await self._viewer(context, request.match_id, request.viewer)
-        events = await self._board_events(request.match_id, context)
-        match = FoldedMatch.created(events[0])
+        events, viewer, finished = await self._replay(request.match_id, request.viewer, context)
+        for step in replay_steps(events, viewer, payloads=finished):
+            yield step
+
+    async def ReplayMatchBatches(
+        self, request: gateway_pb2.ReplayMatchBatchesRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[gateway_pb2.ReplayStepBatch]:
+        try:
+            max_steps, max_bytes = batch_bounds(request)
+        except ValueError as bad:
+            await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, str(bad))
+        events, viewer, finished = await self._replay(request.match_id, request.viewer, context)
+        for batch in step_batches(events, viewer, finished, max_steps, max_bytes):
+            yield batch
+
+    async def _replay(
+        self, match_id: str, viewer: str, context: grpc.aio.ServicerContext
+    ) -> tuple[list[envelope_pb2.EventEnvelope], str, bool]:
+        """(board events, viewer, finished) of a replay the caller may see; a match in play
+        replays as a spectator sees it, without payloads (hidden information)."""
+        await self._bounded(context, ("match_id", match_id))
+        await self._views.wait_for(match_id, 1, 0)
+        viewer = await self._viewer(context, match_id, viewer)
+        events = await self._board_events(match_id, context)
         finished = any(is_a(e, platform_events_pb2.MatchEnded) for e in events)
-        if not finished:
-            viewer = ""  # a match in play replays as a spectator sees it
-        views = StepViews(Projection(match), viewer)
-        for step, envelope in enumerate(events, start=1):
-            if step > 1:
-                match.fold(envelope)
-            shown = gateway_pb2.ReplayStep(
-                step=step,
-                event=envelope,
-                view=views.view(),
-                description=f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}",
-            )
-            if not finished:  # hidden information stays hidden while in play
-                shown.event.ClearField("payload")
-            yield shown
+        return events, viewer if finished else "", finished
 
     async def GetPicture(
         self, request: gateway_pb2.GetPictureRequest, context: grpc.aio.ServicerContext

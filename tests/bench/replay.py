@@ -1,8 +1,11 @@
 """Replay and rebuild.
 
 - **ReplayMatch through the gateway**: a finished match streamed step by step (the board
-  events folded afresh, a view per step). Floor: the same fold and views in-process, over
-  the same envelopes (fetched with ExportMatch), so the ratio is what gRPC streaming adds.
+  events folded afresh, a view per step), one step a message (ReplayMatch) and many
+  (ReplayMatchBatches, default bounds), alternately first. Floor: the same fold and views
+  in-process, over the same envelopes (fetched with ExportMatch), so the ratio is what gRPC
+  streaming adds. The gateway's CPU per step of each RPC (from /proc, in 10 ms ticks, summed
+  over the matches) is in the figures' notes.
 - **Projector rebuild**: a second, unchanged projector with a fresh app id (new consumer
   group, empty tables) folds every event of the four streams from offset 0 and publishes
   views as it goes. Figure: its steady folding rate (events per second between its first and
@@ -51,6 +54,12 @@ class ReplayRun:
     #: per match: events per second through ReplayMatch, and the whole replay in ms
     gateway_rates: list[float] = field(default_factory=list)
     gateway_ms: list[float] = field(default_factory=list)
+    #: the same through ReplayMatchBatches
+    batched_rates: list[float] = field(default_factory=list)
+    batched_ms: list[float] = field(default_factory=list)
+    #: the gateway's CPU seconds and the steps sent, per RPC (when its pid is known)
+    gateway_cpu_s: dict[str, float] = field(default_factory=dict)
+    gateway_cpu_steps: dict[str, int] = field(default_factory=dict)
     #: per match: the same fold + views in-process
     inprocess_rates: list[float] = field(default_factory=list)
     inprocess_ms: list[float] = field(default_factory=list)
@@ -89,24 +98,48 @@ def fold_with_views(board: Sequence[envelope_pb2.EventEnvelope], viewer: str) ->
     return shown
 
 
-async def replay_matches(gateway: str, match_ids: Sequence[str], viewer: str) -> ReplayRun:
+async def _replay(stub: gateway_pb2_grpc.GatewayStub, rpc: str, match_id: str, viewer: str) -> int:
+    """Steps received through ``rpc`` ("ReplayMatch" or "ReplayMatchBatches")."""
+    steps = 0
+    if rpc == "ReplayMatch":
+        request = gateway_pb2.ReplayMatchRequest(match_id=match_id, viewer=viewer)
+        async for _ in stub.ReplayMatch(request, timeout=REPLAY_TIMEOUT_S):
+            steps += 1
+    else:
+        batches = gateway_pb2.ReplayMatchBatchesRequest(match_id=match_id, viewer=viewer)
+        async for batch in stub.ReplayMatchBatches(batches, timeout=REPLAY_TIMEOUT_S):
+            steps += len(batch.steps)
+    return steps
+
+
+async def replay_matches(
+    gateway: str, match_ids: Sequence[str], viewer: str, gateway_pid: int | None = None
+) -> ReplayRun:
     run = ReplayRun()
     async with grpc.aio.insecure_channel(gateway) as channel:
         stub = gateway_pb2_grpc.GatewayStub(channel)
-        for match_id in match_ids:
-            began = now()
-            steps = 0
-            async for _ in stub.ReplayMatch(
-                gateway_pb2.ReplayMatchRequest(match_id=match_id, viewer=viewer),
-                timeout=REPLAY_TIMEOUT_S,
-            ):
-                steps += 1
-            elapsed = now() - began
-            if steps == 0 or elapsed <= 0:
-                continue
-            run.steps.append(steps)
-            run.gateway_ms.append(ms(elapsed))
-            run.gateway_rates.append(steps / elapsed)
+        for index, match_id in enumerate(match_ids):
+            rpcs = ["ReplayMatch", "ReplayMatchBatches"]
+            if index % 2:
+                rpcs.reverse()
+            for rpc in rpcs:
+                cpu = process_cpu(gateway_pid) if gateway_pid is not None else None
+                began = now()
+                steps = await _replay(stub, rpc, match_id, viewer)
+                elapsed = now() - began
+                cpu_after = process_cpu(gateway_pid) if gateway_pid is not None else None
+                if steps == 0 or elapsed <= 0:
+                    continue
+                if cpu is not None and cpu_after is not None:
+                    run.gateway_cpu_s[rpc] = run.gateway_cpu_s.get(rpc, 0.0) + cpu_after - cpu
+                    run.gateway_cpu_steps[rpc] = run.gateway_cpu_steps.get(rpc, 0) + steps
+                if rpc == "ReplayMatch":
+                    run.steps.append(steps)
+                    run.gateway_ms.append(ms(elapsed))
+                    run.gateway_rates.append(steps / elapsed)
+                else:
+                    run.batched_ms.append(ms(elapsed))
+                    run.batched_rates.append(steps / elapsed)
             log = await stub.ExportMatch(
                 gateway_pb2.ExportMatchRequest(match_id=match_id), timeout=REPLAY_TIMEOUT_S
             )
@@ -117,6 +150,15 @@ async def replay_matches(gateway: str, match_ids: Sequence[str], viewer: str) ->
             run.inprocess_ms.append(ms(elapsed))
             run.inprocess_rates.append(shown / elapsed)
     return run
+
+
+def _cpu_note(replays: Sequence[ReplayRun], rpc: str) -> str:
+    """The gateway's CPU per step of ``rpc`` over every replay, if it was read."""
+    cpu = sum(r.gateway_cpu_s.get(rpc, 0.0) for r in replays)
+    steps = sum(r.gateway_cpu_steps.get(rpc, 0) for r in replays)
+    if not steps:
+        return ""
+    return f"gateway CPU {1e6 * cpu / steps:,.0f} µs per step ({steps:,} steps, 10 ms ticks)"
 
 
 # -- rebuild floor ------------------------------------------------------------------------
@@ -262,11 +304,13 @@ def replay_figures(replays: Sequence[ReplayRun], rebuilds: Sequence[RebuildRun])
         figures.append(
             figure(
                 "replay.gateway.events",
-                "ReplayMatch through the gateway: events (steps with views) per second",
+                "ReplayMatch through the gateway (one step a message): events (steps with "
+                "views) per second",
                 "events/s",
                 "higher",
                 [r.gateway_rates for r in replays],
                 floor=Floor(inprocess_rate, "same fold + views in-process"),
+                note=_cpu_note(replays, "ReplayMatch"),
             )
         )
         figures.append(
@@ -276,6 +320,29 @@ def replay_figures(replays: Sequence[ReplayRun], rebuilds: Sequence[RebuildRun])
                 "ms",
                 "lower",
                 [r.gateway_ms for r in replays],
+                floor=Floor(inprocess_ms, "same fold + views in-process"),
+            )
+        )
+    if any(r.batched_rates for r in replays):
+        figures.append(
+            figure(
+                "replay.gateway.batches",
+                "ReplayMatchBatches through the gateway (many steps a message): events "
+                "(steps with views) per second",
+                "events/s",
+                "higher",
+                [r.batched_rates for r in replays],
+                floor=Floor(inprocess_rate, "same fold + views in-process"),
+                note=_cpu_note(replays, "ReplayMatchBatches"),
+            )
+        )
+        figures.append(
+            figure(
+                "replay.gateway.batches.match",
+                f"ReplayMatchBatches through the gateway: a whole match (~{steps:.0f} steps)",
+                "ms",
+                "lower",
+                [r.batched_ms for r in replays],
                 floor=Floor(inprocess_ms, "same fold + views in-process"),
             )
         )

@@ -280,7 +280,9 @@ async def one_run(
     if not finished:  # a short run on a busy machine
         finished = await finish_one_match(stack.addr("gateway"), game, seed=run)
     results.replays.append(
-        await replay_matches(stack.addr("gateway"), finished[: sizes.replay_matches], "")
+        await replay_matches(
+            stack.addr("gateway"), finished[: sizes.replay_matches], "", stack.pid("gateway")
+        )
     )
     progress.advance(task)
     if sizes.rebuild_every_run or run == 0:

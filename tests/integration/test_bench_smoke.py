@@ -22,6 +22,8 @@ EXPECTED = [
     *(f"throughput.acks.c{level}" for level in (1, 20, 100)),
     "replay.gateway.events",
     "replay.gateway.match",
+    "replay.gateway.batches",
+    "replay.gateway.batches.match",
     "replay.rebuild.projector",
     "replay.evolve.crashland",
     "replay.envelopes.crashland",

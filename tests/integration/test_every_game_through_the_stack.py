@@ -25,7 +25,7 @@ from services.cli.client import GatewayClient
 from services.cli.stack import Stack
 from services.games.contract import Game
 from services.games.registry import all_games
-from tabletop.v1 import match_pb2, scoring_pb2
+from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
 from tests.integration.helpers import open_match, play_bot_match, topic_events
 
 GAMES = sorted(all_games())
@@ -76,6 +76,35 @@ def test_every_live_view_equals_a_fresh_fold(
     for viewer in [*seats_for(all_games()[game]), ""]:
         live = client.view(match_id, viewer)
         assert comparable(folded.view_for(viewer)) == comparable(live), viewer
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_replay_batches_carry_replay_match_steps_byte_for_byte(
+    game: str, stack: Stack, client: GatewayClient, played: dict[str, str]
+) -> None:
+    match_id = played[game]
+    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][match_id]
+    for viewer in (seats_for(all_games()[game])[0], ""):
+        metadata = client.auth(match_id, viewer)
+        one_by_one = [
+            s.SerializeToString(deterministic=True)
+            for s in client.stub.ReplayMatch(
+                gateway_pb2.ReplayMatchRequest(match_id=match_id, viewer=viewer),
+                metadata=metadata,
+            )
+        ]
+        assert len(one_by_one) == len(board)
+        for max_steps, max_bytes in ((0, 0), (7, 0), (0, 4096)):
+            request = gateway_pb2.ReplayMatchBatchesRequest(
+                match_id=match_id, viewer=viewer, max_steps=max_steps, max_bytes=max_bytes
+            )
+            batches = list(client.stub.ReplayMatchBatches(request, metadata=metadata))
+            batched = [s.SerializeToString(deterministic=True) for b in batches for s in b.steps]
+            assert batched == one_by_one, (viewer, max_steps, max_bytes)
+            assert all(b.steps for b in batches)
+            assert max(len(b.steps) for b in batches) <= (max_steps or 64)
+        if len(board) > 64:
+            assert len(batches) > 1
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -115,6 +115,7 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     "GetLegalActions": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
     "WatchMatch(seat)": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
     "ReplayMatch": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
+    "ReplayMatchBatches": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
     "ExportMatch(in play)": (
         UNAUTH,
         DENIED,
@@ -159,6 +160,9 @@ def _calls(m: Matrix, caller: str) -> dict[str, Callable[[], Any]]:
         ),
         "ReplayMatch": lambda: stub.ReplayMatch(
             gateway_pb2.ReplayMatchRequest(match_id=match), metadata=md
+        ),
+        "ReplayMatchBatches": lambda: stub.ReplayMatchBatches(
+            gateway_pb2.ReplayMatchBatchesRequest(match_id=match), metadata=md
         ),
         "ExportMatch(in play)": lambda: stub.ExportMatch(
             gateway_pb2.ExportMatchRequest(match_id=match), metadata=md
@@ -228,6 +232,12 @@ def test_each_token_sees_only_its_own_view(matrix: Matrix) -> None:
     )
     for step in replay:  # in play: a spectator's replay, payloads hidden
         assert step.view.viewer == "" and not step.event.HasField("payload")
+    batches = stub.ReplayMatchBatches(
+        gateway_pb2.ReplayMatchBatchesRequest(match_id=match, viewer=matrix.mover),
+        metadata=matrix.metadata("own_seat"),
+    )
+    steps = [step for batch in batches for step in batch.steps]
+    assert steps and all(s.view.viewer == "" and not s.event.HasField("payload") for s in steps)
 
 
 def test_a_private_match_is_listed_only_to_its_players(matrix: Matrix) -> None:

@@ -73,6 +73,14 @@ def test_grpc_web_answers_every_caller_as_grpc_does(stack: Stack) -> None:
             board_pb2.GetLegalActionsReply,
         ),
         "ReplayMatch": (gateway_pb2.ReplayMatchRequest(match_id=match), gateway_pb2.ReplayStep),
+        "ReplayMatchBatches": (
+            gateway_pb2.ReplayMatchBatchesRequest(match_id=match),
+            gateway_pb2.ReplayStepBatch,
+        ),
+        "ReplayMatchBatches(too many)": (
+            gateway_pb2.ReplayMatchBatchesRequest(match_id=match, max_steps=10**6),
+            gateway_pb2.ReplayStepBatch,
+        ),
         "ExportMatch": (gateway_pb2.ExportMatchRequest(match_id=match), gateway_pb2.MatchLog),
         "VerifyMatch": (
             gateway_pb2.VerifyMatchRequest(match_id=match),
@@ -141,6 +149,15 @@ def test_pictures_and_streams_over_grpc_web(stack: Stack) -> None:
         range(1, len(steps.messages) + 1)
     )
     assert len(steps.messages) >= 3
+    batches = call(
+        stack.web_url,
+        "ReplayMatchBatches",
+        gateway_pb2.ReplayMatchBatchesRequest(match_id=match, max_steps=2),
+        gateway_pb2.ReplayStepBatch,
+        token=ann,
+    )
+    assert batches.status == 0 and all(1 <= len(b.steps) <= 2 for b in batches.messages)
+    assert [s for b in batches.messages for s in b.steps] == steps.messages
 
 
 def test_the_web_port_speaks_tls_with_the_gateway_certificate(

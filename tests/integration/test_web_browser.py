@@ -91,7 +91,14 @@ def new_page(browser: Any) -> Any:
 
 
 #: the calls that read one match (JoinMatch is the lobby's)
-MATCH_RPCS = {"GetView", "WatchMatch", "GetPicture", "ReplayMatch", "VerifyMatch"}
+MATCH_RPCS = {
+    "GetView",
+    "WatchMatch",
+    "GetPicture",
+    "ReplayMatch",
+    "ReplayMatchBatches",
+    "VerifyMatch",
+}
 
 
 def claims(token: str) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 // Tabletop in a browser: the lobby, a match's board (an SVG the gateway draws of exactly the
 // view this page's token may see), its legal moves as buttons, live updates (WatchMatch), a
-// replay scrubber (ReplayMatch + GetPicture at a version) and a finished match's
+// replay scrubber (ReplayMatchBatches + GetPicture at a version) and a finished match's
 // verification. Every call is gRPC-Web to the gateway's own servicers, with the same tokens.
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
@@ -402,8 +402,9 @@ async function loadReplay(): Promise<void> {
   if (!c) return;
   const steps: ReplayStep[] = [];
   try {
-    for await (const step of gateway.replayMatch({ matchId: c.matchId }, auth(c.token))) {
-      steps.push(step);
+    // many steps a message: a long match loads in a few messages instead of one per step
+    for await (const batch of gateway.replayMatchBatches({ matchId: c.matchId }, auth(c.token))) {
+      steps.push(...batch.steps);
     }
   } catch (error) {
     showError(error);

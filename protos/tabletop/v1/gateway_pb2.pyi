@@ -331,6 +331,64 @@ class ReplayStep(_message.Message):
 Global___ReplayStep: _TypeAlias = ReplayStep  # noqa: Y015
 
 @_typing.final
+class ReplayMatchBatchesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    VIEWER_FIELD_NUMBER: _builtins.int
+    MAX_STEPS_FIELD_NUMBER: _builtins.int
+    MAX_BYTES_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    viewer: _builtins.str
+    """as in ReplayMatchRequest"""
+    max_steps: _builtins.int
+    """Steps per message at most: 0 is the default, 64; at most 1024."""
+    max_bytes: _builtins.int
+    """Bytes of steps per message at most: 0 is the default, 1 MiB (1048576); at most 3 MiB
+    (3145728), under gRPC's usual 4 MiB receive limit. A step larger than the bound goes
+    in a message of its own.
+    """
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        viewer: _builtins.str = ...,
+        max_steps: _builtins.int = ...,
+        max_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "max_bytes", b"max_bytes", "max_steps", b"max_steps", "viewer", b"viewer"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplayMatchBatchesRequest: _TypeAlias = ReplayMatchBatchesRequest  # noqa: Y015
+
+@_typing.final
+class ReplayStepBatch(_message.Message):
+    """Consecutive steps of a replay (ReplayStep.step numbers them from 1, no gaps across
+    messages); never empty.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STEPS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def steps(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReplayStep]: ...
+    def __init__(
+        self,
+        *,
+        steps: _abc.Iterable[Global___ReplayStep] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["steps", b"steps"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplayStepBatch: _TypeAlias = ReplayStepBatch  # noqa: Y015
+
+@_typing.final
 class ExportMatchRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -86,6 +86,11 @@ class GatewayStub:
                 request_serializer=tabletop_dot_v1_dot_gateway__pb2.ReplayMatchRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_gateway__pb2.ReplayStep.FromString,
                 _registered_method=True)
+        self.ReplayMatchBatches = channel.unary_stream(
+                '/tabletop.v1.Gateway/ReplayMatchBatches',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.ReplayMatchBatchesRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.ReplayStepBatch.FromString,
+                _registered_method=True)
         self.ExportMatch = channel.unary_unary(
                 '/tabletop.v1.Gateway/ExportMatch',
                 request_serializer=tabletop_dot_v1_dot_gateway__pb2.ExportMatchRequest.SerializeToString,
@@ -172,6 +177,16 @@ class GatewayServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReplayMatchBatches(self, request, context):
+        """ReplayMatch's steps, many to a message: the same steps in the same order, authorised
+        and shown the same way (a match in play as a spectator sees it, payloads cleared), at
+        a fraction of the per-message cost of one step a message. INVALID_ARGUMENT when
+        max_steps or max_bytes is above its limit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExportMatch(self, request, context):
         """Every event of every stream of a finished match (hidden information included).
         """
@@ -245,6 +260,11 @@ def add_GatewayServicer_to_server(servicer, server):
                     servicer.ReplayMatch,
                     request_deserializer=tabletop_dot_v1_dot_gateway__pb2.ReplayMatchRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_gateway__pb2.ReplayStep.SerializeToString,
+            ),
+            'ReplayMatchBatches': grpc.unary_stream_rpc_method_handler(
+                    servicer.ReplayMatchBatches,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.ReplayMatchBatchesRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.ReplayStepBatch.SerializeToString,
             ),
             'ExportMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.ExportMatch,
@@ -492,6 +512,33 @@ class Gateway:
             '/tabletop.v1.Gateway/ReplayMatch',
             tabletop_dot_v1_dot_gateway__pb2.ReplayMatchRequest.SerializeToString,
             tabletop_dot_v1_dot_gateway__pb2.ReplayStep.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReplayMatchBatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/tabletop.v1.Gateway/ReplayMatchBatches',
+            tabletop_dot_v1_dot_gateway__pb2.ReplayMatchBatchesRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.ReplayStepBatch.FromString,
             options,
             channel_credentials,
             insecure,

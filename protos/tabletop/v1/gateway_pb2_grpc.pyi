@@ -58,6 +58,12 @@ class GatewayStub:
     """The current view, then every newer one, until the match ends or the client leaves."""
     ReplayMatch: _grpc.UnaryStreamMultiCallable[_gateway_pb2.ReplayMatchRequest, _gateway_pb2.ReplayStep]
     """Each board event of the match and the view after it, folded afresh."""
+    ReplayMatchBatches: _grpc.UnaryStreamMultiCallable[_gateway_pb2.ReplayMatchBatchesRequest, _gateway_pb2.ReplayStepBatch]
+    """ReplayMatch's steps, many to a message: the same steps in the same order, authorised
+    and shown the same way (a match in play as a spectator sees it, payloads cleared), at
+    a fraction of the per-message cost of one step a message. INVALID_ARGUMENT when
+    max_steps or max_bytes is above its limit.
+    """
     ExportMatch: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ExportMatchRequest, _gateway_pb2.MatchLog]
     """Every event of every stream of a finished match (hidden information included)."""
     GetStandings: _grpc.UnaryUnaryMultiCallable[_scoring_pb2.GetStandingsRequest, _scoring_pb2.GetStandingsReply]
@@ -99,6 +105,12 @@ class GatewayAsyncStub(GatewayStub):
     """The current view, then every newer one, until the match ends or the client leaves."""
     ReplayMatch: _aio.UnaryStreamMultiCallable[_gateway_pb2.ReplayMatchRequest, _gateway_pb2.ReplayStep]  # type: ignore[assignment]
     """Each board event of the match and the view after it, folded afresh."""
+    ReplayMatchBatches: _aio.UnaryStreamMultiCallable[_gateway_pb2.ReplayMatchBatchesRequest, _gateway_pb2.ReplayStepBatch]  # type: ignore[assignment]
+    """ReplayMatch's steps, many to a message: the same steps in the same order, authorised
+    and shown the same way (a match in play as a spectator sees it, payloads cleared), at
+    a fraction of the per-message cost of one step a message. INVALID_ARGUMENT when
+    max_steps or max_bytes is above its limit.
+    """
     ExportMatch: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ExportMatchRequest, _gateway_pb2.MatchLog]  # type: ignore[assignment]
     """Every event of every stream of a finished match (hidden information included)."""
     GetStandings: _aio.UnaryUnaryMultiCallable[_scoring_pb2.GetStandingsRequest, _scoring_pb2.GetStandingsReply]  # type: ignore[assignment]
@@ -185,6 +197,18 @@ class GatewayServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_gateway_pb2.ReplayStep], _abc.AsyncIterator[_gateway_pb2.ReplayStep]]:
         """Each board event of the match and the view after it, folded afresh."""
+
+    @_abc_1.abstractmethod
+    def ReplayMatchBatches(
+        self,
+        request: _gateway_pb2.ReplayMatchBatchesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_gateway_pb2.ReplayStepBatch], _abc.AsyncIterator[_gateway_pb2.ReplayStepBatch]]:
+        """ReplayMatch's steps, many to a message: the same steps in the same order, authorised
+        and shown the same way (a match in play as a spectator sees it, payloads cleared), at
+        a fraction of the per-message cost of one step a message. INVALID_ARGUMENT when
+        max_steps or max_bytes is above its limit.
+        """
 
     @_abc_1.abstractmethod
     def ExportMatch(

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/gateway.proto.
  */
 export const file_tabletop_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSLRAQoQT3Blbk1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSOwoHb3B0aW9ucxgDIAMoCzIqLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuT3B0aW9uc0VudHJ5EhIKCmNvbW1hbmRfaWQYBCABKAkSDwoHcHJpdmF0ZRgFIAEoCBIMCgRib3RzGAYgAygJGi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkoKDk9wZW5NYXRjaFJlcGx5EhAKCG1hdGNoX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSFQoNY3JlYXRvcl90b2tlbhgDIAEoCSJaChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhAKCHNwZWN0YXRlGAQgASgIIlIKDkpvaW5NYXRjaFJlcGx5Eg0KBXRva2VuGAEgASgJEgwKBHNlYXQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoAxIPCgd2ZXJzaW9uGAQgASgEInMKEkxpc3RNYXRjaGVzUmVxdWVzdBIMCgRnYW1lGAEgASgJEigKBnN0YXR1cxgCIAEoDjIYLnRhYmxldG9wLnYxLk1hdGNoU3RhdHVzEhEKCXBhZ2Vfc2l6ZRgDIAEoDRISCgpwYWdlX3Rva2VuGAQgASgJIlcKEExpc3RNYXRjaGVzUmVwbHkSKgoHbWF0Y2hlcxgBIAMoCzIZLnRhYmxldG9wLnYxLk1hdGNoU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiWAoOR2V0Vmlld1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJEhMKC21pbl92ZXJzaW9uGAMgASgEEg8KB3dhaXRfbXMYBCABKA0iNQoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJIjYKElJlcGxheU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkigAEKClJlcGxheVN0ZXASDAoEc3RlcBgBIAEoBBIpCgVldmVudBgCIAEoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUSJAoEdmlldxgDIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlldxITCgtkZXNjcmlwdGlvbhgEIAEoCSImChJFeHBvcnRNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiVgoITWF0Y2hMb2cSEAoIbWF0Y2hfaWQYASABKAkSDAoEZ2FtZRgCIAEoCRIqCgZldmVudHMYAyADKAsyGi50YWJsZXRvcC52MS5FdmVudEVudmVsb3BlIkcKEUdldFBpY3R1cmVSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhQKB3ZlcnNpb24YAiABKARIAIgBAUIKCghfdmVyc2lvbiJlCgdQaWN0dXJlEhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoBBIOCgZ2aWV3ZXIYBCABKAkSCwoDc3ZnGAUgASgJEgwKBHRleHQYBiABKAkiJgoSVmVyaWZ5TWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIlQKEU1hdGNoVmVyaWZpY2F0aW9uEhAKCG1hdGNoX2lkGAEgASgJEgoKAm9rGAIgASgIEg8KB2NoZWNrZWQYAyABKA0SEAoIcHJvYmxlbXMYBCADKAkymQcKB0dhdGV3YXkSSQoLQ3JlYXRlTWF0Y2gSHS50YWJsZXRvcC52MS5PcGVuTWF0Y2hSZXF1ZXN0GhsudGFibGV0b3AudjEuT3Blbk1hdGNoUmVwbHkSRwoJSm9pbk1hdGNoEh0udGFibGV0b3AudjEuSm9pbk1hdGNoUmVxdWVzdBobLnRhYmxldG9wLnYxLkpvaW5NYXRjaFJlcGx5Ek0KC0xpc3RNYXRjaGVzEh8udGFibGV0b3AudjEuTGlzdE1hdGNoZXNSZXF1ZXN0Gh0udGFibGV0b3AudjEuTGlzdE1hdGNoZXNSZXBseRI+CgdHZXRWaWV3EhsudGFibGV0b3AudjEuR2V0Vmlld1JlcXVlc3QaFi50YWJsZXRvcC52MS5NYXRjaFZpZXcSWQoPR2V0TGVnYWxBY3Rpb25zEiMudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVxdWVzdBohLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcGx5ElAKDFN1Ym1pdEFjdGlvbhIgLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHi50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXBseRJGCgpXYXRjaE1hdGNoEh4udGFibGV0b3AudjEuV2F0Y2hNYXRjaFJlcXVlc3QaFi50YWJsZXRvcC52MS5NYXRjaFZpZXcwARJJCgtSZXBsYXlNYXRjaBIfLnRhYmxldG9wLnYxLlJlcGxheU1hdGNoUmVxdWVzdBoXLnRhYmxldG9wLnYxLlJlcGxheVN0ZXAwARJFCgtFeHBvcnRNYXRjaBIfLnRhYmxldG9wLnYxLkV4cG9ydE1hdGNoUmVxdWVzdBoVLnRhYmxldG9wLnYxLk1hdGNoTG9nElAKDEdldFN0YW5kaW5ncxIgLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcXVlc3QaHi50YWJsZXRvcC52MS5HZXRTdGFuZGluZ3NSZXBseRJCCgpHZXRQaWN0dXJlEh4udGFibGV0b3AudjEuR2V0UGljdHVyZVJlcXVlc3QaFC50YWJsZXRvcC52MS5QaWN0dXJlEk4KC1ZlcmlmeU1hdGNoEh8udGFibGV0b3AudjEuVmVyaWZ5TWF0Y2hSZXF1ZXN0Gh4udGFibGV0b3AudjEuTWF0Y2hWZXJpZmljYXRpb25iBnByb3RvMw", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring]);
+  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSLRAQoQT3Blbk1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSOwoHb3B0aW9ucxgDIAMoCzIqLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuT3B0aW9uc0VudHJ5EhIKCmNvbW1hbmRfaWQYBCABKAkSDwoHcHJpdmF0ZRgFIAEoCBIMCgRib3RzGAYgAygJGi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkoKDk9wZW5NYXRjaFJlcGx5EhAKCG1hdGNoX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSFQoNY3JlYXRvcl90b2tlbhgDIAEoCSJaChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhAKCHNwZWN0YXRlGAQgASgIIlIKDkpvaW5NYXRjaFJlcGx5Eg0KBXRva2VuGAEgASgJEgwKBHNlYXQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoAxIPCgd2ZXJzaW9uGAQgASgEInMKEkxpc3RNYXRjaGVzUmVxdWVzdBIMCgRnYW1lGAEgASgJEigKBnN0YXR1cxgCIAEoDjIYLnRhYmxldG9wLnYxLk1hdGNoU3RhdHVzEhEKCXBhZ2Vfc2l6ZRgDIAEoDRISCgpwYWdlX3Rva2VuGAQgASgJIlcKEExpc3RNYXRjaGVzUmVwbHkSKgoHbWF0Y2hlcxgBIAMoCzIZLnRhYmxldG9wLnYxLk1hdGNoU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiWAoOR2V0Vmlld1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJEhMKC21pbl92ZXJzaW9uGAMgASgEEg8KB3dhaXRfbXMYBCABKA0iNQoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJIjYKElJlcGxheU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkigAEKClJlcGxheVN0ZXASDAoEc3RlcBgBIAEoBBIpCgVldmVudBgCIAEoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUSJAoEdmlldxgDIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlldxITCgtkZXNjcmlwdGlvbhgEIAEoCSJjChlSZXBsYXlNYXRjaEJhdGNoZXNSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRIRCgltYXhfc3RlcHMYAyABKA0SEQoJbWF4X2J5dGVzGAQgASgNIjkKD1JlcGxheVN0ZXBCYXRjaBImCgVzdGVwcxgBIAMoCzIXLnRhYmxldG9wLnYxLlJlcGxheVN0ZXAiJgoSRXhwb3J0TWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIlYKCE1hdGNoTG9nEhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSKgoGZXZlbnRzGAMgAygLMhoudGFibGV0b3AudjEuRXZlbnRFbnZlbG9wZSJHChFHZXRQaWN0dXJlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIUCgd2ZXJzaW9uGAIgASgESACIAQFCCgoIX3ZlcnNpb24iZQoHUGljdHVyZRIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAQSDgoGdmlld2VyGAQgASgJEgsKA3N2ZxgFIAEoCRIMCgR0ZXh0GAYgASgJIiYKElZlcmlmeU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSJUChFNYXRjaFZlcmlmaWNhdGlvbhIQCghtYXRjaF9pZBgBIAEoCRIKCgJvaxgCIAEoCBIPCgdjaGVja2VkGAMgASgNEhAKCHByb2JsZW1zGAQgAygJMvcHCgdHYXRld2F5EkkKC0NyZWF0ZU1hdGNoEh0udGFibGV0b3AudjEuT3Blbk1hdGNoUmVxdWVzdBobLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcGx5EkcKCUpvaW5NYXRjaBIdLnRhYmxldG9wLnYxLkpvaW5NYXRjaFJlcXVlc3QaGy50YWJsZXRvcC52MS5Kb2luTWF0Y2hSZXBseRJNCgtMaXN0TWF0Y2hlcxIfLnRhYmxldG9wLnYxLkxpc3RNYXRjaGVzUmVxdWVzdBodLnRhYmxldG9wLnYxLkxpc3RNYXRjaGVzUmVwbHkSPgoHR2V0VmlldxIbLnRhYmxldG9wLnYxLkdldFZpZXdSZXF1ZXN0GhYudGFibGV0b3AudjEuTWF0Y2hWaWV3ElkKD0dldExlZ2FsQWN0aW9ucxIjLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcXVlc3QaIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseRJQCgxTdWJtaXRBY3Rpb24SIC50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHkSRgoKV2F0Y2hNYXRjaBIeLnRhYmxldG9wLnYxLldhdGNoTWF0Y2hSZXF1ZXN0GhYudGFibGV0b3AudjEuTWF0Y2hWaWV3MAESSQoLUmVwbGF5TWF0Y2gSHy50YWJsZXRvcC52MS5SZXBsYXlNYXRjaFJlcXVlc3QaFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwMAESXAoSUmVwbGF5TWF0Y2hCYXRjaGVzEiYudGFibGV0b3AudjEuUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBocLnRhYmxldG9wLnYxLlJlcGxheVN0ZXBCYXRjaDABEkUKC0V4cG9ydE1hdGNoEh8udGFibGV0b3AudjEuRXhwb3J0TWF0Y2hSZXF1ZXN0GhUudGFibGV0b3AudjEuTWF0Y2hMb2cSUAoMR2V0U3RhbmRpbmdzEiAudGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVxdWVzdBoeLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcGx5EkIKCkdldFBpY3R1cmUSHi50YWJsZXRvcC52MS5HZXRQaWN0dXJlUmVxdWVzdBoULnRhYmxldG9wLnYxLlBpY3R1cmUSTgoLVmVyaWZ5TWF0Y2gSHy50YWJsZXRvcC52MS5WZXJpZnlNYXRjaFJlcXVlc3QaHi50YWJsZXRvcC52MS5NYXRjaFZlcmlmaWNhdGlvbmIGcHJvdG8z", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring]);
 
 /**
  * @generated from message tabletop.v1.OpenMatchRequest
@@ -348,6 +348,66 @@ export const ReplayStepSchema: GenMessage<ReplayStep> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_gateway, 9);
 
 /**
+ * @generated from message tabletop.v1.ReplayMatchBatchesRequest
+ */
+export type ReplayMatchBatchesRequest = Message<"tabletop.v1.ReplayMatchBatchesRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * as in ReplayMatchRequest
+   *
+   * @generated from field: string viewer = 2;
+   */
+  viewer: string;
+
+  /**
+   * Steps per message at most: 0 is the default, 64; at most 1024.
+   *
+   * @generated from field: uint32 max_steps = 3;
+   */
+  maxSteps: number;
+
+  /**
+   * Bytes of steps per message at most: 0 is the default, 1 MiB (1048576); at most 3 MiB
+   * (3145728), under gRPC's usual 4 MiB receive limit. A step larger than the bound goes
+   * in a message of its own.
+   *
+   * @generated from field: uint32 max_bytes = 4;
+   */
+  maxBytes: number;
+};
+
+/**
+ * Describes the message tabletop.v1.ReplayMatchBatchesRequest.
+ * Use `create(ReplayMatchBatchesRequestSchema)` to create a new message.
+ */
+export const ReplayMatchBatchesRequestSchema: GenMessage<ReplayMatchBatchesRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 10);
+
+/**
+ * Consecutive steps of a replay (ReplayStep.step numbers them from 1, no gaps across
+ * messages); never empty.
+ *
+ * @generated from message tabletop.v1.ReplayStepBatch
+ */
+export type ReplayStepBatch = Message<"tabletop.v1.ReplayStepBatch"> & {
+  /**
+   * @generated from field: repeated tabletop.v1.ReplayStep steps = 1;
+   */
+  steps: ReplayStep[];
+};
+
+/**
+ * Describes the message tabletop.v1.ReplayStepBatch.
+ * Use `create(ReplayStepBatchSchema)` to create a new message.
+ */
+export const ReplayStepBatchSchema: GenMessage<ReplayStepBatch> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 11);
+
+/**
  * @generated from message tabletop.v1.ExportMatchRequest
  */
 export type ExportMatchRequest = Message<"tabletop.v1.ExportMatchRequest"> & {
@@ -362,7 +422,7 @@ export type ExportMatchRequest = Message<"tabletop.v1.ExportMatchRequest"> & {
  * Use `create(ExportMatchRequestSchema)` to create a new message.
  */
 export const ExportMatchRequestSchema: GenMessage<ExportMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 10);
+  messageDesc(file_tabletop_v1_gateway, 12);
 
 /**
  * @generated from message tabletop.v1.MatchLog
@@ -391,7 +451,7 @@ export type MatchLog = Message<"tabletop.v1.MatchLog"> & {
  * Use `create(MatchLogSchema)` to create a new message.
  */
 export const MatchLogSchema: GenMessage<MatchLog> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 11);
+  messageDesc(file_tabletop_v1_gateway, 13);
 
 /**
  * @generated from message tabletop.v1.GetPictureRequest
@@ -415,7 +475,7 @@ export type GetPictureRequest = Message<"tabletop.v1.GetPictureRequest"> & {
  * Use `create(GetPictureRequestSchema)` to create a new message.
  */
 export const GetPictureRequestSchema: GenMessage<GetPictureRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 12);
+  messageDesc(file_tabletop_v1_gateway, 14);
 
 /**
  * @generated from message tabletop.v1.Picture
@@ -463,7 +523,7 @@ export type Picture = Message<"tabletop.v1.Picture"> & {
  * Use `create(PictureSchema)` to create a new message.
  */
 export const PictureSchema: GenMessage<Picture> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 13);
+  messageDesc(file_tabletop_v1_gateway, 15);
 
 /**
  * @generated from message tabletop.v1.VerifyMatchRequest
@@ -480,7 +540,7 @@ export type VerifyMatchRequest = Message<"tabletop.v1.VerifyMatchRequest"> & {
  * Use `create(VerifyMatchRequestSchema)` to create a new message.
  */
 export const VerifyMatchRequestSchema: GenMessage<VerifyMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 14);
+  messageDesc(file_tabletop_v1_gateway, 16);
 
 /**
  * @generated from message tabletop.v1.MatchVerification
@@ -516,7 +576,7 @@ export type MatchVerification = Message<"tabletop.v1.MatchVerification"> & {
  * Use `create(MatchVerificationSchema)` to create a new message.
  */
 export const MatchVerificationSchema: GenMessage<MatchVerification> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 15);
+  messageDesc(file_tabletop_v1_gateway, 17);
 
 /**
  * The public API: lobby, actions, views (per viewer), live updates and replay.
@@ -602,6 +662,19 @@ export const Gateway: GenService<{
     methodKind: "server_streaming";
     input: typeof ReplayMatchRequestSchema;
     output: typeof ReplayStepSchema;
+  },
+  /**
+   * ReplayMatch's steps, many to a message: the same steps in the same order, authorised
+   * and shown the same way (a match in play as a spectator sees it, payloads cleared), at
+   * a fraction of the per-message cost of one step a message. INVALID_ARGUMENT when
+   * max_steps or max_bytes is above its limit.
+   *
+   * @generated from rpc tabletop.v1.Gateway.ReplayMatchBatches
+   */
+  replayMatchBatches: {
+    methodKind: "server_streaming";
+    input: typeof ReplayMatchBatchesRequestSchema;
+    output: typeof ReplayStepBatchSchema;
   },
   /**
    * Every event of every stream of a finished match (hidden information included).
