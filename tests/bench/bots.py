@@ -214,8 +214,10 @@ class Bot:
                 if self._in_window(now()):
                     self.result.creates_refused += 1
                 retry = dict(error.trailing_metadata() or ()).get("retry-after-ms", "1000")
-                # jittered, so the bots refused together do not all come back at once
-                await asyncio.sleep(int(str(retry)) / 1000 * self.rng.uniform(0.5, 1.5))
+                # jittered, so the bots refused together do not all come back at once; never
+                # past the run's end (the retry-after grows with the clients waiting: up to 30 s)
+                pause = int(str(retry)) / 1000 * self.rng.uniform(0.5, 1.5)
+                await asyncio.sleep(max(0.0, min(pause, self.stop_at - now())))
         return None
 
     async def play_one(self) -> None:
