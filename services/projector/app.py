@@ -28,7 +28,7 @@ from services.adapters.folding import FoldedMatch
 from services.adapters.projection import Projection, revealed_seed
 from services.common.config import Config
 from services.common.envelope import is_a
-from services.common.eventlog import MAX_RECORD_BYTES
+from services.common.eventlog import MAX_RECORD_BYTES, envelopes_of
 from services.common.logging import get_logger
 from services.common.metrics import (
     LOG_DUPLICATES,
@@ -446,9 +446,10 @@ def create_app(config: Config) -> faust.App:
                 if event.message.topic == retries:
                     retried[(event.message.key or b"").decode()] = event.message.partition
                     continue
-                envelope = envelope_pb2.EventEnvelope.FromString(event.value)
-                by_match.setdefault(envelope.match_id, []).append(envelope)
-                PROJECTOR_FOLDED.labels(envelope.stream).inc()
+                appended = envelopes_of(event.value, event.message.headers)
+                envelope = appended[-1]
+                by_match.setdefault(envelope.match_id, []).extend(appended)
+                PROJECTOR_FOLDED.labels(envelope.stream).inc(len(appended))
             for key, envelopes in by_match.items():
                 await fold_match(key, envelopes)
             for key, partition in retried.items():

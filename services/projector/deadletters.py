@@ -25,6 +25,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from services.common.eventlog import _partitions_of as partitions_of
+from services.common.eventlog import envelopes_of
 from services.common.logging import get_logger
 from services.common.metrics import PROJECTOR_DEAD_LETTERED_MATCHES
 from services.common.topics import STREAMS, dead_letter_topic, event_topic, retry_topic
@@ -160,7 +161,7 @@ async def match_events(
     board = event_topic("board", prefix)
     mine = [(tp.topic != board, r) for tp, r in records if r.key == key]
     mine.sort(key=lambda pair: pair[0])  # stable: each topic keeps its order
-    return [envelope_pb2.EventEnvelope.FromString(r.value) for _, r in mine]
+    return [e for _, r in mine for e in envelopes_of(r.value, r.headers)]
 
 
 async def watch(bootstrap: str, prefix: str) -> None:

@@ -18,11 +18,11 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from services.common.config import Config
+from services.common.eventlog import envelopes_of
 from services.common.logging import configure_logging
 from services.common.metrics import PROJECTOR_ASSIGNED, PROJECTOR_FOLDED, start_metrics_server
 from services.common.topics import STREAMS, event_topic, views_topic
 from services.projector.app import ProjectionFolder
-from tabletop.v1 import envelope_pb2
 
 #: a bound on one process's life (the benchmark stops it long before)
 LIFETIME_S = 3600.0
@@ -73,13 +73,13 @@ async def run(config: Config) -> None:
             changed: dict[str, Any] = {}
             for messages in batches.values():
                 for message in messages:
-                    envelope = envelope_pb2.EventEnvelope.FromString(message.value)
-                    record, projection = folder.fold(records.get(envelope.match_id), envelope)
-                    if record is not None:
-                        records[envelope.match_id] = record
-                    if projection is not None:
-                        changed[envelope.match_id] = projection
-                    PROJECTOR_FOLDED.labels(envelope.stream).inc()
+                    for envelope in envelopes_of(message.value, message.headers):
+                        record, projection = folder.fold(records.get(envelope.match_id), envelope)
+                        if record is not None:
+                            records[envelope.match_id] = record
+                        if projection is not None:
+                            changed[envelope.match_id] = projection
+                        PROJECTOR_FOLDED.labels(envelope.stream).inc()
             for match_id, projection in changed.items():
                 await producer.send(
                     views, key=match_id.encode(), value=projection.update().SerializeToString()

@@ -189,7 +189,9 @@ def stop_all(stack: Stack, grace_s: float = 5.0) -> None:
 
 
 @contextlib.contextmanager
-def ephemeral_stack(prefix: str, run_dir: Path, experiment: str = "") -> Iterator[Stack]:
+def ephemeral_stack(
+    prefix: str, run_dir: Path, experiment: str = "", extra_env: dict[str, str] | None = None
+) -> Iterator[Stack]:
     base = Stack.ephemeral(run_dir, prefix)
     stack = ExperimentStack(
         base.run_dir,
@@ -204,6 +206,7 @@ def ephemeral_stack(prefix: str, run_dir: Path, experiment: str = "") -> Iterato
             "TABLETOP_QUOTA_ACTIONS_PER_S": "1000000",
             "TABLETOP_QUOTA_ACTIONS_BURST": "1000000",
             "TABLETOP_GATEWAY_MATCH_IDLE_S": str(BENCH_MATCH_IDLE_S),
+            **(extra_env or {}),
         },
     )
     stack.experiment = experiment

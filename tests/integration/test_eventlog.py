@@ -7,6 +7,9 @@ import gc
 import uuid
 from collections import defaultdict
 
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
 from services.common.envelope import Cause, make_envelope
 from services.common.eventlog import EventLog, LogUnavailable, create_topics, read_stream
 from services.common.topics import TopicSpec
@@ -82,3 +85,53 @@ def test_a_zombie_writer_is_fenced_and_its_append_is_not_seen(kafka: str) -> Non
     gc.collect()
     assert fenced
     assert seen == {"m": [1, 2]}
+
+
+def test_an_append_is_one_record_and_records_of_single_envelopes_still_read(kafka: str) -> None:
+    async def run() -> tuple[list[int], dict[str, list[int]]]:
+        topic = await fresh_topic(kafka)
+        # a record as written before appends were batched: one envelope, no header
+        legacy = AIOKafkaProducer(bootstrap_servers=kafka, acks="all")
+        await legacy.start()
+        try:
+            for envelope in batch("old", 1, 2):
+                await legacy.send_and_wait(topic, envelope.SerializeToString(), key=b"old")
+        finally:
+            await legacy.stop()
+        log = EventLog(kafka, topic, transactional_id=f"{topic}-writer")
+        await log.start()
+        try:
+            ends = await log.append(batch("new", 1, 3))
+        finally:
+            await log.stop()
+        partition = log.partition_of("new")
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=kafka, isolation_level="read_committed", auto_offset_reset="earliest"
+        )
+        await consumer.start()
+        try:
+            tp = TopicPartition(topic, partition)
+            consumer.assign([tp])
+            fetched = await consumer.getmany(tp, timeout_ms=5000)
+            offsets = [r.offset for r in fetched.get(tp, []) if r.key == b"new"]
+        finally:
+            await consumer.stop()
+        assert ends == {partition: offsets[-1] + 1}
+        return offsets, await read_all(kafka, topic)
+
+    offsets, seen = asyncio.run(run())
+    assert len(offsets) == 1  # three events, one record
+    assert seen == {"old": [1, 2], "new": [1, 2, 3]}
+
+
+def test_an_append_of_two_matches_is_refused(kafka: str) -> None:
+    async def run() -> None:
+        log = EventLog(kafka, await fresh_topic(kafka), transactional_id=None)
+        await log.start()
+        try:
+            await log.append([*batch("a", 1, 1), *batch("b", 1, 1)])
+        finally:
+            await log.stop()
+
+    with pytest.raises(ValueError, match="one match"):
+        asyncio.run(run())

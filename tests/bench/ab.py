@@ -1,0 +1,148 @@
+"""Load-only A/B comparisons: variants of the stack alternated round by round, so that they
+share the machine's moments (a load run's figures move ±30% with other work).
+
+``python -m tests.bench.ab --variant base:tree=/work/base --variant new --levels 20,100``
+
+A variant is ``NAME[:KEY=VALUE,...]``: ``tree=PATH`` runs the services from another
+checkout (its ``services`` and ``protos`` come first on PYTHONPATH; the bots are this
+tree's), any other ``KEY=VALUE`` is set in the services' environment (``TABLETOP_`` is
+added when missing). Each round starts a fresh ephemeral stack per variant and runs the
+bots at each level (warm-up, then the measured window), as ``make bench`` does. Prints,
+per variant and level, medians over the rounds: acknowledged actions/s, ack and view
+p50/p99, and CPU ms per acknowledged action per process. Never part of ``make test``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.cli.stack import ORDER
+from services.common.topics import views_topic
+
+from .bots import LoadResult, run_load
+from .procstat import kafka_pid
+from .stats import percentile
+from .suite import BENCH_MATCH_IDLE_S, ephemeral_stack
+
+
+@dataclass
+class Variant:
+    name: str
+    env: dict[str, str] = field(default_factory=dict)
+    tree: Path | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Variant:
+        name, _, spec = text.partition(":")
+        variant = cls(name)
+        for item in filter(None, spec.split(",")):
+            key, _, value = item.partition("=")
+            if key == "tree":
+                variant.tree = Path(value).resolve()
+            else:
+                variant.env[key if key.startswith("TABLETOP_") else f"TABLETOP_{key}"] = value
+        return variant
+
+    def stack_env(self) -> dict[str, str]:
+        env = dict(self.env)
+        if self.tree is not None:
+            env["PYTHONPATH"] = f"{self.tree}:{self.tree / 'protos'}"
+        return env
+
+
+def summary(load: LoadResult) -> dict[str, float]:
+    seconds = load.end - load.start
+    actions = max(load.actions, 1)
+    row = {
+        "actions/s": load.actions / seconds,
+        "ack p50": percentile(load.ack_ms, 50) if load.ack_ms else float("nan"),
+        "ack p99": percentile(load.ack_ms, 99) if load.ack_ms else float("nan"),
+        "view p50": percentile(load.view_ms, 50) if load.view_ms else float("nan"),
+        "view p99": percentile(load.view_ms, 99) if load.view_ms else float("nan"),
+    }
+    stack = 0.0
+    for process, cpu in sorted(load.cpu_s.items()):
+        row[f"cpu {process}"] = cpu / actions * 1000
+        if process not in ("bench client", "other", "idle"):
+            stack += cpu / actions * 1000
+    row["cpu stack"] = stack
+    row["refused creates"] = load.creates_refused
+    return row
+
+
+def measure(
+    variant: Variant, levels: list[int], warmup: float, duration: float, game: str, seed: int
+) -> dict[int, dict[str, float]]:
+    prefix = f"ab{uuid.uuid4().hex[:6]}."
+    run_dir = Path(tempfile.mkdtemp(prefix=f"tabletop-ab-{variant.name}-"))
+    with ephemeral_stack(prefix, run_dir, extra_env=variant.stack_env()) as stack:
+        pids: dict[str, int | None] = {name: stack.pid(name) for name in ORDER}
+        pids["kafka"] = kafka_pid()
+
+        async def loads() -> dict[int, dict[str, float]]:
+            out: dict[int, dict[str, float]] = {}
+            for i, level in enumerate(levels):
+                if i:
+                    await asyncio.sleep(BENCH_MATCH_IDLE_S + 1)
+                load = await run_load(
+                    stack.addr("gateway"),
+                    game,
+                    level,
+                    duration,
+                    warmup,
+                    seed=seed,
+                    pids=pids,
+                    views=(stack.kafka_bootstrap, views_topic(stack.topic_prefix)),
+                )
+                out[level] = summary(load)
+            return out
+
+        return asyncio.run(loads())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.ab", description=__doc__)
+    parser.add_argument("--variant", action="append", required=True, type=Variant.parse)
+    parser.add_argument("--levels", default="20,100")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--duration", type=float, default=10.0)
+    parser.add_argument("--game", default="crashland")
+    parser.add_argument("--json", type=Path, default=None, help="also write every sample here")
+    args = parser.parse_args()
+    levels = [int(v) for v in args.levels.split(",")]
+    samples: dict[str, dict[int, list[dict[str, float]]]] = {v.name: {} for v in args.variant}
+    for round_ in range(args.rounds):
+        for variant in args.variant:
+            figures = measure(variant, levels, args.warmup, args.duration, args.game, round_)
+            for level, row in figures.items():
+                samples[variant.name].setdefault(level, []).append(row)
+                brief = ", ".join(
+                    f"{k} {row[k]:.1f}" for k in ("actions/s", "view p50", "view p99", "cpu stack")
+                )
+                print(f"round {round_ + 1} {variant.name} @{level}: {brief}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(samples, indent=1))
+    keys = sorted({k for v in samples.values() for rows in v.values() for r in rows for k in r})
+    for level in levels:
+        print(f"\n{level} concurrent matches, medians of {args.rounds} rounds")
+        print(f"{'':24}" + "".join(f"{v.name:>14}" for v in args.variant))
+        for key in keys:
+            cells = []
+            for variant in args.variant:
+                values = [r[key] for r in samples[variant.name].get(level, []) if key in r]
+                cells.append(f"{statistics.median(values):14.2f}" if values else f"{'-':>14}")
+            print(f"{key:24}" + "".join(cells))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
