@@ -495,7 +495,17 @@ class Follower:
     or, for a partition in ``starts``, from the offset given (a reader that keeps its own
     position, in a snapshot)."""
 
-    def __init__(self, bootstrap: str, topic: str, starts: dict[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        starts: dict[int, int] | None = None,
+        fetch_max_wait_ms: int = 500,
+        fetch_min_bytes: int = 1,
+    ) -> None:
+        """A reader that may lag a little can fetch less often: the broker answers a fetch
+        once ``fetch_min_bytes`` are there or ``fetch_max_wait_ms`` passed (aiokafka's
+        defaults answer as soon as one record is, a fetch request per record or two)."""
         self._topic = topic
         self._starts = dict(starts or {})
         self._consumer = AIOKafkaConsumer(
@@ -503,6 +513,8 @@ class Follower:
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             isolation_level="read_committed",
+            fetch_max_wait_ms=fetch_max_wait_ms,
+            fetch_min_bytes=fetch_min_bytes,
         )
 
     async def start(self) -> None:

@@ -30,6 +30,8 @@ MAX_TRACKED_MATCHES = 10_000
 IN_FLIGHT_RETRY_MS = 50
 #: actions of matches in play are refused once the lag passes this many times the bound
 ACTION_LAG_FACTOR = 4
+#: the median lag is worked out again at most this often
+LAG_REFRESH_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ class Admission:
         self._pending: dict[str, deque[tuple[int, float]]] = {}
         #: (measured at, lag) of recent view arrivals, oldest first
         self._samples: deque[tuple[float, float]] = deque()
+        #: the last median worked out, and until when it stands
+        self._lag = 0.0
+        self._lag_until = float("-inf")
 
     # -- the signals ------------------------------------------------------------------------
     def acknowledged(self, match_id: str, version: int) -> None:
@@ -84,11 +89,17 @@ class Admission:
             self._samples.append((now, now - oldest))
 
     def view_lag_s(self) -> float:
-        """The median lag measured in the last ``window_s`` (0 when none)."""
-        horizon = self._clock() - self._window_s
+        """The median lag measured in the last ``window_s`` (0 when none); worked out at
+        most every ``LAG_REFRESH_S`` (each command asks, and a median sorts the window)."""
+        now = self._clock()
+        if now < self._lag_until:
+            return self._lag
+        horizon = now - self._window_s
         while self._samples and self._samples[0][0] < horizon:
             self._samples.popleft()
-        return statistics.median(lag for _, lag in self._samples) if self._samples else 0.0
+        self._lag = statistics.median(lag for _, lag in self._samples) if self._samples else 0.0
+        self._lag_until = now + LAG_REFRESH_S
+        return self._lag
 
     # -- the decision ---------------------------------------------------------------------
     def refusal(self, new_match: bool) -> Refusal | None:

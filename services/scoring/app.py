@@ -21,6 +21,10 @@ from tabletop.v1 import envelope_pb2, envelope_pb2_grpc, scoring_pb2, scoring_pb
 
 log = get_logger(__name__)
 
+#: board.events is read in fetches of this much data, or after this long with less
+SCORING_FETCH_MIN_BYTES = 256 * 1024
+SCORING_FETCH_WAIT_MS = 200
+
 
 async def main(config: Config) -> None:
     event_log = EventLog(
@@ -70,7 +74,12 @@ async def main(config: Config) -> None:
         # No consumer group: statistics need a match's whole history, so scoring keeps
         # its own position in board.events (and the envelopes of unscored matches).
         board = Follower(
-            config.kafka_bootstrap, event_topic("board", config.topic_prefix), service.position
+            config.kafka_bootstrap,
+            event_topic("board", config.topic_prefix),
+            service.position,
+            # Results are not awaited by a player: fetch a few times a second, not per event.
+            fetch_max_wait_ms=SCORING_FETCH_WAIT_MS,
+            fetch_min_bytes=SCORING_FETCH_MIN_BYTES,
         )
         await board.start()
         follower = asyncio.create_task(follow(board))

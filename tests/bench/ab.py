@@ -122,7 +122,11 @@ def main() -> None:
     samples: dict[str, dict[int, list[dict[str, float]]]] = {v.name: {} for v in args.variant}
     for round_ in range(args.rounds):
         for variant in args.variant:
-            figures = measure(variant, levels, args.warmup, args.duration, args.game, round_)
+            try:
+                figures = measure(variant, levels, args.warmup, args.duration, args.game, round_)
+            except Exception as error:  # a stack that failed to start: say so, go on
+                print(f"round {round_ + 1} {variant.name}: failed ({error})", flush=True)
+                continue
             for level, row in figures.items():
                 samples[variant.name].setdefault(level, []).append(row)
                 brief = ", ".join(

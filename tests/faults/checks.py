@@ -88,13 +88,14 @@ def unverified(log: Log) -> dict[str, list[str]]:
 def wait_for_reveals(
     bootstrap: str, prefix: str, timeout: float
 ) -> tuple[Log, dict[str, list[str]]]:
-    """The log once every finished match verifies (the outbox reveals late seeds), or the
-    problems left when ``timeout`` runs out."""
+    """The log once every finished match verifies (the outbox reveals late seeds) and is
+    scored (scoring follows board.events a little behind), or the problems left when
+    ``timeout`` runs out."""
     deadline = time.monotonic() + timeout
     while True:
         log = read_log(bootstrap, prefix)
         problems = unverified(log)
-        if not problems or time.monotonic() > deadline:
+        if (not problems and not unscored(log)) or time.monotonic() > deadline:
             return log, problems
         time.sleep(2)
 

@@ -4,12 +4,47 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections import defaultdict
+from collections.abc import Callable
+from typing import TypeVar
 
 from services.cli.client import GatewayClient, play_on
 from services.common.eventlog import read_stream
 from services.common.topics import STREAMS, event_topic
-from tabletop.v1 import envelope_pb2
+from tabletop.v1 import envelope_pb2, scoring_pb2
+
+T = TypeVar("T")
+
+
+def eventually(probe: Callable[[], T | None], timeout: float = 30.0) -> T:
+    """``probe()`` once it answers (not None): read models follow the log, they do not
+    lead it (scoring, for one, fetches board.events a few times a second)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = probe()
+        if answer is not None or time.monotonic() > deadline:
+            assert answer is not None, f"nothing after {timeout} s"
+            return answer
+        time.sleep(0.1)
+
+
+def scored(
+    client: GatewayClient, game: str, at_least: int, timeout: float = 30.0
+) -> scoring_pb2.GetStandingsReply:
+    """The game's standings once they count ``at_least`` matches (or after ``timeout``)."""
+
+    def probe() -> scoring_pb2.GetStandingsReply | None:
+        reply = client.stub.GetStandings(scoring_pb2.GetStandingsRequest(game=game))
+        return reply if reply.matches >= at_least else None
+
+    try:
+        return eventually(probe, timeout)
+    except AssertionError:
+        last: scoring_pb2.GetStandingsReply = client.stub.GetStandings(
+            scoring_pb2.GetStandingsRequest(game=game)
+        )
+        return last
 
 
 def open_match(

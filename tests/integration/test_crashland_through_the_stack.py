@@ -12,7 +12,7 @@ from services.cli.stack import Stack
 from services.games.crashland.actions import EndTurn, Move
 from services.games.crashland.model import Direction, Payment
 from tabletop.v1 import board_pb2, games_pb2, gateway_pb2, match_pb2
-from tests.integration.helpers import open_match, play_bot_match, topic_events
+from tests.integration.helpers import open_match, play_bot_match, scored, topic_events
 
 PLAYER = "astronaut"
 
@@ -173,9 +173,7 @@ def test_views_wait_for_a_version_read_your_writes(client: GatewayClient) -> Non
 def test_scoring_records_results_and_statistics(
     client: GatewayClient, finished_matches: list[str]
 ) -> None:
-    from tabletop.v1 import scoring_pb2
-
-    standings = client.stub.GetStandings(scoring_pb2.GetStandingsRequest(game="crashland"))
+    standings = scored(client, "crashland", len(finished_matches))
     assert standings.matches >= len(finished_matches)
     assert {"turns", "oxygen", "battery"} <= set(standings.mean_statistics)
     mine = next(p for p in standings.players if p.player == PLAYER)

@@ -9,8 +9,8 @@ from services.adapters.projection import Projection
 from services.adapters.verify import verify_match
 from services.cli.client import GatewayClient
 from services.cli.stack import Stack
-from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
-from tests.integration.helpers import play_bot_match, topic_events
+from tabletop.v1 import gateway_pb2, match_pb2
+from tests.integration.helpers import play_bot_match, scored, topic_events
 
 SEATS = ["ana", "bo", "cy"]
 
@@ -70,7 +70,7 @@ def test_the_live_view_of_each_seat_equals_a_fresh_fold(
 
 
 def test_scoring_keeps_drillit_statistics(client: GatewayClient, matches: list[str]) -> None:
-    standings = client.stub.GetStandings(scoring_pb2.GetStandingsRequest(game="drillit"))
+    standings = scored(client, "drillit", len(matches))
     assert standings.matches >= len(matches)
     assert standings.mean_statistics, "the engine's statistics reach scoring"
     listed = client.stub.ListMatches(gateway_pb2.ListMatchesRequest(game="drillit")).matches

@@ -25,8 +25,8 @@ from services.cli.client import GatewayClient
 from services.cli.stack import Stack
 from services.games.contract import Game
 from services.games.registry import all_games
-from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
-from tests.integration.helpers import open_match, play_bot_match, topic_events
+from tabletop.v1 import envelope_pb2, gateway_pb2, match_pb2, scoring_pb2
+from tests.integration.helpers import eventually, open_match, play_bot_match, topic_events
 
 GAMES = sorted(all_games())
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +112,12 @@ def test_the_randomness_verifies_and_scoring_records_the_result(
     game: str, stack: Stack, client: GatewayClient, played: dict[str, str]
 ) -> None:
     match_id = played[game]
-    events = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+
+    def scored() -> dict[str, dict[str, list[envelope_pb2.EventEnvelope]]] | None:
+        events = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+        return events if match_id in events["scoring"] else None
+
+    events = eventually(scored)  # scoring follows board.events a little behind
     log = [e for stream in events.values() for e in stream.get(match_id, [])]
     result = verify_match(log)
     assert result.ok, result.problems

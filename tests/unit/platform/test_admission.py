@@ -10,7 +10,7 @@ from typing import Any, cast
 import grpc
 import pytest
 
-from services.gateway.admission import Admission
+from services.gateway.admission import LAG_REFRESH_S, Admission
 from services.gateway.service import GatewayService, Shard
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import board_pb2, match_pb2
@@ -57,6 +57,19 @@ def test_views_arriving_late_refuse_new_matches_then_actions_until_forgotten() -
     assert admission.refusal(new_match=False) is not None  # past four times the bound
     clock.now += 1.5
     assert admission.refusal(new_match=True) is None
+
+
+def test_the_median_is_worked_out_again_at_most_every_refresh_period() -> None:
+    clock = Clock()
+    admission = Admission(max_in_flight=0, max_view_lag_ms=250, clock=clock)
+    admission.acknowledged("m", 1)
+    clock.now += 0.9
+    assert admission.refusal(new_match=True) is None  # no view yet: 0 ms behind
+    admission.viewed("m", 1)  # 900 ms after its acknowledgement
+    assert admission.refusal(new_match=True) is None  # the last median still stands
+    clock.now += LAG_REFRESH_S
+    refusal = admission.refusal(new_match=True)
+    assert refusal is not None and "900 ms" in refusal.message
 
 
 def test_a_match_whose_views_never_come_holds_nobody_back() -> None:
