@@ -8,7 +8,10 @@ leaves nothing behind. This module maps requests to commands and refusals to sta
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -29,7 +32,13 @@ from services.common.envelope import is_a
 from services.common.eventlog import LogUnavailable
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
-from services.common.metrics import ACTIONS, MATCHES_ACTIVE, MATCHES_CREATED, MATCHES_FINISHED
+from services.common.metrics import (
+    ACTIONS,
+    COMMAND_SECONDS,
+    MATCHES_ACTIVE,
+    MATCHES_CREATED,
+    MATCHES_FINISHED,
+)
 from services.common.snapshots import Snapshot, batches
 from services.games.commands import (
     Accepted,
@@ -247,10 +256,71 @@ class BoardService(board_pb2_grpc.BoardServicer):
     async def SubmitAction(
         self, request: board_pb2.SubmitActionRequest, context: grpc.aio.ServicerContext
     ) -> board_pb2.SubmitActionReply:
+        try:
+            return await self._submit(request)
+        except Refusal as refused:
+            await _abort(context, refused)
+            raise AssertionError from refused
+
+    async def SubmitActions(
+        self,
+        requests: AsyncIterator[board_pb2.SubmitActionsRequest],
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[board_pb2.SubmitActionsReply]:
+        """Each command as SubmitAction would carry it out, concurrently (a match's
+        commands take turns on its lock, as ever); answered as each finishes."""
+        answers: asyncio.Queue[board_pb2.SubmitActionsReply | None] = asyncio.Queue()
+        running: set[asyncio.Task[None]] = set()
+
+        async def carry_out(item: board_pb2.SubmitActionsRequest) -> None:
+            try:
+                answer = board_pb2.SubmitActionsReply(
+                    id=item.id, reply=await self._submit(item.command)
+                )
+            except Refusal as refused:
+                answer = board_pb2.SubmitActionsReply(
+                    id=item.id,
+                    refused=board_pb2.CommandRefused(
+                        code=refused.kind.value, message=refused.message, reason=refused.code
+                    ),
+                )
+            except Exception:
+                log.exception("command_failed", match_id=item.command.match_id)
+                answer = board_pb2.SubmitActionsReply(
+                    id=item.id,
+                    refused=board_pb2.CommandRefused(
+                        code="INTERNAL", message="the command failed", reason="INTERNAL"
+                    ),
+                )
+            answers.put_nowait(answer)
+
+        async def take() -> None:
+            async for item in requests:
+                task = asyncio.create_task(carry_out(item))
+                running.add(task)
+                task.add_done_callback(running.discard)
+            # the caller is done sending: answer what is under way, then end the stream
+            if running:
+                await asyncio.wait(set(running))
+            answers.put_nowait(None)
+
+        taker = asyncio.create_task(take())
+        try:
+            while (answer := await answers.get()) is not None:
+                yield answer
+            await taker
+        finally:
+            # The caller went away: commands under way still finish (their appends settle),
+            # only their answers have nowhere to go.
+            taker.cancel()
+
+    async def _submit(self, request: board_pb2.SubmitActionRequest) -> board_pb2.SubmitActionReply:
+        """One command, carried out (or refused: Refusal, nothing appended)."""
         structlog.contextvars.bind_contextvars(
             match_id=request.match_id, command_id=request.command_id
         )
         game_name = "unknown"
+        began = time.perf_counter()
         try:
             require_command_id(request.command_id)
             match = await self.find(request.match_id)
@@ -280,9 +350,9 @@ class BoardService(board_pb2_grpc.BoardServicer):
         except Refusal as refused:
             ACTIONS.labels(game_name, "refused").inc()
             log.info("action_refused", reason=refused.code, detail=refused.message)
-            await _abort(context, refused)
-            raise AssertionError from refused
+            raise
         finally:
+            COMMAND_SECONDS.observe(time.perf_counter() - began)
             structlog.contextvars.unbind_contextvars("match_id", "command_id")
 
     async def GetLegalActions(

@@ -40,6 +40,12 @@ MATCHES_FINISHED = Counter(
 ACTIONS = Counter(
     "tabletop_actions", "Player actions submitted, by how they ended.", ["game", "result"]
 )
+COMMAND_SECONDS = Histogram(
+    "tabletop_board_command_seconds",
+    "Time the board took for one submitted action (rules, chance, append), whether it came "
+    "by SubmitAction or on the SubmitActions stream.",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
 REVEALS_PENDING = Gauge(
     "tabletop_board_seed_reveals_pending",
     "Finished matches whose seeds dice or decks has not confirmed revealed yet.",
@@ -228,6 +234,28 @@ def instrument(
 
         return grpc.unary_stream_rpc_method_handler(
             unary_stream,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    if handler.stream_stream is not None:
+        inner_ss = handler.stream_stream
+
+        async def stream_stream(
+            requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[Any]:
+            started.inc()
+            start, error = time.perf_counter(), None
+            try:
+                async for item in inner_ss(requests, context):
+                    yield item
+            except BaseException as exc:
+                error = exc
+                raise
+            finally:
+                finished(context, start, error)
+
+        return grpc.stream_stream_rpc_method_handler(
+            stream_stream,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )

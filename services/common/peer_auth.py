@@ -23,8 +23,10 @@ PEER_HEADER = "x-tabletop-peer"
 OPEN_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 
 
-def _refusals(message: str) -> tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]:
-    """Handlers (unary, server-streaming) that refuse with UNAUTHENTICATED."""
+def _refusals(
+    message: str,
+) -> tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler, grpc.RpcMethodHandler]:
+    """Handlers (unary, server-streaming, bidirectional) that refuse with UNAUTHENTICATED."""
 
     async def abort(request: Any, context: grpc.aio.ServicerContext) -> None:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
@@ -33,9 +35,16 @@ def _refusals(message: str) -> tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandle
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
         yield  # unreachable: abort raises; the yield makes this a streaming handler
 
+    async def abort_bidi(
+        requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[Any]:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+        yield  # unreachable, as above
+
     return (
         grpc.unary_unary_rpc_method_handler(abort),
         grpc.unary_stream_rpc_method_handler(abort_stream),
+        grpc.stream_stream_rpc_method_handler(abort_bidi),
     )
 
 
@@ -44,7 +53,7 @@ class PeerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def __init__(self, token: bytes) -> None:
         self._token = token
-        self._unary, self._stream = _refusals("internal service: peers only")
+        self._unary, self._stream, self._bidi = _refusals("internal service: peers only")
 
     async def intercept_service(
         self,
@@ -58,6 +67,8 @@ class PeerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if isinstance(presented, str) and hmac.compare_digest(presented.encode(), self._token):
             return await continuation(details)
         handler = await continuation(details)
+        if handler is not None and handler.request_streaming:
+            return self._bidi
         if handler is not None and handler.response_streaming:
             return self._stream
         return self._unary
@@ -72,8 +83,9 @@ class _WithToken:
         self._call = call
         self._token = token
 
-    def __call__(self, request: Any, *, metadata: Any = None, **kwargs: Any) -> Any:
-        return self._call(request, metadata=(*self._token, *(metadata or ())), **kwargs)
+    def __call__(self, *request: Any, metadata: Any = None, **kwargs: Any) -> Any:
+        # a streaming call may be opened without its requests (written to it later)
+        return self._call(*request, metadata=(*self._token, *(metadata or ())), **kwargs)
 
 
 class PeerChannel:

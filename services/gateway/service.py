@@ -44,6 +44,7 @@ from services.gateway.auth import (
     bounded_options,
     creation,
 )
+from services.gateway.commands import CommandStream, Refused
 from services.gateway.inplay import MatchesInPlay
 from services.gateway.pictures import Pictures
 from services.gateway.replay import batch_bounds, replay_steps, step_batches
@@ -94,6 +95,7 @@ class Shard:
     def __init__(self, board: str, dice: str, decks: str, config: Config) -> None:
         self.channels = [peer_channel(a, config) for a in (board, dice, decks)]
         self.board = board_pb2_grpc.BoardStub(self.channels[0])
+        self.commands = CommandStream(self.board)
         self.lobby = board_pb2_grpc.LobbyStub(self.channels[0])
         self.sources = {
             "board": envelope_pb2_grpc.EventSourceStub(self.channels[0]),
@@ -102,6 +104,7 @@ class Shard:
         }
 
     async def close(self) -> None:
+        await self.commands.close()
         for channel in self.channels:
             await channel.close()
 
@@ -118,18 +121,23 @@ async def _exhausted(context: grpc.aio.ServicerContext, refusal: Refusal) -> NoR
     await _refuse(context, grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message)
 
 
-async def _forward(context: grpc.aio.ServicerContext, error: grpc.aio.AioRpcError) -> NoReturn:
+async def _forward(context: grpc.aio.ServicerContext, refused: Refused) -> NoReturn:
     """Pass a downstream refusal to the client (code, reason, a bounded message)."""
-    metadata = error.trailing_metadata() or ()
-    context.set_trailing_metadata(tuple((k, v) for k, v in metadata if k == "tabletop-reason"))
-    code = error.code()
+    if refused.reason:
+        context.set_trailing_metadata((("tabletop-reason", refused.reason),))
+    code = refused.code
     if code in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL):
         # A peer's bug is not the client's business; its log has the detail.
         await _refuse(context, grpc.StatusCode.UNAVAILABLE, "the service failed; try again")
-    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+    if code in (
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.CANCELLED,
+    ):
         # Infrastructure trouble (its message may name internals): the reason code stays.
+        code = grpc.StatusCode.UNAVAILABLE if code == grpc.StatusCode.CANCELLED else code
         await _refuse(context, code, "a service is unavailable; retry with the same command id")
-    await _refuse(context, code, (error.details() or "")[:MAX_DETAIL])
+    await _refuse(context, code, refused.message[:MAX_DETAIL])
 
 
 async def _relay(context: grpc.aio.ServicerContext, call: Awaitable[Reply]) -> Reply:
@@ -137,7 +145,9 @@ async def _relay(context: grpc.aio.ServicerContext, call: Awaitable[Reply]) -> R
     try:
         return await call
     except grpc.aio.AioRpcError as error:
-        await _forward(context, error)
+        await _forward(context, Refused.from_rpc(error))
+    except Refused as refused:
+        await _forward(context, refused)
 
 
 async def _events(
@@ -528,10 +538,8 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         forwarded.CopyFrom(request)
         forwarded.player = claims.seat
         forwarded.seat_token = claims.token_id
-        board = self._shard(request.match_id).board
-        return await self._admitted(
-            context, request.match_id, lambda: board.SubmitAction(forwarded)
-        )
+        commands = self._shard(request.match_id).commands
+        return await self._admitted(context, request.match_id, lambda: commands.submit(forwarded))
 
     async def WatchMatch(
         self, request: gateway_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext
@@ -621,7 +629,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         try:
             events = await _events(self._shard(match_id).sources["board"], match_id)
         except grpc.aio.AioRpcError as error:
-            await _forward(context, error)
+            await _forward(context, Refused.from_rpc(error))
         if not events:
             await _refuse(context, grpc.StatusCode.NOT_FOUND, "no such match")
         return events
@@ -645,7 +653,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 *await _events(self._scoring_events, match_id),
             ]
         except grpc.aio.AioRpcError as error:
-            await _forward(context, error)
+            await _forward(context, Refused.from_rpc(error))
         return gateway_pb2.MatchLog(match_id=match_id, game=board[0].game, events=[*board, *others])
 
     async def ExportMatch(

@@ -22,6 +22,89 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class SubmitActionsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    """chosen by the caller, unique among its commands in flight on the stream"""
+    @_builtins.property
+    def command(self) -> Global___SubmitActionRequest: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        command: Global___SubmitActionRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SubmitActionsRequest: _TypeAlias = SubmitActionsRequest  # noqa: Y015
+
+@_typing.final
+class SubmitActionsReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    REPLY_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    @_builtins.property
+    def reply(self) -> Global___SubmitActionReply: ...
+    @_builtins.property
+    def refused(self) -> Global___CommandRefused: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        reply: Global___SubmitActionReply | None = ...,
+        refused: Global___CommandRefused | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["outcome", b"outcome", "refused", b"refused", "reply", b"reply"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "outcome", b"outcome", "refused", b"refused", "reply", b"reply"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["reply", "refused"]  # noqa: Y015
+    _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
+
+Global___SubmitActionsReply: _TypeAlias = SubmitActionsReply  # noqa: Y015
+
+@_typing.final
+class CommandRefused(_message.Message):
+    """What SubmitAction would have ended the call with."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """the gRPC status code's name, e.g. "FAILED_PRECONDITION" """
+    message: _builtins.str
+    """for the player"""
+    reason: _builtins.str
+    """the rules' reason code (SubmitAction's tabletop-reason trailer)"""
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        message: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CommandRefused: _TypeAlias = CommandRefused  # noqa: Y015
+
+@_typing.final
 class CreateMatchRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

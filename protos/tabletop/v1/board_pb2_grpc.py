@@ -50,6 +50,11 @@ class BoardStub:
                 request_serializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.FromString,
                 _registered_method=True)
+        self.SubmitActions = channel.stream_stream(
+                '/tabletop.v1.Board/SubmitActions',
+                request_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsReply.FromString,
+                _registered_method=True)
 
 
 class BoardServicer:
@@ -75,6 +80,16 @@ class BoardServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SubmitActions(self, request_iterator, context):
+        """SubmitAction for many commands on one long-lived stream (the gateway keeps one per
+        board shard): each request is answered once, by id, in the order commands finish; a
+        refused command is answered with its status and never ends the stream. A call set-up
+        per command cost about as much CPU as the rest of the board's work on it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BoardServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -92,6 +107,11 @@ def add_BoardServicer_to_server(servicer, server):
                     servicer.GetLegalActions,
                     request_deserializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.SerializeToString,
+            ),
+            'SubmitActions': grpc.stream_stream_rpc_method_handler(
+                    servicer.SubmitActions,
+                    request_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -176,6 +196,33 @@ class Board:
             '/tabletop.v1.Board/GetLegalActions',
             tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.SerializeToString,
             tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitActions(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/tabletop.v1.Board/SubmitActions',
+            tabletop_dot_v1_dot_board__pb2.SubmitActionsRequest.SerializeToString,
+            tabletop_dot_v1_dot_board__pb2.SubmitActionsReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -37,6 +37,12 @@ class BoardStub:
     SubmitAction: _grpc.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.SubmitActionReply]
     """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when stale)."""
     GetLegalActions: _grpc.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]
+    SubmitActions: _grpc.StreamStreamMultiCallable[_board_pb2.SubmitActionsRequest, _board_pb2.SubmitActionsReply]
+    """SubmitAction for many commands on one long-lived stream (the gateway keeps one per
+    board shard): each request is answered once, by id, in the order commands finish; a
+    refused command is answered with its status and never ends the stream. A call set-up
+    per command cost about as much CPU as the rest of the board's work on it.
+    """
 
 @_typing.type_check_only
 class BoardAsyncStub(BoardStub):
@@ -47,6 +53,12 @@ class BoardAsyncStub(BoardStub):
     SubmitAction: _aio.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.SubmitActionReply]  # type: ignore[assignment]
     """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when stale)."""
     GetLegalActions: _aio.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]  # type: ignore[assignment]
+    SubmitActions: _aio.StreamStreamMultiCallable[_board_pb2.SubmitActionsRequest, _board_pb2.SubmitActionsReply]  # type: ignore[assignment]
+    """SubmitAction for many commands on one long-lived stream (the gateway keeps one per
+    board shard): each request is answered once, by id, in the order commands finish; a
+    refused command is answered with its status and never ends the stream. A call set-up
+    per command cost about as much CPU as the rest of the board's work on it.
+    """
 
 class BoardServicer(metaclass=_abc_1.ABCMeta):
     """Owns the rules and the authoritative state of each match (single writer per match)."""
@@ -72,6 +84,18 @@ class BoardServicer(metaclass=_abc_1.ABCMeta):
         request: _board_pb2.GetLegalActionsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_board_pb2.GetLegalActionsReply, _abc.Awaitable[_board_pb2.GetLegalActionsReply]]: ...
+
+    @_abc_1.abstractmethod
+    def SubmitActions(
+        self,
+        request_iterator: _MaybeAsyncIterator[_board_pb2.SubmitActionsRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_board_pb2.SubmitActionsReply], _abc.AsyncIterator[_board_pb2.SubmitActionsReply]]:
+        """SubmitAction for many commands on one long-lived stream (the gateway keeps one per
+        board shard): each request is answered once, by id, in the order commands finish; a
+        refused command is answered with its status and never ends the stream. A call set-up
+        per command cost about as much CPU as the rest of the board's work on it.
+        """
 
 def add_BoardServicer_to_server(servicer: BoardServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

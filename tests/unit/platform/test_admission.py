@@ -96,10 +96,12 @@ class SlowBoard:
         await self.release.wait()
         return board_pb2.SubmitActionReply(version=7)
 
+    submit = SubmitAction  # the gateway's CommandStream's face
+
 
 async def test_the_gateway_refuses_with_a_retry_after_and_forwards_nothing() -> None:
     board = SlowBoard()
-    shard = cast(Shard, type("FakeShard", (), {"board": board})())
+    shard = cast(Shard, type("FakeShard", (), {"board": board, "commands": board})())
     config = dataclasses.replace(CONFIG, max_in_flight=1, max_view_lag_ms=0)
     views = ViewStore()
     await views.put(match_pb2.ViewUpdate(summary=match_pb2.MatchSummary(match_id="m-1", version=6)))

@@ -16,7 +16,100 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/board.proto.
  */
 export const file_tabletop_v1_board: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YWJsZXRvcC92MS9ib2FyZC5wcm90bxILdGFibGV0b3AudjEi8AEKEkNyZWF0ZU1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSPQoHb3B0aW9ucxgDIAMoCzIsLnRhYmxldG9wLnYxLkNyZWF0ZU1hdGNoUmVxdWVzdC5PcHRpb25zRW50cnkSEgoKY29tbWFuZF9pZBgEIAEoCRIQCghtYXRjaF9pZBgFIAEoCRImCgVsb2JieRgGIAEoCzIXLnRhYmxldG9wLnYxLk1hdGNoTG9iYnkaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiZAoPSm9pblNlYXRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEg8KB2pvaW5faWQYBCABKAkSCgoCYnkYBSABKAkiPwoNSm9pblNlYXRSZXBseRIMCgRzZWF0GAEgASgJEg8KB3ZlcnNpb24YAiABKAQSDwoHcHJpdmF0ZRgDIAEoCCI1ChBDcmVhdGVNYXRjaFJlcGx5EhAKCG1hdGNoX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQi2gEKE1N1Ym1pdEFjdGlvblJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGcGxheWVyGAIgASgJEicKBmFjdGlvbhgDIAEoCzIXLnRhYmxldG9wLnYxLkdhbWVBY3Rpb24SEgoKY29tbWFuZF9pZBgEIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAUgASgESACIAQESHAoUcmV0dXJuX2xlZ2FsX2FjdGlvbnMYBiABKAgSEgoKc2VhdF90b2tlbhgHIAEoCUITChFfZXhwZWN0ZWRfdmVyc2lvbiKcAQoRU3VibWl0QWN0aW9uUmVwbHkSDwoHdmVyc2lvbhgBIAEoBBIXCg9ldmVudHNfYXBwZW5kZWQYAiABKA0SEQoJZHVwbGljYXRlGAMgASgIEhAKCGZpbmlzaGVkGAQgASgIEjgKDWxlZ2FsX2FjdGlvbnMYBSABKAsyIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseSJOChZHZXRMZWdhbEFjdGlvbnNSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnBsYXllchgCIAEoCRISCgpzZWF0X3Rva2VuGAMgASgJIncKFEdldExlZ2FsQWN0aW9uc1JlcGx5Eg8KB3ZlcnNpb24YASABKAQSKQoHYWN0aW9ucxgCIAMoCzIYLnRhYmxldG9wLnYxLkxlZ2FsQWN0aW9uEiMKBG5leHQYAyABKAsyFS50YWJsZXRvcC52MS5OZXh0U3RlcDKDAgoFQm9hcmQSTQoLQ3JlYXRlTWF0Y2gSHy50YWJsZXRvcC52MS5DcmVhdGVNYXRjaFJlcXVlc3QaHS50YWJsZXRvcC52MS5DcmVhdGVNYXRjaFJlcGx5ElAKDFN1Ym1pdEFjdGlvbhIgLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHi50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXBseRJZCg9HZXRMZWdhbEFjdGlvbnMSIy50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXF1ZXN0GiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkyTQoFTG9iYnkSRAoISm9pblNlYXQSHC50YWJsZXRvcC52MS5Kb2luU2VhdFJlcXVlc3QaGi50YWJsZXRvcC52MS5Kb2luU2VhdFJlcGx5YgZwcm90bzM", [file_tabletop_v1_games, file_tabletop_v1_match, file_tabletop_v1_platform_events]);
+  fileDesc("Chd0YWJsZXRvcC92MS9ib2FyZC5wcm90bxILdGFibGV0b3AudjEiVQoUU3VibWl0QWN0aW9uc1JlcXVlc3QSCgoCaWQYASABKAQSMQoHY29tbWFuZBgCIAEoCzIgLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QijAEKElN1Ym1pdEFjdGlvbnNSZXBseRIKCgJpZBgBIAEoBBIvCgVyZXBseRgCIAEoCzIeLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcGx5SAASLgoHcmVmdXNlZBgDIAEoCzIbLnRhYmxldG9wLnYxLkNvbW1hbmRSZWZ1c2VkSABCCQoHb3V0Y29tZSI/Cg5Db21tYW5kUmVmdXNlZBIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSDgoGcmVhc29uGAMgASgJIvABChJDcmVhdGVNYXRjaFJlcXVlc3QSDAoEZ2FtZRgBIAEoCRIPCgdwbGF5ZXJzGAIgAygJEj0KB29wdGlvbnMYAyADKAsyLC50YWJsZXRvcC52MS5DcmVhdGVNYXRjaFJlcXVlc3QuT3B0aW9uc0VudHJ5EhIKCmNvbW1hbmRfaWQYBCABKAkSEAoIbWF0Y2hfaWQYBSABKAkSJgoFbG9iYnkYBiABKAsyFy50YWJsZXRvcC52MS5NYXRjaExvYmJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBImQKD0pvaW5TZWF0UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRzZWF0GAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRIPCgdqb2luX2lkGAQgASgJEgoKAmJ5GAUgASgJIj8KDUpvaW5TZWF0UmVwbHkSDAoEc2VhdBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEg8KB3ByaXZhdGUYAyABKAgiNQoQQ3JlYXRlTWF0Y2hSZXBseRIQCghtYXRjaF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEItoBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnBsYXllchgCIAEoCRInCgZhY3Rpb24YAyABKAsyFy50YWJsZXRvcC52MS5HYW1lQWN0aW9uEhIKCmNvbW1hbmRfaWQYBCABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgFIAEoBEgAiAEBEhwKFHJldHVybl9sZWdhbF9hY3Rpb25zGAYgASgIEhIKCnNlYXRfdG9rZW4YByABKAlCEwoRX2V4cGVjdGVkX3ZlcnNpb24inAEKEVN1Ym1pdEFjdGlvblJlcGx5Eg8KB3ZlcnNpb24YASABKAQSFwoPZXZlbnRzX2FwcGVuZGVkGAIgASgNEhEKCWR1cGxpY2F0ZRgDIAEoCBIQCghmaW5pc2hlZBgEIAEoCBI4Cg1sZWdhbF9hY3Rpb25zGAUgASgLMiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkiTgoWR2V0TGVnYWxBY3Rpb25zUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZwbGF5ZXIYAiABKAkSEgoKc2VhdF90b2tlbhgDIAEoCSJ3ChRHZXRMZWdhbEFjdGlvbnNSZXBseRIPCgd2ZXJzaW9uGAEgASgEEikKB2FjdGlvbnMYAiADKAsyGC50YWJsZXRvcC52MS5MZWdhbEFjdGlvbhIjCgRuZXh0GAMgASgLMhUudGFibGV0b3AudjEuTmV4dFN0ZXAy3AIKBUJvYXJkEk0KC0NyZWF0ZU1hdGNoEh8udGFibGV0b3AudjEuQ3JlYXRlTWF0Y2hSZXF1ZXN0Gh0udGFibGV0b3AudjEuQ3JlYXRlTWF0Y2hSZXBseRJQCgxTdWJtaXRBY3Rpb24SIC50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHkSWQoPR2V0TGVnYWxBY3Rpb25zEiMudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVxdWVzdBohLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcGx5ElcKDVN1Ym1pdEFjdGlvbnMSIS50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25zUmVxdWVzdBofLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvbnNSZXBseSgBMAEyTQoFTG9iYnkSRAoISm9pblNlYXQSHC50YWJsZXRvcC52MS5Kb2luU2VhdFJlcXVlc3QaGi50YWJsZXRvcC52MS5Kb2luU2VhdFJlcGx5YgZwcm90bzM", [file_tabletop_v1_games, file_tabletop_v1_match, file_tabletop_v1_platform_events]);
+
+/**
+ * @generated from message tabletop.v1.SubmitActionsRequest
+ */
+export type SubmitActionsRequest = Message<"tabletop.v1.SubmitActionsRequest"> & {
+  /**
+   * chosen by the caller, unique among its commands in flight on the stream
+   *
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from field: tabletop.v1.SubmitActionRequest command = 2;
+   */
+  command?: SubmitActionRequest | undefined;
+};
+
+/**
+ * Describes the message tabletop.v1.SubmitActionsRequest.
+ * Use `create(SubmitActionsRequestSchema)` to create a new message.
+ */
+export const SubmitActionsRequestSchema: GenMessage<SubmitActionsRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_board, 0);
+
+/**
+ * @generated from message tabletop.v1.SubmitActionsReply
+ */
+export type SubmitActionsReply = Message<"tabletop.v1.SubmitActionsReply"> & {
+  /**
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from oneof tabletop.v1.SubmitActionsReply.outcome
+   */
+  outcome: {
+    /**
+     * @generated from field: tabletop.v1.SubmitActionReply reply = 2;
+     */
+    value: SubmitActionReply;
+    case: "reply";
+  } | {
+    /**
+     * @generated from field: tabletop.v1.CommandRefused refused = 3;
+     */
+    value: CommandRefused;
+    case: "refused";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tabletop.v1.SubmitActionsReply.
+ * Use `create(SubmitActionsReplySchema)` to create a new message.
+ */
+export const SubmitActionsReplySchema: GenMessage<SubmitActionsReply> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_board, 1);
+
+/**
+ * What SubmitAction would have ended the call with.
+ *
+ * @generated from message tabletop.v1.CommandRefused
+ */
+export type CommandRefused = Message<"tabletop.v1.CommandRefused"> & {
+  /**
+   * the gRPC status code's name, e.g. "FAILED_PRECONDITION"
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * for the player
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * the rules' reason code (SubmitAction's tabletop-reason trailer)
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message tabletop.v1.CommandRefused.
+ * Use `create(CommandRefusedSchema)` to create a new message.
+ */
+export const CommandRefusedSchema: GenMessage<CommandRefused> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_board, 2);
 
 /**
  * @generated from message tabletop.v1.CreateMatchRequest
@@ -60,7 +153,7 @@ export type CreateMatchRequest = Message<"tabletop.v1.CreateMatchRequest"> & {
  * Use `create(CreateMatchRequestSchema)` to create a new message.
  */
 export const CreateMatchRequestSchema: GenMessage<CreateMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 0);
+  messageDesc(file_tabletop_v1_board, 3);
 
 /**
  * @generated from message tabletop.v1.JoinSeatRequest
@@ -103,7 +196,7 @@ export type JoinSeatRequest = Message<"tabletop.v1.JoinSeatRequest"> & {
  * Use `create(JoinSeatRequestSchema)` to create a new message.
  */
 export const JoinSeatRequestSchema: GenMessage<JoinSeatRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 1);
+  messageDesc(file_tabletop_v1_board, 4);
 
 /**
  * @generated from message tabletop.v1.JoinSeatReply
@@ -130,7 +223,7 @@ export type JoinSeatReply = Message<"tabletop.v1.JoinSeatReply"> & {
  * Use `create(JoinSeatReplySchema)` to create a new message.
  */
 export const JoinSeatReplySchema: GenMessage<JoinSeatReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 2);
+  messageDesc(file_tabletop_v1_board, 5);
 
 /**
  * @generated from message tabletop.v1.CreateMatchReply
@@ -152,7 +245,7 @@ export type CreateMatchReply = Message<"tabletop.v1.CreateMatchReply"> & {
  * Use `create(CreateMatchReplySchema)` to create a new message.
  */
 export const CreateMatchReplySchema: GenMessage<CreateMatchReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 3);
+  messageDesc(file_tabletop_v1_board, 6);
 
 /**
  * @generated from message tabletop.v1.SubmitActionRequest
@@ -205,7 +298,7 @@ export type SubmitActionRequest = Message<"tabletop.v1.SubmitActionRequest"> & {
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema: GenMessage<SubmitActionRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 4);
+  messageDesc(file_tabletop_v1_board, 7);
 
 /**
  * @generated from message tabletop.v1.SubmitActionReply
@@ -248,7 +341,7 @@ export type SubmitActionReply = Message<"tabletop.v1.SubmitActionReply"> & {
  * Use `create(SubmitActionReplySchema)` to create a new message.
  */
 export const SubmitActionReplySchema: GenMessage<SubmitActionReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 5);
+  messageDesc(file_tabletop_v1_board, 8);
 
 /**
  * @generated from message tabletop.v1.GetLegalActionsRequest
@@ -277,7 +370,7 @@ export type GetLegalActionsRequest = Message<"tabletop.v1.GetLegalActionsRequest
  * Use `create(GetLegalActionsRequestSchema)` to create a new message.
  */
 export const GetLegalActionsRequestSchema: GenMessage<GetLegalActionsRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 6);
+  messageDesc(file_tabletop_v1_board, 9);
 
 /**
  * @generated from message tabletop.v1.GetLegalActionsReply
@@ -304,7 +397,7 @@ export type GetLegalActionsReply = Message<"tabletop.v1.GetLegalActionsReply"> &
  * Use `create(GetLegalActionsReplySchema)` to create a new message.
  */
 export const GetLegalActionsReplySchema: GenMessage<GetLegalActionsReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 7);
+  messageDesc(file_tabletop_v1_board, 10);
 
 /**
  * Owns the rules and the authoritative state of each match (single writer per match).
@@ -337,6 +430,19 @@ export const Board: GenService<{
     methodKind: "unary";
     input: typeof GetLegalActionsRequestSchema;
     output: typeof GetLegalActionsReplySchema;
+  },
+  /**
+   * SubmitAction for many commands on one long-lived stream (the gateway keeps one per
+   * board shard): each request is answered once, by id, in the order commands finish; a
+   * refused command is answered with its status and never ends the stream. A call set-up
+   * per command cost about as much CPU as the rest of the board's work on it.
+   *
+   * @generated from rpc tabletop.v1.Board.SubmitActions
+   */
+  submitActions: {
+    methodKind: "bidi_streaming";
+    input: typeof SubmitActionsRequestSchema;
+    output: typeof SubmitActionsReplySchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tabletop_v1_board, 0);

@@ -1,0 +1,140 @@
+"""The gateway's commands to a board shard, many on one long-lived SubmitActions stream.
+
+A unary SubmitAction per command cost the gateway and the board about 0.4 ms of CPU per
+action in call set-up alone (measured: a unary round trip ~550 µs, a message pair on an
+open stream ~165 µs); one stream per shard carries them all, each request answered by id.
+
+A refusal comes back as a status inside the reply (``Refused`` here); a broken stream
+(the board restarted) fails the commands waiting on it as UNAVAILABLE, whose outcome the
+client settles by retrying with the same command id, as after any lost answer; the next
+command opens a new stream. A board without the stream (older, mid-upgrade) is called by
+unary SubmitAction instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import grpc
+
+from services.common.logging import get_logger
+from tabletop.v1 import board_pb2, board_pb2_grpc
+
+log = get_logger(__name__)
+
+
+class Refused(Exception):
+    """The board refused the command (or could not carry it out): what SubmitAction would
+    have ended the call with."""
+
+    def __init__(self, code: grpc.StatusCode, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.reason = reason
+
+    @classmethod
+    def of(cls, refused: board_pb2.CommandRefused) -> Refused:
+        code = grpc.StatusCode.__members__.get(refused.code, grpc.StatusCode.UNKNOWN)
+        return cls(code, refused.message, refused.reason)
+
+    @classmethod
+    def from_rpc(cls, error: grpc.aio.AioRpcError) -> Refused:
+        reason = dict(error.trailing_metadata() or ()).get("tabletop-reason", "")
+        return cls(error.code(), error.details() or "", str(reason))
+
+
+class CommandStream:
+    def __init__(self, board: board_pb2_grpc.BoardStub) -> None:
+        self._board = board
+        self._call: Any = None
+        self._reader: asyncio.Task[None] | None = None
+        self._waiting: dict[int, asyncio.Future[board_pb2.SubmitActionReply]] = {}
+        self._next_id = 0
+        self._write = asyncio.Lock()  # one write at a time on a stream
+        #: the board answered UNIMPLEMENTED: it predates the stream
+        self.unary_only = False
+
+    async def submit(self, request: board_pb2.SubmitActionRequest) -> board_pb2.SubmitActionReply:
+        """The board's reply to the command; raises Refused."""
+        if self.unary_only:
+            return await self._unary(request)
+        self._next_id += 1
+        ident = self._next_id
+        answer: asyncio.Future[board_pb2.SubmitActionReply] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._waiting[ident] = answer
+        try:
+            try:
+                async with self._write:
+                    call = self._open()
+                    await call.write(board_pb2.SubmitActionsRequest(id=ident, command=request))
+                return await answer
+            except grpc.aio.AioRpcError as error:  # the stream broke before the write
+                raise self._broken(error) from error
+        except Unimplemented:
+            return await self._unary(request)
+        finally:
+            # answered, failed, or its caller gave up (the command still finishes on the
+            # board; its answer is dropped when it comes)
+            self._waiting.pop(ident, None)
+
+    def _open(self) -> Any:
+        if self._call is None or self._call.done():
+            self._call = self._board.SubmitActions()
+            self._reader = asyncio.create_task(self._read(self._call))
+        return self._call
+
+    async def _read(self, call: Any) -> None:
+        try:
+            async for item in call:
+                waiting = self._waiting.get(item.id)
+                if waiting is None or waiting.done():
+                    continue
+                if item.WhichOneof("outcome") == "reply":
+                    waiting.set_result(item.reply)
+                else:
+                    waiting.set_exception(Refused.of(item.refused))
+            failure: Exception = Refused(
+                grpc.StatusCode.UNAVAILABLE, "the board ended the command stream"
+            )
+        except grpc.aio.AioRpcError as error:
+            failure = self._broken(error)
+        except asyncio.CancelledError:
+            failure = Refused(grpc.StatusCode.UNAVAILABLE, "the gateway is stopping")
+        if self._call is call:
+            self._call = None
+        for waiting in list(self._waiting.values()):
+            if not waiting.done():
+                waiting.set_exception(failure)
+
+    def _broken(self, error: grpc.aio.AioRpcError) -> Exception:
+        if error.code() == grpc.StatusCode.UNIMPLEMENTED:
+            self.unary_only = True
+            log.info("board_without_command_stream")
+            return Unimplemented()
+        if error.code() != grpc.StatusCode.CANCELLED:
+            log.warning("command_stream_broken", code=error.code().name)
+        return Refused(error.code(), error.details() or "")
+
+    async def _unary(self, request: board_pb2.SubmitActionRequest) -> board_pb2.SubmitActionReply:
+        try:
+            reply: board_pb2.SubmitActionReply = await self._board.SubmitAction(request)
+            return reply
+        except grpc.aio.AioRpcError as error:
+            raise Refused.from_rpc(error) from error
+
+    async def close(self) -> None:
+        call, self._call = self._call, None
+        if call is not None:
+            call.cancel()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+
+class Unimplemented(Exception):
+    """The board has no SubmitActions (the caller falls back to SubmitAction)."""

@@ -1,0 +1,214 @@
+"""Commands on one SubmitActions stream: the board answers each by id as SubmitAction would
+(a refusal as a status in its reply, never ending the stream); the gateway's CommandStream
+matches answers to callers, survives a broken stream and falls back to SubmitAction on a
+board without the stream. Real gRPC in-process where the transport matters."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+
+from services.common.peer_auth import PeerAuthInterceptor, PeerChannel
+from services.gateway.commands import CommandStream, Refused
+from tabletop.v1 import board_pb2, board_pb2_grpc
+from tests.unit.platform.fakes import context
+from tests.unit.platform.test_board_service import MATCH, Board
+
+PEER = b"p" * 40
+
+
+async def requests(*items: board_pb2.SubmitActionsRequest) -> AsyncIterator[object]:
+    for item in items:
+        yield item
+
+
+# -- the board's side ----------------------------------------------------------------------
+
+
+async def test_each_command_on_the_stream_is_answered_by_id_and_a_refusal_ends_nothing() -> None:
+    board = Board()
+    await board.create()
+    legal = (await board.legal())[0]
+    appended = len(board.event_log.envelopes)
+    ok = board_pb2.SubmitActionRequest(
+        match_id=MATCH, player="ann", command_id="c-1", action=legal, return_legal_actions=True
+    )
+    stale = board_pb2.SubmitActionRequest(
+        match_id=MATCH, player="ann", command_id="c-2", action=legal, expected_version=1
+    )
+    unknown = board_pb2.SubmitActionRequest(
+        match_id="nowhere", player="ann", command_id="c-3", action=legal
+    )
+    stream = board.service.SubmitActions(
+        requests(  # type: ignore[arg-type]
+            board_pb2.SubmitActionsRequest(id=7, command=ok),
+            board_pb2.SubmitActionsRequest(id=8, command=stale),
+            board_pb2.SubmitActionsRequest(id=9, command=unknown),
+        ),
+        context(),
+    )
+    answers = {answer.id: answer async for answer in stream}
+    assert set(answers) == {7, 8, 9}
+    assert answers[7].WhichOneof("outcome") == "reply"
+    assert answers[7].reply.version == len(board.event_log.envelopes) > appended
+    assert answers[7].reply.legal_actions.actions
+    assert answers[8].refused.code == "ABORTED" and answers[8].refused.reason == "STALE_VERSION"
+    assert answers[9].refused.code == "NOT_FOUND"
+    assert "version" in answers[8].refused.message
+    # the refused commands appended nothing: the log holds the accepted command only
+    assert {e.correlation_id for e in board.event_log.envelopes[appended:]} == {"c-1"}
+
+
+async def test_the_stream_answers_what_submit_action_answers() -> None:
+    one, other = Board(), Board()
+    for board in (one, other):
+        await board.create()
+    legal = (await one.legal())[0]
+    request = board_pb2.SubmitActionRequest(
+        match_id=MATCH, player="ann", command_id="c-1", action=legal, return_legal_actions=True
+    )
+    unary = await one.service.SubmitAction(request, context())
+    streamed = [
+        a
+        async for a in other.service.SubmitActions(
+            requests(board_pb2.SubmitActionsRequest(id=1, command=request)),  # type: ignore[arg-type]
+            context(),
+        )
+    ]
+    assert streamed[0].reply == unary
+
+
+# -- the gateway's side, over real gRPC ------------------------------------------------------
+
+
+class FakeBoard(board_pb2_grpc.BoardServicer):
+    """Answers commands on the stream in reverse order of arrival, in pairs; refuses
+    command ids starting with "no"; breaks the stream on "break"."""
+
+    def __init__(self) -> None:
+        self.streams = 0
+        self.unary = 0
+
+    async def SubmitActions(
+        self,
+        incoming: AsyncIterator[board_pb2.SubmitActionsRequest],
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[board_pb2.SubmitActionsReply]:
+        self.streams += 1
+        held: list[board_pb2.SubmitActionsRequest] = []
+        async for item in incoming:
+            if item.command.command_id == "break":
+                await context.abort(grpc.StatusCode.UNAVAILABLE, "the board is going away")
+            held.append(item)
+            if len(held) == 2:
+                for waiting in reversed(held):
+                    yield self._answer(waiting)
+                held = []
+
+    def _answer(self, item: board_pb2.SubmitActionsRequest) -> board_pb2.SubmitActionsReply:
+        command = item.command
+        if command.command_id.startswith("no"):
+            refused = board_pb2.CommandRefused(
+                code="FAILED_PRECONDITION", message="not your turn", reason="NOT_YOUR_TURN"
+            )
+            return board_pb2.SubmitActionsReply(id=item.id, refused=refused)
+        version = int(command.command_id.rsplit("-", 1)[-1])
+        return board_pb2.SubmitActionsReply(
+            id=item.id, reply=board_pb2.SubmitActionReply(version=version)
+        )
+
+    async def SubmitAction(
+        self, request: board_pb2.SubmitActionRequest, context: grpc.aio.ServicerContext
+    ) -> board_pb2.SubmitActionReply:
+        self.unary += 1
+        return board_pb2.SubmitActionReply(version=int(request.command_id.rsplit("-", 1)[-1]))
+
+
+class OldBoard(board_pb2_grpc.BoardServicer):
+    """A board from before SubmitActions (the generated base answers UNIMPLEMENTED)."""
+
+    def __init__(self) -> None:
+        self.unary = 0
+
+    async def SubmitAction(
+        self, request: board_pb2.SubmitActionRequest, context: grpc.aio.ServicerContext
+    ) -> board_pb2.SubmitActionReply:
+        self.unary += 1
+        return board_pb2.SubmitActionReply(version=int(request.command_id.rsplit("-", 1)[-1]))
+
+
+@contextlib.asynccontextmanager
+async def serving(servicer: board_pb2_grpc.BoardServicer) -> AsyncIterator[CommandStream]:
+    server = grpc.aio.server(interceptors=[PeerAuthInterceptor(PEER)])
+    board_pb2_grpc.add_BoardServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    channel = PeerChannel(grpc.aio.insecure_channel(f"127.0.0.1:{port}"), PEER)
+    stream = CommandStream(board_pb2_grpc.BoardStub(channel))
+    try:
+        yield stream
+    finally:
+        await stream.close()
+        await channel.close()
+        await server.stop(0)
+
+
+def command(command_id: str) -> board_pb2.SubmitActionRequest:
+    return board_pb2.SubmitActionRequest(match_id=MATCH, player="ann", command_id=command_id)
+
+
+async def test_answers_reach_their_callers_whatever_order_they_come_in() -> None:
+    board = FakeBoard()  # type: ignore[abstract]  # a fake of the parts used
+    async with serving(board) as stream:
+        replies = await asyncio.gather(*(stream.submit(command(f"c-{v}")) for v in range(1, 9)))
+        assert [r.version for r in replies] == list(range(1, 9))
+        with pytest.raises(Refused) as refused:
+            await asyncio.gather(stream.submit(command("no-1")), stream.submit(command("c-9")))
+        assert refused.value.code == grpc.StatusCode.FAILED_PRECONDITION
+        assert (refused.value.message, refused.value.reason) == ("not your turn", "NOT_YOUR_TURN")
+    assert board.streams == 1 and board.unary == 0
+
+
+async def test_a_broken_stream_fails_its_commands_as_unavailable_and_the_next_opens_anew() -> None:
+    board = FakeBoard()  # type: ignore[abstract]  # a fake of the parts used
+    async with serving(board) as stream:
+        waiting = asyncio.create_task(stream.submit(command("c-1")))
+        await asyncio.sleep(0.05)  # held by the board, unanswered
+        with pytest.raises(Refused) as broken:
+            await stream.submit(command("break"))
+        assert broken.value.code == grpc.StatusCode.UNAVAILABLE
+        with pytest.raises(Refused) as lost:
+            await waiting
+        assert lost.value.code == grpc.StatusCode.UNAVAILABLE
+        again = await asyncio.gather(stream.submit(command("c-2")), stream.submit(command("c-3")))
+        assert [r.version for r in again] == [2, 3]
+    assert board.streams == 2
+
+
+async def test_a_board_without_the_stream_is_called_by_submit_action() -> None:
+    board = OldBoard()  # type: ignore[abstract]
+    async with serving(board) as stream:
+        assert (await stream.submit(command("c-4"))).version == 4
+        assert (await stream.submit(command("c-5"))).version == 5
+        assert stream.unary_only
+    assert board.unary == 2
+
+
+async def test_a_stream_without_the_peer_token_is_refused() -> None:
+    server = grpc.aio.server(interceptors=[PeerAuthInterceptor(PEER)])
+    board_pb2_grpc.add_BoardServicer_to_server(FakeBoard(), server)  # type: ignore[abstract]
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            call = board_pb2_grpc.BoardStub(channel).SubmitActions()
+            await call.write(board_pb2.SubmitActionsRequest(id=1, command=command("c-1")))
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await call.read()
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        await server.stop(0)
