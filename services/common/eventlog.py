@@ -5,10 +5,11 @@ command's events in one Kafka transaction, and a newer instance with the same id
 zombie. Readers use read_committed so an aborted append is never seen.
 
 One append is one Kafka record: a ``tabletop.v1.EventBatch`` of the envelopes of one
-command (one match, so one partition), marked by its ``content-type`` header. A command
-is atomic by construction, and every reader pays Kafka's and its framework's per-record
-cost once per command rather than once per event. Records without the header hold a
-single ``EventEnvelope`` (logs written before batching) and still read.
+command (one match, so one partition), marked by its ``content-type`` header, so every
+reader pays Kafka's and its framework's per-record cost once per command rather than once
+per event. An append whose events outgrow a record takes a few, in the same transaction.
+Records without the header hold a single ``EventEnvelope`` (logs written before batching)
+and still read.
 
 Every wait on Kafka has a deadline. An append that fails or times out has an unknown
 outcome (the commit may have landed while its answer was lost): the log then re-creates
@@ -77,9 +78,33 @@ Written = list[Any]
 Record = tuple[bytes, bytes, int]
 
 
-def encode_append(envelopes: Sequence[envelope_pb2.EventEnvelope]) -> bytes:
-    """The value of the one record that holds an append."""
-    return envelope_pb2.EventBatch(events=envelopes).SerializeToString()
+def encode_append(
+    envelopes: Sequence[envelope_pb2.EventEnvelope], max_bytes: int = MAX_RECORD_BYTES
+) -> list[bytes]:
+    """The values of the records that hold an append: one, unless its events together
+    exceed ``max_bytes`` (then as few as fit; the transaction keeps them atomic). Raises
+    RecordTooLarge for an event that does not fit a record on its own."""
+    value = envelope_pb2.EventBatch(events=envelopes).SerializeToString()
+    if len(value) <= max_bytes:
+        return [value]
+    values: list[bytes] = []
+    part: list[envelope_pb2.EventEnvelope] = []
+    size = 0
+    for envelope in envelopes:
+        # an element of the batch: its bytes, a tag and a length of up to 5 bytes
+        length = envelope.ByteSize() + 6
+        if length > max_bytes:
+            raise RecordTooLarge(
+                f"a {envelope.event_type} event of {length} bytes exceeds the "
+                f"{max_bytes}-byte record limit"
+            )
+        if part and size + length > max_bytes:
+            values.append(envelope_pb2.EventBatch(events=part).SerializeToString())
+            part, size = [], 0
+        part.append(envelope)
+        size += length
+    values.append(envelope_pb2.EventBatch(events=part).SerializeToString())
+    return values
 
 
 def envelopes_of(
@@ -96,8 +121,8 @@ def envelopes_of(
     return [envelope_pb2.EventEnvelope.FromString(value)]
 
 
-#: one append waiting for the next transaction
-Batch = tuple[Record, "asyncio.Future[Written]"]
+#: one append (its records) waiting for the next transaction
+Batch = tuple[list[Record], "asyncio.Future[Written]"]
 
 
 @dataclass(frozen=True)
@@ -228,8 +253,9 @@ class EventLog:
             log.error("producer_fenced", topic=self.topic)
 
     async def append(self, envelopes: Sequence[envelope_pb2.EventEnvelope]) -> dict[int, int]:
-        """Durably append ``envelopes`` of one match as one record (all or none); returns
-        the partition written and the offset after the record.
+        """Durably append ``envelopes`` of one match (all or none): one record, or a few
+        in one transaction when they outgrow a record; returns the partition written and
+        the offset after the last record.
 
         Raises RecordTooLarge before anything is sent, and LogUnavailable when the append
         failed or did not finish within the deadline (its outcome is then unknown).
@@ -239,24 +265,25 @@ class EventLog:
         match_id = envelopes[0].match_id
         if any(e.match_id != match_id for e in envelopes):
             raise ValueError("an append holds the events of one match")
-        value = encode_append(envelopes)  # once: its size is the check's too
-        if len(value) > self.max_record_bytes:
+        values = encode_append(envelopes, self.max_record_bytes)  # serialized once
+        if len(values) > 1 and self._transactional_id is None:
             raise RecordTooLarge(
-                f"{len(envelopes)} events ({envelopes[0].event_type} first) take "
-                f"{len(value)} bytes, over the {self.max_record_bytes}-byte record limit"
+                f"{len(envelopes)} events take more than the {self.max_record_bytes}-byte "
+                "record limit, and only a transactional log appends several records at once"
             )
-        record: Record = (match_id.encode(), value, self.partition_of(match_id))
+        key, partition = match_id.encode(), self.partition_of(match_id)
+        records: list[Record] = [(key, value, partition) for value in values]
         self._refuse_if_fenced()
         if self._suspect:
             await self.fence()
         try:
             if self._transactional_id is not None:
                 done: asyncio.Future[Written] = asyncio.get_running_loop().create_future()
-                self._pending.append((record, done))
+                self._pending.append((records, done))
                 self._wake.set()
                 written = await asyncio.wait_for(asyncio.shield(done), self.timeout)
             else:
-                written = [await asyncio.wait_for(await self._send(record), self.timeout)]
+                written = [await asyncio.wait_for(await self._send(records[0]), self.timeout)]
         except MessageSizeTooLargeError as error:
             self._failed(error)
             raise RecordTooLarge(str(error)) from error
@@ -268,7 +295,7 @@ class EventLog:
             raise LogUnavailable(
                 f"the append failed ({type(error).__name__ or 'timeout'})", outcome_unknown=True
             ) from error
-        return {metadata.partition: metadata.offset + 1 for metadata in written}
+        return {partition: max(metadata.offset for metadata in written) + 1}
 
     async def _send(self, record: Record) -> asyncio.Future[object]:
         key, value, partition = record
@@ -295,20 +322,20 @@ class EventLog:
             if not batches:
                 continue
             TRANSACTION_BATCHES.labels(self.topic).observe(len(batches))
-            sent: list[asyncio.Future[object]] = []
+            sent: list[list[asyncio.Future[object]]] = []
             try:
                 async with self._producer.transaction():
-                    for record, _ in batches:
-                        sent.append(await self._send(record))
+                    for records, _ in batches:
+                        sent.append([await self._send(record) for record in records])
             except Exception as error:  # every batch of the failed transaction fails
                 self._failed(error)
                 for _, done in batches:
                     if not done.done():
                         done.set_exception(error)
                 continue
-            for (_, done), future in zip(batches, sent, strict=True):
+            for (_, done), futures in zip(batches, sent, strict=True):
                 if not done.done():  # the commit flushed every record: all resolved
-                    done.set_result([future.result()])
+                    done.set_result([future.result() for future in futures])
 
     async def read_tail(self, partition: int, start: int) -> list[LogRecord]:
         """Every committed record of ``partition`` from offset ``start`` to the end as of
