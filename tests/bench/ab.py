@@ -55,6 +55,9 @@ class Variant:
         env = dict(self.env)
         if self.tree is not None:
             env["PYTHONPATH"] = f"{self.tree}:{self.tree / 'protos'}"
+            # ``python -m`` puts the working directory first on sys.path, ahead of
+            # PYTHONPATH: without this the services would import this checkout's code
+            env["PYTHONSAFEPATH"] = "1"
         return env
 
 
