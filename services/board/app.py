@@ -36,7 +36,7 @@ async def main(config: Config) -> None:
         config.kafka_bootstrap,
         event_topic("board", config.topic_prefix),
         transactional_id=f"{config.topic_prefix}tabletop-board-{config.shard}",
-        commit_interval_ms=config.commit_interval_ms,
+        commit_interval_ms=config.board_commit_interval_ms,
     )
     writer = StreamWriter("board", event_log, config.kafka_bootstrap, config.shard, config.shards)
     dice_channel = peer_channel(config.dice_addrs[config.shard % len(config.dice_addrs)], config)

@@ -144,9 +144,9 @@ class Config:
     #: after this many seconds when anything changed (and at a clean stop); 0 events: none
     snapshot_every_events: int = 20_000
     snapshot_every_seconds: float = 300.0
-    #: board, dice, decks: the least time between the starts of two Kafka transactions of
-    #: one writer (appends arriving meanwhile share the next); 0: as soon as one ends
-    commit_interval_ms: float = 0.0
+    #: board: the least time between the starts of two of its Kafka transactions (commands
+    #: arriving meanwhile share the next); 0: as soon as the last one ends
+    board_commit_interval_ms: float = 20.0
 
     @classmethod
     def from_env(cls, service: str) -> Config:
@@ -208,5 +208,5 @@ class Config:
             match_idle_s=float(_env("GATEWAY_MATCH_IDLE_S", "600")),
             snapshot_every_events=int(_env("SNAPSHOT_EVERY_EVENTS", "20000")),
             snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
-            commit_interval_ms=float(_env("COMMIT_INTERVAL_MS", "0")),
+            board_commit_interval_ms=float(_env("BOARD_COMMIT_INTERVAL_MS", "20")),
         )

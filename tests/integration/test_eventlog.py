@@ -12,6 +12,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from services.common.envelope import Cause, make_envelope
 from services.common.eventlog import EventLog, LogUnavailable, create_topics, read_stream
+from services.common.metrics import TRANSACTION_BATCHES
 from services.common.topics import TopicSpec
 from tabletop.v1 import envelope_pb2
 from tabletop.v1 import platform_events_pb2 as pe
@@ -135,3 +136,41 @@ def test_an_append_of_two_matches_is_refused(kafka: str) -> None:
 
     with pytest.raises(ValueError, match="one match"):
         asyncio.run(run())
+
+
+def _transactions(topic: str) -> tuple[float, float]:
+    """(transactions committed, appends they carried) for ``topic`` so far."""
+    samples = {
+        s.name: s.value
+        for metric in TRANSACTION_BATCHES.collect()
+        for s in metric.samples
+        if s.labels.get("topic") == topic
+    }
+    return (
+        samples.get("tabletop_log_transaction_batches_count", 0.0),
+        samples.get("tabletop_log_transaction_batches_sum", 0.0),
+    )
+
+
+def test_paced_commits_gather_the_appends_that_arrive_within_the_interval(kafka: str) -> None:
+    async def run() -> tuple[float, float]:
+        topic = await fresh_topic(kafka)
+        log = EventLog(kafka, topic, transactional_id=f"{topic}-writer", commit_interval_ms=400)
+        await log.start()
+        try:
+            await log.append(batch("a", 1, 1))  # a transaction begins: the next waits
+            before = _transactions(topic)
+
+            async def later(match_id: str, delay: float) -> None:
+                await asyncio.sleep(delay)
+                await log.append(batch(match_id, 1, 2))
+
+            # 50 ms apart: without pacing each would have a transaction of its own
+            await asyncio.gather(later("b", 0.0), later("c", 0.05), later("d", 0.1))
+            after = _transactions(topic)
+        finally:
+            await log.stop()
+        return after[0] - before[0], after[1] - before[1]
+
+    transactions, appends = asyncio.run(run())
+    assert (transactions, appends) == (1, 3)
