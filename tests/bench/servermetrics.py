@@ -10,6 +10,11 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
+#: the board's time per action, whichever RPC carried it (SubmitAction or SubmitActions)
+COMMAND_SECONDS = "tabletop_board_command_seconds"
+#: long-lived streams carrying many commands: their handling time is their lifetime
+STREAMS_OF_COMMANDS = frozenset({"bidi_stream"})
+
 
 @dataclass(frozen=True)
 class MethodTotals:
@@ -27,14 +32,19 @@ def scrape(address: str, timeout_s: float = 2.0) -> dict[str, MethodTotals]:
     sums: dict[str, float] = {}
     counts: dict[str, float] = {}
     for family in text_string_to_metric_families(body):
-        if family.name != "grpc_server_handling_seconds":
+        if family.name not in ("grpc_server_handling_seconds", COMMAND_SECONDS):
             continue
         for sample in family.samples:
             suffix = sample.name.rsplit("_", 1)[-1]
             if suffix not in ("sum", "count"):
                 continue
-            service = sample.labels.get("grpc_service", "?").rsplit(".", 1)[-1]
-            key = f"{service}/{sample.labels.get('grpc_method', '?')}"
+            if sample.labels.get("grpc_type") in STREAMS_OF_COMMANDS:
+                continue  # a stream's lifetime, not a call's time
+            if family.name == COMMAND_SECONDS:
+                key = "Board/(each action, either RPC)"
+            else:
+                service = sample.labels.get("grpc_service", "?").rsplit(".", 1)[-1]
+                key = f"{service}/{sample.labels.get('grpc_method', '?')}"
             target = sums if suffix == "sum" else counts
             target[key] = target.get(key, 0.0) + sample.value
     return {k: MethodTotals(sums.get(k, 0.0), counts.get(k, 0.0)) for k in counts}
