@@ -12,6 +12,10 @@ from typing import Any
 import grpc
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
+from services.common.logging import get_logger
+
+log = get_logger(__name__)
+
 GRPC_STARTED = Counter(
     "grpc_server_started_total",
     "RPCs started on the server.",
@@ -151,6 +155,24 @@ def _code_of(context: grpc.aio.ServicerContext, error: BaseException | None) -> 
     return "OK" if error is None else "UNKNOWN"
 
 
+#: what a client hears of a handler's own fault; grpc's default details name the Python
+#: exception ("Unexpected <class 'KeyError'>: 'level_4'"), which is the log's business
+INTERNAL_DETAILS = "the service failed on this request; the fault is logged"
+
+
+async def _shield(context: grpc.aio.ServicerContext, path: str, exc: BaseException) -> None:
+    """An exception no handler meant (not an abort, a cancellation or an exit) is logged
+    with its traceback and answered INTERNAL with ``INTERNAL_DETAILS`` (this raises)."""
+    if not isinstance(exc, Exception) or isinstance(exc, grpc.aio.AbortError):
+        return
+    # sonora's gRPC-Web abort sets the code and raises a bare RpcError
+    code = context.code if isinstance(context.code, grpc.StatusCode) else context.code()
+    if isinstance(code, grpc.StatusCode) and code != grpc.StatusCode.OK:
+        return
+    log.error("rpc_handler_failed", method=path, exc_info=exc)
+    await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS)
+
+
 class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Counts and times every RPC under the grpc-ecosystem standard metric names."""
 
@@ -206,6 +228,7 @@ def instrument(
                 return await inner_uu(request, context)
             except BaseException as exc:
                 error = exc
+                await _shield(context, path, exc)
                 raise
             finally:
                 finished(context, start, error)
@@ -228,6 +251,7 @@ def instrument(
                     yield item
             except BaseException as exc:
                 error = exc
+                await _shield(context, path, exc)
                 raise
             finally:
                 finished(context, start, error)
@@ -250,6 +274,7 @@ def instrument(
                     yield item
             except BaseException as exc:
                 error = exc
+                await _shield(context, path, exc)
                 raise
             finally:
                 finished(context, start, error)

@@ -37,7 +37,7 @@ from services.games.imperial_miners.rules import (
     playable,
     this_round,
 )
-from services.games.imperial_miners.state import ImperialMinersState, Phase, Stage
+from services.games.imperial_miners.state import ImperialMinersState, PendingDraw, Phase, Stage
 
 SHUFFLED_AT_SETUP = ("events", *LEVEL_DECKS)
 ACTING = (Stage.PLACE, Stage.EFFECT, Stage.CLIMB, Stage.SURFACE)
@@ -59,6 +59,9 @@ def next_step(s: ImperialMinersState) -> Step:
             return AwaitingChance(ShuffleDeck(deck, setup_cards(deck), f"shuffle {deck}"))
     if s.draws:
         draw = s.draws[0]
+        if _drawn_without_chance(s, draw):
+            # Only between the events of one command: ``automatic`` resolves it next.
+            return AwaitingPlayers((), "draw")
         pile = s.piles.get(draw.deck, 0)
         if pile > 0:
             return AwaitingChance(DrawCards(draw.deck, min(draw.count, pile), "Mine cards"))
@@ -100,17 +103,22 @@ def automatic(s: ImperialMinersState) -> list[Any]:
     return _mine_phase(s)
 
 
-def _draw_without_chance(s: ImperialMinersState) -> list[Any]:
+def _drawn_without_chance(s: ImperialMinersState, draw: PendingDraw) -> bool:
     """Level IV cards are identical and face up; an exhausted deck cuts the draw short."""
+    return draw.deck == "level_4" or (
+        s.piles.get(draw.deck, 0) == 0 and not s.discards.get(draw.deck)
+    )
+
+
+def _draw_without_chance(s: ImperialMinersState) -> list[Any]:
     draw = s.draws[0]
+    if not _drawn_without_chance(s, draw):
+        return []
     if draw.deck == "level_4":
         cards = s.level_4[: draw.count]
         if cards:
             return [ev.MineCardsDrawn(draw.player, "level_4", cards, draw.to_play)]
-        return [ev.DrawCutShort(draw.player, "level_4", draw.count)]
-    if s.piles.get(draw.deck, 0) == 0 and not s.discards.get(draw.deck):
-        return [ev.DrawCutShort(draw.player, draw.deck, draw.count)]
-    return []
+    return [ev.DrawCutShort(draw.player, draw.deck, draw.count)]
 
 
 def _mine_phase(s: ImperialMinersState) -> list[Any]:

@@ -108,6 +108,11 @@ def test_matches_end_after_ten_rounds_and_refold(seed: int, n: int, bot: str) ->
     assert state.piles["events"] == 18 - CONTENT.event_deck
     assert isinstance(events[-1], ev.MatchEnded)
     assert GAME.fold(events) == state
+    stepped = GAME.initial_state()
+    for event in events:  # a replay shows every event, between one command's events too
+        stepped = GAME.evolve(stepped, event)
+        assert GAME.next_step(stepped) is not None
+        assert GAME.view(stepped, stepped.players[0]) is not None
     decoded = [codec.from_data(type(e), json.loads(json.dumps(codec.to_data(e)))) for e in events]
     assert decoded == events
     outcome = GAME.outcome(state)

@@ -3,11 +3,14 @@ paying in secret, the top Level I card for a player who cannot play, and the rou
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from services.games.contract import AwaitingChance, AwaitingPlayers, CardsDrawn, DrawCards
 from services.games.imperial_miners import GAME
 from services.games.imperial_miners import actions as act
 from services.games.imperial_miners import events as ev
-from services.games.imperial_miners.state import Phase
+from services.games.imperial_miners.flow import automatic
+from services.games.imperial_miners.state import PendingDraw, Phase
 from tests.unit.games.imperial_miners.im_given import (
     PLAYERS,
     card,
@@ -204,3 +207,23 @@ def test_the_supply_is_unlimited() -> None:
     # 60 coin tokens and 60 VP markers are printed; a substitute covers any shortage
     state = given(gain("ann", coins=100, vp=250), players=("ann",))
     assert (state.coins["ann"], state.vp["ann"]) == (100, 250)
+
+
+def test_between_an_effect_and_its_level_four_draw_no_chance_is_awaited() -> None:
+    """Level IV cards lie face up: a replay's step between an effect and the Level IV draw
+    it causes awaits no shuffle (there is no Level IV pile), nor does a draw from a deck
+    whose pile and discards are both empty (it is cut short); each follows by itself."""
+    draw_iv = ev.EffectResolved("ann", "test", "", 0, 0, 0, (), 0, False, (), {"level_4": 1}, 0, 0)
+    state = given(draw_iv, players=("ann",), hands={"ann": TUNNELS["ann"]})
+    assert GAME.next_step(state) == AwaitingPlayers((), "draw")
+    assert GAME.view(state, "ann").deck_sizes["level_4"] == len(state.level_4)
+    assert automatic(state) == [ev.MineCardsDrawn("ann", "level_4", state.level_4[:1], False)]
+
+    emptied = replace(
+        state,
+        draws=(PendingDraw("ann", "level_2", 1),),
+        piles={**state.piles, "level_2": 0},
+        discards={**state.discards, "level_2": ()},
+    )
+    assert GAME.next_step(emptied) == AwaitingPlayers((), "draw")
+    assert automatic(emptied) == [ev.DrawCutShort("ann", "level_2", 1)]
