@@ -34,6 +34,7 @@ from services.games.contract import (
     Outcome,
     RuleViolation,
 )
+from services.games.frozen import quick_init_all
 
 #: a command resolving more chance nodes than this is a bug in an engine
 MAX_CHANCE_NODES = 10_000
@@ -293,3 +294,6 @@ class CommandHandler:
         reply = Accepted(match.version, len(batch), match.finished)
         match.replies[command_id] = reply
         return reply
+
+
+quick_init_all((Batch, Accepted, Command))

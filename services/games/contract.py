@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
+from services.games.frozen import quick_init_all
+
 State = TypeVar("State")
 
 #: a bot that decides from what its seat sees: (view, player, legal actions) → action
@@ -322,3 +324,19 @@ class Game(ABC, Generic[State]):
     def describe_action(self, action: Any) -> str:
         """A short human label for an action, for menus and logs."""
         return repr(action)
+
+
+quick_init_all(
+    (
+        RollDice,
+        ShuffleDeck,
+        DrawCards,
+        DiceRolled,
+        DeckShuffled,
+        CardsDrawn,
+        Outcome,
+        AwaitingPlayers,
+        AwaitingChance,
+        Finished,
+    )
+)

@@ -9,6 +9,7 @@ from typing import Any
 
 from services.games.drillit.content import COLOURS, CONTENT
 from services.games.drillit.hexgrid import Hex
+from services.games.frozen import quick_init_all
 
 
 class Phase(StrEnum):
@@ -38,6 +39,9 @@ class SectorGoblins:
 
     sector: int
     spaces: tuple[int, ...]
+
+
+quick_init_all((PlacedPiece, SectorGoblins))
 
 
 def empty_radar() -> tuple[SectorGoblins, ...]:
