@@ -50,6 +50,7 @@ class Crashland(Game[CrashlandState]):
     decide_folded = staticmethod(rules.decide_folded)
     resolve_folded = staticmethod(rules.resolve_folded)
     legal_actions = staticmethod(rules.legal_actions)
+    legal_choices = staticmethod(rules.legal_choices)
 
     def view(self, state: CrashlandState, viewer: str | None) -> CrashlandView:
         return view(state, viewer)

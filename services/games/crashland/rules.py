@@ -41,8 +41,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
+from collections.abc import Iterator, Sequence
 from enum import Enum
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from services.games.contract import (
     AwaitingChance,
@@ -573,6 +575,43 @@ def _arrangements(seen: tuple[str, ...]) -> tuple[act.ArrangeUplink, ...]:
     return tuple(act.ArrangeUplink(order) for order in itertools.permutations(seen))
 
 
+class _Arrangements(Sequence[act.ArrangeUplink]):
+    """``ArrangeUplink`` for every order of the seen cards, in the order of
+    ``itertools.permutations``, each built only when it is read (up to 720 of them)."""
+
+    __slots__ = ("_length", "_seen")
+
+    def __init__(self, seen: tuple[str, ...]) -> None:
+        self._seen = seen
+        self._length = math.factorial(len(seen))
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> act.ArrangeUplink: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[act.ArrangeUplink]: ...
+
+    def __getitem__(self, index: int | slice) -> act.ArrangeUplink | Sequence[act.ArrangeUplink]:
+        if isinstance(index, slice):
+            return _arrangements(self._seen)[index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("arrangement index out of range")
+        # the index in the factorial number system: which of the cards left comes next
+        left, order = list(self._seen), []
+        for n in range(len(left) - 1, -1, -1):
+            which, index = divmod(index, math.factorial(n))
+            order.append(left.pop(which))
+        return act.ArrangeUplink(tuple(order))
+
+    def __iter__(self) -> Iterator[act.ArrangeUplink]:
+        return iter(_arrangements(self._seen))
+
+
 def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
     step = next_step(state)
     if not isinstance(step, AwaitingPlayers) or player not in step.players:
@@ -613,6 +652,14 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
     if phase is _SYSTEMS_CHECK:
         legal += _END_TURN
     return legal
+
+
+def legal_choices(state: CrashlandState, player: str) -> Sequence[object]:
+    """``legal_actions``, with the uplink's orders (up to 720) built only when read."""
+    step = next_step(state)
+    if state.uplink_count and isinstance(step, AwaitingPlayers) and player in step.players:
+        return _Arrangements(state.known_top[: state.uplink_count])
+    return legal_actions(state, player)
 
 
 def spaceship_position(state: CrashlandState) -> Position | None:
