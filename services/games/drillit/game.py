@@ -37,7 +37,7 @@ from services.games.drillit.player_actions import (
     decide_turn_action,
     place_turbo_piece,
     turbo_actions,
-    turn_actions,
+    turn_choices,
 )
 from services.games.drillit.setup_rules import (
     MAX_PLAYERS,
@@ -133,6 +133,10 @@ class Drillit(Game[DrillitState]):
         return [ev.StartingPlayerChosen(action.player, "chosen by the players")]
 
     def legal_actions(self, state: DrillitState, player: str) -> tuple[Any, ...]:
+        return tuple(self.legal_choices(state, player))
+
+    def legal_choices(self, state: DrillitState, player: str) -> Sequence[Any]:
+        """The legal actions, the Excavate ones (most of them) built only when read."""
         step = next_step(state)
         if not isinstance(step, AwaitingPlayers) or player not in step.players:
             return ()
@@ -144,7 +148,7 @@ class Drillit(Game[DrillitState]):
             return tuple(act.ChooseStartingPlayer(p) for p in state.players)
         if state.phase == TURBO:
             return turbo_actions(state)
-        return turn_actions(state, player)
+        return turn_choices(state, player)
 
     # --- chance --------------------------------------------------------------------
 
