@@ -547,11 +547,13 @@ _END_TURN = (act.EndTurn(),)
 
 @functools.cache
 def _moves(
-    astronaut: Position, pays: tuple[Payment, ...], may_end: bool
+    row: int, column: int, pays: tuple[Payment, ...], may_end: bool
 ) -> tuple[act.Move | act.EndMovement, ...]:
-    """Every step off ``astronaut``'s card that stays on the map, paid in each of ``pays``,
-    and ``EndMovement`` when the astronaut may end the movement phase."""
-    moves = tuple(_MOVES[direction, pay] for direction in _ON_MAP[astronaut] for pay in pays)
+    """Every step off the card at (``row``, ``column``) that stays on the map, paid in each
+    of ``pays``, and ``EndMovement`` when the astronaut may end the movement phase (keyed by
+    numbers: a ``Position``'s hash runs Python)."""
+    on_map = _ON_MAP[Position(row, column)]
+    moves = tuple(_MOVES[direction, pay] for direction in on_map for pay in pays)
     return moves + _END_MOVEMENT if may_end else moves
 
 
@@ -629,7 +631,8 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
             pays = _FREE if min(oxygen, battery) >= low else ()
         else:
             pays = _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
-        legal = _moves(astronaut, pays, bool(state.cards_moved or state.flew))
+        may_end = bool(state.cards_moved or state.flew)
+        legal = _moves(astronaut.row, astronaut.column, pays, may_end)
     if state.checking_hand:
         legal += _hand_check(state.hand)
     spending = phase is _MOVEMENT or phase is _SYSTEMS_CHECK
