@@ -24,9 +24,9 @@ from services.games.drillit.hexgrid import Hex
 from services.games.drillit.setup_rules import room_has_space
 from services.games.drillit.state import DrillitState
 from services.games.drillit.tunnels import (
-    can_place,
     canonical_rotation,
     excavations,
+    may_lay,
     openings,
     placements,
     plan_b_exit,
@@ -142,7 +142,7 @@ def excavate(state: DrillitState, player: str, action: act.Excavate) -> list[Any
         raise RuleViolation(
             "NOT_SAME_ROOM", f"You must be in the same room as {action.owner} to place their piece."
         )
-    if not can_place(state, piece, action.cell, action.rotation, None):
+    if not may_lay(state, piece, action.cell, action.rotation, None):
         raise RuleViolation(
             "BAD_PLACEMENT",
             "A Path piece must connect to the Tank or an open tunnel, on a free space "
@@ -163,7 +163,7 @@ def place_turbo_piece(state: DrillitState, action: act.PlaceTurboPiece) -> list[
     piece = state.turbo_piece
     if piece is None:
         raise RuleViolation("NOT_NOW", "The Turbo has not drawn its piece yet.")
-    if not can_place(state, piece, action.cell, action.rotation, state.turbo_anchor):
+    if not may_lay(state, piece, action.cell, action.rotation, state.turbo_anchor):
         raise RuleViolation(
             "BAD_PLACEMENT",
             "The Turbo piece must connect to the tunnels"

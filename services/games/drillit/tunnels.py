@@ -191,6 +191,8 @@ class _Dug:
         shapes: dict[int, int],
         taken: frozenset[int],
         frontier_cells: tuple[int, ...],
+        bordered: dict[int, int],
+        required: dict[int, int],
     ) -> None:
         self.distance = distance_name
         self.placed = placed
@@ -204,7 +206,12 @@ class _Dug:
         #: free cells a new piece could connect into: open ground touching the Tank or an
         #: opening of a piece, neither taken; in ``Hex`` order, as cell numbers are
         self.frontier_cells = frontier_cells
+        #: cell number -> edge mask of the directions where a piece lies next to it
+        self.bordered = bordered
+        #: cell number -> edge mask of those directions where that piece opens towards it
+        self.required = required
         self._placements: dict[tuple[str, Hex | None], tuple[tuple[Hex, int], ...]] = {}
+        self._spots: dict[tuple[str, Hex | None], frozenset[tuple[int, int]]] = {}
         self._excavations: dict[tuple[str, str], tuple[Excavate, ...]] = {}
 
     @classmethod
@@ -221,10 +228,14 @@ class _Dug:
                 shapes[cell] = _edge_mask(p.piece, p.rotation)
         taken = frozenset(shapes).union(index[c] for c in abysses if c in index)
         cells = set(ground.rim)
+        bordered: dict[int, int] = {}
+        required: dict[int, int] = {}
         for cell, mask in shapes.items():
             cells.update(toward[cell][d] for d in range(6) if mask >> d & 1)
+            _border(toward[cell], mask, bordered, required)
         cells.discard(-1)
-        return cls(distance_name, placed, abysses, shapes, taken, tuple(sorted(cells - taken)))
+        frontier = tuple(sorted(cells - taken))
+        return cls(distance_name, placed, abysses, shapes, taken, frontier, bordered, required)
 
     def followed_by(
         self, distance_name: str, placed: tuple[PlacedPiece, ...], abysses: tuple[Hex, ...]
@@ -245,9 +256,7 @@ class _Dug:
             piece = placed[known]
             cell = index.get(piece.cell)
             if cell is None:  # off the ground: it changes nothing here
-                return _Dug(
-                    distance_name, placed, abysses, self.shapes, self.taken, self.frontier_cells
-                )
+                return self._with(placed, abysses, self.taken, self.frontier_cells)
             if cell in self.shapes:
                 return None  # a second piece on one cell: worked out afresh
             mask = _edge_mask(piece.piece, piece.rotation)
@@ -258,6 +267,8 @@ class _Dug:
             frontier = set(self.frontier_cells)
             frontier.discard(cell)
             frontier.update(faced - taken)
+            bordered, required = dict(self.bordered), dict(self.required)
+            _border(toward, mask, bordered, required)
             return _Dug(
                 distance_name,
                 placed,
@@ -265,6 +276,8 @@ class _Dug:
                 {**self.shapes, cell: mask},
                 taken,
                 tuple(sorted(frontier)),
+                bordered,
+                required,
             )
         if (
             len(abysses) == len(self.abysses) + 1
@@ -273,18 +286,30 @@ class _Dug:
         ):
             cell = index.get(abysses[-1])
             if cell is None:
-                return _Dug(
-                    distance_name, placed, abysses, self.shapes, self.taken, self.frontier_cells
-                )
-            return _Dug(
-                distance_name,
-                placed,
-                abysses,
-                self.shapes,
-                self.taken | {cell},
-                tuple(c for c in self.frontier_cells if c != cell),
-            )
+                return self._with(placed, abysses, self.taken, self.frontier_cells)
+            left = tuple(c for c in self.frontier_cells if c != cell)
+            return self._with(placed, abysses, self.taken | {cell}, left)
         return None
+
+    def _with(
+        self,
+        placed: tuple[PlacedPiece, ...],
+        abysses: tuple[Hex, ...],
+        taken: frozenset[int],
+        frontier_cells: tuple[int, ...],
+    ) -> _Dug:
+        """These tunnels' pieces on open ground (their shapes and borders), with ``placed``
+        and ``abysses`` and the cells taken and frontier given."""
+        return _Dug(
+            self.distance,
+            placed,
+            abysses,
+            self.shapes,
+            taken,
+            frontier_cells,
+            self.bordered,
+            self.required,
+        )
 
     @functools.cached_property
     def occupied(self) -> dict[Hex, tuple[int, ...]]:
@@ -311,44 +336,61 @@ class _Dug:
         return known
 
     def _place(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
-        """Each candidate cell is read once into edge masks (bit d: the edge towards
-        direction d): which edges a placed piece borders, which of those it opens, which
-        reach the Tank or a piece (or only the anchor); then each rotation is a few bit
-        operations instead of a walk around the cell (``fits`` and ``connects``)."""
-        ground, shapes, taken = self.ground, self.shapes, self.taken
-        if anchor is None:
-            cells: tuple[int, ...] = self.frontier_cells
-            at = -1
-        else:
-            index = ground.index
-            cells = tuple(
-                index[c] for c in anchor.neighbours() if c in index and index[c] not in taken
-            )
-            at = index.get(anchor, -1)
+        """Each candidate cell's edge masks (bit d: the edge towards direction d): which
+        edges a placed piece borders, which of those it opens, which reach the Tank or a
+        piece (or only the anchor); then each rotation is a few bit operations instead of
+        a walk around the cell (``fits`` and ``connects``). Without an anchor the masks of
+        every cell next to a piece are known (``bordered``, ``required``)."""
+        ground = self.ground
         rotations = _rotation_masks(CONTENT.pieces[piece].openings)
-        out = []
-        for cell in cells:
-            bordered = required = 0
-            reaching = ground.tank_sides[cell] if anchor is None else 0
-            for d, other in enumerate(ground.toward[cell]):
-                if other < 0:
+        bordered, required = self.bordered, self.required
+        spots: list[tuple[int, int]] = []
+        if anchor is None:
+            tank_sides = ground.tank_sides
+            for cell in self.frontier_cells:
+                b, r = bordered.get(cell, 0), required.get(cell, 0)
+                reaching = tank_sides[cell] | b  # the Tank or a piece
+                spots += [(cell, k) for k, mask in rotations if mask & b == r and mask & reaching]
+        else:  # the second Turbo piece: next to the first, continuing it
+            index, taken = ground.index, self.taken
+            at = index.get(anchor, -1)
+            for c in anchor.neighbours():
+                number = index.get(c)
+                if number is None or number in taken:
                     continue
-                if anchor is not None and other == at:
-                    reaching |= 1 << d
-                shape = shapes.get(other)
-                if shape is not None:
-                    bordered |= 1 << d
-                    if shape >> (d + 3) % 6 & 1:
-                        required |= 1 << d
-                    if anchor is None:
-                        reaching |= 1 << d
-            cell_hex = ground.cells[cell]
-            out += [
-                (cell_hex, k)
-                for k, mask in rotations
-                if mask & bordered == required and mask & reaching
-            ]
-        return tuple(out)
+                b, r = bordered.get(number, 0), required.get(number, 0)
+                toward = ground.toward[number]
+                reaching = sum(1 << d for d in range(6) if at >= 0 and toward[d] == at)
+                spots += [(number, k) for k, mask in rotations if mask & b == r and mask & reaching]
+        self._spots[piece, anchor] = frozenset(spots)
+        hexes = ground.cells
+        return tuple((hexes[cell], k) for cell, k in spots)
+
+    def accepts(self, piece: str, cell: Hex, rotation: int, anchor: Hex | None) -> bool:
+        """``can_place``, read off the placements: a placement there of the same shape
+        (tests/unit/games/drillit/test_drillit_placements_fast.py compares them)."""
+        if not 0 <= rotation < 6:
+            return False
+        spots = self._spots.get((piece, anchor))
+        if spots is None:
+            self.placements(piece, anchor)
+            spots = self._spots[piece, anchor]
+        number = self.ground.index.get(cell)
+        return number is not None and (number, canonical_rotation(piece, rotation)) in spots
+
+
+def _border(
+    toward: tuple[int, ...], mask: int, bordered: dict[int, int], required: dict[int, int]
+) -> None:
+    """Mark a piece with edge ``mask`` on the cells around it (``toward``: their numbers by
+    direction): each borders it on the edge facing it, and must open there if it opens
+    towards that cell."""
+    for e, other in enumerate(toward):
+        if other >= 0:
+            facing = 1 << (e + 3) % 6  # the other cell's edge towards the piece
+            bordered[other] = bordered.get(other, 0) | facing
+            if mask >> e & 1:
+                required[other] = required.get(other, 0) | facing
 
 
 @functools.lru_cache(maxsize=64)
@@ -366,6 +408,12 @@ def can_place(
     if anchor is not None and cell not in anchor.neighbours():
         return False
     return connects(cell, openings(piece, rotation), occupied, anchor)
+
+
+def may_lay(state: DrillitState, piece: str, cell: Hex, rotation: int, anchor: Hex | None) -> bool:
+    """``can_place``, read off the placements (which are worked out once per tunnels):
+    the rules' check of an Excavate or Turbo placement."""
+    return _dug(state).accepts(piece, cell, rotation, anchor)
 
 
 def reaches_exit(state: DrillitState, cell: Hex, shape: Iterable[int]) -> bool:

@@ -1,8 +1,8 @@
-"""The tunnels of a state (cells taken, edge masks, frontier: what placements and the
-exit search read) are worked out from the last ones asked about when the state has one
-Path piece or one Abyss more. This compares them with the tunnels worked out afresh on
-every state of many seeded matches, as the states follow one another and as they are
-asked about in any order."""
+"""The tunnels of a state (cells taken, the pieces' edge masks and those of the cells
+around them, the frontier: what placements and the exit search read) are worked out from
+the last ones asked about when the state has one Path piece or one Abyss more. This
+compares them with the tunnels worked out afresh on every state of many seeded matches, as
+the states follow one another and as they are asked about in any order."""
 
 from __future__ import annotations
 
@@ -15,12 +15,11 @@ from tests.unit.games.drillit.test_drillit_placements_fast import states
 
 
 def _afresh(state: DrillitState) -> tuple[object, ...]:
-    dug = _Dug.laid(state.distance, state.placed, state.abysses)
-    return dug.shapes, dug.taken, dug.frontier_cells
+    return _of(_Dug.laid(state.distance, state.placed, state.abysses))
 
 
 def _of(dug: _Dug) -> tuple[object, ...]:
-    return dug.shapes, dug.taken, dug.frontier_cells
+    return dug.shapes, dug.taken, dug.frontier_cells, dug.bordered, dug.required
 
 
 def test_tunnels_followed_by_a_piece_or_an_abyss_equal_those_worked_out_afresh() -> None:
