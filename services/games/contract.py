@@ -199,10 +199,9 @@ class Choices(Sequence[Any]):
     __slots__ = ("_length", "_parts", "_sizes")
 
     def __init__(self, parts: Sequence[Sequence[Any]]) -> None:
-        sizes = [len(part) for part in parts]
-        self._parts = [part for part, size in zip(parts, sizes, strict=True) if size]
-        self._sizes = [size for size in sizes if size]
-        self._length = sum(sizes)
+        self._parts = parts
+        self._sizes = [len(part) for part in parts]
+        self._length = sum(self._sizes)
 
     def __len__(self) -> int:
         return self._length

@@ -181,7 +181,8 @@ def _after_attack(s: DrillitState) -> DrillitState:
 def _arrived(s: DrillitState, e: ev.GoblinsArrived) -> DrillitState:
     spaces = list(s.goblins(e.sector))
     spaces[-1] += e.count
-    return _after_attack(s.with_goblins(e.sector, tuple(spaces)))
+    radar = s.radar_with(e.sector, tuple(spaces))  # and _after_attack, in one copy
+    return changed(s, radar=radar, attack_sixes=0, phase=REFILL if s.actions_done else ACTIONS)
 
 
 def _horde(s: DrillitState, e: ev.HordeArrived) -> DrillitState:
@@ -192,35 +193,40 @@ def _horde(s: DrillitState, e: ev.HordeArrived) -> DrillitState:
     return _after_attack(s)
 
 
-def _spend(s: DrillitState, points: int) -> DrillitState:
-    return changed(s, action_points=s.action_points - points)
+# The folds of an action spend its Action Points in the same copy of the state as their
+# other changes (spending them after the other changes copied the whole state twice).
 
 
 def _moved(s: DrillitState, e: ev.GnomeMoved) -> DrillitState:
-    return _spend(changed(s, rooms={**s.rooms, e.player: e.room}), e.action_points)
+    rooms = {**s.rooms, e.player: e.room}
+    return changed(s, rooms=rooms, action_points=s.action_points - e.action_points)
 
 
 def _carried(s: DrillitState, e: ev.GnomeCarried) -> DrillitState:
     rooms = {**s.rooms, e.robot: e.room, e.passenger: e.room}
-    return _spend(changed(s, rooms=rooms), e.action_points)
+    return changed(s, rooms=rooms, action_points=s.action_points - e.action_points)
 
 
 def _defeated(s: DrillitState, e: ev.GoblinsDefeated) -> DrillitState:
     spaces = list(s.goblins(e.sector))
     for space in e.spaces:
         spaces[space] -= 1
-    s = s.with_goblins(e.sector, tuple(spaces))
-    return _spend(changed(s, goblins_defeated=s.goblins_defeated + len(e.spaces)), e.action_points)
+    return changed(
+        s,
+        radar=s.radar_with(e.sector, tuple(spaces)),
+        goblins_defeated=s.goblins_defeated + len(e.spaces),
+        action_points=s.action_points - e.action_points,
+    )
 
 
 def _repaired(s: DrillitState, e: ev.ArmorRepaired) -> DrillitState:
     free = e.action_points == 0 and s.is_(e.player, "mechanic")
-    s = changed(
+    return changed(
         s,
         armor_destroyed=tuple(r for r in s.armor_destroyed if r != e.room),
         mechanic_free_repair_used=s.mechanic_free_repair_used or free,
+        action_points=s.action_points - e.action_points,
     )
-    return _spend(s, e.action_points)
 
 
 def _extinguished(s: DrillitState, e: ev.FireExtinguished) -> DrillitState:
@@ -228,19 +234,23 @@ def _extinguished(s: DrillitState, e: ev.FireExtinguished) -> DrillitState:
     fires[e.room] -= 1
     if fires[e.room] <= 0:
         del fires[e.room]
-    return _spend(changed(s, fires=fires), e.action_points)
+    return changed(s, fires=fires, action_points=s.action_points - e.action_points)
 
 
 def _piece_placed(s: DrillitState, e: ev.PathPiecePlaced) -> DrillitState:
     hands = {p: t for p, t in s.hands.items() if p != e.owner}
     placed = (*s.placed, PlacedPiece(e.piece, e.cell, e.rotation))
-    return _spend(changed(s, hands=hands, placed=placed), e.action_points)
+    return changed(s, hands=hands, placed=placed, action_points=s.action_points - e.action_points)
 
 
 def _spent(s: DrillitState, e: ev.CrystalsSpent) -> DrillitState:
     crystals = {**s.crystals, e.colour: s.crystals[e.colour] - e.count}
-    s = changed(s, crystals=crystals, crystals_used=s.crystals_used + e.count)
-    return _spend(s, e.action_points)
+    return changed(
+        s,
+        crystals=crystals,
+        crystals_used=s.crystals_used + e.count,
+        action_points=s.action_points - e.action_points,
+    )
 
 
 def _put_out(s: DrillitState, e: ev.FiresPutOut) -> DrillitState:
@@ -253,8 +263,8 @@ def _restored(s: DrillitState, e: ev.ArmorRestored) -> DrillitState:
 
 def _bombed(s: DrillitState, e: ev.SectorBombed) -> DrillitState:
     inside = s.goblins(e.sector)[0]
-    s = s.with_goblins(e.sector, (inside,) + (0,) * CONTENT.radar_spaces)
-    return changed(s, goblins_defeated=s.goblins_defeated + e.goblins)
+    radar = s.radar_with(e.sector, (inside,) + (0,) * CONTENT.radar_spaces)
+    return changed(s, radar=radar, goblins_defeated=s.goblins_defeated + e.goblins)
 
 
 def _turbo_started(s: DrillitState, e: ev.TurboStarted) -> DrillitState:

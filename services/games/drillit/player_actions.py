@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from itertools import combinations_with_replacement
 from typing import Any
@@ -212,6 +213,25 @@ def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[An
 
 #: actions are immutable: one instance of each fixed one serves every list
 _MOVES = {room: act.Move(room) for room in ALL_ROOMS}
+#: room -> (each other room, the walk there), in the order of ``ALL_ROOMS``
+_WALKS = {
+    here: tuple((room, walking_distance(here, room)) for room in ALL_ROOMS if room != here)
+    for here in ALL_ROOMS
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def _attacks(goblins: tuple[int, ...], most: int) -> tuple[act.Attack, ...]:
+    """Every attack on a sector with ``goblins`` (per space) removing up to ``most``."""
+    present = [s for s, n in enumerate(goblins) if n > 0]
+    return tuple(
+        act.Attack(combo)
+        for size in range(1, most + 1)
+        for combo in combinations_with_replacement(present, size)
+        if all(combo.count(s) <= goblins[s] for s in combo)
+    )
+
+
 _REPAIR, _EXTINGUISH = act.Repair(), act.Extinguish()
 _PLAN_B, _END_TURN = act.TakePlanB(), act.EndTurn()
 
@@ -227,18 +247,14 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
     rooms = state.rooms
     here = rooms[player]
     points = state.action_points
-    robot = state.is_(player, ROBOT)
+    robot = state.characters.get(player) == ROBOT  # state.is_(player, ROBOT)
     crowd: dict[int | None, int] = {}  # players per room: room_has_space, once
     for p in state.players:
         room = rooms.get(p)
         crowd[room] = crowd.get(room, 0) + 1
     capacity = CONTENT.room_capacity
-    for room in ALL_ROOMS:  # move_cost: 1 for the Robot, else the walk
-        if (
-            room != here
-            and crowd.get(room, 0) < capacity
-            and (1 if robot else walking_distance(here, room)) <= points
-        ):
+    for room, walk in _WALKS[here]:  # move_cost: 1 for the Robot, else the walk
+        if crowd.get(room, 0) < capacity and (1 if robot else walk) <= points:
             out.append(_MOVES[room])
     if robot and points >= 1:
         for passenger in state.occupants(here):
@@ -249,12 +265,8 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
                     out.append(act.Carry(room, passenger))
     if here != CONTENT.centre and points >= 1:
         goblins = state.goblins(CONTENT.faces_sector[here])
-        present = [s for s, n in enumerate(goblins) if n > 0]
-        if present:
-            for size in range(1, attack_targets(state, player) + 1):
-                for combo in combinations_with_replacement(present, size):
-                    if all(combo.count(s) <= goblins[s] for s in combo):
-                        out.append(act.Attack(combo))
+        if any(goblins):
+            out += _attacks(goblins, attack_targets(state, player))
     if here in state.armor_destroyed and repair_cost(state, player) <= points:
         out.append(_REPAIR)
     if points >= 1 and state.fires.get(here, 0) > 0:

@@ -126,13 +126,17 @@ class DrillitState:
         return sum(self.crystals.values())
 
     def goblins(self, sector: int) -> tuple[int, ...]:
-        return self.radar[CONTENT.sectors.index(sector)].spaces
+        at = _SECTOR_AT.get(sector)
+        return self.radar[CONTENT.sectors.index(sector) if at is None else at].spaces
 
     def with_goblins(self, sector: int, spaces: tuple[int, ...]) -> DrillitState:
-        radar = tuple(
+        return changed(self, radar=self.radar_with(sector, spaces))
+
+    def radar_with(self, sector: int, spaces: tuple[int, ...]) -> tuple[SectorGoblins, ...]:
+        """The radar with ``spaces`` for ``sector``'s Goblins."""
+        return tuple(
             SectorGoblins(s.sector, spaces) if s.sector == sector else s for s in self.radar
         )
-        return changed(self, radar=radar)
 
     def occupants(self, room: int) -> tuple[str, ...]:
         return tuple(p for p in self.players if self.rooms.get(p) == room)
@@ -147,6 +151,8 @@ class DrillitState:
         return self.characters.get(player) == character
 
 
+#: sector -> its place on the radar (``CONTENT.sectors.index``, once)
+_SECTOR_AT = {sector: i for i, sector in enumerate(CONTENT.sectors)}
 _FIELDS = frozenset(f.name for f in fields(DrillitState))
 _new = object.__new__
 _set = object.__setattr__
