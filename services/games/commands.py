@@ -276,7 +276,8 @@ class CommandHandler:
         game = match.game
         state = after
         events = list(decided)
-        for index in range(MAX_CHANCE_NODES + 1):
+        index = 0  # (a counted loop, not ``range``: most commands meet no chance node)
+        while True:
             step = game.next_step(state)
             if not isinstance(step, AwaitingChance):
                 break
@@ -289,6 +290,7 @@ class CommandHandler:
             )
             resolved, state = game.resolve_folded(state, outcome)
             events += resolved
+            index += 1
         ending = step.outcome if isinstance(step, Finished) else None
         batch = Batch(match.match_id, command_id, actor, events, ending, opening)
         appended = len(events) + (ending is not None) + (opening is not None)  # len(batch)

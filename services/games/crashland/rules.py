@@ -543,6 +543,10 @@ _MOVES = {(d, pay): act.Move(d, pay) for d in _DIRECTIONS for pay in _PAYMENTS}
 _END_MOVEMENT = (act.EndMovement(),)
 _KEEP_HAND = (act.KeepHand(),)
 _END_TURN = (act.EndTurn(),)
+_SHELTERS = tuple(act.SpendDomeShelter(boost) for boost in Boost)
+_RECHARGE, _UPLINK = (act.SpendSolarRecharge(),), (act.SpendSatelliteUplink(),)
+_DOME_SHELTER, _JETPACK = Equipment.DOME_SHELTER, Equipment.JETPACK
+_SOLAR_RECHARGE, _SATELLITE_UPLINK = Equipment.SOLAR_RECHARGE, Equipment.SATELLITE_UPLINK
 
 
 @functools.cache
@@ -637,20 +641,22 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
         legal += _hand_check(state.hand)
     spending = phase is _MOVEMENT or phase is _SYSTEMS_CHECK
     if spending and astronaut is not None and len(state.hand) >= 2:  # a pair to spend
+        # pair_in_hand(state, kind) is a pair exactly when two cards of that kind are held
+        kinds = [CONTENT.equipment_cards[card].kind for card in state.hand]
         pairs: list[object] = []
         on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is _DOME
-        if on_dome and pair_in_hand(state, Equipment.DOME_SHELTER):
-            pairs += [act.SpendDomeShelter(boost) for boost in Boost]
-        if state.battery >= 1 and pair_in_hand(state, Equipment.JETPACK):
+        if on_dome and kinds.count(_DOME_SHELTER) >= 2:
+            pairs += _SHELTERS
+        if state.battery >= 1 and kinds.count(_JETPACK) >= 2:
             pairs += [
                 act.SpendJetpack(position)
                 for position in sorted(state.explored)
                 if position != astronaut and _in_grid(position)
             ]
-        if pair_in_hand(state, Equipment.SOLAR_RECHARGE):
-            pairs.append(act.SpendSolarRecharge())
-        if pair_in_hand(state, Equipment.SATELLITE_UPLINK):
-            pairs.append(act.SpendSatelliteUplink())
+        if kinds.count(_SOLAR_RECHARGE) >= 2:
+            pairs += _RECHARGE
+        if kinds.count(_SATELLITE_UPLINK) >= 2:
+            pairs += _UPLINK
         legal += tuple(pairs)
     if phase is _SYSTEMS_CHECK:
         legal += _END_TURN
