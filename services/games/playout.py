@@ -10,7 +10,7 @@ import hashlib
 import random
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from services.games.chance import SeededChance
 from services.games.commands import (
@@ -96,7 +96,8 @@ def _run(step: Coroutine[Any, Any, Accepted]) -> Accepted:
     try:
         step.send(None)
     except StopIteration as done:
-        return cast(Accepted, done.value)
+        accepted: Accepted = done.value  # (typed here: typing.cast is a call per command)
+        return accepted
     step.close()
     raise RuntimeError("a playout's command handler waited on I/O")
 

@@ -212,6 +212,8 @@ class _Dug:
         self.required = required
         self._placements: dict[tuple[str, Hex | None], tuple[tuple[Hex, int], ...]] = {}
         self._spots: dict[tuple[str, Hex | None], frozenset[tuple[int, int]]] = {}
+        #: exit option -> whether it can still be reached (``exit_reachable``)
+        self.reachable: dict[str, bool] = {}
         self._excavations: dict[tuple[str, str], tuple[Excavate, ...]] = {}
 
     @classmethod
@@ -429,8 +431,15 @@ def exit_reachable(state: DrillitState) -> bool:
     free region before saying no), but while the way is open, as in nearly every match, it
     walks straight there instead of flooding the map after every turn."""
     dug = _dug(state)
+    known = dug.reachable.get(state.exit)  # the answer for these tunnels, once per turn
+    if known is None:
+        known = dug.reachable[state.exit] = _exit_reachable(dug, state.exit)
+    return known
+
+
+def _exit_reachable(dug: _Dug, exit_option: str) -> bool:
     ground, blocked = dug.ground, dug.taken
-    to_exit = ground.to_exit[state.exit]
+    to_exit = ground.to_exit[exit_option]
     queue = [(to_exit[i], i) for i in dug.frontier_cells]
     seen = {i for _, i in queue}
     heapq.heapify(queue)
