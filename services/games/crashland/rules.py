@@ -311,6 +311,15 @@ def _require_phase(state: CrashlandState, *phases: Phase) -> None:
 
 
 _ROWS, _COLUMNS = CONTENT.rows, CONTENT.columns
+#: (row, column, direction) -> the card a step from there leads to, for every step that
+#: stays on the map: one Position each (they are immutable), looked up by numbers
+_STEPS: dict[tuple[int, int, Direction], Position] = {
+    (row, column, d): step
+    for row in range(_ROWS)
+    for column in range(_COLUMNS)
+    for d in Direction
+    if 0 <= (step := Position(row, column).step(d)).row < _ROWS and 0 <= step.column < _COLUMNS
+}
 
 
 def _move(log: _Log, action: act.Move) -> None:
@@ -324,9 +333,11 @@ def _move(log: _Log, action: act.Move) -> None:
         _require_phase(s, _MOVEMENT)
     origin = s.astronaut
     assert origin is not None
-    destination = origin.step(direction)
-    if not (0 <= destination.row < _ROWS and 0 <= destination.column < _COLUMNS):
-        raise RuleViolation("OFF_GRID", f"There is no map card to the {direction.value}.")
+    destination = _STEPS.get((origin.row, origin.column, direction))
+    if destination is None:  # a step off the map (the table holds those that stay on it)
+        destination = origin.step(direction)
+        if not (0 <= destination.row < _ROWS and 0 <= destination.column < _COLUMNS):
+            raise RuleViolation("OFF_GRID", f"There is no map card to the {direction.value}.")
     free = s.cards_moved < CONTENT.free_cards
     if free and pay is not _FREE_PAY:
         raise RuleViolation("MOVE_IS_FREE", "The first two cards each turn are free.")
