@@ -34,6 +34,7 @@ from services.games.contract import (
     Outcome,
     RuleViolation,
 )
+from services.games.frozen import quick_init_all
 
 #: a command resolving more chance nodes than this is a bug in an engine
 MAX_CHANCE_NODES = 10_000
@@ -211,15 +212,17 @@ class CommandHandler:
         return await self._carry_out(match, setup, after, command_id, actor, await opening())
 
     async def submit(self, match: MatchRecord, command: Command) -> Accepted:
-        require_command_id(command.command_id)
-        first = match.replies.get(command.command_id)
+        command_id, player = command.command_id, command.player
+        if not command_id:
+            require_command_id(command_id)
+        first = match.replies.get(command_id)
         if first is not None:
-            known = match.commands.get(command.command_id)
-            if known is not None and known != (command.player, command.action):
+            known = match.commands.get(command_id)
+            if known is not None and known != (player, command.action):
                 raise Refusal(
                     RefusalKind.FAILED_PRECONDITION,
                     "COMMAND_ID_REUSED",
-                    f"command id {command.command_id} was used for another command; "
+                    f"command id {command_id} was used for another command; "
                     "use a new id for a new command",
                 )
             return Accepted(first.version, first.events_appended, first.finished, True)
@@ -232,26 +235,30 @@ class CommandHandler:
             )
         if match.finished:
             raise Refusal(RefusalKind.FAILED_PRECONDITION, "MATCH_OVER", "the match is over")
-        if command.player not in match.players:
+        if player not in match.players:
             raise Refusal(
                 RefusalKind.PERMISSION_DENIED,
                 "NOT_A_PLAYER",
-                f"{command.player or 'nobody'} does not play in this match",
+                f"{player or 'nobody'} does not play in this match",
             )
+        decode = self._decode
+        if decode is _engine_action:  # (what it returns, without the call)
+            action = command.action
+        else:
+            try:
+                action = decode(match.game, command.action)
+            except (ValueError, TypeError) as bad:
+                raise Refusal(RefusalKind.INVALID_ARGUMENT, "MALFORMED_ACTION", str(bad)) from bad
         try:
-            action = self._decode(match.game, command.action)
-        except (ValueError, TypeError) as bad:
-            raise Refusal(RefusalKind.INVALID_ARGUMENT, "MALFORMED_ACTION", str(bad)) from bad
-        try:
-            events, after = match.game.decide_folded(match.state, command.player, action)
+            events, after = match.game.decide_folded(match.state, player, action)
         except MalformedAction as refused:
             raise Refusal(RefusalKind.INVALID_ARGUMENT, refused.code, refused.message) from refused
         except RuleViolation as refused:
             raise Refusal(
                 RefusalKind.FAILED_PRECONDITION, refused.code, refused.message
             ) from refused
-        accepted = await self._carry_out(match, events, after, command.command_id, command.player)
-        match.commands[command.command_id] = (command.player, command.action)
+        accepted = await self._carry_out(match, events, after, command_id, player)
+        match.commands[command_id] = (player, command.action)
         return accepted
 
     async def _carry_out(
@@ -269,7 +276,8 @@ class CommandHandler:
         game = match.game
         state = after
         events = list(decided)
-        for index in range(MAX_CHANCE_NODES + 1):
+        index = 0  # (a counted loop, not ``range``: most commands meet no chance node)
+        while True:
             step = game.next_step(state)
             if not isinstance(step, AwaitingChance):
                 break
@@ -282,14 +290,19 @@ class CommandHandler:
             )
             resolved, state = game.resolve_folded(state, outcome)
             events += resolved
+            index += 1
         ending = step.outcome if isinstance(step, Finished) else None
         batch = Batch(match.match_id, command_id, actor, events, ending, opening)
+        appended = len(events) + (ending is not None) + (opening is not None)  # len(batch)
         match.version = await self._store.append(game, batch)
         match.state = state
         if ending is not None:
             match.finished = True
             match.results = dict(ending.results)
             match.end_reason = ending.reason
-        reply = Accepted(match.version, len(batch), match.finished)
+        reply = Accepted(match.version, appended, match.finished)
         match.replies[command_id] = reply
         return reply
+
+
+quick_init_all((Batch, Accepted, Command))

@@ -18,14 +18,16 @@ from __future__ import annotations
 import dataclasses
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, overload
+
+from services.games.frozen import quick_init_all
 
 State = TypeVar("State")
 
 #: a bot that decides from what its seat sees: (view, player, legal actions) → action
-ViewPolicy = Callable[[Any, str, tuple[Any, ...]], Any]
+ViewPolicy = Callable[[Any, str, Sequence[Any]], Any]
 
 
 class RuleViolation(Exception):
@@ -189,6 +191,48 @@ class ActionTemplate:
         return True
 
 
+class Choices(Sequence[Any]):
+    """Legal actions in parts, each a sequence of its own (a tuple, or one that builds an
+    action only when it is read): the length and one entry cost no more than that entry's
+    part. Iterating gives every entry of every part, in order."""
+
+    __slots__ = ("_length", "_parts", "_sizes")
+
+    def __init__(self, parts: Sequence[Sequence[Any]]) -> None:
+        self._parts = parts
+        self._sizes = [len(part) for part in parts]
+        self._length = sum(self._sizes)
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("legal action index out of range")
+        for part, size in zip(self._parts, self._sizes, strict=True):
+            if index < size:
+                return part[index]
+            index -= size
+        raise AssertionError("unreachable: the sizes add up to the length")
+
+    def __iter__(self) -> Iterator[Any]:
+        for part in self._parts:
+            yield from part
+
+    def __repr__(self) -> str:
+        return f"Choices({tuple(self)!r})"
+
+
 def concrete(choice: Any, rng: random.Random) -> Any:
     """A legal action from one entry of ``legal_actions`` (templates are sampled)."""
     return choice.sample(rng) if isinstance(choice, ActionTemplate) else choice
@@ -198,7 +242,7 @@ def random_view_policy(seed: int) -> ViewPolicy:
     """The bot every game has: uniform over legal actions, templates sampled uniformly."""
     rng = random.Random(seed)
 
-    def choose(view: Any, player: str, legal: tuple[Any, ...]) -> Any:
+    def choose(view: Any, player: str, legal: Sequence[Any]) -> Any:
         return concrete(legal[rng.randrange(len(legal))], rng)
 
     return choose
@@ -267,6 +311,12 @@ class Game(ABC, Generic[State]):
 
         Entries are concrete actions or ``ActionTemplate``s for parametric actions."""
 
+    def legal_choices(self, state: State, player: str) -> Sequence[Any]:
+        """``legal_actions``, the same entries in the same order, as a sequence that may
+        build an entry only when it is read (``Choices``): a random policy reads the
+        length and one entry. In-process playouts hand this to their policies."""
+        return self.legal_actions(state, player)
+
     @abstractmethod
     def view(self, state: State, viewer: str | None) -> Any:
         """What ``viewer`` may see (``None``: a spectator). Hidden information never leaks."""
@@ -322,3 +372,19 @@ class Game(ABC, Generic[State]):
     def describe_action(self, action: Any) -> str:
         """A short human label for an action, for menus and logs."""
         return repr(action)
+
+
+quick_init_all(
+    (
+        RollDice,
+        ShuffleDeck,
+        DrawCards,
+        DiceRolled,
+        DeckShuffled,
+        CardsDrawn,
+        Outcome,
+        AwaitingPlayers,
+        AwaitingChance,
+        Finished,
+    )
+)

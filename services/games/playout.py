@@ -10,7 +10,7 @@ import hashlib
 import random
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from services.games.chance import SeededChance
 from services.games.commands import (
@@ -33,8 +33,9 @@ from services.games.contract import (
     concrete,
 )
 
-#: chooses an action for ``player`` among ``legal`` in ``state``
-Policy = Callable[[Any, str, tuple[Any, ...]], Any]
+#: chooses an action for ``player`` among ``legal`` in ``state`` (``Game.legal_choices``:
+#: the legal actions in order, which a game may build only as they are read)
+Policy = Callable[[Any, str, Sequence[Any]], Any]
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def seeds_for(seed: int) -> tuple[bytes, bytes]:
 def random_policy(seed: int) -> Policy:
     rng = random.Random(seed)
 
-    def choose(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
+    def choose(state: Any, player: str, legal: Sequence[Any]) -> Any:
         return concrete(legal[rng.randrange(len(legal))], rng)
 
     return choose
@@ -95,7 +96,8 @@ def _run(step: Coroutine[Any, Any, Accepted]) -> Accepted:
     try:
         step.send(None)
     except StopIteration as done:
-        return cast(Accepted, done.value)
+        accepted: Accepted = done.value  # (typed here: typing.cast is a call per command)
+        return accepted
     step.close()
     raise RuntimeError("a playout's command handler waited on I/O")
 
@@ -133,7 +135,7 @@ def play(
                 return Playout(tuple(store.events), match.state, step.outcome, actions)
             assert isinstance(step, AwaitingPlayers)
             player = step.players[0]
-            legal = game.legal_actions(match.state, player)
+            legal = game.legal_choices(match.state, player)
             if not legal:
                 raise RuntimeError(f"{game.name}: {player} must act but has no legal action")
             action = policies[player](match.state, player, legal)

@@ -13,12 +13,28 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Sequence
+import importlib
+import struct
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+
+
+def _plain_sha256() -> Callable[[bytes], Any]:
+    """CPython's own SHA-256 (``_sha256``), whose copies cost less than OpenSSL's (no
+    context allocated per copy); OpenSSL's where there is none: the same digests."""
+    try:
+        return importlib.import_module("_sha256").sha256  # type: ignore[no-any-return]
+    except ImportError:  # pragma: no cover - a Python without it
+        return hashlib.sha256
+
+
+_sha256 = _plain_sha256()
 
 T = TypeVar("T")
 
 _SPAN = 1 << 64
+#: the first 8 bytes of a digest as a big-endian integer (``int.from_bytes(d[:8], "big")``)
+_FIRST_8 = struct.Struct(">Q").unpack_from
 
 
 def commitment(seed: bytes) -> str:
@@ -45,9 +61,9 @@ def _hmac_sha256_pads(key: bytes, message_prefix: bytes) -> tuple[Any, Any]:
     if len(key) > _BLOCK_SIZE:
         key = hashlib.sha256(key).digest()
     key = key.ljust(_BLOCK_SIZE, b"\0")
-    inner = hashlib.sha256(key.translate(_INNER_PAD))
+    inner = _sha256(key.translate(_INNER_PAD))
     inner.update(message_prefix)
-    return inner, hashlib.sha256(key.translate(_OUTER_PAD))
+    return inner, _sha256(key.translate(_OUTER_PAD))
 
 
 class DerivedRandom:
@@ -60,11 +76,12 @@ class DerivedRandom:
 
     def _block(self) -> int:
         inner = self._inner.copy()
-        inner.update(str(self.counter).encode())
+        inner.update(b"%d" % self.counter)  # str(counter).encode(), without the str
         outer = self._outer.copy()
         outer.update(inner.digest())
         self.counter += 1
-        return int.from_bytes(outer.digest()[:8], "big")
+        value: int = _FIRST_8(outer.digest())[0]
+        return value
 
     def below(self, n: int) -> int:
         """A uniform integer in ``[0, n)``."""
@@ -81,7 +98,13 @@ class DerivedRandom:
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
         out = list(items)
+        block = self._block
         for i in range(len(out) - 1, 0, -1):
-            j = self.below(i + 1)
+            n = i + 1  # j = self.below(n), its loop written out (a shuffle is most blocks)
+            limit = _SPAN - _SPAN % n
+            x = block()
+            while x >= limit:
+                x = block()
+            j = x % n
             out[i], out[j] = out[j], out[i]
         return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.games.crashland.model import Boost, Direction, Payment, Position
+from services.games.frozen import quick_init_all
 
 
 @dataclass(frozen=True)
@@ -95,3 +96,5 @@ ACTION_TYPES: tuple[type, ...] = (
     ArrangeUplink,
     EndTurn,
 )
+
+quick_init_all(ACTION_TYPES)

@@ -11,7 +11,7 @@ them when a system runs low.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from services.games.crashland import actions as act
@@ -50,11 +50,11 @@ def _kinds(hand: tuple[CardView, ...]) -> dict[str, int]:
     return counts
 
 
-def _pick(legal: tuple[Any, ...], wanted: object) -> Any | None:
+def _pick(legal: Sequence[Any], wanted: object) -> Any | None:
     return wanted if wanted in legal else None
 
 
-def _spend(v: CrashlandView, legal: tuple[Any, ...]) -> Any | None:
+def _spend(v: CrashlandView, legal: Sequence[Any]) -> Any | None:
     low = min(v.oxygen, v.battery)
     if v.battery <= v.max_level - 2 and (choice := _pick(legal, act.SpendSolarRecharge())):
         return choice
@@ -72,7 +72,7 @@ def _spend(v: CrashlandView, legal: tuple[Any, ...]) -> Any | None:
     return _pick(legal, act.SpendSatelliteUplink())
 
 
-def _step(v: CrashlandView, legal: tuple[Any, ...]) -> Any:
+def _step(v: CrashlandView, legal: Sequence[Any]) -> Any:
     target, urgent = _target(v)
     here = v.astronaut
     assert here is not None
@@ -101,14 +101,14 @@ def _step(v: CrashlandView, legal: tuple[Any, ...]) -> Any:
 
 
 #: chooses an action for the player from the player's view and legal actions
-ViewPolicy = Callable[[CrashlandView, str, tuple[Any, ...]], Any]
+ViewPolicy = Callable[[CrashlandView, str, Sequence[Any]], Any]
 
 
 def greedy_view_policy(seed: int) -> ViewPolicy:
     """The greedy bot for networked play: it decides from the player's view alone."""
     rng = random.Random(seed)
 
-    def choose(v: CrashlandView, player: str, legal: tuple[Any, ...]) -> Any:
+    def choose(v: CrashlandView, player: str, legal: Sequence[Any]) -> Any:
         first = legal[0]
         if isinstance(first, act.ArrangeUplink):
             # cluster the events so fewer of them apply: events first, equipment after
@@ -134,7 +134,7 @@ def greedy_policy(seed: int) -> Policy:
     """The greedy bot for in-process playouts: it decides from ``view(state, player)``."""
     decide = greedy_view_policy(seed)
 
-    def choose(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
+    def choose(state: Any, player: str, legal: Sequence[Any]) -> Any:
         assert isinstance(state, CrashlandState)
         return decide(view(state, player), player, legal)
 

@@ -18,6 +18,7 @@ from services.games.crashland.model import (
     Position,
     System,
 )
+from services.games.frozen import quick_init_all
 
 
 @dataclass(frozen=True)
@@ -253,3 +254,5 @@ EVENT_TYPES: tuple[type, ...] = (
     GameWon,
     GameLost,
 )
+
+quick_init_all(EVENT_TYPES)

@@ -6,10 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from services.games.contract import (
-    ChanceOutcome,
     Game,
     MalformedAction,
-    Step,
     ViewPolicy,
     random_view_policy,
 )
@@ -43,30 +41,16 @@ class Crashland(Game[CrashlandState]):
             raise MalformedAction("UNKNOWN_OPTION", f"Crashland has no options ({unknown}).")
         return [ev.GameStarted(players[0], {})]
 
-    def evolve(self, state: CrashlandState, event: Any) -> CrashlandState:
-        return evolve(state, event)
-
-    def next_step(self, state: CrashlandState) -> Step:
-        return rules.next_step(state)
-
-    def decide(self, state: CrashlandState, player: str, action: Any) -> list[Any]:
-        return rules.decide(state, player, action)
-
-    def resolve(self, state: CrashlandState, outcome: ChanceOutcome) -> list[Any]:
-        return rules.resolve(state, outcome)
-
-    def decide_folded(
-        self, state: CrashlandState, player: str, action: Any
-    ) -> tuple[list[Any], CrashlandState]:
-        return rules.decide_folded(state, player, action)
-
-    def resolve_folded(
-        self, state: CrashlandState, outcome: ChanceOutcome
-    ) -> tuple[list[Any], CrashlandState]:
-        return rules.resolve_folded(state, outcome)
-
-    def legal_actions(self, state: CrashlandState, player: str) -> tuple[Any, ...]:
-        return rules.legal_actions(state, player)
+    # The rules' functions themselves (no method of their own delegating to them): the
+    # command handler and playouts call these several times per action.
+    evolve = staticmethod(evolve)
+    next_step = staticmethod(rules.next_step)
+    decide = staticmethod(rules.decide)
+    resolve = staticmethod(rules.resolve)
+    decide_folded = staticmethod(rules.decide_folded)
+    resolve_folded = staticmethod(rules.resolve_folded)
+    legal_actions = staticmethod(rules.legal_actions)
+    legal_choices = staticmethod(rules.legal_choices)
 
     def view(self, state: CrashlandState, viewer: str | None) -> CrashlandView:
         return view(state, viewer)

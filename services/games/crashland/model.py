@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from services.games.frozen import quick_init
+
 
 class Phase(enum.StrEnum):
     SETUP = "setup"
@@ -70,6 +72,8 @@ class Position:
         d_row, d_col = _DELTAS[direction]
         return Position(self.row + d_row, self.column + d_col)
 
+
+quick_init(Position)
 
 _DELTAS: dict[Direction, tuple[int, int]] = {
     Direction.NORTH: (-1, 0),

@@ -41,8 +41,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
+from collections.abc import Iterator, Sequence
 from enum import Enum
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from services.games.contract import (
     AwaitingChance,
@@ -71,11 +73,19 @@ from services.games.crashland.model import (
     Phase,
     Position,
 )
-from services.games.crashland.state import CrashlandState, evolve
+from services.games.crashland.state import _FOLDS, CrashlandState, evolve
 
 MAP_DECK = "map"
 EVENT_DECK = "events"
 E = TypeVar("E", bound=Enum)
+
+# Enum members read once: on Python 3.11 every ``Phase.MOVEMENT`` goes through the
+# ``__getattr__`` hook of ``EnumType`` (as costly as a function call), and the rules read
+# them several times per action.
+_SETUP, _MOVEMENT, _EVENTS = Phase.SETUP, Phase.MOVEMENT, Phase.EVENTS
+_SYSTEMS_CHECK, _OVER = Phase.SYSTEMS_CHECK, Phase.OVER
+_FREE_PAY, _OXYGEN_PAY, _BATTERY_PAY = Payment.FREE, Payment.OXYGEN, Payment.BATTERY
+_SPACESHIP, _DOME = MapKind.SPACESHIP, MapKind.DOME
 
 
 class _Log:
@@ -87,7 +97,8 @@ class _Log:
 
     def add(self, event: object) -> None:
         self.events.append(event)
-        self.state = evolve(self.state, event)
+        fold = _FOLDS.get(type(event))  # what ``evolve`` looks up, without its call
+        self.state = evolve(self.state, event) if fold is None else fold(self.state, event)
 
 
 # --- what happens next ------------------------------------------------------------------
@@ -109,34 +120,42 @@ def next_step(state: CrashlandState) -> Step:
     return step
 
 
+#: the steps that never vary (steps are immutable, so one instance serves every match)
+_NOT_STARTED = AwaitingPlayers((), Phase.SETUP.value)
+_SHUFFLE_MAP = AwaitingChance(ShuffleDeck(MAP_DECK, CONTENT.map_ids, "setup"))
+_DEAL_MAP = AwaitingChance(DrawCards(MAP_DECK, len(CONTENT.map_ids), "deal map"))
+_SHUFFLE_EVENTS = AwaitingChance(ShuffleDeck(EVENT_DECK, CONTENT.deck_ids, "setup"))
+
+
 def _next_step(state: CrashlandState) -> Step:
-    if state.phase is Phase.OVER:
-        assert state.player is not None and state.result is not None
+    phase, player = state.phase, state.player
+    if phase is _OVER:
+        assert player is not None and state.result is not None
         return Finished(
             Outcome(
-                results={state.player: state.result},
+                results={player: state.result},
                 reason=state.end_reason,
-                scores={state.player: len(state.collected)},
+                scores={player: len(state.collected)},
             )
         )
-    if state.player is None:
-        return AwaitingPlayers((), Phase.SETUP.value)
-    if state.phase is Phase.SETUP:
+    if player is None:
+        return _NOT_STARTED
+    if phase is _SETUP:
         if not state.map_shuffled:
-            return AwaitingChance(ShuffleDeck(MAP_DECK, CONTENT.map_ids, "setup"))
+            return _SHUFFLE_MAP
         if not state.grid:
-            return AwaitingChance(DrawCards(MAP_DECK, len(CONTENT.map_ids), "deal map"))
-        return AwaitingChance(ShuffleDeck(EVENT_DECK, CONTENT.deck_ids, "setup"))
+            return _DEAL_MAP
+        return _SHUFFLE_EVENTS
     if state.uplink_to_draw:
         return AwaitingChance(DrawCards(EVENT_DECK, state.uplink_to_draw, "uplink"))
     if state.uplink_count:
-        return AwaitingPlayers((state.player,), "arrange_uplink")
-    if state.phase is Phase.EVENTS and not state.checking_hand:
+        return AwaitingPlayers((player,), "arrange_uplink")
+    if phase is _EVENTS and not state.checking_hand:
         need = CONTENT.events_per_turn - len(state.drawn)
         if state.draw_pile:
             return AwaitingChance(DrawCards(EVENT_DECK, min(need, state.draw_pile), "events"))
         return AwaitingChance(ShuffleDeck(EVENT_DECK, state.discard, "reshuffle"))
-    return _awaiting(state.player, state.phase)
+    return _awaiting(player, phase)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -169,9 +188,9 @@ def resolve_folded(
             if deck == MAP_DECK:
                 log.add(ev.MapShuffled(size))
             else:
-                log.add(ev.EventDeckShuffled(size, reshuffle=state.phase is not Phase.SETUP))
-                if state.phase is Phase.SETUP:
-                    log.add(ev.PhaseBegan(Phase.MOVEMENT, 1))
+                log.add(ev.EventDeckShuffled(size, reshuffle=state.phase is not _SETUP))
+                if state.phase is _SETUP:
+                    log.add(ev.PhaseBegan(_MOVEMENT, 1))
         case DrawCards(deck=deck, count=count), CardsDrawn(deck=o_deck, cards=cards) if (
             deck == o_deck and count == len(cards)
         ):
@@ -187,20 +206,24 @@ def resolve_folded(
     return log.events, log.state
 
 
+_SORTED_MAP_IDS = sorted(CONTENT.map_ids)
+#: the map deck's one spaceship card (the content pack checks there is exactly one)
+(_SHIP,) = (c for c in CONTENT.map_ids if CONTENT.map_cards[c].kind is MapKind.SPACESHIP)
+
+
 def _deal(log: _Log, cards: tuple[str, ...]) -> None:
-    if sorted(cards) != sorted(CONTENT.map_ids):
+    if sorted(cards) != _SORTED_MAP_IDS:
         raise RuleViolation("UNEXPECTED_OUTCOME", "The dealt map is not the map deck.")
     log.add(ev.MapDealt(cards))
-    (ship,) = (c for c in cards if CONTENT.map_cards[c].kind is MapKind.SPACESHIP)
-    position = log.state.position_of(ship)
-    log.add(ev.CardRevealed(position, ship))
+    position = log.state.position_of(_SHIP)
+    log.add(ev.CardRevealed(position, _SHIP))
     log.add(ev.AstronautPlaced(position))
 
 
 def _settle(log: _Log) -> None:
     """Finish phase 2 once its three cards are drawn (or the deck has nothing more)."""
     s = log.state
-    if s.phase is not Phase.EVENTS or s.checking_hand or s.uplink_count:
+    if s.phase is not _EVENTS or s.checking_hand or s.uplink_count:
         return
     complete = len(s.drawn) >= CONTENT.events_per_turn
     if not complete and (s.draw_pile or s.discard):
@@ -217,7 +240,7 @@ def _settle(log: _Log) -> None:
     if log.state.hand:
         log.add(ev.HandCheckBegan())
     else:
-        log.add(ev.PhaseBegan(Phase.SYSTEMS_CHECK, s.turn))
+        log.add(ev.PhaseBegan(_SYSTEMS_CHECK, s.turn))
 
 
 # --- the player's actions ---------------------------------------------------------------
@@ -287,34 +310,57 @@ def _require_phase(state: CrashlandState, *phases: Phase) -> None:
         raise RuleViolation("WRONG_PHASE", f"That is only possible in the {names} phase.")
 
 
+_ROWS, _COLUMNS = CONTENT.rows, CONTENT.columns
+#: (row, column, direction) -> the card a step from there leads to, for every step that
+#: stays on the map: one Position each (they are immutable), looked up by numbers
+_STEPS: dict[tuple[int, int, Direction], Position] = {
+    (row, column, d): step
+    for row in range(_ROWS)
+    for column in range(_COLUMNS)
+    for d in Direction
+    if 0 <= (step := Position(row, column).step(d)).row < _ROWS and 0 <= step.column < _COLUMNS
+}
+
+
 def _move(log: _Log, action: act.Move) -> None:
     s = log.state
-    direction = _as_enum(Direction, action.direction, "NOT_ORTHOGONAL")
-    pay = _as_enum(Payment, action.pay, "UNKNOWN_PAYMENT")
-    _require_phase(s, Phase.MOVEMENT)
-    assert s.astronaut is not None
-    destination = s.astronaut.step(direction)
-    if not _in_grid(destination):
-        raise RuleViolation("OFF_GRID", f"There is no map card to the {direction.value}.")
+    direction, pay = action.direction, action.pay
+    if type(direction) is not Direction:  # (the checks of ``_as_enum``, without its call)
+        direction = _as_enum(Direction, direction, "NOT_ORTHOGONAL")
+    if type(pay) is not Payment:
+        pay = _as_enum(Payment, pay, "UNKNOWN_PAYMENT")
+    if s.phase is not _MOVEMENT:
+        _require_phase(s, _MOVEMENT)
+    origin = s.astronaut
+    assert origin is not None
+    destination = _STEPS.get((origin.row, origin.column, direction))
+    if destination is None:  # a step off the map (the table holds those that stay on it)
+        destination = origin.step(direction)
+        if not (0 <= destination.row < _ROWS and 0 <= destination.column < _COLUMNS):
+            raise RuleViolation("OFF_GRID", f"There is no map card to the {direction.value}.")
     free = s.cards_moved < CONTENT.free_cards
-    if free and pay is not Payment.FREE:
+    if free and pay is not _FREE_PAY:
         raise RuleViolation("MOVE_IS_FREE", "The first two cards each turn are free.")
-    if not free and pay is Payment.FREE:
+    if not free and pay is _FREE_PAY:
         raise RuleViolation("MUST_PAY", "Pay 1 oxygen or 1 battery for this card.")
-    oxygen = s.oxygen - (pay is Payment.OXYGEN)
-    battery = s.battery - (pay is Payment.BATTERY)
+    oxygen = s.oxygen - (pay is _OXYGEN_PAY)
+    battery = s.battery - (pay is _BATTERY_PAY)
     if min(oxygen, battery) < CONTENT.min_level:
         raise RuleViolation("SYSTEM_EMPTY", f"Your {pay.value} is empty.")
-    log.add(ev.AstronautMoved(s.astronaut, destination, direction, pay, oxygen, battery))
+    log.add(ev.AstronautMoved(origin, destination, direction, pay, oxygen, battery))
     _arrive(log, destination)
 
 
 def _arrive(log: _Log, position: Position) -> None:
-    if position not in log.state.explored:
-        card = log.state.card_at(position)
+    s = log.state
+    if position not in s.explored:
+        card = s.grid[position.row * _COLUMNS + position.column]  # s.card_at(position)
         log.add(ev.CardRevealed(position, card))
-        _locate_tank(log, CONTENT.map_cards[card].number)
-    _collect_tanks(log)
+        number = CONTENT.map_cards[card].number
+        if number is not None:
+            _locate_tank(log, number)
+    if log.state.located:
+        _collect_tanks(log)
     _check_win(log)
 
 
@@ -344,13 +390,16 @@ def _collect_tanks(log: _Log) -> None:
             log.add(ev.FuelTankCollected(number, position))
 
 
+_TANKS = len(CONTENT.tank_numbers)
+
+
 def _check_win(log: _Log) -> None:
     s = log.state
-    if (
-        s.phase is Phase.MOVEMENT
+    if (  # the rarest condition first (every condition is a plain test)
+        len(s.collected) == _TANKS
+        and s.phase is _MOVEMENT
         and s.astronaut is not None
-        and CONTENT.map_cards[s.card_at(s.astronaut)].kind is MapKind.SPACESHIP
-        and len(s.collected) == len(CONTENT.tank_numbers)
+        and CONTENT.map_cards[s.card_at(s.astronaut)].kind is _SPACESHIP
         and min(s.oxygen, s.battery) >= 1
     ):
         log.add(ev.GameWon(s.turn, "all three fuel tanks aboard: lift-off"))
@@ -358,11 +407,12 @@ def _check_win(log: _Log) -> None:
 
 def _end_movement(log: _Log) -> None:
     s = log.state
-    _require_phase(s, Phase.MOVEMENT)
+    if s.phase is not _MOVEMENT:
+        _require_phase(s, _MOVEMENT)
     if not s.cards_moved and not s.flew:
         raise RuleViolation("MUST_MOVE", "You must move before ending the movement phase.")
     log.add(ev.MovementEnded(s.cards_moved))
-    log.add(ev.PhaseBegan(Phase.EVENTS, s.turn))
+    log.add(ev.PhaseBegan(_EVENTS, s.turn))
     known = s.known_top[: CONTENT.events_per_turn]
     if known:
         log.add(ev.EventCardsDrawn(known, from_uplink=True))
@@ -382,7 +432,7 @@ def _discard(log: _Log, card: str) -> None:
         raise RuleViolation("CARD_NOT_IN_HAND", f"You do not hold {card!r}.")
     log.add(ev.EquipmentDiscarded(card))
     if not log.state.hand:
-        log.add(ev.PhaseBegan(Phase.SYSTEMS_CHECK, s.turn))
+        log.add(ev.PhaseBegan(_SYSTEMS_CHECK, s.turn))
 
 
 def _keep(log: _Log) -> None:
@@ -393,7 +443,7 @@ def _keep(log: _Log) -> None:
             "OVER_HAND_LIMIT",
             f"You may keep no more than {CONTENT.hand_limit} cards; you hold {len(s.hand)}.",
         )
-    log.add(ev.PhaseBegan(Phase.SYSTEMS_CHECK, s.turn))
+    log.add(ev.PhaseBegan(_SYSTEMS_CHECK, s.turn))
 
 
 _PAIR_KIND: dict[type, Equipment] = {
@@ -466,14 +516,15 @@ def _arrange(log: _Log, order: tuple[str, ...]) -> None:
 
 def _end_turn(log: _Log) -> None:
     s = log.state
-    _require_phase(s, Phase.SYSTEMS_CHECK)
+    if s.phase is not _SYSTEMS_CHECK:
+        _require_phase(s, _SYSTEMS_CHECK)
     passed = min(s.oxygen, s.battery) >= 1
     log.add(ev.SystemsChecked(s.oxygen, s.battery, passed))
     if not passed:
         empty = "oxygen" if s.oxygen < 1 else "battery power"
         log.add(ev.GameLost(s.turn, f"systems check failed: out of {empty}"))
         return
-    log.add(ev.PhaseBegan(Phase.MOVEMENT, s.turn + 1))
+    log.add(ev.PhaseBegan(_MOVEMENT, s.turn + 1))
     _check_win(log)
 
 
@@ -498,14 +549,27 @@ _PAID: dict[tuple[bool, bool], tuple[Payment, ...]] = {
     (False, True): (Payment.BATTERY,),
     (False, False): (),
 }
-#: actions are immutable, so one instance of each move serves every list
+#: actions are immutable, so one instance of each serves every list
 _MOVES = {(d, pay): act.Move(d, pay) for d in _DIRECTIONS for pay in _PAYMENTS}
+_END_MOVEMENT = (act.EndMovement(),)
+_KEEP_HAND = (act.KeepHand(),)
+_END_TURN = (act.EndTurn(),)
+_SHELTERS = tuple(act.SpendDomeShelter(boost) for boost in Boost)
+_RECHARGE, _UPLINK = (act.SpendSolarRecharge(),), (act.SpendSatelliteUplink(),)
+_DOME_SHELTER, _JETPACK = Equipment.DOME_SHELTER, Equipment.JETPACK
+_SOLAR_RECHARGE, _SATELLITE_UPLINK = Equipment.SOLAR_RECHARGE, Equipment.SATELLITE_UPLINK
 
 
 @functools.cache
-def _moves(astronaut: Position, pays: tuple[Payment, ...]) -> tuple[act.Move, ...]:
-    """Every step off ``astronaut``'s card that stays on the map, paid in each of ``pays``."""
-    return tuple(_MOVES[direction, pay] for direction in _ON_MAP[astronaut] for pay in pays)
+def _moves(
+    row: int, column: int, pays: tuple[Payment, ...], may_end: bool
+) -> tuple[act.Move | act.EndMovement, ...]:
+    """Every step off the card at (``row``, ``column``) that stays on the map, paid in each
+    of ``pays``, and ``EndMovement`` when the astronaut may end the movement phase (keyed by
+    numbers: a ``Position``'s hash runs Python)."""
+    on_map = _ON_MAP[Position(row, column)]
+    moves = tuple(_MOVES[direction, pay] for direction in on_map for pay in pays)
+    return moves + _END_MOVEMENT if may_end else moves
 
 
 _ON_MAP: dict[Position, tuple[Direction, ...]] = {
@@ -515,17 +579,66 @@ _ON_MAP: dict[Position, tuple[Direction, ...]] = {
 }
 
 
+@functools.lru_cache(maxsize=1024)
+def _hand_check(hand: tuple[str, ...]) -> tuple[act.DiscardEquipment | act.KeepHand, ...]:
+    """The conditions of ``_discard`` and ``_keep``: discard any card held, keep the hand
+    when it is within the limit."""
+    discards = tuple(act.DiscardEquipment(card) for card in dict.fromkeys(hand))
+    return discards + _KEEP_HAND if len(hand) <= CONTENT.hand_limit else discards
+
+
+@functools.lru_cache(maxsize=1024)
+def _arrangements(seen: tuple[str, ...]) -> tuple[act.ArrangeUplink, ...]:
+    return tuple(act.ArrangeUplink(order) for order in itertools.permutations(seen))
+
+
+class _Arrangements(Sequence[act.ArrangeUplink]):
+    """``ArrangeUplink`` for every order of the seen cards, in the order of
+    ``itertools.permutations``, each built only when it is read (up to 720 of them)."""
+
+    __slots__ = ("_length", "_seen")
+
+    def __init__(self, seen: tuple[str, ...]) -> None:
+        self._seen = seen
+        self._length = math.factorial(len(seen))
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> act.ArrangeUplink: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[act.ArrangeUplink]: ...
+
+    def __getitem__(self, index: int | slice) -> act.ArrangeUplink | Sequence[act.ArrangeUplink]:
+        if isinstance(index, slice):
+            return _arrangements(self._seen)[index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("arrangement index out of range")
+        # the index in the factorial number system: which of the cards left comes next
+        left, order = list(self._seen), []
+        for n in range(len(left) - 1, -1, -1):
+            which, index = divmod(index, math.factorial(n))
+            order.append(left.pop(which))
+        return act.ArrangeUplink(tuple(order))
+
+    def __iter__(self) -> Iterator[act.ArrangeUplink]:
+        return iter(_arrangements(self._seen))
+
+
 def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
     step = next_step(state)
     if not isinstance(step, AwaitingPlayers) or player not in step.players:
         return ()
     if state.uplink_count:  # every ordering of the seen cards
-        seen = state.known_top[: state.uplink_count]
-        return tuple(act.ArrangeUplink(order) for order in itertools.permutations(seen))
-    legal: list[object] = []
+        return _arrangements(state.known_top[: state.uplink_count])
+    legal: tuple[object, ...] = ()
     phase = state.phase
     astronaut = state.astronaut
-    if phase is Phase.MOVEMENT and astronaut is not None:
+    if phase is _MOVEMENT and astronaut is not None:
         # the payments ``_move`` accepts: free for the first cards, then a system that
         # stays at the minimum or above after paying 1
         oxygen, battery, low = state.oxygen, state.battery, CONTENT.min_level
@@ -533,31 +646,40 @@ def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
             pays = _FREE if min(oxygen, battery) >= low else ()
         else:
             pays = _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
-        legal += _moves(astronaut, pays)
-        if state.cards_moved or state.flew:
-            legal.append(act.EndMovement())
-    if state.checking_hand:  # the conditions of ``_discard`` and ``_keep``
-        legal += [act.DiscardEquipment(card) for card in dict.fromkeys(state.hand)]
-        if len(state.hand) <= CONTENT.hand_limit:
-            legal.append(act.KeepHand())
-    spending = phase is Phase.MOVEMENT or phase is Phase.SYSTEMS_CHECK
+        may_end = bool(state.cards_moved or state.flew)
+        legal = _moves(astronaut.row, astronaut.column, pays, may_end)
+    if state.checking_hand:
+        legal += _hand_check(state.hand)
+    spending = phase is _MOVEMENT or phase is _SYSTEMS_CHECK
     if spending and astronaut is not None and len(state.hand) >= 2:  # a pair to spend
-        on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is MapKind.DOME
-        if on_dome and pair_in_hand(state, Equipment.DOME_SHELTER):
-            legal += [act.SpendDomeShelter(boost) for boost in Boost]
-        if state.battery >= 1 and pair_in_hand(state, Equipment.JETPACK):
-            legal += [
+        # pair_in_hand(state, kind) is a pair exactly when two cards of that kind are held
+        kinds = [CONTENT.equipment_cards[card].kind for card in state.hand]
+        pairs: list[object] = []
+        on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is _DOME
+        if on_dome and kinds.count(_DOME_SHELTER) >= 2:
+            pairs += _SHELTERS
+        if state.battery >= 1 and kinds.count(_JETPACK) >= 2:
+            pairs += [
                 act.SpendJetpack(position)
                 for position in sorted(state.explored)
                 if position != astronaut and _in_grid(position)
             ]
-        if pair_in_hand(state, Equipment.SOLAR_RECHARGE):
-            legal.append(act.SpendSolarRecharge())
-        if pair_in_hand(state, Equipment.SATELLITE_UPLINK):
-            legal.append(act.SpendSatelliteUplink())
-    if phase is Phase.SYSTEMS_CHECK:
-        legal.append(act.EndTurn())
-    return tuple(legal)
+        if kinds.count(_SOLAR_RECHARGE) >= 2:
+            pairs += _RECHARGE
+        if kinds.count(_SATELLITE_UPLINK) >= 2:
+            pairs += _UPLINK
+        legal += tuple(pairs)
+    if phase is _SYSTEMS_CHECK:
+        legal += _END_TURN
+    return legal
+
+
+def legal_choices(state: CrashlandState, player: str) -> Sequence[object]:
+    """``legal_actions``, with the uplink's orders (up to 720) built only when read."""
+    step = next_step(state)
+    if state.uplink_count and isinstance(step, AwaitingPlayers) and player in step.players:
+        return _Arrangements(state.known_top[: state.uplink_count])
+    return legal_actions(state, player)
 
 
 def spaceship_position(state: CrashlandState) -> Position | None:

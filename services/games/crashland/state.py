@@ -66,18 +66,20 @@ def _without(cards: tuple[str, ...], removed: tuple[str, ...]) -> tuple[str, ...
 
 
 _FIELDS = frozenset(f.name for f in fields(CrashlandState))
+_new = object.__new__
+_set = object.__setattr__
 
 
 def _with(state: CrashlandState, **changes: object) -> CrashlandState:
     """``dataclasses.replace`` without running ``__init__`` again: the instance dict copied
     and updated, about ten times cheaper, and every fold calls it (the state has no
-    ``__post_init__`` to skip; the assertion keeps a misspelt field from passing silently,
-    which mypy cannot check through ``**changes``)."""
-    assert changes.keys() <= _FIELDS, set(changes) - _FIELDS
+    ``__post_init__`` to skip). mypy cannot check the names in ``**changes``: a test folds
+    every event of many matches and checks each state has exactly the state's fields
+    (tests/unit/games/crashland/test_folded_decisions.py), so a misspelt one cannot pass."""
     fields = state.__dict__.copy()
     fields.update(changes)
-    new = object.__new__(CrashlandState)
-    object.__setattr__(new, "__dict__", fields)  # past the frozen __setattr__
+    new = _new(CrashlandState)
+    _set(new, "__dict__", fields)  # past the frozen __setattr__
     return new
 
 
@@ -116,11 +118,14 @@ def _event_deck_shuffled(s: CrashlandState, e: ev.EventDeckShuffled) -> Crashlan
     return _with(s, deck_ready=True, draw_pile=e.size, discard=() if e.reshuffle else s.discard)
 
 
+_MOVEMENT, _EVENTS = Phase.MOVEMENT, Phase.EVENTS  # (reading Phase.X is slow on 3.11)
+
+
 def _phase_began(s: CrashlandState, e: ev.PhaseBegan) -> CrashlandState:
     phase, turn = e.phase, e.turn
-    if phase is Phase.MOVEMENT:
+    if phase is _MOVEMENT:
         return _with(s, phase=phase, turn=turn, checking_hand=False, cards_moved=0, flew=False)
-    if phase is Phase.EVENTS:
+    if phase is _EVENTS:
         return _with(s, phase=phase, turn=turn, checking_hand=False, drawn=(), applied_event=None)
     return _with(s, phase=phase, turn=turn, checking_hand=False)
 
@@ -185,9 +190,7 @@ def _shelter_entered(s: CrashlandState, e: ev.ShelterEntered) -> CrashlandState:
 
 
 def _jetpack_flown(s: CrashlandState, e: ev.JetpackFlown) -> CrashlandState:
-    return _with(
-        s, astronaut=e.destination, battery=e.battery, flew=s.flew or s.phase is Phase.MOVEMENT
-    )
+    return _with(s, astronaut=e.destination, battery=e.battery, flew=s.flew or s.phase is _MOVEMENT)
 
 
 def _solar_recharged(s: CrashlandState, e: ev.SolarRecharged) -> CrashlandState:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.games.drillit.hexgrid import Hex
+from services.games.frozen import quick_init_all
 
 
 @dataclass(frozen=True)
@@ -140,3 +141,5 @@ ACTION_TYPES: tuple[type, ...] = (
     TakePlanB,
     EndTurn,
 )
+
+quick_init_all(ACTION_TYPES)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from services.games.drillit import actions as act
@@ -35,7 +35,7 @@ from services.games.drillit.view import DrillitView, make_view
 from services.games.playout import Policy, random_policy
 
 #: chooses an action for a player from that player's view and legal actions
-ViewPolicy = Callable[[DrillitView, str, tuple[Any, ...]], Any]
+ViewPolicy = Callable[[DrillitView, str, Sequence[Any]], Any]
 
 FAR = 99
 STOP = 3.0  # below this value an action is not worth an Action Point
@@ -89,15 +89,15 @@ class Greedy:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
 
-    def __call__(self, state: DrillitState, player: str, legal: tuple[Any, ...]) -> Any:
+    def __call__(self, state: DrillitState, player: str, legal: Sequence[Any]) -> Any:
         """As a simulation policy: decide from what ``player`` sees of ``state``."""
         return self.choose(make_view(state, player), player, legal)
 
-    def choose(self, seen: DrillitView, player: str, legal: tuple[Any, ...]) -> Any:
+    def choose(self, seen: DrillitView, player: str, legal: Sequence[Any]) -> Any:
         """As a view-based policy."""
         return self.decide(public_state(seen), player, legal)
 
-    def decide(self, state: DrillitState, player: str, legal: tuple[Any, ...]) -> Any:
+    def decide(self, state: DrillitState, player: str, legal: Sequence[Any]) -> Any:
         """The decision. It reads only the fields ``public_state`` fills (tests check that
         it decides the same on the engine's full state)."""
         if state.phase == Phase.SETUP:

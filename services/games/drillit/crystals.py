@@ -78,13 +78,19 @@ def crystal_actions(state: DrillitState, player: str) -> list[Any]:
     if crystal_ability_cost(state, player) > state.action_points:
         return []
     out: list[Any] = []
-    enough = {c: n >= CONTENT.crystal_cost for c, n in state.crystals.items()}
-    if enough["blue"]:
-        out += [act.UseBlueOnFires(r) for r in sorted(state.fires) if state.fires[r] > 0]
+    crystals, cost = state.crystals, CONTENT.crystal_cost
+    if crystals["blue"] >= cost:
+        fires = state.fires
+        out += [act.UseBlueOnFires(r) for r in sorted(fires) if fires[r] > 0]
         if state.armor_destroyed:
-            out.append(act.UseBlueOnArmor())
-    if enough["red"]:
-        out += [act.UseRedBomb(s) for s in CONTENT.sectors if radar_goblins(state, s) > 0]
-    if enough["yellow"] and not state.trap and state.path_pile > 0 and frontier(state):
-        out.append(act.UseYellowTurbo())
+            out.append(_ON_ARMOR)
+    if crystals["red"] >= cost:
+        out += [_BOMBS[s] for s in CONTENT.sectors if radar_goblins(state, s) > 0]
+    if crystals["yellow"] >= cost and not state.trap and state.path_pile > 0 and frontier(state):
+        out.append(_TURBO)
     return out
+
+
+#: the fixed actions, built once (actions are immutable)
+_ON_ARMOR, _TURBO = act.UseBlueOnArmor(), act.UseYellowTurbo()
+_BOMBS = {s: act.UseRedBomb(s) for s in CONTENT.sectors}

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from services.games.drillit.hexgrid import Hex
 from services.games.drillit.state import SectorGoblins
+from services.games.frozen import quick_init_all
 
 # --- setup ----------------------------------------------------------------------------
 
@@ -379,3 +380,5 @@ EVENT_TYPES: tuple[type, ...] = (
     MatchWon,
     MatchLost,
 )
+
+quick_init_all(EVENT_TYPES)

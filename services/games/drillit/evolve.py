@@ -7,36 +7,35 @@ from typing import Any
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
 from services.games.drillit.setup_rules import assemble_event_deck
-from services.games.drillit.state import DrillitState, Phase, PlacedPiece, changed, setup_radar
+from services.games.drillit.state import (
+    ACTIONS,
+    ATTACK,
+    FIRE,
+    OVER,
+    REFILL,
+    SETUP,
+    TURBO,
+    TURN_OVER,
+    TURN_START,
+    DrillitState,
+    PlacedPiece,
+    changed,
+    setup_radar,
+)
 
 
 def evolve(state: DrillitState, event: Any) -> DrillitState:
-    known = _FOLDED.get(id(event))
-    if known is not None and known[0] is event and known[1] is state:
-        return known[2]
     handler = _HANDLERS.get(type(event))
     if handler is None:
         raise TypeError(f"not a Drillit event: {event!r}")
     new: DrillitState = handler(state, event)
-    if len(_FOLDED) >= _FOLDS_KEPT:
-        _FOLDED.clear()
-    _FOLDED[id(event)] = (event, state, new)
     return new
-
-
-#: The latest folds by the event's identity: (event, state before, state after). The rules
-#: fold each event they decide into the state to work out what follows (``advance``, an
-#: Event card's sub-events), and the command handler folds the same event object into the
-#: same state object again: that second (or third) fold is this lookup. Holding the event
-#: and the state keeps their ids from being reused, so a hit is always the very same fold.
-_FOLDED: dict[int, tuple[Any, DrillitState, DrillitState]] = {}
-_FOLDS_KEPT = 512
 
 
 def _setup(s: DrillitState, e: ev.MatchSetUp) -> DrillitState:
     return changed(
         s,
-        phase=Phase.SETUP,
+        phase=SETUP,
         players=e.players,
         difficulty=e.difficulty,
         distance=e.distance,
@@ -83,7 +82,7 @@ def _starter(s: DrillitState, e: ev.StartingPlayerChosen) -> DrillitState:
 def _turn_started(s: DrillitState, e: ev.TurnStarted) -> DrillitState:
     return changed(
         s,
-        phase=Phase.TURN_START if e.turn > 1 else Phase.ACTIONS,
+        phase=TURN_START if e.turn > 1 else ACTIONS,
         active=e.player,
         turn=e.turn,
         action_points=e.action_points,
@@ -102,7 +101,7 @@ def _revealed(s: DrillitState, e: ev.EventCardRevealed) -> DrillitState:
         s,
         current_card=e.card,
         event_deck=s.event_deck[1:],
-        phase=Phase.FIRE if e.main_event == "fire" else Phase.ATTACK,
+        phase=FIRE if e.main_event == "fire" else ATTACK,
     )
 
 
@@ -151,7 +150,7 @@ def _abyss(s: DrillitState, e: ev.AbyssOpened) -> DrillitState:
 
 
 def _blackout(s: DrillitState, e: ev.BlackoutBegan) -> DrillitState:
-    return changed(s, blackout=True, phase=Phase.ACTIONS)
+    return changed(s, blackout=True, phase=ACTIONS)
 
 
 def _trap(s: DrillitState, e: ev.TrapSet) -> DrillitState:
@@ -164,11 +163,11 @@ def _fire_die(s: DrillitState, e: ev.FireDieRolled) -> DrillitState:
 
 def _fire_started(s: DrillitState, e: ev.FireStarted) -> DrillitState:
     fires = {**s.fires, e.room: s.fires.get(e.room, 0) + e.fires}
-    return changed(s, fires=fires, fire_criticals=0, phase=Phase.ATTACK)
+    return changed(s, fires=fires, fire_criticals=0, phase=ATTACK)
 
 
 def _critical_explosion(s: DrillitState, e: ev.CriticalFireExploded) -> DrillitState:
-    return changed(s, fire_criticals=0, phase=Phase.ATTACK)
+    return changed(s, fire_criticals=0, phase=ATTACK)
 
 
 def _attack_die(s: DrillitState, e: ev.AttackDieRolled) -> DrillitState:
@@ -176,13 +175,14 @@ def _attack_die(s: DrillitState, e: ev.AttackDieRolled) -> DrillitState:
 
 
 def _after_attack(s: DrillitState) -> DrillitState:
-    return changed(s, attack_sixes=0, phase=Phase.REFILL if s.actions_done else Phase.ACTIONS)
+    return changed(s, attack_sixes=0, phase=REFILL if s.actions_done else ACTIONS)
 
 
 def _arrived(s: DrillitState, e: ev.GoblinsArrived) -> DrillitState:
     spaces = list(s.goblins(e.sector))
     spaces[-1] += e.count
-    return _after_attack(s.with_goblins(e.sector, tuple(spaces)))
+    radar = s.radar_with(e.sector, tuple(spaces))  # and _after_attack, in one copy
+    return changed(s, radar=radar, attack_sixes=0, phase=REFILL if s.actions_done else ACTIONS)
 
 
 def _horde(s: DrillitState, e: ev.HordeArrived) -> DrillitState:
@@ -193,35 +193,40 @@ def _horde(s: DrillitState, e: ev.HordeArrived) -> DrillitState:
     return _after_attack(s)
 
 
-def _spend(s: DrillitState, points: int) -> DrillitState:
-    return changed(s, action_points=s.action_points - points)
+# The folds of an action spend its Action Points in the same copy of the state as their
+# other changes (spending them after the other changes copied the whole state twice).
 
 
 def _moved(s: DrillitState, e: ev.GnomeMoved) -> DrillitState:
-    return _spend(changed(s, rooms={**s.rooms, e.player: e.room}), e.action_points)
+    rooms = {**s.rooms, e.player: e.room}
+    return changed(s, rooms=rooms, action_points=s.action_points - e.action_points)
 
 
 def _carried(s: DrillitState, e: ev.GnomeCarried) -> DrillitState:
     rooms = {**s.rooms, e.robot: e.room, e.passenger: e.room}
-    return _spend(changed(s, rooms=rooms), e.action_points)
+    return changed(s, rooms=rooms, action_points=s.action_points - e.action_points)
 
 
 def _defeated(s: DrillitState, e: ev.GoblinsDefeated) -> DrillitState:
     spaces = list(s.goblins(e.sector))
     for space in e.spaces:
         spaces[space] -= 1
-    s = s.with_goblins(e.sector, tuple(spaces))
-    return _spend(changed(s, goblins_defeated=s.goblins_defeated + len(e.spaces)), e.action_points)
+    return changed(
+        s,
+        radar=s.radar_with(e.sector, tuple(spaces)),
+        goblins_defeated=s.goblins_defeated + len(e.spaces),
+        action_points=s.action_points - e.action_points,
+    )
 
 
 def _repaired(s: DrillitState, e: ev.ArmorRepaired) -> DrillitState:
     free = e.action_points == 0 and s.is_(e.player, "mechanic")
-    s = changed(
+    return changed(
         s,
         armor_destroyed=tuple(r for r in s.armor_destroyed if r != e.room),
         mechanic_free_repair_used=s.mechanic_free_repair_used or free,
+        action_points=s.action_points - e.action_points,
     )
-    return _spend(s, e.action_points)
 
 
 def _extinguished(s: DrillitState, e: ev.FireExtinguished) -> DrillitState:
@@ -229,19 +234,23 @@ def _extinguished(s: DrillitState, e: ev.FireExtinguished) -> DrillitState:
     fires[e.room] -= 1
     if fires[e.room] <= 0:
         del fires[e.room]
-    return _spend(changed(s, fires=fires), e.action_points)
+    return changed(s, fires=fires, action_points=s.action_points - e.action_points)
 
 
 def _piece_placed(s: DrillitState, e: ev.PathPiecePlaced) -> DrillitState:
     hands = {p: t for p, t in s.hands.items() if p != e.owner}
     placed = (*s.placed, PlacedPiece(e.piece, e.cell, e.rotation))
-    return _spend(changed(s, hands=hands, placed=placed), e.action_points)
+    return changed(s, hands=hands, placed=placed, action_points=s.action_points - e.action_points)
 
 
 def _spent(s: DrillitState, e: ev.CrystalsSpent) -> DrillitState:
     crystals = {**s.crystals, e.colour: s.crystals[e.colour] - e.count}
-    s = changed(s, crystals=crystals, crystals_used=s.crystals_used + e.count)
-    return _spend(s, e.action_points)
+    return changed(
+        s,
+        crystals=crystals,
+        crystals_used=s.crystals_used + e.count,
+        action_points=s.action_points - e.action_points,
+    )
 
 
 def _put_out(s: DrillitState, e: ev.FiresPutOut) -> DrillitState:
@@ -254,12 +263,12 @@ def _restored(s: DrillitState, e: ev.ArmorRestored) -> DrillitState:
 
 def _bombed(s: DrillitState, e: ev.SectorBombed) -> DrillitState:
     inside = s.goblins(e.sector)[0]
-    s = s.with_goblins(e.sector, (inside,) + (0,) * CONTENT.radar_spaces)
-    return changed(s, goblins_defeated=s.goblins_defeated + e.goblins)
+    radar = s.radar_with(e.sector, (inside,) + (0,) * CONTENT.radar_spaces)
+    return changed(s, radar=radar, goblins_defeated=s.goblins_defeated + e.goblins)
 
 
 def _turbo_started(s: DrillitState, e: ev.TurboStarted) -> DrillitState:
-    return changed(s, phase=Phase.TURBO, turbo_left=e.pieces, turbo_anchor=None)
+    return changed(s, phase=TURBO, turbo_left=e.pieces, turbo_anchor=None)
 
 
 def _turbo_drawn(s: DrillitState, e: ev.TurboPieceDrawn) -> DrillitState:
@@ -269,7 +278,7 @@ def _turbo_drawn(s: DrillitState, e: ev.TurboPieceDrawn) -> DrillitState:
 def _turbo_done(s: DrillitState, left: int) -> DrillitState:
     if left > 0:
         return changed(s, turbo_left=left, turbo_piece=None)
-    return changed(s, turbo_left=0, turbo_piece=None, turbo_anchor=None, phase=Phase.ACTIONS)
+    return changed(s, turbo_left=0, turbo_piece=None, turbo_anchor=None, phase=ACTIONS)
 
 
 def _turbo_placed(s: DrillitState, e: ev.TurboPiecePlaced) -> DrillitState:
@@ -290,19 +299,19 @@ def _plan_b(s: DrillitState, e: ev.PlanBTaken) -> DrillitState:
 
 
 def _actions_ended(s: DrillitState, e: ev.ActionsEnded) -> DrillitState:
-    return changed(s, actions_done=True, phase=Phase.ATTACK if s.blackout else Phase.REFILL)
+    return changed(s, actions_done=True, phase=ATTACK if s.blackout else REFILL)
 
 
 def _turn_ended(s: DrillitState, e: ev.TurnEnded) -> DrillitState:
-    return changed(s, phase=Phase.TURN_OVER)
+    return changed(s, phase=TURN_OVER)
 
 
 def _won(s: DrillitState, e: ev.MatchWon) -> DrillitState:
-    return changed(s, phase=Phase.OVER, won=True, end_reason=e.reason)
+    return changed(s, phase=OVER, won=True, end_reason=e.reason)
 
 
 def _lost(s: DrillitState, e: ev.MatchLost) -> DrillitState:
-    return changed(s, phase=Phase.OVER, won=False, end_reason=e.reason)
+    return changed(s, phase=OVER, won=False, end_reason=e.reason)
 
 
 _HANDLERS: dict[type, Any] = {

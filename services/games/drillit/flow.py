@@ -3,6 +3,7 @@ chance outcome, until a player or the dice/decks must speak again."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from services.games.contract import (
@@ -25,7 +26,19 @@ from services.games.drillit.evolve import evolve
 from services.games.drillit.goblin_attack import attack_box, horde_events
 from services.games.drillit.player_actions import turbo_actions
 from services.games.drillit.setup_rules import automatic_setup, setup_chooser, setup_request
-from services.games.drillit.state import DrillitState, Phase
+from services.games.drillit.state import (
+    ACTIONS,
+    ATTACK,
+    FIRE,
+    NOT_STARTED,
+    OVER,
+    REFILL,
+    SETUP,
+    TURBO,
+    TURN_OVER,
+    TURN_START,
+    DrillitState,
+)
 from services.games.drillit.turn_start import main_event, sub_event
 
 
@@ -37,18 +50,21 @@ def refill_count(state: DrillitState) -> int:
     return min(len(missing_pieces(state)), state.path_pile)
 
 
-def reveal_event_card(state: DrillitState) -> list[Any]:
-    """Reveal the top card; resolve its sub-events in order, then its main event."""
+def reveal_event_card(state: DrillitState) -> tuple[list[Any], DrillitState]:
+    """Reveal the top card; resolve its sub-events in order, then its main event. The
+    events and the state after them (each folded once, on the way)."""
     card = CONTENT.cards[state.event_deck[0]]
     out: list[Any] = [ev.EventCardRevealed(card.id, card.main, len(state.event_deck) - 1)]
     state = evolve(state, out[0])
     for name in ("advance", "intensify", "overheat"):
-        for fact in sub_event(state, card, name):
-            state = evolve(state, fact)
-            out.append(fact)
+        facts, state = sub_event(state, card, name)
+        out += facts
         if life_track_full(state):
-            return out
-    return out + main_event(state, card)
+            return out, state
+    for fact in main_event(state, card):
+        state = evolve(state, fact)
+        out.append(fact)
+    return out, state
 
 
 def next_player(state: DrillitState) -> str:
@@ -58,24 +74,37 @@ def next_player(state: DrillitState) -> str:
 
 
 def automatic_events(state: DrillitState) -> list[Any]:
+    return automatic_events_folded(state)[0]
+
+
+def automatic_events_folded(state: DrillitState) -> tuple[list[Any], DrillitState | None]:
+    """The events that follow by themselves in ``state``, and the state after them when
+    working them out folded them already (else None: the caller folds them)."""
     phase = state.phase
-    if phase in (Phase.NOT_STARTED, Phase.OVER):
-        return []
-    if phase == Phase.SETUP:
-        return automatic_setup(state)
+    if phase in (NOT_STARTED, OVER):
+        return [], None
+    if phase == SETUP:
+        return automatic_setup(state), None
     if life_track_full(state):
-        return [ev.MatchLost(LIFE_TRACK_FULL)]
-    if phase == Phase.TURN_START:
+        return [ev.MatchLost(LIFE_TRACK_FULL)], None
+    if phase in (ACTIONS, FIRE):  # waiting for a player or the dice
+        return [], None
+    if phase == TURN_START:
         return reveal_event_card(state)
-    if phase == Phase.ATTACK and attack_box(state) == HORDE:
+    return _automatic_later(state), None
+
+
+def _automatic_later(state: DrillitState) -> list[Any]:
+    phase = state.phase
+    if phase == ATTACK and attack_box(state) == HORDE:
         return horde_events()  # the Horde needs no more dice
-    if phase == Phase.TURBO and state.turbo_piece is None and state.path_pile == 0:
+    if phase == TURBO and state.turbo_piece is None and state.path_pile == 0:
         return [ev.TurboStopped("the Path pile is empty")]
-    if phase == Phase.TURBO and state.turbo_piece is not None and not turbo_actions(state):
+    if phase == TURBO and state.turbo_piece is not None and not turbo_actions(state):
         return [ev.TurboPieceDiscarded(state.turbo_piece, "it fits nowhere")]
-    if phase == Phase.REFILL and refill_count(state) == 0:
+    if phase == REFILL and refill_count(state) == 0:
         return [ev.TurnEnded(state.turn)]
-    if phase == Phase.TURN_OVER:
+    if phase == TURN_OVER:
         reason = defeat_at_turn_end(state)
         if reason is not None:
             return [ev.MatchLost(reason)]
@@ -85,51 +114,87 @@ def automatic_events(state: DrillitState) -> list[Any]:
 
 def advance(state: DrillitState, new: list[Any]) -> list[Any]:
     """``new`` plus every automatic event that follows it."""
+    return advance_folded(state, new)[0]
+
+
+def advance_folded(state: DrillitState, new: list[Any]) -> tuple[list[Any], DrillitState]:
+    """``advance``, and the state after all those events (folded on the way)."""
     out = list(new)
     for event in new:
         state = evolve(state, event)
     while True:
-        more = automatic_events(state)
+        more, after = automatic_events_folded(state)
         if not more:
-            return out
-        for event in more:
-            state = evolve(state, event)
+            return out, state
+        if after is None:
+            for event in more:
+                state = evolve(state, event)
+        else:
+            state = after
         out += more
 
 
+#: the last state asked about and its step: a command asks for the same state's step
+#: several times (the caller, legal actions, decide, the handler), and states never change.
+#: One tuple, replaced whole, so concurrent callers never see a state with another's step.
+_last_step: tuple[DrillitState | None, Step | None] = (None, None)
+
+
 def next_step(state: DrillitState) -> Step:
-    match state.phase:
-        case Phase.OVER:
-            results = "won" if state.won else "lost"
-            return Finished(
-                Outcome(
-                    dict.fromkeys(state.players, results),
-                    state.end_reason,
-                    {"turns": state.turn},
-                )
+    global _last_step
+    last, step = _last_step
+    if last is state and step is not None:
+        return step
+    step = _next_step(state)
+    _last_step = (state, step)
+    return step
+
+
+#: the steps that never vary (steps are immutable: one instance serves every match)
+_FIRE_ROLL = AwaitingChance(RollDice(1, 6, "Fire event: the burning room"))
+_ATTACK_ROLL = AwaitingChance(RollDice(1, 6, "Goblin attack: the radar sector"))
+_TURBO_DRAW = AwaitingChance(DrawCards("paths", 1, "Turbo: a random Path piece"))
+
+
+def _next_step(state: DrillitState) -> Step:
+    phase = state.phase
+    if phase == ACTIONS:
+        assert state.active is not None
+        return _awaiting(state.active, "actions")
+    if phase == OVER:
+        results = "won" if state.won else "lost"
+        return Finished(
+            Outcome(
+                dict.fromkeys(state.players, results),
+                state.end_reason,
+                {"turns": state.turn},
             )
-        case Phase.SETUP:
-            request = setup_request(state)
-            if request is not None:
-                return AwaitingChance(request)
-            chooser = setup_chooser(state)
-            if chooser is not None:
-                phase = "choose-start-room" if state.choosing_room else "choose-starting-player"
-                return AwaitingPlayers((chooser,), phase)
-        case Phase.FIRE:
-            return AwaitingChance(RollDice(1, 6, "Fire event: the burning room"))
-        case Phase.ATTACK:
-            return AwaitingChance(RollDice(1, 6, "Goblin attack: the radar sector"))
-        case Phase.ACTIONS:
-            assert state.active is not None
-            return AwaitingPlayers((state.active,), "actions")
-        case Phase.TURBO:
-            assert state.active is not None
-            if state.turbo_piece is None:
-                return AwaitingChance(DrawCards("paths", 1, "Turbo: a random Path piece"))
-            return AwaitingPlayers((state.active,), "turbo")
-        case Phase.REFILL:
-            return AwaitingChance(
-                DrawCards("paths", refill_count(state), "players without a Path piece draw one")
-            )
-    return AwaitingPlayers((), state.phase.value)
+        )
+    if phase == SETUP:
+        request = setup_request(state)
+        if request is not None:
+            return AwaitingChance(request)
+        chooser = setup_chooser(state)
+        if chooser is not None:
+            name = "choose-start-room" if state.choosing_room else "choose-starting-player"
+            return AwaitingPlayers((chooser,), name)
+    elif phase == FIRE:
+        return _FIRE_ROLL
+    elif phase == ATTACK:
+        return _ATTACK_ROLL
+    elif phase == TURBO:
+        assert state.active is not None
+        if state.turbo_piece is None:
+            return _TURBO_DRAW
+        return _awaiting(state.active, "turbo")
+    elif phase == REFILL:
+        return AwaitingChance(
+            DrawCards("paths", refill_count(state), "players without a Path piece draw one")
+        )
+    return AwaitingPlayers((), phase.value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _awaiting(player: str, phase: str) -> AwaitingPlayers:
+    """The step of a player's actions or Turbo, built once per player (steps are immutable)."""
+    return AwaitingPlayers((player,), phase)

@@ -19,7 +19,6 @@ from services.games.contract import (
     RollDice,
     RuleViolation,
     ShuffleDeck,
-    Step,
     ViewPolicy,
     random_view_policy,
 )
@@ -31,14 +30,14 @@ from services.games.drillit.bots import greedy_view_policy
 from services.games.drillit.content import CONTENT
 from services.games.drillit.events import EVENT_TYPES
 from services.games.drillit.evolve import evolve
-from services.games.drillit.flow import advance, missing_pieces, next_step
+from services.games.drillit.flow import advance_folded, missing_pieces, next_step
 from services.games.drillit.goblin_attack import resolve_attack_die
 from services.games.drillit.picture import draw as draw_picture
 from services.games.drillit.player_actions import (
     decide_turn_action,
     place_turbo_piece,
     turbo_actions,
-    turn_actions,
+    turn_choices,
 )
 from services.games.drillit.setup_rules import (
     MAX_PLAYERS,
@@ -50,7 +49,7 @@ from services.games.drillit.setup_rules import (
     room_has_space,
     setup_chooser,
 )
-from services.games.drillit.state import DrillitState, Phase
+from services.games.drillit.state import ACTIONS, FIRE, OVER, SETUP, TURBO, DrillitState
 from services.games.drillit.turn_start import resolve_fire_die
 from services.games.drillit.view import DrillitView, describe_action, make_view
 
@@ -72,32 +71,40 @@ class Drillit(Game[DrillitState]):
     def setup(self, players: Sequence[str], options: Mapping[str, str]) -> list[Any]:
         return match_set_up(players, options)
 
-    def evolve(self, state: DrillitState, event: Any) -> DrillitState:
-        return evolve(state, event)
+    evolve = staticmethod(evolve)
 
-    def next_step(self, state: DrillitState) -> Step:
-        return next_step(state)
+    # the flow's function itself (no method delegating to it): the command handler and
+    # playouts ask for the step several times per action
+    next_step = staticmethod(next_step)
 
     # --- players -------------------------------------------------------------------
 
     def decide(self, state: DrillitState, player: str, action: Any) -> list[Any]:
+        return self.decide_folded(state, player, action)[0]
+
+    def decide_folded(
+        self, state: DrillitState, player: str, action: Any
+    ) -> tuple[list[Any], DrillitState]:
+        """The events and the state after them, which ``advance`` folds on its way (so the
+        command handler does not fold them again)."""
         if not isinstance(action, ACTION_TYPES):
             raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not a Drillit! action.")
-        if state.phase == Phase.OVER:
+        if state.phase == OVER:
             raise RuleViolation("MATCH_OVER", "The match is over.")
         if player not in state.players:
             raise RuleViolation("NOT_A_PLAYER", f"{player!r} does not play in this match.")
-        return advance(state, self._decide(state, player, action))
+        return advance_folded(state, self._decide(state, player, action))
 
     def _decide(self, state: DrillitState, player: str, action: Any) -> list[Any]:
         if isinstance(action, act.ChooseStartRoom | act.ChooseStartingPlayer):
             return self._setup_choice(state, player, action)
-        if state.phase not in (Phase.ACTIONS, Phase.TURBO) or player != state.active:
-            who = state.active if state.phase in (Phase.ACTIONS, Phase.TURBO) else None
+        phase = state.phase
+        if (phase != ACTIONS and phase != TURBO) or player != state.active:
+            who = state.active if phase in (ACTIONS, TURBO) else None
             if who is not None and player != who:
                 raise RuleViolation("NOT_YOUR_TURN", f"It is {who}'s turn.")
             raise RuleViolation("NOT_NOW", "Nobody may act now; the game is resolving.")
-        if state.phase == Phase.TURBO:
+        if phase == TURBO:
             if not isinstance(action, act.PlaceTurboPiece):
                 raise RuleViolation("TURBO", "Place the Turbo's Path piece first.")
             return place_turbo_piece(state, action)
@@ -106,9 +113,9 @@ class Drillit(Game[DrillitState]):
         return decide_turn_action(state, player, action)
 
     def _setup_choice(self, state: DrillitState, player: str, action: Any) -> list[Any]:
-        chooser = setup_chooser(state) if state.phase == Phase.SETUP else None
+        chooser = setup_chooser(state) if state.phase == SETUP else None
         if isinstance(action, act.ChooseStartRoom):
-            if state.choosing_room is None or state.phase != Phase.SETUP:
+            if state.choosing_room is None or state.phase != SETUP:
                 raise RuleViolation("NOT_NOW", "Only a player who rolled a 6 chooses a room.")
             if player != chooser:
                 raise RuleViolation("NOT_YOUR_CHOICE", f"{chooser} chooses a start room now.")
@@ -126,26 +133,36 @@ class Drillit(Game[DrillitState]):
         return [ev.StartingPlayerChosen(action.player, "chosen by the players")]
 
     def legal_actions(self, state: DrillitState, player: str) -> tuple[Any, ...]:
+        return tuple(self.legal_choices(state, player))
+
+    def legal_choices(self, state: DrillitState, player: str) -> Sequence[Any]:
+        """The legal actions, the Excavate ones (most of them) built only when read."""
         step = next_step(state)
         if not isinstance(step, AwaitingPlayers) or player not in step.players:
             return ()
-        if state.phase == Phase.SETUP:
+        if state.phase == SETUP:
             if state.choosing_room is not None:
                 return tuple(
                     act.ChooseStartRoom(r) for r in CONTENT.rooms if room_has_space(state, r)
                 )
             return tuple(act.ChooseStartingPlayer(p) for p in state.players)
-        if state.phase == Phase.TURBO:
+        if state.phase == TURBO:
             return turbo_actions(state)
-        return turn_actions(state, player)
+        return turn_choices(state, player)
 
     # --- chance --------------------------------------------------------------------
 
     def resolve(self, state: DrillitState, outcome: ChanceOutcome) -> list[Any]:
+        return self.resolve_folded(state, outcome)[0]
+
+    def resolve_folded(
+        self, state: DrillitState, outcome: ChanceOutcome
+    ) -> tuple[list[Any], DrillitState]:
+        """The events and the state after them (see ``decide_folded``)."""
         step = next_step(state)
         if not isinstance(step, AwaitingChance):
             raise RuleViolation("NO_CHANCE_PENDING", "No dice or cards are awaited now.")
-        return advance(state, self._resolve(state, step.request, outcome))
+        return advance_folded(state, self._resolve(state, step.request, outcome))
 
     def _resolve(self, state: DrillitState, request: Any, outcome: ChanceOutcome) -> list[Any]:
         match request, outcome:
@@ -156,17 +173,17 @@ class Drillit(Game[DrillitState]):
             ):
                 return self._drawn(state, deck, cards)
             case RollDice(), DiceRolled(values=(value,)) if 1 <= value <= 6:
-                if state.phase == Phase.SETUP:
+                if state.phase == SETUP:
                     return resolve_start_roll(state, value)
-                if state.phase == Phase.FIRE:
+                if state.phase == FIRE:
                     return resolve_fire_die(state, value)
                 return resolve_attack_die(state, value)
         raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
 
     def _drawn(self, state: DrillitState, deck: str, cards: tuple[str, ...]) -> list[Any]:
-        if state.phase == Phase.SETUP:
+        if state.phase == SETUP:
             return resolve_setup_draw(state, deck, cards)
-        if state.phase == Phase.TURBO:
+        if state.phase == TURBO:
             return [ev.TurboPieceDrawn(cards[0], state.path_pile - 1)]
         drawers = missing_pieces(state)[: len(cards)]
         pieces = dict(zip(drawers, cards, strict=True))

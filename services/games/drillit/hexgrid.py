@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from services.games.frozen import quick_init
+
 #: axial offsets of the six edges, counter-clockwise starting east
 DIRECTIONS: tuple[tuple[int, int], ...] = ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))
 
@@ -23,6 +25,9 @@ class Hex:
 
     def neighbours(self) -> tuple[Hex, ...]:
         return _neighbours(self.q, self.r)
+
+
+quick_init(Hex)
 
 
 # Geometry is asked for far more often than the map has cells (every legal-action listing and

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections import Counter
+import functools
+from collections.abc import Sequence
 from itertools import combinations_with_replacement
 from typing import Any
 
-from services.games.contract import MalformedAction, RuleViolation
+from services.games.contract import Choices, MalformedAction, RuleViolation
 from services.games.drillit import actions as act
 from services.games.drillit import events as ev
 from services.games.drillit.characters import (
@@ -15,6 +16,7 @@ from services.games.drillit.characters import (
     may_place_for,
     move_cost,
     repair_cost,
+    walking_distance,
 )
 from services.games.drillit.content import CONTENT
 from services.games.drillit.crystals import crystal_actions, use_crystals
@@ -23,8 +25,9 @@ from services.games.drillit.hexgrid import Hex
 from services.games.drillit.setup_rules import room_has_space
 from services.games.drillit.state import DrillitState
 from services.games.drillit.tunnels import (
-    can_place,
     canonical_rotation,
+    excavations,
+    may_lay,
     openings,
     placements,
     plan_b_exit,
@@ -140,7 +143,7 @@ def excavate(state: DrillitState, player: str, action: act.Excavate) -> list[Any
         raise RuleViolation(
             "NOT_SAME_ROOM", f"You must be in the same room as {action.owner} to place their piece."
         )
-    if not can_place(state, piece, action.cell, action.rotation, None):
+    if not may_lay(state, piece, action.cell, action.rotation, None):
         raise RuleViolation(
             "BAD_PLACEMENT",
             "A Path piece must connect to the Tank or an open tunnel, on a free space "
@@ -161,7 +164,7 @@ def place_turbo_piece(state: DrillitState, action: act.PlaceTurboPiece) -> list[
     piece = state.turbo_piece
     if piece is None:
         raise RuleViolation("NOT_NOW", "The Turbo has not drawn its piece yet.")
-    if not can_place(state, piece, action.cell, action.rotation, state.turbo_anchor):
+    if not may_lay(state, piece, action.cell, action.rotation, state.turbo_anchor):
         raise RuleViolation(
             "BAD_PLACEMENT",
             "The Turbo piece must connect to the tunnels"
@@ -208,47 +211,79 @@ def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[An
     raise MalformedAction("UNKNOWN_ACTION", f"{type(action).__name__} is not a Drillit! action.")
 
 
+#: actions are immutable: one instance of each fixed one serves every list
+_MOVES = {room: act.Move(room) for room in ALL_ROOMS}
+#: room -> (each other room, the walk there), in the order of ``ALL_ROOMS``
+_WALKS = {
+    here: tuple((room, walking_distance(here, room)) for room in ALL_ROOMS if room != here)
+    for here in ALL_ROOMS
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def _attacks(goblins: tuple[int, ...], most: int) -> tuple[act.Attack, ...]:
+    """Every attack on a sector with ``goblins`` (per space) removing up to ``most``."""
+    present = [s for s, n in enumerate(goblins) if n > 0]
+    return tuple(
+        act.Attack(combo)
+        for size in range(1, most + 1)
+        for combo in combinations_with_replacement(present, size)
+        if all(combo.count(s) <= goblins[s] for s in combo)
+    )
+
+
+_REPAIR, _EXTINGUISH = act.Repair(), act.Extinguish()
+_PLAN_B, _END_TURN = act.TakePlanB(), act.EndTurn()
+
+
 def turn_actions(state: DrillitState, player: str) -> tuple[Any, ...]:
     """Every legal action of the active player, EndTurn last."""
+    return tuple(turn_choices(state, player))
+
+
+def turn_choices(state: DrillitState, player: str) -> Choices:
+    """``turn_actions`` with the Excavate actions (most of them) built only when read."""
     out: list[Any] = []
-    here = state.rooms[player]
-    robot = state.is_(player, ROBOT)
-    crowd = Counter(state.rooms.get(p) for p in state.players)  # room_has_space, once
-    for room in ALL_ROOMS:
-        if (
-            room != here
-            and crowd[room] < CONTENT.room_capacity
-            and move_cost(state, player, room) <= state.action_points
-        ):
-            out.append(act.Move(room))
-    if robot and state.action_points >= 1:
+    rooms = state.rooms
+    here = rooms[player]
+    points = state.action_points
+    robot = state.characters.get(player) == ROBOT  # state.is_(player, ROBOT)
+    crowd: dict[int | None, int] = {}  # players per room: room_has_space, once
+    for p in state.players:
+        room = rooms.get(p)
+        crowd[room] = crowd.get(room, 0) + 1
+    capacity = CONTENT.room_capacity
+    for room, walk in _WALKS[here]:  # move_cost: 1 for the Robot, else the walk
+        if crowd.get(room, 0) < capacity and (1 if robot else walk) <= points:
+            out.append(_MOVES[room])
+    if robot and points >= 1:
         for passenger in state.occupants(here):
             if passenger == player:
                 continue
             for room in ALL_ROOMS:
-                if room != here and len(state.occupants(room)) == 0:
+                if room != here and not crowd.get(room, 0):  # nobody in it
                     out.append(act.Carry(room, passenger))
-    if here != CONTENT.centre and state.action_points >= 1:
+    if here != CONTENT.centre and points >= 1:
         goblins = state.goblins(CONTENT.faces_sector[here])
-        present = [s for s, n in enumerate(goblins) if n > 0]
-        for size in range(1, attack_targets(state, player) + 1):
-            for combo in combinations_with_replacement(present, size):
-                if all(combo.count(s) <= goblins[s] for s in combo):
-                    out.append(act.Attack(combo))
-    if here in state.armor_destroyed and repair_cost(state, player) <= state.action_points:
-        out.append(act.Repair())
-    if state.fires.get(here, 0) > 0 and state.action_points >= 1:
-        out.append(act.Extinguish())
-    if not state.trap and state.action_points >= 1:
+        if any(goblins):
+            out += _attacks(goblins, attack_targets(state, player))
+    if here in state.armor_destroyed and repair_cost(state, player) <= points:
+        out.append(_REPAIR)
+    if points >= 1 and state.fires.get(here, 0) > 0:
+        out.append(_EXTINGUISH)
+    parts: list[Sequence[Any]] = [tuple(out)]
+    if not state.trap and points >= 1:
+        hands = state.hands
         for owner in state.players:
-            piece = state.hands.get(owner)
+            piece = hands.get(owner)
             if piece is not None and may_place_for(state, player, owner):
-                out += [act.Excavate(owner, cell, k) for cell, k in placements(state, piece)]
-    out += crystal_actions(state, player)
-    if plan_b_exit(state) is not None:
-        out.append(act.TakePlanB())
-    out.append(act.EndTurn())
-    return tuple(out)
+                parts.append(excavations(state, owner, piece))
+    last = crystal_actions(state, player)
+    if state.plan_b and plan_b_exit(state) is not None:
+        last.append(_PLAN_B)
+    last.append(_END_TURN)
+    parts.append(tuple(last))
+    return Choices(parts)
 
 
 def turbo_actions(state: DrillitState) -> tuple[Any, ...]:

@@ -124,31 +124,43 @@ def assemble_event_deck(staged: Mapping[str, tuple[str, ...]]) -> tuple[str, ...
     return tuple(deck)
 
 
+# the requests that never vary (requests are immutable: one instance serves every match)
+_SHUFFLE_PATHS = ShuffleDeck("paths", tuple(CONTENT.pieces), "shuffle the Path pieces")
+_SHUFFLE_CHARACTERS = ShuffleDeck("characters", CONTENT.characters, "shuffle the Character cards")
+_SHUFFLE_STAGING = ShuffleDeck(STAGING, OTHER_CARDS, "shuffle the non-Abyss Event cards")
+_DRAW_STAGING = DrawCards(STAGING, len(OTHER_CARDS), "set 3 aside and make 5 piles of 2")
+_SHUFFLE_ABYSSES = ShuffleDeck(ABYSS_STAGING, ABYSS_CARDS, "hand out the Abyss cards")
+_DRAW_ABYSSES = DrawCards(ABYSS_STAGING, TRIOS, "one Abyss card for each pile")
+#: (trio number, its deck, the draw that stacks it)
+_TRIO_DECKS = tuple(
+    (i, trio_deck(i), DrawCards(trio_deck(i), 3, f"stack trio {i}")) for i in range(1, TRIOS + 1)
+)
+
+
 def setup_request(state: DrillitState) -> ChanceRequest | None:
     """The next chance outcome setup needs, if any."""
-    shuffled, n = state.shuffled_decks, len(state.players)
+    shuffled, staged = state.shuffled_decks, state.staged
     if "paths" not in shuffled:
-        return ShuffleDeck("paths", tuple(CONTENT.pieces), "shuffle the Path pieces")
+        return _SHUFFLE_PATHS
     if not state.hands:
-        return DrawCards("paths", n, "deal one Path piece to each player")
+        return DrawCards("paths", len(state.players), "deal one Path piece to each player")
     if "characters" not in shuffled:
-        return ShuffleDeck("characters", CONTENT.characters, "shuffle the Character cards")
+        return _SHUFFLE_CHARACTERS
     if not state.characters:
-        return DrawCards("characters", n, "deal a Character to each player")
+        return DrawCards("characters", len(state.players), "deal a Character to each player")
     if STAGING not in shuffled:
-        return ShuffleDeck(STAGING, OTHER_CARDS, "shuffle the non-Abyss Event cards")
-    if STAGING not in state.staged:
-        count = len(OTHER_CARDS)
-        return DrawCards(STAGING, count, "set 3 aside and make 5 piles of 2")
+        return _SHUFFLE_STAGING
+    if STAGING not in staged:
+        return _DRAW_STAGING
     if ABYSS_STAGING not in shuffled:
-        return ShuffleDeck(ABYSS_STAGING, ABYSS_CARDS, "hand out the Abyss cards")
-    if ABYSS_STAGING not in state.staged:
-        return DrawCards(ABYSS_STAGING, TRIOS, "one Abyss card for each pile")
-    for i in range(1, TRIOS + 1):
-        if trio_deck(i) not in shuffled:
-            return ShuffleDeck(trio_deck(i), _trio_cards(state, i), f"shuffle trio {i}")
-        if trio_deck(i) not in state.staged:
-            return DrawCards(trio_deck(i), 3, f"stack trio {i}")
+        return _SHUFFLE_ABYSSES
+    if ABYSS_STAGING not in staged:
+        return _DRAW_ABYSSES
+    for i, deck, stack in _TRIO_DECKS:
+        if deck not in shuffled:
+            return ShuffleDeck(deck, _trio_cards(state, i), f"shuffle trio {i}")
+        if deck not in staged:
+            return stack
     if not state.event_deck_built or state.choosing_room is not None:
         return None
     for player in state.players:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import functools
 import heapq
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import overload
 
+from services.games.drillit.actions import Excavate
 from services.games.drillit.content import CONTENT, Layout
 from services.games.drillit.hexgrid import Hex, distance, distinct_rotations, opposite, rotate
 from services.games.drillit.state import DrillitState, PlacedPiece
@@ -31,7 +33,12 @@ def plan_b_exit(state: DrillitState) -> str | None:
     """The exit option Plan B would move the Exit piece to, if it may still move."""
     if not state.plan_b:
         return None
-    return next(k for k in sorted(layout(state).exits) if k != state.exit)
+    return _other_exit(state.distance, state.exit)
+
+
+@functools.cache
+def _other_exit(distance_name: str, exit_option: str) -> str:
+    return next(k for k in sorted(CONTENT.layouts[distance_name].exits) if k != exit_option)
 
 
 def openings(piece: str, rotation: int) -> tuple[int, ...]:
@@ -95,6 +102,40 @@ def frontier(state: DrillitState) -> tuple[Hex, ...]:
     return _dug(state).frontier
 
 
+def excavations(state: DrillitState, owner: str, piece: str) -> Sequence[Excavate]:
+    """``Excavate`` actions for every placement of ``owner``'s ``piece``, each built only
+    when it is read (all of them at once when iterated)."""
+    return _Excavations(_dug(state), owner, piece)
+
+
+class _Excavations(Sequence[Excavate]):
+    """``Excavate`` of ``owner``'s ``piece`` on each of its placements, in their order."""
+
+    __slots__ = ("_dug", "_owner", "_piece", "_spots")
+
+    def __init__(self, dug: _Dug, owner: str, piece: str) -> None:
+        self._dug, self._owner, self._piece = dug, owner, piece
+        self._spots = dug.placements(piece, None)
+
+    def __len__(self) -> int:
+        return len(self._spots)
+
+    @overload
+    def __getitem__(self, index: int) -> Excavate: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Excavate]: ...
+
+    def __getitem__(self, index: int | slice) -> Excavate | Sequence[Excavate]:
+        if isinstance(index, slice):
+            return self._dug.excavations(self._owner, self._piece)[index]
+        cell, rotation = self._spots[index]
+        return Excavate(self._owner, cell, rotation)
+
+    def __iter__(self) -> Iterator[Excavate]:
+        return iter(self._dug.excavations(self._owner, self._piece))
+
+
 def placements(
     state: DrillitState, piece: str, anchor: Hex | None = None
 ) -> tuple[tuple[Hex, int], ...]:
@@ -104,65 +145,177 @@ def placements(
     return _dug(state).placements(piece, anchor)
 
 
+#: the tunnels last asked about (the state's ``placed`` and ``abysses`` by identity: states
+#: share them until a piece or an Abyss is laid, and equal ones would be hashed piece by
+#: piece, in Python). One reference, replaced whole.
+_last_dug: _Dug | None = None
+
+
 def _dug(state: DrillitState) -> _Dug:
-    return _tunnels(state.distance, state.placed, state.abysses)
+    """The tunnels of ``state``: the last ones asked about if they are the same, else
+    those with one piece or one Abyss more worked out from them (each turn lays a few;
+    a test compares them with the tunnels worked out afresh), else worked out afresh."""
+    global _last_dug
+    placed, abysses, distance_name = state.placed, state.abysses, state.distance
+    last = _last_dug
+    if (
+        last is not None
+        and last.placed is placed
+        and last.abysses is abysses
+        and last.distance == distance_name
+    ):
+        return last
+    dug = None if last is None else last.followed_by(distance_name, placed, abysses)
+    if dug is None:
+        dug = _Dug.laid(distance_name, placed, abysses)
+    _last_dug = dug
+    return dug
 
 
-@functools.lru_cache(maxsize=256)
-def _tunnels(distance_name: str, placed: tuple[PlacedPiece, ...], abysses: tuple[Hex, ...]) -> _Dug:
-    """The tunnels as laid: they change only when a piece or an Abyss is laid, while every
-    action's legal actions, the Turbo's check and the end of every turn ask about them."""
-    return _Dug(distance_name, placed, abysses)
+@functools.cache
+def _edge_mask(piece: str, rotation: int) -> int:
+    """The edge mask (bit d: an opening towards direction d) of ``piece`` turned so."""
+    return sum(1 << d for d in openings(piece, rotation))
 
 
-@dataclass(frozen=True)
 class _Dug:
     """What the tunnel questions read of a state (the map, the pieces, the Abysses), with
     their answers remembered. The work is done on the map's cell numbers (``_Ground``):
     sets and sorts of ints instead of ``Hex``es, whose hashing and ordering run Python."""
 
-    distance: str
-    placed: tuple[PlacedPiece, ...]
-    abysses: tuple[Hex, ...]
-    _placements: dict[tuple[str, Hex | None], tuple[tuple[Hex, int], ...]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    def __init__(
+        self,
+        distance_name: str,
+        placed: tuple[PlacedPiece, ...],
+        abysses: tuple[Hex, ...],
+        shapes: dict[int, int],
+        taken: frozenset[int],
+        frontier_cells: tuple[int, ...],
+        bordered: dict[int, int],
+        required: dict[int, int],
+    ) -> None:
+        self.distance = distance_name
+        self.placed = placed
+        self.abysses = abysses
+        self.ground = _ground(distance_name)
+        #: cell number -> edge mask of the openings of the piece on it (pieces lie on open
+        #: ground: ``can_place`` allows nothing else; one off it counts for nothing here)
+        self.shapes = shapes
+        #: numbers of the open-ground cells a piece or an Abyss holds
+        self.taken = taken
+        #: free cells a new piece could connect into: open ground touching the Tank or an
+        #: opening of a piece, neither taken; in ``Hex`` order, as cell numbers are
+        self.frontier_cells = frontier_cells
+        #: cell number -> edge mask of the directions where a piece lies next to it
+        self.bordered = bordered
+        #: cell number -> edge mask of those directions where that piece opens towards it
+        self.required = required
+        self._placements: dict[tuple[str, Hex | None], tuple[tuple[Hex, int], ...]] = {}
+        self._spots: dict[tuple[str, Hex | None], frozenset[tuple[int, int]]] = {}
+        #: exit option -> whether it can still be reached (``exit_reachable``)
+        self.reachable: dict[str, bool] = {}
+        self._excavations: dict[tuple[str, str], tuple[Excavate, ...]] = {}
 
-    @functools.cached_property
-    def ground(self) -> _Ground:
-        return _ground(self.distance)
+    @classmethod
+    def laid(
+        cls, distance_name: str, placed: tuple[PlacedPiece, ...], abysses: tuple[Hex, ...]
+    ) -> _Dug:
+        """The tunnels worked out afresh from the pieces and Abysses."""
+        ground = _ground(distance_name)
+        index, toward = ground.index, ground.toward
+        shapes: dict[int, int] = {}
+        for p in placed:
+            cell = index.get(p.cell)
+            if cell is not None:
+                shapes[cell] = _edge_mask(p.piece, p.rotation)
+        taken = frozenset(shapes).union(index[c] for c in abysses if c in index)
+        cells = set(ground.rim)
+        bordered: dict[int, int] = {}
+        required: dict[int, int] = {}
+        for cell, mask in shapes.items():
+            cells.update(toward[cell][d] for d in range(6) if mask >> d & 1)
+            _border(toward[cell], mask, bordered, required)
+        cells.discard(-1)
+        frontier = tuple(sorted(cells - taken))
+        return cls(distance_name, placed, abysses, shapes, taken, frontier, bordered, required)
+
+    def followed_by(
+        self, distance_name: str, placed: tuple[PlacedPiece, ...], abysses: tuple[Hex, ...]
+    ) -> _Dug | None:
+        """These tunnels with the one piece or the one Abyss ``placed`` / ``abysses`` have
+        more; None when they differ otherwise. With T the cells taken and F the frontier,
+        a piece on open-ground cell c gives T' = T + {c} and F' = (F - {c}) + (the free
+        cells its openings face, not in T'); an Abyss on c gives T' = T + {c}, F' = F - {c}."""
+        if distance_name != self.distance:
+            return None
+        index = self.ground.index
+        known = len(self.placed)
+        if (
+            len(placed) == known + 1
+            and (abysses is self.abysses or abysses == self.abysses)
+            and placed[:known] == self.placed
+        ):
+            piece = placed[known]
+            cell = index.get(piece.cell)
+            if cell is None:  # off the ground: it changes nothing here
+                return self._with(placed, abysses, self.taken, self.frontier_cells)
+            if cell in self.shapes:
+                return None  # a second piece on one cell: worked out afresh
+            mask = _edge_mask(piece.piece, piece.rotation)
+            taken = self.taken | {cell}
+            toward = self.ground.toward[cell]
+            faced = {toward[d] for d in range(6) if mask >> d & 1}
+            faced.discard(-1)
+            frontier = set(self.frontier_cells)
+            frontier.discard(cell)
+            frontier.update(faced - taken)
+            bordered, required = dict(self.bordered), dict(self.required)
+            _border(toward, mask, bordered, required)
+            return _Dug(
+                distance_name,
+                placed,
+                abysses,
+                {**self.shapes, cell: mask},
+                taken,
+                tuple(sorted(frontier)),
+                bordered,
+                required,
+            )
+        if (
+            len(abysses) == len(self.abysses) + 1
+            and (placed is self.placed or placed == self.placed)
+            and abysses[:-1] == self.abysses
+        ):
+            cell = index.get(abysses[-1])
+            if cell is None:
+                return self._with(placed, abysses, self.taken, self.frontier_cells)
+            left = tuple(c for c in self.frontier_cells if c != cell)
+            return self._with(placed, abysses, self.taken | {cell}, left)
+        return None
+
+    def _with(
+        self,
+        placed: tuple[PlacedPiece, ...],
+        abysses: tuple[Hex, ...],
+        taken: frozenset[int],
+        frontier_cells: tuple[int, ...],
+    ) -> _Dug:
+        """These tunnels' pieces on open ground (their shapes and borders), with ``placed``
+        and ``abysses`` and the cells taken and frontier given."""
+        return _Dug(
+            self.distance,
+            placed,
+            abysses,
+            self.shapes,
+            taken,
+            frontier_cells,
+            self.bordered,
+            self.required,
+        )
 
     @functools.cached_property
     def occupied(self) -> dict[Hex, tuple[int, ...]]:
         return {p.cell: openings(p.piece, p.rotation) for p in self.placed}
-
-    @functools.cached_property
-    def shapes(self) -> dict[int, int]:
-        """Cell number -> edge mask of the openings of the piece on it (pieces lie on
-        open ground: ``can_place`` allows nothing else)."""
-        index = self.ground.index
-        return {
-            index[cell]: sum(1 << d for d in shape)
-            for cell, shape in self.occupied.items()
-            if cell in index
-        }
-
-    @functools.cached_property
-    def taken(self) -> frozenset[int]:
-        """Numbers of the open-ground cells a piece or an Abyss holds."""
-        index = self.ground.index
-        return frozenset(self.shapes).union(index[c] for c in self.abysses if c in index)
-
-    @functools.cached_property
-    def frontier_cells(self) -> tuple[int, ...]:
-        """Free cells a new piece could connect into: open ground touching the Tank or an
-        opening of a piece, neither taken; in ``Hex`` order, as cell numbers are."""
-        toward = self.ground.toward
-        cells = set(self.ground.rim)
-        for cell, mask in self.shapes.items():
-            cells.update(toward[cell][d] for d in range(6) if mask >> d & 1)
-        cells.discard(-1)
-        return tuple(sorted(cells - self.taken))
 
     @functools.cached_property
     def frontier(self) -> tuple[Hex, ...]:
@@ -175,45 +328,71 @@ class _Dug:
             known = self._placements[piece, anchor] = self._place(piece, anchor)
         return known
 
+    def excavations(self, owner: str, piece: str) -> tuple[Excavate, ...]:
+        """``Excavate`` for each placement of ``owner``'s ``piece`` (actions are immutable:
+        built once while the tunnels stay as they are)."""
+        known = self._excavations.get((owner, piece))
+        if known is None:
+            known = tuple(Excavate(owner, cell, k) for cell, k in self.placements(piece, None))
+            self._excavations[owner, piece] = known
+        return known
+
     def _place(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
-        """Each candidate cell is read once into edge masks (bit d: the edge towards
-        direction d): which edges a placed piece borders, which of those it opens, which
-        reach the Tank or a piece (or only the anchor); then each rotation is a few bit
-        operations instead of a walk around the cell (``fits`` and ``connects``)."""
-        ground, shapes, taken = self.ground, self.shapes, self.taken
-        if anchor is None:
-            cells: tuple[int, ...] = self.frontier_cells
-            at = -1
-        else:
-            index = ground.index
-            cells = tuple(
-                index[c] for c in anchor.neighbours() if c in index and index[c] not in taken
-            )
-            at = index.get(anchor, -1)
+        """Each candidate cell's edge masks (bit d: the edge towards direction d): which
+        edges a placed piece borders, which of those it opens, which reach the Tank or a
+        piece (or only the anchor); then each rotation is a few bit operations instead of
+        a walk around the cell (``fits`` and ``connects``). Without an anchor the masks of
+        every cell next to a piece are known (``bordered``, ``required``)."""
+        ground = self.ground
         rotations = _rotation_masks(CONTENT.pieces[piece].openings)
-        out = []
-        for cell in cells:
-            bordered = required = 0
-            reaching = ground.tank_sides[cell] if anchor is None else 0
-            for d, other in enumerate(ground.toward[cell]):
-                if other < 0:
+        bordered, required = self.bordered, self.required
+        spots: list[tuple[int, int]] = []
+        if anchor is None:
+            tank_sides = ground.tank_sides
+            for cell in self.frontier_cells:
+                b, r = bordered.get(cell, 0), required.get(cell, 0)
+                reaching = tank_sides[cell] | b  # the Tank or a piece
+                spots += [(cell, k) for k, mask in rotations if mask & b == r and mask & reaching]
+        else:  # the second Turbo piece: next to the first, continuing it
+            index, taken = ground.index, self.taken
+            at = index.get(anchor, -1)
+            for c in anchor.neighbours():
+                number = index.get(c)
+                if number is None or number in taken:
                     continue
-                if anchor is not None and other == at:
-                    reaching |= 1 << d
-                shape = shapes.get(other)
-                if shape is not None:
-                    bordered |= 1 << d
-                    if shape >> (d + 3) % 6 & 1:
-                        required |= 1 << d
-                    if anchor is None:
-                        reaching |= 1 << d
-            cell_hex = ground.cells[cell]
-            out += [
-                (cell_hex, k)
-                for k, mask in rotations
-                if mask & bordered == required and mask & reaching
-            ]
-        return tuple(out)
+                b, r = bordered.get(number, 0), required.get(number, 0)
+                toward = ground.toward[number]
+                reaching = sum(1 << d for d in range(6) if at >= 0 and toward[d] == at)
+                spots += [(number, k) for k, mask in rotations if mask & b == r and mask & reaching]
+        self._spots[piece, anchor] = frozenset(spots)
+        hexes = ground.cells
+        return tuple((hexes[cell], k) for cell, k in spots)
+
+    def accepts(self, piece: str, cell: Hex, rotation: int, anchor: Hex | None) -> bool:
+        """``can_place``, read off the placements: a placement there of the same shape
+        (tests/unit/games/drillit/test_drillit_placements_fast.py compares them)."""
+        if not 0 <= rotation < 6:
+            return False
+        spots = self._spots.get((piece, anchor))
+        if spots is None:
+            self.placements(piece, anchor)
+            spots = self._spots[piece, anchor]
+        number = self.ground.index.get(cell)
+        return number is not None and (number, canonical_rotation(piece, rotation)) in spots
+
+
+def _border(
+    toward: tuple[int, ...], mask: int, bordered: dict[int, int], required: dict[int, int]
+) -> None:
+    """Mark a piece with edge ``mask`` on the cells around it (``toward``: their numbers by
+    direction): each borders it on the edge facing it, and must open there if it opens
+    towards that cell."""
+    for e, other in enumerate(toward):
+        if other >= 0:
+            facing = 1 << (e + 3) % 6  # the other cell's edge towards the piece
+            bordered[other] = bordered.get(other, 0) | facing
+            if mask >> e & 1:
+                required[other] = required.get(other, 0) | facing
 
 
 @functools.lru_cache(maxsize=64)
@@ -233,6 +412,12 @@ def can_place(
     return connects(cell, openings(piece, rotation), occupied, anchor)
 
 
+def may_lay(state: DrillitState, piece: str, cell: Hex, rotation: int, anchor: Hex | None) -> bool:
+    """``can_place``, read off the placements (which are worked out once per tunnels):
+    the rules' check of an Excavate or Turbo placement."""
+    return _dug(state).accepts(piece, cell, rotation, anchor)
+
+
 def reaches_exit(state: DrillitState, cell: Hex, shape: Iterable[int]) -> bool:
     return any(cell.neighbour(d) in exits(state) for d in shape)
 
@@ -246,8 +431,15 @@ def exit_reachable(state: DrillitState) -> bool:
     free region before saying no), but while the way is open, as in nearly every match, it
     walks straight there instead of flooding the map after every turn."""
     dug = _dug(state)
+    known = dug.reachable.get(state.exit)  # the answer for these tunnels, once per turn
+    if known is None:
+        known = dug.reachable[state.exit] = _exit_reachable(dug, state.exit)
+    return known
+
+
+def _exit_reachable(dug: _Dug, exit_option: str) -> bool:
     ground, blocked = dug.ground, dug.taken
-    to_exit = ground.to_exit[state.exit]
+    to_exit = ground.to_exit[exit_option]
     queue = [(to_exit[i], i) for i in dug.frontier_cells]
     seen = {i for _, i in queue}
     heapq.heapify(queue)

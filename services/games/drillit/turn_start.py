@@ -48,19 +48,24 @@ def _fold(state: DrillitState, facts: list[Any]) -> DrillitState:
     return state
 
 
-def goblin_advance_with_damage(state: DrillitState) -> list[Any]:
+def goblin_advance_with_damage(state: DrillitState) -> tuple[list[Any], DrillitState]:
+    """The Goblin Advance and the damage of those reaching the centre, and the state after."""
     facts = goblin_advance(state)
+    state = _fold(state, facts)
     reached = sum(f.count for f in facts if isinstance(f, ev.GoblinsReachedCentre))
     if reached:
-        facts += permanent_damage(_fold(state, facts), reached, "goblins reached the centre")
-    return facts
+        damage = permanent_damage(state, reached, "goblins reached the centre")
+        facts += damage
+        state = _fold(state, damage)
+    return facts, state
 
 
 def explosion(state: DrillitState, room: int) -> list[Any]:
     return [ev.RoomExploded(room), *permanent_damage(state, 1, f"room {room} exploded")]
 
 
-def fire_intensification(state: DrillitState) -> list[Any]:
+def fire_intensification(state: DrillitState) -> tuple[list[Any], DrillitState]:
+    """The Fire Intensification and its explosions, and the state after them."""
     rooms = tuple(sorted(r for r, n in state.fires.items() if n > 0))
     out: list[Any] = [ev.FiresIntensified(rooms)]
     state = evolve(state, out[0])
@@ -69,33 +74,39 @@ def fire_intensification(state: DrillitState) -> list[Any]:
             facts = explosion(state, room)
             state = _fold(state, facts)
             out += facts
-    return out
+    return out, state
 
 
-def overheating(state: DrillitState) -> list[Any]:
+def overheating(state: DrillitState) -> tuple[list[Any], DrillitState]:
+    """The Overheating (nothing within the Storage limit), and the state after it."""
     if state.crystal_total <= state.storage_limit:
-        return []
-    return [
+        return [], state
+    facts = [
         ev.CrystalStorageOverheated(state.crystal_total, state.storage_limit),
         *permanent_damage(state, 1, "the Crystal Storage overheated"),
     ]
+    return facts, _fold(state, facts)
 
 
-SUB_EVENTS: tuple[tuple[str, Callable[[DrillitState], list[Any]]], ...] = (
+SUB_EVENTS: tuple[tuple[str, Callable[[DrillitState], tuple[list[Any], DrillitState]]], ...] = (
     ("advance", goblin_advance_with_damage),
     ("intensify", fire_intensification),
     ("overheat", overheating),
 )
+_SUB_EVENT_RULES = dict(SUB_EVENTS)
 
 
-def sub_event(state: DrillitState, card: EventCard, name: str) -> list[Any]:
+def sub_event(state: DrillitState, card: EventCard, name: str) -> tuple[list[Any], DrillitState]:
+    """The sub-event ``name`` of ``card``, and the state after its facts (folded on the way:
+    the next sub-event, and the turn flow, go on from it)."""
     mode = card.sub_events[name]
     if mode == "off":
-        return [ev.SubEventSkipped(SUB_EVENT_NAMES[name], "switched off")]
+        skipped = ev.SubEventSkipped(SUB_EVENT_NAMES[name], "switched off")
+        return [skipped], evolve(state, skipped)
     if not card.sub_event_active(name, len(state.players)):
-        return [ev.SubEventSkipped(SUB_EVENT_NAMES[name], "needs 3 or more players")]
-    rule = dict(SUB_EVENTS)[name]
-    return rule(state)
+        skipped = ev.SubEventSkipped(SUB_EVENT_NAMES[name], "needs 3 or more players")
+        return [skipped], evolve(state, skipped)
+    return _SUB_EVENT_RULES[name](state)
 
 
 def main_event(state: DrillitState, card: EventCard) -> list[Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from services.games.frozen import quick_init_all
+
 
 @dataclass(frozen=True)
 class UseAbility:
@@ -80,3 +82,5 @@ ACTION_TYPES: tuple[type, ...] = (
     TakeCube,
     SkipTake,
 )
+
+quick_init_all(ACTION_TYPES)

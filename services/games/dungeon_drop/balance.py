@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from services.games.dungeon_drop import GAME
@@ -15,7 +16,7 @@ from services.games.playout import Policy, play
 def _state_policy(bot: str, seed: int) -> Policy:
     choose = GAME.bots()[bot](seed)
 
-    def policy(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
+    def policy(state: Any, player: str, legal: Sequence[Any]) -> Any:
         return choose(GAME.view(state, player), player, legal)
 
     return policy

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -207,7 +207,7 @@ def _meeple_choice(view: DungeonDropView) -> Any:
 def greedy_view_policy(seed: int) -> ViewPolicy:
     rng = random.Random(seed)
 
-    def choose(view: DungeonDropView, player: str, legal: tuple[Any, ...]) -> Any:
+    def choose(view: DungeonDropView, player: str, legal: Sequence[Any]) -> Any:
         me = seat(view, player)
         first = legal[0]
         example = first.example if isinstance(first, ActionTemplate) else first

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.games.dungeon_drop.table import Placement
+from services.games.frozen import quick_init_all
 
 
 @dataclass(frozen=True)
@@ -227,3 +228,5 @@ EVENT_TYPES: tuple[type, ...] = (
     ChestsRolled,
     MatchEnded,
 )
+
+quick_init_all(EVENT_TYPES)

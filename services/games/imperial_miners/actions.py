@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from services.games.frozen import quick_init_all
+
 
 @dataclass(frozen=True)
 class KeepCards:
@@ -47,3 +49,5 @@ class ClimbTo:
 
 
 ACTION_TYPES: tuple[type, ...] = (KeepCards, ChooseCard, PlaceCard, UseEffect, SkipEffect, ClimbTo)
+
+quick_init_all(ACTION_TYPES)

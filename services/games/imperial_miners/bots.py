@@ -9,6 +9,7 @@ is worth most after its cost.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from services.games.contract import ViewPolicy
@@ -102,7 +103,7 @@ class _Judge:
         return base + c.level * 0.8 - c.cost * 0.3
 
 
-def _choose(view: ImperialMinersView, player: str, legal: tuple[Any, ...]) -> Any:
+def _choose(view: ImperialMinersView, player: str, legal: Sequence[Any]) -> Any:
     judge = _Judge(view, player)
     first = legal[0]
     if isinstance(first, act.KeepCards):

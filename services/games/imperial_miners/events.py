@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from services.games.frozen import quick_init_all
+
 
 @dataclass(frozen=True)
 class MatchSetUp:
@@ -196,3 +198,5 @@ EVENT_TYPES: tuple[type, ...] = (
     RoundEnded,
     MatchEnded,
 )
+
+quick_init_all(EVENT_TYPES)

@@ -45,7 +45,7 @@ def greedy_policy(seed: int) -> Policy:
     """The view-based greedy bot, fed its own seat's view of the state."""
     choose = greedy_view_policy(seed)
 
-    def policy(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
+    def policy(state: Any, player: str, legal: Sequence[Any]) -> Any:
         return choose(_GAME.view(state, player), player, legal)
 
     return policy

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -27,7 +28,7 @@ def states(seed: int) -> tuple[CrashlandState, ...]:
     seen: list[CrashlandState] = []
     inner = random_policy(seed)
 
-    def choose(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
+    def choose(state: Any, player: str, legal: Sequence[Any]) -> Any:
         seen.append(state)
         return inner(state, player, legal)
 

@@ -4,7 +4,7 @@ pick is legal."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -17,8 +17,8 @@ from services.games.crashland.view import CrashlandView
 from services.games.playout import Policy, play, random_policy
 from tests.unit.games.crashland.crashland_given import PLAYER
 
-Position = tuple[CrashlandState, str, tuple[Any, ...]]
-Watch = Callable[[CrashlandState, str, tuple[Any, ...]], None]
+Position = tuple[CrashlandState, str, Sequence[Any]]
+Watch = Callable[[CrashlandState, str, Sequence[Any]], None]
 DRIVERS: dict[str, Callable[[int], Policy]] = {"random": random_policy, "greedy": greedy_policy}
 
 
@@ -31,7 +31,7 @@ def playout(driver: str, seed: int, watch: Watch | None = None) -> list[Position
     positions: list[Position] = []
     inner = DRIVERS[driver](seed)
 
-    def choose(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
+    def choose(state: Any, player: str, legal: Sequence[Any]) -> Any:
         positions.append((state, player, legal))
         if watch is not None:
             watch(state, player, legal)
@@ -60,7 +60,7 @@ def test_view_greedy_picks_what_the_simulation_greedy_picks(seed: int) -> None:
     by_state = greedy_policy(500 + seed)
     decisions = 0
 
-    def watch(state: CrashlandState, player: str, legal: tuple[Any, ...]) -> None:
+    def watch(state: CrashlandState, player: str, legal: Sequence[Any]) -> None:
         nonlocal decisions
         chosen = by_view(seen_by(state, player), player, legal)
         assert chosen in legal

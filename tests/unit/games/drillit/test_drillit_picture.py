@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -33,7 +33,7 @@ def states(seed: int, bot: str = "greedy") -> tuple[DrillitState, ...]:
     inner = {p: make(seed * 7 + i) for i, p in enumerate(PLAYERS)}
 
     def recording(player: str) -> Any:
-        def choose(state: Any, who: str, legal: tuple[Any, ...]) -> Any:
+        def choose(state: Any, who: str, legal: Sequence[Any]) -> Any:
             seen.append(state)
             return inner[player](state, who, legal)
 

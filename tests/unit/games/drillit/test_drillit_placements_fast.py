@@ -7,6 +7,8 @@ state of many seeded matches, for every piece in a hand and every Turbo piece.""
 
 from __future__ import annotations
 
+import random
+
 from services.games.chance import SeededChance
 from services.games.contract import AwaitingChance, AwaitingPlayers, Finished
 from services.games.drillit import GAME
@@ -21,6 +23,7 @@ from services.games.drillit.tunnels import (
     frontier,
     is_free,
     layout,
+    may_lay,
     piece_openings,
     placements,
 )
@@ -120,3 +123,34 @@ def test_placements_equal_generate_and_test_on_every_state_of_many_matches() -> 
                     assert set(fast) == accepted_anywhere(state, piece, anchor), (seed, piece)
                 compared += bool(fast)
     assert compared > 500 and turbo > 0, (compared, turbo)
+
+
+def test_may_lay_is_can_place_on_every_state_of_many_matches() -> None:
+    """The rules check an Excavate or Turbo placement against the placements (``may_lay``);
+    ``can_place`` is the reference: every cell near the tunnels (and a few far off, and one
+    off the map), every rotation (and two out of range), for every piece in a hand and
+    every Turbo piece."""
+    rng = random.Random(3)
+    compared = accepted = turbo = 0
+    for seed in range(4):
+        for state in states(seed):
+            if not state.players or state.distance not in CONTENT.layouts:
+                continue
+            asks: list[tuple[str, Hex | None]] = [
+                (piece, None) for piece in sorted(set(state.hands.values()))
+            ]
+            if state.turbo_piece is not None:
+                asks.append((state.turbo_piece, state.turbo_anchor))
+                turbo += 1
+            near = set(frontier(state))
+            for cell in list(near):
+                near.update(cell.neighbours())
+            far = rng.sample(sorted(layout(state).cells), 3)
+            for piece, anchor in asks:
+                for cell in [*sorted(near), *far, Hex(99, 0)]:
+                    for rotation in range(-1, 7):
+                        expected = can_place(state, piece, cell, rotation, anchor)
+                        assert may_lay(state, piece, cell, rotation, anchor) == expected, seed
+                        accepted += expected
+                        compared += 1
+    assert accepted > 1000 and turbo > 0, (compared, accepted, turbo)

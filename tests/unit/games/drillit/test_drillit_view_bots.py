@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -36,7 +36,7 @@ CELLS = [
     for seed in range(10)
 ]
 
-Position = tuple[DrillitState, str, tuple[Any, ...]]
+Position = tuple[DrillitState, str, Sequence[Any]]
 
 
 def view_policy(name: str, seed: int) -> ViewPolicy:
@@ -61,7 +61,7 @@ def playout(
     positions: list[Position] = []
 
     def recording(inner: Policy) -> Policy:
-        def choose(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
+        def choose(state: Any, player: str, legal: Sequence[Any]) -> Any:
             positions.append((state, player, legal))
             chosen = inner(state, player, legal)
             if watch is not None:
@@ -118,7 +118,7 @@ def lockstep(driver: str, seed: int, count: int, difficulty: str, distance: str)
     full = {p: Greedy(random.Random(seed + i)) for i, p in enumerate(players)}
     decisions = 0
 
-    def watch(state: DrillitState, player: str, legal: tuple[Any, ...], _: Any) -> None:
+    def watch(state: DrillitState, player: str, legal: Sequence[Any], _: Any) -> None:
         nonlocal decisions
         chosen = by_view[player](seen_by(state, player), player, legal)
         assert chosen in legal

@@ -5,6 +5,7 @@ hero's Quest before the reveal or the box's blind draw before it lands."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -124,7 +125,7 @@ def test_the_greedy_bot_outscores_the_random_bot() -> None:
             for i, (p, b) in enumerate(zip(names, seats, strict=True))
         }
 
-        def policy(state: Any, player: str, legal: tuple[Any, ...], bots: Any = bots) -> Any:
+        def policy(state: Any, player: str, legal: Sequence[Any], bots: Any = bots) -> Any:
             return bots[player](GAME.view(state, player), player, legal)
 
         result = play(GAME, names, {}, dict.fromkeys(names, policy), seed)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -29,7 +29,7 @@ def states(seed: int) -> tuple[ImperialMinersState, ...]:
     seen: list[ImperialMinersState] = []
     inner = {p: random_policy(seed * 7 + i) for i, p in enumerate(PLAYERS)}
 
-    def choose(state: Any, player: str, legal: tuple[Any, ...]) -> Any:
+    def choose(state: Any, player: str, legal: Sequence[Any]) -> Any:
         seen.append(state)
         return inner[player](state, player, legal)
 
