@@ -22,7 +22,6 @@ from typing import Any, cast
 
 import faust
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
-from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 
 from services.adapters.folding import FoldedMatch
 from services.adapters.projection import Projection, revealed_seed
@@ -48,6 +47,7 @@ from services.common.topics import (
     views_topic,
 )
 from services.projector import deadletters
+from services.projector.delivery import BatchStream, LeanConsumer
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 
 log = get_logger(__name__)
@@ -264,29 +264,9 @@ class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):
         return consumer
 
 
-class _ReadCommittedConsumer(AIOKafkaConsumer):
+class _ReadCommittedConsumer(LeanConsumer):
     def _new_consumer_thread(self) -> _ReadCommittedConsumerThread:
         return _ReadCommittedConsumerThread(self, loop=self.loop, beacon=self.beacon)
-
-    async def _add_gap(self, tp: Any, offset_from: int, offset_to: int) -> None:
-        # Offsets skipped in a transactional topic are its commit markers. Faust records
-        # the gap up to and including the offset of the message that revealed it; that
-        # message is acked too, and the duplicate breaks the run of consecutive acked
-        # offsets, so each commit advanced by one transaction only. Exclude it.
-        offset_to -= 1
-        gaps = self._gap[tp]
-        if gaps and offset_from < gaps.end():
-            # read again (after a seek): Faust's merge keeps the intervals disjoint
-            await super()._add_gap(tp, offset_from, offset_to)
-            return
-        # The usual case, one marker after the last: Faust re-merged the whole interval
-        # tree and yielded to the loop for every transaction read (5% of the projector's
-        # time at 100 matches); an interval after all others needs neither.
-        committed = self._committed_offset[tp]
-        if committed is not None:
-            offset_from = max(offset_from, committed + 1)
-        if offset_from <= offset_to:
-            gaps.addi(offset_from, offset_to + 1)  # intervaltree intervals exclude the end
 
 
 def create_app(config: Config) -> faust.App:
@@ -315,6 +295,8 @@ def create_app(config: Config) -> faust.App:
         # sent; at Faust's 16 KiB a rebuild's updates and changelog records waited on one
         # produce request after another.
         producer_max_batch_size=PRODUCER_BATCH_BYTES,
+        # take_events takes what the channel holds at once (services/projector/delivery.py)
+        Stream=BatchStream,
     )
     app.transport.Consumer = _ReadCommittedConsumer  # type: ignore[misc]
     _ReadCommittedConsumerThread.group_instance_id = config.instance_id or None
