@@ -140,10 +140,11 @@ class Projection:
             messages=messages,
             players=tuple(record["players"]),
             options=record["options"],
-            # records written before updates carried the state hold its data, not a string
+            # the state as encode_state wrote it (str or its UTF-8 bytes); records written
+            # before updates carried the state hold its data
             state=(
                 decode_state(game.name, state)
-                if isinstance(state, str)
+                if isinstance(state, str | bytes)
                 else from_data(_state_type(game.name), state)
             ),
             version=record["version"],

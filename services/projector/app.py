@@ -15,22 +15,18 @@ until an operator asks for the match to be folded again from its events
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
+from collections import Counter
 from typing import Any, cast
 
 import faust
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
 
-from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection, revealed_seed
 from services.common.config import Config
-from services.common.envelope import is_a
-from services.common.eventlog import MAX_RECORD_BYTES, envelopes_of
+from services.common.eventlog import envelopes_of
 from services.common.logging import get_logger
 from services.common.metrics import (
-    LOG_DUPLICATES,
     PROJECTOR_ASSIGNED,
     PROJECTOR_DEAD_LETTERS,
     PROJECTOR_FOLD_ERRORS,
@@ -48,197 +44,38 @@ from services.common.topics import (
 )
 from services.projector import deadletters
 from services.projector.delivery import BatchStream, LeanConsumer
-from tabletop.v1 import envelope_pb2, platform_events_pb2
+from services.projector.folder import (
+    MAX_VIEW_BYTES,
+    WHOLE,
+    MatchFold,
+    ProjectionFolder,
+    TooLarge,
+    check_sizes,
+    dead_letter,
+    decode_record,
+    encode_record,
+)
+from tabletop.v1 import envelope_pb2
+
+__all__ = [
+    "MAX_VIEW_BYTES",
+    "ProjectionFolder",
+    "TooLarge",
+    "check_sizes",
+    "create_app",
+    "dead_letter",
+    "decode_record",
+    "encode_record",
+    "main",
+]
 
 log = get_logger(__name__)
 
-#: a table record or a published view of one match may not exceed this (Kafka's limit is
-#: 1 MiB per record batch); the projector checks before it writes
-MAX_VIEW_BYTES = MAX_RECORD_BYTES
 #: a retry reads the match's events for at most this long (the stream waits meanwhile)
 RETRY_READ_LIMIT_S = 60.0
 #: the most a produce batch for one partition gathers (below the broker's record batch
 #: limit)
 PRODUCER_BATCH_BYTES = 512 * 1024
-#: board event ids kept per match to tell a duplicate append from a re-read
-RECENT_IDS = 32
-
-
-#: marks a record that stands for the cached projection inside a batch (never stored)
-_STUB = "_stub"
-
-
-class TooLarge(ValueError):
-    """A match's record or view would exceed the broker's message limit."""
-
-
-def encode_record(record: dict[str, Any]) -> bytes:
-    """A table record as stored: JSON, serialized once (the table stores bytes as given)."""
-    return json.dumps(record, separators=(",", ":")).encode()
-
-
-def decode_record(stored: bytes | None) -> dict[str, Any] | None:
-    return None if stored is None else cast(dict[str, Any], json.loads(stored))
-
-
-def check_sizes(record: bytes | None, update: bytes | None) -> None:
-    if update is not None and len(update) > MAX_VIEW_BYTES:
-        raise TooLarge(f"the views would take {len(update)} bytes (limit {MAX_VIEW_BYTES})")
-    if record is not None and len(record) > MAX_VIEW_BYTES:
-        raise TooLarge(f"the record would take {len(record)} bytes (limit {MAX_VIEW_BYTES})")
-
-
-def dead_letter(envelope: envelope_pb2.EventEnvelope, reason: str, error: BaseException) -> bytes:
-    """The dead-letter record of an event: where to find it and why, never its payload."""
-    return json.dumps(
-        {
-            "match_id": envelope.match_id,
-            "stream": envelope.stream,
-            "sequence": envelope.sequence,
-            "event_id": envelope.event_id,
-            "event_type": envelope.event_type,
-            "reason": reason,
-            "error": f"{type(error).__name__}: {error}"[:1000],
-        }
-    ).encode()
-
-
-def _duplicate(record: dict[str, Any], envelope: envelope_pb2.EventEnvelope) -> bool:
-    """A board event at a sequence already folded under another event id."""
-    seen = record.get("recent_ids", {}).get(str(envelope.sequence))
-    return seen is not None and seen != envelope.event_id
-
-
-def _with_recent_id(
-    record: dict[str, Any], previous: dict[str, Any] | None, envelope: envelope_pb2.EventEnvelope
-) -> dict[str, Any]:
-    recent = dict((previous or {}).get("recent_ids", {}))
-    recent[str(envelope.sequence)] = envelope.event_id
-    for old in sorted(recent, key=int)[:-RECENT_IDS]:
-        del recent[old]
-    record["recent_ids"] = recent
-    return record
-
-
-class ProjectionFolder:
-    """Folds envelopes into table records. Keeps the decoded projection of each match in
-    memory, so a fold decodes the stored record only after a restart or a rebalance; the
-    table (and its changelog) stays the authority."""
-
-    def __init__(self) -> None:
-        self._cache: dict[str, Projection] = {}
-
-    def forget(self) -> None:
-        """Drop the cache (partitions moved: another worker may have folded since)."""
-        self._cache.clear()
-
-    def forget_match(self, match_id: str) -> None:
-        """Decode this match from its stored record next time (a fold of it failed)."""
-        self._cache.pop(match_id, None)
-
-    def projection(self, match_id: str) -> Projection:
-        """The match as folded so far (a match this folder has folded since its creation)."""
-        return self._cache[match_id]
-
-    def _projection(self, record: dict[str, Any]) -> Projection:
-        cached = self._cache.get(record["match_id"])
-        if cached is not None and cached.match.version == record["version"]:
-            return cached
-        return Projection.from_record(record)
-
-    def fold(
-        self,
-        record: dict[str, Any] | None,
-        envelope: envelope_pb2.EventEnvelope,
-        stored: bool = True,
-    ) -> tuple[dict[str, Any] | None, Projection | None]:
-        """The table record after one envelope, and the projection to publish (if any).
-
-        ``stored=False`` (inside a batch): a board event's record is a stub (ids and
-        version) standing for the cached projection; ``fold_batch`` writes the whole
-        record once, after the batch's last event."""
-        pending = record if record is not None and "game" not in record else None
-        if (
-            envelope.stream == "board"
-            and record is not None
-            and pending is None
-            and envelope.sequence <= record["version"]
-        ):
-            # Read again (at-least-once, after a restart): folded already. A re-read
-            # MatchCreated must not start the match over (it would drop revealed seeds).
-            if _duplicate(record, envelope):
-                LOG_DUPLICATES.labels("board").inc()
-                log.error(
-                    "duplicate_sequence",
-                    match_id=envelope.match_id,
-                    sequence=envelope.sequence,
-                    event_id=envelope.event_id,
-                )
-            return record, None
-        if envelope.stream == "board" and is_a(envelope, platform_events_pb2.MatchCreated):
-            projection = Projection(FoldedMatch.created(envelope))
-            if pending:  # seeds revealed before the board stream was read (a rebuild)
-                projection.dice_seed = pending.get("dice_seed", "")
-                projection.decks_seed = pending.get("decks_seed", "")
-            self._cache[envelope.match_id] = projection
-            created = _with_recent_id(projection.to_record(), None, envelope)
-            return created, projection if envelope.last_in_batch else None
-        if record is None or pending is not None:
-            seed = revealed_seed(envelope)
-            if seed is None:
-                return record, None
-            return {**(pending or {}), seed[0]: seed[1]}, None
-        projection = self._projection(record)
-        if envelope.stream == "board":
-            changed = projection.match.fold(envelope)
-        else:
-            changed = projection.note(envelope)
-        if not changed:
-            return record, None
-        self._cache[envelope.match_id] = projection
-        if envelope.stream == "board" and not stored:
-            m = projection.match
-            folded = {"match_id": m.match_id, "game": m.game.name, "version": m.version}
-            folded[_STUB] = True
-        else:
-            folded = projection.to_record()
-        if envelope.stream != "board":
-            folded["recent_ids"] = record.get("recent_ids", {})
-            return folded, projection
-        folded = _with_recent_id(folded, record, envelope)
-        if not envelope.last_in_batch:
-            return folded, None  # mid-command: publish once the command is whole
-        return folded, projection
-
-    def fold_batch(
-        self, record: dict[str, Any] | None, envelopes: list[envelope_pb2.EventEnvelope]
-    ) -> tuple[dict[str, Any] | None, bytes | None]:
-        """One match's events of a batch, in order: the record after the last, and the
-        serialized ``ViewUpdate`` of its last whole state (None: nothing to publish).
-
-        Views are rendered once per batch, not per command: the state to show is rendered
-        only when no later whole command in the batch supersedes it; when the batch ends
-        mid-command, the last whole state is rendered before that command's first event
-        is folded."""
-        whole_after = [False] * (len(envelopes) + 1)  # a command ends at or after i
-        for i in range(len(envelopes) - 1, -1, -1):
-            ends = envelopes[i].stream == "board" and envelopes[i].last_in_batch
-            whole_after[i] = ends or whole_after[i + 1]
-        owed: Projection | None = None  # the last whole state, not rendered yet
-        rendered: bytes | None = None
-        for i, envelope in enumerate(envelopes):
-            if owed is not None and envelope.stream == "board" and not whole_after[i]:
-                rendered, owed = owed.update().SerializeToString(), None
-            record, projection = self.fold(record, envelope, stored=False)
-            if projection is not None:
-                owed = projection
-        if owed is not None:
-            rendered = owed.update().SerializeToString()
-        if record is not None and record.get(_STUB):
-            whole = self._cache[record["match_id"]].to_record()
-            whole["recent_ids"] = record["recent_ids"]
-            record = whole
-        return record, rendered
 
 
 class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):
@@ -340,6 +177,10 @@ def create_app(config: Config) -> faust.App:
 
     folder = ProjectionFolder()
 
+    def update_of(fold: MatchFold) -> bytes:
+        assert fold.projection is not None
+        return fold.projection.update().SerializeToString()
+
     async def fold_one_by_one(key: str, envelopes: list[envelope_pb2.EventEnvelope]) -> int:
         """The careful path: each event folded, checked, written and published on its own,
         so the one that fails (or outgrows the limit) is dead-lettered and the rest go on.
@@ -348,14 +189,13 @@ def create_app(config: Config) -> faust.App:
         failed = 0
         for envelope in envelopes:
             try:
-                before = decode_record(states.get(key))
-                record, projection = folder.fold(before, envelope)
-                update = projection.update().SerializeToString() if projection else None
-                stored = (
-                    encode_record(record) if record is not None and record is not before else None
-                )
+                fold = folder.match(key, states.get(key))
+                done = folder.fold(fold, envelope)
+                stored = encode_record(fold) if done else None
+                update = update_of(fold) if done == WHOLE else None
                 check_sizes(stored, update)
             except Exception as error:
+                folder.forget_match(key)  # the table holds the match as it was
                 reason = "too_large" if isinstance(error, TooLarge) else "fold_error"
                 PROJECTOR_FOLD_ERRORS.labels(envelope.stream).inc()
                 PROJECTOR_DEAD_LETTERS.labels(reason).inc()
@@ -366,6 +206,7 @@ def create_app(config: Config) -> faust.App:
                 failed += 1
                 continue
             if stored is not None:
+                fold.stored = stored
                 states[key] = stored
             if update is not None:
                 await views.send(key=key.encode(), value=update)
@@ -375,9 +216,7 @@ def create_app(config: Config) -> faust.App:
         """One match's events of a batch: one table write and at most one view published.
         Returns how many events were dead-lettered."""
         try:
-            before = decode_record(states.get(key))
-            record, update = folder.fold_batch(before, envelopes)
-            stored = encode_record(record) if record is not None and record is not before else None
+            stored, update = folder.fold_batch(key, states.get(key), envelopes)
             check_sizes(stored, update)
         except Exception:
             return await fold_one_by_one(key, envelopes)
@@ -424,22 +263,25 @@ def create_app(config: Config) -> faust.App:
         async for events in stream.take_events(config.projector_batch, within=batch_wait):
             by_match: dict[str, list[envelope_pb2.EventEnvelope]] = {}
             retried: dict[str, int] = {}
+            folded: Counter[str] = Counter()
+            last: envelope_pb2.EventEnvelope | None = None
             for event in events:
-                if event.message.topic == retries:
-                    retried[(event.message.key or b"").decode()] = event.message.partition
+                message = event.message
+                if message.topic == retries:
+                    retried[(message.key or b"").decode()] = message.partition
                     continue
-                appended = envelopes_of(event.value, event.message.headers)
-                envelope = appended[-1]
-                by_match.setdefault(envelope.match_id, []).extend(appended)
-                PROJECTOR_FOLDED.labels(envelope.stream).inc(len(appended))
+                appended = envelopes_of(event.value, message.headers)
+                last = appended[-1]
+                by_match.setdefault(last.match_id, []).extend(appended)
+                folded[last.stream] += len(appended)
             for key, envelopes in by_match.items():
                 await fold_match(key, envelopes)
             for key, partition in retried.items():
                 await fold_again(key, partition)
-            if by_match:
-                PROJECTOR_LAG.set(
-                    max(0.0, time.time() - envelope.occurred_at.ToNanoseconds() / 1e9)
-                )
+            for stream_name, count in folded.items():
+                PROJECTOR_FOLDED.labels(stream_name).inc(count)
+            if last is not None:
+                PROJECTOR_LAG.set(max(0.0, time.time() - last.occurred_at.ToNanoseconds() / 1e9))
 
     return app
 
