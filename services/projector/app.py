@@ -93,6 +93,12 @@ class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):
     #: broker, so a fetch for quiet partitions held the busy ones back for up to that long
     #: (measured at 100 matches: views 0.7-4 s behind the board).
     fetch_max_wait_ms = 1500
+    #: The long-poll after a fetch that brought nothing while no partition is paused:
+    #: such a fetch asks for every partition (aiokafka fetches from a broker only once all
+    #: its records are consumed), so it returns as soon as any has data, and a longer poll
+    #: only spares the empty round trips (each ~1 ms of CPU for 15 partitions: an idle
+    #: projector spent 50 ms of CPU per second on them at 20 ms).
+    idle_fetch_max_wait_ms = 500
 
     def _create_worker_consumer(self, transport: Any) -> Any:
         consumer = super()._create_worker_consumer(transport)
@@ -101,6 +107,25 @@ class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):
         consumer._group_instance_id = self.group_instance_id
         consumer._fetch_max_wait_ms = self.fetch_max_wait_ms
         return consumer
+
+    async def on_start(self) -> None:
+        await super().on_start()
+        consumer = cast(Any, self._consumer)
+        fetcher = consumer._fetcher
+        fetch = fetcher._proc_fetch_request
+        busy, idle = (
+            self.fetch_max_wait_ms,
+            max(self.fetch_max_wait_ms, self.idle_fetch_max_wait_ms),
+        )
+
+        async def fetch_then_adapt(*args: Any) -> bool:
+            # A paused partition (Faust's buffer under pressure) is left out of fetches:
+            # resumed, it waits for the fetch in flight, so that one stays short.
+            fetched = bool(await fetch(*args))
+            fetcher._fetch_max_wait_ms = busy if fetched or consumer.paused() else idle
+            return fetched
+
+        fetcher._proc_fetch_request = fetch_then_adapt
 
 
 class _ReadCommittedConsumer(LeanConsumer):
