@@ -45,7 +45,13 @@ from services.common.topics import (
 )
 from services.games.registry import all_games
 from services.projector import deadletters
-from services.projector.delivery import BatchStream, LeanConsumer
+from services.projector.delivery import (
+    BatchStream,
+    LeanConductor,
+    LeanConsumer,
+    LeanProducer,
+    key_partitioner,
+)
 from services.projector.folder import (
     MAX_VIEW_BYTES,
     WHOLE,
@@ -165,8 +171,11 @@ def create_app(config: Config) -> faust.App:
         producer_max_batch_size=PRODUCER_BATCH_BYTES,
         # take_events takes what the channel holds at once (services/projector/delivery.py)
         Stream=BatchStream,
+        producer_partitioner=key_partitioner,
     )
     app.transport.Consumer = _ReadCommittedConsumer  # type: ignore[misc]
+    app.transport.Producer = LeanProducer  # type: ignore[misc]
+    app.transport.Conductor = LeanConductor  # type: ignore[misc]
     _ReadCommittedConsumerThread.group_instance_id = config.instance_id or None
     _ReadCommittedConsumerThread.fetch_max_wait_ms = config.projector_fetch_wait_ms
     batch_wait = config.projector_batch_wait_ms / 1000

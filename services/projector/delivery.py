@@ -26,14 +26,123 @@ agent reading its topics in order and acking a batch once it is folded, so:
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any, cast
 
 import faust
+from aiokafka.partitioner import murmur2
+from faust.exceptions import KeyDecodeError, ValueDecodeError
+from faust.transport.conductor import Conductor
 from faust.transport.consumer import CONSUMER_FETCHING
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
+from faust.transport.drivers.aiokafka import Producer as AIOKafkaProducer
+from faust.transport.producer import ProducerBuffer
 from faust.types import TP, EventT, Message
+from faust.types.tuples import ack_lock
+from mode.utils.futures import notify
 from mode.utils.times import Seconds, want_seconds
+
+
+@functools.lru_cache(maxsize=65_536)
+def _key_hash(key: bytes) -> int:
+    return int(murmur2(key)) & 0x7FFFFFFF
+
+
+def key_partitioner(key: bytes | None, all_partitions: list[int], available: list[int]) -> int:
+    """aiokafka's default partitioner (murmur2 of the key, in Python), each key hashed once:
+    a batch sends a view and a changelog record per match, keyed by its id."""
+    if key is None:
+        return all_partitions[0] if not available else available[0]
+    return all_partitions[_key_hash(key) % len(all_partitions)]
+
+
+class _Buffer(ProducerBuffer):
+    #: A batch writes one table record per match (Faust sends those from this buffer, one
+    #: at a time): at Faust's 100 a rebuild's batch of a few hundred matches made the
+    #: conductor stop and flush (log: "producer buffer full") before every next record.
+    max_messages = 2_000
+
+    @property
+    def size(self) -> int:
+        # Faust's reads the producer_threaded setting (a descriptor walk) on every call,
+        # and the conductor asks for every record; the projector's producer is not threaded.
+        return self.pending.qsize()
+
+
+class LeanProducer(AIOKafkaProducer):
+    """Faust's aiokafka producer with a buffer whose size is cheap to read."""
+
+    def __init__(self, transport: Any, loop: Any = None, **kwargs: Any) -> None:
+        super().__init__(transport, loop=loop, **kwargs)
+        if not self.app.conf.producer_threaded:
+            buffer = _Buffer(loop=self.loop, beacon=self.beacon)
+            buffer.app = self.app
+            self.buffer = buffer
+
+
+class LeanConductor(Conductor):
+    """Faust's conductor, with a way to deliver a record without a coroutine per step."""
+
+    def __init__(self, app: Any, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self._pressure: dict[TP, tuple[Any, Any]] = {}
+
+    def _pressure_callbacks(self, message_tp: Any) -> tuple[Any, Any]:
+        callbacks = self._pressure.get(message_tp)
+        if callbacks is None:
+            tp = TP(message_tp.topic, message_tp.partition)  # aiokafka's, as Faust's
+            app = self.app
+            on_full = app.sensors.on_topic_buffer_full
+            consumer = app.consumer
+
+            def on_pressure_high() -> None:
+                on_full(tp)
+                consumer.on_buffer_full(tp)
+
+            def on_pressure_drop() -> None:
+                consumer.on_buffer_drop(tp)
+
+            callbacks = self._pressure[message_tp] = (on_pressure_high, on_pressure_drop)
+        return callbacks
+
+    def deliver_nowait(self, message: Message) -> bool:
+        """Put ``message``'s event on every channel of its partition, as the conductor's
+        callback does (decoded once per channel, one reference each), if that needs no
+        waiting: False, and nothing done, while flow is stopped, the producer's buffer is
+        over its bound, a channel's queue is full, the index is being updated or the
+        record does not decode (the callback then takes it, with its error handling)."""
+        channels = self._tp_index.get(message.tp)
+        app = self.app
+        if not channels or self._tp_to_callback_lock.locked():
+            return False
+        if not app.flow_control.is_active():
+            return False
+        buffer = app.producer.buffer
+        if buffer.size > buffer.max_messages:
+            return False
+        if any(channel.queue.full() for channel in channels):
+            return False
+        serializers = app.serializers
+        events = []
+        try:
+            for channel in channels:
+                schema = cast(Any, channel).schema
+                key = schema.loads_key(app, message, loads=serializers.loads_key)
+                if message.value is None and cast(Any, channel).allow_empty:
+                    value = None
+                else:
+                    value = schema.loads_value(app, message, loads=serializers.loads_value)
+                events.append((channel, app.create_event(key, value, message.headers, message)))
+        except (KeyDecodeError, ValueDecodeError):
+            return False
+        on_pressure_high, on_pressure_drop = self._pressure_callbacks(message.tp)
+        message.incref(len(events))
+        for channel, event in events:
+            channel.queue.put_nowait_enhanced(
+                event, on_pressure_high=on_pressure_high, on_pressure_drop=on_pressure_drop
+            )
+        return True
 
 
 class LeanConsumer(AIOKafkaConsumer):
@@ -80,20 +189,6 @@ class LeanConsumer(AIOKafkaConsumer):
                     return
                 yield tp, to_message(tp, record)
 
-    def _can_deliver_now(self, tp: TP) -> bool:
-        """The conductor's callback for a record of ``tp`` would not wait."""
-        app = self.app
-        if self.suspend_flow.is_set() or not app.flow_control.is_active():
-            return False
-        buffer = app.producer.buffer
-        if buffer.size > buffer.max_messages:
-            return False
-        handler = cast(Any, app.topics)._tp_to_callback.get(tp)
-        channels = getattr(handler, "channels", None)
-        if channels is None:
-            return False
-        return not any(channel.queue.full() for channel in channels)
-
     async def _drain_messages(self, fetcher: Any) -> None:  # pragma: no cover - a loop
         callback = self.callback
         consumer_should_stop = self._stopped.is_set
@@ -102,7 +197,9 @@ class LeanConsumer(AIOKafkaConsumer):
         set_flag = self.diag.set_flag
         unset_flag = self.diag.unset_flag
         commit_every = self._commit_every
-        can_deliver_now = self._can_deliver_now
+        suspended = self.suspend_flow.is_set
+        conductor = self.app.topics
+        deliver_nowait = conductor.deliver_nowait if isinstance(conductor, LeanConductor) else None
         try:
             while not (consumer_should_stop() or fetcher_should_stop()):
                 set_flag(CONSUMER_FETCHING)
@@ -117,9 +214,7 @@ class LeanConsumer(AIOKafkaConsumer):
                         if commit_every is not None and self._n_acked >= commit_every:
                             self._n_acked = 0
                             await self.commit()
-                        if can_deliver_now(tp):
-                            await callback(message)
-                        else:
+                        if suspended() or deliver_nowait is None or not deliver_nowait(message):
                             await self.wait_first(callback(message), self.suspend_flow.wait())
                         read_offset[tp] = offset
                 unset_flag(CONSUMER_FETCHING)
@@ -183,9 +278,40 @@ class BatchStream(faust.Stream[Any]):
                         yield fresh
                 finally:
                     self.current_event = None
-                    for event in events:
-                        event.ack()
+                    _ack(consumer, events)
         finally:
             if started_by_aiter:
                 await self.stop()
                 self.service_reset()
+
+
+def _ack(consumer: Any, events: Sequence[EventT[Any]]) -> None:
+    """``event.ack()`` for each of ``events``, under one lock: the message's reference
+    dropped, and when it was the last, its offset marked done (Message.ack and
+    Consumer.ack, as Faust's compiled stream iterator inlines them)."""
+    acks_enabled_for = consumer.app.topics.acks_enabled_for
+    committed_offsets = consumer._committed_offset
+    unacked = consumer._unacked_messages
+    with ack_lock:
+        try:
+            for event in events:
+                message = event.message
+                if message.acked:
+                    continue
+                refcount = message.refcount = max(message.refcount - 1, 0)
+                if refcount:
+                    continue
+                message.acked = True
+                if not acks_enabled_for(message.topic):
+                    continue
+                tp, offset = message.tp, message.offset
+                committed = committed_offsets[tp]
+                if committed is None or offset >= committed:
+                    acked_index = consumer._acked_index[tp]
+                    if offset not in acked_index:
+                        unacked.discard(message)
+                        acked_index.add(offset)
+                        consumer._acked[tp].append(offset)
+                        consumer._n_acked += 1
+        finally:
+            notify(consumer._waiting_for_ack)
