@@ -15,9 +15,11 @@ until an operator asks for the match to be folded again from its events
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import time
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, cast
 
 import faust
@@ -25,7 +27,6 @@ from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
 
 from services.adapters.game_adapter import messages_for
 from services.common.config import Config
-from services.common.eventlog import envelopes_of
 from services.common.logging import get_logger
 from services.common.metrics import (
     PROJECTOR_ASSIGNED,
@@ -58,6 +59,7 @@ from services.projector.folder import (
     MatchFold,
     ProjectionFolder,
     TooLarge,
+    appended,
     check_sizes,
     dead_letter,
     decode_record,
@@ -221,13 +223,15 @@ def create_app(config: Config) -> faust.App:
         assert fold.projection is not None
         return fold.projection.update().SerializeToString()
 
-    async def fold_one_by_one(key: str, envelopes: list[envelope_pb2.EventEnvelope]) -> int:
+    async def fold_one_by_one(
+        key: str, appends: Sequence[Sequence[envelope_pb2.EventEnvelope]]
+    ) -> int:
         """The careful path: each event folded, checked, written and published on its own,
         so the one that fails (or outgrows the limit) is dead-lettered and the rest go on.
         Returns how many were dead-lettered."""
         folder.forget_match(key)
         failed = 0
-        for envelope in envelopes:
+        for envelope in itertools.chain.from_iterable(appends):
             try:
                 fold = folder.match(key, states.get(key))
                 done = folder.fold(fold, envelope)
@@ -252,14 +256,14 @@ def create_app(config: Config) -> faust.App:
                 await views.send(key=key.encode(), value=update)
         return failed
 
-    async def fold_match(key: str, envelopes: list[envelope_pb2.EventEnvelope]) -> int:
+    async def fold_match(key: str, appends: Sequence[Sequence[envelope_pb2.EventEnvelope]]) -> int:
         """One match's events of a batch: one table write and at most one view published.
         Returns how many events were dead-lettered."""
         try:
-            stored, update = folder.fold_batch(key, states.get(key), envelopes)
+            stored, update = folder.fold_batch(key, states.get(key), appends)
             check_sizes(stored, update)
         except Exception:
-            return await fold_one_by_one(key, envelopes)
+            return await fold_one_by_one(key, appends)
         if stored is not None:
             states[key] = stored
         if update is not None:
@@ -285,7 +289,7 @@ def create_app(config: Config) -> faust.App:
         folder.forget_match(key)
         if key in states:
             del states[key]
-        failed = await fold_match(key, envelopes)
+        failed = await fold_match(key, [envelopes])
         log.info("match_folded_again", match_id=key, events=len(envelopes), failed=failed)
         if not failed:
             await dead_letters.send(
@@ -301,7 +305,7 @@ def create_app(config: Config) -> faust.App:
         stream = cast(faust.Stream[bytes], events_of)  # take_events is not on StreamT
         # Faust acks a batch's offsets once this body has handled it (at least once).
         async for events in stream.take_events(config.projector_batch, within=batch_wait):
-            by_match: dict[str, list[envelope_pb2.EventEnvelope]] = {}
+            by_match: dict[str, list[Sequence[envelope_pb2.EventEnvelope]]] = {}
             retried: dict[str, int] = {}
             folded: Counter[str] = Counter()
             last: envelope_pb2.EventEnvelope | None = None
@@ -310,12 +314,12 @@ def create_app(config: Config) -> faust.App:
                 if message.topic == retries:
                     retried[(message.key or b"").decode()] = message.partition
                     continue
-                appended = envelopes_of(event.value, message.headers)
-                last = appended[-1]
-                by_match.setdefault(last.match_id, []).extend(appended)
-                folded[last.stream] += len(appended)
-            for key, envelopes in by_match.items():
-                await fold_match(key, envelopes)
+                envelopes = appended(event.value, message.headers)
+                last = envelopes[-1]
+                by_match.setdefault(last.match_id, []).append(envelopes)
+                folded[last.stream] += len(envelopes)
+            for key, appends in by_match.items():
+                await fold_match(key, appends)
             for key, partition in retried.items():
                 await fold_again(key, partition)
             for stream_name, count in folded.items():

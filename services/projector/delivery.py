@@ -87,6 +87,7 @@ class LeanConductor(Conductor):
     def __init__(self, app: Any, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
         self._pressure: dict[TP, tuple[Any, Any]] = {}
+        self._decoders: dict[Any, Any] = {}
 
     def _pressure_callbacks(self, message_tp: Any) -> tuple[Any, Any]:
         callbacks = self._pressure.get(message_tp)
@@ -106,6 +107,40 @@ class LeanConductor(Conductor):
             callbacks = self._pressure[message_tp] = (on_pressure_high, on_pressure_drop)
         return callbacks
 
+    def _decoder(self, channel: Any) -> Any:
+        """``channel``'s decoding of a record into its event, as its schema does it; for raw
+        keys and values of no declared type (the projector's topics) that is the bytes."""
+        decode = self._decoders.get(channel)
+        if decode is None:
+            app = self.app
+            schema = channel.schema
+            event_type: Any = app.conf.Event  # a settings lookup: once, not per record
+            untyped = (None, bytes)
+            if (
+                schema.key_serializer == "raw"
+                and schema.value_serializer == "raw"
+                and schema.key_type in untyped
+                and schema.value_type in untyped
+            ):
+
+                def decode(message: Message) -> Any:
+                    return event_type(app, message.key, message.value, message.headers, message)
+
+            else:
+                serializers = app.serializers
+                allow_empty = channel.allow_empty
+
+                def decode(message: Message) -> Any:
+                    key = schema.loads_key(app, message, loads=serializers.loads_key)
+                    if message.value is None and allow_empty:
+                        value = None
+                    else:
+                        value = schema.loads_value(app, message, loads=serializers.loads_value)
+                    return event_type(app, key, value, message.headers, message)
+
+            self._decoders[channel] = decode
+        return decode
+
     def deliver_nowait(self, message: Message) -> bool:
         """Put ``message``'s event on every channel of its partition, as the conductor's
         callback does (decoded once per channel, one reference each), if that needs no
@@ -121,23 +156,16 @@ class LeanConductor(Conductor):
         buffer = app.producer.buffer
         if buffer.size > buffer.max_messages:
             return False
-        if any(channel.queue.full() for channel in channels):
-            return False
-        serializers = app.serializers
-        events = []
+        for channel in channels:
+            if channel.queue.full():
+                return False
         try:
-            for channel in channels:
-                schema = cast(Any, channel).schema
-                key = schema.loads_key(app, message, loads=serializers.loads_key)
-                if message.value is None and cast(Any, channel).allow_empty:
-                    value = None
-                else:
-                    value = schema.loads_value(app, message, loads=serializers.loads_value)
-                events.append((channel, app.create_event(key, value, message.headers, message)))
+            events = [(channel, self._decoder(channel)(message)) for channel in channels]
         except (KeyDecodeError, ValueDecodeError):
             return False
         on_pressure_high, on_pressure_drop = self._pressure_callbacks(message.tp)
-        message.incref(len(events))
+        message.refcount += len(events)  # Message.incref, without its lock (as Faust's
+        # compiled conductor does): only this loop's thread references a new message
         for channel, event in events:
             channel.queue.put_nowait_enhanced(
                 event, on_pressure_high=on_pressure_high, on_pressure_drop=on_pressure_drop

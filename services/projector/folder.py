@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from services.adapters.folding import FoldedMatch
 from services.adapters.projection import Projection, revealed_seed
-from services.common.eventlog import MAX_RECORD_BYTES
+from services.common.eventlog import BATCH_CONTENT_TYPE, CONTENT_TYPE, MAX_RECORD_BYTES
 from services.common.logging import get_logger
 from services.common.metrics import LOG_DUPLICATES
 from tabletop.v1 import envelope_pb2, platform_events_pb2
@@ -225,11 +226,11 @@ class ProjectionFolder:
         self,
         match_id: str,
         stored: bytes | None,
-        envelopes: list[envelope_pb2.EventEnvelope],
+        appends: Sequence[Sequence[envelope_pb2.EventEnvelope]],
     ) -> tuple[bytes | None, bytes | None]:
-        """One match's events of a batch, in order: the record to store after the last
-        (None: unchanged), and the serialized ``ViewUpdate`` of its last whole state
-        (None: nothing to publish).
+        """One match's events of a batch, in order (``appends``: the envelopes of each of
+        its records): the record to store after the last (None: unchanged), and the
+        serialized ``ViewUpdate`` of its last whole state (None: nothing to publish).
 
         Views are rendered once per batch, not per command: the state to show is rendered
         only when no later whole command in the batch supersedes it; when the batch ends
@@ -237,30 +238,53 @@ class ProjectionFolder:
         is folded."""
         fold = self.match(match_id, stored)
         # events after the last one that ends a command belong to an unfinished command
-        unfinished_from = len(envelopes)
-        while unfinished_from and not (
-            envelopes[unfinished_from - 1].stream == "board"
-            and envelopes[unfinished_from - 1].last_in_batch
-        ):
-            unfinished_from -= 1
+        end = _last_command_end(appends)
         owed = False  # a whole state not rendered yet
         changed = False
         rendered: bytes | None = None
         fold_one = self.fold
-        for i, envelope in enumerate(envelopes):
-            if owed and i >= unfinished_from and envelope.stream == "board":
-                rendered, owed = _update(fold), False
-            done = fold_one(fold, envelope)
-            if done:
-                changed = True
-                if done == WHOLE:
-                    owed = True
+        for r, envelopes in enumerate(appends):
+            for i, envelope in enumerate(envelopes):
+                if owed and envelope.stream == "board" and (r, i) > end:
+                    rendered, owed = _update(fold), False
+                done = fold_one(fold, envelope)
+                if done:
+                    changed = True
+                    if done == WHOLE:
+                        owed = True
         if owed:
             rendered = _update(fold)
         if not changed:
             return None, rendered
         fold.stored = encode_record(fold)
         return fold.stored, rendered
+
+
+def _last_command_end(
+    appends: Sequence[Sequence[envelope_pb2.EventEnvelope]],
+) -> tuple[int, int]:
+    """(record, position) of the last board event that ends a command; (-1, -1): none."""
+    for r in range(len(appends) - 1, -1, -1):
+        envelopes = appends[r]
+        for i in range(len(envelopes) - 1, -1, -1):
+            envelope = envelopes[i]
+            if envelope.stream == "board" and envelope.last_in_batch:
+                return r, i
+    return -1, -1
+
+
+def appended(
+    value: bytes, headers: Sequence[tuple[str, bytes]] | Mapping[str, bytes] | None
+) -> Sequence[envelope_pb2.EventEnvelope]:
+    """The envelopes of one record of an event topic, as ``eventlog.envelopes_of`` reads
+    them, but an append's left in its message (a list of them cost twice the parse)."""
+    if headers and (
+        headers.get(CONTENT_TYPE) == BATCH_CONTENT_TYPE
+        if isinstance(headers, Mapping)
+        else (CONTENT_TYPE, BATCH_CONTENT_TYPE) in headers
+    ):
+        return envelope_pb2.EventBatch.FromString(value).events
+    return [envelope_pb2.EventEnvelope.FromString(value)]
 
 
 def _update(fold: MatchFold) -> bytes:

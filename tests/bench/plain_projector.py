@@ -19,11 +19,11 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from services.common.config import Config
-from services.common.eventlog import envelopes_of
 from services.common.logging import configure_logging
 from services.common.metrics import PROJECTOR_ASSIGNED, PROJECTOR_FOLDED, start_metrics_server
 from services.common.topics import STREAMS, event_topic, views_topic
 from services.projector.app import ProjectionFolder
+from services.projector.folder import appended
 
 #: a bound on one process's life (the benchmark stops it long before)
 LIFETIME_S = 3600.0
@@ -74,9 +74,9 @@ async def run(config: Config) -> None:
             by_match: dict[str, list[Any]] = {}
             for messages in batches.values():
                 for message in messages:
-                    appended = envelopes_of(message.value, message.headers)
-                    by_match.setdefault(appended[-1].match_id, []).extend(appended)
-                    PROJECTOR_FOLDED.labels(appended[-1].stream).inc(len(appended))
+                    envelopes = appended(message.value, message.headers)
+                    by_match.setdefault(envelopes[-1].match_id, []).append(envelopes)
+                    PROJECTOR_FOLDED.labels(envelopes[-1].stream).inc(len(envelopes))
             for match_id, envelopes in by_match.items():
                 record, update = folder.fold_batch(match_id, records.get(match_id), envelopes)
                 if record is not None:

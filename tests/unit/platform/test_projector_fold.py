@@ -122,7 +122,7 @@ def test_folding_from_the_stored_record_every_time_gives_the_same_record() -> No
 def test_a_match_is_read_again_when_the_table_holds_another_record() -> None:
     # Given a folder that folded a match and stored its record
     folder = ProjectionFolder()
-    mine, _ = folder.fold_batch("m", None, board_batch())
+    mine, _ = folder.fold_batch("m", None, [board_batch()])
     assert mine is not None
     assert folder.match("m", mine) is folder.match("m", mine)  # what it wrote: kept
     # When the table holds another record of the match (another worker folded it)
@@ -228,7 +228,7 @@ def updates_one_by_one(
 
 def test_a_batch_publishes_its_last_whole_command_as_one_by_one_would() -> None:
     batch = two_commands()
-    record, update = ProjectionFolder().fold_batch("m", None, batch)
+    record, update = ProjectionFolder().fold_batch("m", None, [batch])
     assert update is not None
     assert match_pb2.ViewUpdate.FromString(update) == updates_one_by_one(batch)[-1]
     assert record == encode_record(folded(batch))
@@ -236,7 +236,7 @@ def test_a_batch_publishes_its_last_whole_command_as_one_by_one_would() -> None:
 
 def test_a_batch_ending_mid_command_publishes_the_command_before() -> None:
     batch = two_commands()[:6]
-    record, update = ProjectionFolder().fold_batch("m", None, batch)
+    record, update = ProjectionFolder().fold_batch("m", None, [batch])
     assert update is not None
     shown = match_pb2.ViewUpdate.FromString(update)
     assert shown == updates_one_by_one(batch)[-1]
@@ -247,14 +247,14 @@ def test_a_batch_ending_mid_command_publishes_the_command_before() -> None:
 
 def test_a_batch_of_events_already_folded_publishes_and_stores_nothing() -> None:
     batch = two_commands()
-    record, _ = ProjectionFolder().fold_batch("m", None, batch)
-    again, update = ProjectionFolder().fold_batch("m", record, batch)
+    record, _ = ProjectionFolder().fold_batch("m", None, [batch])
+    again, update = ProjectionFolder().fold_batch("m", record, [batch])
     assert update is None and again is None
 
 
 def test_a_seed_revealed_after_the_match_ended_publishes_it() -> None:
-    record, _ = ProjectionFolder().fold_batch("m", None, board_batch())
-    again, update = ProjectionFolder().fold_batch("m", record, [dice_reveal()])
+    record, _ = ProjectionFolder().fold_batch("m", None, [board_batch()])
+    again, update = ProjectionFolder().fold_batch("m", record, [[dice_reveal()]])
     assert again is not None and update is not None
     assert match_pb2.ViewUpdate.FromString(update).provenance.dice_seed == "ab"
 
@@ -264,8 +264,33 @@ def test_folding_without_storing_keeps_the_same_projection() -> None:
     folder = ProjectionFolder()
     for envelope in board_batch():
         folder.fold(folder.match(envelope.match_id), envelope)
-    stored, _ = ProjectionFolder().fold_batch("m", None, board_batch())
+    stored, _ = ProjectionFolder().fold_batch("m", None, [board_batch()])
     again = decode_record(stored)
     assert again.projection is not None
     assert folder.projections()["m"].to_record() == again.projection.to_record()
     assert isinstance(folder.projection("m"), Projection)
+
+
+def test_a_batch_of_several_appends_publishes_as_one_by_one_would() -> None:
+    # Given a command's record and the first events of the next one's (legacy records of
+    # single envelopes can end a batch mid-command)
+    batch = two_commands()
+    appends = [batch[:4], batch[4:5], batch[5:6]]
+    # When the batch is folded
+    record, update = ProjectionFolder().fold_batch("m", None, appends)
+    # Then the first command is shown and the record holds all six events
+    assert update is not None
+    assert match_pb2.ViewUpdate.FromString(update) == updates_one_by_one(batch[:6])[-1]
+    assert record == encode_record(folded(batch[:6]))
+
+
+def test_a_record_reads_as_the_event_log_reads_it() -> None:
+    from services.common.eventlog import BATCH_HEADERS, encode_append, envelopes_of
+    from services.projector.folder import appended
+
+    batch = board_batch()
+    value = encode_append(batch)
+    assert list(appended(value, BATCH_HEADERS)) == envelopes_of(value, BATCH_HEADERS)
+    assert list(appended(value, dict(BATCH_HEADERS))) == batch
+    single = batch[0].SerializeToString()
+    assert list(appended(single, None)) == envelopes_of(single, None) == [batch[0]]
