@@ -87,7 +87,7 @@ class LeanConductor(Conductor):
     def __init__(self, app: Any, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
         self._pressure: dict[TP, tuple[Any, Any]] = {}
-        self._decoders: dict[Any, Any] = {}
+        self._routes: dict[Any, tuple[Any, list[tuple[Any, Any]], Any, Any]] = {}
 
     def _pressure_callbacks(self, message_tp: Any) -> tuple[Any, Any]:
         callbacks = self._pressure.get(message_tp)
@@ -107,38 +107,48 @@ class LeanConductor(Conductor):
             callbacks = self._pressure[message_tp] = (on_pressure_high, on_pressure_drop)
         return callbacks
 
+    def _route(self, message_tp: Any) -> tuple[Any, list[tuple[Any, Any]], Any, Any] | None:
+        """For a record of this partition: its channels (the index's set, to tell when it
+        changed), each with its decoding into the event, and the pressure callbacks."""
+        channels = self._tp_index.get(message_tp)
+        if not channels:
+            return None
+        route = self._routes.get(message_tp)
+        if route is None or route[0] is not channels or len(route[1]) != len(channels):
+            high, drop = self._pressure_callbacks(message_tp)
+            route = (channels, [(c, self._decoder(c)) for c in channels], high, drop)
+            self._routes[message_tp] = route
+        return route
+
     def _decoder(self, channel: Any) -> Any:
         """``channel``'s decoding of a record into its event, as its schema does it; for raw
         keys and values of no declared type (the projector's topics) that is the bytes."""
-        decode = self._decoders.get(channel)
-        if decode is None:
-            app = self.app
-            schema = channel.schema
-            event_type: Any = app.conf.Event  # a settings lookup: once, not per record
-            untyped = (None, bytes)
-            if (
-                schema.key_serializer == "raw"
-                and schema.value_serializer == "raw"
-                and schema.key_type in untyped
-                and schema.value_type in untyped
-            ):
+        app = self.app
+        schema = channel.schema
+        event_type: Any = app.conf.Event  # a settings lookup: once, not per record
+        untyped = (None, bytes)
+        if (
+            schema.key_serializer == "raw"
+            and schema.value_serializer == "raw"
+            and schema.key_type in untyped
+            and schema.value_type in untyped
+        ):
 
-                def decode(message: Message) -> Any:
-                    return event_type(app, message.key, message.value, message.headers, message)
+            def decode_raw(message: Message) -> Any:
+                return event_type(app, message.key, message.value, message.headers, message)
 
+            return decode_raw
+        serializers = app.serializers
+        allow_empty = channel.allow_empty
+
+        def decode(message: Message) -> Any:
+            key = schema.loads_key(app, message, loads=serializers.loads_key)
+            if message.value is None and allow_empty:
+                value = None
             else:
-                serializers = app.serializers
-                allow_empty = channel.allow_empty
+                value = schema.loads_value(app, message, loads=serializers.loads_value)
+            return event_type(app, key, value, message.headers, message)
 
-                def decode(message: Message) -> Any:
-                    key = schema.loads_key(app, message, loads=serializers.loads_key)
-                    if message.value is None and allow_empty:
-                        value = None
-                    else:
-                        value = schema.loads_value(app, message, loads=serializers.loads_value)
-                    return event_type(app, key, value, message.headers, message)
-
-            self._decoders[channel] = decode
         return decode
 
     def deliver_nowait(self, message: Message) -> bool:
@@ -147,23 +157,23 @@ class LeanConductor(Conductor):
         waiting: False, and nothing done, while flow is stopped, the producer's buffer is
         over its bound, a channel's queue is full, the index is being updated or the
         record does not decode (the callback then takes it, with its error handling)."""
-        channels = self._tp_index.get(message.tp)
-        app = self.app
-        if not channels or self._tp_to_callback_lock.locked():
+        route = self._route(message.tp)
+        if route is None or self._tp_to_callback_lock.locked():
             return False
+        app = self.app
         if not app.flow_control.is_active():
             return False
         buffer = app.producer.buffer
         if buffer.size > buffer.max_messages:
             return False
-        for channel in channels:
+        _, decoders, on_pressure_high, on_pressure_drop = route
+        for channel, _ in decoders:
             if channel.queue.full():
                 return False
         try:
-            events = [(channel, self._decoder(channel)(message)) for channel in channels]
+            events = [(channel, decode(message)) for channel, decode in decoders]
         except (KeyDecodeError, ValueDecodeError):
             return False
-        on_pressure_high, on_pressure_drop = self._pressure_callbacks(message.tp)
         message.refcount += len(events)  # Message.incref, without its lock (as Faust's
         # compiled conductor does): only this loop's thread references a new message
         for channel, event in events:
