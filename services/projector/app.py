@@ -52,6 +52,7 @@ from services.projector.delivery import (
     LeanConsumer,
     LeanProducer,
     key_partitioner,
+    parse_abort_markers_only_when_aborting,
 )
 from services.projector.folder import (
     MAX_VIEW_BYTES,
@@ -178,6 +179,7 @@ def create_app(config: Config) -> faust.App:
     app.transport.Consumer = _ReadCommittedConsumer  # type: ignore[misc]
     app.transport.Producer = LeanProducer  # type: ignore[misc]
     app.transport.Conductor = LeanConductor  # type: ignore[misc]
+    parse_abort_markers_only_when_aborting()
     _ReadCommittedConsumerThread.group_instance_id = config.instance_id or None
     _ReadCommittedConsumerThread.fetch_max_wait_ms = config.projector_fetch_wait_ms
     batch_wait = config.projector_batch_wait_ms / 1000
