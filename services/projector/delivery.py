@@ -260,12 +260,19 @@ class LeanConsumer(AIOKafkaConsumer):
         unset_flag = self.diag.unset_flag
         commit_every = self._commit_every
         suspended = self.suspend_flow.is_set
+        buffered = self._buffered_partitions
         conductor = self.app.topics
         deliver_nowait = conductor.deliver_nowait if isinstance(conductor, LeanConductor) else None
         try:
             while not (consumer_should_stop() or fetcher_should_stop()):
                 set_flag(CONSUMER_FETCHING)
-                fetched = self.getmany(timeout=1.0)
+                # A partition whose channel is under pressure is left out of the fetch
+                # (Faust's flow control), and its records stay in aiokafka's buffer, so
+                # aiokafka fetches nothing new until they are taken: a fetch waiting for the
+                # other partitions would then only return at its timeout, long after the
+                # agent drained the channel and the partition was active again (rebuilds
+                # stalled for up to 1 s). While one is left out, wait briefly.
+                fetched = self.getmany(timeout=0.01 if buffered else 1.0)
                 await self.sleep(0)
                 if not self.should_stop:
                     async for tp, message in fetched:
@@ -317,7 +324,10 @@ class BatchStream(faust.Stream[Any]):
         wait_s = want_seconds(within) if within else 0.0
         try:
             while not self.should_stop:
-                events: list[EventT[Any]] = [await queue.get()]
+                try:
+                    events: list[EventT[Any]] = [await queue.get()]
+                except StopAsyncIteration:
+                    return  # the channel ended (the app stops), as Faust's iterator ends
                 if wait_s and queue.qsize() + 1 < max_:
                     await asyncio.sleep(wait_s)  # let more arrive
                 while len(events) < max_ and not queue.empty():
