@@ -24,6 +24,7 @@ from typing import Any, cast
 
 import faust
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
+from prometheus_client import Gauge
 
 from services.adapters.game_adapter import messages_for
 from services.common.config import Config
@@ -81,6 +82,12 @@ __all__ = [
 ]
 
 log = get_logger(__name__)
+
+#: when the projector last finished folding a batch (staleness; a rebuild's end)
+LAST_FOLD = Gauge(
+    "tabletop_projector_last_fold_timestamp_seconds",
+    "Unix time at which the projector last finished folding a batch of events.",
+)
 
 #: a retry reads the match's events for at most this long (the stream waits meanwhile)
 RETRY_READ_LIMIT_S = 60.0
@@ -324,6 +331,8 @@ def create_app(config: Config) -> faust.App:
                 await fold_match(key, appends)
             for key, partition in retried.items():
                 await fold_again(key, partition)
+            if folded:  # first: a scrape that sees the new count sees this batch's end
+                LAST_FOLD.set(time.time())
             for stream_name, count in folded.items():
                 PROJECTOR_FOLDED.labels(stream_name).inc(count)
             if last is not None:
