@@ -15,6 +15,7 @@ until an operator asks for the match to be folded again from its events
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import time
@@ -24,9 +25,11 @@ from typing import Any, cast
 
 import faust
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
+from google.protobuf import any_pb2
 from prometheus_client import Gauge
 
 from services.adapters.game_adapter import messages_for
+from services.adapters.projection import encode_state
 from services.common.config import Config
 from services.common.logging import get_logger
 from services.common.metrics import (
@@ -149,11 +152,24 @@ class _ReadCommittedConsumer(LeanConsumer):
         return _ReadCommittedConsumerThread(self, loop=self.loop, beacon=self.beacon)
 
 
+def _load_games() -> None:
+    """Every game's engine, event readers and state encoders made before the first event,
+    not while folding it: importing the games took ~0.5 s of CPU inside a rebuild's first
+    batch, and compiling the readers and encoders on first use ~35 ms (a bench rebuild
+    folds ~4,000 events in ~0.3 s)."""
+    for name, game in all_games().items():
+        messages = messages_for(name)
+        for event_type in game.event_types:
+            empty = any_pb2.Any(type_url=f"type.googleapis.com/{messages.message_name(event_type)}")
+            # the reader is compiled and kept before it reads; an empty message may not
+            # be a valid event, which does not matter here
+            with contextlib.suppress(Exception):
+                messages.event_from_any(empty)
+        encode_state(game.initial_state())
+
+
 def create_app(config: Config) -> faust.App:
-    # Every game's engine and messages loaded before the first event, not while folding it
-    # (importing the games took ~0.5 s of CPU inside the first batch of a rebuild)
-    for name in all_games():
-        messages_for(name)
+    _load_games()
     app_id = f"{config.topic_prefix}{PROJECTOR_APP_ID}"
     os.makedirs(config.data_dir, exist_ok=True)  # Faust creates its folder, not the parents
     app = faust.App(
