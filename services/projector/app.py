@@ -86,6 +86,8 @@ __all__ = [
 
 log = get_logger(__name__)
 
+#: the most events the agent's channel holds before Faust holds their partition back
+STREAM_BUFFER = 16_384
 #: when the projector last finished folding a batch (staleness; a rebuild's end)
 LAST_FOLD = Gauge(
     "tabletop_projector_last_fold_timestamp_seconds",
@@ -198,6 +200,11 @@ def create_app(config: Config) -> faust.App:
         # take_events takes what the channel holds at once (services/projector/delivery.py)
         Stream=BatchStream,
         producer_partitioner=key_partitioner,
+        # A fetch brings up to 1 MiB per partition (a few thousand records): at Faust's
+        # 4,096 a rebuild filled the channel, and every record past it took the
+        # conductor's slow path (2% of a rebuild's samples); 16,384 records of a few KiB
+        # at most are tens of MiB.
+        stream_buffer_maxsize=STREAM_BUFFER,
     )
     app.transport.Consumer = _ReadCommittedConsumer  # type: ignore[misc]
     app.transport.Producer = LeanProducer  # type: ignore[misc]

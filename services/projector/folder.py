@@ -38,7 +38,7 @@ RECENT_IDS = 32
 #: the first byte of a binary record (a JSON record starts with "{")
 _RECORD_V1 = b"\x01"
 _LENGTH = struct.Struct(">I")
-_MATCH_CREATED = f"type.googleapis.com/{platform_events_pb2.MatchCreated.DESCRIPTOR.full_name}"
+_MATCH_CREATED = platform_events_pb2.MatchCreated.DESCRIPTOR.full_name
 
 #: what folding one event did to its match
 UNCHANGED, CHANGED, WHOLE = 0, 1, 2
@@ -206,7 +206,7 @@ class ProjectionFolder:
                 )
             return UNCHANGED
         recent = fold.recent
-        if envelope.payload.type_url == _MATCH_CREATED:
+        if envelope.payload.type_url.rpartition("/")[2] == _MATCH_CREATED:  # as Any.Is reads
             p = fold.projection = Projection(FoldedMatch.created(envelope))
             if fold.seeds:  # revealed before the board stream was read (a rebuild)
                 p.dice_seed = fold.seeds.get("dice_seed", "")
