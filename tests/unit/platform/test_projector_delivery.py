@@ -7,9 +7,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import faust
 from aiokafka.consumer.fetcher import READ_COMMITTED, PartitionRecords
+from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.structs import TopicPartition
+from faust.types import Message
 
+from services.common.config import Config
+from services.projector.app import create_app
 from services.projector.delivery import key_partitioner, parse_abort_markers_only_when_aborting
 
 ABORT, COMMIT = 0, 1
@@ -108,10 +113,40 @@ def test_aborted_transactions_are_skipped_and_later_ones_read_with_markers_parse
 
 
 def test_keys_go_to_the_partitions_aiokafka_would_choose() -> None:
-    from aiokafka.partitioner import DefaultPartitioner
-
     partitions = [0, 1, 2]
     for i in range(200):
         key = f"match-{i}".encode()
         expected: Any = DefaultPartitioner()(key, partitions, partitions)
         assert key_partitioner(key, partitions, partitions) == expected
+
+
+async def test_a_batch_holds_what_is_queued_and_is_acked_once_handled() -> None:
+    # Given the projector's app (flow resumed, as once it is ready), a stream, and five
+    # records queued on its channel (the last fetched before a rebalance: another worker
+    # may own it now)
+    app: Any = create_app(Config.from_env("projector"))
+    app.flow_control.resume()
+    channel: Any = app.channel()
+    stream = app.stream(channel)
+    assert isinstance(stream, faust.Stream) and type(stream).__name__ == "BatchStream"
+    messages = []
+    for offset in range(5):
+        message = Message("board.events", 0, offset, 0.0, 0, None, b"k", b"v", None)
+        message.generation_id = app.consumer_generation_id if offset < 4 else -1
+        message.refcount = 1
+        messages.append(message)
+        await channel.put(app.create_event(b"k", b"v", None, message))
+    # When the agent takes batches of at most three
+    batches: list[list[int]] = []
+    taken = stream.take_events(3, within=0)
+    async for events in taken:
+        # Then nothing of a batch is acked before the body has handled it
+        assert not any(event.message.acked for event in events)
+        batches.append([event.message.offset for event in events])
+        if sum(map(len, batches)) >= 4:
+            break
+    await taken.aclose()
+    # And the batches hold what was queued, in order, without the stale record
+    assert batches == [[0, 1, 2], [3]]
+    # And every record taken was acked, the stale one too (it is another worker's now)
+    assert all(m.acked for m in messages)
