@@ -20,7 +20,7 @@ from services.adapters.game_adapter import (
     next_step_message,
 )
 from services.adapters.refill import Refill
-from services.common.envelope import is_a, unpack
+from services.common.envelope import unpack
 from services.games.codec import from_data, to_data
 from services.games.contract import Game
 from tabletop.v1 import envelope_pb2, match_pb2, platform_events_pb2
@@ -76,16 +76,25 @@ def _match_view(
     )
 
 
-def revealed_seed(envelope: envelope_pb2.EventEnvelope) -> tuple[str, str] | None:
-    """``("dice_seed", hex)`` or ``("decks_seed", hex)`` for a seed reveal, else None."""
+#: message name of a seed reveal → (its class, the projection's attribute)
+_REVEALS: dict[str, tuple[Any, str]] = {
+    cls.DESCRIPTOR.full_name: (cls, attribute)
     for cls, attribute in (
         (platform_events_pb2.DiceSeedRevealed, "dice_seed"),
         (platform_events_pb2.DecksSeedRevealed, "decks_seed"),
-    ):
-        if is_a(envelope, cls):
-            revealed: Any = unpack(envelope, cls)
-            return attribute, str(revealed.seed)
-    return None
+    )
+}
+
+
+def revealed_seed(envelope: envelope_pb2.EventEnvelope) -> tuple[str, str] | None:
+    """``("dice_seed", hex)`` or ``("decks_seed", hex)`` for a seed reveal, else None."""
+    # the payload's type name, as Any.Is reads it: after the type URL's last "/"
+    found = _REVEALS.get(envelope.payload.type_url.rpartition("/")[2])
+    if found is None:
+        return None
+    cls, attribute = found
+    revealed: Any = unpack(envelope, cls)
+    return attribute, str(revealed.seed)
 
 
 @dataclass
@@ -140,10 +149,11 @@ class Projection:
             messages=messages,
             players=tuple(record["players"]),
             options=record["options"],
-            # records written before updates carried the state hold its data, not a string
+            # the state as encode_state wrote it (str or its UTF-8 bytes); records written
+            # before updates carried the state hold its data
             state=(
                 decode_state(game.name, state)
-                if isinstance(state, str)
+                if isinstance(state, str | bytes)
                 else from_data(_state_type(game.name), state)
             ),
             version=record["version"],

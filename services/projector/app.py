@@ -15,23 +15,24 @@ until an operator asks for the match to be folded again from its events
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
+import itertools
 import os
 import time
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any, cast
 
 import faust
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
-from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
+from google.protobuf import any_pb2
+from prometheus_client import Gauge
 
-from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection, revealed_seed
+from services.adapters.game_adapter import messages_for
+from services.adapters.projection import encode_state
 from services.common.config import Config
-from services.common.envelope import is_a
-from services.common.eventlog import MAX_RECORD_BYTES, envelopes_of
 from services.common.logging import get_logger
 from services.common.metrics import (
-    LOG_DUPLICATES,
     PROJECTOR_ASSIGNED,
     PROJECTOR_DEAD_LETTERS,
     PROJECTOR_FOLD_ERRORS,
@@ -47,198 +48,57 @@ from services.common.topics import (
     retry_topic,
     views_topic,
 )
+from services.games.registry import all_games
 from services.projector import deadletters
-from tabletop.v1 import envelope_pb2, platform_events_pb2
+from services.projector.delivery import (
+    BatchStream,
+    LeanConductor,
+    LeanConsumer,
+    LeanProducer,
+    key_partitioner,
+    parse_abort_markers_only_when_aborting,
+)
+from services.projector.folder import (
+    MAX_VIEW_BYTES,
+    WHOLE,
+    MatchFold,
+    ProjectionFolder,
+    TooLarge,
+    appended,
+    check_sizes,
+    dead_letter,
+    decode_record,
+    encode_record,
+)
+from tabletop.v1 import envelope_pb2
+
+__all__ = [
+    "MAX_VIEW_BYTES",
+    "ProjectionFolder",
+    "TooLarge",
+    "check_sizes",
+    "create_app",
+    "dead_letter",
+    "decode_record",
+    "encode_record",
+    "main",
+]
 
 log = get_logger(__name__)
 
-#: a table record or a published view of one match may not exceed this (Kafka's limit is
-#: 1 MiB per record batch); the projector checks before it writes
-MAX_VIEW_BYTES = MAX_RECORD_BYTES
+#: the most events the agent's channel holds before Faust holds their partition back
+STREAM_BUFFER = 16_384
+#: when the projector last finished folding a batch (staleness; a rebuild's end)
+LAST_FOLD = Gauge(
+    "tabletop_projector_last_fold_timestamp_seconds",
+    "Unix time at which the projector last finished folding a batch of events.",
+)
+
 #: a retry reads the match's events for at most this long (the stream waits meanwhile)
 RETRY_READ_LIMIT_S = 60.0
 #: the most a produce batch for one partition gathers (below the broker's record batch
 #: limit)
 PRODUCER_BATCH_BYTES = 512 * 1024
-#: board event ids kept per match to tell a duplicate append from a re-read
-RECENT_IDS = 32
-
-
-#: marks a record that stands for the cached projection inside a batch (never stored)
-_STUB = "_stub"
-
-
-class TooLarge(ValueError):
-    """A match's record or view would exceed the broker's message limit."""
-
-
-def encode_record(record: dict[str, Any]) -> bytes:
-    """A table record as stored: JSON, serialized once (the table stores bytes as given)."""
-    return json.dumps(record, separators=(",", ":")).encode()
-
-
-def decode_record(stored: bytes | None) -> dict[str, Any] | None:
-    return None if stored is None else cast(dict[str, Any], json.loads(stored))
-
-
-def check_sizes(record: bytes | None, update: bytes | None) -> None:
-    if update is not None and len(update) > MAX_VIEW_BYTES:
-        raise TooLarge(f"the views would take {len(update)} bytes (limit {MAX_VIEW_BYTES})")
-    if record is not None and len(record) > MAX_VIEW_BYTES:
-        raise TooLarge(f"the record would take {len(record)} bytes (limit {MAX_VIEW_BYTES})")
-
-
-def dead_letter(envelope: envelope_pb2.EventEnvelope, reason: str, error: BaseException) -> bytes:
-    """The dead-letter record of an event: where to find it and why, never its payload."""
-    return json.dumps(
-        {
-            "match_id": envelope.match_id,
-            "stream": envelope.stream,
-            "sequence": envelope.sequence,
-            "event_id": envelope.event_id,
-            "event_type": envelope.event_type,
-            "reason": reason,
-            "error": f"{type(error).__name__}: {error}"[:1000],
-        }
-    ).encode()
-
-
-def _duplicate(record: dict[str, Any], envelope: envelope_pb2.EventEnvelope) -> bool:
-    """A board event at a sequence already folded under another event id."""
-    seen = record.get("recent_ids", {}).get(str(envelope.sequence))
-    return seen is not None and seen != envelope.event_id
-
-
-def _with_recent_id(
-    record: dict[str, Any], previous: dict[str, Any] | None, envelope: envelope_pb2.EventEnvelope
-) -> dict[str, Any]:
-    recent = dict((previous or {}).get("recent_ids", {}))
-    recent[str(envelope.sequence)] = envelope.event_id
-    for old in sorted(recent, key=int)[:-RECENT_IDS]:
-        del recent[old]
-    record["recent_ids"] = recent
-    return record
-
-
-class ProjectionFolder:
-    """Folds envelopes into table records. Keeps the decoded projection of each match in
-    memory, so a fold decodes the stored record only after a restart or a rebalance; the
-    table (and its changelog) stays the authority."""
-
-    def __init__(self) -> None:
-        self._cache: dict[str, Projection] = {}
-
-    def forget(self) -> None:
-        """Drop the cache (partitions moved: another worker may have folded since)."""
-        self._cache.clear()
-
-    def forget_match(self, match_id: str) -> None:
-        """Decode this match from its stored record next time (a fold of it failed)."""
-        self._cache.pop(match_id, None)
-
-    def projection(self, match_id: str) -> Projection:
-        """The match as folded so far (a match this folder has folded since its creation)."""
-        return self._cache[match_id]
-
-    def _projection(self, record: dict[str, Any]) -> Projection:
-        cached = self._cache.get(record["match_id"])
-        if cached is not None and cached.match.version == record["version"]:
-            return cached
-        return Projection.from_record(record)
-
-    def fold(
-        self,
-        record: dict[str, Any] | None,
-        envelope: envelope_pb2.EventEnvelope,
-        stored: bool = True,
-    ) -> tuple[dict[str, Any] | None, Projection | None]:
-        """The table record after one envelope, and the projection to publish (if any).
-
-        ``stored=False`` (inside a batch): a board event's record is a stub (ids and
-        version) standing for the cached projection; ``fold_batch`` writes the whole
-        record once, after the batch's last event."""
-        pending = record if record is not None and "game" not in record else None
-        if (
-            envelope.stream == "board"
-            and record is not None
-            and pending is None
-            and envelope.sequence <= record["version"]
-        ):
-            # Read again (at-least-once, after a restart): folded already. A re-read
-            # MatchCreated must not start the match over (it would drop revealed seeds).
-            if _duplicate(record, envelope):
-                LOG_DUPLICATES.labels("board").inc()
-                log.error(
-                    "duplicate_sequence",
-                    match_id=envelope.match_id,
-                    sequence=envelope.sequence,
-                    event_id=envelope.event_id,
-                )
-            return record, None
-        if envelope.stream == "board" and is_a(envelope, platform_events_pb2.MatchCreated):
-            projection = Projection(FoldedMatch.created(envelope))
-            if pending:  # seeds revealed before the board stream was read (a rebuild)
-                projection.dice_seed = pending.get("dice_seed", "")
-                projection.decks_seed = pending.get("decks_seed", "")
-            self._cache[envelope.match_id] = projection
-            created = _with_recent_id(projection.to_record(), None, envelope)
-            return created, projection if envelope.last_in_batch else None
-        if record is None or pending is not None:
-            seed = revealed_seed(envelope)
-            if seed is None:
-                return record, None
-            return {**(pending or {}), seed[0]: seed[1]}, None
-        projection = self._projection(record)
-        if envelope.stream == "board":
-            changed = projection.match.fold(envelope)
-        else:
-            changed = projection.note(envelope)
-        if not changed:
-            return record, None
-        self._cache[envelope.match_id] = projection
-        if envelope.stream == "board" and not stored:
-            m = projection.match
-            folded = {"match_id": m.match_id, "game": m.game.name, "version": m.version}
-            folded[_STUB] = True
-        else:
-            folded = projection.to_record()
-        if envelope.stream != "board":
-            folded["recent_ids"] = record.get("recent_ids", {})
-            return folded, projection
-        folded = _with_recent_id(folded, record, envelope)
-        if not envelope.last_in_batch:
-            return folded, None  # mid-command: publish once the command is whole
-        return folded, projection
-
-    def fold_batch(
-        self, record: dict[str, Any] | None, envelopes: list[envelope_pb2.EventEnvelope]
-    ) -> tuple[dict[str, Any] | None, bytes | None]:
-        """One match's events of a batch, in order: the record after the last, and the
-        serialized ``ViewUpdate`` of its last whole state (None: nothing to publish).
-
-        Views are rendered once per batch, not per command: the state to show is rendered
-        only when no later whole command in the batch supersedes it; when the batch ends
-        mid-command, the last whole state is rendered before that command's first event
-        is folded."""
-        whole_after = [False] * (len(envelopes) + 1)  # a command ends at or after i
-        for i in range(len(envelopes) - 1, -1, -1):
-            ends = envelopes[i].stream == "board" and envelopes[i].last_in_batch
-            whole_after[i] = ends or whole_after[i + 1]
-        owed: Projection | None = None  # the last whole state, not rendered yet
-        rendered: bytes | None = None
-        for i, envelope in enumerate(envelopes):
-            if owed is not None and envelope.stream == "board" and not whole_after[i]:
-                rendered, owed = owed.update().SerializeToString(), None
-            record, projection = self.fold(record, envelope, stored=False)
-            if projection is not None:
-                owed = projection
-        if owed is not None:
-            rendered = owed.update().SerializeToString()
-        if record is not None and record.get(_STUB):
-            whole = self._cache[record["match_id"]].to_record()
-            whole["recent_ids"] = record["recent_ids"]
-            record = whole
-        return record, rendered
 
 
 class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):
@@ -254,6 +114,12 @@ class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):
     #: broker, so a fetch for quiet partitions held the busy ones back for up to that long
     #: (measured at 100 matches: views 0.7-4 s behind the board).
     fetch_max_wait_ms = 1500
+    #: The long-poll after a fetch that brought nothing while no partition is paused:
+    #: such a fetch asks for every partition (aiokafka fetches from a broker only once all
+    #: its records are consumed), so it returns as soon as any has data, and a longer poll
+    #: only spares the empty round trips (each ~1 ms of CPU for 15 partitions: an idle
+    #: projector spent 50 ms of CPU per second on them at 20 ms).
+    idle_fetch_max_wait_ms = 500
 
     def _create_worker_consumer(self, transport: Any) -> Any:
         consumer = super()._create_worker_consumer(transport)
@@ -263,33 +129,49 @@ class _ReadCommittedConsumerThread(AIOKafkaConsumerThread):
         consumer._fetch_max_wait_ms = self.fetch_max_wait_ms
         return consumer
 
+    async def on_start(self) -> None:
+        await super().on_start()
+        consumer = cast(Any, self._consumer)
+        fetcher = consumer._fetcher
+        fetch = fetcher._proc_fetch_request
+        busy, idle = (
+            self.fetch_max_wait_ms,
+            max(self.fetch_max_wait_ms, self.idle_fetch_max_wait_ms),
+        )
 
-class _ReadCommittedConsumer(AIOKafkaConsumer):
+        async def fetch_then_adapt(*args: Any) -> bool:
+            # A paused partition (Faust's buffer under pressure) is left out of fetches:
+            # resumed, it waits for the fetch in flight, so that one stays short.
+            fetched = bool(await fetch(*args))
+            fetcher._fetch_max_wait_ms = busy if fetched or consumer.paused() else idle
+            return fetched
+
+        fetcher._proc_fetch_request = fetch_then_adapt
+
+
+class _ReadCommittedConsumer(LeanConsumer):
     def _new_consumer_thread(self) -> _ReadCommittedConsumerThread:
         return _ReadCommittedConsumerThread(self, loop=self.loop, beacon=self.beacon)
 
-    async def _add_gap(self, tp: Any, offset_from: int, offset_to: int) -> None:
-        # Offsets skipped in a transactional topic are its commit markers. Faust records
-        # the gap up to and including the offset of the message that revealed it; that
-        # message is acked too, and the duplicate breaks the run of consecutive acked
-        # offsets, so each commit advanced by one transaction only. Exclude it.
-        offset_to -= 1
-        gaps = self._gap[tp]
-        if gaps and offset_from < gaps.end():
-            # read again (after a seek): Faust's merge keeps the intervals disjoint
-            await super()._add_gap(tp, offset_from, offset_to)
-            return
-        # The usual case, one marker after the last: Faust re-merged the whole interval
-        # tree and yielded to the loop for every transaction read (5% of the projector's
-        # time at 100 matches); an interval after all others needs neither.
-        committed = self._committed_offset[tp]
-        if committed is not None:
-            offset_from = max(offset_from, committed + 1)
-        if offset_from <= offset_to:
-            gaps.addi(offset_from, offset_to + 1)  # intervaltree intervals exclude the end
+
+def _load_games() -> None:
+    """Every game's engine, event readers and state encoders made before the first event,
+    not while folding it: importing the games took ~0.5 s of CPU inside a rebuild's first
+    batch, and compiling the readers and encoders on first use ~35 ms (a bench rebuild
+    folds ~4,000 events in ~0.3 s)."""
+    for name, game in all_games().items():
+        messages = messages_for(name)
+        for event_type in game.event_types:
+            empty = any_pb2.Any(type_url=f"type.googleapis.com/{messages.message_name(event_type)}")
+            # the reader is compiled and kept before it reads; an empty message may not
+            # be a valid event, which does not matter here
+            with contextlib.suppress(Exception):
+                messages.event_from_any(empty)
+        encode_state(game.initial_state())
 
 
 def create_app(config: Config) -> faust.App:
+    _load_games()
     app_id = f"{config.topic_prefix}{PROJECTOR_APP_ID}"
     os.makedirs(config.data_dir, exist_ok=True)  # Faust creates its folder, not the parents
     app = faust.App(
@@ -315,8 +197,19 @@ def create_app(config: Config) -> faust.App:
         # sent; at Faust's 16 KiB a rebuild's updates and changelog records waited on one
         # produce request after another.
         producer_max_batch_size=PRODUCER_BATCH_BYTES,
+        # take_events takes what the channel holds at once (services/projector/delivery.py)
+        Stream=BatchStream,
+        producer_partitioner=key_partitioner,
+        # A fetch brings up to 1 MiB per partition (a few thousand records): at Faust's
+        # 4,096 a rebuild filled the channel, and every record past it took the
+        # conductor's slow path (2% of a rebuild's samples); 16,384 records of a few KiB
+        # at most are tens of MiB.
+        stream_buffer_maxsize=STREAM_BUFFER,
     )
     app.transport.Consumer = _ReadCommittedConsumer  # type: ignore[misc]
+    app.transport.Producer = LeanProducer  # type: ignore[misc]
+    app.transport.Conductor = LeanConductor  # type: ignore[misc]
+    parse_abort_markers_only_when_aborting()
     _ReadCommittedConsumerThread.group_instance_id = config.instance_id or None
     _ReadCommittedConsumerThread.fetch_max_wait_ms = config.projector_fetch_wait_ms
     batch_wait = config.projector_batch_wait_ms / 1000
@@ -358,22 +251,27 @@ def create_app(config: Config) -> faust.App:
 
     folder = ProjectionFolder()
 
-    async def fold_one_by_one(key: str, envelopes: list[envelope_pb2.EventEnvelope]) -> int:
+    def update_of(fold: MatchFold) -> bytes:
+        assert fold.projection is not None
+        return fold.projection.update().SerializeToString()
+
+    async def fold_one_by_one(
+        key: str, appends: Sequence[Sequence[envelope_pb2.EventEnvelope]]
+    ) -> int:
         """The careful path: each event folded, checked, written and published on its own,
         so the one that fails (or outgrows the limit) is dead-lettered and the rest go on.
         Returns how many were dead-lettered."""
         folder.forget_match(key)
         failed = 0
-        for envelope in envelopes:
+        for envelope in itertools.chain.from_iterable(appends):
             try:
-                before = decode_record(states.get(key))
-                record, projection = folder.fold(before, envelope)
-                update = projection.update().SerializeToString() if projection else None
-                stored = (
-                    encode_record(record) if record is not None and record is not before else None
-                )
+                fold = folder.match(key, states.get(key))
+                done = folder.fold(fold, envelope)
+                stored = encode_record(fold) if done else None
+                update = update_of(fold) if done == WHOLE else None
                 check_sizes(stored, update)
             except Exception as error:
+                folder.forget_match(key)  # the table holds the match as it was
                 reason = "too_large" if isinstance(error, TooLarge) else "fold_error"
                 PROJECTOR_FOLD_ERRORS.labels(envelope.stream).inc()
                 PROJECTOR_DEAD_LETTERS.labels(reason).inc()
@@ -384,21 +282,20 @@ def create_app(config: Config) -> faust.App:
                 failed += 1
                 continue
             if stored is not None:
+                fold.stored = stored
                 states[key] = stored
             if update is not None:
                 await views.send(key=key.encode(), value=update)
         return failed
 
-    async def fold_match(key: str, envelopes: list[envelope_pb2.EventEnvelope]) -> int:
+    async def fold_match(key: str, appends: Sequence[Sequence[envelope_pb2.EventEnvelope]]) -> int:
         """One match's events of a batch: one table write and at most one view published.
         Returns how many events were dead-lettered."""
         try:
-            before = decode_record(states.get(key))
-            record, update = folder.fold_batch(before, envelopes)
-            stored = encode_record(record) if record is not None and record is not before else None
+            stored, update = folder.fold_batch(key, states.get(key), appends)
             check_sizes(stored, update)
         except Exception:
-            return await fold_one_by_one(key, envelopes)
+            return await fold_one_by_one(key, appends)
         if stored is not None:
             states[key] = stored
         if update is not None:
@@ -424,7 +321,7 @@ def create_app(config: Config) -> faust.App:
         folder.forget_match(key)
         if key in states:
             del states[key]
-        failed = await fold_match(key, envelopes)
+        failed = await fold_match(key, [envelopes])
         log.info("match_folded_again", match_id=key, events=len(envelopes), failed=failed)
         if not failed:
             await dead_letters.send(
@@ -440,24 +337,29 @@ def create_app(config: Config) -> faust.App:
         stream = cast(faust.Stream[bytes], events_of)  # take_events is not on StreamT
         # Faust acks a batch's offsets once this body has handled it (at least once).
         async for events in stream.take_events(config.projector_batch, within=batch_wait):
-            by_match: dict[str, list[envelope_pb2.EventEnvelope]] = {}
+            by_match: dict[str, list[Sequence[envelope_pb2.EventEnvelope]]] = {}
             retried: dict[str, int] = {}
+            folded: Counter[str] = Counter()
+            last: envelope_pb2.EventEnvelope | None = None
             for event in events:
-                if event.message.topic == retries:
-                    retried[(event.message.key or b"").decode()] = event.message.partition
+                message = event.message
+                if message.topic == retries:
+                    retried[(message.key or b"").decode()] = message.partition
                     continue
-                appended = envelopes_of(event.value, event.message.headers)
-                envelope = appended[-1]
-                by_match.setdefault(envelope.match_id, []).extend(appended)
-                PROJECTOR_FOLDED.labels(envelope.stream).inc(len(appended))
-            for key, envelopes in by_match.items():
-                await fold_match(key, envelopes)
+                envelopes = appended(event.value, message.headers)
+                last = envelopes[-1]
+                by_match.setdefault(last.match_id, []).append(envelopes)
+                folded[last.stream] += len(envelopes)
+            for key, appends in by_match.items():
+                await fold_match(key, appends)
             for key, partition in retried.items():
                 await fold_again(key, partition)
-            if by_match:
-                PROJECTOR_LAG.set(
-                    max(0.0, time.time() - envelope.occurred_at.ToNanoseconds() / 1e9)
-                )
+            if folded:  # first: a scrape that sees the new count sees this batch's end
+                LAST_FOLD.set(time.time())
+            for stream_name, count in folded.items():
+                PROJECTOR_FOLDED.labels(stream_name).inc(count)
+            if last is not None:
+                PROJECTOR_LAG.set(max(0.0, time.time() - last.occurred_at.ToNanoseconds() / 1e9))
 
     return app
 

@@ -7,7 +7,6 @@ own ``ProjectionFolder``, and compares each match's views with what the gateway 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import grpc
 
@@ -30,23 +29,14 @@ class RebuildReport:
 async def rebuild(bootstrap: str, prefix: str) -> tuple[dict[str, Projection], int]:
     """Every match's projection folded afresh from all four streams; and the event count."""
     folder = ProjectionFolder()
-    records: dict[str, dict[str, Any] | None] = {}
     events = 0
     topics = [event_topic(s, prefix) for s in STREAMS]
     # Board first per match would be ideal; the folder keeps seeds that arrive earlier.
+    # Nothing is stored: the folder's matches are the read model.
     async for envelope in read_stream(bootstrap, topics):
         events += 1
-        # Nothing is stored here: a board event's record is a stub for the folder's
-        # projection, so no record is encoded per event.
-        records[envelope.match_id], _ = folder.fold(
-            records.get(envelope.match_id), envelope, stored=False
-        )
-    latest = {
-        match_id: folder.projection(match_id)
-        for match_id, record in records.items()
-        if record is not None and "game" in record
-    }
-    return latest, events
+        folder.fold(folder.match(envelope.match_id), envelope)
+    return folder.projections(), events
 
 
 def _comparable(view: match_pb2.MatchView) -> bytes:

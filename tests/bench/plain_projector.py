@@ -3,7 +3,8 @@ Faust's per-event pipeline costs. Not for production (no consumer group, no chan
 no offsets: it folds every partition from offset 0 into memory on each start).
 
 A plain aiokafka consumer (read_committed, like the projector) takes whatever has arrived
-(``getmany``), folds it with the projector's own ``ProjectionFolder`` and publishes each
+(``getmany``), folds it with the projector's own ``ProjectionFolder`` per match per batch
+(keeping each match's record in memory, as the projector's table does) and publishes each
 changed match's ``ViewUpdate`` once per batch, without waiting for each send.
 
 ``python -m tests.bench.plain_projector`` with the projector's TABLETOP_* environment.
@@ -18,11 +19,11 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from services.common.config import Config
-from services.common.eventlog import envelopes_of
 from services.common.logging import configure_logging
 from services.common.metrics import PROJECTOR_ASSIGNED, PROJECTOR_FOLDED, start_metrics_server
 from services.common.topics import STREAMS, event_topic, views_topic
 from services.projector.app import ProjectionFolder
+from services.projector.folder import appended
 
 #: a bound on one process's life (the benchmark stops it long before)
 LIFETIME_S = 3600.0
@@ -66,24 +67,22 @@ async def run(config: Config) -> None:
         PROJECTOR_ASSIGNED.set(len(assigned))
         views = views_topic(config.topic_prefix)
         folder = ProjectionFolder()
-        records: dict[str, dict[str, Any]] = {}
+        records: dict[str, bytes] = {}
         deadline = loop.time() + LIFETIME_S
         while not stop.is_set() and loop.time() < deadline:
             batches = await consumer.getmany(timeout_ms=100, max_records=2000)
-            changed: dict[str, Any] = {}
+            by_match: dict[str, list[Any]] = {}
             for messages in batches.values():
                 for message in messages:
-                    for envelope in envelopes_of(message.value, message.headers):
-                        record, projection = folder.fold(records.get(envelope.match_id), envelope)
-                        if record is not None:
-                            records[envelope.match_id] = record
-                        if projection is not None:
-                            changed[envelope.match_id] = projection
-                        PROJECTOR_FOLDED.labels(envelope.stream).inc()
-            for match_id, projection in changed.items():
-                await producer.send(
-                    views, key=match_id.encode(), value=projection.update().SerializeToString()
-                )
+                    envelopes = appended(message.value, message.headers)
+                    by_match.setdefault(envelopes[-1].match_id, []).append(envelopes)
+                    PROJECTOR_FOLDED.labels(envelopes[-1].stream).inc(len(envelopes))
+            for match_id, envelopes in by_match.items():
+                record, update = folder.fold_batch(match_id, records.get(match_id), envelopes)
+                if record is not None:
+                    records[match_id] = record
+                if update is not None:
+                    await producer.send(views, key=match_id.encode(), value=update)
     finally:
         PROJECTOR_ASSIGNED.set(0)
         await producer.stop()

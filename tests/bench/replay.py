@@ -8,8 +8,10 @@
   over the matches) is in the figures' notes.
 - **Projector rebuild**: a second, unchanged projector with a fresh app id (new consumer
   group, empty tables) folds every event of the four streams from offset 0 and publishes
-  views as it goes. Figure: its steady folding rate (events per second between its first and
-  last fold, read from its Prometheus counter), plus its time to be ready. Floor: the same
+  views as it goes. Figure: its folding rate, events per second from the last reading of
+  its Prometheus counter before the first fold (read every 20 ms once it is ready) to the
+  end of its last batch (its ``tabletop_projector_last_fold_timestamp_seconds``), plus its
+  time to be ready (Faust's start and rebalance, not in the rate). Floor: the same
   events read with ``services.common.eventlog.read_stream`` and folded in-process
   (``FoldedMatch`` for board events, seed notes for the others) without Faust, tables,
   changelogs or publishing.
@@ -23,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import urllib.request
 import uuid
 from collections.abc import Sequence
@@ -185,8 +188,18 @@ async def read_and_fold(bootstrap: str, prefix: str) -> tuple[int, float, float]
 
 
 # -- rebuild figure -----------------------------------------------------------------------
-def _folded_total(metrics_addr: str) -> tuple[float, bool] | None:
-    """(events folded, ready) from the projector's metrics endpoint; None if unreachable."""
+@dataclass(frozen=True)
+class Progress:
+    """What a projector's metrics endpoint says about its folding."""
+
+    folded: float
+    ready: bool
+    #: Unix time at which it last finished folding a batch (0: not yet)
+    last_fold: float = 0.0
+
+
+def _folded_total(metrics_addr: str) -> Progress | None:
+    """The projector's progress from its metrics endpoint; None if unreachable."""
     try:
         with urllib.request.urlopen(f"http://{metrics_addr}/metrics", timeout=1) as reply:
             body = reply.read().decode()
@@ -194,13 +207,16 @@ def _folded_total(metrics_addr: str) -> tuple[float, bool] | None:
         return None
     folded = 0.0
     ready = False
+    last_fold = 0.0
     for family in text_string_to_metric_families(body):
         for sample in family.samples:
             if sample.name == "tabletop_projector_events_folded_total":
                 folded += sample.value
             elif sample.name == "tabletop_projector_assigned_partitions":
                 ready = sample.value > 0
-    return folded, ready
+            elif sample.name == "tabletop_projector_last_fold_timestamp_seconds":
+                last_fold = sample.value
+    return Progress(folded, ready, last_fold)
 
 
 async def rebuild(stack: Stack, expected: int, log_dir: Path) -> RebuildRun:
@@ -229,8 +245,11 @@ async def rebuild(stack: Stack, expected: int, log_dir: Path) -> RebuildRun:
         stdin=subprocess.DEVNULL,
     )
     started = now()
-    samples: list[tuple[float, float]] = []
+    #: (perf_counter, unix time, events folded) whenever the count changed, and the last
+    #: reading before the first fold
+    samples: list[tuple[float, float, float]] = []
     cpu_samples: list[tuple[float, float, float]] = []
+    last_fold = 0.0
     try:
         deadline = started + REBUILD_TIMEOUT_S
         last_change = started
@@ -239,24 +258,32 @@ async def rebuild(stack: Stack, expected: int, log_dir: Path) -> RebuildRun:
                 run.error = f"the rebuild projector exited ({process.returncode}); see {log_path}"
                 break
             reading = await asyncio.to_thread(_folded_total, f"127.0.0.1:{metrics_port}")
-            stamp = now()
+            stamp, wall = now(), time.time()
+            poll = 0.1
             if reading is not None:
-                folded, ready = reading
+                folded = reading.folded
                 cpu = process_cpu(process.pid)
                 if cpu is not None:
                     cpu_samples.append((stamp, folded, cpu))
-                if ready and not run.projector_ready_s:
+                if reading.ready and not run.projector_ready_s:
                     run.projector_ready_s = stamp - started
-                if not samples or folded != samples[-1][1]:
-                    samples.append((stamp, folded))
+                if folded == 0:
+                    # the start is the last reading before the first fold: read often from
+                    # readiness on (a bench corpus folds in a fraction of a second)
+                    samples[:] = [(stamp, wall, folded)]
+                    if reading.ready:
+                        poll = 0.02
+                elif folded != samples[-1][2]:
+                    samples.append((stamp, wall, folded))
                     last_change = stamp
                 if folded >= expected:
                     run.projector_done = True
+                    last_fold = reading.last_fold
                     break
-                if samples and samples[-1][1] > 0 and stamp - last_change > 20:
-                    run.error = f"stalled at {samples[-1][1]:.0f} of {expected} events"
+                if folded > 0 and stamp - last_change > 20:
+                    run.error = f"stalled at {samples[-1][2]:.0f} of {expected} events"
                     break
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(poll)
         else:
             run.error = f"not done after {REBUILD_TIMEOUT_S:.0f} s"
     finally:
@@ -269,21 +296,17 @@ async def rebuild(stack: Stack, expected: int, log_dir: Path) -> RebuildRun:
         (t0, _, c0), (t1, f1, c1) = idle[-1], busy[-1]
         run.projector_cpu_ms_per_event = 1000 * (c1 - c0) / f1
         run.projector_cores = (c1 - c0) / (t1 - t0)
-    folding = [(t, f) for t, f in samples if f > 0]
-    if len(folding) >= 2:
-        # from the sample before the first fold (when it was still 0) to the last one
-        zero = [t for t, f in samples if f == 0]
-        t0 = zero[-1] if zero else folding[0][0]
-        t1, f1 = folding[-1]
-        if t1 > t0:
-            run.projector_events_per_s = f1 / (t1 - t0)
-        for (ta, fa), (tb, fb) in itertools.pairwise(folding):
+    if len(samples) >= 2 and samples[0][2] == 0:
+        # from the last reading before the first fold to the end of the last batch (the
+        # projector's own clock), or to the reading that saw it done
+        _, wall0, _ = samples[0]
+        t1, wall1, f1 = samples[-1]
+        end = last_fold if run.projector_done and last_fold > wall0 else wall1
+        if end > wall0:
+            run.projector_events_per_s = f1 / (end - wall0)
+        for (ta, _, fa), (tb, _, fb) in itertools.pairwise(samples[1:]):
             if tb > ta:
                 run.projector_rates.append((fb - fa) / (tb - ta))
-    elif len(folding) == 1 and run.projector_done:
-        zero = [t for t, f in samples if f == 0]
-        if zero and folding[0][0] > zero[-1]:
-            run.projector_events_per_s = folding[0][1] / (folding[0][0] - zero[-1])
     return run
 
 

@@ -1,5 +1,6 @@
 """One match cannot stop the projector: a view over the message limit is dead-lettered,
-and every other match's views go on (issue: five 60,000-character player names)."""
+and every other match's views go on (issue: five 60,000-character player names; now
+seats joined under long display names, since one command's append must fit a record)."""
 
 from __future__ import annotations
 
@@ -49,18 +50,32 @@ def test_a_match_whose_views_exceed_the_message_limit_is_set_aside_and_others_go
     own_stack: Stack,
 ) -> None:
     # Straight to the board, past any size limit the gateway applies to requests: the
-    # projector must hold by design, not only thanks to validation at the edge.
+    # projector must hold by design, not only thanks to validation at the edge. Each
+    # append fits in a record (a command is one record, so five 60,000-character names at
+    # once, as in the report, no longer reach the projector); the seats joined under long
+    # display names add up in the match's record and views past the limit.
     with own_stack.peer_channel("board") as channel:
         huge = board_pb2_grpc.BoardStub(channel).CreateMatch(
             board_pb2.CreateMatchRequest(
                 game="drillit",
-                players=[f"{i}" + "n" * 60_000 for i in range(5)],
+                players=[f"{i}" + "n" * 20_000 for i in range(5)],
                 options={"player_count_variant": "house"},  # five seats, as in the report
                 match_id="huge-names",
                 command_id="huge-names",
             ),
             timeout=60,
         )
+        lobby = board_pb2_grpc.LobbyStub(channel)
+        for i in range(5):
+            lobby.JoinSeat(
+                board_pb2.JoinSeatRequest(
+                    match_id="huge-names",
+                    display_name=f"{i}" + "d" * 150_000,
+                    join_id=f"join-{i}",
+                    by="free",
+                ),
+                timeout=60,
+            )
     assert huge.version > 0  # under the record limit: the board may append it
     client = GatewayClient(own_stack.addr("gateway"))
     match_id, _ = play_bot_match(client, "crashland", ["solo"], seed=7)
@@ -68,7 +83,7 @@ def test_a_match_whose_views_exceed_the_message_limit_is_set_aside_and_others_go
     letters = asyncio.run(
         _dead_letters(own_stack.kafka_bootstrap, dead_letter_topic(own_stack.topic_prefix))
     )
-    # The first event too large to store; the match's later events cannot fold past it.
+    # The first join too large to store; the match's later events cannot fold past it.
     assert {str(d["match_id"]) for d in letters} == {"huge-names"}
     assert letters[0]["reason"] == "too_large"
     assert {str(d["reason"]) for d in letters[1:]} <= {"fold_error"}

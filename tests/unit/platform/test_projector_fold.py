@@ -1,9 +1,9 @@
-"""The projector's fold: views at command boundaries, seeds in any order, no double folds."""
+"""The projector's fold: views at command boundaries, seeds in any order, no double folds,
+records that read back (binary, and the JSON records written before)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
@@ -23,6 +23,7 @@ from services.projector.app import (
     decode_record,
     encode_record,
 )
+from services.projector.folder import CHANGED, UNCHANGED, WHOLE, MatchFold
 from tabletop.v1 import envelope_pb2, match_pb2
 from tabletop.v1 import platform_events_pb2 as pe
 
@@ -54,105 +55,147 @@ def board_batch() -> list[envelope_pb2.EventEnvelope]:
     return batch
 
 
+def dice_reveal(seed: str = "ab") -> envelope_pb2.EventEnvelope:
+    return make_envelope(
+        match_id="m", stream="dice", sequence=3, payload=pe.DiceSeedRevealed(seed=seed), cause=CAUSE
+    )
+
+
+def folded(envelopes: list[envelope_pb2.EventEnvelope]) -> MatchFold:
+    """A match folded event by event, as the careful path does."""
+    folder = ProjectionFolder()
+    fold = folder.match("m")
+    for envelope in envelopes:
+        folder.fold(fold, envelope)
+    return fold
+
+
 def test_a_view_is_published_only_when_the_command_is_whole() -> None:
-    fold_record = ProjectionFolder().fold
-    record = None
-    published = []
-    for envelope in board_batch():
-        record, projection = fold_record(record, envelope)
-        published.append(projection is not None)
-    assert published[-1] and not any(published[:-1])
-    assert record is not None and record["version"] == len(published)
+    folder = ProjectionFolder()
+    fold = folder.match("m")
+    done = [folder.fold(fold, envelope) for envelope in board_batch()]
+    assert done[-1] == WHOLE and set(done[:-1]) == {CHANGED}
+    assert fold.projection is not None and fold.projection.match.version == len(done)
 
 
 def test_an_event_folded_twice_changes_nothing() -> None:
     batch = board_batch()
-    fold_record = ProjectionFolder().fold
-    record = None
-    for envelope in batch:
-        record, _ = fold_record(record, envelope)
-    again, projection = fold_record(record, batch[-1])
-    assert again == record and projection is None
+    fold = folded(batch)
+    record = encode_record(fold)
+    assert ProjectionFolder().fold(fold, batch[-1]) == UNCHANGED
+    assert encode_record(fold) == record
 
 
 def test_a_seed_revealed_before_the_match_is_read_is_kept() -> None:
-    fold_record = ProjectionFolder().fold
-    reveal = make_envelope(
-        match_id="m", stream="dice", sequence=3, payload=pe.DiceSeedRevealed(seed="ab"), cause=CAUSE
-    )
-    record, _ = fold_record(None, reveal)
+    fold = folded([dice_reveal(), *board_batch()])
+    assert fold.projection is not None
+    assert fold.projection.view_for("p").provenance.dice_seed == "ab"
+
+
+def test_a_seed_revealed_before_the_match_is_read_is_stored_until_it_is() -> None:
+    # Given only the reveal folded (a rebuild reads dice.events before board.events)
+    pending = folded([dice_reveal()])
+    # When its record is read back and the board events are folded into it
+    fold = decode_record(encode_record(pending))
+    folder = ProjectionFolder()
     for envelope in board_batch():
-        record, projection = fold_record(record, envelope)
-    assert projection is not None
-    assert projection.view_for("p").provenance.dice_seed == "ab"
+        folder.fold(fold, envelope)
+    # Then the match shows the seed
+    assert fold.projection is not None and fold.projection.dice_seed == "ab"
 
 
-def test_the_cache_and_the_stored_record_fold_alike() -> None:
+def test_folding_from_the_stored_record_every_time_gives_the_same_record() -> None:
+    # Given one folder that keeps the match and one that reads the record before each event
     batch = board_batch()
-    cached, uncached = ProjectionFolder(), ProjectionFolder()
-    a: dict[str, Any] | None = None
-    b: dict[str, Any] | None = None
+    kept = ProjectionFolder()
+    stored: bytes | None = None
     for envelope in batch:
-        a, _ = cached.fold(a, envelope)
-        b, _ = uncached.fold(b, envelope)
-        uncached.forget()  # every fold decodes the record, as after a rebalance
-    assert a == b
+        fresh = ProjectionFolder()  # as after a restart or a rebalance
+        fold = fresh.match("m", stored)
+        fresh.fold(fold, envelope)
+        stored = encode_record(fold)
+        kept.fold(kept.match("m"), envelope)
+    # Then both hold the same record
+    assert stored == encode_record(kept.match("m"))
+
+
+def test_a_match_is_read_again_when_the_table_holds_another_record() -> None:
+    # Given a folder that folded a match and stored its record
+    folder = ProjectionFolder()
+    mine, _ = folder.fold_batch("m", None, [board_batch()])
+    assert mine is not None
+    assert folder.match("m", mine) is folder.match("m", mine)  # what it wrote: kept
+    # When the table holds another record of the match (another worker folded it)
+    other = encode_record(folded([*board_batch(), dice_reveal("cd")]))
+    # Then the folder folds from that record
+    fold = folder.match("m", other)
+    assert fold.projection is not None and fold.projection.dice_seed == "cd"
 
 
 def test_a_match_created_read_again_after_a_restart_keeps_the_revealed_seeds() -> None:
     batch = board_batch()
-    fold_record = ProjectionFolder().fold
-    record: dict[str, Any] | None = None
-    for envelope in batch:
-        record, _ = fold_record(record, envelope)
-    reveal = make_envelope(
-        match_id="m", stream="dice", sequence=3, payload=pe.DiceSeedRevealed(seed="ab"), cause=CAUSE
-    )
-    record, _ = fold_record(record, reveal)
+    stored = encode_record(folded([*batch, dice_reveal()]))
+    folder = ProjectionFolder()  # restarted
+    fold = folder.match("m", stored)
     for envelope in batch:  # the board partition re-read from an older committed offset
-        record, _ = ProjectionFolder().fold(record, envelope)
-    assert record is not None
-    assert record["dice_seed"] == "ab"
-    assert record["version"] == len(batch)
+        assert folder.fold(fold, envelope) == UNCHANGED
+    assert fold.projection is not None
+    assert fold.projection.dice_seed == "ab"
+    assert fold.projection.match.version == len(batch)
 
 
 def test_a_second_event_id_at_a_folded_sequence_is_counted_as_a_duplicate() -> None:
     batch = board_batch()
-    fold_record = ProjectionFolder().fold
-    record: dict[str, Any] | None = None
-    for envelope in batch:
-        record, _ = fold_record(record, envelope)
+    fold = decode_record(encode_record(folded(batch)))  # the ids survive the record
     twin = envelope_pb2.EventEnvelope()
     twin.CopyFrom(batch[-1])
     twin.event_id = "another-id"
     before = LOG_DUPLICATES.labels("board")._value.get()
-    again, projection = fold_record(record, batch[-1])  # the same event re-read: fine
+    assert ProjectionFolder().fold(fold, batch[-1]) == UNCHANGED  # the same event re-read
     assert LOG_DUPLICATES.labels("board")._value.get() == before
-    again, projection = fold_record(record, twin)
+    assert ProjectionFolder().fold(fold, twin) == UNCHANGED
     assert LOG_DUPLICATES.labels("board")._value.get() == before + 1
-    assert again == record and projection is None
 
 
 def test_a_record_or_view_over_the_message_limit_is_refused_before_it_is_written() -> None:
-    check_sizes(encode_record({"state": "x" * 100}), b"v" * 100)
+    check_sizes(b"r" * 100, b"v" * 100)
     with pytest.raises(TooLarge):
         check_sizes(None, b"v" * (MAX_VIEW_BYTES + 1))
     with pytest.raises(TooLarge):
-        check_sizes(encode_record({"players": ["n" * 60_000] * 20}), None)
+        check_sizes(b"r" * (MAX_VIEW_BYTES + 1), None)
 
 
 def test_a_stored_record_reads_back_as_it_was_folded() -> None:
-    record, _ = ProjectionFolder().fold_batch(None, board_batch())
-    assert record is not None
-    again = decode_record(encode_record(record))
-    assert again == record
-    assert Projection.from_record(again).view_for("p") == Projection.from_record(record).view_for(
-        "p"
-    )
-    assert decode_record(None) is None
-    # records written before the state was stored as a string hold its data
-    legacy = {**record, "state": json.loads(record["state"])}
-    assert Projection.from_record(legacy).match.state == Projection.from_record(record).match.state
+    fold = folded([*board_batch(), dice_reveal()])
+    again = decode_record(encode_record(fold))
+    assert again.projection is not None and fold.projection is not None
+    assert again.projection.to_record() == fold.projection.to_record()
+    assert again.recent == fold.recent
+    assert again.projection.view_for("p") == fold.projection.view_for("p")
+    assert decode_record(None) == MatchFold()
+
+
+def test_a_json_record_written_before_records_were_binary_still_reads() -> None:
+    fold = folded([*board_batch(), dice_reveal()])
+    assert fold.projection is not None
+    ids = {str(sequence): event_id for sequence, event_id in fold.recent.items()}
+    legacy = {**fold.projection.to_record(), "recent_ids": ids}
+    # the state as a string (updates carry it), and before that as data
+    for state in (legacy["state"], json.loads(legacy["state"])):
+        again = decode_record(json.dumps({**legacy, "state": state}).encode())
+        assert again.projection is not None
+        assert again.projection.to_record() == fold.projection.to_record()
+        assert again.recent == fold.recent
+    pending = decode_record(json.dumps({"dice_seed": "ab"}).encode())
+    assert pending.projection is None and pending.seeds == {"dice_seed": "ab"}
+
+
+def test_a_binary_record_is_smaller_than_the_json_one() -> None:
+    fold = folded(board_batch())
+    assert fold.projection is not None
+    ids = {str(sequence): event_id for sequence, event_id in fold.recent.items()}
+    legacy = json.dumps({**fold.projection.to_record(), "recent_ids": ids}).encode()
+    assert len(encode_record(fold)) < len(legacy)
 
 
 def test_a_dead_letter_names_the_event_and_the_reason_but_not_its_payload() -> None:
@@ -173,50 +216,81 @@ def two_commands() -> list[envelope_pb2.EventEnvelope]:
 def updates_one_by_one(
     envelopes: list[envelope_pb2.EventEnvelope],
 ) -> list[match_pb2.ViewUpdate]:
-    fold_record = ProjectionFolder().fold
-    record: dict[str, Any] | None = None
+    folder = ProjectionFolder()
+    fold = folder.match("m")
     published = []
     for envelope in envelopes:
-        record, projection = fold_record(record, envelope)
-        if projection is not None:
-            published.append(projection.update())
+        if folder.fold(fold, envelope) == WHOLE:
+            assert fold.projection is not None
+            published.append(fold.projection.update())
     return published
 
 
 def test_a_batch_publishes_its_last_whole_command_as_one_by_one_would() -> None:
     batch = two_commands()
-    record, update = ProjectionFolder().fold_batch(None, batch)
+    record, update = ProjectionFolder().fold_batch("m", None, [batch])
     assert update is not None
     assert match_pb2.ViewUpdate.FromString(update) == updates_one_by_one(batch)[-1]
-    one_by_one: dict[str, Any] | None = None
-    for envelope in batch:
-        one_by_one, _ = ProjectionFolder().fold(one_by_one, envelope)
-    assert record == one_by_one
+    assert record == encode_record(folded(batch))
 
 
 def test_a_batch_ending_mid_command_publishes_the_command_before() -> None:
     batch = two_commands()[:6]
-    record, update = ProjectionFolder().fold_batch(None, batch)
+    record, update = ProjectionFolder().fold_batch("m", None, [batch])
     assert update is not None
     shown = match_pb2.ViewUpdate.FromString(update)
     assert shown == updates_one_by_one(batch)[-1]
-    assert shown.summary.version == 4 and record is not None and record["version"] == 6
+    assert shown.summary.version == 4
+    fold = decode_record(record)
+    assert fold.projection is not None and fold.projection.match.version == 6
 
 
-def test_a_batch_of_events_already_folded_publishes_nothing() -> None:
+def test_a_batch_of_events_already_folded_publishes_and_stores_nothing() -> None:
     batch = two_commands()
-    record, _ = ProjectionFolder().fold_batch(None, batch)
-    again, update = ProjectionFolder().fold_batch(record, batch)
-    assert update is None and again == record
+    record, _ = ProjectionFolder().fold_batch("m", None, [batch])
+    again, update = ProjectionFolder().fold_batch("m", record, [batch])
+    assert update is None and again is None
+
+
+def test_a_seed_revealed_after_the_match_ended_publishes_it() -> None:
+    record, _ = ProjectionFolder().fold_batch("m", None, [board_batch()])
+    again, update = ProjectionFolder().fold_batch("m", record, [[dice_reveal()]])
+    assert again is not None and update is not None
+    assert match_pb2.ViewUpdate.FromString(update).provenance.dice_seed == "ab"
 
 
 def test_folding_without_storing_keeps_the_same_projection() -> None:
-    """What the rebuild does: stub records per event, the folder's projection at the end."""
-    stored, unstored = ProjectionFolder(), ProjectionFolder()
-    record: dict[str, Any] | None = None
-    stub: dict[str, Any] | None = None
+    """What the rebuild does: fold into the folder's matches, encode nothing."""
+    folder = ProjectionFolder()
     for envelope in board_batch():
-        record, _ = stored.fold(record, envelope)
-        stub, _ = unstored.fold(stub, envelope, stored=False)
-    assert record is not None
-    assert unstored.projection("m").to_record() == Projection.from_record(record).to_record()
+        folder.fold(folder.match(envelope.match_id), envelope)
+    stored, _ = ProjectionFolder().fold_batch("m", None, [board_batch()])
+    again = decode_record(stored)
+    assert again.projection is not None
+    assert folder.projections()["m"].to_record() == again.projection.to_record()
+    assert isinstance(folder.projection("m"), Projection)
+
+
+def test_a_batch_of_several_appends_publishes_as_one_by_one_would() -> None:
+    # Given a command's record and the first events of the next one's (legacy records of
+    # single envelopes can end a batch mid-command)
+    batch = two_commands()
+    appends = [batch[:4], batch[4:5], batch[5:6]]
+    # When the batch is folded
+    record, update = ProjectionFolder().fold_batch("m", None, appends)
+    # Then the first command is shown and the record holds all six events
+    assert update is not None
+    assert match_pb2.ViewUpdate.FromString(update) == updates_one_by_one(batch[:6])[-1]
+    assert record == encode_record(folded(batch[:6]))
+
+
+def test_a_record_reads_as_the_event_log_reads_it() -> None:
+    from services.common.eventlog import BATCH_HEADERS, encode_append, envelopes_of
+    from services.projector.folder import appended
+
+    batch = board_batch()
+    value = encode_append(batch)
+    assert list(appended(value, BATCH_HEADERS)) == envelopes_of(value, BATCH_HEADERS)
+    assert list(appended(value, dict(BATCH_HEADERS))) == batch
+    single = batch[0].SerializeToString()
+    assert list(appended(single, None)) == envelopes_of(single, None) == [batch[0]]
