@@ -4,7 +4,6 @@ its event cards (the equipment went to the hidden hand)."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from services.games.contract import AwaitingChance, AwaitingPlayers, Finished
@@ -78,38 +77,156 @@ class CrashlandView:
 
 
 def card_view(card: str) -> CardView:
+    found = _CARDS.get(card)
+    if found is None:
+        found = _CARDS[card] = _card_view(card)
+    return found
+
+
+def _card_view(card: str) -> CardView:
     if card in CONTENT.event_cards:
         event = CONTENT.event_cards[card]
         return CardView(card, "event", event.number, event.system, event.loss)
     return CardView(card, CONTENT.equipment_cards[card].kind.value, None, None, None)
 
 
-def _lying_tanks(state: CrashlandState) -> dict[Position, int]:
-    """Where each located tank still lies (the lowest number, should two share a cell)."""
-    lying: dict[Position, int] = {}
-    for number, position in sorted(state.located.items()):
-        if number not in state.collected:
-            lying.setdefault(position, number)
-    return lying
+#: each card's face, made once (the deck is fixed): views share them
+_CARDS: dict[str, CardView] = {}
+
+
+def _card_views(cards: tuple[str, ...]) -> tuple[CardView, ...]:
+    return tuple([card_view(c) for c in cards])
 
 
 #: the map's cells, row by row
 _POSITIONS = tuple(Position(r, c) for r in range(CONTENT.rows) for c in range(CONTENT.columns))
 
 
-def _cell(state: CrashlandState, position: Position, lying: dict[Position, int]) -> CellView:
-    card = state.card_at(position) if position in state.explored else None
-    return _cell_view(position, card, lying.get(position), state.astronaut == position)
+def _index(position: Position | None) -> int:
+    """The cell's place in ``_POSITIONS`` (-1: none, or off the map)."""
+    if position is None:
+        return -1
+    row, column = position.row, position.column
+    if 0 <= row < CONTENT.rows and 0 <= column < CONTENT.columns:
+        return row * CONTENT.columns + column
+    return -1
 
 
-@functools.lru_cache(maxsize=4096)
-def _cell_view(position: Position, card: str | None, tank: int | None, here: bool) -> CellView:
-    """One cell as shown (kept: a view's unchanged cells are the same objects step to step,
-    which spares building them and lets a replay see at once what did not change)."""
-    if card is None:
-        return CellView(position, False, None, None, None, None, tank, here)
-    shown = CONTENT.map_cards[card]
-    return CellView(position, True, shown.id, shown.kind, shown.number, shown.axis, tank, here)
+#: a cell as shown, by (its index, the card shown or None, the tank lying there, the
+#: astronaut there): at most 30 x 31 x 4 x 2 of them. Unchanged cells are the same objects
+#: from view to view, which spares building them and lets a replay see at once what did not
+#: change.
+_CELLS: dict[tuple[int, str | None, int | None, bool], CellView] = {}
+
+
+def _cell(index: int, card: str | None, tank: int | None, here: bool) -> CellView:
+    key = (index, card, tank, here)
+    found = _CELLS.get(key)
+    if found is None:
+        position = _POSITIONS[index]
+        if card is None:
+            found = CellView(position, False, None, None, None, None, tank, here)
+        else:
+            shown = CONTENT.map_cards[card]
+            found = CellView(
+                position, True, shown.id, shown.kind, shown.number, shown.axis, tank, here
+            )
+        _CELLS[key] = found
+    return found
+
+
+@dataclass(frozen=True)
+class _Map:
+    """The last cells drawn and what they were drawn from (compared by identity: states
+    are immutable and share what a fold did not change)."""
+
+    grid: tuple[str, ...]
+    explored: frozenset[Position]
+    located: dict[int, Position]
+    collected: tuple[int, ...]
+    astronaut: Position | None
+    #: per cell: the card shown (None: unexplored) and the tank lying there
+    shown: tuple[tuple[str | None, int | None], ...]
+    cells: tuple[CellView, ...]
+
+
+_last_map: _Map | None = None
+
+
+def _lying_tanks(state: CrashlandState) -> dict[int, int]:
+    """Where (the cell's index) each located tank still lies (the lowest number, should
+    two share a cell)."""
+    lying: dict[int, int] = {}
+    for number, position in sorted(state.located.items()):
+        if number not in state.collected:
+            lying.setdefault(_index(position), number)
+    return lying
+
+
+def _cells(state: CrashlandState) -> tuple[CellView, ...]:
+    """The map's cells as shown; only the cells the astronaut left and entered are drawn
+    again when nothing else changed since the last view."""
+    global _last_map
+    last = _last_map
+    grid, explored, located = state.grid, state.explored, state.located
+    collected, astronaut = state.collected, state.astronaut
+    if (
+        last is not None
+        and last.grid is grid
+        and last.explored is explored
+        and last.located is located
+        and last.collected is collected
+    ):
+        if last.astronaut is astronaut or last.astronaut == astronaut:
+            return last.cells
+        shown = last.shown
+        cells = list(last.cells)
+        here = _index(astronaut)
+        for index in {_index(last.astronaut), here}:
+            if index >= 0:
+                card, tank = shown[index]
+                cells[index] = _cell(index, card, tank, index == here)
+        drawn = tuple(cells)
+    else:
+        lying = _lying_tanks(state)
+        seen = {_index(p) for p in explored}
+        shown = tuple(
+            (grid[index] if index in seen else None, lying.get(index))
+            for index in range(len(_POSITIONS))
+        )
+        here = _index(astronaut)
+        drawn = tuple(
+            [_cell(index, card, tank, index == here) for index, (card, tank) in enumerate(shown)]
+        )
+    _last_map = _Map(grid, explored, located, collected, astronaut, shown, drawn)
+    return drawn
+
+
+_last_tanks: tuple[dict[int, Position], tuple[int, ...], tuple[TankView, ...]] | None = None
+
+
+def _tanks(state: CrashlandState) -> tuple[TankView, ...]:
+    global _last_tanks
+    last = _last_tanks
+    located, collected = state.located, state.collected
+    if last is not None and last[0] is located and last[1] is collected:
+        return last[2]
+    tanks = tuple(TankView(n, located.get(n), n in collected) for n in CONTENT.tank_numbers)
+    _last_tanks = (located, collected, tanks)
+    return tanks
+
+
+_last_spaceship: tuple[tuple[str, ...], Position | None] | None = None
+
+
+def _spaceship(state: CrashlandState) -> Position | None:
+    global _last_spaceship
+    last = _last_spaceship
+    if last is not None and last[0] is state.grid:
+        return last[1]
+    found = spaceship_position(state)
+    _last_spaceship = (state.grid, found)
+    return found
 
 
 def _awaiting(state: CrashlandState) -> str:
@@ -125,8 +242,6 @@ def _awaiting(state: CrashlandState) -> str:
 def view(state: CrashlandState, viewer: str | None) -> CrashlandView:
     is_player = viewer is not None and viewer == state.player
     dealt = bool(state.grid)
-    lying = _lying_tanks(state)
-    cells = tuple(_cell(state, position, lying) for position in _POSITIONS)
     drawn = state.drawn if is_player else tuple(c for c in state.drawn if c in CONTENT.event_cards)
     return CrashlandView(
         viewer=viewer,
@@ -136,25 +251,23 @@ def view(state: CrashlandState, viewer: str | None) -> CrashlandView:
         awaiting=_awaiting(state),
         rows=CONTENT.rows,
         columns=CONTENT.columns,
-        cells=cells if dealt else (),
+        cells=_cells(state) if dealt else (),
         astronaut=state.astronaut,
-        spaceship=spaceship_position(state),
+        spaceship=_spaceship(state),
         oxygen=state.oxygen,
         battery=state.battery,
         max_level=CONTENT.max_level,
-        tanks=tuple(
-            TankView(n, state.located.get(n), n in state.collected) for n in CONTENT.tank_numbers
-        ),
-        hand=tuple(card_view(c) for c in state.hand) if is_player else (),
+        tanks=_tanks(state),
+        hand=_card_views(state.hand) if is_player else (),
         hand_size=len(state.hand),
-        uplink_cards=tuple(card_view(c) for c in state.known_top) if is_player else (),
+        uplink_cards=_card_views(state.known_top) if is_player else (),
         uplink_size=len(state.known_top),
         arranging=state.uplink_count,
         draw_pile_size=state.draw_pile + len(state.known_top),
-        discard_pile=tuple(card_view(c) for c in state.discard),
+        discard_pile=_card_views(state.discard),
         cards_moved=state.cards_moved,
         free_cards_left=max(0, CONTENT.free_cards - state.cards_moved),
-        last_drawn=tuple(card_view(c) for c in drawn),
+        last_drawn=_card_views(drawn),
         applied_event=card_view(state.applied_event) if state.applied_event else None,
         result=state.result,
         end_reason=state.end_reason,

@@ -3,6 +3,7 @@ equal steps drawn the plain way (a fresh view per step); bad bounds are refused 
 
 from __future__ import annotations
 
+import copy
 import itertools
 from collections.abc import Sequence
 
@@ -10,7 +11,7 @@ import grpc
 import pytest
 
 from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection
+from services.adapters.projection import Projection, render_view
 from services.gateway import replay
 from services.gateway.replay import batch_bounds, replay_steps, step_batches
 from tabletop.v1 import envelope_pb2, gateway_pb2
@@ -22,7 +23,8 @@ from tests.unit.platform.test_step_views import GAMES, board_events, players
 def plain_steps(
     events: Sequence[envelope_pb2.EventEnvelope], viewer: str, payloads: bool
 ) -> list[gateway_pb2.ReplayStep]:
-    """What ReplayMatch sent before views were kept from step to step."""
+    """What ReplayMatch sent before views were kept from step to step, each view drawn from
+    a copy of the state (which shares nothing an engine's view finds by identity)."""
     match = FoldedMatch.created(events[0])
     projection = Projection(match)
     steps = []
@@ -32,7 +34,13 @@ def plain_steps(
         step = gateway_pb2.ReplayStep(
             step=number,
             event=envelope,
-            view=projection.view_for(viewer),
+            view=render_view(
+                projection.summary(),
+                projection.provenance(),
+                match.game,
+                copy.deepcopy(match.state),
+                viewer,
+            ),
             description=f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}",
         )
         if not payloads:
