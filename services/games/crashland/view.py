@@ -11,8 +11,10 @@ from services.games.crashland.content import CONTENT
 from services.games.crashland.model import Axis, MapKind, Phase, Position, System
 from services.games.crashland.rules import next_step, spaceship_position
 from services.games.crashland.state import CrashlandState
+from services.games.frozen import quick_init
 
 
+@quick_init
 @dataclass(frozen=True)
 class CardView:
     """An event or equipment card's face. ``kind`` is "event" or the equipment kind."""
@@ -24,6 +26,7 @@ class CardView:
     loss: int | None
 
 
+@quick_init
 @dataclass(frozen=True)
 class CellView:
     position: Position
@@ -37,6 +40,7 @@ class CellView:
     astronaut: bool
 
 
+@quick_init
 @dataclass(frozen=True)
 class TankView:
     number: int
@@ -44,6 +48,7 @@ class TankView:
     collected: bool
 
 
+@quick_init
 @dataclass(frozen=True)
 class CrashlandView:
     viewer: str | None
