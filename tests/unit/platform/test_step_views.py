@@ -10,12 +10,13 @@ import pytest
 
 from services.adapters.folding import FoldedMatch
 from services.adapters.game_adapter import messages_for
-from services.adapters.projection import Projection, StepViews, render_view
+from services.adapters.projection import Projection, render_view
 from services.adapters.protoconv import fill
 from services.adapters.refill import Refill
 from services.common.envelope import Cause, make_envelope
 from services.games.playout import play, random_policy
 from services.games.registry import all_games, get_game
+from services.gateway.replay import StepViews
 from tabletop.v1 import envelope_pb2, games_pb2, match_pb2, platform_events_pb2
 
 GAMES = sorted(all_games())
