@@ -100,7 +100,33 @@ _CARDS: dict[str, CardView] = {}
 
 
 def _card_views(cards: tuple[str, ...]) -> tuple[CardView, ...]:
-    return tuple([card_view(c) for c in cards])
+    """The faces of ``cards``, kept while the same tuple is shown (a hand, the uplink, the
+    discard pile or the last draw changes on few folds)."""
+    kept = _CARD_TUPLES.get(id(cards))
+    if kept is not None and kept[0] is cards:
+        return kept[1]
+    faces = tuple([card_view(c) for c in cards])
+    if len(_CARD_TUPLES) >= 256:
+        _CARD_TUPLES.clear()
+    _CARD_TUPLES[id(cards)] = (cards, faces)  # the tuple kept alive with its id
+    return faces
+
+
+#: per card tuple shown (by id, the tuple kept alive here): its faces
+_CARD_TUPLES: dict[int, tuple[tuple[str, ...], tuple[CardView, ...]]] = {}
+
+_last_events_drawn: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+
+def _events_drawn(drawn: tuple[str, ...]) -> tuple[str, ...]:
+    """Of a phase-2 draw, the event cards (what a spectator sees of it)."""
+    global _last_events_drawn
+    last = _last_events_drawn
+    if last[0] is drawn:
+        return last[1]
+    events = tuple(c for c in drawn if c in CONTENT.event_cards)
+    _last_events_drawn = (drawn, events)
+    return events
 
 
 #: the map's cells, row by row
@@ -247,7 +273,7 @@ def _awaiting(state: CrashlandState) -> str:
 def view(state: CrashlandState, viewer: str | None) -> CrashlandView:
     is_player = viewer is not None and viewer == state.player
     dealt = bool(state.grid)
-    drawn = state.drawn if is_player else tuple(c for c in state.drawn if c in CONTENT.event_cards)
+    drawn = state.drawn if is_player else _events_drawn(state.drawn)
     return CrashlandView(
         viewer=viewer,
         player=state.player,
