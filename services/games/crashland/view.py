@@ -274,32 +274,34 @@ def view(state: CrashlandState, viewer: str | None) -> CrashlandView:
     is_player = viewer is not None and viewer == state.player
     dealt = bool(state.grid)
     drawn = state.drawn if is_player else _events_drawn(state.drawn)
+    # by position, in the order of the fields (the reference test checks them): matching
+    # 28 keywords cost ~2 µs a view, a twentieth of a replay step
     return CrashlandView(
-        viewer=viewer,
-        player=state.player,
-        phase=state.phase,
-        turn=state.turn,
-        awaiting=_awaiting(state),
-        rows=CONTENT.rows,
-        columns=CONTENT.columns,
-        cells=_cells(state) if dealt else (),
-        astronaut=state.astronaut,
-        spaceship=_spaceship(state),
-        oxygen=state.oxygen,
-        battery=state.battery,
-        max_level=CONTENT.max_level,
-        tanks=_tanks(state),
-        hand=_card_views(state.hand) if is_player else (),
-        hand_size=len(state.hand),
-        uplink_cards=_card_views(state.known_top) if is_player else (),
-        uplink_size=len(state.known_top),
-        arranging=state.uplink_count,
-        draw_pile_size=state.draw_pile + len(state.known_top),
-        discard_pile=_card_views(state.discard),
-        cards_moved=state.cards_moved,
-        free_cards_left=max(0, CONTENT.free_cards - state.cards_moved),
-        last_drawn=_card_views(drawn),
-        applied_event=card_view(state.applied_event) if state.applied_event else None,
-        result=state.result,
-        end_reason=state.end_reason,
+        viewer,  # viewer
+        state.player,  # player
+        state.phase,  # phase
+        state.turn,  # turn
+        _awaiting(state),  # awaiting
+        CONTENT.rows,  # rows
+        CONTENT.columns,  # columns
+        _cells(state) if dealt else (),  # cells
+        state.astronaut,  # astronaut
+        _spaceship(state),  # spaceship
+        state.oxygen,  # oxygen
+        state.battery,  # battery
+        CONTENT.max_level,  # max_level
+        _tanks(state),  # tanks
+        _card_views(state.hand) if is_player else (),  # hand
+        len(state.hand),  # hand_size
+        _card_views(state.known_top) if is_player else (),  # uplink_cards
+        len(state.known_top),  # uplink_size
+        state.uplink_count,  # arranging
+        state.draw_pile + len(state.known_top),  # draw_pile_size
+        _card_views(state.discard),  # discard_pile
+        state.cards_moved,  # cards_moved
+        max(0, CONTENT.free_cards - state.cards_moved),  # free_cards_left
+        _card_views(drawn),  # last_drawn
+        card_view(state.applied_event) if state.applied_event else None,  # applied_event
+        state.result,  # result
+        state.end_reason,  # end_reason
     )
