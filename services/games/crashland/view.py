@@ -133,14 +133,15 @@ def _events_drawn(drawn: tuple[str, ...]) -> tuple[str, ...]:
 _POSITIONS = tuple(Position(r, c) for r in range(CONTENT.rows) for c in range(CONTENT.columns))
 
 
+#: each cell's place in ``_POSITIONS`` by (row, column)
+_PLACES = {(p.row, p.column): i for i, p in enumerate(_POSITIONS)}
+
+
 def _index(position: Position | None) -> int:
     """The cell's place in ``_POSITIONS`` (-1: none, or off the map)."""
     if position is None:
         return -1
-    row, column = position.row, position.column
-    if 0 <= row < CONTENT.rows and 0 <= column < CONTENT.columns:
-        return row * CONTENT.columns + column
-    return -1
+    return _PLACES.get((position.row, position.column), -1)
 
 
 #: a cell as shown, by (its index, the card shown or None, the tank lying there, the
@@ -166,6 +167,7 @@ def _cell(index: int, card: str | None, tank: int | None, here: bool) -> CellVie
     return found
 
 
+@quick_init
 @dataclass(frozen=True)
 class _Map:
     """The last cells drawn and what they were drawn from (compared by identity: states
@@ -220,7 +222,7 @@ def _cells(state: CrashlandState) -> tuple[CellView, ...]:
         drawn = tuple(cells)
     else:
         lying = _lying_tanks(state)
-        seen = {_index(p) for p in explored}
+        seen = {_PLACES.get((p.row, p.column)) for p in explored}
         shown = tuple(
             (grid[index] if index in seen else None, lying.get(index))
             for index in range(len(_POSITIONS))
