@@ -8,9 +8,14 @@ once for many steps. Both RPCs send the same steps (tests/unit/platform/test_rep
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection, StepViews
+from services.adapters.game_adapter import next_step_message
+from services.adapters.projection import STATUS, Projection
+from services.adapters.refill import Refill
 from tabletop.v1 import envelope_pb2, gateway_pb2, match_pb2
 
 #: steps per ReplayStepBatch: unset (0) → the default, more → INVALID_ARGUMENT. A batch is
@@ -41,6 +46,67 @@ def describe(envelope: envelope_pb2.EventEnvelope) -> str:
     return f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}"
 
 
+class StepViews:
+    """One viewer's views of a match folded event by event (a replay): each equals
+    ``projection.view_for(viewer)`` at that point, but one view message is kept from step
+    to step and filled again only where it changed: nothing but the version when the fold
+    left the engine state as it was (a view is a function of the state and the viewer),
+    else the game view by ``Refill`` and the next step when the engine's differs; the rest
+    of the frame when the match's facts differ."""
+
+    def __init__(self, projection: Projection, viewer: str) -> None:
+        self.projection = projection
+        self.viewer = viewer
+        self._view = match_pb2.MatchView(viewer=viewer)
+        self._game_view = Refill(getattr(self._view.game_view, projection.match.game.name))
+        self._frame: tuple[Any, ...] = ()
+        self._state: Any = self  # no state yet (a state is never this object)
+        self._next: Any = None
+
+    def view(self) -> match_pb2.MatchView:
+        """The view of the match as folded so far: the same message on every call, changed
+        by the next call (copy it to keep it)."""
+        p = self.projection
+        m = p.match
+        shown = self._view
+        frame = (
+            m.match_id,
+            m.game.name,
+            m.players,
+            m.finished,
+            m.results,
+            m.end_reason,
+            m.dice_commitment,
+            m.decks_commitment,
+            p.dice_seed,
+            p.decks_seed,
+        )
+        if frame != self._frame:  # once, and when the match ends
+            self._frame = frame
+            shown.match_id = m.match_id
+            shown.game = m.game.name
+            shown.status = STATUS[m.finished]
+            del shown.players[:]
+            shown.players.extend(m.players)
+            shown.results.clear()
+            shown.results.update(m.results)
+            shown.end_reason = m.end_reason
+            shown.provenance.CopyFrom(p.provenance())
+            shown.provenance.SetInParent()  # present even when empty, as view_for sets it
+        shown.version = m.version
+        state = m.state
+        if state is self._state:
+            return shown
+        self._state = state
+        step = m.game.next_step(state)
+        if self._next is None or step != self._next:
+            self._next = step
+            shown.next.CopyFrom(next_step_message(step))
+            shown.next.SetInParent()
+        self._game_view.update(m.game.view(state, self.viewer or None))
+        return shown
+
+
 def views(
     events: Sequence[envelope_pb2.EventEnvelope], viewer: str
 ) -> Iterator[tuple[envelope_pb2.EventEnvelope, match_pb2.MatchView]]:
@@ -54,28 +120,102 @@ def views(
         yield envelope, shown.view()
 
 
-def _fill(
-    step: gateway_pb2.ReplayStep,
-    number: int,
-    envelope: envelope_pb2.EventEnvelope,
-    view: match_pb2.MatchView,
-    payloads: bool,
-) -> gateway_pb2.ReplayStep:
-    step.step = number
-    step.event.CopyFrom(envelope)
-    if not payloads:  # hidden information stays hidden while the match is in play
-        step.event.ClearField("payload")
-    step.view.CopyFrom(view)
-    step.description = describe(envelope)
-    return step
+# -- the wire -----------------------------------------------------------------------------
+# A step is written as bytes, field by field, as ReplayStep serializes (its fields in number
+# order): building each step as a message copied the whole view into it (~13 µs for a
+# Crashland view) and serialized it twice (its size, then gRPC), against one serialization
+# of the kept view here. The bytes reach gRPC in a message that holds them as unknown
+# fields (kept verbatim): its serializer, ReplayStep's or ReplayStepBatch's
+# ``SerializeToString``, writes them out unchanged (tests/unit/platform/test_replay.py
+# checks it, and that the bytes parse to the steps drawn the plain way).
+
+
+def _raw_class() -> Any:
+    """A message type without fields, in a pool of its own: whatever it parses is unknown
+    to it and serialized again byte for byte."""
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="tabletop/replay_wire.proto", package="tabletop.replay_wire", syntax="proto3"
+    )
+    proto.message_type.add(name="Raw")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("tabletop.replay_wire.Raw"))
+
+
+_RAW = _raw_class()
+
+
+def wire(raw: bytes) -> Any:
+    """A message that serializes, by any message type's ``SerializeToString``, to ``raw``
+    (the bytes of a whole message: a ReplayStep, a ReplayStepBatch)."""
+    return _RAW.FromString(raw)
+
+
+def _varint(value: int) -> bytes:
+    if value < 0x80:
+        return _SMALL[value]
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_SMALL = [bytes((i,)) for i in range(0x80)]
+
+#: the keys of ReplayStep's fields (number << 3 | wire type): step (varint), event, view and
+#: description (length-delimited); and of ReplayStepBatch.steps
+_STEP, _EVENT, _VIEW, _DESCRIPTION, _STEPS = b"\x08", b"\x12", b"\x1a", b"\x22", b"\x0a"
+
+
+class _Steps:
+    """Each step's bytes as ``ReplayStep(step, event, view, description)`` serializes."""
+
+    def __init__(self, payloads: bool) -> None:
+        self._payloads = payloads
+        self._descriptions: dict[tuple[str, str], bytes] = {}
+        self._hidden = envelope_pb2.EventEnvelope()
+
+    def step(
+        self, number: int, envelope: envelope_pb2.EventEnvelope, view: match_pb2.MatchView
+    ) -> bytes:
+        if self._payloads:
+            event = envelope.SerializeToString()
+        else:  # hidden information stays hidden while the match is in play
+            hidden = self._hidden
+            hidden.CopyFrom(envelope)
+            hidden.ClearField("payload")
+            event = hidden.SerializeToString()
+        shown = view.SerializeToString()
+        key = (envelope.actor, envelope.event_type)
+        description = self._descriptions.get(key)
+        if description is None:
+            text = describe(envelope).encode()
+            description = _DESCRIPTION + _varint(len(text)) + text if text else b""
+            self._descriptions[key] = description
+        return b"".join(
+            (
+                _STEP,
+                _varint(number),
+                _EVENT,
+                _varint(len(event)),
+                event,
+                _VIEW,
+                _varint(len(shown)),
+                shown,
+                description,
+            )
+        )
 
 
 def replay_steps(
     events: Sequence[envelope_pb2.EventEnvelope], viewer: str, payloads: bool
-) -> Iterator[gateway_pb2.ReplayStep]:
-    """ReplayMatch's messages: one step each, numbered from 1."""
+) -> Iterator[Any]:
+    """ReplayMatch's messages (as ``wire`` messages): one ReplayStep each, numbered from 1."""
+    steps = _Steps(payloads)
     for number, (envelope, view) in enumerate(views(events, viewer), start=1):
-        yield _fill(gateway_pb2.ReplayStep(), number, envelope, view, payloads)
+        yield wire(steps.step(number, envelope, view))
 
 
 def step_batches(
@@ -84,29 +224,23 @@ def step_batches(
     payloads: bool,
     max_steps: int,
     max_bytes: int,
-) -> Iterator[gateway_pb2.ReplayStepBatch]:
-    """ReplayMatchBatches' messages: ``replay_steps``' steps, in order, at most ``max_steps``
-    to a batch and, but for a step larger than that alone, at most ``max_bytes`` of steps."""
-    batch = gateway_pb2.ReplayStepBatch()
+) -> Iterator[Any]:
+    """ReplayMatchBatches' messages (as ``wire`` messages): ``replay_steps``' steps, in
+    order, at most ``max_steps`` to a ReplayStepBatch and, but for a step larger than that
+    alone, at most ``max_bytes`` of steps."""
+    steps = _Steps(payloads)
+    batch: list[bytes] = []
     size = 0
     for number, (envelope, view) in enumerate(views(events, viewer), start=1):
-        step = _fill(batch.steps.add(), number, envelope, view, payloads)
-        step_size = step.ByteSize()
-        step_size += 1 + _varint_size(step_size)  # its tag and length in the batch
-        if size + step_size > max_bytes and len(batch.steps) > 1:
-            del batch.steps[-1]
-            yield batch
-            batch = gateway_pb2.ReplayStepBatch()
-            step = _fill(batch.steps.add(), number, envelope, view, payloads)
-            size = 0
-        size += step_size
-        if len(batch.steps) >= max_steps:
-            yield batch
-            batch = gateway_pb2.ReplayStepBatch()
-            size = 0
-    if batch.steps:
-        yield batch
-
-
-def _varint_size(value: int) -> int:
-    return max(1, (value.bit_length() + 6) // 7)
+        step = steps.step(number, envelope, view)
+        framed = _STEPS + _varint(len(step)) + step  # as it stands in the batch
+        if size + len(framed) > max_bytes and batch:
+            yield wire(b"".join(batch))
+            batch, size = [], 0
+        batch.append(framed)
+        size += len(framed)
+        if len(batch) >= max_steps:
+            yield wire(b"".join(batch))
+            batch, size = [], 0
+    if batch:
+        yield wire(b"".join(batch))

@@ -589,7 +589,8 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         await self._views.wait_for(match_id, 1, 0)
         viewer = await self._viewer(context, match_id, viewer)
         events = await self._board_events(match_id, context)
-        finished = any(is_a(e, platform_events_pb2.MatchEnded) for e in events)
+        # from the end: a finished match's MatchEnded is among its last events
+        finished = any(is_a(e, platform_events_pb2.MatchEnded) for e in reversed(events))
         return events, viewer if finished else "", finished
 
     async def GetPicture(

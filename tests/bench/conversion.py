@@ -3,9 +3,10 @@
 ``python -m tests.bench.conversion [--rounds N] [--seeds N]`` prints, per game, medians
 over the rounds of: µs of CPU to fill a view's message (``GameMessages.view_to_message``),
 to read it back (``protoconv.read``, as the CLI bots and pictures do), to decode one event
-from its ``Any`` (what every fold does), and ReplayMatch's in-process step (fold + view +
-serialise, ``tests.bench.replay.fold_with_views``) in steps/s. The views are the first
-seat's after every event of seeded random playouts.
+from its ``Any`` (what every fold does), and ReplayMatchBatches' in-process step (fold,
+view and the step's bytes as the gateway draws them, ``tests.bench.replay.fold_with_views``,
+for the spectator) in steps/s. The views are the first seat's after every event of seeded
+random playouts.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def measure(name: str, rounds: int, seeds: int) -> str:
     fill_s = cpu_median(rounds, lambda: [messages.view_to_message(v) for v in views])
     read_s = cpu_median(rounds, lambda: [protoconv.read(game.view_type, m) for m in filled])
     event_s = cpu_median(rounds, lambda: [messages.event_from_any(p) for p in packed])
-    replay_s = cpu_median(rounds, lambda: [fold_with_views(b, viewer) for b in boards])
+    replay_s = cpu_median(rounds, lambda: [fold_with_views(b, "") for b in boards])
     return (
         f"{name:16} {len(views):5} views  fill {fill_s / len(views) * 1e6:6.1f} µs"
         f"  read {read_s / len(views) * 1e6:6.1f} µs"

@@ -2,10 +2,11 @@
 
 - **ReplayMatch through the gateway**: a finished match streamed step by step (the board
   events folded afresh, a view per step), one step a message (ReplayMatch) and many
-  (ReplayMatchBatches, default bounds), alternately first. Floor: the same fold and views
-  in-process, over the same envelopes (fetched with ExportMatch), so the ratio is what gRPC
-  streaming adds. The gateway's CPU per step of each RPC (from /proc, in 10 ms ticks, summed
-  over the matches) is in the figures' notes.
+  (ReplayMatchBatches, default bounds), alternately first. Floor: the same fold, views and
+  step bytes in-process (``services.gateway.replay``, as the gateway draws them), over the
+  same envelopes (fetched with ExportMatch), so the ratio is what reading the events from
+  the board and gRPC streaming add. The gateway's CPU per step of each RPC (from /proc, in
+  10 ms ticks, summed over the matches) is in the figures' notes.
 - **Projector rebuild**: a second, unchanged projector with a fresh app id (new consumer
   group, empty tables) folds every event of the four streams from offset 0 and publishes
   views as it goes. Figure: its folding rate, events per second from the last reading of
@@ -41,6 +42,7 @@ from services.cli.stack import Stack, free_port
 from services.common.envelope import is_a
 from services.common.eventlog import read_stream
 from services.common.topics import STREAMS, event_topic
+from services.gateway.replay import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_STEPS, step_batches
 from tabletop.v1 import envelope_pb2, gateway_pb2, gateway_pb2_grpc, platform_events_pb2
 
 from .floors import stop_process
@@ -89,16 +91,12 @@ class RebuildRun:
 
 # -- replay -------------------------------------------------------------------------------
 def fold_with_views(board: Sequence[envelope_pb2.EventEnvelope], viewer: str) -> int:
-    """What ReplayMatch computes per step, in-process: fold, then the viewer's view."""
-    match = FoldedMatch.created(board[0])
-    projection = Projection(match)
-    shown = 0
-    for step, envelope in enumerate(board, start=1):
-        if step > 1:
-            match.fold(envelope)
-        projection.view_for(viewer).SerializeToString()
-        shown += 1
-    return shown
+    """What ReplayMatchBatches computes per step, in-process (``services.gateway.replay``,
+    default bounds): fold, the viewer's view, the step's bytes in its batch; and what gRPC
+    then does with a batch (``SerializeToString``). The steps drawn."""
+    for batch in step_batches(board, viewer, True, DEFAULT_BATCH_STEPS, DEFAULT_BATCH_BYTES):
+        gateway_pb2.ReplayStepBatch.SerializeToString(batch)
+    return len(board)
 
 
 async def _replay(stub: gateway_pb2_grpc.GatewayStub, rpc: str, match_id: str, viewer: str) -> int:

@@ -10,8 +10,11 @@ from dataclasses import dataclass
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.loot import shields_ready, starting_health, weight
 from services.games.dungeon_drop.state import DungeonDropState
+from services.games.dungeon_drop.table import Placement
+from services.games.frozen import quick_init
 
 
+@quick_init
 @dataclass(frozen=True)
 class CubeView:
     cube: str
@@ -22,6 +25,7 @@ class CubeView:
     angle: float
 
 
+@quick_init
 @dataclass(frozen=True)
 class MeepleView:
     player: str
@@ -29,6 +33,7 @@ class MeepleView:
     y: float
 
 
+@quick_init
 @dataclass(frozen=True)
 class SeatView:
     player: str
@@ -46,6 +51,7 @@ class SeatView:
     chest_rolls: tuple[int, ...]
 
 
+@quick_init
 @dataclass(frozen=True)
 class DungeonDropView:
     viewer: str | None
@@ -90,6 +96,67 @@ def _seat(state: DungeonDropState, player: str, viewer: str | None) -> SeatView:
     )
 
 
+#: per (seat, viewer): what its view was drawn from and the view; kept from view to view,
+#: so a seat that did not change is the same object (a replay sees it unchanged at once)
+_seats: dict[tuple[str, str | None], tuple[tuple[object, ...], SeatView]] = {}
+
+
+def _seat_kept(state: DungeonDropState, player: str, viewer: str | None) -> SeatView:
+    race = state.races.get(player)
+    key = (
+        race,
+        state.classes.get(player),
+        state.quests.get(player) if state.quests_revealed or player == viewer else None,
+        state.health.get(player),
+        state.stash.get(player),
+        state.shields_used.get(player),
+        state.teamwork.get(player),
+        state.chest_rolls.get(player),
+    )
+    kept = _seats.get((player, viewer))
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    seat = _seat(state, player, viewer)
+    if len(_seats) >= 256:  # seats of many matches met in turn: start again
+        _seats.clear()
+    _seats[(player, viewer)] = (key, seat)
+    return seat
+
+
+#: the last table drawn: the placements it was drawn from (by identity) and its cubes
+_last_table: tuple[dict[str, Placement], tuple[CubeView, ...]] | None = None
+#: each cube's view and the placement it shows (a settled table is all new placements,
+#: decoded from its event: compared by value)
+_cubes: dict[str, tuple[Placement, CubeView]] = {}
+
+
+def _table(state: DungeonDropState) -> tuple[CubeView, ...]:
+    global _last_table
+    table = state.table
+    last = _last_table
+    if last is not None and last[0] is table:
+        return last[1]
+    if len(_cubes) >= 4096:
+        _cubes.clear()
+    shown = []
+    for cube, placement in sorted(table.items()):
+        kept = _cubes.get(cube)
+        if kept is None or (kept[0] is not placement and kept[0] != placement):
+            view = CubeView(
+                placement.cube,
+                CONTENT.cubes[placement.cube],
+                CONTENT.kind(placement.cube).size,
+                placement.x,
+                placement.y,
+                placement.angle,
+            )
+            kept = _cubes[cube] = (placement, view)
+        shown.append(kept[1])
+    cubes = tuple(shown)
+    _last_table = (table, cubes)
+    return cubes
+
+
 def make_view(state: DungeonDropState, viewer: str | None) -> DungeonDropView:
     return DungeonDropView(
         viewer=viewer,
@@ -102,11 +169,8 @@ def make_view(state: DungeonDropState, viewer: str | None) -> DungeonDropView:
         ability=state.ability,
         ability_left=state.ability_left,
         ward=state.ward,
-        seats=tuple(_seat(state, p, viewer) for p in state.players),
-        table=tuple(
-            CubeView(p.cube, CONTENT.cubes[p.cube], CONTENT.kind(p.cube).size, p.x, p.y, p.angle)
-            for _, p in sorted(state.table.items())
-        ),
+        seats=tuple([_seat_kept(state, p, viewer) for p in state.players]),
+        table=_table(state),
         aside=state.aside,
         box_left=state.box_left,
         cubes_in_hand=len(state.pending_drop),

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from services.games.frozen import quick_init
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.mine import PlacedCard, complete_carts
 from services.games.imperial_miners.state import ImperialMinersState
 
 
+@quick_init
 @dataclass(frozen=True)
 class ImperialMinersSeatView:
     player: str
@@ -27,6 +29,7 @@ class ImperialMinersSeatView:
     chain_stage: str
 
 
+@quick_init
 @dataclass(frozen=True)
 class ImperialMinersChainView:
     card: str
@@ -35,6 +38,7 @@ class ImperialMinersChainView:
     column: int
 
 
+@quick_init
 @dataclass(frozen=True)
 class ImperialMinersView:
     viewer: str | None
@@ -69,6 +73,36 @@ def _seat(s: ImperialMinersState, p: str) -> ImperialMinersSeatView:
     )
 
 
+#: per seat: what its view was drawn from and the view, kept from view to view, so a seat
+#: that did not change is the same object (a replay sees it unchanged at once); its mine's
+#: complete carts are counted again only when the mine changed
+_seats: dict[str, tuple[tuple[object, ...], ImperialMinersSeatView]] = {}
+
+
+def _seat_kept(s: ImperialMinersState, p: str) -> ImperialMinersSeatView:
+    chain = s.chains.get(p)
+    key = (
+        s.coins[p],
+        s.vp[p],
+        s.progress[p],
+        s.mine(p),
+        len(s.hands[p]),
+        p in s.chosen,
+        s.chosen.get(p) if s.revealed else None,
+        chain.stage if chain is not None else None,
+    )
+    kept = _seats.get(p)
+    if kept is not None:
+        last = kept[0]
+        if last[3] is key[3] and last == key:
+            return kept[1]
+    seat = _seat(s, p)
+    if len(_seats) >= 256:  # seats of many matches met in turn: start again
+        _seats.clear()
+    _seats[p] = (key, seat)
+    return seat
+
+
 def make_view(s: ImperialMinersState, viewer: str | None) -> ImperialMinersView:
     seat = viewer if viewer in s.players else None
     chain = s.chains.get(seat) if seat is not None else None
@@ -81,7 +115,7 @@ def make_view(s: ImperialMinersState, viewer: str | None) -> ImperialMinersView:
         rounds_left=CONTENT.event_deck - revealed,
         event=s.event,
         progress_sides=s.sides,
-        seats=tuple(_seat(s, p) for p in s.players),
+        seats=tuple([_seat_kept(s, p) for p in s.players]),
         hand=s.hands.get(seat, ()) if seat is not None else (),
         my_choice=s.chosen.get(seat) if seat is not None else None,
         chain=(

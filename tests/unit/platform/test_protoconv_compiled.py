@@ -254,3 +254,34 @@ def test_an_unknown_enum_value_is_refused_as_malformed() -> None:
     msg.colour = "green"
     with pytest.raises(ValueError, match="green"):
         read(Node, msg)
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckedNode:
+    """``Node`` with a check of its own: its reader must call its ``__init__``."""
+
+    name: str
+    colour: Colour
+    weight: int | None
+    point: tuple[int, int]
+    children: tuple[CheckedNode, ...]
+    labels: dict[str, Colour]
+    best: CheckedNode | None = None
+
+    def __post_init__(self) -> None:
+        if self.name == "bad":
+            raise ValueError("a bad name")
+
+
+def test_a_reader_builds_what_the_constructor_builds_and_runs_post_init() -> None:
+    node_message = _node_message_class()
+    tree = Node("root", Colour.RED, 3, (1, 2), (Node("a", Colour.BLUE, None, (0, 0), (), {}),), {})
+    built = read(Node, fill(node_message(), tree))
+    assert built == tree and built.__dict__ == tree.__dict__
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.name = "other"
+    msg: Any = fill(node_message(), tree)
+    assert read(CheckedNode, msg).children[0].name == "a"
+    msg.children[0].name = "bad"
+    with pytest.raises(ValueError, match="a bad name"):
+        read(CheckedNode, msg)

@@ -3,6 +3,7 @@ equal steps drawn the plain way (a fresh view per step); bad bounds are refused 
 
 from __future__ import annotations
 
+import copy
 import itertools
 from collections.abc import Sequence
 
@@ -10,7 +11,7 @@ import grpc
 import pytest
 
 from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection
+from services.adapters.projection import Projection, render_view
 from services.gateway import replay
 from services.gateway.replay import batch_bounds, replay_steps, step_batches
 from tabletop.v1 import envelope_pb2, gateway_pb2
@@ -22,7 +23,8 @@ from tests.unit.platform.test_step_views import GAMES, board_events, players
 def plain_steps(
     events: Sequence[envelope_pb2.EventEnvelope], viewer: str, payloads: bool
 ) -> list[gateway_pb2.ReplayStep]:
-    """What ReplayMatch sent before views were kept from step to step."""
+    """What ReplayMatch sent before views were kept from step to step, each view drawn from
+    a copy of the state (which shares nothing an engine's view finds by identity)."""
     match = FoldedMatch.created(events[0])
     projection = Projection(match)
     steps = []
@@ -32,7 +34,13 @@ def plain_steps(
         step = gateway_pb2.ReplayStep(
             step=number,
             event=envelope,
-            view=projection.view_for(viewer),
+            view=render_view(
+                projection.summary(),
+                projection.provenance(),
+                match.game,
+                copy.deepcopy(match.state),
+                viewer,
+            ),
             description=f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}",
         )
         if not payloads:
@@ -45,16 +53,42 @@ def wire(steps: Sequence[gateway_pb2.ReplayStep]) -> list[bytes]:
     return [s.SerializeToString(deterministic=True) for s in steps]
 
 
+def sent_steps(
+    events: Sequence[envelope_pb2.EventEnvelope], viewer: str, payloads: bool
+) -> list[gateway_pb2.ReplayStep]:
+    """ReplayMatch's messages as gRPC writes them (its serializer) and a client reads them."""
+    serialize = gateway_pb2.ReplayStep.SerializeToString
+    return [
+        gateway_pb2.ReplayStep.FromString(serialize(m))
+        for m in replay_steps(events, viewer, payloads)
+    ]
+
+
+def sent_batches(
+    events: Sequence[envelope_pb2.EventEnvelope],
+    viewer: str,
+    payloads: bool,
+    max_steps: int,
+    max_bytes: int,
+) -> list[gateway_pb2.ReplayStepBatch]:
+    """ReplayMatchBatches' messages as gRPC writes them and a client reads them."""
+    serialize = gateway_pb2.ReplayStepBatch.SerializeToString
+    return [
+        gateway_pb2.ReplayStepBatch.FromString(serialize(m))
+        for m in step_batches(events, viewer, payloads, max_steps, max_bytes)
+    ]
+
+
 @pytest.mark.parametrize("game", GAMES)
 def test_batched_steps_are_replay_match_steps_for_every_game(game: str) -> None:
     events = board_events(game, seed=4)
     for viewer, payloads in (("", True), (players(game)[0], True), ("", False)):
         expected = plain_steps(events, viewer, payloads)
-        one_by_one = list(replay_steps(events, viewer, payloads))
+        one_by_one = sent_steps(events, viewer, payloads)
         assert one_by_one == expected, (viewer, payloads)
         assert wire(one_by_one) == wire(expected)
         for max_steps, max_bytes in ((64, 1 << 20), (1, 1 << 20), (7, 1 << 20), (1024, 2000)):
-            batches = list(step_batches(events, viewer, payloads, max_steps, max_bytes))
+            batches = sent_batches(events, viewer, payloads, max_steps, max_bytes)
             batched = [s for b in batches for s in b.steps]
             assert wire(batched) == wire(expected), (viewer, payloads, max_steps, max_bytes)
             for batch in batches:
@@ -62,19 +96,36 @@ def test_batched_steps_are_replay_match_steps_for_every_game(game: str) -> None:
                 assert len(batch.steps) == 1 or batch.ByteSize() <= max_bytes
 
 
+def test_the_bytes_written_are_the_bytes_a_step_message_serializes_to() -> None:
+    """gRPC serializes what the replay yields with the RPC's message type: the bytes are
+    written out as they are, and equal a plain step's own serialization."""
+    events = board_events("crashland", seed=2)
+    for sent, plain in zip(
+        replay_steps(events, "", True), plain_steps(events, "", True), strict=True
+    ):
+        raw = sent.SerializeToString()
+        assert gateway_pb2.ReplayStep.SerializeToString(sent) == raw
+        assert gateway_pb2.ReplayStepBatch.SerializeToString(sent) == raw
+        assert raw == plain.SerializeToString()
+    batch = next(step_batches(events, "", True, 64, 1 << 20))
+    steps = gateway_pb2.ReplayStepBatch(steps=plain_steps(events, "", True)[:64])
+    assert gateway_pb2.ReplayStepBatch.SerializeToString(batch) == steps.SerializeToString()
+    assert replay.wire(b"").SerializeToString() == b""
+
+
 def test_batches_are_cut_by_steps_and_by_bytes() -> None:
     events = board_events("crashland", seed=1)
-    by_steps = list(step_batches(events, "", True, 10, 1 << 20))
+    by_steps = sent_batches(events, "", True, 10, 1 << 20)
     assert [len(b.steps) for b in by_steps[:-1]] == [10] * (len(by_steps) - 1)
     assert sum(len(b.steps) for b in by_steps) == len(events)
-    bound = 3 * max(s.ByteSize() for s in replay_steps(events, "", True))
-    by_bytes = list(step_batches(events, "", True, 1024, bound))
+    bound = 3 * max(s.ByteSize() for s in sent_steps(events, "", True))
+    by_bytes = sent_batches(events, "", True, 1024, bound)
     assert len(by_bytes) > 2 and sum(len(b.steps) for b in by_bytes) == len(events)
     for batch, after in itertools.pairwise(by_bytes):
         assert batch.ByteSize() <= bound
         fuller = gateway_pb2.ReplayStepBatch(steps=[*batch.steps, after.steps[0]])
         assert fuller.ByteSize() > bound  # cut only where the next step would not fit
-    tiny = list(step_batches(events, "", True, 1024, 10))  # every step alone, none dropped
+    tiny = sent_batches(events, "", True, 1024, 10)  # every step alone, none dropped
     assert [len(b.steps) for b in tiny] == [1] * len(events)
 
 
