@@ -289,7 +289,7 @@ def test_a_record_reads_as_the_event_log_reads_it() -> None:
     from services.projector.folder import appended
 
     batch = board_batch()
-    value = encode_append(batch)
+    (value,) = encode_append(batch)
     assert list(appended(value, BATCH_HEADERS)) == envelopes_of(value, BATCH_HEADERS)
     assert list(appended(value, dict(BATCH_HEADERS))) == batch
     single = batch[0].SerializeToString()
