@@ -174,3 +174,48 @@ def test_paced_commits_gather_the_appends_that_arrive_within_the_interval(kafka:
 
     transactions, appends = asyncio.run(run())
     assert (transactions, appends) == (1, 3)
+
+
+def test_range_reads_on_kept_consumers_return_exactly_their_range(kafka: str) -> None:
+    """Finished matches are read back by consumers kept between reads: every read, on any
+    partition, in any order, concurrent or not, returns its range's records and no other
+    (nothing left buffered from the read before), and reads after a failure still work."""
+
+    async def run() -> None:
+        topic = await fresh_topic(kafka)
+        log = EventLog(kafka, topic, transactional_id=f"{topic}-writer")
+        await log.start()
+        try:
+            placed: dict[str, list[tuple[int, int]]] = defaultdict(list)
+            for round_ in range(4):
+                results = await asyncio.gather(
+                    *(log.append(batch(f"m{i}", 1 + 3 * round_, 3)) for i in range(12))
+                )
+                for i, written in enumerate(results):
+                    ((partition, after),) = written.items()  # one record an append
+                    placed[f"m{i}"].append((partition, after - 1))
+
+            async def check(match_id: str, rounds: slice) -> None:
+                spans = placed[match_id][rounds]
+                partition = spans[0][0]
+                start, end = spans[0][1], spans[-1][1] + 1
+                got = await log.read_range(partition, start, end)
+                assert {(r.partition, r.offset) for r in got} >= set(spans)
+                assert all(start <= r.offset < end and r.partition == partition for r in got)
+                mine = [r.envelope.sequence for r in got if r.envelope.match_id == match_id]
+                first = 1 + 3 * (rounds.start or 0)
+                assert mine == list(range(first, first + 3 * len(spans)))
+
+            for match_id in ("m3", "m0", "m3", "m7", "m11", "m0"):  # partitions change
+                await check(match_id, slice(0, 4))
+                await check(match_id, slice(1, 3))
+            await asyncio.gather(*(check(f"m{i}", slice(i % 3, 4)) for i in range(12)))
+            log.timeout = 1.0
+            with pytest.raises(LogUnavailable):  # no such partition: that reader is dropped
+                await log.read_range(99, 0, 1)
+            log.timeout = 10.0
+            await check("m5", slice(0, 4))
+        finally:
+            await log.stop()
+
+    asyncio.run(run())
