@@ -351,12 +351,15 @@ class EventLog:
                 f"the log could not be read back ({type(error).__name__})", outcome_unknown=True
             ) from error
 
-    async def read_range(self, partition: int, start: int, end: int) -> list[LogRecord]:
+    async def read_range(
+        self, partition: int, start: int, end: int, key: bytes | None = None
+    ) -> list[LogRecord]:
         """The committed records of ``partition`` in offsets [start, end), within the
-        deadline (a finished match's events, read back on demand)."""
+        deadline (a finished match's events, read back on demand); with ``key``, only the
+        records of that key (the match id): the others in the range are never parsed."""
         try:
             return await asyncio.wait_for(
-                self._readers.read(self.topic, partition, start, end), self.timeout
+                self._readers.read(self.topic, partition, start, end, key), self.timeout
             )
         except Exception as error:
             raise LogUnavailable(
@@ -402,16 +405,22 @@ async def _read_partition(
     consumer = _range_consumer(bootstrap)
     await consumer.start()
     try:
-        return await _read_with(consumer, topic, partition, start, until)
+        return await _read_with(consumer, topic, partition, start, until, None)
     finally:
         await consumer.stop()
 
 
 async def _read_with(
-    consumer: AIOKafkaConsumer, topic: str, partition: int, start: int, until: int | None
+    consumer: AIOKafkaConsumer,
+    topic: str,
+    partition: int,
+    start: int,
+    until: int | None,
+    key: bytes | None,
 ) -> list[LogRecord]:
     """The committed records of ``partition`` from ``start`` to ``until`` (None: the end as
-    of now). The partition is left paused, so a kept consumer fetches nothing meanwhile."""
+    of now), of ``key`` only if given. The partition is left paused, so a kept consumer
+    fetches nothing meanwhile."""
     tp = TopicPartition(topic, partition)
     end = (await consumer.end_offsets([tp]))[tp]
     while until is not None and end < until:
@@ -435,6 +444,8 @@ async def _read_with(
             for record in batches.get(tp, []):
                 if record.offset >= end:
                     return records
+                if key is not None and record.key != key:
+                    continue  # another match's record in the same span
                 records.extend(
                     LogRecord(partition, record.offset, envelope)
                     for envelope in envelopes_of(record.value, record.headers)
@@ -456,14 +467,16 @@ class RangeReaders:
         self._idle: list[AIOKafkaConsumer] = []
         self._stopping: set[asyncio.Task[None]] = set()
 
-    async def read(self, topic: str, partition: int, start: int, until: int) -> list[LogRecord]:
+    async def read(
+        self, topic: str, partition: int, start: int, until: int, key: bytes | None
+    ) -> list[LogRecord]:
         if self._idle:
             consumer = self._idle.pop()
         else:
             consumer = _range_consumer(self._bootstrap)
             await consumer.start()
         try:
-            records = await _read_with(consumer, topic, partition, start, until)
+            records = await _read_with(consumer, topic, partition, start, until, key)
         except BaseException:
             # its fetcher's state is unknown: stopped apart, so a cancellation stays prompt
             task = asyncio.ensure_future(_stop_quietly(consumer))

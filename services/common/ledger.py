@@ -129,7 +129,7 @@ class StreamWriter:
         first, end = self._spans[match_id]
         version = self.version(match_id)
         records = await self._event_log.read_range(
-            self._event_log.partition_of(match_id), first, end
+            self._event_log.partition_of(match_id), first, end, match_id.encode()
         )
         found: list[envelope_pb2.EventEnvelope] = []
         for record in _of_match(records, match_id):

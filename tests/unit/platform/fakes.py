@@ -70,7 +70,9 @@ class MemoryEventLog:
             if offset >= start:
                 yield LogRecord(0, offset, envelope)
 
-    async def read_range(self, partition: int, start: int, end: int) -> list[LogRecord]:
+    async def read_range(
+        self, partition: int, start: int, end: int, key: bytes | None = None
+    ) -> list[LogRecord]:
         if self.down:
             raise LogUnavailable("the broker is unreachable", outcome_unknown=True)
         self.ranges_read += 1
