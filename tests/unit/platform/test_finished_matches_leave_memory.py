@@ -1,5 +1,6 @@
-"""Finished matches leave the stream writers' memory; ListEvents reads them back from
-the log (the offset span the writer kept), so export and verify see every event."""
+"""Finished matches leave the stream writers' memory but for a bounded keep of recent
+ones; ListEvents reads the others back from the log (the offset span the writer kept), so
+export and verify see every event. Tests of the read-back turn the keep off."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def cause(command: str) -> Cause:
 
 async def test_a_finished_board_match_is_read_back_from_the_log() -> None:
     board = Board()
+    board.writer.recent_limit = 0
     last = await play_to_the_end(board, 7)
     assert not board.writer.is_open(MATCH)
     assert board.writer.version(MATCH) == last.version
@@ -57,6 +59,7 @@ async def test_an_open_match_is_answered_from_memory() -> None:
 
 async def test_interleaved_matches_read_back_only_their_own_events_in_order() -> None:
     writer, event_log = memory_writer("scoring")
+    writer.recent_limit = 0
     for turn in range(3):
         for match_id in ("a", "b", "c"):
             await writer.append(match_id, [pe.MatchEnded(reason=f"{turn}")], cause(f"{turn}"))
@@ -72,6 +75,7 @@ async def test_interleaved_matches_read_back_only_their_own_events_in_order() ->
 
 async def test_a_closed_match_cannot_be_listed_while_the_log_is_down() -> None:
     writer, event_log = memory_writer("scoring")
+    writer.recent_limit = 0
     await writer.append("a", [pe.MatchEnded(reason="x")], cause("1"))
     writer.close("a")
     event_log.down = True
@@ -109,6 +113,7 @@ Played = list[tuple[str, games_pb2.GameAction]]
 async def finished_board() -> tuple[Board, Played, int]:
     """A board with one finished match, the commands that played it, its created version."""
     board = Board()
+    board.writer.recent_limit = 0
     rng = random.Random(7)
     created = (await board.create()).version
     played: Played = []
@@ -144,6 +149,7 @@ async def test_a_restarted_board_keeps_only_active_matches_and_reloads_finished_
     board, played, _ = await finished_board()
     await board.create("m-2")
     restarted = Board()
+    restarted.writer.recent_limit = 0
     restarted.event_log.envelopes = list(board.event_log.envelopes)
     restarted.service.begin_recovery()
     await restarted.writer.restore(restarted.event_log.records(), restarted.service.apply)
@@ -164,3 +170,43 @@ async def test_a_finished_match_is_unavailable_while_the_log_cannot_be_read() ->
         grpc.StatusCode.UNAVAILABLE,
         "LOG_UNAVAILABLE",
     )
+
+
+async def test_a_recently_finished_match_is_answered_from_the_keep() -> None:
+    board = Board()
+    await play_to_the_end(board, 7)
+    assert not board.writer.is_open(MATCH)
+    logged = [e.event_id for e in board.event_log.envelopes if e.match_id == MATCH]
+    board.event_log.down = True  # the keep holds committed events: the log is not asked
+    assert await listed(board.writer, MATCH) == logged
+    assert await listed(board.writer, MATCH, after=3) == logged[3:]
+    assert board.event_log.ranges_read == 0
+
+
+async def test_the_keep_holds_its_bytes_at_most_the_least_recently_read_leaving_first() -> None:
+    writer, event_log = memory_writer("scoring")
+    for match_id in ("a", "b", "c"):
+        await writer.append(match_id, [pe.MatchEnded(reason="x" * 200)], cause(match_id))
+    size = (await writer.read_events("a"))[0].ByteSize()
+    writer.recent_limit = 2 * size
+    writer.close("a")
+    writer.close("b")
+    assert [e.match_id for e in await writer.read_events("a")] == ["a"]  # kept; a read last
+    writer.close("c")  # over the bound: b leaves
+    assert event_log.ranges_read == 0
+    assert [e.match_id for e in await writer.read_events("b")] == ["b"]  # from the log
+    assert event_log.ranges_read == 1
+    await writer.read_events("c")  # kept still; b, read back, is kept again and a left
+    await writer.read_events("b")
+    assert event_log.ranges_read == 1
+    await writer.read_events("a")
+    assert event_log.ranges_read == 2
+
+
+async def test_an_append_to_a_closed_match_drops_its_kept_copy() -> None:
+    writer, event_log = memory_writer("scoring")
+    await writer.append("b", [pe.MatchEnded(reason="1")], cause("1"))
+    writer.close("b")
+    await writer.append("b", [pe.MatchEnded(reason="late")], cause("late"))
+    assert [e.sequence for e in await writer.read_events("b")] == [1, 2]
+    assert event_log.ranges_read == 1
