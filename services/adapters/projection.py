@@ -19,7 +19,6 @@ from services.adapters.game_adapter import (
     game_and_messages,
     next_step_message,
 )
-from services.adapters.refill import Refill
 from services.common.envelope import unpack
 from services.games.codec import from_data, to_data
 from services.games.contract import Game
@@ -217,60 +216,6 @@ class Projection:
             provenance=self.provenance(),
             state=self.encoded_state().encode(),
         )
-
-
-class StepViews:
-    """One viewer's views of a match folded event by event (a replay): each equals
-    ``projection.view_for(viewer)`` at that point, but one view message is kept from step
-    to step and filled again only where it changed: the game view by ``Refill``, the next
-    step when the engine's differs, the rest of the frame when the match's facts differ."""
-
-    def __init__(self, projection: Projection, viewer: str) -> None:
-        self.projection = projection
-        self.viewer = viewer
-        self._view = match_pb2.MatchView(viewer=viewer)
-        self._game_view = Refill(getattr(self._view.game_view, projection.match.game.name))
-        self._frame: tuple[Any, ...] = ()
-        self._next: Any = None
-
-    def view(self) -> match_pb2.MatchView:
-        """The view of the match as folded so far: the same message on every call, changed
-        by the next call (copy it to keep it)."""
-        p = self.projection
-        m = p.match
-        shown = self._view
-        frame = (
-            m.match_id,
-            m.game.name,
-            m.players,
-            m.finished,
-            m.results,
-            m.end_reason,
-            m.dice_commitment,
-            m.decks_commitment,
-            p.dice_seed,
-            p.decks_seed,
-        )
-        if frame != self._frame:  # once, and when the match ends
-            self._frame = frame
-            shown.match_id = m.match_id
-            shown.game = m.game.name
-            shown.status = STATUS[m.finished]
-            del shown.players[:]
-            shown.players.extend(m.players)
-            shown.results.clear()
-            shown.results.update(m.results)
-            shown.end_reason = m.end_reason
-            shown.provenance.CopyFrom(p.provenance())
-            shown.provenance.SetInParent()  # present even when empty, as view_for sets it
-        shown.version = m.version
-        step = m.game.next_step(m.state)
-        if self._next is None or step != self._next:
-            self._next = step
-            shown.next.CopyFrom(next_step_message(step))
-            shown.next.SetInParent()
-        self._game_view.update(m.game.view(m.state, self.viewer or None))
-        return shown
 
 
 class PublishedMatch:
