@@ -4,7 +4,6 @@ equals the view drawn plainly from the state, whatever order states come in."""
 from __future__ import annotations
 
 import copy
-import random
 
 from services.games.contract import AwaitingChance, AwaitingPlayers, Finished
 from services.games.crashland import GAME
@@ -13,7 +12,8 @@ from services.games.crashland.model import Position
 from services.games.crashland.rules import next_step, spaceship_position
 from services.games.crashland.state import CrashlandState
 from services.games.crashland.view import CardView, CellView, CrashlandView, TankView
-from services.games.playout import play, random_policy
+from services.games.playout import random_policy
+from tests.unit.games import view_reference as reference
 
 
 def plain_card(card: str) -> CardView:
@@ -85,22 +85,12 @@ def plain_view(state: CrashlandState, viewer: str | None) -> CrashlandView:
 
 
 def playout_states(seed: int) -> list[CrashlandState]:
-    playout = play(GAME, ["p1"], {}, {"p1": random_policy(seed)}, seed)
-    states, state = [], GAME.initial_state()
-    for event in playout.events:
-        state = GAME.evolve(state, event)
-        states.append(state)
-    return states
+    return reference.playout_states(GAME, ["p1"], seed, {"p1": random_policy(seed)})
 
 
 def test_views_in_fold_order_and_shuffled_equal_the_plain_view() -> None:
     states = [s for seed in range(4) for s in playout_states(seed)]
-    shuffled = states[:]
-    random.Random(7).shuffle(shuffled)
-    for order in (states, shuffled, states[::-1]):
-        for state in order:
-            for viewer in (None, "p1", "p2"):
-                assert GAME.view(state, viewer) == plain_view(state, viewer)
+    reference.assert_views_equal_the_plain_view(GAME, plain_view, states, (None, "p1", "p2"))
 
 
 def test_a_state_copied_shows_what_the_state_shows() -> None:

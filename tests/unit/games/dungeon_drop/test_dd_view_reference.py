@@ -4,14 +4,13 @@ drawn plainly from the state, whatever order states come in."""
 from __future__ import annotations
 
 import copy
-import random
 
 from services.games.dungeon_drop import GAME
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.loot import shields_ready, starting_health, weight
 from services.games.dungeon_drop.state import DungeonDropState
 from services.games.dungeon_drop.view import CubeView, DungeonDropView, MeepleView, SeatView
-from services.games.playout import play, random_policy
+from tests.unit.games import view_reference as reference
 
 SEATS = ["p1", "p2", "p3"]
 
@@ -65,23 +64,12 @@ def plain_view(state: DungeonDropState, viewer: str | None) -> DungeonDropView:
 
 
 def playout_states(seed: int) -> list[DungeonDropState]:
-    policies = {p: random_policy(seed * 7 + i) for i, p in enumerate(SEATS)}
-    playout = play(GAME, SEATS, {}, policies, seed)
-    states, state = [], GAME.initial_state()
-    for event in playout.events:
-        state = GAME.evolve(state, event)
-        states.append(state)
-    return states
+    return reference.playout_states(GAME, SEATS, seed)
 
 
 def test_views_in_fold_order_and_shuffled_equal_the_plain_view() -> None:
     states = [s for seed in range(2) for s in playout_states(seed)]
-    shuffled = states[:]
-    random.Random(7).shuffle(shuffled)
-    for order in (states, shuffled, states[::-1]):
-        for state in order:
-            for viewer in (None, "p1", "p3"):
-                assert GAME.view(state, viewer) == plain_view(state, viewer)
+    reference.assert_views_equal_the_plain_view(GAME, plain_view, states, (None, "p1", "p3"))
 
 
 def test_a_state_copied_shows_what_the_state_shows() -> None:

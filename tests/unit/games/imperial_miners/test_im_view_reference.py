@@ -4,7 +4,6 @@ from the state, whatever order states come in."""
 from __future__ import annotations
 
 import copy
-import random
 
 from services.games.imperial_miners import GAME
 from services.games.imperial_miners.content import CONTENT
@@ -15,7 +14,7 @@ from services.games.imperial_miners.view import (
     ImperialMinersSeatView,
     ImperialMinersView,
 )
-from services.games.playout import play, random_policy
+from tests.unit.games import view_reference as reference
 
 SEATS = ["p1", "p2", "p3"]
 
@@ -64,23 +63,12 @@ def plain_view(s: ImperialMinersState, viewer: str | None) -> ImperialMinersView
 
 
 def playout_states(seed: int) -> list[ImperialMinersState]:
-    policies = {p: random_policy(seed * 7 + i) for i, p in enumerate(SEATS)}
-    playout = play(GAME, SEATS, {}, policies, seed)
-    states, state = [], GAME.initial_state()
-    for event in playout.events:
-        state = GAME.evolve(state, event)
-        states.append(state)
-    return states
+    return reference.playout_states(GAME, SEATS, seed)
 
 
 def test_views_in_fold_order_and_shuffled_equal_the_plain_view() -> None:
     states = [s for seed in range(2) for s in playout_states(seed)]
-    shuffled = states[:]
-    random.Random(7).shuffle(shuffled)
-    for order in (states, shuffled, states[::-1]):
-        for state in order:
-            for viewer in (None, "p1", "p3"):
-                assert GAME.view(state, viewer) == plain_view(state, viewer)
+    reference.assert_views_equal_the_plain_view(GAME, plain_view, states, (None, "p1", "p3"))
 
 
 def test_a_state_copied_shows_what_the_state_shows() -> None:
