@@ -154,6 +154,8 @@ def wire(raw: bytes) -> Any:
 def _varint(value: int) -> bytes:
     if value < 0x80:
         return _SMALL[value]
+    if value < 0x4000:  # most lengths here (events, views, steps): two bytes, no loop
+        return bytes((value & 0x7F | 0x80, value >> 7))
     out = bytearray()
     while value >= 0x80:
         out.append(value & 0x7F | 0x80)

@@ -197,8 +197,8 @@ def _lying_tanks(state: CrashlandState) -> dict[int, int]:
 
 
 def _cells(state: CrashlandState) -> tuple[CellView, ...]:
-    """The map's cells as shown; only the cells the astronaut left and entered are drawn
-    again when nothing else changed since the last view."""
+    """The map's cells as shown; only the cells the astronaut left and entered, and those
+    newly explored, are drawn again when nothing else changed since the last view."""
     global _last_map
     last = _last_map
     grid, explored, located = state.grid, state.explored, state.located
@@ -206,16 +206,26 @@ def _cells(state: CrashlandState) -> tuple[CellView, ...]:
     if (
         last is not None
         and last.grid is grid
-        and last.explored is explored
         and last.located is located
         and last.collected is collected
+        and (last.explored is explored or last.explored < explored)
     ):
-        if last.astronaut is astronaut or last.astronaut == astronaut:
+        moved = not (last.astronaut is astronaut or last.astronaut == astronaut)
+        if last.explored is explored and not moved:
             return last.cells
         shown = last.shown
         cells = list(last.cells)
         here = _index(astronaut)
-        for index in {_index(last.astronaut), here}:
+        again = {_index(last.astronaut), here}
+        if last.explored is not explored:  # a move explores the cells it reveals
+            listed = list(shown)
+            for position in explored - last.explored:
+                index = _index(position)
+                if index >= 0:
+                    listed[index] = (grid[index], shown[index][1])
+                    again.add(index)
+            shown = tuple(listed)
+        for index in again:
             if index >= 0:
                 card, tank = shown[index]
                 cells[index] = _cell(index, card, tank, index == here)

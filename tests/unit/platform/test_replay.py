@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import grpc
 import pytest
+from google.protobuf import wrappers_pb2
 
 from services.adapters.folding import FoldedMatch
 from services.adapters.projection import Projection, render_view
@@ -111,6 +112,16 @@ def test_the_bytes_written_are_the_bytes_a_step_message_serializes_to() -> None:
     steps = gateway_pb2.ReplayStepBatch(steps=plain_steps(events, "", True)[:64])
     assert gateway_pb2.ReplayStepBatch.SerializeToString(batch) == steps.SerializeToString()
     assert replay.wire(b"").SerializeToString() == b""
+
+
+def test_lengths_are_written_as_protobuf_writes_varints() -> None:
+    """Each width's bounds (one byte, the two-byte shortcut, the loop past it), against
+    protobuf's own writing of a varint field (its key, then the value)."""
+    bounds = (1, 0x7F, 0x80, 0x3FFF, 0x4000, 0x1FFFFF, 0x200000, 3 * 1024 * 1024, 1 << 40)
+    for value in [*bounds, *range(1, 0x4100, 7)]:
+        written = wrappers_pb2.UInt64Value(value=value).SerializeToString()
+        assert b"\x08" + replay._varint(value) == written, value
+    assert replay._varint(0) == b"\x00"  # (proto3 writes no field for 0)
 
 
 def test_batches_are_cut_by_steps_and_by_bytes() -> None:
