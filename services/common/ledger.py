@@ -485,3 +485,63 @@ class EventSourceServicer(envelope_pb2_grpc.EventSourceServicer):
         envelopes = await self._read(request, context)
         for part in sized(envelopes, LIST_BATCH_BYTES):
             yield envelope_pb2.EventBatch(events=envelopes[part])
+
+    async def StreamEventBatches(
+        self,
+        requests: AsyncIterator[envelope_pb2.EventBatchesRequest],
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[envelope_pb2.EventBatchesReply]:
+        """Each read as ListEventBatches answers it, concurrently (one from the log waits
+        on Kafka, one from memory does not), its replies together as it finishes."""
+        answers: asyncio.Queue[list[envelope_pb2.EventBatchesReply] | None] = asyncio.Queue()
+        running: set[asyncio.Task[None]] = set()
+
+        async def answer(item: envelope_pb2.EventBatchesRequest) -> None:
+            answers.put_nowait(await self._answer(item))
+
+        async def take() -> None:
+            async for item in requests:
+                task = asyncio.create_task(answer(item))
+                running.add(task)
+                task.add_done_callback(running.discard)
+            # the caller is done sending: answer what is under way, then end the stream
+            if running:
+                await asyncio.wait(set(running))
+            answers.put_nowait(None)
+
+        taker = asyncio.create_task(take())
+        try:
+            while (replies := await answers.get()) is not None:
+                for reply in replies:
+                    yield reply
+            await taker
+        finally:
+            taker.cancel()
+
+    async def _answer(
+        self, item: envelope_pb2.EventBatchesRequest
+    ) -> list[envelope_pb2.EventBatchesReply]:
+        read = item.read
+        try:
+            if not read.match_id:
+                return [_refused(item.id, "INVALID_ARGUMENT", "match_id is required")]
+            envelopes = await self._writer.read_events(read.match_id, int(read.after_sequence))
+        except LogUnavailable as error:
+            return [_refused(item.id, "UNAVAILABLE", f"{error}; retry")]
+        except Exception:  # one read's fault must not end the others' stream
+            log.exception("read_failed", match_id=read.match_id[:200])
+            return [_refused(item.id, "INTERNAL", "the read failed")]
+        replies = [
+            envelope_pb2.EventBatchesReply(
+                id=item.id, batch=envelope_pb2.EventBatch(events=envelopes[part])
+            )
+            for part in sized(envelopes, LIST_BATCH_BYTES) or [slice(0, 0)]
+        ]
+        replies[-1].last = True
+        return replies
+
+
+def _refused(ident: int, code: str, message: str) -> envelope_pb2.EventBatchesReply:
+    return envelope_pb2.EventBatchesReply(
+        id=ident, last=True, refused=envelope_pb2.ReadRefused(code=code, message=message)
+    )

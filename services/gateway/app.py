@@ -74,6 +74,7 @@ async def main(config: Config) -> None:
         await tail.stop()
         for shard in shards:
             await shard.close()
+        await service.close()
         await scoring.close()
 
     await run_until_signalled(

@@ -47,6 +47,7 @@ from services.gateway.auth import (
 from services.gateway.commands import CommandStream, Refused
 from services.gateway.inplay import MatchesInPlay
 from services.gateway.pictures import Pictures
+from services.gateway.reads import ReadStream
 from services.gateway.replay import batch_bounds, replay_steps, step_batches
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
@@ -97,14 +98,15 @@ class Shard:
         self.board = board_pb2_grpc.BoardStub(self.channels[0])
         self.commands = CommandStream(self.board)
         self.lobby = board_pb2_grpc.LobbyStub(self.channels[0])
-        self.sources = {
-            "board": envelope_pb2_grpc.EventSourceStub(self.channels[0]),
-            "dice": envelope_pb2_grpc.EventSourceStub(self.channels[1]),
-            "decks": envelope_pb2_grpc.EventSourceStub(self.channels[2]),
+        self.reads = {
+            stream: ReadStream(envelope_pb2_grpc.EventSourceStub(channel))
+            for stream, channel in zip(("board", "dice", "decks"), self.channels, strict=True)
         }
 
     async def close(self) -> None:
         await self.commands.close()
+        for reads in self.reads.values():
+            await reads.close()
         for channel in self.channels:
             await channel.close()
 
@@ -150,20 +152,6 @@ async def _relay(context: grpc.aio.ServicerContext, call: Awaitable[Reply]) -> R
         await _forward(context, refused)
 
 
-async def _events(
-    source: envelope_pb2_grpc.EventSourceStub, match_id: str
-) -> list[envelope_pb2.EventEnvelope]:
-    """A match's events of one stream, many to a message (one each cost ~13% of a replay)."""
-    request = envelope_pb2.ListEventsRequest(match_id=match_id)
-    try:
-        return [e async for batch in source.ListEventBatches(request) for e in batch.events]
-    except grpc.aio.AioRpcError as error:
-        if error.code() != grpc.StatusCode.UNIMPLEMENTED:
-            raise
-    # a peer older than ListEventBatches (a rolling upgrade): one message per event
-    return [e async for e in source.ListEvents(request)]
-
-
 def _peer_host(context: grpc.aio.ServicerContext) -> str:
     """The client's address without its port ("ipv4:10.0.0.7:5123" → "ipv4:10.0.0.7").
 
@@ -183,7 +171,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     ) -> None:
         self._shards = list(shards)
         self._scoring = scoring_pb2_grpc.ScoringStub(scoring)
-        self._scoring_events = envelope_pb2_grpc.EventSourceStub(scoring)
+        self._scoring_events = ReadStream(envelope_pb2_grpc.EventSourceStub(scoring))
         self._views = views
         self._pictures = Pictures()
         self._key = config.token_key
@@ -195,6 +183,10 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         views.listeners.append(self._admission.viewed)
         self._in_play = MatchesInPlay(config.max_matches_in_play, config.match_idle_s)
         self._in_play.follow(views)
+
+    async def close(self) -> None:
+        """Closes what the service opened on its channels (the caller closes them)."""
+        await self._scoring_events.close()
 
     def _shard(self, match_id: str) -> Shard:
         return self._shards[shard_of(match_id, len(self._shards))]
@@ -628,9 +620,9 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         self, match_id: str, context: grpc.aio.ServicerContext
     ) -> list[envelope_pb2.EventEnvelope]:
         try:
-            events = await _events(self._shard(match_id).sources["board"], match_id)
-        except grpc.aio.AioRpcError as error:
-            await _forward(context, Refused.from_rpc(error))
+            events = await self._shard(match_id).reads["board"].read(match_id)
+        except Refused as refused:
+            await _forward(context, refused)
         if not events:
             await _refuse(context, grpc.StatusCode.NOT_FOUND, "no such match")
         return events
@@ -649,12 +641,12 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         shard = self._shard(match_id)
         try:
             others = [
-                *await _events(shard.sources["dice"], match_id),
-                *await _events(shard.sources["decks"], match_id),
-                *await _events(self._scoring_events, match_id),
+                *await shard.reads["dice"].read(match_id),
+                *await shard.reads["decks"].read(match_id),
+                *await self._scoring_events.read(match_id),
             ]
-        except grpc.aio.AioRpcError as error:
-            await _forward(context, Refused.from_rpc(error))
+        except Refused as refused:
+            await _forward(context, refused)
         return gateway_pb2.MatchLog(match_id=match_id, game=board[0].game, events=[*board, *others])
 
     async def ExportMatch(
