@@ -582,22 +582,6 @@ def _moves(
     return moves + _END_MOVEMENT if may_end else moves
 
 
-@functools.lru_cache(maxsize=16384)
-def _movement_actions(
-    row: int, column: int, paying: bool, oxygen: int, battery: int, may_end: bool
-) -> tuple[act.Move | act.EndMovement, ...]:
-    """The moves ``_move`` accepts from (``row``, ``column``) and ``EndMovement`` if the
-    phase may end, by the numbers they depend on (at most 30 x 2 x 10 x 10 x 2 of them):
-    free for the turn's first cards, then paid from a system that stays at the minimum or
-    above after paying 1."""
-    low = CONTENT.min_level
-    if not paying:
-        pays = _FREE if min(oxygen, battery) >= low else ()
-    else:
-        pays = _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
-    return _moves(row, column, pays, may_end)
-
-
 _ON_MAP: dict[Position, tuple[Direction, ...]] = {
     Position(row, column): tuple(d for d in _DIRECTIONS if _in_grid(Position(row, column).step(d)))
     for row in range(CONTENT.rows)
@@ -669,14 +653,15 @@ def _turn_actions(state: CrashlandState) -> tuple[object, ...]:
     phase = state.phase
     astronaut = state.astronaut
     if phase is _MOVEMENT and astronaut is not None:
-        legal = _movement_actions(
-            astronaut.row,
-            astronaut.column,
-            state.cards_moved >= CONTENT.free_cards,
-            state.oxygen,
-            state.battery,
-            bool(state.cards_moved or state.flew),
-        )
+        # the payments ``_move`` accepts: free for the first cards, then a system that
+        # stays at the minimum or above after paying 1
+        oxygen, battery, low = state.oxygen, state.battery, CONTENT.min_level
+        if state.cards_moved < CONTENT.free_cards:
+            pays = _FREE if min(oxygen, battery) >= low else ()
+        else:
+            pays = _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
+        may_end = bool(state.cards_moved or state.flew)
+        legal = _moves(astronaut.row, astronaut.column, pays, may_end)
     if state.checking_hand:
         legal += _hand_check(state.hand)
     spending = phase is _MOVEMENT or phase is _SYSTEMS_CHECK
