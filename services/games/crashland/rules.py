@@ -582,6 +582,16 @@ def _moves(
     return moves + _END_MOVEMENT if may_end else moves
 
 
+@functools.lru_cache(maxsize=256)
+def _payments(paying: bool, oxygen: int, battery: int) -> tuple[Payment, ...]:
+    """The payments ``_move`` accepts: free for the turn's first cards, then a system that
+    stays at the minimum or above after paying 1 (by the levels: 2 x 10 x 10 cases)."""
+    low = CONTENT.min_level
+    if not paying:
+        return _FREE if min(oxygen, battery) >= low else ()
+    return _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
+
+
 _ON_MAP: dict[Position, tuple[Direction, ...]] = {
     Position(row, column): tuple(d for d in _DIRECTIONS if _in_grid(Position(row, column).step(d)))
     for row in range(CONTENT.rows)
@@ -653,13 +663,8 @@ def _turn_actions(state: CrashlandState) -> tuple[object, ...]:
     phase = state.phase
     astronaut = state.astronaut
     if phase is _MOVEMENT and astronaut is not None:
-        # the payments ``_move`` accepts: free for the first cards, then a system that
-        # stays at the minimum or above after paying 1
-        oxygen, battery, low = state.oxygen, state.battery, CONTENT.min_level
-        if state.cards_moved < CONTENT.free_cards:
-            pays = _FREE if min(oxygen, battery) >= low else ()
-        else:
-            pays = _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
+        paying = state.cards_moved >= CONTENT.free_cards
+        pays = _payments(paying, state.oxygen, state.battery)
         may_end = bool(state.cards_moved or state.flew)
         legal = _moves(astronaut.row, astronaut.column, pays, may_end)
     if state.checking_hand:
