@@ -42,9 +42,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from enum import Enum
-from typing import TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from services.games.contract import (
     AwaitingChance,
@@ -73,7 +73,7 @@ from services.games.crashland.model import (
     Phase,
     Position,
 )
-from services.games.crashland.state import _FOLDS, CrashlandState, evolve
+from services.games.crashland.state import _FOLDS, CrashlandState
 
 MAP_DECK = "map"
 EVENT_DECK = "events"
@@ -91,14 +91,16 @@ _SPACESHIP, _DOME = MapKind.SPACESHIP, MapKind.DOME
 class _Log:
     """Events being decided, folded as they are added so later rules see their effect."""
 
+    __slots__ = ("events", "state")
+
     def __init__(self, state: CrashlandState) -> None:
         self.state = state
         self.events: list[object] = []
 
     def add(self, event: object) -> None:
         self.events.append(event)
-        fold = _FOLDS.get(type(event))  # what ``evolve`` looks up, without its call
-        self.state = evolve(self.state, event) if fold is None else fold(self.state, event)
+        # what ``evolve`` does, without its call (the rules add Crashland events only)
+        self.state = _FOLDS[type(event)](self.state, event)
 
 
 # --- what happens next ------------------------------------------------------------------
@@ -202,7 +204,8 @@ def resolve_folded(
                 log.add(ev.EventCardsDrawn(cards, from_uplink=False))
         case _:
             raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
-    _settle(log)
+    if log.state.phase is _EVENTS:  # (what ``_settle`` checks first, without its call)
+        _settle(log)
     return log.events, log.state
 
 
@@ -262,33 +265,23 @@ def decide_folded(
         raise RuleViolation("NOT_YOUR_TURN", "You are not playing this match.")
     if isinstance(step, AwaitingChance):
         raise RuleViolation("AWAITING_CHANCE", "Cards are being drawn or shuffled.")
-    if not isinstance(action, act.ACTION_TYPES):
-        raise MalformedAction("UNKNOWN_ACTION", f"Crashland has no action {action!r}.")
-    if state.uplink_count and not isinstance(action, act.ArrangeUplink):
+    decider = _DECIDERS.get(type(action)) or _decider_of(action)
+    if state.uplink_count and decider is not _arrange:
         raise RuleViolation("ARRANGE_UPLINK_FIRST", "Put the uplink cards back first.")
     log = _Log(state)
-    match action:
-        case act.Move():
-            _move(log, action)
-        case act.EndMovement():
-            _end_movement(log)
-        case act.DiscardEquipment(card=card):
-            _discard(log, card)
-        case act.KeepHand():
-            _keep(log)
-        case (
-            act.SpendDomeShelter()
-            | act.SpendJetpack()
-            | act.SpendSolarRecharge()
-            | act.SpendSatelliteUplink()
-        ):
-            _spend(log, action)
-        case act.ArrangeUplink(order=order):
-            _arrange(log, order)
-        case act.EndTurn():
-            _end_turn(log)
-    _settle(log)
+    decider(log, action)
+    if log.state.phase is _EVENTS:  # (most actions end outside phase 2: no call for them)
+        _settle(log)
     return log.events, log.state
+
+
+def _decider_of(action: object) -> Callable[[_Log, Any], None]:
+    """The decider of an instance of a subclass of an action (the first class it is an
+    instance of, in the order of ``ACTION_TYPES``)."""
+    for kind, decider in _DECIDERS.items():
+        if isinstance(action, kind):
+            return decider
+    raise MalformedAction("UNKNOWN_ACTION", f"Crashland has no action {action!r}.")
 
 
 def _as_enum(kind: type[E], value: object, code: str) -> E:
@@ -405,7 +398,7 @@ def _check_win(log: _Log) -> None:
         log.add(ev.GameWon(s.turn, "all three fuel tanks aboard: lift-off"))
 
 
-def _end_movement(log: _Log) -> None:
+def _end_movement(log: _Log, action: act.EndMovement) -> None:
     s = log.state
     if s.phase is not _MOVEMENT:
         _require_phase(s, _MOVEMENT)
@@ -425,8 +418,9 @@ def _require_hand_check(state: CrashlandState) -> None:
         )
 
 
-def _discard(log: _Log, card: str) -> None:
+def _discard(log: _Log, action: act.DiscardEquipment) -> None:
     s = log.state
+    card = action.card
     _require_hand_check(s)
     if card not in s.hand:
         raise RuleViolation("CARD_NOT_IN_HAND", f"You do not hold {card!r}.")
@@ -435,7 +429,7 @@ def _discard(log: _Log, card: str) -> None:
         log.add(ev.PhaseBegan(_SYSTEMS_CHECK, s.turn))
 
 
-def _keep(log: _Log) -> None:
+def _keep(log: _Log, action: act.KeepHand) -> None:
     s = log.state
     _require_hand_check(s)
     if len(s.hand) > CONTENT.hand_limit:
@@ -504,8 +498,9 @@ def _spend(log: _Log, action: object) -> None:
     _check_win(log)
 
 
-def _arrange(log: _Log, order: tuple[str, ...]) -> None:
+def _arrange(log: _Log, action: act.ArrangeUplink) -> None:
     s = log.state
+    order = action.order
     if not s.uplink_count:
         raise RuleViolation("NO_UPLINK", "There are no uplink cards to arrange.")
     seen = s.known_top[: s.uplink_count]
@@ -514,7 +509,7 @@ def _arrange(log: _Log, order: tuple[str, ...]) -> None:
     log.add(ev.UplinkArranged(tuple(order)))
 
 
-def _end_turn(log: _Log) -> None:
+def _end_turn(log: _Log, action: act.EndTurn) -> None:
     s = log.state
     if s.phase is not _SYSTEMS_CHECK:
         _require_phase(s, _SYSTEMS_CHECK)
@@ -527,6 +522,21 @@ def _end_turn(log: _Log) -> None:
     log.add(ev.PhaseBegan(_MOVEMENT, s.turn + 1))
     _check_win(log)
 
+
+#: each action's decider, by the action's class (the order of ``ACTION_TYPES``): one dict
+#: look-up where a ``match`` tried up to ten class patterns in turn
+_DECIDERS: dict[type, Callable[[_Log, Any], None]] = {
+    act.Move: _move,
+    act.EndMovement: _end_movement,
+    act.DiscardEquipment: _discard,
+    act.KeepHand: _keep,
+    act.SpendDomeShelter: _spend,
+    act.SpendJetpack: _spend,
+    act.SpendSolarRecharge: _spend,
+    act.SpendSatelliteUplink: _spend,
+    act.ArrangeUplink: _arrange,
+    act.EndTurn: _end_turn,
+}
 
 # --- legal actions ----------------------------------------------------------------------
 #
@@ -570,6 +580,16 @@ def _moves(
     on_map = _ON_MAP[Position(row, column)]
     moves = tuple(_MOVES[direction, pay] for direction in on_map for pay in pays)
     return moves + _END_MOVEMENT if may_end else moves
+
+
+@functools.lru_cache(maxsize=256)
+def _payments(paying: bool, oxygen: int, battery: int) -> tuple[Payment, ...]:
+    """The payments ``_move`` accepts: free for the turn's first cards, then a system that
+    stays at the minimum or above after paying 1 (by the levels: 2 x 10 x 10 cases)."""
+    low = CONTENT.min_level
+    if not paying:
+        return _FREE if min(oxygen, battery) >= low else ()
+    return _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
 
 
 _ON_MAP: dict[Position, tuple[Direction, ...]] = {
@@ -629,57 +649,74 @@ class _Arrangements(Sequence[act.ArrangeUplink]):
         return iter(_arrangements(self._seen))
 
 
-def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
-    step = next_step(state)
-    if not isinstance(step, AwaitingPlayers) or player not in step.players:
-        return ()
-    if state.uplink_count:  # every ordering of the seen cards
-        return _arrangements(state.known_top[: state.uplink_count])
+@functools.lru_cache(maxsize=1024)
+def _pairs_held(hand: tuple[str, ...]) -> frozenset[Equipment]:
+    """The equipment kinds ``hand`` holds a pair of (``pair_in_hand`` is a pair exactly when
+    two cards of that kind are held), worked out once per hand: most hands hold none."""
+    kinds = [CONTENT.equipment_cards[card].kind for card in hand]
+    return frozenset(kind for kind in kinds if kinds.count(kind) >= 2)
+
+
+def _turn_actions(state: CrashlandState) -> tuple[object, ...]:
+    """The legal actions of the player whose turn it is, outside an uplink."""
     legal: tuple[object, ...] = ()
     phase = state.phase
     astronaut = state.astronaut
     if phase is _MOVEMENT and astronaut is not None:
-        # the payments ``_move`` accepts: free for the first cards, then a system that
-        # stays at the minimum or above after paying 1
-        oxygen, battery, low = state.oxygen, state.battery, CONTENT.min_level
-        if state.cards_moved < CONTENT.free_cards:
-            pays = _FREE if min(oxygen, battery) >= low else ()
-        else:
-            pays = _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
+        paying = state.cards_moved >= CONTENT.free_cards
+        pays = _payments(paying, state.oxygen, state.battery)
         may_end = bool(state.cards_moved or state.flew)
         legal = _moves(astronaut.row, astronaut.column, pays, may_end)
     if state.checking_hand:
         legal += _hand_check(state.hand)
     spending = phase is _MOVEMENT or phase is _SYSTEMS_CHECK
     if spending and astronaut is not None and len(state.hand) >= 2:  # a pair to spend
-        # pair_in_hand(state, kind) is a pair exactly when two cards of that kind are held
-        kinds = [CONTENT.equipment_cards[card].kind for card in state.hand]
-        pairs: list[object] = []
-        on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is _DOME
-        if on_dome and kinds.count(_DOME_SHELTER) >= 2:
-            pairs += _SHELTERS
-        if state.battery >= 1 and kinds.count(_JETPACK) >= 2:
-            pairs += [
-                act.SpendJetpack(position)
-                for position in sorted(state.explored)
-                if position != astronaut and _in_grid(position)
-            ]
-        if kinds.count(_SOLAR_RECHARGE) >= 2:
-            pairs += _RECHARGE
-        if kinds.count(_SATELLITE_UPLINK) >= 2:
-            pairs += _UPLINK
-        legal += tuple(pairs)
+        held = _pairs_held(state.hand)
+        if held:
+            legal += _pair_actions(state, astronaut, held)
     if phase is _SYSTEMS_CHECK:
         legal += _END_TURN
     return legal
 
 
+def _pair_actions(
+    state: CrashlandState, astronaut: Position, held: frozenset[Equipment]
+) -> tuple[object, ...]:
+    """The conditions of ``_spend`` for the kinds of pair held, in the order of the actions."""
+    pairs: list[object] = []
+    on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is _DOME
+    if on_dome and _DOME_SHELTER in held:
+        pairs += _SHELTERS
+    if state.battery >= 1 and _JETPACK in held:
+        pairs += [
+            act.SpendJetpack(position)
+            for position in sorted(state.explored)
+            if position != astronaut and _in_grid(position)
+        ]
+    if _SOLAR_RECHARGE in held:
+        pairs += _RECHARGE
+    if _SATELLITE_UPLINK in held:
+        pairs += _UPLINK
+    return tuple(pairs)
+
+
+def legal_actions(state: CrashlandState, player: str) -> tuple[object, ...]:
+    step = next_step(state)
+    if not isinstance(step, AwaitingPlayers) or player not in step.players:
+        return ()
+    if state.uplink_count:  # every ordering of the seen cards
+        return _arrangements(state.known_top[: state.uplink_count])
+    return _turn_actions(state)
+
+
 def legal_choices(state: CrashlandState, player: str) -> Sequence[object]:
     """``legal_actions``, with the uplink's orders (up to 720) built only when read."""
     step = next_step(state)
-    if state.uplink_count and isinstance(step, AwaitingPlayers) and player in step.players:
+    if not isinstance(step, AwaitingPlayers) or player not in step.players:
+        return ()
+    if state.uplink_count:
         return _Arrangements(state.known_top[: state.uplink_count])
-    return legal_actions(state, player)
+    return _turn_actions(state)
 
 
 def spaceship_position(state: CrashlandState) -> Position | None:

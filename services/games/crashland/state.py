@@ -14,6 +14,10 @@ from services.games.crashland import events as ev
 from services.games.crashland.content import CONTENT
 from services.games.crashland.model import Phase, Position, System
 
+# Enum members read once (reading ``Phase.X`` goes through ``EnumType.__getattr__`` on 3.11)
+_MOVEMENT, _EVENTS, _OVER = Phase.MOVEMENT, Phase.EVENTS, Phase.OVER
+_OXYGEN = System.OXYGEN
+
 
 @dataclass(frozen=True)
 class CrashlandState:
@@ -58,7 +62,7 @@ class CrashlandState:
         return Position(index // CONTENT.columns, index % CONTENT.columns)
 
     def level(self, system: System) -> int:
-        return self.oxygen if system is System.OXYGEN else self.battery
+        return self.oxygen if system is _OXYGEN else self.battery
 
 
 def _without(cards: tuple[str, ...], removed: tuple[str, ...]) -> tuple[str, ...]:
@@ -71,15 +75,14 @@ _set = object.__setattr__
 
 
 def _with(state: CrashlandState, **changes: object) -> CrashlandState:
-    """``dataclasses.replace`` without running ``__init__`` again: the instance dict copied
-    and updated, about ten times cheaper, and every fold calls it (the state has no
+    """``dataclasses.replace`` without running ``__init__`` again: the instance dict merged
+    with the changes (one ``|``, a fifth cheaper than a copy and an update), about ten times
+    cheaper, and every fold calls it (the state has no
     ``__post_init__`` to skip). mypy cannot check the names in ``**changes``: a test folds
     every event of many matches and checks each state has exactly the state's fields
     (tests/unit/games/crashland/test_folded_decisions.py), so a misspelt one cannot pass."""
-    fields = state.__dict__.copy()
-    fields.update(changes)
     new = _new(CrashlandState)
-    _set(new, "__dict__", fields)  # past the frozen __setattr__
+    _set(new, "__dict__", state.__dict__ | changes)  # past the frozen __setattr__
     return new
 
 
@@ -116,9 +119,6 @@ def _astronaut_placed(s: CrashlandState, e: ev.AstronautPlaced) -> CrashlandStat
 
 def _event_deck_shuffled(s: CrashlandState, e: ev.EventDeckShuffled) -> CrashlandState:
     return _with(s, deck_ready=True, draw_pile=e.size, discard=() if e.reshuffle else s.discard)
-
-
-_MOVEMENT, _EVENTS = Phase.MOVEMENT, Phase.EVENTS  # (reading Phase.X is slow on 3.11)
 
 
 def _phase_began(s: CrashlandState, e: ev.PhaseBegan) -> CrashlandState:
@@ -160,7 +160,7 @@ def _event_cards_drawn(s: CrashlandState, e: ev.EventCardsDrawn) -> CrashlandSta
 
 
 def _event_applied(s: CrashlandState, e: ev.EventApplied) -> CrashlandState:
-    if e.system is System.OXYGEN:
+    if e.system is _OXYGEN:
         return _with(s, applied_event=e.card, oxygen=e.level)
     return _with(s, applied_event=e.card, battery=e.level)
 
@@ -215,11 +215,11 @@ def _uplink_arranged(s: CrashlandState, e: ev.UplinkArranged) -> CrashlandState:
 
 
 def _game_won(s: CrashlandState, e: ev.GameWon) -> CrashlandState:
-    return _with(s, phase=Phase.OVER, result="won", end_reason=e.reason)
+    return _with(s, phase=_OVER, result="won", end_reason=e.reason)
 
 
 def _game_lost(s: CrashlandState, e: ev.GameLost) -> CrashlandState:
-    return _with(s, phase=Phase.OVER, result="lost", end_reason=e.reason)
+    return _with(s, phase=_OVER, result="lost", end_reason=e.reason)
 
 
 _FOLDS: dict[type, Callable[[CrashlandState, Any], CrashlandState]] = {
