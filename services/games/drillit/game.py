@@ -53,6 +53,10 @@ from services.games.drillit.state import ACTIONS, FIRE, OVER, SETUP, TURBO, Dril
 from services.games.drillit.turn_start import resolve_fire_die
 from services.games.drillit.view import DrillitView, describe_action, make_view
 
+#: states are immutable: one empty state opens every match (building one runs the
+#: dataclass's ``__init__`` over all its fields)
+_INITIAL_STATE = DrillitState()
+
 
 class Drillit(Game[DrillitState]):
     name: ClassVar[str] = "drillit"
@@ -66,7 +70,7 @@ class Drillit(Game[DrillitState]):
     options: ClassVar[tuple[OptionSpec, ...]] = OPTIONS
 
     def initial_state(self) -> DrillitState:
-        return DrillitState()
+        return _INITIAL_STATE
 
     def setup(self, players: Sequence[str], options: Mapping[str, str]) -> list[Any]:
         return match_set_up(players, options)

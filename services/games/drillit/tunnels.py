@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
 
-from services.games.drillit.actions import Excavate
+from services.games.drillit.actions import Excavate, PlaceTurboPiece
 from services.games.drillit.content import CONTENT, Layout
 from services.games.drillit.hexgrid import Hex, distance, distinct_rotations, opposite, rotate
 from services.games.drillit.state import DrillitState, PlacedPiece
@@ -41,10 +41,12 @@ def _other_exit(distance_name: str, exit_option: str) -> str:
     return next(k for k in sorted(CONTENT.layouts[distance_name].exits) if k != exit_option)
 
 
+@functools.lru_cache(maxsize=1024)  # pieces x 6 rotations: every placement and view asks
 def openings(piece: str, rotation: int) -> tuple[int, ...]:
     return rotate(CONTENT.pieces[piece].openings, rotation)
 
 
+@functools.lru_cache(maxsize=1024)
 def canonical_rotation(piece: str, rotation: int) -> int:
     """The smallest rotation giving the same shape (a straight piece turned 3 is turned 0),
     so each distinct placement is one legal action."""
@@ -136,6 +138,13 @@ class _Excavations(Sequence[Excavate]):
         return iter(self._dug.excavations(self._owner, self._piece))
 
 
+def turbo_placements(
+    state: DrillitState, piece: str, anchor: Hex | None
+) -> tuple[PlaceTurboPiece, ...]:
+    """``PlaceTurboPiece`` for every placement of the Turbo's ``piece``."""
+    return _dug(state).turbo_placements(piece, anchor)
+
+
 def placements(
     state: DrillitState, piece: str, anchor: Hex | None = None
 ) -> tuple[tuple[Hex, int], ...]:
@@ -219,6 +228,7 @@ class _Dug:
         #: found it; None when it cannot be reached
         self.ways: dict[str, frozenset[int] | None] = {} if ways is None else ways
         self._excavations: dict[tuple[str, str], tuple[Excavate, ...]] = {}
+        self._turbo: dict[tuple[str, Hex | None], tuple[PlaceTurboPiece, ...]] = {}
 
     @classmethod
     def laid(
@@ -354,6 +364,15 @@ class _Dug:
             self._excavations[owner, piece] = known
         return known
 
+    def turbo_placements(self, piece: str, anchor: Hex | None) -> tuple[PlaceTurboPiece, ...]:
+        """``PlaceTurboPiece`` for each placement of the Turbo's ``piece`` (asked twice a
+        step: whether it fits anywhere, then the legal actions)."""
+        known = self._turbo.get((piece, anchor))
+        if known is None:
+            spots = self.placements(piece, anchor)
+            known = self._turbo[piece, anchor] = tuple(PlaceTurboPiece(c, k) for c, k in spots)
+        return known
+
     def _place(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
         """Each candidate cell's edge masks (bit d: the edge towards direction d): which
         edges a placed piece borders, which of those it opens, which reach the Tank or a
@@ -465,7 +484,12 @@ def may_lay(state: DrillitState, piece: str, cell: Hex, rotation: int, anchor: H
 
 
 def reaches_exit(state: DrillitState, cell: Hex, shape: Iterable[int]) -> bool:
-    return any(cell.neighbour(d) in exits(state) for d in shape)
+    for goal in exits(state):
+        # the distance first: most pieces lie far from the exit, and ``Hex`` equality runs
+        # Python for each opening
+        if distance(cell, goal) == 1 and any(cell.neighbour(d) == goal for d in shape):
+            return True
+    return False
 
 
 def exit_reachable(state: DrillitState) -> bool:
