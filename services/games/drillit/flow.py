@@ -188,10 +188,14 @@ def _next_step(state: DrillitState) -> Step:
             return _TURBO_DRAW
         return _awaiting(state.active, "turbo")
     elif phase == REFILL:
-        return AwaitingChance(
-            DrawCards("paths", refill_count(state), "players without a Path piece draw one")
-        )
+        return _refill(refill_count(state))
     return AwaitingPlayers((), phase.value)
+
+
+@functools.lru_cache(maxsize=16)
+def _refill(count: int) -> AwaitingChance:
+    """The step drawing ``count`` Path pieces, one per player count (steps are immutable)."""
+    return AwaitingChance(DrawCards("paths", count, "players without a Path piece draw one"))
 
 
 @functools.lru_cache(maxsize=4096)

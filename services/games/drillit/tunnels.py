@@ -272,7 +272,7 @@ class _Dug:
             piece = placed[known]
             cell = index.get(piece.cell)
             if cell is None:  # off the ground: it changes nothing here
-                return self._with(placed, abysses, self.taken, self.frontier_cells, self.ways)
+                return self._with(placed, abysses, self.taken, self.frontier_cells, dict(self.ways))
             if cell in self.shapes:
                 return None  # a second piece on one cell: worked out afresh
             mask = _edge_mask(piece.piece, piece.rotation)
@@ -305,7 +305,7 @@ class _Dug:
         ):
             cell = index.get(abysses[-1])
             if cell is None:
-                return self._with(placed, abysses, self.taken, self.frontier_cells, self.ways)
+                return self._with(placed, abysses, self.taken, self.frontier_cells, dict(self.ways))
             left = tuple(c for c in self.frontier_cells if c != cell)
             return self._with(placed, abysses, self.taken | {cell}, left, self._ways_past(cell))
         return None
@@ -316,7 +316,10 @@ class _Dug:
         runs over free cells. An exit out of reach stays so: the cells a piece there opens
         onto lie next to a frontier cell, in the region already searched, and the region
         only loses ``cell``."""
-        return {option: way for option, way in self.ways.items() if way is None or cell not in way}
+        ways = self.ways
+        if not ways:  # (no search yet: most tunnels are asked only about placements)
+            return {}  # (a dict of their own: the new tunnels write their answers in it)
+        return {option: way for option, way in ways.items() if way is None or cell not in way}
 
     def _with(
         self,
