@@ -43,7 +43,8 @@ from services.games.drillit.turn_start import main_event, sub_event
 
 
 def missing_pieces(state: DrillitState) -> tuple[str, ...]:
-    return tuple(p for p in state.players if p not in state.hands)
+    hands = state.hands
+    return tuple([p for p in state.players if p not in hands])  # (a list: no generator)
 
 
 def refill_count(state: DrillitState) -> int:

@@ -56,6 +56,8 @@ from services.games.drillit.view import DrillitView, describe_action, make_view
 #: states are immutable: one empty state opens every match (building one runs the
 #: dataclass's ``__init__`` over all its fields)
 _INITIAL_STATE = DrillitState()
+#: (a tuple, not ``A | B``: that union would be built again at every decision)
+_SETUP_CHOICES = (act.ChooseStartRoom, act.ChooseStartingPlayer)
 
 
 class Drillit(Game[DrillitState]):
@@ -100,7 +102,7 @@ class Drillit(Game[DrillitState]):
         return advance_folded(state, self._decide(state, player, action))
 
     def _decide(self, state: DrillitState, player: str, action: Any) -> list[Any]:
-        if isinstance(action, act.ChooseStartRoom | act.ChooseStartingPlayer):
+        if isinstance(action, _SETUP_CHOICES):
             return self._setup_choice(state, player, action)
         phase = state.phase
         if (phase != ACTIONS and phase != TURBO) or player != state.active:
