@@ -17,7 +17,8 @@ EXIT_REACHED = "exit-reached"
 
 
 def life_track_full(state: DrillitState) -> bool:
-    return state.damage >= CONTENT.life_track
+    # state.damage, without its two property calls: the turn flow asks at every step
+    return len(state.armor_destroyed) + state.permanent_damage >= CONTENT.life_track
 
 
 def permanent_damage(state: DrillitState, amount: int, cause: str) -> list[Any]:

@@ -43,7 +43,8 @@ from services.games.drillit.turn_start import main_event, sub_event
 
 
 def missing_pieces(state: DrillitState) -> tuple[str, ...]:
-    return tuple(p for p in state.players if p not in state.hands)
+    hands = state.hands
+    return tuple([p for p in state.players if p not in hands])  # (a list: no generator)
 
 
 def refill_count(state: DrillitState) -> int:
@@ -188,10 +189,14 @@ def _next_step(state: DrillitState) -> Step:
             return _TURBO_DRAW
         return _awaiting(state.active, "turbo")
     elif phase == REFILL:
-        return AwaitingChance(
-            DrawCards("paths", refill_count(state), "players without a Path piece draw one")
-        )
+        return _refill(refill_count(state))
     return AwaitingPlayers((), phase.value)
+
+
+@functools.lru_cache(maxsize=16)
+def _refill(count: int) -> AwaitingChance:
+    """The step drawing ``count`` Path pieces, one per player count (steps are immutable)."""
+    return AwaitingChance(DrawCards("paths", count, "players without a Path piece draw one"))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -53,6 +53,12 @@ from services.games.drillit.state import ACTIONS, FIRE, OVER, SETUP, TURBO, Dril
 from services.games.drillit.turn_start import resolve_fire_die
 from services.games.drillit.view import DrillitView, describe_action, make_view
 
+#: states are immutable: one empty state opens every match (building one runs the
+#: dataclass's ``__init__`` over all its fields)
+_INITIAL_STATE = DrillitState()
+#: (a tuple, not ``A | B``: that union would be built again at every decision)
+_SETUP_CHOICES = (act.ChooseStartRoom, act.ChooseStartingPlayer)
+
 
 class Drillit(Game[DrillitState]):
     name: ClassVar[str] = "drillit"
@@ -66,7 +72,7 @@ class Drillit(Game[DrillitState]):
     options: ClassVar[tuple[OptionSpec, ...]] = OPTIONS
 
     def initial_state(self) -> DrillitState:
-        return DrillitState()
+        return _INITIAL_STATE
 
     def setup(self, players: Sequence[str], options: Mapping[str, str]) -> list[Any]:
         return match_set_up(players, options)
@@ -96,7 +102,7 @@ class Drillit(Game[DrillitState]):
         return advance_folded(state, self._decide(state, player, action))
 
     def _decide(self, state: DrillitState, player: str, action: Any) -> list[Any]:
-        if isinstance(action, act.ChooseStartRoom | act.ChooseStartingPlayer):
+        if isinstance(action, _SETUP_CHOICES):
             return self._setup_choice(state, player, action)
         phase = state.phase
         if (phase != ACTIONS and phase != TURBO) or player != state.active:

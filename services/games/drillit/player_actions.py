@@ -29,9 +29,9 @@ from services.games.drillit.tunnels import (
     excavations,
     may_lay,
     openings,
-    placements,
     plan_b_exit,
     reaches_exit,
+    turbo_placements,
 )
 
 ALL_ROOMS = (CONTENT.centre, *CONTENT.rooms)
@@ -289,5 +289,4 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
 def turbo_actions(state: DrillitState) -> tuple[Any, ...]:
     if state.turbo_piece is None:
         return ()
-    spots = placements(state, state.turbo_piece, state.turbo_anchor)
-    return tuple(act.PlaceTurboPiece(cell, k) for cell, k in spots)
+    return turbo_placements(state, state.turbo_piece, state.turbo_anchor)

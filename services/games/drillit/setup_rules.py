@@ -30,6 +30,7 @@ Readings encoded here (rulebook: /work/shared/seeds/000_58a1105e59ffe291.txt):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -137,17 +138,38 @@ _TRIO_DECKS = tuple(
 )
 
 
+#: the last state asked about and its request: the turn flow asks for each setup state's
+#: automatic events, then its step, and both need the request (states never change). One
+#: tuple, replaced whole, so concurrent callers never see a state with another's request.
+_last_request: tuple[DrillitState | None, ChanceRequest | None] = (None, None)
+
+
 def setup_request(state: DrillitState) -> ChanceRequest | None:
     """The next chance outcome setup needs, if any."""
+    global _last_request
+    last, request = _last_request
+    if last is not state:
+        request = _setup_request(state)
+        _last_request = (state, request)
+    return request
+
+
+@functools.lru_cache(maxsize=16)
+def _deal(deck: str, players: int, reason: str) -> DrawCards:
+    """A deal to every player (requests are immutable: one per deck and player count)."""
+    return DrawCards(deck, players, reason)
+
+
+def _setup_request(state: DrillitState) -> ChanceRequest | None:
     shuffled, staged = state.shuffled_decks, state.staged
     if "paths" not in shuffled:
         return _SHUFFLE_PATHS
     if not state.hands:
-        return DrawCards("paths", len(state.players), "deal one Path piece to each player")
+        return _deal("paths", len(state.players), "deal one Path piece to each player")
     if "characters" not in shuffled:
         return _SHUFFLE_CHARACTERS
     if not state.characters:
-        return DrawCards("characters", len(state.players), "deal a Character to each player")
+        return _deal("characters", len(state.players), "deal a Character to each player")
     if STAGING not in shuffled:
         return _SHUFFLE_STAGING
     if STAGING not in staged:

@@ -58,8 +58,16 @@ def empty_radar() -> tuple[SectorGoblins, ...]:
 
 def setup_radar() -> tuple[SectorGoblins, ...]:
     """One Goblin on each blue (outermost) radar space."""
+    return _SETUP_RADAR
+
+
+def _setup_radar() -> tuple[SectorGoblins, ...]:
     outer = (0,) * CONTENT.radar_spaces + (CONTENT.setup_goblins,)
     return tuple(SectorGoblins(s, outer) for s in CONTENT.sectors)
+
+
+#: the radar is immutable: one set-up radar serves every match
+_SETUP_RADAR = _setup_radar()
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
 
-from services.games.drillit.actions import Excavate
+from services.games.drillit.actions import Excavate, PlaceTurboPiece
 from services.games.drillit.content import CONTENT, Layout
 from services.games.drillit.hexgrid import Hex, distance, distinct_rotations, opposite, rotate
 from services.games.drillit.state import DrillitState, PlacedPiece
@@ -41,10 +41,12 @@ def _other_exit(distance_name: str, exit_option: str) -> str:
     return next(k for k in sorted(CONTENT.layouts[distance_name].exits) if k != exit_option)
 
 
+@functools.lru_cache(maxsize=1024)  # pieces x 6 rotations: every placement and view asks
 def openings(piece: str, rotation: int) -> tuple[int, ...]:
     return rotate(CONTENT.pieces[piece].openings, rotation)
 
 
+@functools.lru_cache(maxsize=1024)
 def canonical_rotation(piece: str, rotation: int) -> int:
     """The smallest rotation giving the same shape (a straight piece turned 3 is turned 0),
     so each distinct placement is one legal action."""
@@ -136,6 +138,13 @@ class _Excavations(Sequence[Excavate]):
         return iter(self._dug.excavations(self._owner, self._piece))
 
 
+def turbo_placements(
+    state: DrillitState, piece: str, anchor: Hex | None
+) -> tuple[PlaceTurboPiece, ...]:
+    """``PlaceTurboPiece`` for every placement of the Turbo's ``piece``."""
+    return _dug(state).turbo_placements(piece, anchor)
+
+
 def placements(
     state: DrillitState, piece: str, anchor: Hex | None = None
 ) -> tuple[tuple[Hex, int], ...]:
@@ -193,6 +202,7 @@ class _Dug:
         frontier_cells: tuple[int, ...],
         bordered: dict[int, int],
         required: dict[int, int],
+        ways: dict[str, frozenset[int] | None] | None = None,
     ) -> None:
         self.distance = distance_name
         self.placed = placed
@@ -211,10 +221,14 @@ class _Dug:
         #: cell number -> edge mask of those directions where that piece opens towards it
         self.required = required
         self._placements: dict[tuple[str, Hex | None], tuple[tuple[Hex, int], ...]] = {}
+        #: (cell number, rotation) of each placement, as ``_placements`` lists them
+        self._numbered: dict[tuple[str, Hex | None], list[tuple[int, int]]] = {}
         self._spots: dict[tuple[str, Hex | None], frozenset[tuple[int, int]]] = {}
-        #: exit option -> whether it can still be reached (``exit_reachable``)
-        self.reachable: dict[str, bool] = {}
+        #: exit option -> the cells of a way to it from the frontier, as ``exit_reachable``
+        #: found it; None when it cannot be reached
+        self.ways: dict[str, frozenset[int] | None] = {} if ways is None else ways
         self._excavations: dict[tuple[str, str], tuple[Excavate, ...]] = {}
+        self._turbo: dict[tuple[str, Hex | None], tuple[PlaceTurboPiece, ...]] = {}
 
     @classmethod
     def laid(
@@ -258,7 +272,7 @@ class _Dug:
             piece = placed[known]
             cell = index.get(piece.cell)
             if cell is None:  # off the ground: it changes nothing here
-                return self._with(placed, abysses, self.taken, self.frontier_cells)
+                return self._with(placed, abysses, self.taken, self.frontier_cells, dict(self.ways))
             if cell in self.shapes:
                 return None  # a second piece on one cell: worked out afresh
             mask = _edge_mask(piece.piece, piece.rotation)
@@ -267,6 +281,8 @@ class _Dug:
             faced = {toward[d] for d in range(6) if mask >> d & 1}
             faced.discard(-1)
             frontier = set(self.frontier_cells)
+            # a piece off the frontier could open ground no search has seen
+            ways = self._ways_past(cell) if cell in frontier else None
             frontier.discard(cell)
             frontier.update(faced - taken)
             bordered, required = dict(self.bordered), dict(self.required)
@@ -280,6 +296,7 @@ class _Dug:
                 tuple(sorted(frontier)),
                 bordered,
                 required,
+                ways,
             )
         if (
             len(abysses) == len(self.abysses) + 1
@@ -288,10 +305,21 @@ class _Dug:
         ):
             cell = index.get(abysses[-1])
             if cell is None:
-                return self._with(placed, abysses, self.taken, self.frontier_cells)
+                return self._with(placed, abysses, self.taken, self.frontier_cells, dict(self.ways))
             left = tuple(c for c in self.frontier_cells if c != cell)
-            return self._with(placed, abysses, self.taken | {cell}, left)
+            return self._with(placed, abysses, self.taken | {cell}, left, self._ways_past(cell))
         return None
+
+    def _ways_past(self, cell: int) -> dict[str, frozenset[int] | None]:
+        """The answers of ``exit_reachable`` that still hold once ``cell``, free or on the
+        frontier, is taken. A way not through ``cell`` still starts on the frontier and
+        runs over free cells. An exit out of reach stays so: the cells a piece there opens
+        onto lie next to a frontier cell, in the region already searched, and the region
+        only loses ``cell``."""
+        ways = self.ways
+        if not ways:  # (no search yet: most tunnels are asked only about placements)
+            return {}  # (a dict of their own: the new tunnels write their answers in it)
+        return {option: way for option, way in ways.items() if way is None or cell not in way}
 
     def _with(
         self,
@@ -299,9 +327,10 @@ class _Dug:
         abysses: tuple[Hex, ...],
         taken: frozenset[int],
         frontier_cells: tuple[int, ...],
+        ways: dict[str, frozenset[int] | None],
     ) -> _Dug:
         """These tunnels' pieces on open ground (their shapes and borders), with ``placed``
-        and ``abysses`` and the cells taken and frontier given."""
+        and ``abysses`` and the cells taken, frontier and ways to the exits given."""
         return _Dug(
             self.distance,
             placed,
@@ -311,6 +340,7 @@ class _Dug:
             frontier_cells,
             self.bordered,
             self.required,
+            ways,
         )
 
     @functools.cached_property
@@ -337,36 +367,58 @@ class _Dug:
             self._excavations[owner, piece] = known
         return known
 
+    def turbo_placements(self, piece: str, anchor: Hex | None) -> tuple[PlaceTurboPiece, ...]:
+        """``PlaceTurboPiece`` for each placement of the Turbo's ``piece`` (asked twice a
+        step: whether it fits anywhere, then the legal actions)."""
+        known = self._turbo.get((piece, anchor))
+        if known is None:
+            spots = self.placements(piece, anchor)
+            known = self._turbo[piece, anchor] = tuple(PlaceTurboPiece(c, k) for c, k in spots)
+        return known
+
     def _place(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
         """Each candidate cell's edge masks (bit d: the edge towards direction d): which
         edges a placed piece borders, which of those it opens, which reach the Tank or a
         piece (or only the anchor); then each rotation is a few bit operations instead of
         a walk around the cell (``fits`` and ``connects``). Without an anchor the masks of
-        every cell next to a piece are known (``bordered``, ``required``)."""
+        every cell next to a piece are known (``bordered``, ``required``), and the
+        rotations that fit those masks are remembered per shape (``_fit_table``): cells
+        meet the same few situations again and again."""
         ground = self.ground
-        rotations = _rotation_masks(CONTENT.pieces[piece].openings)
+        base = CONTENT.pieces[piece].openings
+        rotations = _rotation_masks(base)
         bordered, required = self.bordered, self.required
-        spots: list[tuple[int, int]] = []
+        numbered: list[tuple[int, int]] = []
         if anchor is None:
-            tank_sides = ground.tank_sides
+            tank_sides, hexes, fit = ground.tank_sides, ground.cells, _fit_table(base)
+            spots: list[tuple[Hex, int]] = []
             for cell in self.frontier_cells:
-                b, r = bordered.get(cell, 0), required.get(cell, 0)
-                reaching = tank_sides[cell] | b  # the Tank or a piece
-                spots += [(cell, k) for k, mask in rotations if mask & b == r and mask & reaching]
-        else:  # the second Turbo piece: next to the first, continuing it
-            index, taken = ground.index, self.taken
-            at = index.get(anchor, -1)
-            for c in anchor.neighbours():
-                number = index.get(c)
-                if number is None or number in taken:
-                    continue
-                b, r = bordered.get(number, 0), required.get(number, 0)
-                toward = ground.toward[number]
-                reaching = sum(1 << d for d in range(6) if at >= 0 and toward[d] == at)
-                spots += [(number, k) for k, mask in rotations if mask & b == r and mask & reaching]
-        self._spots[piece, anchor] = frozenset(spots)
+                b = bordered.get(cell, 0)
+                situation = (tank_sides[cell] | b) << 12 | b << 6 | required.get(cell, 0)
+                ks = fit.get(situation)
+                if ks is None:
+                    ks = fit[situation] = _fitting(rotations, situation)
+                if ks:
+                    where = hexes[cell]
+                    for k in ks:
+                        numbered.append((cell, k))
+                        spots.append((where, k))
+            self._numbered[piece, anchor] = numbered
+            return tuple(spots)
+        # the second Turbo piece: next to the first, continuing it
+        index, taken = ground.index, self.taken
+        at = index.get(anchor, -1)
+        for c in anchor.neighbours():
+            number = index.get(c)
+            if number is None or number in taken:
+                continue
+            b, r = bordered.get(number, 0), required.get(number, 0)
+            toward = ground.toward[number]
+            reaching = sum(1 << d for d in range(6) if at >= 0 and toward[d] == at)
+            numbered += [(number, k) for k, mask in rotations if mask & b == r and mask & reaching]
+        self._numbered[piece, anchor] = numbered
         hexes = ground.cells
-        return tuple((hexes[cell], k) for cell, k in spots)
+        return tuple((hexes[cell], k) for cell, k in numbered)
 
     def accepts(self, piece: str, cell: Hex, rotation: int, anchor: Hex | None) -> bool:
         """``can_place``, read off the placements: a placement there of the same shape
@@ -374,9 +426,9 @@ class _Dug:
         if not 0 <= rotation < 6:
             return False
         spots = self._spots.get((piece, anchor))
-        if spots is None:
+        if spots is None:  # built when first asked: most placements listed are never laid
             self.placements(piece, anchor)
-            spots = self._spots[piece, anchor]
+            spots = self._spots[piece, anchor] = frozenset(self._numbered[piece, anchor])
         number = self.ground.index.get(cell)
         return number is not None and (number, canonical_rotation(piece, rotation)) in spots
 
@@ -393,6 +445,22 @@ def _border(
             bordered[other] = bordered.get(other, 0) | facing
             if mask >> e & 1:
                 required[other] = required.get(other, 0) | facing
+
+
+@functools.lru_cache(maxsize=64)
+def _fit_table(base: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
+    """Per piece shape: a cell's situation (``_fitting``) -> the rotations fitting it.
+    Bounded: 18 bits of edge masks, of which a map meets a few hundred."""
+    return {}
+
+
+def _fitting(rotations: tuple[tuple[int, int], ...], situation: int) -> tuple[int, ...]:
+    """The rotations (``_rotation_masks``) that fit a cell whose ``situation`` packs three
+    edge masks: towards the Tank or a piece (bits 12-17), bordering a piece (6-11), where
+    a bordering piece opens (0-5). A fit opens where those pieces open, and only there
+    among the edges they border, and opens towards the Tank or a piece somewhere."""
+    reaching, bordered, required = situation >> 12, situation >> 6 & 63, situation & 63
+    return tuple(k for k, mask in rotations if mask & bordered == required and mask & reaching)
 
 
 @functools.lru_cache(maxsize=64)
@@ -419,7 +487,12 @@ def may_lay(state: DrillitState, piece: str, cell: Hex, rotation: int, anchor: H
 
 
 def reaches_exit(state: DrillitState, cell: Hex, shape: Iterable[int]) -> bool:
-    return any(cell.neighbour(d) in exits(state) for d in shape)
+    for goal in exits(state):
+        # the distance first: most pieces lie far from the exit, and ``Hex`` equality runs
+        # Python for each opening
+        if distance(cell, goal) == 1 and any(cell.neighbour(d) == goal for d in shape):
+            return True
+    return False
 
 
 def exit_reachable(state: DrillitState) -> bool:
@@ -429,29 +502,36 @@ def exit_reachable(state: DrillitState) -> bool:
     A best-first search on the map's cell numbers, nearest the exit first: it answers as a
     breadth-first search over every free cell would (it too visits the frontier's whole
     free region before saying no), but while the way is open, as in nearly every match, it
-    walks straight there instead of flooding the map after every turn."""
+    walks straight there instead of flooding the map after every turn. The way found is
+    kept with the tunnels and passed on to those with a piece or an Abyss more while it
+    stays clear (``_Dug._ways_past``): then no search at all."""
     dug = _dug(state)
-    known = dug.reachable.get(state.exit)  # the answer for these tunnels, once per turn
-    if known is None:
-        known = dug.reachable[state.exit] = _exit_reachable(dug, state.exit)
-    return known
+    ways = dug.ways
+    if state.exit not in ways:
+        ways[state.exit] = _way_to_exit(dug, state.exit)
+    return ways[state.exit] is not None
 
 
-def _exit_reachable(dug: _Dug, exit_option: str) -> bool:
+def _way_to_exit(dug: _Dug, exit_option: str) -> frozenset[int] | None:
+    """The cells of a way from the frontier over free cells to one next to the exit."""
     ground, blocked = dug.ground, dug.taken
     to_exit = ground.to_exit[exit_option]
     queue = [(to_exit[i], i) for i in dug.frontier_cells]
-    seen = {i for _, i in queue}
+    came = dict.fromkeys(dug.frontier_cells, -1)  # cell -> the cell it was reached from
     heapq.heapify(queue)
     while queue:
         near, cell = heapq.heappop(queue)
         if near == 1:
-            return True
+            way = []
+            while cell >= 0:
+                way.append(cell)
+                cell = came[cell]
+            return frozenset(way)
         for n in ground.links[cell]:
-            if n not in seen and n not in blocked:
-                seen.add(n)
+            if n not in came and n not in blocked:
+                came[n] = cell
                 heapq.heappush(queue, (to_exit[n], n))
-    return False
+    return None
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ from collections import deque
 
 from services.games.drillit.content import CONTENT
 from services.games.drillit.hexgrid import Hex
-from services.games.drillit.state import DrillitState, changed
+from services.games.drillit.state import DrillitState, PlacedPiece, changed
 from services.games.drillit.tunnels import (
     exit_reachable,
     exits,
+    frontier,
     is_free,
     layout,
     piece_openings,
@@ -58,3 +59,39 @@ def test_exit_reachable_equals_breadth_first_search_on_many_states() -> None:
                 assert exit_reachable(probe) == expected, (seed, probe.placed, probe.abysses)
                 answers[expected] += 1
     assert answers[True] > 300 and answers[False] > 50, answers
+
+
+def _one_more(state: DrillitState, rng: random.Random) -> DrillitState:
+    """``state`` with one Abyss or one piece more on a random free cell (a piece mostly on
+    the frontier, as the rules lay them), which the tunnels follow from ``state``'s."""
+    occupied = piece_openings(state)
+    edge = frontier(state)
+    cells = edge if edge and rng.random() < 0.7 else layout(state).cells
+    free = sorted(c for c in cells if is_free(state, c, occupied))
+    if not free:
+        return state
+    cell = rng.choice(free)
+    if rng.random() < 0.5:
+        return changed(state, abysses=(*state.abysses, cell))
+    piece = PlacedPiece(rng.choice(sorted(CONTENT.pieces)), cell, rng.randrange(6))
+    return changed(state, placed=(*state.placed, piece))
+
+
+def test_exit_reachable_kept_from_the_tunnels_before_equals_breadth_first_search() -> None:
+    """The answer passed on from the tunnels with one piece or Abyss less (the way found
+    still clear, or the exit already out of reach) on states that follow one another: the
+    match's, and strewn ones with a piece or an Abyss more, one at a time."""
+    rng = random.Random(29)
+    answers = {True: 0, False: 0}
+    for seed in range(4):
+        for state in states(seed):
+            if not state.players or state.distance not in CONTENT.layouts:
+                continue
+            assert exit_reachable(state) == reference_exit_reachable(state), seed
+            probe = strewn(state, rng, rng.choice((0.2, 0.35, 0.5)))
+            for _ in range(4):
+                expected = reference_exit_reachable(probe)
+                assert exit_reachable(probe) == expected, (seed, probe.placed, probe.abysses)
+                answers[expected] += 1
+                probe = _one_more(probe, rng)
+    assert answers[True] > 300 and answers[False] > 100, answers  # (about 700 and 150)
