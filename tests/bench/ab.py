@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.cli.stack import ORDER
-from services.common.topics import views_topic
 
 from .bots import LoadResult, run_load
 from .procstat import kafka_pid
@@ -103,7 +102,6 @@ def measure(
                     warmup,
                     seed=seed,
                     pids=pids,
-                    views=(stack.kafka_bootstrap, views_topic(stack.topic_prefix)),
                 )
                 out[level] = summary(load)
             return out

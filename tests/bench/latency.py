@@ -47,7 +47,14 @@ def _level_note(loads: Sequence[LoadResult]) -> str:
     return "; ".join(parts)
 
 
-def latency_figures(loads: dict[int, list[LoadResult]], floors: Sequence[FloorRun]) -> list[Figure]:
+def latency_figures(
+    loads: dict[int, list[LoadResult]],
+    floors: Sequence[FloorRun],
+    tapped: dict[int, list[LoadResult]] | None = None,
+) -> list[Figure]:
+    """Ack and view latency per level from the measured windows; the projector's part of
+    it from the ``tapped`` windows (the views topic read beside the bots)."""
+    tapped = tapped or {}
     figures: list[Figure] = []
     for level, runs in sorted(loads.items()):
         label = "1 match" if level == 1 else f"{level} concurrent matches"
@@ -75,7 +82,7 @@ def latency_figures(loads: dict[int, list[LoadResult]], floors: Sequence[FloorRu
                 note=note,
             )
         )
-    for level, runs in sorted(loads.items()):
+    for level, runs in sorted(tapped.items()):
         if not any(run.published_ms for run in runs):
             continue
         label = "1 match" if level == 1 else f"{level} concurrent matches"
@@ -87,7 +94,8 @@ def latency_figures(loads: dict[int, list[LoadResult]], floors: Sequence[FloorRu
                 "lower",
                 [run.published_ms for run in runs],
                 floor=view_floor(floors),
-                note="the projector's part of action → view; the rest is the gateway's",
+                note="the projector's part of action → view, the rest the gateway's; in a "
+                "window of its own with a consumer of the views topic beside the bots",
             )
         )
     return figures

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = [
     *(f"latency.{kind}.c{level}" for kind in ("ack", "view") for level in (1, 20, 100)),
     *(f"throughput.acks.c{level}" for level in (1, 20, 100)),
+    *(f"latency.published.c{level}" for level in (1, 20, 100)),  # the tapped windows
     "replay.gateway.events",
     "replay.gateway.match",
     "replay.gateway.batches",
