@@ -8,7 +8,6 @@ leaves nothing behind. This module maps requests to commands and refusals to sta
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -39,6 +38,7 @@ from services.common.metrics import (
     MATCHES_CREATED,
     MATCHES_FINISHED,
 )
+from services.common.replies import replies_as_finished
 from services.common.snapshots import Snapshot, batches
 from services.games.commands import (
     Accepted,
@@ -269,50 +269,27 @@ class BoardService(board_pb2_grpc.BoardServicer):
     ) -> AsyncIterator[board_pb2.SubmitActionsReply]:
         """Each command as SubmitAction would carry it out, concurrently (a match's
         commands take turns on its lock, as ever); answered as each finishes."""
-        answers: asyncio.Queue[board_pb2.SubmitActionsReply | None] = asyncio.Queue()
-        running: set[asyncio.Task[None]] = set()
 
-        async def carry_out(item: board_pb2.SubmitActionsRequest) -> None:
+        async def carry_out(
+            item: board_pb2.SubmitActionsRequest,
+        ) -> list[board_pb2.SubmitActionsReply]:
             try:
-                answer = board_pb2.SubmitActionsReply(
-                    id=item.id, reply=await self._submit(item.command)
-                )
+                return [
+                    board_pb2.SubmitActionsReply(id=item.id, reply=await self._submit(item.command))
+                ]
             except Refusal as refused:
-                answer = board_pb2.SubmitActionsReply(
-                    id=item.id,
-                    refused=board_pb2.CommandRefused(
-                        code=refused.kind.value, message=refused.message, reason=refused.code
-                    ),
+                outcome = board_pb2.CommandRefused(
+                    code=refused.kind.value, message=refused.message, reason=refused.code
                 )
             except Exception:
                 log.exception("command_failed", match_id=item.command.match_id)
-                answer = board_pb2.SubmitActionsReply(
-                    id=item.id,
-                    refused=board_pb2.CommandRefused(
-                        code="INTERNAL", message="the command failed", reason="INTERNAL"
-                    ),
+                outcome = board_pb2.CommandRefused(
+                    code="INTERNAL", message="the command failed", reason="INTERNAL"
                 )
-            answers.put_nowait(answer)
+            return [board_pb2.SubmitActionsReply(id=item.id, refused=outcome)]
 
-        async def take() -> None:
-            async for item in requests:
-                task = asyncio.create_task(carry_out(item))
-                running.add(task)
-                task.add_done_callback(running.discard)
-            # the caller is done sending: answer what is under way, then end the stream
-            if running:
-                await asyncio.wait(set(running))
-            answers.put_nowait(None)
-
-        taker = asyncio.create_task(take())
-        try:
-            while (answer := await answers.get()) is not None:
-                yield answer
-            await taker
-        finally:
-            # The caller went away: commands under way still finish (their appends settle),
-            # only their answers have nowhere to go.
-            taker.cancel()
+        async for answer in replies_as_finished(requests, carry_out):
+            yield answer
 
     async def _submit(self, request: board_pb2.SubmitActionRequest) -> board_pb2.SubmitActionReply:
         """One command, carried out (or refused: Refusal, nothing appended)."""

@@ -43,6 +43,7 @@ from services.common.eventlog import (
 )
 from services.common.logging import get_logger
 from services.common.metrics import APPENDS_SETTLED, EVENTS_APPENDED, LOG_DUPLICATES
+from services.common.replies import replies_as_finished
 from services.common.sharding import shard_of
 from services.common.snapshots import Snapshot, batches, sized
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc, snapshot_pb2
@@ -493,30 +494,8 @@ class EventSourceServicer(envelope_pb2_grpc.EventSourceServicer):
     ) -> AsyncIterator[envelope_pb2.EventBatchesReply]:
         """Each read as ListEventBatches answers it, concurrently (one from the log waits
         on Kafka, one from memory does not), its replies together as it finishes."""
-        answers: asyncio.Queue[list[envelope_pb2.EventBatchesReply] | None] = asyncio.Queue()
-        running: set[asyncio.Task[None]] = set()
-
-        async def answer(item: envelope_pb2.EventBatchesRequest) -> None:
-            answers.put_nowait(await self._answer(item))
-
-        async def take() -> None:
-            async for item in requests:
-                task = asyncio.create_task(answer(item))
-                running.add(task)
-                task.add_done_callback(running.discard)
-            # the caller is done sending: answer what is under way, then end the stream
-            if running:
-                await asyncio.wait(set(running))
-            answers.put_nowait(None)
-
-        taker = asyncio.create_task(take())
-        try:
-            while (replies := await answers.get()) is not None:
-                for reply in replies:
-                    yield reply
-            await taker
-        finally:
-            taker.cancel()
+        async for reply in replies_as_finished(requests, self._answer):
+            yield reply
 
     async def _answer(
         self, item: envelope_pb2.EventBatchesRequest

@@ -13,13 +13,12 @@ unary SubmitAction instead.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Any
 
 import grpc
 
 from services.common.logging import get_logger
+from services.gateway.stream_calls import Pending, StreamCalls
 from tabletop.v1 import board_pb2, board_pb2_grpc
 
 log = get_logger(__name__)
@@ -46,14 +45,10 @@ class Refused(Exception):
         return cls(error.code(), error.details() or "", str(reason))
 
 
-class CommandStream:
+class CommandStream(StreamCalls):
     def __init__(self, board: board_pb2_grpc.BoardStub) -> None:
+        super().__init__(board.SubmitActions)
         self._board = board
-        self._call: Any = None
-        self._reader: asyncio.Task[None] | None = None
-        self._waiting: dict[int, asyncio.Future[board_pb2.SubmitActionReply]] = {}
-        self._next_id = 0
-        self._write = asyncio.Lock()  # one write at a time on a stream
         #: the board answered UNIMPLEMENTED: it predates the stream
         self.unary_only = False
 
@@ -61,55 +56,29 @@ class CommandStream:
         """The board's reply to the command; raises Refused."""
         if self.unary_only:
             return await self._unary(request)
-        self._next_id += 1
-        ident = self._next_id
-        answer: asyncio.Future[board_pb2.SubmitActionReply] = (
-            asyncio.get_running_loop().create_future()
-        )
-        self._waiting[ident] = answer
         try:
             try:
-                async with self._write:
-                    call = self._open()
-                    await call.write(board_pb2.SubmitActionsRequest(id=ident, command=request))
-                return await answer
+                reply: board_pb2.SubmitActionReply = await self.ask(
+                    lambda ident: board_pb2.SubmitActionsRequest(id=ident, command=request)
+                )
+                return reply
             except grpc.aio.AioRpcError as error:  # the stream broke before the write
                 raise self._broken(error) from error
         except Unimplemented:
             return await self._unary(request)
-        finally:
-            # answered, failed, or its caller gave up (the command still finishes on the
-            # board; its answer is dropped when it comes)
-            self._waiting.pop(ident, None)
 
-    def _open(self) -> Any:
-        if self._call is None or self._call.done():
-            self._call = self._board.SubmitActions()
-            self._reader = asyncio.create_task(self._read(self._call))
-        return self._call
+    def settle(self, reply: Any, pending: Pending) -> None:
+        if reply.WhichOneof("outcome") == "reply":
+            pending.answer.set_result(reply.reply)
+        else:
+            pending.answer.set_exception(Refused.of(reply.refused))
 
-    async def _read(self, call: Any) -> None:
-        try:
-            async for item in call:
-                waiting = self._waiting.get(item.id)
-                if waiting is None or waiting.done():
-                    continue
-                if item.WhichOneof("outcome") == "reply":
-                    waiting.set_result(item.reply)
-                else:
-                    waiting.set_exception(Refused.of(item.refused))
-            failure: Exception = Refused(
-                grpc.StatusCode.UNAVAILABLE, "the board ended the command stream"
-            )
-        except grpc.aio.AioRpcError as error:
-            failure = self._broken(error)
-        except asyncio.CancelledError:
-            failure = Refused(grpc.StatusCode.UNAVAILABLE, "the gateway is stopping")
-        if self._call is call:
-            self._call = None
-        for waiting in list(self._waiting.values()):
-            if not waiting.done():
-                waiting.set_exception(failure)
+    def failure(self, error: grpc.aio.AioRpcError | None, stopping: bool) -> Exception:
+        if error is not None:
+            return self._broken(error)
+        if stopping:
+            return Refused(grpc.StatusCode.UNAVAILABLE, "the gateway is stopping")
+        return Refused(grpc.StatusCode.UNAVAILABLE, "the board ended the command stream")
 
     def _broken(self, error: grpc.aio.AioRpcError) -> Exception:
         if error.code() == grpc.StatusCode.UNIMPLEMENTED:
@@ -126,14 +95,6 @@ class CommandStream:
             return reply
         except grpc.aio.AioRpcError as error:
             raise Refused.from_rpc(error) from error
-
-    async def close(self) -> None:
-        call, self._call = self._call, None
-        if call is not None:
-            call.cancel()
-        if self._reader is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
 
 
 class Unimplemented(Exception):

@@ -14,13 +14,13 @@ stream (older, mid-upgrade) is made again by ListEventBatches.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 import grpc
 
 from services.common.logging import get_logger
 from services.gateway.commands import Refused
+from services.gateway.stream_calls import Pending, StreamCalls
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc
 
 log = get_logger(__name__)
@@ -49,24 +49,10 @@ class _Lost(Exception):
     """The stream ended or broke before the read's last reply (the read is made again)."""
 
 
-class _Read:
-    """A read in flight: its events so far, and its outcome once the last reply came."""
-
-    __slots__ = ("done", "events")
-
-    def __init__(self) -> None:
-        self.events: Envelopes = []
-        self.done: asyncio.Future[Envelopes] = asyncio.get_running_loop().create_future()
-
-
-class ReadStream:
+class ReadStream(StreamCalls):
     def __init__(self, source: envelope_pb2_grpc.EventSourceStub) -> None:
+        super().__init__(source.StreamEventBatches)
         self._source = source
-        self._call: Any = None
-        self._reader: asyncio.Task[None] | None = None
-        self._waiting: dict[int, _Read] = {}
-        self._next_id = 0
-        self._write = asyncio.Lock()  # one write at a time on a stream
         #: the service answered UNIMPLEMENTED: it predates the stream
         self.unary_only = False
 
@@ -74,69 +60,34 @@ class ReadStream:
         """Every event of ``match_id`` after sequence ``after``; raises Refused."""
         if self.unary_only:
             return await list_events(self._source, match_id, after)
-        self._next_id += 1
-        ident = self._next_id
-        read = self._waiting[ident] = _Read()
-        request = envelope_pb2.EventBatchesRequest(
-            id=ident, read=envelope_pb2.ListEventsRequest(match_id=match_id, after_sequence=after)
-        )
+        read = envelope_pb2.ListEventsRequest(match_id=match_id, after_sequence=after)
         try:
             try:
-                async with self._write:
-                    await self._open().write(request)
-                return await read.done
+                events: Envelopes = await self.ask(
+                    lambda ident: envelope_pb2.EventBatchesRequest(id=ident, read=read)
+                )
+                return events
             except grpc.aio.AioRpcError as error:  # the stream broke before the write
-                self._broken(error)
-                raise _Lost from error
+                raise self.failure(error, stopping=False) from error
             except asyncio.InvalidStateError as ended:  # it ended (OK) before the write
                 raise _Lost from ended
         except _Lost:
             return await list_events(self._source, match_id, after)
-        finally:
-            self._waiting.pop(ident, None)
 
-    def _open(self) -> Any:
-        if self._call is None or self._call.done():
-            self._call = self._source.StreamEventBatches()
-            self._reader = asyncio.create_task(self._read(self._call))
-        return self._call
+    def settle(self, reply: Any, pending: Pending) -> None:
+        if reply.HasField("refused"):
+            code = grpc.StatusCode.__members__.get(reply.refused.code, grpc.StatusCode.UNKNOWN)
+            pending.answer.set_exception(Refused(code, reply.refused.message))
+            return
+        pending.parts.extend(reply.batch.events)
+        if reply.last:
+            pending.answer.set_result(pending.parts)
 
-    async def _read(self, call: Any) -> None:
-        try:
-            async for reply in call:
-                read = self._waiting.get(reply.id)
-                if read is None or read.done.done():
-                    continue  # its caller gave up
-                if reply.HasField("refused"):
-                    code = grpc.StatusCode.__members__.get(
-                        reply.refused.code, grpc.StatusCode.UNKNOWN
-                    )
-                    read.done.set_exception(Refused(code, reply.refused.message))
-                    continue
-                read.events.extend(reply.batch.events)
-                if reply.last:
-                    read.done.set_result(read.events)
-        except grpc.aio.AioRpcError as error:
-            self._broken(error)
-        except asyncio.CancelledError:
-            pass
-        if self._call is call:
-            self._call = None
-        for read in list(self._waiting.values()):
-            if not read.done.done():
-                read.done.set_exception(_Lost())
-
-    def _broken(self, error: grpc.aio.AioRpcError) -> None:
-        if error.code() == grpc.StatusCode.UNIMPLEMENTED:
-            self.unary_only = True
-            log.info("source_without_read_stream")
-        elif error.code() != grpc.StatusCode.CANCELLED:
-            log.warning("read_stream_broken", code=error.code().name)
-
-    async def close(self) -> None:
-        call, self._call = self._call, None
-        if call is not None:
-            call.cancel()
-        if self._reader is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+    def failure(self, error: grpc.aio.AioRpcError | None, stopping: bool) -> Exception:
+        if error is not None:
+            if error.code() == grpc.StatusCode.UNIMPLEMENTED:
+                self.unary_only = True
+                log.info("source_without_read_stream")
+            elif error.code() != grpc.StatusCode.CANCELLED:
+                log.warning("read_stream_broken", code=error.code().name)
+        return _Lost()

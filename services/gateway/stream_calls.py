@@ -1,0 +1,89 @@
+"""Requests to a service on one long-lived bidirectional stream, each answered by id (the
+board's commands, a service's event reads): a gRPC call's set-up costs several times a
+request and reply on an open stream. The stream opens on first use and again after it
+ended; what a reply means, and what a broken stream means, the users say."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+
+
+class Pending:
+    """A request in flight: its answer, and what its replies brought so far."""
+
+    __slots__ = ("answer", "parts")
+
+    def __init__(self) -> None:
+        self.answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.parts: list[Any] = []
+
+
+class StreamCalls:
+    def __init__(self, open_stream: Callable[[], Any]) -> None:
+        self._open_stream = open_stream
+        self._call: Any = None
+        self._reader: asyncio.Task[None] | None = None
+        self._waiting: dict[int, Pending] = {}
+        self._next_id = 0
+        self._write = asyncio.Lock()  # one write at a time on a stream
+
+    async def ask(self, request_for: Callable[[int], Any]) -> Any:
+        """Send the request ``request_for`` builds for a new id and await its answer (or
+        the exception ``settle`` or ``failure`` gave it). A failed write raises what grpc
+        raised: AioRpcError, or InvalidStateError on a stream that ended meanwhile."""
+        self._next_id += 1
+        ident = self._next_id
+        pending = self._waiting[ident] = Pending()
+        try:
+            async with self._write:
+                await self._open().write(request_for(ident))
+            return await pending.answer
+        finally:
+            # answered, failed, or its caller gave up (the request may still be carried
+            # out; its reply is dropped when it comes)
+            self._waiting.pop(ident, None)
+
+    def settle(self, reply: Any, pending: Pending) -> None:
+        """Take a reply for ``pending``: set its answer once it is complete."""
+        raise NotImplementedError
+
+    def failure(self, error: grpc.aio.AioRpcError | None, stopping: bool) -> Exception:
+        """What the requests still waiting get when the stream ends: ``error`` when it
+        broke, None when the service ended it or (``stopping``) the caller closed it."""
+        raise NotImplementedError
+
+    def _open(self) -> Any:
+        if self._call is None or self._call.done():
+            self._call = self._open_stream()
+            self._reader = asyncio.create_task(self._read(self._call))
+        return self._call
+
+    async def _read(self, call: Any) -> None:
+        try:
+            async for reply in call:
+                pending = self._waiting.get(reply.id)
+                if pending is not None and not pending.answer.done():
+                    self.settle(reply, pending)
+            failure = self.failure(None, stopping=False)
+        except grpc.aio.AioRpcError as error:
+            failure = self.failure(error, stopping=False)
+        except asyncio.CancelledError:
+            failure = self.failure(None, stopping=True)
+        if self._call is call:
+            self._call = None
+        for pending in list(self._waiting.values()):
+            if not pending.answer.done():
+                pending.answer.set_exception(failure)
+
+    async def close(self) -> None:
+        call, self._call = self._call, None
+        if call is not None:
+            call.cancel()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
