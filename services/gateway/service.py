@@ -47,6 +47,7 @@ from services.gateway.auth import (
 from services.gateway.commands import CommandStream, Refused
 from services.gateway.inplay import MatchesInPlay
 from services.gateway.pictures import Pictures
+from services.gateway.play import Play
 from services.gateway.reads import ReadStream
 from services.gateway.replay import batch_bounds, replay_steps, step_batches
 from services.gateway.viewstore import ViewStore
@@ -150,6 +151,12 @@ async def _relay(context: grpc.aio.ServicerContext, call: Awaitable[Reply]) -> R
         await _forward(context, Refused.from_rpc(error))
     except Refused as refused:
         await _forward(context, refused)
+
+
+def _over(view: match_pb2.MatchView) -> bool:
+    """The last view a watch sends: the match is over and both seeds are revealed."""
+    finished = view.status == match_pb2.MATCH_STATUS_FINISHED
+    return finished and bool(view.provenance.dice_seed and view.provenance.decks_seed)
 
 
 def _peer_host(context: grpc.aio.ServicerContext) -> str:
@@ -523,6 +530,11 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     async def SubmitAction(
         self, request: board_pb2.SubmitActionRequest, context: grpc.aio.ServicerContext
     ) -> board_pb2.SubmitActionReply:
+        return await self._submit(request, context)
+
+    async def _submit(
+        self, request: board_pb2.SubmitActionRequest, context: grpc.aio.ServicerContext
+    ) -> board_pb2.SubmitActionReply:
         claims = await self._seat(context, request.match_id, request.player)
         await self._bounded(context, ("command_id", request.command_id))
         await self._quota(context, self._actions, claims.subject)
@@ -536,11 +548,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     async def WatchMatch(
         self, request: gateway_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[match_pb2.MatchView]:
-        await self._bounded(context, ("match_id", request.match_id))
-        # A match created a moment ago may not be projected yet: give it a little time.
-        await self._views.wait_for(request.match_id, 1, NEW_MATCH_GRACE_S)
-        viewer = await self._viewer(context, request.match_id, request.viewer)
-        await self._view(request.match_id, viewer, context)  # NOT_FOUND etc. up front
+        viewer = await self._watched(request, context)
         GATEWAY_WATCHERS.inc()
         try:
             async for update in self._views.follow(request.match_id):
@@ -548,9 +556,50 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 if view is None:  # judged up front: players never change
                     return
                 yield view
-                finished = view.status == match_pb2.MATCH_STATUS_FINISHED
-                if finished and view.provenance.dice_seed and view.provenance.decks_seed:
+                if _over(view):
                     return
+        finally:
+            GATEWAY_WATCHERS.dec()
+
+    async def _watched(
+        self, request: gateway_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext
+    ) -> str:
+        """The viewer a watch of the match follows, judged up front (refusals end it)."""
+        await self._bounded(context, ("match_id", request.match_id))
+        # A match created a moment ago may not be projected yet: give it a little time.
+        await self._views.wait_for(request.match_id, 1, NEW_MATCH_GRACE_S)
+        viewer = await self._viewer(context, request.match_id, request.viewer)
+        await self._view(request.match_id, viewer, context)  # NOT_FOUND etc. up front
+        return viewer
+
+    async def PlayMatch(
+        self,
+        requests: AsyncIterator[gateway_pb2.PlayRequest],
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[gateway_pb2.PlayUpdate]:
+        first = await anext(aiter(requests), None)
+        if first is None:
+            return
+        if first.WhichOneof("kind") != "watch":
+            await _refuse(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "a PlayMatch stream begins with watch (which match, whose view)",
+            )
+        viewer = await self._watched(first.watch, context)
+        play = Play(first.watch.match_id, context, self._submit)
+        GATEWAY_WATCHERS.inc()
+        try:
+            async for item in play.run(requests, self._views.follow(first.watch.match_id)):
+                if isinstance(item, gateway_pb2.PlayUpdate):
+                    yield item
+                    continue
+                view = await self._render(item, viewer, context)
+                if view is None:  # judged up front: players never change
+                    return
+                yield gateway_pb2.PlayUpdate(view=view)
+                if _over(view):
+                    play.views_ended()
         finally:
             GATEWAY_WATCHERS.dec()
 

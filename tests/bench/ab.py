@@ -5,8 +5,9 @@ share the machine's moments (a load run's figures move ±30% with other work).
 
 A variant is ``NAME[:KEY=VALUE,...]``: ``tree=PATH`` runs the services from another
 checkout (its ``services`` and ``protos`` come first on PYTHONPATH; the bots are this
-tree's), any other ``KEY=VALUE`` is set in the services' environment (``TABLETOP_`` is
-added when missing). Each round starts a fresh ephemeral stack per variant and runs the
+tree's), ``client=unary`` has the bots use SubmitAction beside WatchMatch instead of
+PlayMatch streams, any other ``KEY=VALUE`` is set in the services' environment
+(``TABLETOP_`` is added when missing). Each round starts a fresh ephemeral stack per variant and runs the
 bots at each level (warm-up, then the measured window), as ``make bench`` does. Prints,
 per variant and level, medians over the rounds: acknowledged actions/s, ack and view
 p50/p99, and CPU ms per acknowledged action per process. Never part of ``make test``.
@@ -37,6 +38,8 @@ class Variant:
     name: str
     env: dict[str, str] = field(default_factory=dict)
     tree: Path | None = None
+    #: how the bots act: "play" (PlayMatch streams) or "unary" (SubmitAction + WatchMatch)
+    transport: str = "play"
 
     @classmethod
     def parse(cls, text: str) -> Variant:
@@ -46,6 +49,8 @@ class Variant:
             key, _, value = item.partition("=")
             if key == "tree":
                 variant.tree = Path(value).resolve()
+            elif key == "client":
+                variant.transport = value
             else:
                 variant.env[key if key.startswith("TABLETOP_") else f"TABLETOP_{key}"] = value
         return variant
@@ -102,6 +107,7 @@ def measure(
                     warmup,
                     seed=seed,
                     pids=pids,
+                    transport=variant.transport,
                 )
                 out[level] = summary(load)
             return out

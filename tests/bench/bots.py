@@ -1,10 +1,12 @@
 """Bots playing whole matches through the public gateway, as players would.
 
-Each bot: create a match, wait until it is projected, open ``WatchMatch``, then loop —
-``GetLegalActions`` (only when the turn changes seat; a reply carries the mover's next
-ones) → pick one at random → ``SubmitAction`` (timed until the reply: the
-events are durable in Kafka) → wait until the watch stream delivers a view at least as new
-as the reply's version (timed from the same start: what the player sees). A bot acts only
+Each bot: create a match, wait until it is projected, open ``PlayMatch`` (one stream per
+seat for its actions and views, as a game client holds one socket; ``transport="unary"``:
+``WatchMatch`` beside ``SubmitAction`` calls), then loop — ``GetLegalActions`` (only when
+the turn changes seat; an acknowledgement carries the mover's next ones) → pick one at
+random → submit it (timed until its acknowledgement: the events are durable in Kafka) →
+wait until the stream delivers a view at least as new as the acknowledged version (timed
+from the same start: what the player sees). A bot acts only
 once it has seen its previous action's view, as a person at a screen would. When a match
 ends, the bot starts another, until the run's time is up.
 """
@@ -90,17 +92,21 @@ class Watcher:
     async def read(self, call: Any) -> None:
         try:
             async for view in call:
-                stamp = now()
-                version = int(view.version)
-                if version > self.version:
-                    self.version = version
-                    self.arrivals.append((version, stamp))
-                    self._changed.set()
+                self.arrived(int(view.version))
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         finally:
-            self.closed = True
+            self.close()
+
+    def arrived(self, version: int) -> None:
+        if version > self.version:
+            self.version = version
+            self.arrivals.append((version, now()))
             self._changed.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._changed.set()
 
     async def arrival_of(self, version: int, limit_s: float) -> float | None:
         """When the first view with at least ``version`` arrived (None: not in ``limit_s``)."""
@@ -115,6 +121,82 @@ class Watcher:
         stamp = next(s for v, s in self.arrivals if v >= version)
         self.arrivals = [(v, s) for v, s in self.arrivals if v >= version]
         return stamp
+
+
+class PlayRefusedError(Exception):
+    """An action refused on a PlayMatch stream (as SubmitAction's AioRpcError would say)."""
+
+    def __init__(self, refused: gateway_pb2.PlayRefused) -> None:
+        super().__init__(refused.message)
+        self.refused = refused
+
+
+class PlayStream:
+    """One seat's PlayMatch stream: its actions answered by id; the views to a Watcher."""
+
+    def __init__(self, call: Any, watcher: Watcher | None) -> None:
+        self.call = call
+        self._watcher = watcher
+        self._answers: dict[int, asyncio.Future[gateway_pb2.PlayUpdate]] = {}
+        self._next_id = 1
+        self._reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def open(
+        cls, stub: Any, match_id: str, viewer: str, metadata: Any, watcher: Watcher | None
+    ) -> PlayStream:
+        call = stub.PlayMatch(metadata=metadata)
+        await call.write(
+            gateway_pb2.PlayRequest(
+                watch=gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=viewer)
+            )
+        )
+        return cls(call, watcher)
+
+    async def _read(self) -> None:
+        failure: BaseException = grpc.aio.AioRpcError(
+            grpc.StatusCode.CANCELLED, grpc.aio.Metadata(), grpc.aio.Metadata(), "ended"
+        )
+        try:
+            while True:
+                update = await self.call.read()
+                if update is grpc.aio.EOF:
+                    break
+                if update.HasField("view"):
+                    if self._watcher is not None:
+                        self._watcher.arrived(int(update.view.version))
+                    continue
+                answer = self._answers.pop(update.id, None)
+                if answer is not None and not answer.done():
+                    answer.set_result(update)
+        except grpc.aio.AioRpcError as error:
+            failure = error
+        except asyncio.CancelledError:
+            pass
+        finally:
+            if self._watcher is not None:
+                self._watcher.close()
+            for answer in self._answers.values():
+                if not answer.done():
+                    answer.set_exception(failure)
+
+    async def submit(
+        self, request: board_pb2.SubmitActionRequest, limit_s: float
+    ) -> board_pb2.SubmitActionReply:
+        ident, self._next_id = self._next_id, self._next_id + 1
+        answer = asyncio.get_running_loop().create_future()
+        self._answers[ident] = answer
+        await self.call.write(gateway_pb2.PlayRequest(id=ident, action=request))
+        update: gateway_pb2.PlayUpdate = await asyncio.wait_for(answer, limit_s)
+        if update.HasField("refused"):
+            raise PlayRefusedError(update.refused)
+        return update.ack
+
+    async def close(self) -> None:
+        self.call.cancel()
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
 
 
 class ViewTap:
@@ -173,8 +255,14 @@ class Bot:
         result: LoadResult,
         stop_at: float,
         timeout: float = RPC_TIMEOUT_S,
+        transport: str = "play",
     ) -> None:
         self.stub = stub
+        #: "play": actions and views on one PlayMatch stream per seat (as a game client
+        #: holds one socket); "unary": SubmitAction calls beside a WatchMatch stream
+        self.transport = transport
+        self.streams: dict[str, PlayStream] = {}
+        self.match_id = ""
         self.game = game
         self.rng = random.Random(seed)
         #: seat → its token metadata (bots join their seats like any client)
@@ -195,6 +283,9 @@ class Bot:
             except grpc.aio.AioRpcError as error:
                 self.result.errors[error.code().name] += 1
                 await asyncio.sleep(0.05)  # no hot loop on a failing stack
+            except PlayRefusedError as error:
+                self.result.errors[error.refused.code] += 1
+                await asyncio.sleep(0.05)
             except TimeoutError:
                 self.result.errors["TIMEOUT"] += 1
 
@@ -257,6 +348,20 @@ class Bot:
         if self._in_window(now()):
             self.result.create_ms.append(ms(now() - began))
         watcher = Watcher()
+        if self.transport == "play":
+            self.match_id = match_id
+            self.streams = {
+                viewer: await PlayStream.open(
+                    self.stub, match_id, viewer, self.auth[viewer], watcher
+                )
+            }
+            try:
+                await self._play(match_id, watcher)
+            finally:
+                for stream in self.streams.values():
+                    await stream.close()
+                self.streams = {}
+            return
         call = self.stub.WatchMatch(
             gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=viewer),
             metadata=self.auth[viewer],
@@ -274,6 +379,13 @@ class Bot:
         self, request: board_pb2.SubmitActionRequest, mover: str
     ) -> board_pb2.SubmitActionReply:
         """Latency counts from the first attempt, waits included (what the player sees)."""
+        if self.transport == "play":
+            stream = self.streams.get(mover)
+            if stream is None:  # another seat of the match: its own token, its own stream
+                stream = self.streams[mover] = await PlayStream.open(
+                    self.stub, self.match_id, mover, self.auth[mover], None
+                )
+            return await self._patiently(lambda: stream.submit(request, self.timeout))
         return await self._patiently(
             lambda: self.stub.SubmitAction(request, metadata=self.auth[mover], timeout=self.timeout)
         )
@@ -285,6 +397,11 @@ class Bot:
         while True:
             try:
                 return await call()
+            except PlayRefusedError as error:
+                if error.refused.code != "RESOURCE_EXHAUSTED" or now() >= self.stop_at:
+                    raise
+                self.result.errors["RESOURCE_EXHAUSTED (retried)"] += 1
+                await asyncio.sleep(max(error.refused.retry_after_ms, 1) / 1000)
             except grpc.aio.AioRpcError as error:
                 if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or now() >= self.stop_at:
                     raise
@@ -365,6 +482,7 @@ async def run_load(
     pids: Mapping[str, int | None] | None = None,
     metrics: Mapping[str, str] | None = None,
     views: tuple[str, str] | None = None,
+    transport: str = "play",
 ) -> LoadResult:
     """``concurrency`` bots for ``warmup + duration`` s; samples from the last ``duration``,
     and the CPU each process in ``pids`` used in that window."""
@@ -398,6 +516,7 @@ async def run_load(
                 result,
                 result.end,
                 rpc_limit_s,
+                transport,
             )
             for i in range(concurrency)
         ]

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import queue
 import random
+import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import grpc
 
 from services.cli.client import GatewayClient, play_on
 from services.common.eventlog import read_stream
 from services.common.topics import STREAMS, event_topic
-from tabletop.v1 import envelope_pb2, scoring_pb2
+from tabletop.v1 import envelope_pb2, gateway_pb2, match_pb2, scoring_pb2
 
 T = TypeVar("T")
 
@@ -113,3 +117,72 @@ async def delete_topics(bootstrap: str, names: list[str]) -> None:
         await admin.delete_topics(names)
     finally:
         await admin.close()
+
+
+#: the longest a test waits for the next update on a PlayMatch stream
+PLAY_TIMEOUT_S = 30.0
+
+
+class PlaySession:
+    """A PlayMatch stream driven from a test: requests in, each update read in order."""
+
+    views: list[match_pb2.MatchView]
+
+    def __init__(self, client: GatewayClient, metadata: Any, watch: gateway_pb2.PlayRequest):
+        self._requests: queue.Queue[gateway_pb2.PlayRequest | None] = queue.Queue()
+        self._requests.put(watch)
+        self.call = client.stub.PlayMatch(self._send(), metadata=metadata, timeout=120)
+        self.updates: queue.Queue[gateway_pb2.PlayUpdate | grpc.RpcError | None] = queue.Queue()
+        self.views = []
+        threading.Thread(target=self._receive, daemon=True).start()
+
+    def _send(self) -> Iterator[gateway_pb2.PlayRequest]:
+        while (request := self._requests.get()) is not None:
+            yield request
+
+    def _receive(self) -> None:
+        try:
+            for update in self.call:
+                self.updates.put(update)
+            self.updates.put(None)
+        except grpc.RpcError as error:
+            self.updates.put(error)
+
+    def send(self, request: gateway_pb2.PlayRequest) -> None:
+        self._requests.put(request)
+
+    def next(self) -> gateway_pb2.PlayUpdate | grpc.RpcError | None:
+        return self.updates.get(timeout=PLAY_TIMEOUT_S)
+
+    def answer(self, ident: int) -> gateway_pb2.PlayUpdate:
+        """The answer to request ``ident`` (views met on the way are kept in ``views``)."""
+        while True:
+            update = self.next()
+            assert isinstance(update, gateway_pb2.PlayUpdate), update
+            if update.HasField("view"):
+                self.views.append(update.view)
+            elif update.id == ident:
+                return update
+
+    def view_at_least(self, version: int) -> match_pb2.MatchView:
+        while not self.views or self.views[-1].version < version:
+            update = self.next()
+            assert isinstance(update, gateway_pb2.PlayUpdate), update
+            if update.HasField("view"):
+                self.views.append(update.view)
+        return self.views[-1]
+
+    def close(self) -> None:
+        self.call.cancel()
+
+
+def open_play(client: GatewayClient, match_id: str, seat: str | None) -> PlaySession:
+    metadata = client.auth(match_id, seat) if seat else ()
+    session = PlaySession(
+        client,
+        metadata,
+        gateway_pb2.PlayRequest(
+            watch=gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=seat or "")
+        ),
+    )
+    return session

@@ -34,7 +34,7 @@ from tabletop.v1 import (
     gateway_pb2,
     scoring_pb2,
 )
-from tests.integration.helpers import open_match, topic_events
+from tests.integration.helpers import open_match, open_play, topic_events
 
 OK = grpc.StatusCode.OK
 UNAUTH = grpc.StatusCode.UNAUTHENTICATED
@@ -114,6 +114,7 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     "GetView(default)": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
     "GetLegalActions": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
     "WatchMatch(seat)": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
+    "PlayMatch(seat)": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
     "ReplayMatch": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
     "ReplayMatchBatches": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
     "ExportMatch(in play)": (
@@ -157,6 +158,16 @@ def _calls(m: Matrix, caller: str) -> dict[str, Callable[[], Any]]:
         ),
         "WatchMatch(seat)": lambda: stub.WatchMatch(
             gateway_pb2.WatchMatchRequest(match_id=match, viewer=m.mover), metadata=md
+        ),
+        "PlayMatch(seat)": lambda: stub.PlayMatch(
+            iter(
+                [
+                    gateway_pb2.PlayRequest(
+                        watch=gateway_pb2.WatchMatchRequest(match_id=match, viewer=m.mover)
+                    )
+                ]
+            ),
+            metadata=md,
         ),
         "ReplayMatch": lambda: stub.ReplayMatch(
             gateway_pb2.ReplayMatchRequest(match_id=match), metadata=md
@@ -355,6 +366,24 @@ def test_quotas_answer_resource_exhausted_with_a_retry_after(
                 statuses.append(error.code())
         assert statuses == [OK, OK, OK, *[grpc.StatusCode.RESOURCE_EXHAUSTED] * 2]
         assert client.legal(match, "solo").version == versions[-1]  # refusals appended nothing
+        # the same quota on a PlayMatch stream: an answer with its retry-after, not the end
+        play = open_play(client, match, "solo")
+        try:
+            legal = client.legal(match, "solo")
+            play.send(
+                gateway_pb2.PlayRequest(
+                    id=1,
+                    action=board_pb2.SubmitActionRequest(
+                        player="solo", action=legal.actions[0].action, command_id="q" * 16
+                    ),
+                )
+            )
+            refused = play.answer(1).refused
+            assert refused.code == "RESOURCE_EXHAUSTED" and refused.retry_after_ms > 0
+            assert play.view_at_least(legal.version).version == legal.version
+        finally:
+            play.close()
+        assert client.legal(match, "solo").version == versions[-1]
     finally:
         small.stop("gateway")
 

@@ -7,6 +7,7 @@ from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
+from tabletop.v1 import board_pb2 as _board_pb2
 from tabletop.v1 import envelope_pb2 as _envelope_pb2
 from tabletop.v1 import match_pb2 as _match_pb2
 import builtins as _builtins
@@ -277,6 +278,104 @@ class WatchMatchRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WatchMatchRequest: _TypeAlias = WatchMatchRequest  # noqa: Y015
+
+@_typing.final
+class PlayRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    WATCH_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    """the client's, echoed on the answer to this request"""
+    @_builtins.property
+    def watch(self) -> Global___WatchMatchRequest: ...
+    @_builtins.property
+    def action(self) -> _board_pb2.SubmitActionRequest: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        watch: Global___WatchMatchRequest | None = ...,
+        action: _board_pb2.SubmitActionRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "kind", b"kind", "watch", b"watch"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "id", b"id", "kind", b"kind", "watch", b"watch"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["watch", "action"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
+
+@_typing.final
+class PlayRefused(_message.Message):
+    """An action refused on a PlayMatch stream: what SubmitAction would have ended its call with."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    RETRY_AFTER_MS_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """the gRPC status code's name, e.g. "FAILED_PRECONDITION" """
+    message: _builtins.str
+    """for the player"""
+    reason: _builtins.str
+    """the rules' reason code (SubmitAction's tabletop-reason)"""
+    retry_after_ms: _builtins.int
+    """RESOURCE_EXHAUSTED: try again after this long"""
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        message: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        retry_after_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "reason", b"reason", "retry_after_ms", b"retry_after_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayRefused: _TypeAlias = PlayRefused  # noqa: Y015
+
+@_typing.final
+class PlayUpdate(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
+    ACK_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    """the request answered (0 for a view)"""
+    @_builtins.property
+    def view(self) -> _match_pb2.MatchView: ...
+    @_builtins.property
+    def ack(self) -> _board_pb2.SubmitActionReply: ...
+    @_builtins.property
+    def refused(self) -> Global___PlayRefused: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        view: _match_pb2.MatchView | None = ...,
+        ack: _board_pb2.SubmitActionReply | None = ...,
+        refused: Global___PlayRefused | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "kind", b"kind", "refused", b"refused", "view", b"view"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "id", b"id", "kind", b"kind", "refused", b"refused", "view", b"view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["view", "ack", "refused"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___PlayUpdate: _TypeAlias = PlayUpdate  # noqa: Y015
 
 @_typing.final
 class ReplayMatchRequest(_message.Message):

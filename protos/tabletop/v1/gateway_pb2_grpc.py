@@ -81,6 +81,11 @@ class GatewayStub:
                 request_serializer=tabletop_dot_v1_dot_gateway__pb2.WatchMatchRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_match__pb2.MatchView.FromString,
                 _registered_method=True)
+        self.PlayMatch = channel.stream_stream(
+                '/tabletop.v1.Gateway/PlayMatch',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.PlayRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.PlayUpdate.FromString,
+                _registered_method=True)
         self.ReplayMatch = channel.unary_stream(
                 '/tabletop.v1.Gateway/ReplayMatch',
                 request_serializer=tabletop_dot_v1_dot_gateway__pb2.ReplayMatchRequest.SerializeToString,
@@ -165,6 +170,19 @@ class GatewayServicer:
 
     def WatchMatch(self, request, context):
         """The current view, then every newer one, until the match ends or the client leaves.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PlayMatch(self, request_iterator, context):
+        """One seat's play on one long-lived stream, as a game client holds one socket: the first
+        request is `watch` (WatchMatch's, authorised the same way, refusals end the stream);
+        then the viewer's current view and every newer one come out as WatchMatch's do, and
+        each `action` (SubmitAction's, with the stream's token) is answered by its id with
+        `ack` or `refused` (a refused action ends nothing and appends nothing). Views and
+        answers are independent: an action's view may come before or after its ack. The stream
+        ends as WatchMatch's once the match is over. At most 16 actions in flight per stream.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -255,6 +273,11 @@ def add_GatewayServicer_to_server(servicer, server):
                     servicer.WatchMatch,
                     request_deserializer=tabletop_dot_v1_dot_gateway__pb2.WatchMatchRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_match__pb2.MatchView.SerializeToString,
+            ),
+            'PlayMatch': grpc.stream_stream_rpc_method_handler(
+                    servicer.PlayMatch,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.PlayRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.PlayUpdate.SerializeToString,
             ),
             'ReplayMatch': grpc.unary_stream_rpc_method_handler(
                     servicer.ReplayMatch,
@@ -485,6 +508,33 @@ class Gateway:
             '/tabletop.v1.Gateway/WatchMatch',
             tabletop_dot_v1_dot_gateway__pb2.WatchMatchRequest.SerializeToString,
             tabletop_dot_v1_dot_match__pb2.MatchView.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlayMatch(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/tabletop.v1.Gateway/PlayMatch',
+            tabletop_dot_v1_dot_gateway__pb2.PlayRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.PlayUpdate.FromString,
             options,
             channel_credentials,
             insecure,

@@ -56,6 +56,15 @@ class GatewayStub:
     SubmitAction: _grpc.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.SubmitActionReply]
     WatchMatch: _grpc.UnaryStreamMultiCallable[_gateway_pb2.WatchMatchRequest, _match_pb2.MatchView]
     """The current view, then every newer one, until the match ends or the client leaves."""
+    PlayMatch: _grpc.StreamStreamMultiCallable[_gateway_pb2.PlayRequest, _gateway_pb2.PlayUpdate]
+    """One seat's play on one long-lived stream, as a game client holds one socket: the first
+    request is `watch` (WatchMatch's, authorised the same way, refusals end the stream);
+    then the viewer's current view and every newer one come out as WatchMatch's do, and
+    each `action` (SubmitAction's, with the stream's token) is answered by its id with
+    `ack` or `refused` (a refused action ends nothing and appends nothing). Views and
+    answers are independent: an action's view may come before or after its ack. The stream
+    ends as WatchMatch's once the match is over. At most 16 actions in flight per stream.
+    """
     ReplayMatch: _grpc.UnaryStreamMultiCallable[_gateway_pb2.ReplayMatchRequest, _gateway_pb2.ReplayStep]
     """Each board event of the match and the view after it, folded afresh."""
     ReplayMatchBatches: _grpc.UnaryStreamMultiCallable[_gateway_pb2.ReplayMatchBatchesRequest, _gateway_pb2.ReplayStepBatch]
@@ -103,6 +112,15 @@ class GatewayAsyncStub(GatewayStub):
     SubmitAction: _aio.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.SubmitActionReply]  # type: ignore[assignment]
     WatchMatch: _aio.UnaryStreamMultiCallable[_gateway_pb2.WatchMatchRequest, _match_pb2.MatchView]  # type: ignore[assignment]
     """The current view, then every newer one, until the match ends or the client leaves."""
+    PlayMatch: _aio.StreamStreamMultiCallable[_gateway_pb2.PlayRequest, _gateway_pb2.PlayUpdate]  # type: ignore[assignment]
+    """One seat's play on one long-lived stream, as a game client holds one socket: the first
+    request is `watch` (WatchMatch's, authorised the same way, refusals end the stream);
+    then the viewer's current view and every newer one come out as WatchMatch's do, and
+    each `action` (SubmitAction's, with the stream's token) is answered by its id with
+    `ack` or `refused` (a refused action ends nothing and appends nothing). Views and
+    answers are independent: an action's view may come before or after its ack. The stream
+    ends as WatchMatch's once the match is over. At most 16 actions in flight per stream.
+    """
     ReplayMatch: _aio.UnaryStreamMultiCallable[_gateway_pb2.ReplayMatchRequest, _gateway_pb2.ReplayStep]  # type: ignore[assignment]
     """Each board event of the match and the view after it, folded afresh."""
     ReplayMatchBatches: _aio.UnaryStreamMultiCallable[_gateway_pb2.ReplayMatchBatchesRequest, _gateway_pb2.ReplayStepBatch]  # type: ignore[assignment]
@@ -189,6 +207,21 @@ class GatewayServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_match_pb2.MatchView], _abc.AsyncIterator[_match_pb2.MatchView]]:
         """The current view, then every newer one, until the match ends or the client leaves."""
+
+    @_abc_1.abstractmethod
+    def PlayMatch(
+        self,
+        request_iterator: _MaybeAsyncIterator[_gateway_pb2.PlayRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_gateway_pb2.PlayUpdate], _abc.AsyncIterator[_gateway_pb2.PlayUpdate]]:
+        """One seat's play on one long-lived stream, as a game client holds one socket: the first
+        request is `watch` (WatchMatch's, authorised the same way, refusals end the stream);
+        then the viewer's current view and every newer one come out as WatchMatch's do, and
+        each `action` (SubmitAction's, with the stream's token) is answered by its id with
+        `ack` or `refused` (a refused action ends nothing and appends nothing). Views and
+        answers are independent: an action's view may come before or after its ack. The stream
+        ends as WatchMatch's once the match is over. At most 16 actions in flight per stream.
+        """
 
     @_abc_1.abstractmethod
     def ReplayMatch(

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { GetLegalActionsReplySchema, GetLegalActionsRequestSchema, SubmitActionReplySchema, SubmitActionRequestSchema } from "./board_pb";
+import type { GetLegalActionsReplySchema, GetLegalActionsRequestSchema, SubmitActionReply, SubmitActionReplySchema, SubmitActionRequest, SubmitActionRequestSchema } from "./board_pb";
 import { file_tabletop_v1_board } from "./board_pb";
 import type { EventEnvelope } from "./envelope_pb";
 import { file_tabletop_v1_envelope } from "./envelope_pb";
@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/gateway.proto.
  */
 export const file_tabletop_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSLRAQoQT3Blbk1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSOwoHb3B0aW9ucxgDIAMoCzIqLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuT3B0aW9uc0VudHJ5EhIKCmNvbW1hbmRfaWQYBCABKAkSDwoHcHJpdmF0ZRgFIAEoCBIMCgRib3RzGAYgAygJGi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkoKDk9wZW5NYXRjaFJlcGx5EhAKCG1hdGNoX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSFQoNY3JlYXRvcl90b2tlbhgDIAEoCSJaChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhAKCHNwZWN0YXRlGAQgASgIIlIKDkpvaW5NYXRjaFJlcGx5Eg0KBXRva2VuGAEgASgJEgwKBHNlYXQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoAxIPCgd2ZXJzaW9uGAQgASgEInMKEkxpc3RNYXRjaGVzUmVxdWVzdBIMCgRnYW1lGAEgASgJEigKBnN0YXR1cxgCIAEoDjIYLnRhYmxldG9wLnYxLk1hdGNoU3RhdHVzEhEKCXBhZ2Vfc2l6ZRgDIAEoDRISCgpwYWdlX3Rva2VuGAQgASgJIlcKEExpc3RNYXRjaGVzUmVwbHkSKgoHbWF0Y2hlcxgBIAMoCzIZLnRhYmxldG9wLnYxLk1hdGNoU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiWAoOR2V0Vmlld1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJEhMKC21pbl92ZXJzaW9uGAMgASgEEg8KB3dhaXRfbXMYBCABKA0iNQoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJIjYKElJlcGxheU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkigAEKClJlcGxheVN0ZXASDAoEc3RlcBgBIAEoBBIpCgVldmVudBgCIAEoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUSJAoEdmlldxgDIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlldxITCgtkZXNjcmlwdGlvbhgEIAEoCSJjChlSZXBsYXlNYXRjaEJhdGNoZXNSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRIRCgltYXhfc3RlcHMYAyABKA0SEQoJbWF4X2J5dGVzGAQgASgNIjkKD1JlcGxheVN0ZXBCYXRjaBImCgVzdGVwcxgBIAMoCzIXLnRhYmxldG9wLnYxLlJlcGxheVN0ZXAiJgoSRXhwb3J0TWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIlYKCE1hdGNoTG9nEhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSKgoGZXZlbnRzGAMgAygLMhoudGFibGV0b3AudjEuRXZlbnRFbnZlbG9wZSJHChFHZXRQaWN0dXJlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIUCgd2ZXJzaW9uGAIgASgESACIAQFCCgoIX3ZlcnNpb24iZQoHUGljdHVyZRIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAQSDgoGdmlld2VyGAQgASgJEgsKA3N2ZxgFIAEoCRIMCgR0ZXh0GAYgASgJIiYKElZlcmlmeU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSJUChFNYXRjaFZlcmlmaWNhdGlvbhIQCghtYXRjaF9pZBgBIAEoCRIKCgJvaxgCIAEoCBIPCgdjaGVja2VkGAMgASgNEhAKCHByb2JsZW1zGAQgAygJMvcHCgdHYXRld2F5EkkKC0NyZWF0ZU1hdGNoEh0udGFibGV0b3AudjEuT3Blbk1hdGNoUmVxdWVzdBobLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcGx5EkcKCUpvaW5NYXRjaBIdLnRhYmxldG9wLnYxLkpvaW5NYXRjaFJlcXVlc3QaGy50YWJsZXRvcC52MS5Kb2luTWF0Y2hSZXBseRJNCgtMaXN0TWF0Y2hlcxIfLnRhYmxldG9wLnYxLkxpc3RNYXRjaGVzUmVxdWVzdBodLnRhYmxldG9wLnYxLkxpc3RNYXRjaGVzUmVwbHkSPgoHR2V0VmlldxIbLnRhYmxldG9wLnYxLkdldFZpZXdSZXF1ZXN0GhYudGFibGV0b3AudjEuTWF0Y2hWaWV3ElkKD0dldExlZ2FsQWN0aW9ucxIjLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcXVlc3QaIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseRJQCgxTdWJtaXRBY3Rpb24SIC50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHkSRgoKV2F0Y2hNYXRjaBIeLnRhYmxldG9wLnYxLldhdGNoTWF0Y2hSZXF1ZXN0GhYudGFibGV0b3AudjEuTWF0Y2hWaWV3MAESSQoLUmVwbGF5TWF0Y2gSHy50YWJsZXRvcC52MS5SZXBsYXlNYXRjaFJlcXVlc3QaFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwMAESXAoSUmVwbGF5TWF0Y2hCYXRjaGVzEiYudGFibGV0b3AudjEuUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBocLnRhYmxldG9wLnYxLlJlcGxheVN0ZXBCYXRjaDABEkUKC0V4cG9ydE1hdGNoEh8udGFibGV0b3AudjEuRXhwb3J0TWF0Y2hSZXF1ZXN0GhUudGFibGV0b3AudjEuTWF0Y2hMb2cSUAoMR2V0U3RhbmRpbmdzEiAudGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVxdWVzdBoeLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcGx5EkIKCkdldFBpY3R1cmUSHi50YWJsZXRvcC52MS5HZXRQaWN0dXJlUmVxdWVzdBoULnRhYmxldG9wLnYxLlBpY3R1cmUSTgoLVmVyaWZ5TWF0Y2gSHy50YWJsZXRvcC52MS5WZXJpZnlNYXRjaFJlcXVlc3QaHi50YWJsZXRvcC52MS5NYXRjaFZlcmlmaWNhdGlvbmIGcHJvdG8z", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring]);
+  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSLRAQoQT3Blbk1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSOwoHb3B0aW9ucxgDIAMoCzIqLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuT3B0aW9uc0VudHJ5EhIKCmNvbW1hbmRfaWQYBCABKAkSDwoHcHJpdmF0ZRgFIAEoCBIMCgRib3RzGAYgAygJGi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkoKDk9wZW5NYXRjaFJlcGx5EhAKCG1hdGNoX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSFQoNY3JlYXRvcl90b2tlbhgDIAEoCSJaChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhAKCHNwZWN0YXRlGAQgASgIIlIKDkpvaW5NYXRjaFJlcGx5Eg0KBXRva2VuGAEgASgJEgwKBHNlYXQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoAxIPCgd2ZXJzaW9uGAQgASgEInMKEkxpc3RNYXRjaGVzUmVxdWVzdBIMCgRnYW1lGAEgASgJEigKBnN0YXR1cxgCIAEoDjIYLnRhYmxldG9wLnYxLk1hdGNoU3RhdHVzEhEKCXBhZ2Vfc2l6ZRgDIAEoDRISCgpwYWdlX3Rva2VuGAQgASgJIlcKEExpc3RNYXRjaGVzUmVwbHkSKgoHbWF0Y2hlcxgBIAMoCzIZLnRhYmxldG9wLnYxLk1hdGNoU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiWAoOR2V0Vmlld1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJEhMKC21pbl92ZXJzaW9uGAMgASgEEg8KB3dhaXRfbXMYBCABKA0iNQoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJIoYBCgtQbGF5UmVxdWVzdBIKCgJpZBgBIAEoBBIvCgV3YXRjaBgCIAEoCzIeLnRhYmxldG9wLnYxLldhdGNoTWF0Y2hSZXF1ZXN0SAASMgoGYWN0aW9uGAMgASgLMiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdEgAQgYKBGtpbmQiVAoLUGxheVJlZnVzZWQSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIWCg5yZXRyeV9hZnRlcl9tcxgEIAEoDSKkAQoKUGxheVVwZGF0ZRIKCgJpZBgBIAEoBBImCgR2aWV3GAIgASgLMhYudGFibGV0b3AudjEuTWF0Y2hWaWV3SAASLQoDYWNrGAMgASgLMh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHlIABIrCgdyZWZ1c2VkGAQgASgLMhgudGFibGV0b3AudjEuUGxheVJlZnVzZWRIAEIGCgRraW5kIjYKElJlcGxheU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkigAEKClJlcGxheVN0ZXASDAoEc3RlcBgBIAEoBBIpCgVldmVudBgCIAEoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUSJAoEdmlldxgDIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlldxITCgtkZXNjcmlwdGlvbhgEIAEoCSJjChlSZXBsYXlNYXRjaEJhdGNoZXNSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRIRCgltYXhfc3RlcHMYAyABKA0SEQoJbWF4X2J5dGVzGAQgASgNIjkKD1JlcGxheVN0ZXBCYXRjaBImCgVzdGVwcxgBIAMoCzIXLnRhYmxldG9wLnYxLlJlcGxheVN0ZXAiJgoSRXhwb3J0TWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIlYKCE1hdGNoTG9nEhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSKgoGZXZlbnRzGAMgAygLMhoudGFibGV0b3AudjEuRXZlbnRFbnZlbG9wZSJHChFHZXRQaWN0dXJlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIUCgd2ZXJzaW9uGAIgASgESACIAQFCCgoIX3ZlcnNpb24iZQoHUGljdHVyZRIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAQSDgoGdmlld2VyGAQgASgJEgsKA3N2ZxgFIAEoCRIMCgR0ZXh0GAYgASgJIiYKElZlcmlmeU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSJUChFNYXRjaFZlcmlmaWNhdGlvbhIQCghtYXRjaF9pZBgBIAEoCRIKCgJvaxgCIAEoCBIPCgdjaGVja2VkGAMgASgNEhAKCHByb2JsZW1zGAQgAygJMrsICgdHYXRld2F5EkkKC0NyZWF0ZU1hdGNoEh0udGFibGV0b3AudjEuT3Blbk1hdGNoUmVxdWVzdBobLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcGx5EkcKCUpvaW5NYXRjaBIdLnRhYmxldG9wLnYxLkpvaW5NYXRjaFJlcXVlc3QaGy50YWJsZXRvcC52MS5Kb2luTWF0Y2hSZXBseRJNCgtMaXN0TWF0Y2hlcxIfLnRhYmxldG9wLnYxLkxpc3RNYXRjaGVzUmVxdWVzdBodLnRhYmxldG9wLnYxLkxpc3RNYXRjaGVzUmVwbHkSPgoHR2V0VmlldxIbLnRhYmxldG9wLnYxLkdldFZpZXdSZXF1ZXN0GhYudGFibGV0b3AudjEuTWF0Y2hWaWV3ElkKD0dldExlZ2FsQWN0aW9ucxIjLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcXVlc3QaIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseRJQCgxTdWJtaXRBY3Rpb24SIC50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHkSRgoKV2F0Y2hNYXRjaBIeLnRhYmxldG9wLnYxLldhdGNoTWF0Y2hSZXF1ZXN0GhYudGFibGV0b3AudjEuTWF0Y2hWaWV3MAESQgoJUGxheU1hdGNoEhgudGFibGV0b3AudjEuUGxheVJlcXVlc3QaFy50YWJsZXRvcC52MS5QbGF5VXBkYXRlKAEwARJJCgtSZXBsYXlNYXRjaBIfLnRhYmxldG9wLnYxLlJlcGxheU1hdGNoUmVxdWVzdBoXLnRhYmxldG9wLnYxLlJlcGxheVN0ZXAwARJcChJSZXBsYXlNYXRjaEJhdGNoZXMSJi50YWJsZXRvcC52MS5SZXBsYXlNYXRjaEJhdGNoZXNSZXF1ZXN0GhwudGFibGV0b3AudjEuUmVwbGF5U3RlcEJhdGNoMAESRQoLRXhwb3J0TWF0Y2gSHy50YWJsZXRvcC52MS5FeHBvcnRNYXRjaFJlcXVlc3QaFS50YWJsZXRvcC52MS5NYXRjaExvZxJQCgxHZXRTdGFuZGluZ3MSIC50YWJsZXRvcC52MS5HZXRTdGFuZGluZ3NSZXF1ZXN0Gh4udGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVwbHkSQgoKR2V0UGljdHVyZRIeLnRhYmxldG9wLnYxLkdldFBpY3R1cmVSZXF1ZXN0GhQudGFibGV0b3AudjEuUGljdHVyZRJOCgtWZXJpZnlNYXRjaBIfLnRhYmxldG9wLnYxLlZlcmlmeU1hdGNoUmVxdWVzdBoeLnRhYmxldG9wLnYxLk1hdGNoVmVyaWZpY2F0aW9uYgZwcm90bzM", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring]);
 
 /**
  * @generated from message tabletop.v1.OpenMatchRequest
@@ -294,6 +294,126 @@ export const WatchMatchRequestSchema: GenMessage<WatchMatchRequest> = /*@__PURE_
   messageDesc(file_tabletop_v1_gateway, 7);
 
 /**
+ * @generated from message tabletop.v1.PlayRequest
+ */
+export type PlayRequest = Message<"tabletop.v1.PlayRequest"> & {
+  /**
+   * the client's, echoed on the answer to this request
+   *
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from oneof tabletop.v1.PlayRequest.kind
+   */
+  kind: {
+    /**
+     * @generated from field: tabletop.v1.WatchMatchRequest watch = 2;
+     */
+    value: WatchMatchRequest;
+    case: "watch";
+  } | {
+    /**
+     * @generated from field: tabletop.v1.SubmitActionRequest action = 3;
+     */
+    value: SubmitActionRequest;
+    case: "action";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tabletop.v1.PlayRequest.
+ * Use `create(PlayRequestSchema)` to create a new message.
+ */
+export const PlayRequestSchema: GenMessage<PlayRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 8);
+
+/**
+ * An action refused on a PlayMatch stream: what SubmitAction would have ended its call with.
+ *
+ * @generated from message tabletop.v1.PlayRefused
+ */
+export type PlayRefused = Message<"tabletop.v1.PlayRefused"> & {
+  /**
+   * the gRPC status code's name, e.g. "FAILED_PRECONDITION"
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * for the player
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * the rules' reason code (SubmitAction's tabletop-reason)
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * RESOURCE_EXHAUSTED: try again after this long
+   *
+   * @generated from field: uint32 retry_after_ms = 4;
+   */
+  retryAfterMs: number;
+};
+
+/**
+ * Describes the message tabletop.v1.PlayRefused.
+ * Use `create(PlayRefusedSchema)` to create a new message.
+ */
+export const PlayRefusedSchema: GenMessage<PlayRefused> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 9);
+
+/**
+ * @generated from message tabletop.v1.PlayUpdate
+ */
+export type PlayUpdate = Message<"tabletop.v1.PlayUpdate"> & {
+  /**
+   * the request answered (0 for a view)
+   *
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from oneof tabletop.v1.PlayUpdate.kind
+   */
+  kind: {
+    /**
+     * @generated from field: tabletop.v1.MatchView view = 2;
+     */
+    value: MatchView;
+    case: "view";
+  } | {
+    /**
+     * @generated from field: tabletop.v1.SubmitActionReply ack = 3;
+     */
+    value: SubmitActionReply;
+    case: "ack";
+  } | {
+    /**
+     * @generated from field: tabletop.v1.PlayRefused refused = 4;
+     */
+    value: PlayRefused;
+    case: "refused";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tabletop.v1.PlayUpdate.
+ * Use `create(PlayUpdateSchema)` to create a new message.
+ */
+export const PlayUpdateSchema: GenMessage<PlayUpdate> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 10);
+
+/**
  * @generated from message tabletop.v1.ReplayMatchRequest
  */
 export type ReplayMatchRequest = Message<"tabletop.v1.ReplayMatchRequest"> & {
@@ -313,7 +433,7 @@ export type ReplayMatchRequest = Message<"tabletop.v1.ReplayMatchRequest"> & {
  * Use `create(ReplayMatchRequestSchema)` to create a new message.
  */
 export const ReplayMatchRequestSchema: GenMessage<ReplayMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 8);
+  messageDesc(file_tabletop_v1_gateway, 11);
 
 /**
  * @generated from message tabletop.v1.ReplayStep
@@ -345,7 +465,7 @@ export type ReplayStep = Message<"tabletop.v1.ReplayStep"> & {
  * Use `create(ReplayStepSchema)` to create a new message.
  */
 export const ReplayStepSchema: GenMessage<ReplayStep> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 9);
+  messageDesc(file_tabletop_v1_gateway, 12);
 
 /**
  * @generated from message tabletop.v1.ReplayMatchBatchesRequest
@@ -385,7 +505,7 @@ export type ReplayMatchBatchesRequest = Message<"tabletop.v1.ReplayMatchBatchesR
  * Use `create(ReplayMatchBatchesRequestSchema)` to create a new message.
  */
 export const ReplayMatchBatchesRequestSchema: GenMessage<ReplayMatchBatchesRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 10);
+  messageDesc(file_tabletop_v1_gateway, 13);
 
 /**
  * Consecutive steps of a replay (ReplayStep.step numbers them from 1, no gaps across
@@ -405,7 +525,7 @@ export type ReplayStepBatch = Message<"tabletop.v1.ReplayStepBatch"> & {
  * Use `create(ReplayStepBatchSchema)` to create a new message.
  */
 export const ReplayStepBatchSchema: GenMessage<ReplayStepBatch> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 11);
+  messageDesc(file_tabletop_v1_gateway, 14);
 
 /**
  * @generated from message tabletop.v1.ExportMatchRequest
@@ -422,7 +542,7 @@ export type ExportMatchRequest = Message<"tabletop.v1.ExportMatchRequest"> & {
  * Use `create(ExportMatchRequestSchema)` to create a new message.
  */
 export const ExportMatchRequestSchema: GenMessage<ExportMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 12);
+  messageDesc(file_tabletop_v1_gateway, 15);
 
 /**
  * @generated from message tabletop.v1.MatchLog
@@ -451,7 +571,7 @@ export type MatchLog = Message<"tabletop.v1.MatchLog"> & {
  * Use `create(MatchLogSchema)` to create a new message.
  */
 export const MatchLogSchema: GenMessage<MatchLog> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 13);
+  messageDesc(file_tabletop_v1_gateway, 16);
 
 /**
  * @generated from message tabletop.v1.GetPictureRequest
@@ -475,7 +595,7 @@ export type GetPictureRequest = Message<"tabletop.v1.GetPictureRequest"> & {
  * Use `create(GetPictureRequestSchema)` to create a new message.
  */
 export const GetPictureRequestSchema: GenMessage<GetPictureRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 14);
+  messageDesc(file_tabletop_v1_gateway, 17);
 
 /**
  * @generated from message tabletop.v1.Picture
@@ -523,7 +643,7 @@ export type Picture = Message<"tabletop.v1.Picture"> & {
  * Use `create(PictureSchema)` to create a new message.
  */
 export const PictureSchema: GenMessage<Picture> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 15);
+  messageDesc(file_tabletop_v1_gateway, 18);
 
 /**
  * @generated from message tabletop.v1.VerifyMatchRequest
@@ -540,7 +660,7 @@ export type VerifyMatchRequest = Message<"tabletop.v1.VerifyMatchRequest"> & {
  * Use `create(VerifyMatchRequestSchema)` to create a new message.
  */
 export const VerifyMatchRequestSchema: GenMessage<VerifyMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 16);
+  messageDesc(file_tabletop_v1_gateway, 19);
 
 /**
  * @generated from message tabletop.v1.MatchVerification
@@ -576,7 +696,7 @@ export type MatchVerification = Message<"tabletop.v1.MatchVerification"> & {
  * Use `create(MatchVerificationSchema)` to create a new message.
  */
 export const MatchVerificationSchema: GenMessage<MatchVerification> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 17);
+  messageDesc(file_tabletop_v1_gateway, 20);
 
 /**
  * The public API: lobby, actions, views (per viewer), live updates and replay.
@@ -652,6 +772,22 @@ export const Gateway: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchMatchRequestSchema;
     output: typeof MatchViewSchema;
+  },
+  /**
+   * One seat's play on one long-lived stream, as a game client holds one socket: the first
+   * request is `watch` (WatchMatch's, authorised the same way, refusals end the stream);
+   * then the viewer's current view and every newer one come out as WatchMatch's do, and
+   * each `action` (SubmitAction's, with the stream's token) is answered by its id with
+   * `ack` or `refused` (a refused action ends nothing and appends nothing). Views and
+   * answers are independent: an action's view may come before or after its ack. The stream
+   * ends as WatchMatch's once the match is over. At most 16 actions in flight per stream.
+   *
+   * @generated from rpc tabletop.v1.Gateway.PlayMatch
+   */
+  playMatch: {
+    methodKind: "bidi_streaming";
+    input: typeof PlayRequestSchema;
+    output: typeof PlayUpdateSchema;
   },
   /**
    * Each board event of the match and the view after it, folded afresh.

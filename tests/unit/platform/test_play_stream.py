@@ -1,0 +1,158 @@
+"""The merging of a PlayMatch stream (services/gateway/play.py), without a server: answers
+by id, the bound on actions in flight, faults, and the end once the views are over."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+
+from services.common.metrics import INTERNAL_DETAILS
+from services.gateway.play import MAX_IN_FLIGHT, ActionContext, ActionRefused, Play
+from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
+
+MATCH = "m1"
+
+
+class StreamContext:
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", "Bearer t"),)
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:5000"
+
+
+async def _requests(queue: asyncio.Queue[gateway_pb2.PlayRequest | None]) -> AsyncIterator[Any]:
+    while (request := await queue.get()) is not None:
+        yield request
+
+
+async def _views(queue: asyncio.Queue[match_pb2.ViewUpdate]) -> AsyncIterator[Any]:
+    while True:
+        yield await queue.get()
+
+
+def _action(ident: int, command: str = "c") -> gateway_pb2.PlayRequest:
+    return gateway_pb2.PlayRequest(
+        id=ident, action=board_pb2.SubmitActionRequest(player="p", command_id=command)
+    )
+
+
+def _update(version: int) -> match_pb2.ViewUpdate:
+    update = match_pb2.ViewUpdate()
+    update.summary.version = version
+    return update
+
+
+class Harness:
+    def __init__(self, submit: Any) -> None:
+        self.requests: asyncio.Queue[gateway_pb2.PlayRequest | None] = asyncio.Queue()
+        self.views: asyncio.Queue[match_pb2.ViewUpdate] = asyncio.Queue()
+        self.play = Play(MATCH, StreamContext(), submit)
+        self.out = self.play.run(_requests(self.requests), _views(self.views))
+
+    async def next(self) -> Any:
+        return await asyncio.wait_for(anext(self.out), 5)
+
+
+async def test_actions_are_answered_by_id_with_the_match_filled_in() -> None:
+    seen: list[str] = []
+
+    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+        seen.append(request.match_id)
+        assert context.invocation_metadata() == StreamContext().invocation_metadata()
+        return board_pb2.SubmitActionReply(version=int(request.command_id))
+
+    harness = Harness(submit)
+    harness.requests.put_nowait(_action(7, "3"))
+    answer = await harness.next()
+    assert answer.id == 7 and answer.ack.version == 3
+    assert seen == [MATCH]
+    await harness.out.aclose()
+
+
+async def test_a_refusal_is_an_answer_with_its_retry_after_and_the_stream_goes_on() -> None:
+    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+        if request.command_id == "no":
+            context.set_trailing_metadata((("retry-after-ms", "250"),))
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many requests")
+        return board_pb2.SubmitActionReply(version=9)
+
+    harness = Harness(submit)
+    harness.requests.put_nowait(_action(1, "no"))
+    refused = (await harness.next()).refused
+    assert (refused.code, refused.message, refused.retry_after_ms) == (
+        "RESOURCE_EXHAUSTED",
+        "too many requests",
+        250,
+    )
+    harness.requests.put_nowait(_action(2, "yes"))
+    assert (await harness.next()).ack.version == 9
+    await harness.out.aclose()
+
+
+async def test_past_the_bound_an_action_is_refused_not_queued() -> None:
+    release = asyncio.Event()
+
+    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+        await release.wait()
+        return board_pb2.SubmitActionReply(version=1)
+
+    harness = Harness(submit)
+    for ident in range(1, MAX_IN_FLIGHT + 2):
+        harness.requests.put_nowait(_action(ident))
+    over = await harness.next()
+    assert over.id == MAX_IN_FLIGHT + 1 and over.refused.code == "RESOURCE_EXHAUSTED"
+    release.set()
+    answered = {(await harness.next()).id for _ in range(MAX_IN_FLIGHT)}
+    assert answered == set(range(1, MAX_IN_FLIGHT + 1))
+    await harness.out.aclose()
+
+
+async def test_a_fault_is_internal_with_a_fixed_sentence() -> None:
+    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+        raise KeyError("level_4")
+
+    harness = Harness(submit)
+    harness.requests.put_nowait(_action(1))
+    refused = (await harness.next()).refused
+    assert refused.code == "INTERNAL" and refused.message == INTERNAL_DETAILS
+    assert "KeyError" not in refused.message and "level_4" not in refused.message
+    await harness.out.aclose()
+
+
+async def test_once_the_views_are_over_it_sends_the_answers_owed_and_ends() -> None:
+    release = asyncio.Event()
+
+    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+        await release.wait()
+        return board_pb2.SubmitActionReply(version=5)
+
+    harness = Harness(submit)
+    harness.views.put_nowait(_update(4))
+    assert (await harness.next()).summary.version == 4
+    harness.requests.put_nowait(_action(1))
+    await asyncio.sleep(0.01)  # the action is in flight
+    harness.play.views_ended()
+    harness.views.put_nowait(_update(5))  # after the last view: never sent
+    release.set()
+    assert (await harness.next()).ack.version == 5
+    with pytest.raises(StopAsyncIteration):
+        await harness.next()
+
+
+async def test_the_action_context_refuses_without_ending_anything() -> None:
+    context = ActionContext(StreamContext())
+    context.set_trailing_metadata((("tabletop-reason", "NOT_YOUR_TURN"),))
+    with pytest.raises(ActionRefused) as refused:
+        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "not your turn")
+    answer = refused.value.answer
+    assert (answer.code, answer.message, answer.reason) == (
+        "FAILED_PRECONDITION",
+        "not your turn",
+        "NOT_YOUR_TURN",
+    )
+    assert context.time_remaining() is None and context.peer() == "ipv4:127.0.0.1:5000"
