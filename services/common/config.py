@@ -147,9 +147,6 @@ class Config:
     #: board: the least time between the starts of two of its Kafka transactions (commands
     #: arriving meanwhile share the next); 0: as soon as the last one ends
     board_commit_interval_ms: float = 20.0
-    #: dice and decks: the same for their transactions (each answer waits for its own
-    #: commit, so a pause here lengthens every chance request by up to this much)
-    chance_commit_interval_ms: float = 0.0
 
     @classmethod
     def from_env(cls, service: str) -> Config:
@@ -212,5 +209,4 @@ class Config:
             snapshot_every_events=int(_env("SNAPSHOT_EVERY_EVENTS", "20000")),
             snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
             board_commit_interval_ms=float(_env("BOARD_COMMIT_INTERVAL_MS", "20")),
-            chance_commit_interval_ms=float(_env("CHANCE_COMMIT_INTERVAL_MS", "0")),
         )

@@ -74,7 +74,6 @@ async def serve_stream_owner(
         config.kafka_bootstrap,
         event_topic(stream, config.topic_prefix),
         transactional_id=f"{config.topic_prefix}tabletop-{stream}-{config.shard}",
-        commit_interval_ms=config.chance_commit_interval_ms,
     )
     writer = StreamWriter(stream, event_log, config.kafka_bootstrap, config.shard, config.shards)
     service = make_service(writer)
