@@ -1,5 +1,5 @@
-"""Action latency figures: SubmitAction → acknowledged, and SubmitAction → the new view on a
-WatchMatch stream, at each concurrency level, next to their floors.
+"""Action latency figures: an action sent on a PlayMatch stream → its acknowledgement, and →
+the new view on the same stream, at each concurrency level, next to their floors.
 
 Floors (unloaded, measured in the same run):
 - acknowledged: 2 bare gRPC hops (client → gateway → board) + one bare acks=all Kafka write;
@@ -62,7 +62,7 @@ def latency_figures(
         figures.append(
             figure(
                 f"latency.ack.c{level}",
-                f"SubmitAction → acknowledged (durable), {label}",
+                f"Action (PlayMatch) → acknowledged (durable), {label}",
                 "ms",
                 "lower",
                 [run.ack_ms for run in runs],
@@ -73,7 +73,7 @@ def latency_figures(
         figures.append(
             figure(
                 f"latency.view.c{level}",
-                f"SubmitAction → new view on WatchMatch, {label}",
+                f"Action (PlayMatch) → new view on the stream, {label}",
                 "ms",
                 "lower",
                 [run.view_ms for run in runs],
@@ -89,7 +89,7 @@ def latency_figures(
         figures.append(
             figure(
                 f"latency.published.c{level}",
-                f"(diagnostic) SubmitAction → view published on the views topic, {label}",
+                f"(diagnostic) Action → view published on the views topic, {label}",
                 "ms",
                 "lower",
                 [run.published_ms for run in runs],

@@ -34,7 +34,9 @@ PEER_NOTE = (
     "boardgame.io sends the update before it writes to storage, so its update latency does "
     "not include the write (its throughput does). Its CPU column is the server process; "
     "Tabletop's is every service plus Kafka. Each run measures the peer right after "
-    "Tabletop's load runs, with Tabletop's stack idle beside it."
+    "Tabletop's load runs, with Tabletop's stack idle beside it. Tabletop's bots hold the "
+    "same kind of connection: one `PlayMatch` stream per seat (actions in, acknowledgements "
+    "and views out)."
 )
 
 
