@@ -116,7 +116,7 @@ SNAPSHOT_FAILURES = Counter(
     "replayed from its start).",
     ["stream", "operation"],
 )
-GATEWAY_WATCHERS = Gauge("tabletop_gateway_watchers", "Open WatchMatch streams.")
+GATEWAY_WATCHERS = Gauge("tabletop_gateway_watchers", "Open WatchMatch and PlayMatch streams.")
 GATEWAY_MATCHES_IN_PLAY = Gauge(
     "tabletop_gateway_matches_in_play",
     "Unfinished matches with a view in the idle timeout, as this gateway counts them.",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
@@ -27,6 +28,8 @@ log = get_logger(__name__)
 
 #: actions a stream may have unanswered at once; one more is refused, not queued
 MAX_IN_FLIGHT = 16
+#: answers waiting for a client that does not read; past this no more requests are read
+MAX_UNREAD = 16
 
 Submit = Callable[[board_pb2.SubmitActionRequest, Any], Awaitable[board_pb2.SubmitActionReply]]
 
@@ -79,22 +82,26 @@ class Play:
 
     ``run`` yields answers (``PlayUpdate``) and the match's view updates (``ViewUpdate``,
     for the caller to render for its viewer); once the caller says the views are over it
-    yields the answers still owed and ends.
+    yields the answers still owed and ends. Nothing grows with a client that sends faster
+    than it reads: views are coalesced to the newest (as WatchMatch's are), and requests
+    are read only while fewer than ``MAX_UNREAD`` answers wait to be sent.
     """
 
     def __init__(self, match_id: str, context: grpc.aio.ServicerContext, submit: Submit) -> None:
         self._match_id = match_id
         self._context = context
         self._submit = submit
-        self._ready: asyncio.Queue[gateway_pb2.PlayUpdate | match_pb2.ViewUpdate | None] = (
-            asyncio.Queue()
-        )
+        self._answers: deque[gateway_pb2.PlayUpdate] = deque()
+        self._view: match_pb2.ViewUpdate | None = None
+        self._wake = asyncio.Event()
+        self._room = asyncio.Event()
         self._in_flight: set[asyncio.Task[None]] = set()
         self._views_over = False
         self._follower: asyncio.Task[None] | None = None
 
     def views_ended(self) -> None:
         self._views_over = True
+        self._wake.set()
         if self._follower is not None:
             self._follower.cancel()
 
@@ -106,12 +113,19 @@ class Play:
         reader = asyncio.create_task(self._read(requests))
         self._follower = asyncio.create_task(self._follow(views))
         try:
-            while not (self._views_over and not self._in_flight and self._ready.empty()):
-                item = await self._ready.get()
-                if item is None:  # the view store stopped following the match
-                    self._views_over = True
-                elif not (self._views_over and isinstance(item, match_pb2.ViewUpdate)):
-                    yield item
+            while True:
+                if self._answers:
+                    answer = self._answers.popleft()
+                    self._room.set()
+                    yield answer
+                elif self._view is not None and not self._views_over:
+                    view, self._view = self._view, None
+                    yield view
+                elif self._views_over and not self._in_flight:
+                    return
+                else:
+                    self._wake.clear()
+                    await self._wake.wait()
         finally:
             tasks = [reader, self._follower, *self._in_flight]
             for task in tasks:
@@ -120,16 +134,25 @@ class Play:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
+    def _send(self, answer: gateway_pb2.PlayUpdate) -> None:
+        self._answers.append(answer)
+        self._wake.set()
+
     async def _follow(self, views: AsyncIterator[match_pb2.ViewUpdate]) -> None:
         async for update in views:
-            self._ready.put_nowait(update)
-        self._ready.put_nowait(None)
+            self._view = update
+            self._wake.set()
+        self._views_over = True  # the view store stopped following the match
+        self._wake.set()
 
     async def _read(self, requests: AsyncIterator[gateway_pb2.PlayRequest]) -> None:
         async for request in requests:
+            while len(self._answers) >= MAX_UNREAD:
+                self._room.clear()
+                await self._room.wait()
             kind = request.WhichOneof("kind")
             if kind != "action":
-                self._ready.put_nowait(
+                self._send(
                     refused(
                         request.id,
                         grpc.StatusCode.INVALID_ARGUMENT,
@@ -138,7 +161,7 @@ class Play:
                     )
                 )
             elif request.action.match_id not in ("", self._match_id):
-                self._ready.put_nowait(
+                self._send(
                     refused(
                         request.id,
                         grpc.StatusCode.INVALID_ARGUMENT,
@@ -146,7 +169,7 @@ class Play:
                     )
                 )
             elif len(self._in_flight) >= MAX_IN_FLIGHT:
-                self._ready.put_nowait(
+                self._send(
                     refused(
                         request.id,
                         grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -176,4 +199,4 @@ class Play:
         current = asyncio.current_task()
         if current is not None:
             self._in_flight.discard(current)
-        self._ready.put_nowait(answer)
+        self._send(answer)

@@ -11,7 +11,7 @@ import grpc
 import pytest
 
 from services.common.metrics import INTERNAL_DETAILS
-from services.gateway.play import MAX_IN_FLIGHT, ActionContext, ActionRefused, Play
+from services.gateway.play import MAX_IN_FLIGHT, MAX_UNREAD, ActionContext, ActionRefused, Play
 from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
 
 MATCH = "m1"
@@ -156,3 +156,39 @@ async def test_the_action_context_refuses_without_ending_anything() -> None:
         "NOT_YOUR_TURN",
     )
     assert context.time_remaining() is None and context.peer() == "ipv4:127.0.0.1:5000"
+
+
+async def test_views_are_coalesced_to_the_newest_for_a_slow_reader() -> None:
+    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+        raise AssertionError("no action is sent")
+
+    harness = Harness(submit)
+    harness.views.put_nowait(_update(1))
+    assert (await harness.next()).summary.version == 1
+    for version in (2, 3):
+        harness.views.put_nowait(_update(version))
+    await asyncio.sleep(0.01)  # 2 and 3 arrive while the client reads nothing
+    assert (await harness.next()).summary.version == 3
+    harness.views.put_nowait(_update(4))
+    assert (await harness.next()).summary.version == 4
+    await harness.out.aclose()
+
+
+async def test_a_client_that_does_not_read_is_not_read_either() -> None:
+    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+        raise AssertionError("no action is sent")
+
+    harness = Harness(submit)
+    sent = MAX_UNREAD * 3
+    for ident in range(1, sent + 1):  # each refused (a second watch): an answer apiece
+        harness.requests.put_nowait(
+            gateway_pb2.PlayRequest(id=ident, watch=gateway_pb2.WatchMatchRequest())
+        )
+    first = await harness.next()
+    await asyncio.sleep(0.05)
+    # one answer taken; then the reader stopped once MAX_UNREAD waited (holding one more)
+    assert harness.requests.qsize() == sent - (1 + MAX_UNREAD + 1)
+    answers = [first, *[await harness.next() for _ in range(sent - 1)]]
+    assert [a.id for a in answers] == list(range(1, sent + 1))
+    assert {a.refused.code for a in answers} == {"INVALID_ARGUMENT"}
+    await harness.out.aclose()
