@@ -7,10 +7,11 @@ A variant is ``NAME[:KEY=VALUE,...]``: ``tree=PATH`` runs the services from anot
 checkout (its ``services`` and ``protos`` come first on PYTHONPATH; the bots are this
 tree's), ``client=unary`` has the bots use SubmitAction beside WatchMatch instead of
 PlayMatch streams, any other ``KEY=VALUE`` is set in the services' environment
-(``TABLETOP_`` is added when missing). Each round starts a fresh ephemeral stack per variant and runs the
-bots at each level (warm-up, then the measured window), as ``make bench`` does. Prints,
-per variant and level, medians over the rounds: acknowledged actions/s, ack and view
-p50/p99, and CPU ms per acknowledged action per process. Never part of ``make test``.
+(``TABLETOP_`` is added when missing). Each round starts a fresh ephemeral stack per
+variant and runs the bots at each level (warm-up, then the measured window), as ``make
+bench`` does. Prints, per variant and level, medians over the rounds: acknowledged
+actions/s, ack and view p50/p99, and CPU ms per acknowledged action per process. Never
+part of ``make test``.
 """
 
 from __future__ import annotations

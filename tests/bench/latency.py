@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from .bots import LoadResult
 from .floors import FloorRun
 from .stats import Figure, Floor, figure, median
+from .timing import window_rates
 
 
 def _pooled(runs: Sequence[FloorRun], attribute: str) -> list[float]:
@@ -96,6 +97,37 @@ def latency_figures(
                 floor=view_floor(floors),
                 note="the projector's part of action → view, the rest the gateway's; in a "
                 "window of its own with a consumer of the views topic beside the bots",
+            )
+        )
+    return figures
+
+
+def unary_figures(loads: dict[int, list[LoadResult]], floors: Sequence[FloorRun]) -> list[Figure]:
+    """The same load with SubmitAction calls beside a WatchMatch stream (the calls the
+    browser and plain scripts use), for comparison with the PlayMatch windows."""
+    figures: list[Figure] = []
+    for level, runs in sorted(loads.items()):
+        label = "1 match" if level == 1 else f"{level} concurrent matches"
+        note = "; ".join(filter(None, ["in a window of its own", _level_note(runs)]))
+        figures.append(
+            figure(
+                f"latency.view.unary.c{level}",
+                f"(diagnostic) SubmitAction → new view on WatchMatch, {label}",
+                "ms",
+                "lower",
+                [run.view_ms for run in runs],
+                floor=view_floor(floors),
+                note=note,
+            )
+        )
+        figures.append(
+            figure(
+                f"throughput.acks.unary.c{level}",
+                f"(diagnostic) Acknowledged actions per second by SubmitAction calls, {label}",
+                "/s",
+                "higher",
+                [window_rates(run.ack_stamps, run.start, run.end) for run in runs],
+                note=note,
             )
         )
     return figures

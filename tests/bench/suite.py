@@ -40,7 +40,7 @@ from .boardgameio import (
 from .bots import LoadResult, finish_one_match, run_load
 from .engine import EngineRun, engine_figures, measure_engines
 from .floors import FloorRun, FloorSizes, measure_floors
-from .latency import floor_latency_figures, latency_figures
+from .latency import floor_latency_figures, latency_figures, unary_figures
 from .machine import machine_info
 from .procstat import kafka_pid
 from .profiling import record, summarise
@@ -65,6 +65,10 @@ console = Console(stderr=True)
 #: has had no view for this long (TABLETOP_GATEWAY_MATCH_IDLE_S, 600 s by default), and the
 #: next level starts once they have left, so it is not refused for the last one's matches
 BENCH_MATCH_IDLE_S = 5.0
+#: the level of the one window with SubmitAction calls instead of PlayMatch streams
+UNARY_LEVEL = 20
+#: what the diagnostic windows of the first run are, as the progress bar says it
+WINDOW_KINDS = {"tapped": "views tapped", "unary": "SubmitAction calls"}
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,8 @@ class Results:
     engines: list[EngineRun]
     #: per level, the diagnostic windows run with a tap on the views topic (first run only)
     tapped: dict[int, list[LoadResult]] = field(default_factory=dict)
+    #: windows whose bots use SubmitAction calls beside WatchMatch (first run, one level)
+    unary: dict[int, list[LoadResult]] = field(default_factory=dict)
     peer: list[list[PeerLoad]] = field(default_factory=list)
     #: the installed peer project, or why the peer does not run
     peer_project: Path | None = None
@@ -250,12 +256,16 @@ async def one_run(
     # The measured windows run without the views-topic tap: it is a consumer of every view
     # and cost the stack ~10% of its throughput at 20 matches (and the bench client a third
     # more CPU), so where action → view waits is measured in windows of its own, once.
-    windows = [(level, False) for level in sizes.levels]
+    # The bots play on PlayMatch streams; once, the same load with SubmitAction calls beside
+    # WatchMatch (what the browser and plain scripts use), for comparison.
+    windows = [(level, "") for level in sizes.levels]
     if run == 0:
-        windows += [(level, True) for level in sizes.levels]
-    for i, (level, tapped) in enumerate(windows):
+        windows += [(level, "tapped") for level in sizes.levels]
+        windows += [(level, "unary") for level in sizes.levels if level == UNARY_LEVEL]
+    for i, (level, kind) in enumerate(windows):
+        tapped = kind == "tapped"
         matches = f"{level} concurrent match{'es' if level > 1 else ''}"
-        step(f"{matches} (views tapped, diagnostic)" if tapped else matches)
+        step(f"{matches} ({WINDOW_KINDS[kind]}, diagnostic)" if kind else matches)
         if i:
             await asyncio.sleep(BENCH_MATCH_IDLE_S + 1)  # the last level's matches leave play
         load = await run_load(
@@ -269,10 +279,12 @@ async def one_run(
             pids=pids,
             metrics=metrics,
             views=(stack.kafka_bootstrap, views_topic(stack.topic_prefix)) if tapped else None,
+            transport="unary" if kind == "unary" else "play",
         )
-        (results.tapped if tapped else results.loads).setdefault(level, []).append(load)
+        windows_of = {"": results.loads, "tapped": results.tapped, "unary": results.unary}
+        windows_of[kind].setdefault(level, []).append(load)
         finished += load.finished_ids
-        if not tapped:
+        if not kind:
             progress.advance(task)
     if results.peer_project is not None:
         step("boardgame.io (peer)")
@@ -344,6 +356,7 @@ def collect(results: Results) -> list[Figure]:
     version = installed_version(results.peer_project) if results.peer_project else ""
     figures = [
         *latency_figures(results.loads, results.floors, results.tapped),
+        *unary_figures(results.unary, results.floors),
         *throughput_figures(results.loads, results.floors),
         *cpu_figures(results.loads),
         *peer_figures([load for run in results.peer for load in run], version),

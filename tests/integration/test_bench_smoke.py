@@ -21,6 +21,8 @@ EXPECTED = [
     *(f"latency.{kind}.c{level}" for kind in ("ack", "view") for level in (1, 20, 100)),
     *(f"throughput.acks.c{level}" for level in (1, 20, 100)),
     *(f"latency.published.c{level}" for level in (1, 20, 100)),  # the tapped windows
+    "latency.view.unary.c20",  # the window with SubmitAction calls
+    "throughput.acks.unary.c20",
     "replay.gateway.events",
     "replay.gateway.match",
     "replay.gateway.batches",
