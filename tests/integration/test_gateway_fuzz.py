@@ -168,7 +168,29 @@ def target(stack: Stack) -> tuple[GatewayClient, str, dict[str, str]]:
 
 def _methods() -> list[tuple[str, Descriptor, bool]]:
     service = gateway_pb2.DESCRIPTOR.services_by_name["Gateway"]
-    return [(m.name, m.input_type, m.server_streaming) for m in service.methods]
+    return [
+        (m.name, m.input_type, m.server_streaming)
+        for m in service.methods
+        if not m.client_streaming
+    ]
+
+
+def _streams_in() -> list[tuple[str, Descriptor]]:
+    """The methods a client streams requests to (PlayMatch)."""
+    service = gateway_pb2.DESCRIPTOR.services_by_name["Gateway"]
+    return [(m.name, m.input_type) for m in service.methods if m.client_streaming]
+
+
+def _check_refusal(method: str, code: str, details: str, sent: list[message.Message]) -> None:
+    assert code not in {s.name for s in BAD_STATUSES}, (method, details)
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED.name and "received" in details.lower():
+        return  # gRPC's own message-size refusal
+    assert len(details) <= MAX_DETAILS, (method, details[:200])
+    assert not any(name in details for name in PYTHON_NAMES), (method, details)
+    for request in sent:
+        for text in _strings_of(request):
+            if len(text) > 64:
+                assert text not in details, (method, "echoed a long input")
 
 
 def test_fuzzed_requests_are_refused_cleanly(
@@ -188,6 +210,9 @@ def test_fuzzed_requests_are_refused_cleanly(
     for method, descriptor, streaming in _methods():
         outcomes = report.setdefault(method, {})
         _fuzz(client, method, descriptor, streaming, known, authorizations, outcomes)
+    for method, descriptor in _streams_in():
+        outcomes = report.setdefault(method, {})
+        _fuzz_stream(client, method, descriptor, known, authorizations, outcomes)
     print(f"fuzz outcomes: {report}")
     assert "OK" not in report["CreateMatch"]  # no real game name is drawn: nothing created
     after = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
@@ -237,5 +262,49 @@ def _fuzz(
         for text in _strings_of(request):
             if len(text) > 64:
                 assert text not in details, (method, "echoed a long input")
+
+    one()
+
+
+def _fuzz_stream(
+    client: GatewayClient,
+    method: str,
+    descriptor: Descriptor,
+    known: list[str],
+    authorizations: st.SearchStrategy[tuple[tuple[str, str], ...]],
+    outcomes: dict[str, int],
+) -> None:
+    """A few fuzzed requests on one stream: its end and every refusal on it are checked
+    as a call's status is (refusals of single requests come as ``refused`` answers)."""
+    call: Callable[..., Any] = getattr(client.stub, method)
+
+    @settings(
+        max_examples=STREAM_CASES,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        requests=st.lists(messages(descriptor, known), min_size=1, max_size=3),
+        metadata=authorizations,
+    )
+    def one(requests: list[message.Message], metadata: tuple[tuple[str, str], ...]) -> None:
+        try:
+            replies = call(iter(requests), metadata=metadata, timeout=0.3)
+            for count, reply in enumerate(replies):
+                if reply.HasField("refused"):
+                    refused = reply.refused
+                    outcomes[f"refused {refused.code}"] = (
+                        outcomes.get(f"refused {refused.code}", 0) + 1
+                    )
+                    _check_refusal(method, refused.code, refused.message, requests)
+                if count >= 10:
+                    break
+            replies.cancel()
+            code, details = grpc.StatusCode.OK, ""
+        except grpc.RpcError as error:
+            code, details = error.code(), error.details() or ""
+        outcomes[code.name] = outcomes.get(code.name, 0) + 1
+        _check_refusal(method, code.name, details, requests)
 
     one()

@@ -146,13 +146,22 @@ function freeSeats(summary: MatchSummary): string[] {
   return summary.players.filter((p) => !(p in summary.seats) && !summary.bots.includes(p));
 }
 
+/** the most matches the lobby lists (ListMatches allows 200 a page) */
+const LOBBY_PAGE = 200;
+
 async function listMatches(): Promise<void> {
   const body = $("matches").querySelector("tbody");
   if (!body) return;
   try {
-    const reply = await gateway.listMatches({ pageSize: 50 });
+    // Matches in play only (a finished one has nothing to join), those with a free seat
+    // first: the server pages by match id, so a page of every match showed an arbitrary
+    // 50, and a match created a moment ago was often not among them.
+    const reply = await gateway.listMatches({ status: MatchStatus.ACTIVE, pageSize: LOBBY_PAGE });
+    const matches = [...reply.matches].sort(
+      (a, b) => Number(freeSeats(b).length > 0) - Number(freeSeats(a).length > 0),
+    );
     body.replaceChildren();
-    for (const summary of reply.matches) {
+    for (const summary of matches) {
       const row = body.insertRow();
       row.insertCell().textContent = summary.game;
       row.insertCell().textContent = summary.matchId;
@@ -166,7 +175,7 @@ async function listMatches(): Promise<void> {
         open.append(button(`Join as ${seat}`, () => void joinSeat(summary.matchId, seat)));
       }
     }
-    if (reply.matches.length === 0) body.insertRow().insertCell().textContent = "No public matches yet.";
+    if (reply.matches.length === 0) body.insertRow().insertCell().textContent = "No public matches in play.";
   } catch (error) {
     say(`Could not list the matches: ${describeError(error)}`);
   }
