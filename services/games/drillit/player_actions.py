@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import combinations_with_replacement
-from typing import Any
+from typing import Any, overload
 
-from services.games.contract import Choices, MalformedAction, RuleViolation
+from services.games.contract import MalformedAction, RuleViolation
 from services.games.drillit import actions as act
 from services.games.drillit import events as ev
 from services.games.drillit.characters import (
@@ -29,6 +29,7 @@ from services.games.drillit.tunnels import (
     excavations,
     may_lay,
     openings,
+    placements,
     plan_b_exit,
     reaches_exit,
     turbo_placements,
@@ -241,7 +242,66 @@ def turn_actions(state: DrillitState, player: str) -> tuple[Any, ...]:
     return tuple(turn_choices(state, player))
 
 
-def turn_choices(state: DrillitState, player: str) -> Choices:
+#: a piece the player may lay: its owner, the piece, and its placements (cell, rotation)
+Dig = tuple[str, str, tuple[tuple[Hex, int], ...]]
+
+
+class TurnChoices(Sequence[Any]):
+    """``turn_actions`` as a sequence that builds its Excavate actions only when read: the
+    ``head`` actions (moves, carries, attacks, repair, extinguish), an Excavate for each
+    placement of each of the ``digs``, then the ``tail`` (crystal abilities, Plan B,
+    EndTurn). A random policy reads the length and one entry, and the Excavate actions
+    are most of the list."""
+
+    __slots__ = ("_digs", "_head", "_length", "_state", "_tail")
+
+    def __init__(
+        self, state: DrillitState, head: tuple[Any, ...], digs: list[Dig], tail: tuple[Any, ...]
+    ) -> None:
+        self._state, self._head, self._digs, self._tail = state, head, digs, tail
+        length = len(head) + len(tail)
+        for _, _, spots in digs:
+            length += len(spots)
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("legal action index out of range")
+        head = self._head
+        if index < len(head):
+            return head[index]
+        index -= len(head)
+        for owner, _, spots in self._digs:
+            if index < len(spots):
+                cell, rotation = spots[index]
+                return act.Excavate(owner, cell, rotation)
+            index -= len(spots)
+        return self._tail[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self._head
+        for owner, piece, _ in self._digs:
+            yield from excavations(self._state, owner, piece)
+        yield from self._tail
+
+    def __repr__(self) -> str:
+        return f"TurnChoices({tuple(self)!r})"
+
+
+def turn_choices(state: DrillitState, player: str) -> TurnChoices:
     """``turn_actions`` with the Excavate actions (most of them) built only when read."""
     out: list[Any] = []
     rooms = state.rooms
@@ -271,19 +331,18 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
         out.append(_REPAIR)
     if points >= 1 and state.fires.get(here, 0) > 0:
         out.append(_EXTINGUISH)
-    parts: list[Sequence[Any]] = [tuple(out)]
+    digs: list[Dig] = []
     if not state.trap and points >= 1:
         hands = state.hands
         for owner in state.players:
             piece = hands.get(owner)
             if piece is not None and may_place_for(state, player, owner):
-                parts.append(excavations(state, owner, piece))
+                digs.append((owner, piece, placements(state, piece)))
     last = crystal_actions(state, player)
     if state.plan_b and plan_b_exit(state) is not None:
         last.append(_PLAN_B)
     last.append(_END_TURN)
-    parts.append(tuple(last))
-    return Choices(parts)
+    return TurnChoices(state, tuple(out), digs, tuple(last))
 
 
 def turbo_actions(state: DrillitState) -> tuple[Any, ...]:

@@ -10,9 +10,8 @@ from __future__ import annotations
 import functools
 import heapq
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import overload
 
 from services.games.drillit.actions import Excavate, PlaceTurboPiece
 from services.games.drillit.content import CONTENT, Layout
@@ -104,38 +103,9 @@ def frontier(state: DrillitState) -> tuple[Hex, ...]:
     return _dug(state).frontier
 
 
-def excavations(state: DrillitState, owner: str, piece: str) -> Sequence[Excavate]:
-    """``Excavate`` actions for every placement of ``owner``'s ``piece``, each built only
-    when it is read (all of them at once when iterated)."""
-    return _Excavations(_dug(state), owner, piece)
-
-
-class _Excavations(Sequence[Excavate]):
-    """``Excavate`` of ``owner``'s ``piece`` on each of its placements, in their order."""
-
-    __slots__ = ("_dug", "_owner", "_piece", "_spots")
-
-    def __init__(self, dug: _Dug, owner: str, piece: str) -> None:
-        self._dug, self._owner, self._piece = dug, owner, piece
-        self._spots = dug.placements(piece, None)
-
-    def __len__(self) -> int:
-        return len(self._spots)
-
-    @overload
-    def __getitem__(self, index: int) -> Excavate: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Excavate]: ...
-
-    def __getitem__(self, index: int | slice) -> Excavate | Sequence[Excavate]:
-        if isinstance(index, slice):
-            return self._dug.excavations(self._owner, self._piece)[index]
-        cell, rotation = self._spots[index]
-        return Excavate(self._owner, cell, rotation)
-
-    def __iter__(self) -> Iterator[Excavate]:
-        return iter(self._dug.excavations(self._owner, self._piece))
+def excavations(state: DrillitState, owner: str, piece: str) -> tuple[Excavate, ...]:
+    """``Excavate`` actions for every placement of ``owner``'s ``piece``."""
+    return _dug(state).excavations(owner, piece)
 
 
 def turbo_placements(
