@@ -191,7 +191,10 @@ class _Dug:
         #: cell number -> edge mask of those directions where that piece opens towards it
         self.required = required
         self._placements: dict[tuple[str, Hex | None], tuple[tuple[Hex, int], ...]] = {}
-        #: (cell number, rotation) of each placement, as ``_placements`` lists them
+        #: (cell number, situation) of each frontier cell (``_situations``), once asked
+        self._situated: tuple[tuple[int, int], ...] | None = None
+        #: (cell number, rotation) of each placement of a second Turbo piece, as
+        #: ``_placements`` lists them
         self._numbered: dict[tuple[str, Hex | None], list[tuple[int, int]]] = {}
         self._spots: dict[tuple[str, Hex | None], frozenset[tuple[int, int]]] = {}
         #: exit option -> the cells of a way to it from the frontier, as ``exit_reachable``
@@ -346,36 +349,49 @@ class _Dug:
             known = self._turbo[piece, anchor] = tuple(PlaceTurboPiece(c, k) for c, k in spots)
         return known
 
+    def _situations(self) -> tuple[tuple[int, int], ...]:
+        """(cell number, situation) of each frontier cell, in its order: the edge masks
+        ``_fitting`` reads, towards the Tank or a piece, bordering a piece, where a
+        bordering piece opens (the same for every piece laid there: worked out once)."""
+        known = self._situated
+        if known is None:
+            tank_sides, bordered, required = self.ground.tank_sides, self.bordered, self.required
+            situated = []
+            for cell in self.frontier_cells:
+                b = bordered.get(cell, 0)
+                situated.append(
+                    (cell, (tank_sides[cell] | b) << 12 | b << 6 | required.get(cell, 0))
+                )
+            known = self._situated = tuple(situated)
+        return known
+
     def _place(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
         """Each candidate cell's edge masks (bit d: the edge towards direction d): which
         edges a placed piece borders, which of those it opens, which reach the Tank or a
         piece (or only the anchor); then each rotation is a few bit operations instead of
         a walk around the cell (``fits`` and ``connects``). Without an anchor the masks of
-        every cell next to a piece are known (``bordered``, ``required``), and the
-        rotations that fit those masks are remembered per shape (``_fit_table``): cells
+        every cell next to a piece are known (``_situations``), and the placements on a
+        cell in each situation are remembered per map and shape (``_spot_table``): cells
         meet the same few situations again and again."""
         ground = self.ground
         base = CONTENT.pieces[piece].openings
         rotations = _rotation_masks(base)
-        bordered, required = self.bordered, self.required
-        numbered: list[tuple[int, int]] = []
         if anchor is None:
-            tank_sides, hexes, fit = ground.tank_sides, ground.cells, _fit_table(base)
+            hexes, fit, table = ground.cells, _fit_table(base), _spot_table(self.distance, base)
             spots: list[tuple[Hex, int]] = []
-            for cell in self.frontier_cells:
-                b = bordered.get(cell, 0)
-                situation = (tank_sides[cell] | b) << 12 | b << 6 | required.get(cell, 0)
-                ks = fit.get(situation)
-                if ks is None:
-                    ks = fit[situation] = _fitting(rotations, situation)
-                if ks:
+            for cell, situation in self._situations():
+                here = table.get(cell << 18 | situation)
+                if here is None:
+                    ks = fit.get(situation)
+                    if ks is None:
+                        ks = fit[situation] = _fitting(rotations, situation)
                     where = hexes[cell]
-                    for k in ks:
-                        numbered.append((cell, k))
-                        spots.append((where, k))
-            self._numbered[piece, anchor] = numbered
+                    here = table[cell << 18 | situation] = tuple((where, k) for k in ks)
+                spots += here
             return tuple(spots)
         # the second Turbo piece: next to the first, continuing it
+        bordered, required = self.bordered, self.required
+        numbered: list[tuple[int, int]] = []
         index, taken = ground.index, self.taken
         at = index.get(anchor, -1)
         for c in anchor.neighbours():
@@ -395,12 +411,24 @@ class _Dug:
         (tests/unit/games/drillit/test_drillit_placements_fast.py compares them)."""
         if not 0 <= rotation < 6:
             return False
+        number = self.ground.index.get(cell)
+        if number is None:
+            return False
+        rotation = canonical_rotation(piece, rotation)
+        if anchor is None:  # a frontier cell, in a situation that shape fits so turned
+            for at, situation in self._situations():
+                if at == number:
+                    base = CONTENT.pieces[piece].openings
+                    ks = _fit_table(base).get(situation)
+                    if ks is None:
+                        ks = _fitting(_rotation_masks(base), situation)
+                    return rotation in ks
+            return False
         spots = self._spots.get((piece, anchor))
         if spots is None:  # built when first asked: most placements listed are never laid
             self.placements(piece, anchor)
             spots = self._spots[piece, anchor] = frozenset(self._numbered[piece, anchor])
-        number = self.ground.index.get(cell)
-        return number is not None and (number, canonical_rotation(piece, rotation)) in spots
+        return (number, rotation) in spots
 
 
 def _border(
@@ -415,6 +443,16 @@ def _border(
             bordered[other] = bordered.get(other, 0) | facing
             if mask >> e & 1:
                 required[other] = required.get(other, 0) | facing
+
+
+@functools.lru_cache(maxsize=256)
+def _spot_table(
+    distance_name: str, base: tuple[int, ...]
+) -> dict[int, tuple[tuple[Hex, int], ...]]:
+    """Per map and piece shape: a cell's number and situation (``cell << 18 | situation``)
+    -> the placements (cell, rotation) of that shape there, as ``_place`` lists them. The
+    map's geometry alone decides them; each cell meets a few situations."""
+    return {}
 
 
 @functools.lru_cache(maxsize=64)
