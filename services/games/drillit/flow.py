@@ -22,10 +22,10 @@ from services.games.drillit.end_conditions import (
     defeat_at_turn_end,
     life_track_full,
 )
-from services.games.drillit.evolve import evolve
+from services.games.drillit.evolve import evolve, fold
 from services.games.drillit.goblin_attack import attack_box, horde_events
 from services.games.drillit.player_actions import turbo_actions
-from services.games.drillit.setup_rules import automatic_setup, setup_chooser, setup_request
+from services.games.drillit.setup_rules import automatic_setup, setup_chooser, setup_step
 from services.games.drillit.state import (
     ACTIONS,
     ATTACK,
@@ -62,10 +62,9 @@ def reveal_event_card(state: DrillitState) -> tuple[list[Any], DrillitState]:
         out += facts
         if life_track_full(state):
             return out, state
-    for fact in main_event(state, card):
-        state = evolve(state, fact)
-        out.append(fact)
-    return out, state
+    facts = main_event(state, card)
+    out += facts
+    return out, fold(state, facts)
 
 
 def next_player(state: DrillitState) -> str:
@@ -121,17 +120,12 @@ def advance(state: DrillitState, new: list[Any]) -> list[Any]:
 def advance_folded(state: DrillitState, new: list[Any]) -> tuple[list[Any], DrillitState]:
     """``advance``, and the state after all those events (folded on the way)."""
     out = list(new)
-    for event in new:
-        state = evolve(state, event)
+    state = fold(state, new)
     while True:
         more, after = automatic_events_folded(state)
         if not more:
             return out, state
-        if after is None:
-            for event in more:
-                state = evolve(state, event)
-        else:
-            state = after
+        state = fold(state, more) if after is None else after
         out += more
 
 
@@ -172,9 +166,9 @@ def _next_step(state: DrillitState) -> Step:
             )
         )
     if phase == SETUP:
-        request = setup_request(state)
-        if request is not None:
-            return AwaitingChance(request)
+        waiting = setup_step(state)
+        if waiting is not None:
+            return waiting
         chooser = setup_chooser(state)
         if chooser is not None:
             name = "choose-start-room" if state.choosing_room else "choose-starting-player"

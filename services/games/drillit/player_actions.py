@@ -190,25 +190,25 @@ def take_plan_b(state: DrillitState, player: str) -> list[Any]:
 
 def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[Any]:
     """An action of the active player during their actions."""
-    match action:
+    match action:  # (the most frequent first: the cases are distinct classes)
         case act.Move(room=room):
             return move(state, player, room)
-        case act.Carry(room=room, passenger=passenger):
-            return carry(state, player, room, passenger)
+        case act.Excavate():
+            return excavate(state, player, action)
+        case act.EndTurn():
+            return [ev.ActionsEnded(player)]
         case act.Attack(spaces=spaces):
             return attack(state, player, tuple(spaces))
+        case act.Carry(room=room, passenger=passenger):
+            return carry(state, player, room, passenger)
         case act.Repair():
             return repair(state, player)
         case act.Extinguish():
             return extinguish(state, player)
-        case act.Excavate():
-            return excavate(state, player, action)
         case act.UseBlueOnFires() | act.UseBlueOnArmor() | act.UseRedBomb() | act.UseYellowTurbo():
             return use_crystals(state, player, action)
         case act.TakePlanB():
             return take_plan_b(state, player)
-        case act.EndTurn():
-            return [ev.ActionsEnded(player)]
     raise MalformedAction("UNKNOWN_ACTION", f"{type(action).__name__} is not a Drillit! action.")
 
 
