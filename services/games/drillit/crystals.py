@@ -84,8 +84,9 @@ def crystal_actions(state: DrillitState, player: str) -> list[Any]:
         out += [act.UseBlueOnFires(r) for r in sorted(fires) if fires[r] > 0]
         if state.armor_destroyed:
             out.append(_ON_ARMOR)
-    if crystals["red"] >= cost:
-        out += [_BOMBS[s] for s in CONTENT.sectors if radar_goblins(state, s) > 0]
+    if crystals["red"] >= cost:  # radar_goblins of each sector (the radar is in their order)
+        radar = zip(CONTENT.sectors, state.radar, strict=True)
+        out += [_BOMBS[s] for s, goblins in radar if sum(goblins.spaces[1:]) > 0]
     if crystals["yellow"] >= cost and not state.trap and state.path_pile > 0 and frontier(state):
         out.append(_TURBO)
     return out

@@ -11,6 +11,7 @@ from services.games.contract import MalformedAction, RuleViolation
 from services.games.drillit import actions as act
 from services.games.drillit import events as ev
 from services.games.drillit.characters import (
+    PILOT,
     ROBOT,
     attack_targets,
     may_place_for,
@@ -301,21 +302,34 @@ class TurnChoices(Sequence[Any]):
         return f"TurnChoices({tuple(self)!r})"
 
 
+@functools.lru_cache(maxsize=1024)
+def _moves(here: int, robot: bool, points: int, full: tuple[int | None, ...]) -> tuple[Any, ...]:
+    """The moves from ``here`` with ``points`` AP left, the rooms ``full`` at capacity
+    (``move``'s checks: the Robot flies anywhere for 1 AP, the others pay the walk)."""
+    return tuple(
+        _MOVES[room]
+        for room, walk in _WALKS[here]
+        if room not in full and (1 if robot else walk) <= points
+    )
+
+
 def turn_choices(state: DrillitState, player: str) -> TurnChoices:
     """``turn_actions`` with the Excavate actions (most of them) built only when read."""
-    out: list[Any] = []
-    rooms = state.rooms
+    rooms, characters = state.rooms, state.characters
     here = rooms[player]
     points = state.action_points
-    robot = state.characters.get(player) == ROBOT  # state.is_(player, ROBOT)
+    character = characters.get(player)
+    robot = character == ROBOT  # state.is_(player, ROBOT)
     crowd: dict[int | None, int] = {}  # players per room: room_has_space, once
+    full: tuple[int | None, ...] = ()  # the rooms at capacity
+    capacity = CONTENT.room_capacity
     for p in state.players:
         room = rooms.get(p)
-        crowd[room] = crowd.get(room, 0) + 1
-    capacity = CONTENT.room_capacity
-    for room, walk in _WALKS[here]:  # move_cost: 1 for the Robot, else the walk
-        if crowd.get(room, 0) < capacity and (1 if robot else walk) <= points:
-            out.append(_MOVES[room])
+        crowd[room] = count = crowd.get(room, 0) + 1
+        if count == capacity:
+            full += (room,)
+    head = _moves(here, robot, points, full)
+    out: list[Any] = []
     if robot and points >= 1:
         for passenger in state.occupants(here):
             if passenger == player:
@@ -331,18 +345,21 @@ def turn_choices(state: DrillitState, player: str) -> TurnChoices:
         out.append(_REPAIR)
     if points >= 1 and state.fires.get(here, 0) > 0:
         out.append(_EXTINGUISH)
+    if out:
+        head += tuple(out)
     digs: list[Dig] = []
     if not state.trap and points >= 1:
         hands = state.hands
+        anywhere = character == PILOT  # may_place_for: own piece, same room, or the Pilot
         for owner in state.players:
             piece = hands.get(owner)
-            if piece is not None and may_place_for(state, player, owner):
+            if piece is not None and (owner == player or anywhere or rooms.get(owner) == here):
                 digs.append((owner, piece, placements(state, piece)))
     last = crystal_actions(state, player)
     if state.plan_b and plan_b_exit(state) is not None:
         last.append(_PLAN_B)
     last.append(_END_TURN)
-    return TurnChoices(state, tuple(out), digs, tuple(last))
+    return TurnChoices(state, head, digs, tuple(last))
 
 
 def turbo_actions(state: DrillitState) -> tuple[Any, ...]:
