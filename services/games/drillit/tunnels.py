@@ -103,6 +103,12 @@ def frontier(state: DrillitState) -> tuple[Hex, ...]:
     return _dug(state).frontier
 
 
+def has_frontier(state: DrillitState) -> bool:
+    """Whether a new piece could connect anywhere (``frontier``, without listing it: the
+    crystal abilities ask after every action)."""
+    return bool(_dug(state).frontier_cells)
+
+
 def excavations(state: DrillitState, owner: str, piece: str) -> tuple[Excavate, ...]:
     """``Excavate`` actions for every placement of ``owner``'s ``piece``."""
     return _dug(state).excavations(owner, piece)
