@@ -178,6 +178,7 @@ class _Dug:
         frontier_cells: tuple[int, ...],
         bordered: dict[int, int],
         required: dict[int, int],
+        keys: dict[int, int],
         ways: dict[str, frozenset[int] | None] | None = None,
     ) -> None:
         self.distance = distance_name
@@ -196,9 +197,10 @@ class _Dug:
         self.bordered = bordered
         #: cell number -> edge mask of those directions where that piece opens towards it
         self.required = required
+        #: frontier cell number -> its ``_key``: the situation ``_fitting`` reads there
+        #: (kept up to date by ``followed_by``: a piece changes it only around itself)
+        self.keys = keys
         self._placements: dict[tuple[str, Hex | None], tuple[tuple[Hex, int], ...]] = {}
-        #: (cell number, situation) of each frontier cell (``_situations``), once asked
-        self._situated: tuple[tuple[int, int], ...] | None = None
         #: (cell number, rotation) of each placement of a second Turbo piece, as
         #: ``_placements`` lists them
         self._numbered: dict[tuple[str, Hex | None], list[tuple[int, int]]] = {}
@@ -227,10 +229,13 @@ class _Dug:
         required: dict[int, int] = {}
         for cell, mask in shapes.items():
             cells.update(toward[cell][d] for d in range(6) if mask >> d & 1)
-            _border(toward[cell], mask, bordered, required)
+            _border(ground.borders[cell], mask, bordered, required)
         cells.discard(-1)
         frontier = tuple(sorted(cells - taken))
-        return cls(distance_name, placed, abysses, shapes, taken, frontier, bordered, required)
+        keys = {c: _key(ground, c, bordered, required) for c in frontier}
+        return cls(
+            distance_name, placed, abysses, shapes, taken, frontier, bordered, required, keys
+        )
 
     def followed_by(
         self, distance_name: str, placed: tuple[PlacedPiece, ...], abysses: tuple[Hex, ...]
@@ -251,7 +256,9 @@ class _Dug:
             piece = placed[known]
             cell = index.get(piece.cell)
             if cell is None:  # off the ground: it changes nothing here
-                return self._with(placed, abysses, self.taken, self.frontier_cells, dict(self.ways))
+                return self._with(
+                    placed, abysses, self.taken, self.frontier_cells, self.keys, dict(self.ways)
+                )
             if cell in self.shapes:
                 return None  # a second piece on one cell: worked out afresh
             mask = _edge_mask(piece.piece, piece.rotation)
@@ -265,7 +272,13 @@ class _Dug:
             frontier.discard(cell)
             frontier.update(faced - taken)
             bordered, required = dict(self.bordered), dict(self.required)
-            _border(toward, mask, bordered, required)
+            around = self.ground.borders[cell]
+            _border(around, mask, bordered, required)
+            keys = dict(self.keys)
+            keys.pop(cell, None)
+            for other, _, _ in around:  # the cells whose borders the piece changed
+                if other in frontier:
+                    keys[other] = _key(self.ground, other, bordered, required)
             return _Dug(
                 distance_name,
                 placed,
@@ -275,6 +288,7 @@ class _Dug:
                 tuple(sorted(frontier)),
                 bordered,
                 required,
+                keys,
                 ways,
             )
         if (
@@ -284,9 +298,13 @@ class _Dug:
         ):
             cell = index.get(abysses[-1])
             if cell is None:
-                return self._with(placed, abysses, self.taken, self.frontier_cells, dict(self.ways))
+                return self._with(
+                    placed, abysses, self.taken, self.frontier_cells, self.keys, dict(self.ways)
+                )
             left = tuple(c for c in self.frontier_cells if c != cell)
-            return self._with(placed, abysses, self.taken | {cell}, left, self._ways_past(cell))
+            keys = {c: k for c, k in self.keys.items() if c != cell}
+            ways = self._ways_past(cell)
+            return self._with(placed, abysses, self.taken | {cell}, left, keys, ways)
         return None
 
     def _ways_past(self, cell: int) -> dict[str, frozenset[int] | None]:
@@ -306,6 +324,7 @@ class _Dug:
         abysses: tuple[Hex, ...],
         taken: frozenset[int],
         frontier_cells: tuple[int, ...],
+        keys: dict[int, int],
         ways: dict[str, frozenset[int] | None],
     ) -> _Dug:
         """These tunnels' pieces on open ground (their shapes and borders), with ``placed``
@@ -319,6 +338,7 @@ class _Dug:
             frontier_cells,
             self.bordered,
             self.required,
+            keys,
             ways,
         )
 
@@ -355,44 +375,27 @@ class _Dug:
             known = self._turbo[piece, anchor] = tuple(PlaceTurboPiece(c, k) for c, k in spots)
         return known
 
-    def _situations(self) -> tuple[tuple[int, int], ...]:
-        """(cell number, situation) of each frontier cell, in its order: the edge masks
-        ``_fitting`` reads, towards the Tank or a piece, bordering a piece, where a
-        bordering piece opens (the same for every piece laid there: worked out once)."""
-        known = self._situated
-        if known is None:
-            tank_sides, bordered, required = self.ground.tank_sides, self.bordered, self.required
-            situated = []
-            for cell in self.frontier_cells:
-                b = bordered.get(cell, 0)
-                situated.append(
-                    (cell, (tank_sides[cell] | b) << 12 | b << 6 | required.get(cell, 0))
-                )
-            known = self._situated = tuple(situated)
-        return known
-
     def _place(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
         """Each candidate cell's edge masks (bit d: the edge towards direction d): which
         edges a placed piece borders, which of those it opens, which reach the Tank or a
         piece (or only the anchor); then each rotation is a few bit operations instead of
         a walk around the cell (``fits`` and ``connects``). Without an anchor the masks of
-        every cell next to a piece are known (``_situations``), and the placements on a
+        every frontier cell are known (``keys``), and the placements on a
         cell in each situation are remembered per map and shape (``_spot_table``): cells
         meet the same few situations again and again."""
         ground = self.ground
         base = CONTENT.pieces[piece].openings
         rotations = _rotation_masks(base)
         if anchor is None:
-            hexes, fit, table = ground.cells, _fit_table(base), _spot_table(self.distance, base)
+            fit, table, keys = _fit_table(base), _spot_table(self.distance, base), self.keys
             spots: list[tuple[Hex, int]] = []
-            for cell, situation in self._situations():
-                here = table.get(cell << 18 | situation)
+            for cell in self.frontier_cells:
+                key = keys[cell]
+                here = table.get(key)
                 if here is None:
-                    ks = fit.get(situation)
-                    if ks is None:
-                        ks = fit[situation] = _fitting(rotations, situation)
-                    where = hexes[cell]
-                    here = table[cell << 18 | situation] = tuple((where, k) for k in ks)
+                    ks = _fits(fit, rotations, key & _SITUATION)
+                    where = ground.cells[cell]
+                    here = table[key] = tuple((where, k) for k in ks)
                 spots += here
             return tuple(spots)
         # the second Turbo piece: next to the first, continuing it
@@ -422,14 +425,11 @@ class _Dug:
             return False
         rotation = canonical_rotation(piece, rotation)
         if anchor is None:  # a frontier cell, in a situation that shape fits so turned
-            for at, situation in self._situations():
-                if at == number:
-                    base = CONTENT.pieces[piece].openings
-                    ks = _fit_table(base).get(situation)
-                    if ks is None:
-                        ks = _fitting(_rotation_masks(base), situation)
-                    return rotation in ks
-            return False
+            key = self.keys.get(number)
+            if key is None:
+                return False
+            base = CONTENT.pieces[piece].openings
+            return rotation in _fits(_fit_table(base), _rotation_masks(base), key & _SITUATION)
         spots = self._spots.get((piece, anchor))
         if spots is None:  # built when first asked: most placements listed are never laid
             self.placements(piece, anchor)
@@ -438,17 +438,39 @@ class _Dug:
 
 
 def _border(
-    toward: tuple[int, ...], mask: int, bordered: dict[int, int], required: dict[int, int]
+    around: tuple[tuple[int, int, int], ...],
+    mask: int,
+    bordered: dict[int, int],
+    required: dict[int, int],
 ) -> None:
-    """Mark a piece with edge ``mask`` on the cells around it (``toward``: their numbers by
-    direction): each borders it on the edge facing it, and must open there if it opens
-    towards that cell."""
-    for e, other in enumerate(toward):
-        if other >= 0:
-            facing = 1 << (e + 3) % 6  # the other cell's edge towards the piece
-            bordered[other] = bordered.get(other, 0) | facing
-            if mask >> e & 1:
-                required[other] = required.get(other, 0) | facing
+    """Mark a piece with edge ``mask`` on the cells ``around`` it (``_Ground.borders``):
+    each borders it on the edge facing it, and must open there if it opens towards that
+    cell."""
+    for other, facing, edge in around:
+        bordered[other] = bordered.get(other, 0) | facing
+        if mask & edge:
+            required[other] = required.get(other, 0) | facing
+
+
+#: the situation bits of a ``_key`` (below the cell number)
+_SITUATION = (1 << 18) - 1
+
+
+def _key(ground: _Ground, cell: int, bordered: dict[int, int], required: dict[int, int]) -> int:
+    """``cell``'s number over its situation (``_fitting``): the edges towards the Tank or
+    a piece, those bordering a piece, those where a bordering piece opens."""
+    b = bordered.get(cell, 0)
+    return cell << 18 | (ground.tank_sides[cell] | b) << 12 | b << 6 | required.get(cell, 0)
+
+
+def _fits(
+    fit: dict[int, tuple[int, ...]], rotations: tuple[tuple[int, int], ...], situation: int
+) -> tuple[int, ...]:
+    """``_fitting``, remembered in the shape's ``fit`` table."""
+    ks = fit.get(situation)
+    if ks is None:
+        ks = fit[situation] = _fitting(rotations, situation)
+    return ks
 
 
 @functools.lru_cache(maxsize=256)
@@ -561,6 +583,9 @@ class _Ground:
     toward: tuple[tuple[int, ...], ...]
     #: per cell number, the edge mask of the directions where the Tank is
     tank_sides: tuple[int, ...]
+    #: per cell number, (neighbour's number, the neighbour's edge bit towards the cell, the
+    #: cell's edge bit towards it) for each neighbour on open ground
+    borders: tuple[tuple[tuple[int, int, int], ...], ...]
     #: the cells touching the Tank
     rim: tuple[int, ...]
     #: exit option -> per cell number, its hex distance to that exit (1: next to it)
@@ -576,10 +601,14 @@ def _ground(distance_name: str) -> _Ground:
     tank_sides = tuple(
         sum(1 << d for d, n in enumerate(c.neighbours()) if n in CONTENT.tank_cells) for c in cells
     )
+    borders = tuple(
+        tuple((other, 1 << (e + 3) % 6, 1 << e) for e, other in enumerate(ways) if other >= 0)
+        for ways in toward
+    )
     rim = tuple(i for i, sides in enumerate(tank_sides) if sides)
     exits_at = CONTENT.layouts[distance_name].exits
     to_exit = {k: tuple(distance(c, goal) for c in cells) for k, goal in exits_at.items()}
-    return _Ground(cells, index, links, toward, tank_sides, rim, to_exit)
+    return _Ground(cells, index, links, toward, tank_sides, borders, rim, to_exit)
 
 
 def distance_field(state: DrillitState) -> dict[Hex, int]:
