@@ -642,17 +642,18 @@ def _distance_field(
 def abyss_cell(state: DrillitState) -> Hex | None:
     """Next to the Path piece closest to the exit, where it fits the path (on a free cell
     an opening of that piece faces); before any piece is laid, next to the Tank."""
-    occupied = piece_openings(state)
-    goals = exits(state)
-
-    def to_exit(cell: Hex) -> int:
-        return min(distance(cell, g) for g in goals)
-
+    occupied = _dug(state).occupied  # (piece_openings)
+    (goal,) = exits(state)
     if state.placed:
-        # latest piece wins ties: it is the head of the tunnel being dug
-        order = {p.cell: i for i, p in enumerate(state.placed)}
-        head = min(occupied, key=lambda c: (to_exit(c), -order[c]))
-        fitting = [head.neighbour(d) for d in occupied[head]]
+        # latest piece wins ties: it is the head of the tunnel being dug (the last laid
+        # of those closest to the exit, its cell's piece)
+        head_piece, nearest = state.placed[-1], -1
+        for p in reversed(state.placed):
+            near = distance(p.cell, goal)
+            if nearest < 0 or near < nearest:
+                head_piece, nearest = p, near
+        head = head_piece.cell
+        fitting = [head.neighbour(d) for d in openings(head_piece.piece, head_piece.rotation)]
         candidates = [c for c in fitting if is_free(state, c, occupied)]
         if not candidates:
             candidates = [c for c in head.neighbours() if is_free(state, c, occupied)]
@@ -660,4 +661,4 @@ def abyss_cell(state: DrillitState) -> Hex | None:
         candidates = list(frontier(state))
     if not candidates:
         return None
-    return min(candidates, key=lambda c: (to_exit(c), c))
+    return min(candidates, key=lambda c: (distance(c, goal), c))
