@@ -24,7 +24,6 @@ from services.games.drillit.end_conditions import (
 )
 from services.games.drillit.evolve import evolve, fold
 from services.games.drillit.goblin_attack import attack_box, horde_events
-from services.games.drillit.player_actions import turbo_actions
 from services.games.drillit.setup_rules import automatic_setup, setup_chooser, setup_step
 from services.games.drillit.state import (
     ACTIONS,
@@ -39,6 +38,7 @@ from services.games.drillit.state import (
     TURN_START,
     DrillitState,
 )
+from services.games.drillit.tunnels import placements
 from services.games.drillit.turn_start import main_event, sub_event
 
 
@@ -100,8 +100,9 @@ def _automatic_later(state: DrillitState) -> list[Any]:
         return horde_events()  # the Horde needs no more dice
     if phase == TURBO and state.turbo_piece is None and state.path_pile == 0:
         return [ev.TurboStopped("the Path pile is empty")]
-    if phase == TURBO and state.turbo_piece is not None and not turbo_actions(state):
-        return [ev.TurboPieceDiscarded(state.turbo_piece, "it fits nowhere")]
+    piece = state.turbo_piece
+    if phase == TURBO and piece is not None and not placements(state, piece, state.turbo_anchor):
+        return [ev.TurboPieceDiscarded(piece, "it fits nowhere")]
     if phase == REFILL and refill_count(state) == 0:
         return [ev.TurnEnded(state.turn)]
     if phase == TURN_OVER:

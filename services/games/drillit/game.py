@@ -36,7 +36,7 @@ from services.games.drillit.picture import draw as draw_picture
 from services.games.drillit.player_actions import (
     decide_turn_action,
     place_turbo_piece,
-    turbo_actions,
+    turbo_choices,
     turn_choices,
 )
 from services.games.drillit.setup_rules import (
@@ -153,7 +153,7 @@ class Drillit(Game[DrillitState]):
                 )
             return tuple(act.ChooseStartingPlayer(p) for p in state.players)
         if state.phase == TURBO:
-            return turbo_actions(state)
+            return turbo_choices(state)
         return turn_choices(state, player)
 
     # --- chance --------------------------------------------------------------------

@@ -33,7 +33,6 @@ from services.games.drillit.tunnels import (
     placements,
     plan_b_exit,
     reaches_exit,
-    turbo_placements,
 )
 
 ALL_ROOMS = (CONTENT.centre, *CONTENT.rooms)
@@ -362,7 +361,46 @@ def turn_choices(state: DrillitState, player: str) -> TurnChoices:
     return TurnChoices(state, head, digs, tuple(last))
 
 
+class TurboChoices(Sequence[act.PlaceTurboPiece]):
+    """The placements of the Turbo's piece as ``PlaceTurboPiece`` actions, each built only
+    when read (a random policy reads one)."""
+
+    __slots__ = ("_spots",)
+
+    def __init__(self, spots: tuple[tuple[Hex, int], ...]) -> None:
+        self._spots = spots
+
+    def __len__(self) -> int:
+        return len(self._spots)
+
+    @overload
+    def __getitem__(self, index: int) -> act.PlaceTurboPiece: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[act.PlaceTurboPiece]: ...
+
+    def __getitem__(
+        self, index: int | slice
+    ) -> act.PlaceTurboPiece | Sequence[act.PlaceTurboPiece]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        cell, rotation = self._spots[index]
+        return act.PlaceTurboPiece(cell, rotation)
+
+    def __iter__(self) -> Iterator[act.PlaceTurboPiece]:
+        for cell, rotation in self._spots:
+            yield act.PlaceTurboPiece(cell, rotation)
+
+    def __repr__(self) -> str:
+        return f"TurboChoices({tuple(self)!r})"
+
+
 def turbo_actions(state: DrillitState) -> tuple[Any, ...]:
+    return tuple(turbo_choices(state))
+
+
+def turbo_choices(state: DrillitState) -> Sequence[act.PlaceTurboPiece]:
+    """``turbo_actions``, each built only when read."""
     if state.turbo_piece is None:
         return ()
-    return turbo_placements(state, state.turbo_piece, state.turbo_anchor)
+    return TurboChoices(placements(state, state.turbo_piece, state.turbo_anchor))

@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from services.games.drillit.actions import Excavate, PlaceTurboPiece
+from services.games.drillit.actions import Excavate
 from services.games.drillit.content import CONTENT, Layout
 from services.games.drillit.hexgrid import Hex, distance, distinct_rotations, opposite, rotate
 from services.games.drillit.state import DrillitState, PlacedPiece
@@ -114,13 +114,6 @@ def excavations(state: DrillitState, owner: str, piece: str) -> tuple[Excavate, 
     return _dug(state).excavations(owner, piece)
 
 
-def turbo_placements(
-    state: DrillitState, piece: str, anchor: Hex | None
-) -> tuple[PlaceTurboPiece, ...]:
-    """``PlaceTurboPiece`` for every placement of the Turbo's ``piece``."""
-    return _dug(state).turbo_placements(piece, anchor)
-
-
 def placements(
     state: DrillitState, piece: str, anchor: Hex | None = None
 ) -> tuple[tuple[Hex, int], ...]:
@@ -209,7 +202,6 @@ class _Dug:
         #: found it; None when it cannot be reached
         self.ways: dict[str, frozenset[int] | None] = {} if ways is None else ways
         self._excavations: dict[tuple[str, str], tuple[Excavate, ...]] = {}
-        self._turbo: dict[tuple[str, Hex | None], tuple[PlaceTurboPiece, ...]] = {}
 
     @classmethod
     def laid(
@@ -364,15 +356,6 @@ class _Dug:
         if known is None:
             known = tuple(Excavate(owner, cell, k) for cell, k in self.placements(piece, None))
             self._excavations[owner, piece] = known
-        return known
-
-    def turbo_placements(self, piece: str, anchor: Hex | None) -> tuple[PlaceTurboPiece, ...]:
-        """``PlaceTurboPiece`` for each placement of the Turbo's ``piece`` (asked twice a
-        step: whether it fits anywhere, then the legal actions)."""
-        known = self._turbo.get((piece, anchor))
-        if known is None:
-            spots = self.placements(piece, anchor)
-            known = self._turbo[piece, anchor] = tuple(PlaceTurboPiece(c, k) for c, k in spots)
         return known
 
     def _place(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
