@@ -41,6 +41,8 @@ from services.games.drillit.state import (
 from services.games.drillit.tunnels import placements
 from services.games.drillit.turn_start import main_event, sub_event
 
+_LIFE_TRACK = CONTENT.life_track
+
 
 def missing_pieces(state: DrillitState) -> tuple[str, ...]:
     hands = state.hands
@@ -85,7 +87,8 @@ def automatic_events_folded(state: DrillitState) -> tuple[list[Any], DrillitStat
         return [], None
     if phase == SETUP:
         return automatic_setup(state), None
-    if life_track_full(state):
+    # life_track_full(state), written out: asked after every event of every command
+    if len(state.armor_destroyed) + state.permanent_damage >= _LIFE_TRACK:
         return [ev.MatchLost(LIFE_TRACK_FULL)], None
     if phase in (ACTIONS, FIRE):  # waiting for a player or the dice
         return [], None

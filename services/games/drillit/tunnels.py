@@ -255,16 +255,14 @@ class _Dug:
                 return None  # a second piece on one cell: worked out afresh
             mask = _edge_mask(piece.piece, piece.rotation)
             taken = self.taken | {cell}
-            toward = self.ground.toward[cell]
-            faced = {toward[d] for d in range(6) if mask >> d & 1}
-            faced.discard(-1)
+            around = self.ground.borders[cell]
+            faced = {other for other, _, edge in around if mask & edge}  # on open ground
             frontier = set(self.frontier_cells)
             # a piece off the frontier could open ground no search has seen
             ways = self._ways_past(cell) if cell in frontier else None
             frontier.discard(cell)
             frontier.update(faced - taken)
             bordered, required = dict(self.bordered), dict(self.required)
-            around = self.ground.borders[cell]
             _border(around, mask, bordered, required)
             keys = dict(self.keys)
             keys.pop(cell, None)
