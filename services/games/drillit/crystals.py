@@ -75,24 +75,22 @@ def use_crystals(state: DrillitState, player: str, action: CrystalAction) -> lis
 
 def crystal_actions(state: DrillitState, player: str) -> list[Any]:
     """Every crystal ability ``player`` may use now."""
+    crystals, cost = state.crystals, CONTENT.crystal_cost
+    blue, red, yellow = crystals["blue"], crystals["red"], crystals["yellow"]
+    if blue < cost and red < cost and yellow < cost:
+        return []  # (most decisions: no ability is affordable, whoever the player is)
     if crystal_ability_cost(state, player) > state.action_points:
         return []
     out: list[Any] = []
-    crystals, cost = state.crystals, CONTENT.crystal_cost
-    if crystals["blue"] >= cost:
+    if blue >= cost:
         fires = state.fires
         out += [act.UseBlueOnFires(r) for r in sorted(fires) if fires[r] > 0]
         if state.armor_destroyed:
             out.append(_ON_ARMOR)
-    if crystals["red"] >= cost:  # radar_goblins of each sector (the radar is in their order)
+    if red >= cost:  # radar_goblins of each sector (the radar is in their order)
         radar = zip(CONTENT.sectors, state.radar, strict=True)
         out += [_BOMBS[s] for s, goblins in radar if sum(goblins.spaces[1:]) > 0]
-    if (
-        crystals["yellow"] >= cost
-        and not state.trap
-        and state.path_pile > 0
-        and has_frontier(state)
-    ):
+    if yellow >= cost and not state.trap and state.path_pile > 0 and has_frontier(state):
         out.append(_TURBO)
     return out
 
