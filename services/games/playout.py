@@ -57,9 +57,19 @@ def seeds_for(seed: int) -> tuple[bytes, bytes]:
 
 def random_policy(seed: int) -> Policy:
     rng = random.Random(seed)
+    getrandbits = rng.getrandbits
 
     def choose(state: Any, player: str, legal: Sequence[Any]) -> Any:
-        return concrete(legal[rng.randrange(len(legal))], rng)
+        n = len(legal)
+        if n <= 0:
+            return concrete(legal[rng.randrange(n)], rng)  # (its error)
+        # rng.randrange(n) as it draws for n > 0 (Random._randbelow_with_getrandbits),
+        # without its two Python calls at every decision of every playout
+        k = n.bit_length()
+        index = getrandbits(k)
+        while index >= n:
+            index = getrandbits(k)
+        return concrete(legal[index], rng)
 
     return choose
 

@@ -10,7 +10,7 @@ from services.games.drillit import events as ev
 from services.games.drillit.characters import crystal_ability_cost
 from services.games.drillit.content import CONTENT
 from services.games.drillit.state import DrillitState
-from services.games.drillit.tunnels import frontier
+from services.games.drillit.tunnels import has_frontier
 
 TURBO_PIECES = 2
 
@@ -67,7 +67,7 @@ def use_crystals(state: DrillitState, player: str, action: CrystalAction) -> lis
                 raise RuleViolation("TRAP", "A Trap: no Path piece may be placed this turn.")
             if state.path_pile == 0:
                 raise RuleViolation("PILE_EMPTY", "The Path pile is empty.")
-            if not frontier(state):
+            if not has_frontier(state):
                 raise RuleViolation("NO_ROOM", "No Path piece can be connected anywhere.")
             return [_pay(state, player, "yellow"), ev.TurboStarted(TURBO_PIECES)]
     raise TypeError(action)
@@ -75,18 +75,22 @@ def use_crystals(state: DrillitState, player: str, action: CrystalAction) -> lis
 
 def crystal_actions(state: DrillitState, player: str) -> list[Any]:
     """Every crystal ability ``player`` may use now."""
+    crystals, cost = state.crystals, CONTENT.crystal_cost
+    blue, red, yellow = crystals["blue"], crystals["red"], crystals["yellow"]
+    if blue < cost and red < cost and yellow < cost:
+        return []  # (most decisions: no ability is affordable, whoever the player is)
     if crystal_ability_cost(state, player) > state.action_points:
         return []
     out: list[Any] = []
-    crystals, cost = state.crystals, CONTENT.crystal_cost
-    if crystals["blue"] >= cost:
+    if blue >= cost:
         fires = state.fires
         out += [act.UseBlueOnFires(r) for r in sorted(fires) if fires[r] > 0]
         if state.armor_destroyed:
             out.append(_ON_ARMOR)
-    if crystals["red"] >= cost:
-        out += [_BOMBS[s] for s in CONTENT.sectors if radar_goblins(state, s) > 0]
-    if crystals["yellow"] >= cost and not state.trap and state.path_pile > 0 and frontier(state):
+    if red >= cost:  # radar_goblins of each sector (the radar is in their order)
+        radar = zip(CONTENT.sectors, state.radar, strict=True)
+        out += [_BOMBS[s] for s, goblins in radar if sum(goblins.spaces[1:]) > 0]
+    if yellow >= cost and not state.trap and state.path_pile > 0 and has_frontier(state):
         out.append(_TURBO)
     return out
 

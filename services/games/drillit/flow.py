@@ -22,10 +22,9 @@ from services.games.drillit.end_conditions import (
     defeat_at_turn_end,
     life_track_full,
 )
-from services.games.drillit.evolve import evolve
+from services.games.drillit.evolve import evolve, fold
 from services.games.drillit.goblin_attack import attack_box, horde_events
-from services.games.drillit.player_actions import turbo_actions
-from services.games.drillit.setup_rules import automatic_setup, setup_chooser, setup_request
+from services.games.drillit.setup_rules import automatic_setup, setup_chooser, setup_step
 from services.games.drillit.state import (
     ACTIONS,
     ATTACK,
@@ -39,7 +38,10 @@ from services.games.drillit.state import (
     TURN_START,
     DrillitState,
 )
+from services.games.drillit.tunnels import placements
 from services.games.drillit.turn_start import main_event, sub_event
+
+_LIFE_TRACK = CONTENT.life_track
 
 
 def missing_pieces(state: DrillitState) -> tuple[str, ...]:
@@ -62,10 +64,9 @@ def reveal_event_card(state: DrillitState) -> tuple[list[Any], DrillitState]:
         out += facts
         if life_track_full(state):
             return out, state
-    for fact in main_event(state, card):
-        state = evolve(state, fact)
-        out.append(fact)
-    return out, state
+    facts = main_event(state, card)
+    out += facts
+    return out, fold(state, facts)
 
 
 def next_player(state: DrillitState) -> str:
@@ -86,7 +87,8 @@ def automatic_events_folded(state: DrillitState) -> tuple[list[Any], DrillitStat
         return [], None
     if phase == SETUP:
         return automatic_setup(state), None
-    if life_track_full(state):
+    # life_track_full(state), written out: asked after every event of every command
+    if len(state.armor_destroyed) + state.permanent_damage >= _LIFE_TRACK:
         return [ev.MatchLost(LIFE_TRACK_FULL)], None
     if phase in (ACTIONS, FIRE):  # waiting for a player or the dice
         return [], None
@@ -101,8 +103,9 @@ def _automatic_later(state: DrillitState) -> list[Any]:
         return horde_events()  # the Horde needs no more dice
     if phase == TURBO and state.turbo_piece is None and state.path_pile == 0:
         return [ev.TurboStopped("the Path pile is empty")]
-    if phase == TURBO and state.turbo_piece is not None and not turbo_actions(state):
-        return [ev.TurboPieceDiscarded(state.turbo_piece, "it fits nowhere")]
+    piece = state.turbo_piece
+    if phase == TURBO and piece is not None and not placements(state, piece, state.turbo_anchor):
+        return [ev.TurboPieceDiscarded(piece, "it fits nowhere")]
     if phase == REFILL and refill_count(state) == 0:
         return [ev.TurnEnded(state.turn)]
     if phase == TURN_OVER:
@@ -121,17 +124,12 @@ def advance(state: DrillitState, new: list[Any]) -> list[Any]:
 def advance_folded(state: DrillitState, new: list[Any]) -> tuple[list[Any], DrillitState]:
     """``advance``, and the state after all those events (folded on the way)."""
     out = list(new)
-    for event in new:
-        state = evolve(state, event)
+    state = fold(state, new)
     while True:
         more, after = automatic_events_folded(state)
         if not more:
             return out, state
-        if after is None:
-            for event in more:
-                state = evolve(state, event)
-        else:
-            state = after
+        state = fold(state, more) if after is None else after
         out += more
 
 
@@ -172,9 +170,9 @@ def _next_step(state: DrillitState) -> Step:
             )
         )
     if phase == SETUP:
-        request = setup_request(state)
-        if request is not None:
-            return AwaitingChance(request)
+        waiting = setup_step(state)
+        if waiting is not None:
+            return waiting
         chooser = setup_chooser(state)
         if chooser is not None:
             name = "choose-start-room" if state.choosing_room else "choose-starting-player"

@@ -36,7 +36,7 @@ from services.games.drillit.picture import draw as draw_picture
 from services.games.drillit.player_actions import (
     decide_turn_action,
     place_turbo_piece,
-    turbo_actions,
+    turbo_choices,
     turn_choices,
 )
 from services.games.drillit.setup_rules import (
@@ -153,7 +153,7 @@ class Drillit(Game[DrillitState]):
                 )
             return tuple(act.ChooseStartingPlayer(p) for p in state.players)
         if state.phase == TURBO:
-            return turbo_actions(state)
+            return turbo_choices(state)
         return turn_choices(state, player)
 
     # --- chance --------------------------------------------------------------------
@@ -171,19 +171,30 @@ class Drillit(Game[DrillitState]):
         return advance_folded(state, self._resolve(state, step.request, outcome))
 
     def _resolve(self, state: DrillitState, request: Any, outcome: ChanceOutcome) -> list[Any]:
-        match request, outcome:
-            case ShuffleDeck(deck=deck), DeckShuffled(deck=got, size=size) if got == deck:
-                return [ev.PileShuffled(deck, size)]
-            case DrawCards(deck=deck, count=n), CardsDrawn(deck=got, cards=cards) if (
-                got == deck and len(cards) == n
-            ):
-                return self._drawn(state, deck, cards)
-            case RollDice(), DiceRolled(values=(value,)) if 1 <= value <= 6:
+        # tests of the outcome's type, not ``match (request, outcome)``: a match builds the
+        # pair and tries each case's class patterns in turn, at every chance node
+        if isinstance(outcome, DiceRolled):
+            values = outcome.values
+            if isinstance(request, RollDice) and len(values) == 1 and 1 <= values[0] <= 6:
                 if state.phase == SETUP:
-                    return resolve_start_roll(state, value)
+                    return resolve_start_roll(state, values[0])
                 if state.phase == FIRE:
-                    return resolve_fire_die(state, value)
-                return resolve_attack_die(state, value)
+                    return resolve_fire_die(state, values[0])
+                return resolve_attack_die(state, values[0])
+        elif isinstance(outcome, CardsDrawn):
+            cards = outcome.cards
+            if (
+                isinstance(request, DrawCards)
+                and outcome.deck == request.deck
+                and len(cards) == request.count
+            ):
+                return self._drawn(state, request.deck, cards)
+        elif (
+            isinstance(outcome, DeckShuffled)
+            and isinstance(request, ShuffleDeck)
+            and outcome.deck == request.deck
+        ):
+            return [ev.PileShuffled(request.deck, outcome.size)]
         raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
 
     def _drawn(self, state: DrillitState, deck: str, cards: tuple[str, ...]) -> list[Any]:

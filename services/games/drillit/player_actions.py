@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import combinations_with_replacement
-from typing import Any
+from typing import Any, overload
 
-from services.games.contract import Choices, MalformedAction, RuleViolation
+from services.games.contract import MalformedAction, RuleViolation
 from services.games.drillit import actions as act
 from services.games.drillit import events as ev
 from services.games.drillit.characters import (
+    PILOT,
     ROBOT,
     attack_targets,
     may_place_for,
@@ -29,9 +30,9 @@ from services.games.drillit.tunnels import (
     excavations,
     may_lay,
     openings,
+    placements,
     plan_b_exit,
     reaches_exit,
-    turbo_placements,
 )
 
 ALL_ROOMS = (CONTENT.centre, *CONTENT.rooms)
@@ -189,25 +190,25 @@ def take_plan_b(state: DrillitState, player: str) -> list[Any]:
 
 def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[Any]:
     """An action of the active player during their actions."""
-    match action:
+    match action:  # (the most frequent first: the cases are distinct classes)
         case act.Move(room=room):
             return move(state, player, room)
-        case act.Carry(room=room, passenger=passenger):
-            return carry(state, player, room, passenger)
+        case act.Excavate():
+            return excavate(state, player, action)
+        case act.EndTurn():
+            return [ev.ActionsEnded(player)]
         case act.Attack(spaces=spaces):
             return attack(state, player, tuple(spaces))
+        case act.Carry(room=room, passenger=passenger):
+            return carry(state, player, room, passenger)
         case act.Repair():
             return repair(state, player)
         case act.Extinguish():
             return extinguish(state, player)
-        case act.Excavate():
-            return excavate(state, player, action)
         case act.UseBlueOnFires() | act.UseBlueOnArmor() | act.UseRedBomb() | act.UseYellowTurbo():
             return use_crystals(state, player, action)
         case act.TakePlanB():
             return take_plan_b(state, player)
-        case act.EndTurn():
-            return [ev.ActionsEnded(player)]
     raise MalformedAction("UNKNOWN_ACTION", f"{type(action).__name__} is not a Drillit! action.")
 
 
@@ -241,21 +242,93 @@ def turn_actions(state: DrillitState, player: str) -> tuple[Any, ...]:
     return tuple(turn_choices(state, player))
 
 
-def turn_choices(state: DrillitState, player: str) -> Choices:
+#: a piece the player may lay: its owner, the piece, and its placements (cell, rotation)
+Dig = tuple[str, str, tuple[tuple[Hex, int], ...]]
+
+
+class TurnChoices(Sequence[Any]):
+    """``turn_actions`` as a sequence that builds its Excavate actions only when read: the
+    ``head`` actions (moves, carries, attacks, repair, extinguish), an Excavate for each
+    placement of each of the ``digs``, then the ``tail`` (crystal abilities, Plan B,
+    EndTurn). A random policy reads the length and one entry, and the Excavate actions
+    are most of the list."""
+
+    __slots__ = ("_digs", "_head", "_length", "_state", "_tail")
+
+    def __init__(
+        self, state: DrillitState, head: tuple[Any, ...], digs: list[Dig], tail: tuple[Any, ...]
+    ) -> None:
+        self._state, self._head, self._digs, self._tail = state, head, digs, tail
+        length = len(head) + len(tail)
+        for _, _, spots in digs:
+            length += len(spots)
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("legal action index out of range")
+        head = self._head
+        if index < len(head):
+            return head[index]
+        index -= len(head)
+        for owner, _, spots in self._digs:
+            if index < len(spots):
+                cell, rotation = spots[index]
+                return act.Excavate(owner, cell, rotation)
+            index -= len(spots)
+        return self._tail[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self._head
+        for owner, piece, _ in self._digs:
+            yield from excavations(self._state, owner, piece)
+        yield from self._tail
+
+    def __repr__(self) -> str:
+        return f"TurnChoices({tuple(self)!r})"
+
+
+@functools.lru_cache(maxsize=1024)
+def _moves(here: int, robot: bool, points: int, full: tuple[int | None, ...]) -> tuple[Any, ...]:
+    """The moves from ``here`` with ``points`` AP left, the rooms ``full`` at capacity
+    (``move``'s checks: the Robot flies anywhere for 1 AP, the others pay the walk)."""
+    return tuple(
+        _MOVES[room]
+        for room, walk in _WALKS[here]
+        if room not in full and (1 if robot else walk) <= points
+    )
+
+
+def turn_choices(state: DrillitState, player: str) -> TurnChoices:
     """``turn_actions`` with the Excavate actions (most of them) built only when read."""
-    out: list[Any] = []
-    rooms = state.rooms
+    rooms, characters = state.rooms, state.characters
     here = rooms[player]
     points = state.action_points
-    robot = state.characters.get(player) == ROBOT  # state.is_(player, ROBOT)
+    character = characters.get(player)
+    robot = character == ROBOT  # state.is_(player, ROBOT)
     crowd: dict[int | None, int] = {}  # players per room: room_has_space, once
+    full: tuple[int | None, ...] = ()  # the rooms at capacity
+    capacity = CONTENT.room_capacity
     for p in state.players:
         room = rooms.get(p)
-        crowd[room] = crowd.get(room, 0) + 1
-    capacity = CONTENT.room_capacity
-    for room, walk in _WALKS[here]:  # move_cost: 1 for the Robot, else the walk
-        if crowd.get(room, 0) < capacity and (1 if robot else walk) <= points:
-            out.append(_MOVES[room])
+        crowd[room] = count = crowd.get(room, 0) + 1
+        if count == capacity:
+            full += (room,)
+    head = _moves(here, robot, points, full)
+    out: list[Any] = []
     if robot and points >= 1:
         for passenger in state.occupants(here):
             if passenger == player:
@@ -271,22 +344,63 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
         out.append(_REPAIR)
     if points >= 1 and state.fires.get(here, 0) > 0:
         out.append(_EXTINGUISH)
-    parts: list[Sequence[Any]] = [tuple(out)]
+    if out:
+        head += tuple(out)
+    digs: list[Dig] = []
     if not state.trap and points >= 1:
         hands = state.hands
+        anywhere = character == PILOT  # may_place_for: own piece, same room, or the Pilot
         for owner in state.players:
             piece = hands.get(owner)
-            if piece is not None and may_place_for(state, player, owner):
-                parts.append(excavations(state, owner, piece))
+            if piece is not None and (owner == player or anywhere or rooms.get(owner) == here):
+                digs.append((owner, piece, placements(state, piece)))
     last = crystal_actions(state, player)
     if state.plan_b and plan_b_exit(state) is not None:
         last.append(_PLAN_B)
     last.append(_END_TURN)
-    parts.append(tuple(last))
-    return Choices(parts)
+    return TurnChoices(state, head, digs, tuple(last))
+
+
+class TurboChoices(Sequence[act.PlaceTurboPiece]):
+    """The placements of the Turbo's piece as ``PlaceTurboPiece`` actions, each built only
+    when read (a random policy reads one)."""
+
+    __slots__ = ("_spots",)
+
+    def __init__(self, spots: tuple[tuple[Hex, int], ...]) -> None:
+        self._spots = spots
+
+    def __len__(self) -> int:
+        return len(self._spots)
+
+    @overload
+    def __getitem__(self, index: int) -> act.PlaceTurboPiece: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[act.PlaceTurboPiece]: ...
+
+    def __getitem__(
+        self, index: int | slice
+    ) -> act.PlaceTurboPiece | Sequence[act.PlaceTurboPiece]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        cell, rotation = self._spots[index]
+        return act.PlaceTurboPiece(cell, rotation)
+
+    def __iter__(self) -> Iterator[act.PlaceTurboPiece]:
+        for cell, rotation in self._spots:
+            yield act.PlaceTurboPiece(cell, rotation)
+
+    def __repr__(self) -> str:
+        return f"TurboChoices({tuple(self)!r})"
 
 
 def turbo_actions(state: DrillitState) -> tuple[Any, ...]:
+    return tuple(turbo_choices(state))
+
+
+def turbo_choices(state: DrillitState) -> Sequence[act.PlaceTurboPiece]:
+    """``turbo_actions``, each built only when read."""
     if state.turbo_piece is None:
         return ()
-    return turbo_placements(state, state.turbo_piece, state.turbo_anchor)
+    return TurboChoices(placements(state, state.turbo_piece, state.turbo_anchor))

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from services.games.contract import (
+    AwaitingChance,
     ChanceRequest,
     DrawCards,
     MalformedAction,
@@ -125,42 +126,56 @@ def assemble_event_deck(staged: Mapping[str, tuple[str, ...]]) -> tuple[str, ...
     return tuple(deck)
 
 
-# the requests that never vary (requests are immutable: one instance serves every match)
-_SHUFFLE_PATHS = ShuffleDeck("paths", tuple(CONTENT.pieces), "shuffle the Path pieces")
-_SHUFFLE_CHARACTERS = ShuffleDeck("characters", CONTENT.characters, "shuffle the Character cards")
-_SHUFFLE_STAGING = ShuffleDeck(STAGING, OTHER_CARDS, "shuffle the non-Abyss Event cards")
-_DRAW_STAGING = DrawCards(STAGING, len(OTHER_CARDS), "set 3 aside and make 5 piles of 2")
-_SHUFFLE_ABYSSES = ShuffleDeck(ABYSS_STAGING, ABYSS_CARDS, "hand out the Abyss cards")
-_DRAW_ABYSSES = DrawCards(ABYSS_STAGING, TRIOS, "one Abyss card for each pile")
+def _awaiting(request: ChanceRequest) -> AwaitingChance:
+    return AwaitingChance(request)
+
+
+# the steps that never vary (steps are immutable: one instance serves every match)
+_SHUFFLE_PATHS = _awaiting(ShuffleDeck("paths", tuple(CONTENT.pieces), "shuffle the Path pieces"))
+_SHUFFLE_CHARACTERS = _awaiting(
+    ShuffleDeck("characters", CONTENT.characters, "shuffle the Character cards")
+)
+_SHUFFLE_STAGING = _awaiting(ShuffleDeck(STAGING, OTHER_CARDS, "shuffle the non-Abyss Event cards"))
+_DRAW_STAGING = _awaiting(DrawCards(STAGING, len(OTHER_CARDS), "set 3 aside and make 5 piles of 2"))
+_SHUFFLE_ABYSSES = _awaiting(ShuffleDeck(ABYSS_STAGING, ABYSS_CARDS, "hand out the Abyss cards"))
+_DRAW_ABYSSES = _awaiting(DrawCards(ABYSS_STAGING, TRIOS, "one Abyss card for each pile"))
 #: (trio number, its deck, the draw that stacks it)
 _TRIO_DECKS = tuple(
-    (i, trio_deck(i), DrawCards(trio_deck(i), 3, f"stack trio {i}")) for i in range(1, TRIOS + 1)
+    (i, trio_deck(i), _awaiting(DrawCards(trio_deck(i), 3, f"stack trio {i}")))
+    for i in range(1, TRIOS + 1)
 )
 
 
-#: the last state asked about and its request: the turn flow asks for each setup state's
+#: the last state asked about and its step: the turn flow asks for each setup state's
 #: automatic events, then its step, and both need the request (states never change). One
-#: tuple, replaced whole, so concurrent callers never see a state with another's request.
-_last_request: tuple[DrillitState | None, ChanceRequest | None] = (None, None)
+#: tuple, replaced whole, so concurrent callers never see a state with another's step.
+_last_step: tuple[DrillitState | None, AwaitingChance | None] = (None, None)
 
 
 def setup_request(state: DrillitState) -> ChanceRequest | None:
     """The next chance outcome setup needs, if any."""
-    global _last_request
-    last, request = _last_request
+    step = setup_step(state)
+    return None if step is None else step.request
+
+
+def setup_step(state: DrillitState) -> AwaitingChance | None:
+    """The step awaiting the next chance outcome setup needs, if any (most are built once:
+    the turn flow hands them on as they are)."""
+    global _last_step
+    last, step = _last_step
     if last is not state:
-        request = _setup_request(state)
-        _last_request = (state, request)
-    return request
+        step = _setup_step(state)
+        _last_step = (state, step)
+    return step
 
 
 @functools.lru_cache(maxsize=16)
-def _deal(deck: str, players: int, reason: str) -> DrawCards:
-    """A deal to every player (requests are immutable: one per deck and player count)."""
-    return DrawCards(deck, players, reason)
+def _deal(deck: str, players: int, reason: str) -> AwaitingChance:
+    """A deal to every player (steps are immutable: one per deck and player count)."""
+    return AwaitingChance(DrawCards(deck, players, reason))
 
 
-def _setup_request(state: DrillitState) -> ChanceRequest | None:
+def _setup_step(state: DrillitState) -> AwaitingChance | None:
     shuffled, staged = state.shuffled_decks, state.staged
     if "paths" not in shuffled:
         return _SHUFFLE_PATHS
@@ -180,14 +195,14 @@ def _setup_request(state: DrillitState) -> ChanceRequest | None:
         return _DRAW_ABYSSES
     for i, deck, stack in _TRIO_DECKS:
         if deck not in shuffled:
-            return ShuffleDeck(deck, _trio_cards(state, i), f"shuffle trio {i}")
+            return _awaiting(ShuffleDeck(deck, _trio_cards(state, i), f"shuffle trio {i}"))
         if deck not in staged:
             return stack
     if not state.event_deck_built or state.choosing_room is not None:
         return None
     for player in state.players:
         if player not in state.rooms:
-            return RollDice(1, 6, f"start room of {player}")
+            return _awaiting(RollDice(1, 6, f"start room of {player}"))
     return None
 
 
@@ -216,7 +231,7 @@ def resolve_start_roll(state: DrillitState, value: int) -> list[Any]:
 
 def automatic_setup(state: DrillitState) -> list[Any]:
     """Deterministic setup steps: assembling the deck, the Pilot's neighbour starting."""
-    if setup_request(state) is not None or state.choosing_room is not None:
+    if setup_step(state) is not None or state.choosing_room is not None:
         return []
     if not state.event_deck_built:
         return [ev.EventDeckBuilt(len(CONTENT.cards))]

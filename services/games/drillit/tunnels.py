@@ -10,11 +10,10 @@ from __future__ import annotations
 import functools
 import heapq
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import overload
 
-from services.games.drillit.actions import Excavate, PlaceTurboPiece
+from services.games.drillit.actions import Excavate
 from services.games.drillit.content import CONTENT, Layout
 from services.games.drillit.hexgrid import Hex, distance, distinct_rotations, opposite, rotate
 from services.games.drillit.state import DrillitState, PlacedPiece
@@ -104,45 +103,15 @@ def frontier(state: DrillitState) -> tuple[Hex, ...]:
     return _dug(state).frontier
 
 
-def excavations(state: DrillitState, owner: str, piece: str) -> Sequence[Excavate]:
-    """``Excavate`` actions for every placement of ``owner``'s ``piece``, each built only
-    when it is read (all of them at once when iterated)."""
-    return _Excavations(_dug(state), owner, piece)
+def has_frontier(state: DrillitState) -> bool:
+    """Whether a new piece could connect anywhere (``frontier``, without listing it: the
+    crystal abilities ask after every action)."""
+    return bool(_dug(state).frontier_cells)
 
 
-class _Excavations(Sequence[Excavate]):
-    """``Excavate`` of ``owner``'s ``piece`` on each of its placements, in their order."""
-
-    __slots__ = ("_dug", "_owner", "_piece", "_spots")
-
-    def __init__(self, dug: _Dug, owner: str, piece: str) -> None:
-        self._dug, self._owner, self._piece = dug, owner, piece
-        self._spots = dug.placements(piece, None)
-
-    def __len__(self) -> int:
-        return len(self._spots)
-
-    @overload
-    def __getitem__(self, index: int) -> Excavate: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Excavate]: ...
-
-    def __getitem__(self, index: int | slice) -> Excavate | Sequence[Excavate]:
-        if isinstance(index, slice):
-            return self._dug.excavations(self._owner, self._piece)[index]
-        cell, rotation = self._spots[index]
-        return Excavate(self._owner, cell, rotation)
-
-    def __iter__(self) -> Iterator[Excavate]:
-        return iter(self._dug.excavations(self._owner, self._piece))
-
-
-def turbo_placements(
-    state: DrillitState, piece: str, anchor: Hex | None
-) -> tuple[PlaceTurboPiece, ...]:
-    """``PlaceTurboPiece`` for every placement of the Turbo's ``piece``."""
-    return _dug(state).turbo_placements(piece, anchor)
+def excavations(state: DrillitState, owner: str, piece: str) -> tuple[Excavate, ...]:
+    """``Excavate`` actions for every placement of ``owner``'s ``piece``."""
+    return _dug(state).excavations(owner, piece)
 
 
 def placements(
@@ -202,6 +171,7 @@ class _Dug:
         frontier_cells: tuple[int, ...],
         bordered: dict[int, int],
         required: dict[int, int],
+        keys: dict[int, int],
         ways: dict[str, frozenset[int] | None] | None = None,
     ) -> None:
         self.distance = distance_name
@@ -220,15 +190,18 @@ class _Dug:
         self.bordered = bordered
         #: cell number -> edge mask of those directions where that piece opens towards it
         self.required = required
+        #: frontier cell number -> its ``_key``: the situation ``_fitting`` reads there
+        #: (kept up to date by ``followed_by``: a piece changes it only around itself)
+        self.keys = keys
         self._placements: dict[tuple[str, Hex | None], tuple[tuple[Hex, int], ...]] = {}
-        #: (cell number, rotation) of each placement, as ``_placements`` lists them
+        #: (cell number, rotation) of each placement of a second Turbo piece, as
+        #: ``_placements`` lists them
         self._numbered: dict[tuple[str, Hex | None], list[tuple[int, int]]] = {}
         self._spots: dict[tuple[str, Hex | None], frozenset[tuple[int, int]]] = {}
         #: exit option -> the cells of a way to it from the frontier, as ``exit_reachable``
         #: found it; None when it cannot be reached
         self.ways: dict[str, frozenset[int] | None] = {} if ways is None else ways
         self._excavations: dict[tuple[str, str], tuple[Excavate, ...]] = {}
-        self._turbo: dict[tuple[str, Hex | None], tuple[PlaceTurboPiece, ...]] = {}
 
     @classmethod
     def laid(
@@ -248,10 +221,13 @@ class _Dug:
         required: dict[int, int] = {}
         for cell, mask in shapes.items():
             cells.update(toward[cell][d] for d in range(6) if mask >> d & 1)
-            _border(toward[cell], mask, bordered, required)
+            _border(ground.borders[cell], mask, bordered, required)
         cells.discard(-1)
         frontier = tuple(sorted(cells - taken))
-        return cls(distance_name, placed, abysses, shapes, taken, frontier, bordered, required)
+        keys = {c: _key(ground, c, bordered, required) for c in frontier}
+        return cls(
+            distance_name, placed, abysses, shapes, taken, frontier, bordered, required, keys
+        )
 
     def followed_by(
         self, distance_name: str, placed: tuple[PlacedPiece, ...], abysses: tuple[Hex, ...]
@@ -272,21 +248,27 @@ class _Dug:
             piece = placed[known]
             cell = index.get(piece.cell)
             if cell is None:  # off the ground: it changes nothing here
-                return self._with(placed, abysses, self.taken, self.frontier_cells, dict(self.ways))
+                return self._with(
+                    placed, abysses, self.taken, self.frontier_cells, self.keys, dict(self.ways)
+                )
             if cell in self.shapes:
                 return None  # a second piece on one cell: worked out afresh
             mask = _edge_mask(piece.piece, piece.rotation)
             taken = self.taken | {cell}
-            toward = self.ground.toward[cell]
-            faced = {toward[d] for d in range(6) if mask >> d & 1}
-            faced.discard(-1)
+            around = self.ground.borders[cell]
+            faced = {other for other, _, edge in around if mask & edge}  # on open ground
             frontier = set(self.frontier_cells)
             # a piece off the frontier could open ground no search has seen
             ways = self._ways_past(cell) if cell in frontier else None
             frontier.discard(cell)
             frontier.update(faced - taken)
             bordered, required = dict(self.bordered), dict(self.required)
-            _border(toward, mask, bordered, required)
+            _border(around, mask, bordered, required)
+            keys = dict(self.keys)
+            keys.pop(cell, None)
+            for other, _, _ in around:  # the cells whose borders the piece changed
+                if other in frontier:
+                    keys[other] = _key(self.ground, other, bordered, required)
             return _Dug(
                 distance_name,
                 placed,
@@ -296,6 +278,7 @@ class _Dug:
                 tuple(sorted(frontier)),
                 bordered,
                 required,
+                keys,
                 ways,
             )
         if (
@@ -305,9 +288,13 @@ class _Dug:
         ):
             cell = index.get(abysses[-1])
             if cell is None:
-                return self._with(placed, abysses, self.taken, self.frontier_cells, dict(self.ways))
+                return self._with(
+                    placed, abysses, self.taken, self.frontier_cells, self.keys, dict(self.ways)
+                )
             left = tuple(c for c in self.frontier_cells if c != cell)
-            return self._with(placed, abysses, self.taken | {cell}, left, self._ways_past(cell))
+            keys = {c: k for c, k in self.keys.items() if c != cell}
+            ways = self._ways_past(cell)
+            return self._with(placed, abysses, self.taken | {cell}, left, keys, ways)
         return None
 
     def _ways_past(self, cell: int) -> dict[str, frozenset[int] | None]:
@@ -327,6 +314,7 @@ class _Dug:
         abysses: tuple[Hex, ...],
         taken: frozenset[int],
         frontier_cells: tuple[int, ...],
+        keys: dict[int, int],
         ways: dict[str, frozenset[int] | None],
     ) -> _Dug:
         """These tunnels' pieces on open ground (their shapes and borders), with ``placed``
@@ -340,6 +328,7 @@ class _Dug:
             frontier_cells,
             self.bordered,
             self.required,
+            keys,
             ways,
         )
 
@@ -367,45 +356,32 @@ class _Dug:
             self._excavations[owner, piece] = known
         return known
 
-    def turbo_placements(self, piece: str, anchor: Hex | None) -> tuple[PlaceTurboPiece, ...]:
-        """``PlaceTurboPiece`` for each placement of the Turbo's ``piece`` (asked twice a
-        step: whether it fits anywhere, then the legal actions)."""
-        known = self._turbo.get((piece, anchor))
-        if known is None:
-            spots = self.placements(piece, anchor)
-            known = self._turbo[piece, anchor] = tuple(PlaceTurboPiece(c, k) for c, k in spots)
-        return known
-
     def _place(self, piece: str, anchor: Hex | None) -> tuple[tuple[Hex, int], ...]:
         """Each candidate cell's edge masks (bit d: the edge towards direction d): which
         edges a placed piece borders, which of those it opens, which reach the Tank or a
         piece (or only the anchor); then each rotation is a few bit operations instead of
         a walk around the cell (``fits`` and ``connects``). Without an anchor the masks of
-        every cell next to a piece are known (``bordered``, ``required``), and the
-        rotations that fit those masks are remembered per shape (``_fit_table``): cells
+        every frontier cell are known (``keys``), and the placements on a
+        cell in each situation are remembered per map and shape (``_spot_table``): cells
         meet the same few situations again and again."""
         ground = self.ground
         base = CONTENT.pieces[piece].openings
         rotations = _rotation_masks(base)
-        bordered, required = self.bordered, self.required
-        numbered: list[tuple[int, int]] = []
         if anchor is None:
-            tank_sides, hexes, fit = ground.tank_sides, ground.cells, _fit_table(base)
+            fit, table, keys = _fit_table(base), _spot_table(self.distance, base), self.keys
             spots: list[tuple[Hex, int]] = []
             for cell in self.frontier_cells:
-                b = bordered.get(cell, 0)
-                situation = (tank_sides[cell] | b) << 12 | b << 6 | required.get(cell, 0)
-                ks = fit.get(situation)
-                if ks is None:
-                    ks = fit[situation] = _fitting(rotations, situation)
-                if ks:
-                    where = hexes[cell]
-                    for k in ks:
-                        numbered.append((cell, k))
-                        spots.append((where, k))
-            self._numbered[piece, anchor] = numbered
+                key = keys[cell]
+                here = table.get(key)
+                if here is None:
+                    ks = _fits(fit, rotations, key & _SITUATION)
+                    where = ground.cells[cell]
+                    here = table[key] = tuple((where, k) for k in ks)
+                spots += here
             return tuple(spots)
         # the second Turbo piece: next to the first, continuing it
+        bordered, required = self.bordered, self.required
+        numbered: list[tuple[int, int]] = []
         index, taken = ground.index, self.taken
         at = index.get(anchor, -1)
         for c in anchor.neighbours():
@@ -425,26 +401,67 @@ class _Dug:
         (tests/unit/games/drillit/test_drillit_placements_fast.py compares them)."""
         if not 0 <= rotation < 6:
             return False
+        number = self.ground.index.get(cell)
+        if number is None:
+            return False
+        rotation = canonical_rotation(piece, rotation)
+        if anchor is None:  # a frontier cell, in a situation that shape fits so turned
+            key = self.keys.get(number)
+            if key is None:
+                return False
+            base = CONTENT.pieces[piece].openings
+            return rotation in _fits(_fit_table(base), _rotation_masks(base), key & _SITUATION)
         spots = self._spots.get((piece, anchor))
         if spots is None:  # built when first asked: most placements listed are never laid
             self.placements(piece, anchor)
             spots = self._spots[piece, anchor] = frozenset(self._numbered[piece, anchor])
-        number = self.ground.index.get(cell)
-        return number is not None and (number, canonical_rotation(piece, rotation)) in spots
+        return (number, rotation) in spots
 
 
 def _border(
-    toward: tuple[int, ...], mask: int, bordered: dict[int, int], required: dict[int, int]
+    around: tuple[tuple[int, int, int], ...],
+    mask: int,
+    bordered: dict[int, int],
+    required: dict[int, int],
 ) -> None:
-    """Mark a piece with edge ``mask`` on the cells around it (``toward``: their numbers by
-    direction): each borders it on the edge facing it, and must open there if it opens
-    towards that cell."""
-    for e, other in enumerate(toward):
-        if other >= 0:
-            facing = 1 << (e + 3) % 6  # the other cell's edge towards the piece
-            bordered[other] = bordered.get(other, 0) | facing
-            if mask >> e & 1:
-                required[other] = required.get(other, 0) | facing
+    """Mark a piece with edge ``mask`` on the cells ``around`` it (``_Ground.borders``):
+    each borders it on the edge facing it, and must open there if it opens towards that
+    cell."""
+    for other, facing, edge in around:
+        bordered[other] = bordered.get(other, 0) | facing
+        if mask & edge:
+            required[other] = required.get(other, 0) | facing
+
+
+#: the situation bits of a ``_key`` (below the cell number)
+_SITUATION = (1 << 18) - 1
+
+
+def _key(ground: _Ground, cell: int, bordered: dict[int, int], required: dict[int, int]) -> int:
+    """``cell``'s number over its situation (``_fitting``): the edges towards the Tank or
+    a piece, those bordering a piece, those where a bordering piece opens."""
+    b = bordered.get(cell, 0)
+    return cell << 18 | (ground.tank_sides[cell] | b) << 12 | b << 6 | required.get(cell, 0)
+
+
+def _fits(
+    fit: dict[int, tuple[int, ...]], rotations: tuple[tuple[int, int], ...], situation: int
+) -> tuple[int, ...]:
+    """``_fitting``, remembered in the shape's ``fit`` table."""
+    ks = fit.get(situation)
+    if ks is None:
+        ks = fit[situation] = _fitting(rotations, situation)
+    return ks
+
+
+@functools.lru_cache(maxsize=256)
+def _spot_table(
+    distance_name: str, base: tuple[int, ...]
+) -> dict[int, tuple[tuple[Hex, int], ...]]:
+    """Per map and piece shape: a cell's number and situation (``cell << 18 | situation``)
+    -> the placements (cell, rotation) of that shape there, as ``_place`` lists them. The
+    map's geometry alone decides them; each cell meets a few situations."""
+    return {}
 
 
 @functools.lru_cache(maxsize=64)
@@ -547,6 +564,9 @@ class _Ground:
     toward: tuple[tuple[int, ...], ...]
     #: per cell number, the edge mask of the directions where the Tank is
     tank_sides: tuple[int, ...]
+    #: per cell number, (neighbour's number, the neighbour's edge bit towards the cell, the
+    #: cell's edge bit towards it) for each neighbour on open ground
+    borders: tuple[tuple[tuple[int, int, int], ...], ...]
     #: the cells touching the Tank
     rim: tuple[int, ...]
     #: exit option -> per cell number, its hex distance to that exit (1: next to it)
@@ -562,10 +582,14 @@ def _ground(distance_name: str) -> _Ground:
     tank_sides = tuple(
         sum(1 << d for d, n in enumerate(c.neighbours()) if n in CONTENT.tank_cells) for c in cells
     )
+    borders = tuple(
+        tuple((other, 1 << (e + 3) % 6, 1 << e) for e, other in enumerate(ways) if other >= 0)
+        for ways in toward
+    )
     rim = tuple(i for i, sides in enumerate(tank_sides) if sides)
     exits_at = CONTENT.layouts[distance_name].exits
     to_exit = {k: tuple(distance(c, goal) for c in cells) for k, goal in exits_at.items()}
-    return _Ground(cells, index, links, toward, tank_sides, rim, to_exit)
+    return _Ground(cells, index, links, toward, tank_sides, borders, rim, to_exit)
 
 
 def distance_field(state: DrillitState) -> dict[Hex, int]:
@@ -599,17 +623,18 @@ def _distance_field(
 def abyss_cell(state: DrillitState) -> Hex | None:
     """Next to the Path piece closest to the exit, where it fits the path (on a free cell
     an opening of that piece faces); before any piece is laid, next to the Tank."""
-    occupied = piece_openings(state)
-    goals = exits(state)
-
-    def to_exit(cell: Hex) -> int:
-        return min(distance(cell, g) for g in goals)
-
+    occupied = _dug(state).occupied  # (piece_openings)
+    (goal,) = exits(state)
     if state.placed:
-        # latest piece wins ties: it is the head of the tunnel being dug
-        order = {p.cell: i for i, p in enumerate(state.placed)}
-        head = min(occupied, key=lambda c: (to_exit(c), -order[c]))
-        fitting = [head.neighbour(d) for d in occupied[head]]
+        # latest piece wins ties: it is the head of the tunnel being dug (the last laid
+        # of those closest to the exit, its cell's piece)
+        head_piece, nearest = state.placed[-1], -1
+        for p in reversed(state.placed):
+            near = distance(p.cell, goal)
+            if nearest < 0 or near < nearest:
+                head_piece, nearest = p, near
+        head = head_piece.cell
+        fitting = [head.neighbour(d) for d in openings(head_piece.piece, head_piece.rotation)]
         candidates = [c for c in fitting if is_free(state, c, occupied)]
         if not candidates:
             candidates = [c for c in head.neighbours() if is_free(state, c, occupied)]
@@ -617,4 +642,4 @@ def abyss_cell(state: DrillitState) -> Hex | None:
         candidates = list(frontier(state))
     if not candidates:
         return None
-    return min(candidates, key=lambda c: (to_exit(c), c))
+    return min(candidates, key=lambda c: (distance(c, goal), c))

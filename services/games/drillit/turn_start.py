@@ -9,7 +9,7 @@ from typing import Any
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT, EventCard
 from services.games.drillit.end_conditions import permanent_damage
-from services.games.drillit.evolve import evolve
+from services.games.drillit.evolve import evolve, fold
 from services.games.drillit.state import DrillitState, SectorGoblins
 from services.games.drillit.tunnels import abyss_cell
 
@@ -42,21 +42,15 @@ def goblin_advance(state: DrillitState) -> list[Any]:
     return out
 
 
-def _fold(state: DrillitState, facts: list[Any]) -> DrillitState:
-    for fact in facts:
-        state = evolve(state, fact)
-    return state
-
-
 def goblin_advance_with_damage(state: DrillitState) -> tuple[list[Any], DrillitState]:
     """The Goblin Advance and the damage of those reaching the centre, and the state after."""
     facts = goblin_advance(state)
-    state = _fold(state, facts)
+    state = fold(state, facts)
     reached = sum(f.count for f in facts if isinstance(f, ev.GoblinsReachedCentre))
     if reached:
         damage = permanent_damage(state, reached, "goblins reached the centre")
         facts += damage
-        state = _fold(state, damage)
+        state = fold(state, damage)
     return facts, state
 
 
@@ -72,7 +66,7 @@ def fire_intensification(state: DrillitState) -> tuple[list[Any], DrillitState]:
     for room in rooms:
         if state.fires.get(room, 0) >= CONTENT.explosion_fires:
             facts = explosion(state, room)
-            state = _fold(state, facts)
+            state = fold(state, facts)
             out += facts
     return out, state
 
@@ -85,7 +79,7 @@ def overheating(state: DrillitState) -> tuple[list[Any], DrillitState]:
         ev.CrystalStorageOverheated(state.crystal_total, state.storage_limit),
         *permanent_damage(state, 1, "the Crystal Storage overheated"),
     ]
-    return facts, _fold(state, facts)
+    return facts, fold(state, facts)
 
 
 SUB_EVENTS: tuple[tuple[str, Callable[[DrillitState], tuple[list[Any], DrillitState]]], ...] = (
@@ -134,6 +128,6 @@ def resolve_fire_die(state: DrillitState, value: int) -> list[Any]:
     fires = 1 + state.fire_criticals
     out.append(ev.FireStarted(value, fires))
     if state.fires.get(value, 0) + fires >= CONTENT.explosion_fires:
-        after = _fold(state, out)
+        after = fold(state, out)
         out += explosion(after, value)
     return out

@@ -19,7 +19,7 @@ def _afresh(state: DrillitState) -> tuple[object, ...]:
 
 
 def _of(dug: _Dug) -> tuple[object, ...]:
-    return dug.shapes, dug.taken, dug.frontier_cells, dug.bordered, dug.required
+    return dug.shapes, dug.taken, dug.frontier_cells, dug.bordered, dug.required, dug.keys
 
 
 def test_tunnels_followed_by_a_piece_or_an_abyss_equal_those_worked_out_afresh() -> None:
