@@ -7,11 +7,10 @@ from collections.abc import Iterator, Sequence
 from itertools import combinations_with_replacement
 from typing import Any, overload
 
-from services.games.contract import MalformedAction, RuleViolation
+from services.games.contract import Choices, MalformedAction, RuleViolation
 from services.games.drillit import actions as act
 from services.games.drillit import events as ev
 from services.games.drillit.characters import (
-    PILOT,
     ROBOT,
     attack_targets,
     may_place_for,
@@ -242,63 +241,34 @@ def turn_actions(state: DrillitState, player: str) -> tuple[Any, ...]:
     return tuple(turn_choices(state, player))
 
 
-#: a piece the player may lay: its owner, the piece, and its placements (cell, rotation)
-Dig = tuple[str, str, tuple[tuple[Hex, int], ...]]
+class _Excavations(Sequence[act.Excavate]):
+    """The Excavate actions of one piece, built only when read: a random policy reads the
+    turn's length and one entry, and Excavate actions are most of the list."""
 
-
-class TurnChoices(Sequence[Any]):
-    """``turn_actions`` as a sequence that builds its Excavate actions only when read: the
-    ``head`` actions (moves, carries, attacks, repair, extinguish), an Excavate for each
-    placement of each of the ``digs``, then the ``tail`` (crystal abilities, Plan B,
-    EndTurn). A random policy reads the length and one entry, and the Excavate actions
-    are most of the list."""
-
-    __slots__ = ("_digs", "_head", "_length", "_state", "_tail")
+    __slots__ = ("_owner", "_piece", "_spots", "_state")
 
     def __init__(
-        self, state: DrillitState, head: tuple[Any, ...], digs: list[Dig], tail: tuple[Any, ...]
+        self, state: DrillitState, owner: str, piece: str, spots: tuple[tuple[Hex, int], ...]
     ) -> None:
-        self._state, self._head, self._digs, self._tail = state, head, digs, tail
-        length = len(head) + len(tail)
-        for _, _, spots in digs:
-            length += len(spots)
-        self._length = length
+        self._state, self._owner, self._piece, self._spots = state, owner, piece, spots
 
     def __len__(self) -> int:
-        return self._length
+        return len(self._spots)
 
     @overload
-    def __getitem__(self, index: int) -> Any: ...
+    def __getitem__(self, index: int) -> act.Excavate: ...
 
     @overload
-    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+    def __getitem__(self, index: slice) -> Sequence[act.Excavate]: ...
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
-            return tuple(self)[index]
-        if index < 0:
-            index += self._length
-        if not 0 <= index < self._length:
-            raise IndexError("legal action index out of range")
-        head = self._head
-        if index < len(head):
-            return head[index]
-        index -= len(head)
-        for owner, _, spots in self._digs:
-            if index < len(spots):
-                cell, rotation = spots[index]
-                return act.Excavate(owner, cell, rotation)
-            index -= len(spots)
-        return self._tail[index]
+            return excavations(self._state, self._owner, self._piece)[index]
+        cell, rotation = self._spots[index]
+        return act.Excavate(self._owner, cell, rotation)
 
-    def __iter__(self) -> Iterator[Any]:
-        yield from self._head
-        for owner, piece, _ in self._digs:
-            yield from excavations(self._state, owner, piece)
-        yield from self._tail
-
-    def __repr__(self) -> str:
-        return f"TurnChoices({tuple(self)!r})"
+    def __iter__(self) -> Iterator[act.Excavate]:
+        return iter(excavations(self._state, self._owner, self._piece))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -312,8 +282,10 @@ def _moves(here: int, robot: bool, points: int, full: tuple[int | None, ...]) ->
     )
 
 
-def turn_choices(state: DrillitState, player: str) -> TurnChoices:
-    """``turn_actions`` with the Excavate actions (most of them) built only when read."""
+def turn_choices(state: DrillitState, player: str) -> Choices:
+    """``turn_actions`` in order: moves, carries, attacks, repair, extinguish; an Excavate
+    for each placement of each piece the player may lay (built only when read); crystal
+    abilities, Plan B, EndTurn."""
     rooms, characters = state.rooms, state.characters
     here = rooms[player]
     points = state.action_points
@@ -346,19 +318,19 @@ def turn_choices(state: DrillitState, player: str) -> TurnChoices:
         out.append(_EXTINGUISH)
     if out:
         head += tuple(out)
-    digs: list[Dig] = []
+    parts: list[Sequence[Any]] = [head]
     if not state.trap and points >= 1:
         hands = state.hands
-        anywhere = character == PILOT  # may_place_for: own piece, same room, or the Pilot
         for owner in state.players:
             piece = hands.get(owner)
-            if piece is not None and (owner == player or anywhere or rooms.get(owner) == here):
-                digs.append((owner, piece, placements(state, piece)))
+            if piece is not None and may_place_for(state, player, owner):
+                parts.append(_Excavations(state, owner, piece, placements(state, piece)))
     last = crystal_actions(state, player)
     if state.plan_b and plan_b_exit(state) is not None:
         last.append(_PLAN_B)
     last.append(_END_TURN)
-    return TurnChoices(state, head, digs, tuple(last))
+    parts.append(tuple(last))
+    return Choices(parts)
 
 
 class TurboChoices(Sequence[act.PlaceTurboPiece]):
