@@ -68,7 +68,7 @@ def test_a_whole_match_is_played_on_one_stream(client: GatewayClient, stack: Sta
         assert last.status == match_pb2.MATCH_STATUS_FINISHED
         assert last.provenance.dice_seed and last.provenance.decks_seed
         assert last == client.view(match_id, PLAYER)
-        assert acks == ident and acks > 5
+        assert acks > 5  # a whole match was played on the stream, not a move or two
     finally:
         session.close()
 
