@@ -5,6 +5,7 @@ Label values never carry match or player ids (unbounded cardinality).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -152,6 +153,10 @@ def _code_of(context: grpc.aio.ServicerContext, error: BaseException | None) -> 
     code = context.code if isinstance(context.code, grpc.StatusCode) else context.code()
     if isinstance(code, grpc.StatusCode):
         return str(code.name)
+    if isinstance(error, asyncio.CancelledError):
+        # the client cancelled, hung up or ran out of its deadline: the handler was cut
+        # short, it did not fail (a bench bot closing its PlayMatch stream counted UNKNOWN)
+        return "CANCELLED"
     return "OK" if error is None else "UNKNOWN"
 
 

@@ -1,15 +1,18 @@
 """A handler's own fault reaches the client as INTERNAL with a fixed sentence (grpc's
 default names the Python exception) and is logged; a deliberate abort passes unchanged.
-Real grpc.aio servers on the test's loop, every RPC shape."""
+Real grpc.aio servers on the test's loop, every RPC shape. A call the client cancels is
+counted CANCELLED, not as a fault."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 
 from services.common.config import Config
 from services.common.metrics import INTERNAL_DETAILS
@@ -43,7 +46,9 @@ async def _chat(
 
 
 @contextlib.asynccontextmanager
-async def serving(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[grpc.aio.Channel]:
+async def serving(
+    monkeypatch: pytest.MonkeyPatch, more: dict[str, grpc.RpcMethodHandler] | None = None
+) -> AsyncIterator[grpc.aio.Channel]:
     monkeypatch.setenv("TABLETOP_SECRET", "s" * 40)
     monkeypatch.setenv("TABLETOP_GRPC_PORT", "0")
     monkeypatch.setenv("TABLETOP_DEV_STACK", "1")
@@ -55,6 +60,7 @@ async def serving(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[grpc.aio.Cha
                 "Unary": grpc.unary_unary_rpc_method_handler(_unary),
                 "Replay": grpc.unary_stream_rpc_method_handler(_replay),
                 "Chat": grpc.stream_stream_rpc_method_handler(_chat),
+                **(more or {}),
             },
         )
         server.add_generic_rpc_handlers((handler,))
@@ -105,3 +111,36 @@ async def test_a_fault_mid_stream_ends_the_stream_internal_after_what_was_sent(
         with pytest.raises(grpc.aio.AioRpcError) as broken:
             await chat.read()
         _internal(broken)
+
+
+async def _endless(
+    requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
+) -> AsyncIterator[bytes]:
+    async for _ in requests:
+        yield b"ack"
+        await asyncio.Event().wait()  # as PlayMatch waits for a match's next view
+
+
+def _handled(method: str, code: str) -> float:
+    labels = {"grpc_type": "bidi_stream", "grpc_service": "test.Faulty"}
+    labels |= {"grpc_method": method, "grpc_code": code}
+    return REGISTRY.get_sample_value("grpc_server_handled_total", labels) or 0.0
+
+
+async def test_a_stream_the_client_cancels_is_counted_cancelled_not_unknown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with serving(
+        monkeypatch, {"Endless": grpc.stream_stream_rpc_method_handler(_endless)}
+    ) as channel:
+        before = {code: _handled("Endless", code) for code in ("CANCELLED", "UNKNOWN")}
+        call = channel.stream_stream("/test.Faulty/Endless")(timeout=5)
+        await call.write(b"hello")
+        assert await call.read() == b"ack"
+        call.cancel()
+        for _ in range(200):  # the server learns of the cancellation a moment later
+            if _handled("Endless", "CANCELLED") > before["CANCELLED"]:
+                break
+            await asyncio.sleep(0.01)
+        assert _handled("Endless", "CANCELLED") == before["CANCELLED"] + 1
+        assert _handled("Endless", "UNKNOWN") == before["UNKNOWN"]
