@@ -148,16 +148,29 @@ def _rpc_type(handler: grpc.RpcMethodHandler) -> str:
     return "unary"
 
 
+def _go_name(code: grpc.StatusCode) -> str:
+    if code is grpc.StatusCode.OK:
+        return "OK"
+    if code is grpc.StatusCode.CANCELLED:
+        return "Canceled"  # Go's spelling
+    return "".join(word.capitalize() for word in code.name.split("_"))
+
+
+#: grpc_code as the grpc-ecosystem exporters write it (Go's codes.Code names: "OK",
+#: "InvalidArgument", "Internal"), which dashboards and alert rules match on
+GRPC_CODE_LABEL: dict[grpc.StatusCode, str] = {code: _go_name(code) for code in grpc.StatusCode}
+
+
 def _code_of(context: grpc.aio.ServicerContext, error: BaseException | None) -> str:
     # grpc.aio has code(); sonora's gRPC-Web context keeps the code as an attribute.
     code = context.code if isinstance(context.code, grpc.StatusCode) else context.code()
     if isinstance(code, grpc.StatusCode):
-        return str(code.name)
+        return GRPC_CODE_LABEL[code]
     if isinstance(error, asyncio.CancelledError):
         # the client cancelled, hung up or ran out of its deadline: the handler was cut
-        # short, it did not fail (a bench bot closing its PlayMatch stream counted UNKNOWN)
-        return "CANCELLED"
-    return "OK" if error is None else "UNKNOWN"
+        # short, it did not fail (a bench bot closing its PlayMatch stream counted Unknown)
+        return GRPC_CODE_LABEL[grpc.StatusCode.CANCELLED]
+    return GRPC_CODE_LABEL[grpc.StatusCode.OK if error is None else grpc.StatusCode.UNKNOWN]
 
 
 #: what a client hears of a handler's own fault; grpc's default details name the Python

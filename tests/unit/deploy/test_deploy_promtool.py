@@ -136,3 +136,20 @@ def test_dashboard_queries_parse(tmp_path: Path) -> None:
 @pytest.mark.parametrize("expr", ["rate(tabletop_nope_total[5m])"])
 def test_metric_pattern_finds_names(expr: str) -> None:
     assert METRIC.findall(expr) == ["tabletop_nope_total"]
+
+
+def test_grpc_codes_in_rules_and_dashboard_are_codes_the_services_emit() -> None:
+    # the services once wrote "INTERNAL" where the rules matched "Internal": the error
+    # ratio alert could not fire
+    from services.common.metrics import GRPC_CODE_LABEL
+
+    emitted = set(GRPC_CODE_LABEL.values())
+    texts = [RULES.read_text(), *_exprs()]
+    named = {
+        code
+        for text in texts
+        for pattern in re.findall(r'grpc_code=~?\\?"([^"\\]+)', text)
+        for code in pattern.split("|")
+    }
+    assert named, "the rules match on grpc_code"
+    assert named <= emitted, sorted(named - emitted)

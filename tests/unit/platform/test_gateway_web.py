@@ -202,7 +202,7 @@ async def test_grpc_web_calls_are_counted_with_the_grpc_metric_names(app: Any) -
         "grpc_type": "grpc_web_unary",
         "grpc_service": "tabletop.v1.Gateway",
         "grpc_method": "GetView",
-        "grpc_code": "UNAUTHENTICATED",
+        "grpc_code": "Unauthenticated",
     }
     before = REGISTRY.get_sample_value("grpc_server_handled_total", labels) or 0
     await asgi(
