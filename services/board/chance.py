@@ -8,6 +8,7 @@ retry of the command can fix.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from typing import TypeVar
 
@@ -88,15 +89,21 @@ class RemoteChance:
         self.decks = decks
 
     async def commit(self, match_id: str, correlation_id: str) -> tuple[str, str]:
+        # Two services, two streams, no order between them: asked together, a match's set-up
+        # (and its last command, for the reveals) waits for the slower transaction only.
         request = dice_pb2.CommitRequest(match_id=match_id, correlation_id=correlation_id)
-        dice = await _call("dice", self.dice.Commit(request, timeout=CALL_TIMEOUT_S))
-        decks = await _call("decks", self.decks.Commit(request, timeout=CALL_TIMEOUT_S))
+        dice, decks = await asyncio.gather(
+            _call("dice", self.dice.Commit(request, timeout=CALL_TIMEOUT_S)),
+            _call("decks", self.decks.Commit(request, timeout=CALL_TIMEOUT_S)),
+        )
         return dice.commitment, decks.commitment
 
     async def reveal(self, match_id: str, correlation_id: str) -> None:
         request = dice_pb2.RevealRequest(match_id=match_id, correlation_id=correlation_id)
-        await _call("dice", self.dice.Reveal(request, timeout=CALL_TIMEOUT_S))
-        await _call("decks", self.decks.Reveal(request, timeout=CALL_TIMEOUT_S))
+        await asyncio.gather(
+            _call("dice", self.dice.Reveal(request, timeout=CALL_TIMEOUT_S)),
+            _call("decks", self.decks.Reveal(request, timeout=CALL_TIMEOUT_S)),
+        )
 
     async def resolve(
         self, match_id: str, request: ChanceRequest, request_id: str, cause: str
