@@ -59,11 +59,13 @@ class SeededChance:
         self.decks = DeckPiles()
 
     def resolve(self, request: ChanceRequest) -> ChanceOutcome:
-        match request:
-            case RollDice(count=count, sides=sides):
-                return DiceRolled(self.dice.roll(count, sides))
-            case ShuffleDeck(deck=deck, cards=cards):
-                return DeckShuffled(deck, self.decks.shuffle(deck, cards, self.decks_rng))
-            case DrawCards(deck=deck, count=count):
-                return CardsDrawn(deck, self.decks.draw(deck, count))
+        # isinstance tests, not ``match``: its class patterns read each field through a
+        # keyword lookup, at every chance node of every playout
+        if isinstance(request, DrawCards):
+            return CardsDrawn(request.deck, self.decks.draw(request.deck, request.count))
+        if isinstance(request, RollDice):
+            return DiceRolled(self.dice.roll(request.count, request.sides))
+        if isinstance(request, ShuffleDeck):
+            deck = request.deck
+            return DeckShuffled(deck, self.decks.shuffle(deck, request.cards, self.decks_rng))
         raise TypeError(f"unknown chance request {request!r}")

@@ -200,7 +200,7 @@ class Choices(Sequence[Any]):
 
     def __init__(self, parts: Sequence[Sequence[Any]]) -> None:
         self._parts = parts
-        self._sizes = [len(part) for part in parts]
+        self._sizes = list(map(len, parts))  # (no comprehension frame: built per decision)
         self._length = sum(self._sizes)
 
     def __len__(self) -> int:

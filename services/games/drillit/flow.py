@@ -50,7 +50,14 @@ def missing_pieces(state: DrillitState) -> tuple[str, ...]:
 
 
 def refill_count(state: DrillitState) -> int:
-    return min(len(missing_pieces(state)), state.path_pile)
+    # min(len(missing_pieces(state)), state.path_pile), without the tuple: asked at every
+    # step of the refill
+    hands, missing = state.hands, 0
+    for player in state.players:
+        if player not in hands:
+            missing += 1
+    pile = state.path_pile
+    return missing if missing < pile else pile
 
 
 def reveal_event_card(state: DrillitState) -> tuple[list[Any], DrillitState]:
@@ -99,15 +106,18 @@ def automatic_events_folded(state: DrillitState) -> tuple[list[Any], DrillitStat
 
 def _automatic_later(state: DrillitState) -> list[Any]:
     phase = state.phase
-    if phase == ATTACK and attack_box(state) == HORDE:
-        return horde_events()  # the Horde needs no more dice
-    if phase == TURBO and state.turbo_piece is None and state.path_pile == 0:
-        return [ev.TurboStopped("the Path pile is empty")]
-    piece = state.turbo_piece
-    if phase == TURBO and piece is not None and not placements(state, piece, state.turbo_anchor):
-        return [ev.TurboPieceDiscarded(piece, "it fits nowhere")]
-    if phase == REFILL and refill_count(state) == 0:
-        return [ev.TurnEnded(state.turn)]
+    if phase == ATTACK:
+        return horde_events() if attack_box(state) == HORDE else []  # no more dice
+    if phase == TURBO:
+        piece = state.turbo_piece
+        if piece is None:
+            if state.path_pile == 0:
+                return [ev.TurboStopped("the Path pile is empty")]
+        elif not placements(state, piece, state.turbo_anchor):
+            return [ev.TurboPieceDiscarded(piece, "it fits nowhere")]
+        return []
+    if phase == REFILL:
+        return [ev.TurnEnded(state.turn)] if refill_count(state) == 0 else []
     if phase == TURN_OVER:
         reason = defeat_at_turn_end(state)
         if reason is not None:

@@ -146,13 +146,16 @@ class Drillit(Game[DrillitState]):
         step = next_step(state)
         if not isinstance(step, AwaitingPlayers) or player not in step.players:
             return ()
-        if state.phase == SETUP:
+        phase = state.phase
+        if phase == ACTIONS:
+            return turn_choices(state, player)
+        if phase == SETUP:
             if state.choosing_room is not None:
                 return tuple(
                     act.ChooseStartRoom(r) for r in CONTENT.rooms if room_has_space(state, r)
                 )
             return tuple(act.ChooseStartingPlayer(p) for p in state.players)
-        if state.phase == TURBO:
+        if phase == TURBO:
             return turbo_choices(state)
         return turn_choices(state, player)
 

@@ -271,6 +271,13 @@ class _Excavations(Sequence[act.Excavate]):
         return iter(excavations(self._state, self._owner, self._piece))
 
 
+@functools.lru_cache(maxsize=4096)
+def _full(where: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    """The rooms at capacity with the players in the rooms ``where`` (``room_has_space``)."""
+    capacity = CONTENT.room_capacity
+    return tuple(room for room in set(where) if where.count(room) >= capacity)
+
+
 @functools.lru_cache(maxsize=1024)
 def _moves(here: int, robot: bool, points: int, full: tuple[int | None, ...]) -> tuple[Any, ...]:
     """The moves from ``here`` with ``points`` AP left, the rooms ``full`` at capacity
@@ -286,27 +293,19 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
     """``turn_actions`` in order: moves, carries, attacks, repair, extinguish; an Excavate
     for each placement of each piece the player may lay (built only when read); crystal
     abilities, Plan B, EndTurn."""
-    rooms, characters = state.rooms, state.characters
+    rooms, players = state.rooms, state.players
     here = rooms[player]
     points = state.action_points
-    character = characters.get(player)
-    robot = character == ROBOT  # state.is_(player, ROBOT)
-    crowd: dict[int | None, int] = {}  # players per room: room_has_space, once
-    full: tuple[int | None, ...] = ()  # the rooms at capacity
-    capacity = CONTENT.room_capacity
-    for p in state.players:
-        room = rooms.get(p)
-        crowd[room] = count = crowd.get(room, 0) + 1
-        if count == capacity:
-            full += (room,)
-    head = _moves(here, robot, points, full)
+    robot = state.characters.get(player) == ROBOT  # state.is_(player, ROBOT)
+    where = tuple(map(rooms.get, players))  # each player's room, in seat order
+    head = _moves(here, robot, points, _full(where))
     out: list[Any] = []
     if robot and points >= 1:
-        for passenger in state.occupants(here):
-            if passenger == player:
+        for passenger, room_of in zip(players, where, strict=True):  # state.occupants(here)
+            if room_of != here or passenger == player:
                 continue
             for room in ALL_ROOMS:
-                if room != here and not crowd.get(room, 0):  # nobody in it
+                if room != here and room not in where:  # nobody in it
                     out.append(act.Carry(room, passenger))
     if here != CONTENT.centre and points >= 1:
         goblins = state.goblins(CONTENT.faces_sector[here])
@@ -321,7 +320,7 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
     parts: list[Sequence[Any]] = [head]
     if not state.trap and points >= 1:
         hands = state.hands
-        for owner in state.players:
+        for owner in players:
             piece = hands.get(owner)
             if piece is not None and may_place_for(state, player, owner):
                 parts.append(_Excavations(state, owner, piece, placements(state, piece)))
