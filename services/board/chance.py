@@ -4,6 +4,10 @@ Request ids derive from the command id and the node's index, so a retried comman
 the same outcomes back instead of new ones. Every call has a deadline; a failed call
 raises ChanceFailed with the status the board should answer: UNAVAILABLE only for what a
 retry of the command can fix.
+
+A command's seed commitments and outcomes are asked with ``defer_append`` and sealed
+together (``settle``) before the board appends the command (services/common/drafts.py):
+one append per service and command instead of one per chance node.
 """
 
 from __future__ import annotations
@@ -87,16 +91,40 @@ class RemoteChance:
     def __init__(self, dice: dice_pb2_grpc.DiceStub, decks: decks_pb2_grpc.DecksStub) -> None:
         self.dice = dice
         self.decks = decks
+        #: match → the services holding outcomes of its current command not appended yet
+        #: (the board holds the match's lock from the first chance node to ``settle``)
+        self._unsealed: dict[str, set[str]] = {}
 
     async def commit(self, match_id: str, correlation_id: str) -> tuple[str, str]:
         # Two services, two streams, no order between them: asked together, a match's set-up
-        # (and its last command, for the reveals) waits for the slower transaction only.
-        request = dice_pb2.CommitRequest(match_id=match_id, correlation_id=correlation_id)
+        # (and its last command, for the reveals) waits for the slower one only.
+        request = dice_pb2.CommitRequest(
+            match_id=match_id, correlation_id=correlation_id, defer_append=True
+        )
+        self._unsealed.setdefault(match_id, set()).update(("dice", "decks"))
         dice, decks = await asyncio.gather(
             _call("dice", self.dice.Commit(request, timeout=CALL_TIMEOUT_S)),
             _call("decks", self.decks.Commit(request, timeout=CALL_TIMEOUT_S)),
         )
         return dice.commitment, decks.commitment
+
+    async def settle(self, match_id: str, cause: str) -> None:
+        """Make the outcomes given out for the match's command durable (the command
+        handler calls it before it appends the command): a failure is the command's
+        refusal, and nothing is appended."""
+        unsealed = self._unsealed.pop(match_id, None)
+        if not unsealed:
+            return
+        request = dice_pb2.SealRequest(match_id=match_id, correlation_id=cause)
+        calls = []
+        if "dice" in unsealed:
+            calls.append(_call("dice", self.dice.Seal(request, timeout=CALL_TIMEOUT_S)))
+        if "decks" in unsealed:
+            calls.append(_call("decks", self.decks.Seal(request, timeout=CALL_TIMEOUT_S)))
+        try:
+            await asyncio.gather(*calls)
+        except ChanceFailed as failed:
+            raise failed.refusal() from failed
 
     async def reveal(self, match_id: str, correlation_id: str) -> None:
         request = dice_pb2.RevealRequest(match_id=match_id, correlation_id=correlation_id)
@@ -119,6 +147,7 @@ class RemoteChance:
     ) -> ChanceOutcome:
         match request:
             case RollDice(count=count, sides=sides, purpose=purpose):
+                self._unsealed.setdefault(match_id, set()).add("dice")
                 roll = self.dice.Roll(
                     dice_pb2.RollRequest(
                         match_id=match_id,
@@ -127,12 +156,14 @@ class RemoteChance:
                         purpose=purpose,
                         request_id=request_id,
                         correlation_id=correlation_id,
+                        defer_append=True,
                     ),
                     timeout=CALL_TIMEOUT_S,
                 )
                 rolled = await _call("dice", roll)
                 return DiceRolled(tuple(rolled.values))
             case ShuffleDeck(deck=deck, cards=cards, purpose=purpose):
+                self._unsealed.setdefault(match_id, set()).add("decks")
                 shuffle = self.decks.Shuffle(
                     decks_pb2.ShuffleRequest(
                         match_id=match_id,
@@ -141,12 +172,14 @@ class RemoteChance:
                         purpose=purpose,
                         request_id=request_id,
                         correlation_id=correlation_id,
+                        defer_append=True,
                     ),
                     timeout=CALL_TIMEOUT_S,
                 )
                 shuffled = await _call("decks", shuffle)
                 return DeckShuffled(deck, shuffled.size)
             case DrawCards(deck=deck, count=count, purpose=purpose):
+                self._unsealed.setdefault(match_id, set()).add("decks")
                 draw = self.decks.Draw(
                     decks_pb2.DrawRequest(
                         match_id=match_id,
@@ -155,6 +188,7 @@ class RemoteChance:
                         purpose=purpose,
                         request_id=request_id,
                         correlation_id=correlation_id,
+                        defer_append=True,
                     ),
                     timeout=CALL_TIMEOUT_S,
                 )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import grpc
 from google.protobuf import message
 
+from services.common.drafts import Drafts
 from services.common.envelope import Cause, is_a, unpack
 from services.common.ledger import StreamWriter, append_or_abort
 from services.common.snapshots import Snapshot, restore_revealed_seeds, revealed_seeds
@@ -51,6 +52,8 @@ class DecksService(decks_pb2_grpc.DecksServicer):
         #: while recovering: match → its shuffles and draws, replayed only for the matches
         #: not revealed by the end of the log (re-deriving a shuffle is the costly part)
         self._deferred: dict[str, list[envelope_pb2.EventEnvelope]] | None = None
+        #: shuffles and draws given out with defer_append, waiting for the match's Seal
+        self._drafts: Drafts[DecksMatch] = Drafts(writer, "decks", _copy, self._fold, self.apply)
 
     def begin_recovery(self) -> None:
         self._deferred = {}
@@ -88,7 +91,10 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             if self._deferred is not None:
                 self._deferred.pop(envelope.match_id, None)
             return
-        match = self._matches.setdefault(envelope.match_id, DecksMatch())
+        self._fold(self._matches.setdefault(envelope.match_id, DecksMatch()), envelope)
+
+    def _fold(self, match: DecksMatch, envelope: envelope_pb2.EventEnvelope) -> None:
+        """A commitment, shuffle or draw into a match's state (durable, or a draft's)."""
         if is_a(envelope, platform_events_pb2.DecksCommitted):
             event = unpack(envelope, platform_events_pb2.DecksCommitted)
             assert isinstance(event, platform_events_pb2.DecksCommitted)
@@ -110,6 +116,27 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             match.replies[drawn.request_id] = decks_pb2.DrawReply(
                 cards=drawn.cards, remaining=drawn.remaining, sequence=envelope.sequence
             )
+
+    def _current(self, match_id: str) -> DecksMatch | None:
+        return self._drafts.current(match_id, self._matches.get(match_id))
+
+    async def _record(
+        self,
+        match_id: str,
+        payload: message.Message,
+        correlation_id: str,
+        defer: bool,
+        context: grpc.aio.ServicerContext,
+    ) -> None:
+        """Append ``payload`` now, after what waits for a seal, or (``defer``) keep it in
+        the match's draft until its Seal."""
+        if defer:
+            await self._drafts.add(
+                match_id, self._matches.get(match_id), payload, correlation_id, context
+            )
+            return
+        await self._drafts.seal(match_id, context)
+        await self._append(match_id, payload, correlation_id, context)
 
     async def _append(
         self,
@@ -135,7 +162,7 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION, "the match's decks seed is revealed"
             )
-        match = self._matches.get(match_id)
+        match = self._current(match_id)
         if match is None or not match.commitment:
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -152,13 +179,21 @@ class DecksService(decks_pb2_grpc.DecksServicer):
         async with self._writer.lock(request.match_id):
             if request.match_id in self._revealed:
                 return dice_pb2.CommitReply(commitment=self._revealed[request.match_id])
-            match = self._matches.get(request.match_id)
+            match = self._current(request.match_id)
             if match is None or not match.commitment:
                 payload = platform_events_pb2.DecksCommitted(
                     commitment=commitment(self.seed(request.match_id)), algorithm=ALGORITHM
                 )
-                await self._append(request.match_id, payload, request.correlation_id, context)
-            return dice_pb2.CommitReply(commitment=self._matches[request.match_id].commitment)
+                await self._record(
+                    request.match_id,
+                    payload,
+                    request.correlation_id,
+                    request.defer_append,
+                    context,
+                )
+                match = self._current(request.match_id)
+                assert match is not None
+            return dice_pb2.CommitReply(commitment=match.commitment)
 
     async def Shuffle(
         self, request: decks_pb2.ShuffleRequest, context: grpc.aio.ServicerContext
@@ -184,8 +219,7 @@ class DecksService(decks_pb2_grpc.DecksServicer):
                 counter_to=rng.counter,
                 request_id=request.request_id,
             )
-            await self._append(request.match_id, payload, request.correlation_id, context)
-            reply = match.replies[request.request_id]
+            reply = await self._recorded(request, payload, context)
             assert isinstance(reply, decks_pb2.ShuffleReply)
             return reply
 
@@ -211,10 +245,35 @@ class DecksService(decks_pb2_grpc.DecksServicer):
                 remaining=match.piles.size(request.deck) - len(cards),
                 request_id=request.request_id,
             )
-            await self._append(request.match_id, payload, request.correlation_id, context)
-            reply = match.replies[request.request_id]
+            reply = await self._recorded(request, payload, context)
             assert isinstance(reply, decks_pb2.DrawReply)
             return reply
+
+    async def _recorded(
+        self,
+        request: decks_pb2.ShuffleRequest | decks_pb2.DrawRequest,
+        payload: message.Message,
+        context: grpc.aio.ServicerContext,
+    ) -> message.Message:
+        """Record a shuffle or draw; the reply its event folded into."""
+        match_id = request.match_id
+        await self._record(match_id, payload, request.correlation_id, request.defer_append, context)
+        match = self._current(match_id)
+        assert match is not None
+        return match.replies[request.request_id]
+
+    async def Seal(
+        self, request: dice_pb2.SealRequest, context: grpc.aio.ServicerContext
+    ) -> dice_pb2.SealReply:
+        if not request.match_id:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id is required")
+        if not self._writer.owns(request.match_id):
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION, "this decks shard does not own the match"
+            )
+        async with self._writer.lock(request.match_id):
+            await self._drafts.seal(request.match_id, context)
+            return dice_pb2.SealReply(sequence=self._writer.version(request.match_id))
 
     async def Reveal(
         self, request: dice_pb2.RevealRequest, context: grpc.aio.ServicerContext
@@ -222,6 +281,7 @@ class DecksService(decks_pb2_grpc.DecksServicer):
         async with self._writer.lock(request.match_id):
             seed = self.seed(request.match_id)
             if request.match_id not in self._revealed:
+                await self._drafts.seal(request.match_id, context)  # draws, then the seed
                 match = self._matches.get(request.match_id)
                 if match is None or not match.commitment:
                     await context.abort(
@@ -232,3 +292,11 @@ class DecksService(decks_pb2_grpc.DecksServicer):
             return dice_pb2.RevealReply(
                 seed=seed.hex(), commitment=self._revealed[request.match_id]
             )
+
+
+def _copy(match: DecksMatch | None) -> DecksMatch:
+    if match is None:
+        return DecksMatch()
+    # a pile is replaced, never changed in place (DeckPiles): copying the dict is enough
+    piles = DeckPiles(dict(match.piles.piles))
+    return DecksMatch(match.commitment, match.counter, piles, dict(match.replies))

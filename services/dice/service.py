@@ -5,6 +5,7 @@ from __future__ import annotations
 import grpc
 from google.protobuf import message
 
+from services.common.drafts import Drafts
 from services.common.envelope import Cause, is_a, unpack
 from services.common.ledger import StreamWriter, append_or_abort
 from services.common.snapshots import Snapshot, restore_revealed_seeds, revealed_seeds
@@ -30,6 +31,8 @@ class DiceService(dice_pb2_grpc.DiceServicer):
         #: while recovering: match → its rolls, folded only for the matches not revealed
         #: by the end of the log (a revealed match keeps no rolls)
         self._deferred: dict[str, list[envelope_pb2.EventEnvelope]] | None = None
+        #: outcomes given out with defer_append, waiting for the match's Seal
+        self._drafts: Drafts[DiceMatch] = Drafts(writer, "dice", _copy, _fold, self.apply)
 
     def begin_recovery(self) -> None:
         self._deferred = {}
@@ -64,18 +67,28 @@ class DiceService(dice_pb2_grpc.DiceServicer):
             if self._deferred is not None:
                 self._deferred.pop(envelope.match_id, None)
             return
-        match = self._matches.setdefault(envelope.match_id, DiceMatch())
-        if is_a(envelope, platform_events_pb2.DiceCommitted):
-            committed = unpack(envelope, platform_events_pb2.DiceCommitted)
-            assert isinstance(committed, platform_events_pb2.DiceCommitted)
-            match.commitment = committed.commitment
-        elif is_a(envelope, platform_events_pb2.DiceRolled):
-            rolled = unpack(envelope, platform_events_pb2.DiceRolled)
-            assert isinstance(rolled, platform_events_pb2.DiceRolled)
-            match.counter = rolled.counter_to
-            match.rolls[rolled.request_id] = dice_pb2.RollReply(
-                values=rolled.values, sequence=envelope.sequence
+        _fold(self._matches.setdefault(envelope.match_id, DiceMatch()), envelope)
+
+    def _current(self, match_id: str) -> DiceMatch | None:
+        return self._drafts.current(match_id, self._matches.get(match_id))
+
+    async def _record(
+        self,
+        match_id: str,
+        payload: message.Message,
+        correlation_id: str,
+        defer: bool,
+        context: grpc.aio.ServicerContext,
+    ) -> None:
+        """Append ``payload`` now, after what waits for a seal, or (``defer``) keep it in
+        the match's draft until its Seal."""
+        if defer:
+            await self._drafts.add(
+                match_id, self._matches.get(match_id), payload, correlation_id, context
             )
+            return
+        await self._drafts.seal(match_id, context)
+        await self._append(match_id, payload, correlation_id, context)
 
     async def _append(
         self,
@@ -83,12 +96,10 @@ class DiceService(dice_pb2_grpc.DiceServicer):
         payload: message.Message,
         correlation_id: str,
         context: grpc.aio.ServicerContext,
-    ) -> int:
+    ) -> None:
         cause = Cause(causation_id=correlation_id, correlation_id=correlation_id, actor="dice")
-        envelopes = await append_or_abort(self._writer, context, match_id, [payload], cause)
-        for envelope in envelopes:
+        for envelope in await append_or_abort(self._writer, context, match_id, [payload], cause):
             self.apply(envelope)
-        return int(envelopes[-1].sequence)
 
     async def _check_owner(self, match_id: str, context: grpc.aio.ServicerContext) -> None:
         if not match_id:
@@ -105,13 +116,21 @@ class DiceService(dice_pb2_grpc.DiceServicer):
         async with self._writer.lock(request.match_id):
             if request.match_id in self._revealed:
                 return dice_pb2.CommitReply(commitment=self._revealed[request.match_id])
-            match = self._matches.get(request.match_id)
+            match = self._current(request.match_id)
             if match is None or not match.commitment:
                 payload = platform_events_pb2.DiceCommitted(
                     commitment=commitment(self.seed(request.match_id)), algorithm=ALGORITHM
                 )
-                await self._append(request.match_id, payload, request.correlation_id, context)
-            return dice_pb2.CommitReply(commitment=self._matches[request.match_id].commitment)
+                await self._record(
+                    request.match_id,
+                    payload,
+                    request.correlation_id,
+                    request.defer_append,
+                    context,
+                )
+                match = self._current(request.match_id)
+                assert match is not None
+            return dice_pb2.CommitReply(commitment=match.commitment)
 
     async def Roll(
         self, request: dice_pb2.RollRequest, context: grpc.aio.ServicerContext
@@ -129,7 +148,7 @@ class DiceService(dice_pb2_grpc.DiceServicer):
                     grpc.StatusCode.FAILED_PRECONDITION,
                     "the match's dice seed is revealed: no more rolls",
                 )
-            match = self._matches.get(request.match_id)
+            match = self._current(request.match_id)
             if match is None or not match.commitment:
                 await context.abort(
                     grpc.StatusCode.FAILED_PRECONDITION,
@@ -149,10 +168,20 @@ class DiceService(dice_pb2_grpc.DiceServicer):
                 counter_to=rng.counter,
                 request_id=request.request_id,
             )
-            sequence = await self._append(
-                request.match_id, payload, request.correlation_id, context
+            await self._record(
+                request.match_id, payload, request.correlation_id, request.defer_append, context
             )
-            return dice_pb2.RollReply(values=values, sequence=sequence)
+            match = self._current(request.match_id)
+            assert match is not None
+            return match.rolls[request.request_id]
+
+    async def Seal(
+        self, request: dice_pb2.SealRequest, context: grpc.aio.ServicerContext
+    ) -> dice_pb2.SealReply:
+        await self._check_owner(request.match_id, context)
+        async with self._writer.lock(request.match_id):
+            await self._drafts.seal(request.match_id, context)
+            return dice_pb2.SealReply(sequence=self._writer.version(request.match_id))
 
     async def Reveal(
         self, request: dice_pb2.RevealRequest, context: grpc.aio.ServicerContext
@@ -161,6 +190,7 @@ class DiceService(dice_pb2_grpc.DiceServicer):
         async with self._writer.lock(request.match_id):
             seed = self.seed(request.match_id)
             if request.match_id not in self._revealed:
+                await self._drafts.seal(request.match_id, context)  # outcomes, then the seed
                 match = self._matches.get(request.match_id)
                 if match is None or not match.commitment:
                     await context.abort(
@@ -171,3 +201,24 @@ class DiceService(dice_pb2_grpc.DiceServicer):
             return dice_pb2.RevealReply(
                 seed=seed.hex(), commitment=self._revealed[request.match_id]
             )
+
+
+def _fold(match: DiceMatch, envelope: envelope_pb2.EventEnvelope) -> None:
+    """A commitment or a roll into a match's state (durable, or a draft's)."""
+    if is_a(envelope, platform_events_pb2.DiceCommitted):
+        committed = unpack(envelope, platform_events_pb2.DiceCommitted)
+        assert isinstance(committed, platform_events_pb2.DiceCommitted)
+        match.commitment = committed.commitment
+    elif is_a(envelope, platform_events_pb2.DiceRolled):
+        rolled = unpack(envelope, platform_events_pb2.DiceRolled)
+        assert isinstance(rolled, platform_events_pb2.DiceRolled)
+        match.counter = rolled.counter_to
+        match.rolls[rolled.request_id] = dice_pb2.RollReply(
+            values=rolled.values, sequence=envelope.sequence
+        )
+
+
+def _copy(match: DiceMatch | None) -> DiceMatch:
+    if match is None:
+        return DiceMatch()
+    return DiceMatch(match.commitment, match.counter, dict(match.rolls))

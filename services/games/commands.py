@@ -73,6 +73,14 @@ class ChanceResolver(Protocol):
         Raises Refusal(UNAVAILABLE) when the outcome cannot be had now."""
         ...
 
+    async def settle(self, match_id: str, cause: str) -> None:
+        """Make the outcomes given out for command ``cause`` durable: called once the
+        command's chance is resolved, before its events are appended (a resolver whose
+        outcomes are durable when given out does nothing).
+
+        Raises Refusal(UNAVAILABLE) when they cannot be made durable now."""
+        ...
+
 
 @dataclass(frozen=True)
 class Opening:
@@ -291,6 +299,8 @@ class CommandHandler:
             resolved, state = game.resolve_folded(state, outcome)
             events += resolved
             index += 1
+        if index or opening is not None:  # outcomes or seed commitments were given out
+            await self._chance.settle(match.match_id, command_id)
         ending = step.outcome if isinstance(step, Finished) else None
         batch = Batch(match.match_id, command_id, actor, events, ending, opening)
         appended = len(events) + (ending is not None) + (opening is not None)  # len(batch)

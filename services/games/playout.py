@@ -86,6 +86,9 @@ class _SeededResolver:
     ) -> ChanceOutcome:
         return self._chance.resolve(request)
 
+    async def settle(self, match_id: str, cause: str) -> None:
+        """Nothing to do: in-process outcomes are not appended anywhere."""
+
 
 class _EventList:
     """An EventStore that keeps a playout's game events in a list, unencoded."""

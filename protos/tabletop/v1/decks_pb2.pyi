@@ -28,11 +28,14 @@ class ShuffleRequest(_message.Message):
     PURPOSE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     CORRELATION_ID_FIELD_NUMBER: _builtins.int
+    DEFER_APPEND_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     deck: _builtins.str
     purpose: _builtins.str
     request_id: _builtins.str
     correlation_id: _builtins.str
+    defer_append: _builtins.bool
+    """As RollRequest.defer_append."""
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -44,10 +47,11 @@ class ShuffleRequest(_message.Message):
         purpose: _builtins.str = ...,
         request_id: _builtins.str = ...,
         correlation_id: _builtins.str = ...,
+        defer_append: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "correlation_id", b"correlation_id", "deck", b"deck", "match_id", b"match_id", "purpose", b"purpose", "request_id", b"request_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "correlation_id", b"correlation_id", "deck", b"deck", "defer_append", b"defer_append", "match_id", b"match_id", "purpose", b"purpose", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -85,12 +89,15 @@ class DrawRequest(_message.Message):
     PURPOSE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     CORRELATION_ID_FIELD_NUMBER: _builtins.int
+    DEFER_APPEND_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     deck: _builtins.str
     count: _builtins.int
     purpose: _builtins.str
     request_id: _builtins.str
     correlation_id: _builtins.str
+    defer_append: _builtins.bool
+    """As RollRequest.defer_append."""
     def __init__(
         self,
         *,
@@ -100,10 +107,11 @@ class DrawRequest(_message.Message):
         purpose: _builtins.str = ...,
         request_id: _builtins.str = ...,
         correlation_id: _builtins.str = ...,
+        defer_append: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "count", b"count", "deck", b"deck", "match_id", b"match_id", "purpose", b"purpose", "request_id", b"request_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "count", b"count", "deck", b"deck", "defer_append", b"defer_append", "match_id", b"match_id", "purpose", b"purpose", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

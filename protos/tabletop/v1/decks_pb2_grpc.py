@@ -51,6 +51,11 @@ class DecksStub:
                 request_serializer=tabletop_dot_v1_dot_decks__pb2.DrawRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_decks__pb2.DrawReply.FromString,
                 _registered_method=True)
+        self.Seal = channel.unary_unary(
+                '/tabletop.v1.Decks/Seal',
+                request_serializer=tabletop_dot_v1_dot_dice__pb2.SealRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_dice__pb2.SealReply.FromString,
+                _registered_method=True)
         self.Reveal = channel.unary_unary(
                 '/tabletop.v1.Decks/Reveal',
                 request_serializer=tabletop_dot_v1_dot_dice__pb2.RevealRequest.SerializeToString,
@@ -81,6 +86,13 @@ class DecksServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Seal(self, request, context):
+        """As Dice.Seal: appends the shuffles and draws given out with defer_append.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Reveal(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -104,6 +116,11 @@ def add_DecksServicer_to_server(servicer, server):
                     servicer.Draw,
                     request_deserializer=tabletop_dot_v1_dot_decks__pb2.DrawRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_decks__pb2.DrawReply.SerializeToString,
+            ),
+            'Seal': grpc.unary_unary_rpc_method_handler(
+                    servicer.Seal,
+                    request_deserializer=tabletop_dot_v1_dot_dice__pb2.SealRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_dice__pb2.SealReply.SerializeToString,
             ),
             'Reveal': grpc.unary_unary_rpc_method_handler(
                     servicer.Reveal,
@@ -193,6 +210,33 @@ class Decks:
             '/tabletop.v1.Decks/Draw',
             tabletop_dot_v1_dot_decks__pb2.DrawRequest.SerializeToString,
             tabletop_dot_v1_dot_decks__pb2.DrawReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Seal(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Decks/Seal',
+            tabletop_dot_v1_dot_dice__pb2.SealRequest.SerializeToString,
+            tabletop_dot_v1_dot_dice__pb2.SealReply.FromString,
             options,
             channel_credentials,
             insecure,

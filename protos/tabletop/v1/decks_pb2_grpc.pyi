@@ -38,6 +38,8 @@ class DecksStub:
     Shuffle: _grpc.UnaryUnaryMultiCallable[_decks_pb2.ShuffleRequest, _decks_pb2.ShuffleReply]
     """Forms a new face-down draw pile from the given cards in a secret order."""
     Draw: _grpc.UnaryUnaryMultiCallable[_decks_pb2.DrawRequest, _decks_pb2.DrawReply]
+    Seal: _grpc.UnaryUnaryMultiCallable[_dice_pb2.SealRequest, _dice_pb2.SealReply]
+    """As Dice.Seal: appends the shuffles and draws given out with defer_append."""
     Reveal: _grpc.UnaryUnaryMultiCallable[_dice_pb2.RevealRequest, _dice_pb2.RevealReply]
 
 @_typing.type_check_only
@@ -49,6 +51,8 @@ class DecksAsyncStub(DecksStub):
     Shuffle: _aio.UnaryUnaryMultiCallable[_decks_pb2.ShuffleRequest, _decks_pb2.ShuffleReply]  # type: ignore[assignment]
     """Forms a new face-down draw pile from the given cards in a secret order."""
     Draw: _aio.UnaryUnaryMultiCallable[_decks_pb2.DrawRequest, _decks_pb2.DrawReply]  # type: ignore[assignment]
+    Seal: _aio.UnaryUnaryMultiCallable[_dice_pb2.SealRequest, _dice_pb2.SealReply]  # type: ignore[assignment]
+    """As Dice.Seal: appends the shuffles and draws given out with defer_append."""
     Reveal: _aio.UnaryUnaryMultiCallable[_dice_pb2.RevealRequest, _dice_pb2.RevealReply]  # type: ignore[assignment]
 
 class DecksServicer(metaclass=_abc_1.ABCMeta):
@@ -75,6 +79,14 @@ class DecksServicer(metaclass=_abc_1.ABCMeta):
         request: _decks_pb2.DrawRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_decks_pb2.DrawReply, _abc.Awaitable[_decks_pb2.DrawReply]]: ...
+
+    @_abc_1.abstractmethod
+    def Seal(
+        self,
+        request: _dice_pb2.SealRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dice_pb2.SealReply, _abc.Awaitable[_dice_pb2.SealReply]]:
+        """As Dice.Seal: appends the shuffles and draws given out with defer_append."""
 
     @_abc_1.abstractmethod
     def Reveal(

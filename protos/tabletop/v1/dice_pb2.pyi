@@ -24,17 +24,21 @@ class CommitRequest(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     CORRELATION_ID_FIELD_NUMBER: _builtins.int
+    DEFER_APPEND_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     correlation_id: _builtins.str
+    defer_append: _builtins.bool
+    """Answer now and append with the match's next Seal (see RollRequest.defer_append)."""
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         correlation_id: _builtins.str = ...,
+        defer_append: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "match_id", b"match_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "defer_append", b"defer_append", "match_id", b"match_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -69,12 +73,19 @@ class RollRequest(_message.Message):
     PURPOSE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     CORRELATION_ID_FIELD_NUMBER: _builtins.int
+    DEFER_APPEND_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     count: _builtins.int
     sides: _builtins.int
     purpose: _builtins.str
     request_id: _builtins.str
     correlation_id: _builtins.str
+    defer_append: _builtins.bool
+    """Answer before the roll is durable: its event waits for the match's next Seal (or any
+    later append of the match on this stream, which goes after it). Until then nothing
+    durable may depend on it; a restart forgets it, and the same requests made again
+    derive the same values (they come from the seed and the durable counter).
+    """
     def __init__(
         self,
         *,
@@ -84,10 +95,11 @@ class RollRequest(_message.Message):
         purpose: _builtins.str = ...,
         request_id: _builtins.str = ...,
         correlation_id: _builtins.str = ...,
+        defer_append: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "count", b"count", "match_id", b"match_id", "purpose", b"purpose", "request_id", b"request_id", "sides", b"sides"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "count", b"count", "defer_append", b"defer_append", "match_id", b"match_id", "purpose", b"purpose", "request_id", b"request_id", "sides", b"sides"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -115,6 +127,48 @@ class RollReply(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RollReply: _TypeAlias = RollReply  # noqa: Y015
+
+@_typing.final
+class SealRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    CORRELATION_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    correlation_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        correlation_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["correlation_id", b"correlation_id", "match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SealRequest: _TypeAlias = SealRequest  # noqa: Y015
+
+@_typing.final
+class SealReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    sequence: _builtins.int
+    """the match's last sequence on this stream, every outcome given out now durable"""
+    def __init__(
+        self,
+        *,
+        sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["sequence", b"sequence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SealReply: _TypeAlias = SealReply  # noqa: Y015
 
 @_typing.final
 class RevealRequest(_message.Message):

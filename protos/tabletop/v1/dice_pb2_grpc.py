@@ -45,6 +45,11 @@ class DiceStub:
                 request_serializer=tabletop_dot_v1_dot_dice__pb2.RollRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_dice__pb2.RollReply.FromString,
                 _registered_method=True)
+        self.Seal = channel.unary_unary(
+                '/tabletop.v1.Dice/Seal',
+                request_serializer=tabletop_dot_v1_dot_dice__pb2.SealRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_dice__pb2.SealReply.FromString,
+                _registered_method=True)
         self.Reveal = channel.unary_unary(
                 '/tabletop.v1.Dice/Reveal',
                 request_serializer=tabletop_dot_v1_dot_dice__pb2.RevealRequest.SerializeToString,
@@ -69,6 +74,14 @@ class DiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Seal(self, request, context):
+        """Appends, as one record, every outcome of the match given out with defer_append
+        (the board asks it once per command, before it appends the command's own events).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Reveal(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -87,6 +100,11 @@ def add_DiceServicer_to_server(servicer, server):
                     servicer.Roll,
                     request_deserializer=tabletop_dot_v1_dot_dice__pb2.RollRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_dice__pb2.RollReply.SerializeToString,
+            ),
+            'Seal': grpc.unary_unary_rpc_method_handler(
+                    servicer.Seal,
+                    request_deserializer=tabletop_dot_v1_dot_dice__pb2.SealRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_dice__pb2.SealReply.SerializeToString,
             ),
             'Reveal': grpc.unary_unary_rpc_method_handler(
                     servicer.Reveal,
@@ -149,6 +167,33 @@ class Dice:
             '/tabletop.v1.Dice/Roll',
             tabletop_dot_v1_dot_dice__pb2.RollRequest.SerializeToString,
             tabletop_dot_v1_dot_dice__pb2.RollReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Seal(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Dice/Seal',
+            tabletop_dot_v1_dot_dice__pb2.SealRequest.SerializeToString,
+            tabletop_dot_v1_dot_dice__pb2.SealReply.FromString,
             options,
             channel_credentials,
             insecure,

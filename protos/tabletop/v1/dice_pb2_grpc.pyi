@@ -36,6 +36,10 @@ class DiceStub:
     Commit: _grpc.UnaryUnaryMultiCallable[_dice_pb2.CommitRequest, _dice_pb2.CommitReply]
     Roll: _grpc.UnaryUnaryMultiCallable[_dice_pb2.RollRequest, _dice_pb2.RollReply]
     """Idempotent by request_id: a retry returns the first roll."""
+    Seal: _grpc.UnaryUnaryMultiCallable[_dice_pb2.SealRequest, _dice_pb2.SealReply]
+    """Appends, as one record, every outcome of the match given out with defer_append
+    (the board asks it once per command, before it appends the command's own events).
+    """
     Reveal: _grpc.UnaryUnaryMultiCallable[_dice_pb2.RevealRequest, _dice_pb2.RevealReply]
 
 @_typing.type_check_only
@@ -46,6 +50,10 @@ class DiceAsyncStub(DiceStub):
     Commit: _aio.UnaryUnaryMultiCallable[_dice_pb2.CommitRequest, _dice_pb2.CommitReply]  # type: ignore[assignment]
     Roll: _aio.UnaryUnaryMultiCallable[_dice_pb2.RollRequest, _dice_pb2.RollReply]  # type: ignore[assignment]
     """Idempotent by request_id: a retry returns the first roll."""
+    Seal: _aio.UnaryUnaryMultiCallable[_dice_pb2.SealRequest, _dice_pb2.SealReply]  # type: ignore[assignment]
+    """Appends, as one record, every outcome of the match given out with defer_append
+    (the board asks it once per command, before it appends the command's own events).
+    """
     Reveal: _aio.UnaryUnaryMultiCallable[_dice_pb2.RevealRequest, _dice_pb2.RevealReply]  # type: ignore[assignment]
 
 class DiceServicer(metaclass=_abc_1.ABCMeta):
@@ -65,6 +73,16 @@ class DiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_dice_pb2.RollReply, _abc.Awaitable[_dice_pb2.RollReply]]:
         """Idempotent by request_id: a retry returns the first roll."""
+
+    @_abc_1.abstractmethod
+    def Seal(
+        self,
+        request: _dice_pb2.SealRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_dice_pb2.SealReply, _abc.Awaitable[_dice_pb2.SealReply]]:
+        """Appends, as one record, every outcome of the match given out with defer_append
+        (the board asks it once per command, before it appends the command's own events).
+        """
 
     @_abc_1.abstractmethod
     def Reveal(

@@ -35,6 +35,8 @@ class MemoryEventLog:
         self.while_appending: Callable[[], Awaitable[None]] | None = None
         #: how many reads of an offset range (a closed match's events) were made
         self.ranges_read = 0
+        #: how many appends were written (each one record: one transaction on Kafka)
+        self.appends = 0
 
     def partition_of(self, match_id: str) -> int:
         return 0
@@ -43,6 +45,7 @@ class MemoryEventLog:
         if self.down:
             raise LogUnavailable("the broker is unreachable", outcome_unknown=True)
         self.envelopes.extend(envelopes)
+        self.appends += 1
         if self.while_appending is not None:
             staged, self.while_appending = self.while_appending, None
             await staged()
@@ -184,6 +187,10 @@ class DirectDice(_Direct):
         self._check("Roll")
         return await self.servicer.Roll(request, context())
 
+    async def Seal(self, request: dice_pb2.SealRequest, **call: object) -> dice_pb2.SealReply:
+        self._check("Seal")
+        return await self.servicer.Seal(request, context())
+
     async def Reveal(self, request: dice_pb2.RevealRequest, **call: object) -> dice_pb2.RevealReply:
         self._check("Reveal")
         return await self.servicer.Reveal(request, context())
@@ -207,6 +214,10 @@ class DirectDecks(_Direct):
     async def Draw(self, request: decks_pb2.DrawRequest, **call: object) -> decks_pb2.DrawReply:
         self._check("Draw")
         return await self.servicer.Draw(request, context())
+
+    async def Seal(self, request: dice_pb2.SealRequest, **call: object) -> dice_pb2.SealReply:
+        self._check("Seal")
+        return await self.servicer.Seal(request, context())
 
     async def Reveal(self, request: dice_pb2.RevealRequest, **call: object) -> dice_pb2.RevealReply:
         self._check("Reveal")

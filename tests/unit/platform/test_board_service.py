@@ -16,7 +16,7 @@ from services.board.chance import RemoteChance
 from services.board.service import BoardService
 from services.decks.service import DecksService
 from services.dice.service import DiceService
-from tabletop.v1 import board_pb2, decks_pb2_grpc, dice_pb2_grpc, games_pb2
+from tabletop.v1 import board_pb2, decks_pb2_grpc, dice_pb2, dice_pb2_grpc, games_pb2
 from tests.unit.platform.fakes import (
     Aborted,
     DirectDecks,
@@ -32,8 +32,10 @@ MATCH = "m-1"
 class Board:
     def __init__(self, shard: int = 0, shards: int = 1) -> None:
         self.writer, self.event_log = memory_writer("board", shard, shards)
-        self.dice = DirectDice(DiceService(memory_writer("dice")[0], SECRET))
-        self.decks = DirectDecks(DecksService(memory_writer("decks")[0], SECRET))
+        dice_writer, self.dice_log = memory_writer("dice")
+        decks_writer, self.decks_log = memory_writer("decks")
+        self.dice = DirectDice(DiceService(dice_writer, SECRET))
+        self.decks = DirectDecks(DecksService(decks_writer, SECRET))
         chance = RemoteChance(
             cast(dice_pb2_grpc.DiceStub, self.dice), cast(decks_pb2_grpc.DecksStub, self.decks)
         )
@@ -83,6 +85,25 @@ async def test_a_created_match_is_on_the_log_and_offers_legal_actions() -> None:
     assert board.event_log.envelopes[0].event_type == "tabletop.v1.MatchCreated"
     assert await board.legal()
     assert board.dice.calls[0] == "Commit" and board.decks.calls[0] == "Commit"
+
+
+async def test_a_commands_chance_is_one_append_per_service_sealed_before_its_own() -> None:
+    board = Board()
+    sealed_before_board: list[int] = []
+    seal = board.decks.Seal
+
+    async def seal_and_note(request: dice_pb2.SealRequest, **call: object) -> dice_pb2.SealReply:
+        sealed_before_board.append(len(board.event_log.envelopes))
+        return await seal(request, **call)
+
+    board.decks.Seal = seal_and_note  # type: ignore[method-assign]
+    await board.create()  # Crashland: the seeds committed, two decks shuffled, a card drawn
+    decks_calls = [c for c in board.decks.calls if c != "Seal"]
+    assert decks_calls[:2] == ["Commit", "Shuffle"] and "Draw" in decks_calls
+    assert board.decks_log.appends == 1 and len(board.decks_log.envelopes) == len(decks_calls)
+    assert board.dice_log.appends == 1  # its commitment, sealed with the set-up
+    assert sealed_before_board == [0]  # the board appended the match only afterwards
+    assert board.event_log.envelopes
 
 
 async def test_an_action_is_appended_and_a_retry_appends_nothing() -> None:

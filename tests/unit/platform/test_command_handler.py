@@ -36,6 +36,10 @@ class ScriptedDice:
         self.values = list(values)
         self.request_ids: list[str] = []
         self.down = False
+        #: (match, command) of every settle, and how many batches were appended then
+        self.settled: list[tuple[str, str, int]] = []
+        self.sealing_down = False
+        self.store: MemoryStore | None = None
 
     async def resolve(
         self, match_id: str, request: ChanceRequest, request_id: str, cause: str
@@ -44,6 +48,12 @@ class ScriptedDice:
             raise Refusal(RefusalKind.UNAVAILABLE, "CHANCE_UNAVAILABLE", "dice are down")
         self.request_ids.append(request_id)
         return DiceRolled((self.values.pop(0),))
+
+    async def settle(self, match_id: str, cause: str) -> None:
+        if self.sealing_down:
+            raise Refusal(RefusalKind.UNAVAILABLE, "CHANCE_UNAVAILABLE", "dice cannot seal")
+        appended = len(self.store.batches) if self.store is not None else 0
+        self.settled.append((match_id, cause, appended))
 
 
 class MemoryStore:
@@ -70,6 +80,7 @@ class Table:
         self.game = Race()
         self.dice = ScriptedDice(*rolls)
         self.store = MemoryStore()
+        self.dice.store = self.store
         self.handler = CommandHandler(self.dice, self.store, self._decode)
         self.match = OpenMatch("m-1", self.game, PLAYERS, self.game.initial_state())
         self.openings = 0
@@ -316,6 +327,40 @@ async def test_a_failed_append_leaves_the_match_unchanged_and_the_retry_succeeds
     # the retry asks for the same chance node again (the dice service answers it the same)
     assert table.dice.request_ids[-2:] == ["c1:0", "c1:0"]
     assert table.game.evolved - evolved == 4  # two tries, each folding its two events once
+
+
+async def test_outcomes_are_settled_once_per_command_before_its_append() -> None:
+    table = await created(4, 1)
+    await table.submit("c1", "ann", Stride(2))  # a push: one chance node
+    # given the create (seed commitments and the first player's roll) and c1, each
+    # settled once, while the store held only what came before
+    assert table.dice.settled == [("m-1", "create", 0), ("m-1", "c1", 1)]
+
+
+async def test_a_command_without_chance_settles_nothing() -> None:
+    table = await created(6, 6)
+    await table.submit("c1", "ann", Stride(3))  # ann at 9
+    await table.submit("c2", "bob", Stride(1))  # bob at 7
+    settled = len(table.dice.settled)
+    await table.submit("c3", "ann", Stride(1))  # ann at 10: no push, no chance node
+    assert len(table.dice.settled) == settled
+
+
+async def test_outcomes_that_cannot_be_settled_append_nothing() -> None:
+    table = await created(4, 4)
+    before = (table.match.state, table.match.version)
+    table.dice.sealing_down = True
+    with pytest.raises(Refusal) as refused:
+        await table.submit("c1", "ann", Stride(2))
+    assert (refused.value.kind, refused.value.code) == (
+        RefusalKind.UNAVAILABLE,
+        "CHANCE_UNAVAILABLE",
+    )
+    assert len(table.store.batches) == 1
+    assert (table.match.state, table.match.version) == before
+    table.dice.sealing_down = False
+    reply = await table.submit("c1", "ann", Stride(2))
+    assert not reply.duplicate and table.match.state.positions == (6, 0)
 
 
 async def test_unavailable_chance_appends_nothing() -> None:

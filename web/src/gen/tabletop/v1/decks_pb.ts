@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { CommitReplySchema, CommitRequestSchema, RevealReplySchema, RevealRequestSchema } from "./dice_pb";
+import type { CommitReplySchema, CommitRequestSchema, RevealReplySchema, RevealRequestSchema, SealReplySchema, SealRequestSchema } from "./dice_pb";
 import { file_tabletop_v1_dice } from "./dice_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/decks.proto.
  */
 export const file_tabletop_v1_decks: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YWJsZXRvcC92MS9kZWNrcy5wcm90bxILdGFibGV0b3AudjEifAoOU2h1ZmZsZVJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEZGVjaxgCIAEoCRINCgVjYXJkcxgDIAMoCRIPCgdwdXJwb3NlGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSFgoOY29ycmVsYXRpb25faWQYBiABKAkiLgoMU2h1ZmZsZVJlcGx5EgwKBHNpemUYASABKA0SEAoIc2VxdWVuY2UYAiABKAQieQoLRHJhd1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEZGVjaxgCIAEoCRINCgVjb3VudBgDIAEoDRIPCgdwdXJwb3NlGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSFgoOY29ycmVsYXRpb25faWQYBiABKAkiPwoJRHJhd1JlcGx5Eg0KBWNhcmRzGAEgAygJEhEKCXJlbWFpbmluZxgCIAEoDRIQCghzZXF1ZW5jZRgDIAEoBDKEAgoFRGVja3MSPgoGQ29tbWl0EhoudGFibGV0b3AudjEuQ29tbWl0UmVxdWVzdBoYLnRhYmxldG9wLnYxLkNvbW1pdFJlcGx5EkEKB1NodWZmbGUSGy50YWJsZXRvcC52MS5TaHVmZmxlUmVxdWVzdBoZLnRhYmxldG9wLnYxLlNodWZmbGVSZXBseRI4CgREcmF3EhgudGFibGV0b3AudjEuRHJhd1JlcXVlc3QaFi50YWJsZXRvcC52MS5EcmF3UmVwbHkSPgoGUmV2ZWFsEhoudGFibGV0b3AudjEuUmV2ZWFsUmVxdWVzdBoYLnRhYmxldG9wLnYxLlJldmVhbFJlcGx5YgZwcm90bzM", [file_tabletop_v1_dice]);
+  fileDesc("Chd0YWJsZXRvcC92MS9kZWNrcy5wcm90bxILdGFibGV0b3AudjEikgEKDlNodWZmbGVSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBGRlY2sYAiABKAkSDQoFY2FyZHMYAyADKAkSDwoHcHVycG9zZRgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJEhYKDmNvcnJlbGF0aW9uX2lkGAYgASgJEhQKDGRlZmVyX2FwcGVuZBgHIAEoCCIuCgxTaHVmZmxlUmVwbHkSDAoEc2l6ZRgBIAEoDRIQCghzZXF1ZW5jZRgCIAEoBCKPAQoLRHJhd1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEZGVjaxgCIAEoCRINCgVjb3VudBgDIAEoDRIPCgdwdXJwb3NlGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSFgoOY29ycmVsYXRpb25faWQYBiABKAkSFAoMZGVmZXJfYXBwZW5kGAcgASgIIj8KCURyYXdSZXBseRINCgVjYXJkcxgBIAMoCRIRCglyZW1haW5pbmcYAiABKA0SEAoIc2VxdWVuY2UYAyABKAQyvgIKBURlY2tzEj4KBkNvbW1pdBIaLnRhYmxldG9wLnYxLkNvbW1pdFJlcXVlc3QaGC50YWJsZXRvcC52MS5Db21taXRSZXBseRJBCgdTaHVmZmxlEhsudGFibGV0b3AudjEuU2h1ZmZsZVJlcXVlc3QaGS50YWJsZXRvcC52MS5TaHVmZmxlUmVwbHkSOAoERHJhdxIYLnRhYmxldG9wLnYxLkRyYXdSZXF1ZXN0GhYudGFibGV0b3AudjEuRHJhd1JlcGx5EjgKBFNlYWwSGC50YWJsZXRvcC52MS5TZWFsUmVxdWVzdBoWLnRhYmxldG9wLnYxLlNlYWxSZXBseRI+CgZSZXZlYWwSGi50YWJsZXRvcC52MS5SZXZlYWxSZXF1ZXN0GhgudGFibGV0b3AudjEuUmV2ZWFsUmVwbHliBnByb3RvMw", [file_tabletop_v1_dice]);
 
 /**
  * @generated from message tabletop.v1.ShuffleRequest
@@ -47,6 +47,13 @@ export type ShuffleRequest = Message<"tabletop.v1.ShuffleRequest"> & {
    * @generated from field: string correlation_id = 6;
    */
   correlationId: string;
+
+  /**
+   * As RollRequest.defer_append.
+   *
+   * @generated from field: bool defer_append = 7;
+   */
+  deferAppend: boolean;
 };
 
 /**
@@ -111,6 +118,13 @@ export type DrawRequest = Message<"tabletop.v1.DrawRequest"> & {
    * @generated from field: string correlation_id = 6;
    */
   correlationId: string;
+
+  /**
+   * As RollRequest.defer_append.
+   *
+   * @generated from field: bool defer_append = 7;
+   */
+  deferAppend: boolean;
 };
 
 /**
@@ -178,6 +192,16 @@ export const Decks: GenService<{
     methodKind: "unary";
     input: typeof DrawRequestSchema;
     output: typeof DrawReplySchema;
+  },
+  /**
+   * As Dice.Seal: appends the shuffles and draws given out with defer_append.
+   *
+   * @generated from rpc tabletop.v1.Decks.Seal
+   */
+  seal: {
+    methodKind: "unary";
+    input: typeof SealRequestSchema;
+    output: typeof SealReplySchema;
   },
   /**
    * @generated from rpc tabletop.v1.Decks.Reveal

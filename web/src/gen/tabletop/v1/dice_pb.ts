@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/dice.proto.
  */
 export const file_tabletop_v1_dice: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0YWJsZXRvcC92MS9kaWNlLnByb3RvEgt0YWJsZXRvcC52MSI5Cg1Db21taXRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhYKDmNvcnJlbGF0aW9uX2lkGAIgASgJIiEKC0NvbW1pdFJlcGx5EhIKCmNvbW1pdG1lbnQYASABKAkiegoLUm9sbFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDQoFY291bnQYAiABKA0SDQoFc2lkZXMYAyABKA0SDwoHcHVycG9zZRgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJEhYKDmNvcnJlbGF0aW9uX2lkGAYgASgJIi0KCVJvbGxSZXBseRIOCgZ2YWx1ZXMYASADKA0SEAoIc2VxdWVuY2UYAiABKAQiOQoNUmV2ZWFsUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgCIAEoCSIvCgtSZXZlYWxSZXBseRIMCgRzZWVkGAEgASgJEhIKCmNvbW1pdG1lbnQYAiABKAkywAEKBERpY2USPgoGQ29tbWl0EhoudGFibGV0b3AudjEuQ29tbWl0UmVxdWVzdBoYLnRhYmxldG9wLnYxLkNvbW1pdFJlcGx5EjgKBFJvbGwSGC50YWJsZXRvcC52MS5Sb2xsUmVxdWVzdBoWLnRhYmxldG9wLnYxLlJvbGxSZXBseRI+CgZSZXZlYWwSGi50YWJsZXRvcC52MS5SZXZlYWxSZXF1ZXN0GhgudGFibGV0b3AudjEuUmV2ZWFsUmVwbHliBnByb3RvMw");
+  fileDesc("ChZ0YWJsZXRvcC92MS9kaWNlLnByb3RvEgt0YWJsZXRvcC52MSJPCg1Db21taXRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhYKDmNvcnJlbGF0aW9uX2lkGAIgASgJEhQKDGRlZmVyX2FwcGVuZBgDIAEoCCIhCgtDb21taXRSZXBseRISCgpjb21taXRtZW50GAEgASgJIpABCgtSb2xsUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRINCgVjb3VudBgCIAEoDRINCgVzaWRlcxgDIAEoDRIPCgdwdXJwb3NlGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSFgoOY29ycmVsYXRpb25faWQYBiABKAkSFAoMZGVmZXJfYXBwZW5kGAcgASgIIi0KCVJvbGxSZXBseRIOCgZ2YWx1ZXMYASADKA0SEAoIc2VxdWVuY2UYAiABKAQiNwoLU2VhbFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOY29ycmVsYXRpb25faWQYAiABKAkiHQoJU2VhbFJlcGx5EhAKCHNlcXVlbmNlGAEgASgEIjkKDVJldmVhbFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOY29ycmVsYXRpb25faWQYAiABKAkiLwoLUmV2ZWFsUmVwbHkSDAoEc2VlZBgBIAEoCRISCgpjb21taXRtZW50GAIgASgJMvoBCgREaWNlEj4KBkNvbW1pdBIaLnRhYmxldG9wLnYxLkNvbW1pdFJlcXVlc3QaGC50YWJsZXRvcC52MS5Db21taXRSZXBseRI4CgRSb2xsEhgudGFibGV0b3AudjEuUm9sbFJlcXVlc3QaFi50YWJsZXRvcC52MS5Sb2xsUmVwbHkSOAoEU2VhbBIYLnRhYmxldG9wLnYxLlNlYWxSZXF1ZXN0GhYudGFibGV0b3AudjEuU2VhbFJlcGx5Ej4KBlJldmVhbBIaLnRhYmxldG9wLnYxLlJldmVhbFJlcXVlc3QaGC50YWJsZXRvcC52MS5SZXZlYWxSZXBseWIGcHJvdG8z");
 
 /**
  * @generated from message tabletop.v1.CommitRequest
@@ -25,6 +25,13 @@ export type CommitRequest = Message<"tabletop.v1.CommitRequest"> & {
    * @generated from field: string correlation_id = 2;
    */
   correlationId: string;
+
+  /**
+   * Answer now and append with the match's next Seal (see RollRequest.defer_append).
+   *
+   * @generated from field: bool defer_append = 3;
+   */
+  deferAppend: boolean;
 };
 
 /**
@@ -84,6 +91,16 @@ export type RollRequest = Message<"tabletop.v1.RollRequest"> & {
    * @generated from field: string correlation_id = 6;
    */
   correlationId: string;
+
+  /**
+   * Answer before the roll is durable: its event waits for the match's next Seal (or any
+   * later append of the match on this stream, which goes after it). Until then nothing
+   * durable may depend on it; a restart forgets it, and the same requests made again
+   * derive the same values (they come from the seed and the durable counter).
+   *
+   * @generated from field: bool defer_append = 7;
+   */
+  deferAppend: boolean;
 };
 
 /**
@@ -116,6 +133,47 @@ export const RollReplySchema: GenMessage<RollReply> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_dice, 3);
 
 /**
+ * @generated from message tabletop.v1.SealRequest
+ */
+export type SealRequest = Message<"tabletop.v1.SealRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * @generated from field: string correlation_id = 2;
+   */
+  correlationId: string;
+};
+
+/**
+ * Describes the message tabletop.v1.SealRequest.
+ * Use `create(SealRequestSchema)` to create a new message.
+ */
+export const SealRequestSchema: GenMessage<SealRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_dice, 4);
+
+/**
+ * @generated from message tabletop.v1.SealReply
+ */
+export type SealReply = Message<"tabletop.v1.SealReply"> & {
+  /**
+   * the match's last sequence on this stream, every outcome given out now durable
+   *
+   * @generated from field: uint64 sequence = 1;
+   */
+  sequence: bigint;
+};
+
+/**
+ * Describes the message tabletop.v1.SealReply.
+ * Use `create(SealReplySchema)` to create a new message.
+ */
+export const SealReplySchema: GenMessage<SealReply> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_dice, 5);
+
+/**
  * @generated from message tabletop.v1.RevealRequest
  */
 export type RevealRequest = Message<"tabletop.v1.RevealRequest"> & {
@@ -135,7 +193,7 @@ export type RevealRequest = Message<"tabletop.v1.RevealRequest"> & {
  * Use `create(RevealRequestSchema)` to create a new message.
  */
 export const RevealRequestSchema: GenMessage<RevealRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 4);
+  messageDesc(file_tabletop_v1_dice, 6);
 
 /**
  * @generated from message tabletop.v1.RevealReply
@@ -157,7 +215,7 @@ export type RevealReply = Message<"tabletop.v1.RevealReply"> & {
  * Use `create(RevealReplySchema)` to create a new message.
  */
 export const RevealReplySchema: GenMessage<RevealReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 5);
+  messageDesc(file_tabletop_v1_dice, 7);
 
 /**
  * Owns randomness for dice: commit–reveal per match (DESIGN.md §4).
@@ -182,6 +240,17 @@ export const Dice: GenService<{
     methodKind: "unary";
     input: typeof RollRequestSchema;
     output: typeof RollReplySchema;
+  },
+  /**
+   * Appends, as one record, every outcome of the match given out with defer_append
+   * (the board asks it once per command, before it appends the command's own events).
+   *
+   * @generated from rpc tabletop.v1.Dice.Seal
+   */
+  seal: {
+    methodKind: "unary";
+    input: typeof SealRequestSchema;
+    output: typeof SealReplySchema;
   },
   /**
    * @generated from rpc tabletop.v1.Dice.Reveal
