@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 
 import grpc
 
 from services.board.chance import RemoteChance
+from services.board.chance_calls import StreamedDecks, StreamedDice
 from services.board.lobby import LobbyService
 from services.board.reveals import unrevealed
 from services.board.service import BoardService
@@ -41,9 +43,10 @@ async def main(config: Config) -> None:
     writer = StreamWriter("board", event_log, config.kafka_bootstrap, config.shard, config.shards)
     dice_channel = peer_channel(config.dice_addrs[config.shard % len(config.dice_addrs)], config)
     decks_channel = peer_channel(config.decks_addrs[config.shard % len(config.decks_addrs)], config)
-    chance = RemoteChance(
-        dice_pb2_grpc.DiceStub(dice_channel), decks_pb2_grpc.DecksStub(decks_channel)
-    )
+    # the stubs' unary calls, carried on one stream per service (chance_calls.py)
+    dice = StreamedDice(dice_pb2_grpc.DiceStub(dice_channel))
+    decks = StreamedDecks(decks_pb2_grpc.DecksStub(decks_channel))
+    chance = RemoteChance(cast(dice_pb2_grpc.DiceStub, dice), cast(decks_pb2_grpc.DecksStub, decks))
     service = BoardService(writer, chance)
     store, snapshotter = snapshotter_for(
         config, "board", lambda: writer.snapshot() + service.snapshot(), lambda: writer.changes
@@ -96,6 +99,8 @@ async def main(config: Config) -> None:
         await snapshotter.stop()
         await store.stop()
         await event_log.stop()
+        await dice.close()
+        await decks.close()
         await dice_channel.close()
         await decks_channel.close()
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import grpc
 from google.protobuf import message
 
+from services.common.call_streams import Handler, answer_calls
 from services.common.drafts import Drafts
 from services.common.envelope import Cause, is_a, unpack
 from services.common.ledger import StreamWriter, append_or_abort
@@ -262,6 +264,21 @@ class DecksService(decks_pb2_grpc.DecksServicer):
         assert match is not None
         return match.replies[request.request_id]
 
+    async def Calls(
+        self, calls: AsyncIterator[decks_pb2.DecksCall], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[decks_pb2.DecksAnswer]:
+        handlers: dict[str, tuple[str, Handler]] = {
+            "commit": ("Commit", self.Commit),
+            "shuffle": ("Shuffle", self.Shuffle),
+            "draw": ("Draw", self.Draw),
+            "seal": ("Seal", self.Seal),
+            "reveal": ("Reveal", self.Reveal),
+        }
+        async for answer in answer_calls(
+            calls, context, "tabletop.v1.Decks", handlers, decks_pb2.DecksAnswer, _refused
+        ):
+            yield answer
+
     async def Seal(
         self, request: dice_pb2.SealRequest, context: grpc.aio.ServicerContext
     ) -> dice_pb2.SealReply:
@@ -300,3 +317,7 @@ def _copy(match: DecksMatch | None) -> DecksMatch:
     # a pile is replaced, never changed in place (DeckPiles): copying the dict is enough
     piles = DeckPiles(dict(match.piles.piles))
     return DecksMatch(match.commitment, match.counter, piles, dict(match.replies))
+
+
+def _refused(code: str, message: str) -> dice_pb2.CallRefused:
+    return dice_pb2.CallRefused(code=code, message=message)

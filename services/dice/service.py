@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import grpc
 from google.protobuf import message
 
+from services.common.call_streams import Handler, answer_calls
 from services.common.drafts import Drafts
 from services.common.envelope import Cause, is_a, unpack
 from services.common.ledger import StreamWriter, append_or_abort
@@ -175,6 +178,20 @@ class DiceService(dice_pb2_grpc.DiceServicer):
             assert match is not None
             return match.rolls[request.request_id]
 
+    async def Calls(
+        self, calls: AsyncIterator[dice_pb2.DiceCall], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[dice_pb2.DiceAnswer]:
+        handlers: dict[str, tuple[str, Handler]] = {
+            "commit": ("Commit", self.Commit),
+            "roll": ("Roll", self.Roll),
+            "seal": ("Seal", self.Seal),
+            "reveal": ("Reveal", self.Reveal),
+        }
+        async for answer in answer_calls(
+            calls, context, "tabletop.v1.Dice", handlers, dice_pb2.DiceAnswer, _refused
+        ):
+            yield answer
+
     async def Seal(
         self, request: dice_pb2.SealRequest, context: grpc.aio.ServicerContext
     ) -> dice_pb2.SealReply:
@@ -222,3 +239,7 @@ def _copy(match: DiceMatch | None) -> DiceMatch:
     if match is None:
         return DiceMatch()
     return DiceMatch(match.commitment, match.counter, dict(match.rolls))
+
+
+def _refused(code: str, message: str) -> dice_pb2.CallRefused:
+    return dice_pb2.CallRefused(code=code, message=message)

@@ -18,7 +18,7 @@ from typing import Any
 import grpc
 
 from services.common.logging import get_logger
-from services.gateway.stream_calls import Pending, StreamCalls
+from services.common.stream_calls import Pending, StreamCalls
 from tabletop.v1 import board_pb2, board_pb2_grpc
 
 log = get_logger(__name__)

@@ -19,8 +19,8 @@ from typing import Any
 import grpc
 
 from services.common.logging import get_logger
+from services.common.stream_calls import Pending, StreamCalls
 from services.gateway.commands import Refused
-from services.gateway.stream_calls import Pending, StreamCalls
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc
 
 log = get_logger(__name__)

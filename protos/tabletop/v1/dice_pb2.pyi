@@ -19,6 +19,110 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class DiceCall(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    COMMIT_FIELD_NUMBER: _builtins.int
+    ROLL_FIELD_NUMBER: _builtins.int
+    SEAL_FIELD_NUMBER: _builtins.int
+    REVEAL_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    """chosen by the caller, unique among its calls in flight on the stream"""
+    @_builtins.property
+    def commit(self) -> Global___CommitRequest: ...
+    @_builtins.property
+    def roll(self) -> Global___RollRequest: ...
+    @_builtins.property
+    def seal(self) -> Global___SealRequest: ...
+    @_builtins.property
+    def reveal(self) -> Global___RevealRequest: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        commit: Global___CommitRequest | None = ...,
+        roll: Global___RollRequest | None = ...,
+        seal: Global___SealRequest | None = ...,
+        reveal: Global___RevealRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "commit", b"commit", "reveal", b"reveal", "roll", b"roll", "seal", b"seal"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "commit", b"commit", "id", b"id", "reveal", b"reveal", "roll", b"roll", "seal", b"seal"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["commit", "roll", "seal", "reveal"]  # noqa: Y015
+    _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_call) -> _WhichOneofReturnType_call | None: ...
+
+Global___DiceCall: _TypeAlias = DiceCall  # noqa: Y015
+
+@_typing.final
+class DiceAnswer(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    COMMIT_FIELD_NUMBER: _builtins.int
+    ROLL_FIELD_NUMBER: _builtins.int
+    SEAL_FIELD_NUMBER: _builtins.int
+    REVEAL_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    @_builtins.property
+    def commit(self) -> Global___CommitReply: ...
+    @_builtins.property
+    def roll(self) -> Global___RollReply: ...
+    @_builtins.property
+    def seal(self) -> Global___SealReply: ...
+    @_builtins.property
+    def reveal(self) -> Global___RevealReply: ...
+    @_builtins.property
+    def refused(self) -> Global___CallRefused: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        commit: Global___CommitReply | None = ...,
+        roll: Global___RollReply | None = ...,
+        seal: Global___SealReply | None = ...,
+        reveal: Global___RevealReply | None = ...,
+        refused: Global___CallRefused | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "commit", b"commit", "refused", b"refused", "reveal", b"reveal", "roll", b"roll", "seal", b"seal"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "commit", b"commit", "id", b"id", "refused", b"refused", "reveal", b"reveal", "roll", b"roll", "seal", b"seal"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_answer: _TypeAlias = _typing.Literal["commit", "roll", "seal", "reveal", "refused"]  # noqa: Y015
+    _WhichOneofArgType_answer: _TypeAlias = _typing.Literal["answer", b"answer"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_answer) -> _WhichOneofReturnType_answer | None: ...
+
+Global___DiceAnswer: _TypeAlias = DiceAnswer  # noqa: Y015
+
+@_typing.final
+class CallRefused(_message.Message):
+    """What the unary call would have ended with."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """the gRPC status code's name, e.g. "FAILED_PRECONDITION" """
+    message: _builtins.str
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CallRefused: _TypeAlias = CallRefused  # noqa: Y015
+
+@_typing.final
 class CommitRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -55,6 +55,11 @@ class DiceStub:
                 request_serializer=tabletop_dot_v1_dot_dice__pb2.RevealRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_dice__pb2.RevealReply.FromString,
                 _registered_method=True)
+        self.Calls = channel.stream_stream(
+                '/tabletop.v1.Dice/Calls',
+                request_serializer=tabletop_dot_v1_dot_dice__pb2.DiceCall.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_dice__pb2.DiceAnswer.FromString,
+                _registered_method=True)
 
 
 class DiceServicer:
@@ -88,6 +93,15 @@ class DiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Calls(self, request_iterator, context):
+        """The calls above on one long-lived stream, each answered by id (the board keeps one
+        per shard): a unary call's set-up costs several times a message pair on an open
+        stream. A refused call is answered with what it would have ended with.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -110,6 +124,11 @@ def add_DiceServicer_to_server(servicer, server):
                     servicer.Reveal,
                     request_deserializer=tabletop_dot_v1_dot_dice__pb2.RevealRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_dice__pb2.RevealReply.SerializeToString,
+            ),
+            'Calls': grpc.stream_stream_rpc_method_handler(
+                    servicer.Calls,
+                    request_deserializer=tabletop_dot_v1_dot_dice__pb2.DiceCall.FromString,
+                    response_serializer=tabletop_dot_v1_dot_dice__pb2.DiceAnswer.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -221,6 +240,33 @@ class Dice:
             '/tabletop.v1.Dice/Reveal',
             tabletop_dot_v1_dot_dice__pb2.RevealRequest.SerializeToString,
             tabletop_dot_v1_dot_dice__pb2.RevealReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Calls(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/tabletop.v1.Dice/Calls',
+            tabletop_dot_v1_dot_dice__pb2.DiceCall.SerializeToString,
+            tabletop_dot_v1_dot_dice__pb2.DiceAnswer.FromString,
             options,
             channel_credentials,
             insecure,

@@ -10,7 +10,133 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/dice.proto.
  */
 export const file_tabletop_v1_dice: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0YWJsZXRvcC92MS9kaWNlLnByb3RvEgt0YWJsZXRvcC52MSJPCg1Db21taXRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhYKDmNvcnJlbGF0aW9uX2lkGAIgASgJEhQKDGRlZmVyX2FwcGVuZBgDIAEoCCIhCgtDb21taXRSZXBseRISCgpjb21taXRtZW50GAEgASgJIpABCgtSb2xsUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRINCgVjb3VudBgCIAEoDRINCgVzaWRlcxgDIAEoDRIPCgdwdXJwb3NlGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSFgoOY29ycmVsYXRpb25faWQYBiABKAkSFAoMZGVmZXJfYXBwZW5kGAcgASgIIi0KCVJvbGxSZXBseRIOCgZ2YWx1ZXMYASADKA0SEAoIc2VxdWVuY2UYAiABKAQiNwoLU2VhbFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOY29ycmVsYXRpb25faWQYAiABKAkiHQoJU2VhbFJlcGx5EhAKCHNlcXVlbmNlGAEgASgEIjkKDVJldmVhbFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOY29ycmVsYXRpb25faWQYAiABKAkiLwoLUmV2ZWFsUmVwbHkSDAoEc2VlZBgBIAEoCRISCgpjb21taXRtZW50GAIgASgJMvoBCgREaWNlEj4KBkNvbW1pdBIaLnRhYmxldG9wLnYxLkNvbW1pdFJlcXVlc3QaGC50YWJsZXRvcC52MS5Db21taXRSZXBseRI4CgRSb2xsEhgudGFibGV0b3AudjEuUm9sbFJlcXVlc3QaFi50YWJsZXRvcC52MS5Sb2xsUmVwbHkSOAoEU2VhbBIYLnRhYmxldG9wLnYxLlNlYWxSZXF1ZXN0GhYudGFibGV0b3AudjEuU2VhbFJlcGx5Ej4KBlJldmVhbBIaLnRhYmxldG9wLnYxLlJldmVhbFJlcXVlc3QaGC50YWJsZXRvcC52MS5SZXZlYWxSZXBseWIGcHJvdG8z");
+  fileDesc("ChZ0YWJsZXRvcC92MS9kaWNlLnByb3RvEgt0YWJsZXRvcC52MSLOAQoIRGljZUNhbGwSCgoCaWQYASABKAQSLAoGY29tbWl0GAIgASgLMhoudGFibGV0b3AudjEuQ29tbWl0UmVxdWVzdEgAEigKBHJvbGwYAyABKAsyGC50YWJsZXRvcC52MS5Sb2xsUmVxdWVzdEgAEigKBHNlYWwYBCABKAsyGC50YWJsZXRvcC52MS5TZWFsUmVxdWVzdEgAEiwKBnJldmVhbBgFIAEoCzIaLnRhYmxldG9wLnYxLlJldmVhbFJlcXVlc3RIAEIGCgRjYWxsIvcBCgpEaWNlQW5zd2VyEgoKAmlkGAEgASgEEioKBmNvbW1pdBgCIAEoCzIYLnRhYmxldG9wLnYxLkNvbW1pdFJlcGx5SAASJgoEcm9sbBgDIAEoCzIWLnRhYmxldG9wLnYxLlJvbGxSZXBseUgAEiYKBHNlYWwYBCABKAsyFi50YWJsZXRvcC52MS5TZWFsUmVwbHlIABIqCgZyZXZlYWwYBSABKAsyGC50YWJsZXRvcC52MS5SZXZlYWxSZXBseUgAEisKB3JlZnVzZWQYBiABKAsyGC50YWJsZXRvcC52MS5DYWxsUmVmdXNlZEgAQggKBmFuc3dlciIsCgtDYWxsUmVmdXNlZBIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiTwoNQ29tbWl0UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgCIAEoCRIUCgxkZWZlcl9hcHBlbmQYAyABKAgiIQoLQ29tbWl0UmVwbHkSEgoKY29tbWl0bWVudBgBIAEoCSKQAQoLUm9sbFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDQoFY291bnQYAiABKA0SDQoFc2lkZXMYAyABKA0SDwoHcHVycG9zZRgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJEhYKDmNvcnJlbGF0aW9uX2lkGAYgASgJEhQKDGRlZmVyX2FwcGVuZBgHIAEoCCItCglSb2xsUmVwbHkSDgoGdmFsdWVzGAEgAygNEhAKCHNlcXVlbmNlGAIgASgEIjcKC1NlYWxSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhYKDmNvcnJlbGF0aW9uX2lkGAIgASgJIh0KCVNlYWxSZXBseRIQCghzZXF1ZW5jZRgBIAEoBCI5Cg1SZXZlYWxSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhYKDmNvcnJlbGF0aW9uX2lkGAIgASgJIi8KC1JldmVhbFJlcGx5EgwKBHNlZWQYASABKAkSEgoKY29tbWl0bWVudBgCIAEoCTK3AgoERGljZRI+CgZDb21taXQSGi50YWJsZXRvcC52MS5Db21taXRSZXF1ZXN0GhgudGFibGV0b3AudjEuQ29tbWl0UmVwbHkSOAoEUm9sbBIYLnRhYmxldG9wLnYxLlJvbGxSZXF1ZXN0GhYudGFibGV0b3AudjEuUm9sbFJlcGx5EjgKBFNlYWwSGC50YWJsZXRvcC52MS5TZWFsUmVxdWVzdBoWLnRhYmxldG9wLnYxLlNlYWxSZXBseRI+CgZSZXZlYWwSGi50YWJsZXRvcC52MS5SZXZlYWxSZXF1ZXN0GhgudGFibGV0b3AudjEuUmV2ZWFsUmVwbHkSOwoFQ2FsbHMSFS50YWJsZXRvcC52MS5EaWNlQ2FsbBoXLnRhYmxldG9wLnYxLkRpY2VBbnN3ZXIoATABYgZwcm90bzM");
+
+/**
+ * @generated from message tabletop.v1.DiceCall
+ */
+export type DiceCall = Message<"tabletop.v1.DiceCall"> & {
+  /**
+   * chosen by the caller, unique among its calls in flight on the stream
+   *
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from oneof tabletop.v1.DiceCall.call
+   */
+  call: {
+    /**
+     * @generated from field: tabletop.v1.CommitRequest commit = 2;
+     */
+    value: CommitRequest;
+    case: "commit";
+  } | {
+    /**
+     * @generated from field: tabletop.v1.RollRequest roll = 3;
+     */
+    value: RollRequest;
+    case: "roll";
+  } | {
+    /**
+     * @generated from field: tabletop.v1.SealRequest seal = 4;
+     */
+    value: SealRequest;
+    case: "seal";
+  } | {
+    /**
+     * @generated from field: tabletop.v1.RevealRequest reveal = 5;
+     */
+    value: RevealRequest;
+    case: "reveal";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tabletop.v1.DiceCall.
+ * Use `create(DiceCallSchema)` to create a new message.
+ */
+export const DiceCallSchema: GenMessage<DiceCall> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_dice, 0);
+
+/**
+ * @generated from message tabletop.v1.DiceAnswer
+ */
+export type DiceAnswer = Message<"tabletop.v1.DiceAnswer"> & {
+  /**
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from oneof tabletop.v1.DiceAnswer.answer
+   */
+  answer: {
+    /**
+     * @generated from field: tabletop.v1.CommitReply commit = 2;
+     */
+    value: CommitReply;
+    case: "commit";
+  } | {
+    /**
+     * @generated from field: tabletop.v1.RollReply roll = 3;
+     */
+    value: RollReply;
+    case: "roll";
+  } | {
+    /**
+     * @generated from field: tabletop.v1.SealReply seal = 4;
+     */
+    value: SealReply;
+    case: "seal";
+  } | {
+    /**
+     * @generated from field: tabletop.v1.RevealReply reveal = 5;
+     */
+    value: RevealReply;
+    case: "reveal";
+  } | {
+    /**
+     * @generated from field: tabletop.v1.CallRefused refused = 6;
+     */
+    value: CallRefused;
+    case: "refused";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tabletop.v1.DiceAnswer.
+ * Use `create(DiceAnswerSchema)` to create a new message.
+ */
+export const DiceAnswerSchema: GenMessage<DiceAnswer> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_dice, 1);
+
+/**
+ * What the unary call would have ended with.
+ *
+ * @generated from message tabletop.v1.CallRefused
+ */
+export type CallRefused = Message<"tabletop.v1.CallRefused"> & {
+  /**
+   * the gRPC status code's name, e.g. "FAILED_PRECONDITION"
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message tabletop.v1.CallRefused.
+ * Use `create(CallRefusedSchema)` to create a new message.
+ */
+export const CallRefusedSchema: GenMessage<CallRefused> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_dice, 2);
 
 /**
  * @generated from message tabletop.v1.CommitRequest
@@ -39,7 +165,7 @@ export type CommitRequest = Message<"tabletop.v1.CommitRequest"> & {
  * Use `create(CommitRequestSchema)` to create a new message.
  */
 export const CommitRequestSchema: GenMessage<CommitRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 0);
+  messageDesc(file_tabletop_v1_dice, 3);
 
 /**
  * @generated from message tabletop.v1.CommitReply
@@ -56,7 +182,7 @@ export type CommitReply = Message<"tabletop.v1.CommitReply"> & {
  * Use `create(CommitReplySchema)` to create a new message.
  */
 export const CommitReplySchema: GenMessage<CommitReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 1);
+  messageDesc(file_tabletop_v1_dice, 4);
 
 /**
  * @generated from message tabletop.v1.RollRequest
@@ -108,7 +234,7 @@ export type RollRequest = Message<"tabletop.v1.RollRequest"> & {
  * Use `create(RollRequestSchema)` to create a new message.
  */
 export const RollRequestSchema: GenMessage<RollRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 2);
+  messageDesc(file_tabletop_v1_dice, 5);
 
 /**
  * @generated from message tabletop.v1.RollReply
@@ -130,7 +256,7 @@ export type RollReply = Message<"tabletop.v1.RollReply"> & {
  * Use `create(RollReplySchema)` to create a new message.
  */
 export const RollReplySchema: GenMessage<RollReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 3);
+  messageDesc(file_tabletop_v1_dice, 6);
 
 /**
  * @generated from message tabletop.v1.SealRequest
@@ -152,7 +278,7 @@ export type SealRequest = Message<"tabletop.v1.SealRequest"> & {
  * Use `create(SealRequestSchema)` to create a new message.
  */
 export const SealRequestSchema: GenMessage<SealRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 4);
+  messageDesc(file_tabletop_v1_dice, 7);
 
 /**
  * @generated from message tabletop.v1.SealReply
@@ -171,7 +297,7 @@ export type SealReply = Message<"tabletop.v1.SealReply"> & {
  * Use `create(SealReplySchema)` to create a new message.
  */
 export const SealReplySchema: GenMessage<SealReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 5);
+  messageDesc(file_tabletop_v1_dice, 8);
 
 /**
  * @generated from message tabletop.v1.RevealRequest
@@ -193,7 +319,7 @@ export type RevealRequest = Message<"tabletop.v1.RevealRequest"> & {
  * Use `create(RevealRequestSchema)` to create a new message.
  */
 export const RevealRequestSchema: GenMessage<RevealRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 6);
+  messageDesc(file_tabletop_v1_dice, 9);
 
 /**
  * @generated from message tabletop.v1.RevealReply
@@ -215,7 +341,7 @@ export type RevealReply = Message<"tabletop.v1.RevealReply"> & {
  * Use `create(RevealReplySchema)` to create a new message.
  */
 export const RevealReplySchema: GenMessage<RevealReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 7);
+  messageDesc(file_tabletop_v1_dice, 10);
 
 /**
  * Owns randomness for dice: commit–reveal per match (DESIGN.md §4).
@@ -259,6 +385,18 @@ export const Dice: GenService<{
     methodKind: "unary";
     input: typeof RevealRequestSchema;
     output: typeof RevealReplySchema;
+  },
+  /**
+   * The calls above on one long-lived stream, each answered by id (the board keeps one
+   * per shard): a unary call's set-up costs several times a message pair on an open
+   * stream. A refused call is answered with what it would have ended with.
+   *
+   * @generated from rpc tabletop.v1.Dice.Calls
+   */
+  calls: {
+    methodKind: "bidi_streaming";
+    input: typeof DiceCallSchema;
+    output: typeof DiceAnswerSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tabletop_v1_dice, 0);
