@@ -6,8 +6,9 @@ message pair on an open stream ~90 µs); a Drillit match makes ~55 such calls. T
 objects stand where the services' stubs stood: the same methods, and a refusal or a
 broken stream raises AioRpcError with the code the unary call would have ended with, so
 ``RemoteChance`` reads both alike (a broken stream is UNAVAILABLE: the command is retried
-with the same request ids, which get the same outcomes). A service without the stream
-(older, mid-upgrade) is called by its unary methods instead.
+with the same request ids, which get the same outcomes). There is no unary fallback: a
+board that calls Seal needs dice and decks of its release anyway, so they are upgraded
+first (they go on serving older boards' unary calls).
 """
 
 from __future__ import annotations
@@ -25,37 +26,41 @@ from tabletop.v1 import decks_pb2, decks_pb2_grpc, dice_pb2, dice_pb2_grpc
 log = get_logger(__name__)
 
 
+class ChanceCallError(grpc.aio.AioRpcError):  # type: ignore[misc]
+    """How a call on the stream ended, as its unary call would have: the service's
+    refusal, its deadline, or UNAVAILABLE for a broken stream."""
+
+
 def rpc_error(code: grpc.StatusCode, details: str) -> Exception:
-    error: Exception = grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details)
+    error: Exception = ChanceCallError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details)
     return error
 
 
 class ChanceCalls(StreamCalls):
     def __init__(self, stub: Any, call: Callable[..., Any], service: str) -> None:
         super().__init__(stub.Calls)
-        self._stub = stub
         self._message = call
         self._service = service
-        #: the service answered UNIMPLEMENTED: it predates the stream
-        self.unary_only = False
 
-    async def call(self, field: str, method: str, request: Any, deadline_s: float) -> Any:
-        """The reply of ``method`` to ``request``, within ``deadline_s`` seconds."""
-        if not self.unary_only:
-            try:
-                return await asyncio.wait_for(
-                    self.ask(lambda ident: self._message(id=ident, **{field: request})), deadline_s
-                )
-            except TimeoutError as late:
-                raise rpc_error(
-                    grpc.StatusCode.DEADLINE_EXCEEDED, f"no answer within {deadline_s:g} s"
-                ) from late
-            except grpc.aio.AioRpcError as error:
-                if error.code() != grpc.StatusCode.UNIMPLEMENTED:
-                    raise
-                self.unary_only = True
-                log.info("service_without_call_stream", service=self._service)
-        return await getattr(self._stub, method)(request, timeout=deadline_s)
+    async def call(self, field: str, request: Any, deadline_s: float) -> Any:
+        """The reply to ``request`` (the ``field`` of the call message), within
+        ``deadline_s`` seconds; raises AioRpcError as the unary call would."""
+        try:
+            return await asyncio.wait_for(
+                self.ask(lambda ident: self._message(id=ident, **{field: request})), deadline_s
+            )
+        except TimeoutError as late:
+            raise rpc_error(
+                grpc.StatusCode.DEADLINE_EXCEEDED, f"no answer within {deadline_s:g} s"
+            ) from late
+        except ChanceCallError:
+            raise
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as broken:
+            # the write failed: the stream had ended (the service restarted, say); what
+            # its call became is unknown, and the command's retry settles it
+            raise self.failure(
+                broken if isinstance(broken, grpc.aio.AioRpcError) else None, False
+            ) from broken
 
     def settle(self, reply: Any, pending: Pending) -> None:
         field = reply.WhichOneof("answer")
@@ -66,11 +71,14 @@ class ChanceCalls(StreamCalls):
             pending.answer.set_result(getattr(reply, field or "refused"))
 
     def failure(self, error: grpc.aio.AioRpcError | None, stopping: bool) -> Exception:
+        """UNAVAILABLE, whatever broke the stream: a retry of the command can fix it."""
         if error is not None:
-            if error.code() not in (grpc.StatusCode.CANCELLED, grpc.StatusCode.UNIMPLEMENTED):
-                log.warning("call_stream_broken", service=self._service, code=error.code().name)
-            failed: Exception = error
-            return failed
+            code = error.code().name
+            if error.code() != grpc.StatusCode.CANCELLED:
+                log.warning("call_stream_broken", service=self._service, code=code)
+            return rpc_error(
+                grpc.StatusCode.UNAVAILABLE, f"the {self._service} call stream broke ({code})"
+            )
         if stopping:
             return rpc_error(grpc.StatusCode.UNAVAILABLE, "the board is stopping")
         return rpc_error(grpc.StatusCode.UNAVAILABLE, f"{self._service} ended the call stream")
@@ -86,18 +94,18 @@ class StreamedDice:
     def Commit(
         self, request: dice_pb2.CommitRequest, timeout: float
     ) -> Awaitable[dice_pb2.CommitReply]:
-        return self._calls.call("commit", "Commit", request, timeout)
+        return self._calls.call("commit", request, timeout)
 
     def Roll(self, request: dice_pb2.RollRequest, timeout: float) -> Awaitable[dice_pb2.RollReply]:
-        return self._calls.call("roll", "Roll", request, timeout)
+        return self._calls.call("roll", request, timeout)
 
     def Seal(self, request: dice_pb2.SealRequest, timeout: float) -> Awaitable[dice_pb2.SealReply]:
-        return self._calls.call("seal", "Seal", request, timeout)
+        return self._calls.call("seal", request, timeout)
 
     def Reveal(
         self, request: dice_pb2.RevealRequest, timeout: float
     ) -> Awaitable[dice_pb2.RevealReply]:
-        return self._calls.call("reveal", "Reveal", request, timeout)
+        return self._calls.call("reveal", request, timeout)
 
     async def close(self) -> None:
         await self._calls.close()
@@ -112,25 +120,25 @@ class StreamedDecks:
     def Commit(
         self, request: dice_pb2.CommitRequest, timeout: float
     ) -> Awaitable[dice_pb2.CommitReply]:
-        return self._calls.call("commit", "Commit", request, timeout)
+        return self._calls.call("commit", request, timeout)
 
     def Shuffle(
         self, request: decks_pb2.ShuffleRequest, timeout: float
     ) -> Awaitable[decks_pb2.ShuffleReply]:
-        return self._calls.call("shuffle", "Shuffle", request, timeout)
+        return self._calls.call("shuffle", request, timeout)
 
     def Draw(
         self, request: decks_pb2.DrawRequest, timeout: float
     ) -> Awaitable[decks_pb2.DrawReply]:
-        return self._calls.call("draw", "Draw", request, timeout)
+        return self._calls.call("draw", request, timeout)
 
     def Seal(self, request: dice_pb2.SealRequest, timeout: float) -> Awaitable[dice_pb2.SealReply]:
-        return self._calls.call("seal", "Seal", request, timeout)
+        return self._calls.call("seal", request, timeout)
 
     def Reveal(
         self, request: dice_pb2.RevealRequest, timeout: float
     ) -> Awaitable[dice_pb2.RevealReply]:
-        return self._calls.call("reveal", "Reveal", request, timeout)
+        return self._calls.call("reveal", request, timeout)
 
     async def close(self) -> None:
         await self._calls.close()

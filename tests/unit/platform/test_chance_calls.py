@@ -1,8 +1,8 @@
 """The board's calls to dice and decks on their ``Calls`` streams (services/board/
 chance_calls.py, services/common/call_streams.py): answered as the unary calls are, a
-refusal ends that call only, a service without the stream is called unary, and every call
-is counted under its own method. Real grpc.aio servers on the test's loop; the services'
-logs are in memory."""
+refusal ends that call only, a broken stream is UNAVAILABLE, and every call is counted
+under its own method. Real grpc.aio servers on the test's loop; the services' logs are
+in memory."""
 
 from __future__ import annotations
 
@@ -28,19 +28,22 @@ CARDS = tuple(f"c{i}" for i in range(10))
 T = 5.0
 
 
-class OldDice(DiceService):
-    """Dice as they were before the stream: Calls answers UNIMPLEMENTED."""
-
-    Calls = dice_pb2_grpc.DiceServicer.Calls  # type: ignore[assignment]
-
-
 @contextlib.asynccontextmanager
 async def serving(
     monkeypatch: pytest.MonkeyPatch, dice: DiceService, decks: DecksService
 ) -> AsyncIterator[grpc.aio.Channel]:
+    async with server_and_channel(monkeypatch, dice, decks) as (_, channel):
+        yield channel
+
+
+@contextlib.asynccontextmanager
+async def server_and_channel(
+    monkeypatch: pytest.MonkeyPatch, dice: DiceService, decks: DecksService
+) -> AsyncIterator[tuple[GrpcService, grpc.aio.Channel]]:
     monkeypatch.setenv("TABLETOP_SECRET", "s" * 40)
     monkeypatch.setenv("TABLETOP_GRPC_PORT", "0")
     monkeypatch.setenv("TABLETOP_DEV_STACK", "1")
+    monkeypatch.setenv("TABLETOP_SHUTDOWN_GRACE_SECONDS", "0.2")
 
     def register(server: grpc.aio.Server) -> list[str]:
         dice_pb2_grpc.add_DiceServicer_to_server(dice, server)
@@ -51,7 +54,7 @@ async def serving(
     port = await service.start()
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-            yield channel
+            yield service, channel
     finally:
         await service.stop()
 
@@ -62,7 +65,7 @@ def services(
     dice_writer, dice_log = memory_writer("dice")
     decks_writer, decks_log = memory_writer("decks")
     return (
-        dice_type(dice_writer, SECRET),
+        DiceService(dice_writer, SECRET),
         dice_log,
         DecksService(decks_writer, SECRET),
         decks_log,
@@ -143,17 +146,19 @@ async def test_a_refused_call_raises_its_status_and_the_stream_goes_on(
     assert len(rolled.values) == 2
 
 
-async def test_a_service_without_the_stream_is_called_by_its_unary_methods(
+async def test_a_broken_stream_fails_the_call_as_unavailable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    dice_service, dice_log, decks_service, _ = services(OldDice)
-    async with serving(monkeypatch, dice_service, decks_service) as channel:
+    dice_service, _, decks_service, _ = services()
+    async with server_and_channel(monkeypatch, dice_service, decks_service) as (server, channel):
         dice = StreamedDice(dice_pb2_grpc.DiceStub(channel))
         await dice.Commit(commit(defer=False), timeout=T)
-        rolled = await dice.Roll(roll("r1"), timeout=T)
-        await dice.Seal(SEAL, timeout=T)
+        await server.stop()  # the dice process went away
+        with pytest.raises(grpc.aio.AioRpcError) as broken:
+            await dice.Roll(roll("r1"), timeout=T)
         await dice.close()
-    assert len(rolled.values) == 2 and len(dice_log.envelopes) == 2
+    # what the board answers its client: retry with the same command id
+    assert broken.value.code() == grpc.StatusCode.UNAVAILABLE
 
 
 def handled(method: str, code: str) -> float:
