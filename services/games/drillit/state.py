@@ -178,3 +178,11 @@ def changed(state: DrillitState, **changes: Any) -> DrillitState:
     attributes.update(state.__dict__)
     attributes.update(changes)
     return new
+
+
+def copied(state: DrillitState) -> DrillitState:
+    """A copy of ``state`` (``changed`` with no changes), for the folds to lay events'
+    changes over in place (``evolve.fold_into``)."""
+    new = _new(DrillitState)
+    new.__dict__.update(state.__dict__)
+    return new

@@ -9,7 +9,7 @@ from typing import Any
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT, EventCard
 from services.games.drillit.end_conditions import permanent_damage
-from services.games.drillit.evolve import evolve, fold
+from services.games.drillit.evolve import fold, fold_into
 from services.games.drillit.state import DrillitState, SectorGoblins
 from services.games.drillit.tunnels import abyss_cell
 
@@ -42,47 +42,49 @@ def goblin_advance(state: DrillitState) -> list[Any]:
     return out
 
 
-def goblin_advance_with_damage(state: DrillitState) -> tuple[list[Any], DrillitState]:
-    """The Goblin Advance and the damage of those reaching the centre, and the state after."""
-    facts = goblin_advance(state)
-    state = fold(state, facts)
+def goblin_advance_with_damage(draft: DrillitState) -> list[Any]:
+    """The Goblin Advance and the damage of those reaching the centre, each folded into
+    ``draft`` (the turn flow's own copy of the state) on the way."""
+    facts = goblin_advance(draft)
+    fold_into(draft, facts)
     reached = sum(f.count for f in facts if isinstance(f, ev.GoblinsReachedCentre))
     if reached:
-        damage = permanent_damage(state, reached, "goblins reached the centre")
+        damage = permanent_damage(draft, reached, "goblins reached the centre")
         facts += damage
-        state = fold(state, damage)
-    return facts, state
+        fold_into(draft, damage)
+    return facts
 
 
 def explosion(state: DrillitState, room: int) -> list[Any]:
     return [ev.RoomExploded(room), *permanent_damage(state, 1, f"room {room} exploded")]
 
 
-def fire_intensification(state: DrillitState) -> tuple[list[Any], DrillitState]:
-    """The Fire Intensification and its explosions, and the state after them."""
-    rooms = tuple(sorted(r for r, n in state.fires.items() if n > 0))
+def fire_intensification(draft: DrillitState) -> list[Any]:
+    """The Fire Intensification and its explosions, folded into ``draft`` on the way."""
+    rooms = tuple(sorted(r for r, n in draft.fires.items() if n > 0))
     out: list[Any] = [ev.FiresIntensified(rooms)]
-    state = evolve(state, out[0])
+    fold_into(draft, out)
     for room in rooms:
-        if state.fires.get(room, 0) >= CONTENT.explosion_fires:
-            facts = explosion(state, room)
-            state = fold(state, facts)
+        if draft.fires.get(room, 0) >= CONTENT.explosion_fires:
+            facts = explosion(draft, room)
+            fold_into(draft, facts)
             out += facts
-    return out, state
+    return out
 
 
-def overheating(state: DrillitState) -> tuple[list[Any], DrillitState]:
-    """The Overheating (nothing within the Storage limit), and the state after it."""
-    if state.crystal_total <= state.storage_limit:
-        return [], state
+def overheating(draft: DrillitState) -> list[Any]:
+    """The Overheating (nothing within the Storage limit), folded into ``draft``."""
+    if draft.crystal_total <= draft.storage_limit:
+        return []
     facts = [
-        ev.CrystalStorageOverheated(state.crystal_total, state.storage_limit),
-        *permanent_damage(state, 1, "the Crystal Storage overheated"),
+        ev.CrystalStorageOverheated(draft.crystal_total, draft.storage_limit),
+        *permanent_damage(draft, 1, "the Crystal Storage overheated"),
     ]
-    return facts, fold(state, facts)
+    fold_into(draft, facts)
+    return facts
 
 
-SUB_EVENTS: tuple[tuple[str, Callable[[DrillitState], tuple[list[Any], DrillitState]]], ...] = (
+SUB_EVENTS: tuple[tuple[str, Callable[[DrillitState], list[Any]]], ...] = (
     ("advance", goblin_advance_with_damage),
     ("intensify", fire_intensification),
     ("overheat", overheating),
@@ -90,17 +92,15 @@ SUB_EVENTS: tuple[tuple[str, Callable[[DrillitState], tuple[list[Any], DrillitSt
 _SUB_EVENT_RULES = dict(SUB_EVENTS)
 
 
-def sub_event(state: DrillitState, card: EventCard, name: str) -> tuple[list[Any], DrillitState]:
-    """The sub-event ``name`` of ``card``, and the state after its facts (folded on the way:
-    the next sub-event, and the turn flow, go on from it)."""
+def sub_event(draft: DrillitState, card: EventCard, name: str) -> list[Any]:
+    """The sub-event ``name`` of ``card``, its facts folded into ``draft`` (the turn flow's
+    own copy of the state: the next sub-event, and the turn flow, go on from it)."""
     mode = card.sub_events[name]
     if mode == "off":
-        skipped = ev.SubEventSkipped(SUB_EVENT_NAMES[name], "switched off")
-        return [skipped], evolve(state, skipped)
-    if not card.sub_event_active(name, len(state.players)):
-        skipped = ev.SubEventSkipped(SUB_EVENT_NAMES[name], "needs 3 or more players")
-        return [skipped], evolve(state, skipped)
-    return _SUB_EVENT_RULES[name](state)
+        return [ev.SubEventSkipped(SUB_EVENT_NAMES[name], "switched off")]  # (changes nothing)
+    if not card.sub_event_active(name, len(draft.players)):
+        return [ev.SubEventSkipped(SUB_EVENT_NAMES[name], "needs 3 or more players")]
+    return _SUB_EVENT_RULES[name](draft)
 
 
 def main_event(state: DrillitState, card: EventCard) -> list[Any]:
