@@ -150,11 +150,15 @@ def excavate(state: DrillitState, player: str, action: act.Excavate) -> list[Any
             "(touching the Tank, never over it).",
         )
     _need_points(state, 1)
-    colour = CONTENT.pieces[piece].crystal
+    return _excavated(state, player, action, piece)
+
+
+def _excavated(state: DrillitState, player: str, action: act.Excavate, piece: str) -> list[Any]:
+    """The events of an Excavate the rules allow, ``piece`` being its owner's."""
     rotation = canonical_rotation(piece, action.rotation)
     return [
         ev.PathPiecePlaced(player, action.owner, piece, action.cell, rotation, 1),
-        ev.CrystalCollected(colour),
+        ev.CrystalCollected(CONTENT.pieces[piece].crystal),
         *_victory_if_exit(state, action.cell, piece, rotation),
     ]
 
@@ -209,6 +213,20 @@ def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[An
         case act.TakePlanB():
             return take_plan_b(state, player)
     raise MalformedAction("UNKNOWN_ACTION", f"{type(action).__name__} is not a Drillit! action.")
+
+
+def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[Any]:
+    """``decide_turn_action`` for an action ``turn_choices(state, player)`` listed: the
+    frequent ones without the checks that could only refuse them."""
+    kind = type(action)  # (exact types: the listed actions are built here)
+    if kind is act.Move:
+        room = action.room
+        return [ev.GnomeMoved(player, room, move_cost(state, player, room))]
+    if kind is act.Excavate:
+        return _excavated(state, player, action, state.hands[action.owner])
+    if kind is act.EndTurn:
+        return [ev.ActionsEnded(player)]
+    return decide_turn_action(state, player, action)
 
 
 #: actions are immutable: one instance of each fixed one serves every list
