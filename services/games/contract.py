@@ -225,9 +225,11 @@ class Choices(Sequence[Any]):
             index += self._length
         if not 0 <= index < self._length:
             raise IndexError("legal action index out of range")
-        for part, size in zip(self._parts, self._sizes, strict=True):
+        # (enumerated, not zipped with ``strict=True``: a zip with a keyword is built
+        # through its slow constructor, at every decision)
+        for part, size in enumerate(self._sizes):
             if index < size:
-                entry = self.last_read = part[index]
+                entry = self.last_read = self._parts[part][index]
                 return entry
             index -= size
         raise AssertionError("unreachable: the sizes add up to the length")
