@@ -33,8 +33,13 @@ def horde_events() -> list[Any]:
     return [ev.HordeArrived(len(CONTENT.sectors))]
 
 
+#: events are immutable: one of each die face serves every match
+_ROLLED = {value: ev.AttackDieRolled(value) for value in range(1, 7)}
+
+
 def resolve_attack_die(state: DrillitState, value: int) -> list[Any]:
-    out: list[Any] = [ev.AttackDieRolled(value)]
+    rolled = _ROLLED.get(value)
+    out: list[Any] = [ev.AttackDieRolled(value) if rolled is None else rolled]
     if value == 6:
         return out  # escalated; a Horde, if reached, arrives without more dice
     box = attack_box(state)

@@ -153,12 +153,16 @@ def excavate(state: DrillitState, player: str, action: act.Excavate) -> list[Any
     return _excavated(state, player, action, piece)
 
 
+#: events are immutable: one Crystal collected of each colour a piece shows serves every match
+_COLLECTED = {p.crystal: ev.CrystalCollected(p.crystal) for p in CONTENT.pieces.values()}
+
+
 def _excavated(state: DrillitState, player: str, action: act.Excavate, piece: str) -> list[Any]:
     """The events of an Excavate the rules allow, ``piece`` being its owner's."""
     rotation = canonical_rotation(piece, action.rotation)
     return [
         ev.PathPiecePlaced(player, action.owner, piece, action.cell, rotation, 1),
-        ev.CrystalCollected(CONTENT.pieces[piece].crystal),
+        _COLLECTED[CONTENT.pieces[piece].crystal],
         *_victory_if_exit(state, action.cell, piece, rotation),
     ]
 

@@ -92,14 +92,23 @@ SUB_EVENTS: tuple[tuple[str, Callable[[DrillitState], list[Any]]], ...] = (
 _SUB_EVENT_RULES = dict(SUB_EVENTS)
 
 
+#: events are immutable: one of each skipped sub-event serves every match
+_SWITCHED_OFF = {
+    n: ev.SubEventSkipped(title, "switched off") for n, title in SUB_EVENT_NAMES.items()
+}
+_TOO_FEW_PLAYERS = {
+    n: ev.SubEventSkipped(title, "needs 3 or more players") for n, title in SUB_EVENT_NAMES.items()
+}
+
+
 def sub_event(draft: DrillitState, card: EventCard, name: str) -> list[Any]:
     """The sub-event ``name`` of ``card``, its facts folded into ``draft`` (the turn flow's
     own copy of the state: the next sub-event, and the turn flow, go on from it)."""
     mode = card.sub_events[name]
     if mode == "off":
-        return [ev.SubEventSkipped(SUB_EVENT_NAMES[name], "switched off")]  # (changes nothing)
+        return [_SWITCHED_OFF[name]]  # (changes nothing)
     if not card.sub_event_active(name, len(draft.players)):
-        return [ev.SubEventSkipped(SUB_EVENT_NAMES[name], "needs 3 or more players")]
+        return [_TOO_FEW_PLAYERS[name]]
     return _SUB_EVENT_RULES[name](draft)
 
 
@@ -116,10 +125,15 @@ def main_event(state: DrillitState, card: EventCard) -> list[Any]:
     return []
 
 
+#: events are immutable: one of each die face serves every match
+_FIRE_ROLLED = {value: ev.FireDieRolled(value) for value in range(1, 7)}
+
+
 def resolve_fire_die(state: DrillitState, value: int) -> list[Any]:
     """1-5: Fire in that room (+1 per critical before it); 6: critical, roll again;
     two 6s in a row: explosion, 1 Permanent Damage, the event ends."""
-    out: list[Any] = [ev.FireDieRolled(value)]
+    rolled = _FIRE_ROLLED.get(value)
+    out: list[Any] = [ev.FireDieRolled(value) if rolled is None else rolled]
     if value == 6:
         if state.fire_criticals >= 1:
             out.append(ev.CriticalFireExploded())
