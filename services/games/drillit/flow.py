@@ -24,7 +24,12 @@ from services.games.drillit.end_conditions import (
 )
 from services.games.drillit.evolve import fold, fold_into
 from services.games.drillit.goblin_attack import attack_box, horde_events
-from services.games.drillit.setup_rules import automatic_setup, setup_chooser, setup_step
+from services.games.drillit.setup_rules import (
+    automatic_setup,
+    setup_chooser,
+    setup_step,
+    turn_started,
+)
 from services.games.drillit.state import (
     ACTIONS,
     ATTACK,
@@ -122,13 +127,22 @@ def _automatic_later(state: DrillitState) -> list[Any]:
             return [ev.TurboPieceDiscarded(piece, "it fits nowhere")]
         return []
     if phase == REFILL:
-        return [ev.TurnEnded(state.turn)] if refill_count(state) == 0 else []
+        return [_turn_ended(state.turn)] if refill_count(state) == 0 else []
     if phase == TURN_OVER:
         reason = defeat_at_turn_end(state)
         if reason is not None:
             return [ev.MatchLost(reason)]
-        return [ev.TurnStarted(next_player(state), state.turn + 1, CONTENT.action_points)]
+        return [turn_started(next_player(state), state.turn + 1)]
     return []
+
+
+# Events are immutable: one instance of each of these serves every match (building a
+# frozen event costs several times the cache's look-up).
+
+
+@functools.lru_cache(maxsize=256)
+def _turn_ended(turn: int) -> ev.TurnEnded:
+    return ev.TurnEnded(turn)
 
 
 def advance(state: DrillitState, new: list[Any]) -> list[Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -66,6 +67,13 @@ _SETUP_CHOICES = (act.ChooseStartRoom, act.ChooseStartingPlayer)
 #: never change, and this one is held here) for that player, is one the rules allow: it
 #: needs no checks. One tuple, replaced whole, so concurrent callers never mix two.
 _offered: tuple[DrillitState | None, str, Choices | None] = (None, "", None)
+
+
+@functools.lru_cache(maxsize=256)
+def _shuffled(deck: str, size: int) -> ev.PileShuffled:
+    """(events are immutable: one instance of each serves every match; building a frozen
+    event costs several times the cache's look-up)"""
+    return ev.PileShuffled(deck, size)
 
 
 class Drillit(Game[DrillitState]):
@@ -216,7 +224,7 @@ class Drillit(Game[DrillitState]):
             and isinstance(request, ShuffleDeck)
             and outcome.deck == request.deck
         ):
-            return [ev.PileShuffled(request.deck, outcome.size)]
+            return [_shuffled(request.deck, outcome.size)]
         raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
 
     def _drawn(self, state: DrillitState, deck: str, cards: tuple[str, ...]) -> list[Any]:

@@ -49,6 +49,20 @@ def _room_name(room: int) -> str:
     return "the centre" if room == CONTENT.centre else f"room {room}"
 
 
+# Events are immutable: one instance of each of these frequent ones serves every match
+# (building a frozen event costs several times the cache's look-up).
+
+
+@functools.lru_cache(maxsize=4096)
+def _moved(player: str, room: int, cost: int) -> ev.GnomeMoved:
+    return ev.GnomeMoved(player, room, cost)
+
+
+@functools.lru_cache(maxsize=1024)
+def _actions_ended(player: str) -> ev.ActionsEnded:
+    return ev.ActionsEnded(player)
+
+
 def move(state: DrillitState, player: str, room: int) -> list[Any]:
     if room not in ALL_ROOMS:
         raise MalformedAction("BAD_ROOM", f"The Tank has no room {room}.")
@@ -60,7 +74,7 @@ def move(state: DrillitState, player: str, room: int) -> list[Any]:
         )
     cost = move_cost(state, player, room)
     _need_points(state, cost)
-    return [ev.GnomeMoved(player, room, cost)]
+    return [_moved(player, room, cost)]
 
 
 def carry(state: DrillitState, player: str, room: int, passenger: str) -> list[Any]:
@@ -203,7 +217,7 @@ def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[An
         case act.Excavate():
             return excavate(state, player, action)
         case act.EndTurn():
-            return [ev.ActionsEnded(player)]
+            return [_actions_ended(player)]
         case act.Attack(spaces=spaces):
             return attack(state, player, tuple(spaces))
         case act.Carry(room=room, passenger=passenger):
@@ -225,11 +239,11 @@ def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[An
     kind = type(action)  # (exact types: the listed actions are built here)
     if kind is act.Move:
         room = action.room
-        return [ev.GnomeMoved(player, room, move_cost(state, player, room))]
+        return [_moved(player, room, move_cost(state, player, room))]
     if kind is act.Excavate:
         return _excavated(state, player, action, state.hands[action.owner])
     if kind is act.EndTurn:
-        return [ev.ActionsEnded(player)]
+        return [_actions_ended(player)]
     return decide_turn_action(state, player, action)
 
 

@@ -244,7 +244,14 @@ def automatic_setup(state: DrillitState) -> list[Any]:
         seat = state.players.index(pilot)
         starter = state.players[(seat + 1) % len(state.players)]
         return [ev.StartingPlayerChosen(starter, "left of the Pilot")]
-    return [ev.TurnStarted(state.active, 1, CONTENT.action_points)]
+    return [turn_started(state.active, 1)]
+
+
+@functools.lru_cache(maxsize=4096)
+def turn_started(player: str, turn: int) -> ev.TurnStarted:
+    """The start of ``player``'s turn ``turn`` (events are immutable: one instance serves
+    every match; building a frozen event costs several times the cache's look-up)."""
+    return ev.TurnStarted(player, turn, CONTENT.action_points)
 
 
 def setup_chooser(state: DrillitState) -> str | None:
