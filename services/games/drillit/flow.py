@@ -70,7 +70,7 @@ def reveal_event_card(draft: DrillitState) -> list[Any]:
     """Reveal the top card; resolve its sub-events in order, then its main event. The
     events, each folded into ``draft`` (the turn flow's own copy) on the way."""
     card = CONTENT.cards[draft.event_deck[0]]
-    out: list[Any] = [ev.EventCardRevealed(card.id, card.main, len(draft.event_deck) - 1)]
+    out: list[Any] = [_revealed(card.id, card.main, len(draft.event_deck) - 1)]
     fold_into(draft, out)
     for name in ("advance", "intensify", "overheat"):
         out += sub_event(draft, card, name)
@@ -143,6 +143,11 @@ def _automatic_later(state: DrillitState) -> list[Any]:
 @functools.lru_cache(maxsize=256)
 def _turn_ended(turn: int) -> ev.TurnEnded:
     return ev.TurnEnded(turn)
+
+
+@functools.lru_cache(maxsize=1024)
+def _revealed(card: str, main_event: str, cards_left: int) -> ev.EventCardRevealed:
+    return ev.EventCardRevealed(card, main_event, cards_left)
 
 
 def advance(state: DrillitState, new: list[Any]) -> list[Any]:

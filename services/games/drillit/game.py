@@ -46,6 +46,7 @@ from services.games.drillit.setup_rules import (
     MAX_PLAYERS,
     MIN_PLAYERS,
     OPTIONS,
+    gnome_placed,
     match_set_up,
     resolve_setup_draw,
     resolve_start_roll,
@@ -153,7 +154,7 @@ class Drillit(Game[DrillitState]):
                 raise MalformedAction("BAD_ROOM", "Start in one of the rooms 1 to 5.")
             if not room_has_space(state, action.room):
                 raise RuleViolation("ROOM_FULL", f"Room {action.room} already holds 2 Gnomes.")
-            return [ev.GnomePlaced(player, action.room)]
+            return [gnome_placed(player, action.room)]
         if chooser is None or state.choosing_room is not None:
             raise RuleViolation("NOT_NOW", "The starting player is not being chosen now.")
         if player != chooser:

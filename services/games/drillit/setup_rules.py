@@ -220,12 +220,26 @@ def room_has_space(state: DrillitState, room: int, ignoring: tuple[str, ...] = (
     return len(others) < CONTENT.room_capacity
 
 
+# Events are immutable: one instance of each of these serves every match (building a
+# frozen event costs several times the cache's look-up).
+
+
+@functools.lru_cache(maxsize=1024)
+def _start_room_rolled(player: str, value: int) -> ev.StartRoomRolled:
+    return ev.StartRoomRolled(player, value)
+
+
+@functools.lru_cache(maxsize=1024)
+def gnome_placed(player: str, room: int) -> ev.GnomePlaced:
+    return ev.GnomePlaced(player, room)
+
+
 def resolve_start_roll(state: DrillitState, value: int) -> list[Any]:
     player = next(p for p in state.players if p not in state.rooms)
-    out: list[Any] = [ev.StartRoomRolled(player, value)]
+    out: list[Any] = [_start_room_rolled(player, value)]
     # a 6 lets the player choose; a full room is rolled again (house rule)
     if value in CONTENT.rooms and room_has_space(state, value):
-        out.append(ev.GnomePlaced(player, value))
+        out.append(gnome_placed(player, value))
     return out
 
 

@@ -3,6 +3,7 @@ Intensification, Overheating), then the main event."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,25 @@ SUB_EVENT_NAMES = {
     "intensify": "Fire Intensification",
     "overheat": "Overheating",
 }
+
+
+# Events are immutable: one instance of each of these serves every match (building a
+# frozen event costs several times the cache's look-up).
+
+
+@functools.lru_cache(maxsize=64)
+def _armor_destroyed(room: int) -> ev.ArmorDestroyed:
+    return ev.ArmorDestroyed(room)
+
+
+@functools.lru_cache(maxsize=256)
+def _intensified(rooms: tuple[int, ...]) -> ev.FiresIntensified:
+    return ev.FiresIntensified(rooms)
+
+
+@functools.lru_cache(maxsize=16)
+def _found(colour: str) -> ev.CrystalFound:
+    return ev.CrystalFound(colour)
 
 
 def goblin_advance(state: DrillitState) -> list[Any]:
@@ -36,7 +56,7 @@ def goblin_advance(state: DrillitState) -> list[Any]:
         inside += at_armor
         radar.append(SectorGoblins(sector.sector, (inside, *spaces[2:], 0)))
     out: list[Any] = [ev.GoblinsAdvanced(tuple(radar))]
-    out += [ev.ArmorDestroyed(room) for room in destroyed]
+    out += [_armor_destroyed(room) for room in destroyed]
     if reached:
         out.append(ev.GoblinsReachedCentre(reached))
     return out
@@ -62,7 +82,7 @@ def explosion(state: DrillitState, room: int) -> list[Any]:
 def fire_intensification(draft: DrillitState) -> list[Any]:
     """The Fire Intensification and its explosions, folded into ``draft`` on the way."""
     rooms = tuple(sorted(r for r, n in draft.fires.items() if n > 0))
-    out: list[Any] = [ev.FiresIntensified(rooms)]
+    out: list[Any] = [_intensified(rooms)]
     fold_into(draft, out)
     for room in rooms:
         if draft.fires.get(room, 0) >= CONTENT.explosion_fires:
@@ -115,7 +135,7 @@ def sub_event(draft: DrillitState, card: EventCard, name: str) -> list[Any]:
 def main_event(state: DrillitState, card: EventCard) -> list[Any]:
     """The deterministic main events; Fire waits for its dice."""
     if card.main.startswith("crystal-"):
-        return [ev.CrystalFound(card.main.removeprefix("crystal-"))]
+        return [_found(card.main.removeprefix("crystal-"))]
     if card.main == "abyss":
         return [ev.AbyssOpened(abyss_cell(state))]
     if card.main == "blackout":
