@@ -23,8 +23,8 @@ from services.games.drillit.state import (
     TURN_START,
     DrillitState,
     PlacedPiece,
-    SectorGoblins,
     copied,
+    sector_goblins,
     setup_radar,
 )
 
@@ -216,7 +216,7 @@ def _arrived(s: DrillitState, e: ev.GoblinsArrived) -> Changes:
 
 def _horde(s: DrillitState, e: ev.HordeArrived) -> Changes:
     # one more Goblin on the outermost space of every sector (the radar holds each once)
-    radar = tuple(SectorGoblins(g.sector, (*g.spaces[:-1], g.spaces[-1] + 1)) for g in s.radar)
+    radar = tuple(sector_goblins(g.sector, (*g.spaces[:-1], g.spaces[-1] + 1)) for g in s.radar)
     return {"radar": radar, **_after_attack(s)}
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
@@ -50,6 +51,14 @@ class SectorGoblins:
 
 
 quick_init_all((PlacedPiece, SectorGoblins))
+
+
+@functools.lru_cache(maxsize=4096)
+def sector_goblins(sector: int, spaces: tuple[int, ...]) -> SectorGoblins:
+    """``SectorGoblins(sector, spaces)``: they are immutable, so one instance of each serves
+    every radar (building a frozen one costs several times the cache's look-up, and every
+    Goblin Advance and attack builds radars)."""
+    return SectorGoblins(sector, spaces)
 
 
 def empty_radar() -> tuple[SectorGoblins, ...]:
@@ -143,7 +152,7 @@ class DrillitState:
     def radar_with(self, sector: int, spaces: tuple[int, ...]) -> tuple[SectorGoblins, ...]:
         """The radar with ``spaces`` for ``sector``'s Goblins."""
         return tuple(
-            SectorGoblins(s.sector, spaces) if s.sector == sector else s for s in self.radar
+            sector_goblins(s.sector, spaces) if s.sector == sector else s for s in self.radar
         )
 
     def occupants(self, room: int) -> tuple[str, ...]:

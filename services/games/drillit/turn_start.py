@@ -11,7 +11,7 @@ from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT, EventCard
 from services.games.drillit.end_conditions import permanent_damage
 from services.games.drillit.evolve import fold, fold_into
-from services.games.drillit.state import DrillitState, SectorGoblins
+from services.games.drillit.state import DrillitState, sector_goblins
 from services.games.drillit.tunnels import abyss_cell
 
 SUB_EVENT_NAMES = {
@@ -54,7 +54,7 @@ def goblin_advance(state: DrillitState) -> list[Any]:
             destroyed.append(room)
             at_armor -= 1
         inside += at_armor
-        radar.append(SectorGoblins(sector.sector, (inside, *spaces[2:], 0)))
+        radar.append(sector_goblins(sector.sector, (inside, *spaces[2:], 0)))
     out: list[Any] = [ev.GoblinsAdvanced(tuple(radar))]
     out += [_armor_destroyed(room) for room in destroyed]
     if reached:
