@@ -37,7 +37,8 @@ def evolve(state: DrillitState, event: Any) -> DrillitState:
     if handler is None:
         raise TypeError(f"not a Drillit event: {event!r}")
     new = copied(state)
-    new.__dict__.update(handler(state, event))
+    attributes = new.__dict__
+    attributes |= handler(state, event)
     return new
 
 
@@ -61,7 +62,7 @@ def fold_into(draft: DrillitState, events: list[Any]) -> None:
         handler = handlers.get(type(event))
         if handler is None:
             raise TypeError(f"not a Drillit event: {event!r}")
-        attributes.update(handler(draft, event))
+        attributes |= handler(draft, event)  # (``|=``: dict.update parses *args, **kwargs)
 
 
 def _setup(s: DrillitState, e: ev.MatchSetUp) -> Changes:

@@ -184,8 +184,8 @@ def changed(state: DrillitState, **changes: Any) -> DrillitState:
     new = _new(DrillitState)
     # filled in place, past the frozen __setattr__ (cheaper than a copy set as __dict__)
     attributes = new.__dict__
-    attributes.update(state.__dict__)
-    attributes.update(changes)
+    attributes |= state.__dict__  # (``|=``, not ``update``: no argument parsing)
+    attributes |= changes
     return new
 
 
@@ -193,5 +193,6 @@ def copied(state: DrillitState) -> DrillitState:
     """A copy of ``state`` (``changed`` with no changes), for the folds to lay events'
     changes over in place (``evolve.fold_into``)."""
     new = _new(DrillitState)
-    new.__dict__.update(state.__dict__)
+    attributes = new.__dict__
+    attributes |= state.__dict__  # (``|=``, not ``update``: no argument parsing)
     return new
