@@ -4,6 +4,7 @@ from the same seeds."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from services.games.contract import (
@@ -64,8 +65,22 @@ class SeededChance:
         if isinstance(request, DrawCards):
             return CardsDrawn(request.deck, self.decks.draw(request.deck, request.count))
         if isinstance(request, RollDice):
-            return DiceRolled(self.dice.roll(request.count, request.sides))
+            return _dice_rolled(self.dice.roll(request.count, request.sides))
         if isinstance(request, ShuffleDeck):
             deck = request.deck
-            return DeckShuffled(deck, self.decks.shuffle(deck, request.cards, self.decks_rng))
+            return _deck_shuffled(deck, self.decks.shuffle(deck, request.cards, self.decks_rng))
         raise TypeError(f"unknown chance request {request!r}")
+
+
+# Outcomes are immutable: one instance of each of these few serves every match (building a
+# frozen dataclass costs several times the cache's look-up, at most chance nodes).
+
+
+@functools.lru_cache(maxsize=1024)
+def _dice_rolled(values: tuple[int, ...]) -> DiceRolled:
+    return DiceRolled(values)
+
+
+@functools.lru_cache(maxsize=1024)
+def _deck_shuffled(deck: str, size: int) -> DeckShuffled:
+    return DeckShuffled(deck, size)

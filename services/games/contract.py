@@ -194,14 +194,20 @@ class ActionTemplate:
 class Choices(Sequence[Any]):
     """Legal actions in parts, each a sequence of its own (a tuple, or one that builds an
     action only when it is read): the length and one entry cost no more than that entry's
-    part. Iterating gives every entry of every part, in order."""
+    part. Iterating gives every entry of every part, in order.
 
-    __slots__ = ("_length", "_parts", "_sizes")
+    ``last_read`` is the entry the last ``choices[index]`` returned (None before any): the
+    action a policy picked, mostly. An engine that handed these choices out for a state
+    can tell by identity that an action it is asked to decide in that state is one of them
+    (Drillit then skips the checks that could only refuse it)."""
+
+    __slots__ = ("_length", "_parts", "_sizes", "last_read")
 
     def __init__(self, parts: Sequence[Sequence[Any]]) -> None:
         self._parts = parts
         self._sizes = list(map(len, parts))  # (no comprehension frame: built per decision)
         self._length = sum(self._sizes)
+        self.last_read: Any = None
 
     def __len__(self) -> int:
         return self._length
@@ -219,9 +225,12 @@ class Choices(Sequence[Any]):
             index += self._length
         if not 0 <= index < self._length:
             raise IndexError("legal action index out of range")
-        for part, size in zip(self._parts, self._sizes, strict=True):
+        # (enumerated, not zipped with ``strict=True``: a zip with a keyword is built
+        # through its slow constructor, at every decision)
+        for part, size in enumerate(self._sizes):
             if index < size:
-                return part[index]
+                entry = self.last_read = self._parts[part][index]
+                return entry
             index -= size
         raise AssertionError("unreachable: the sizes add up to the length")
 

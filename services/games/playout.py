@@ -10,11 +10,10 @@ import hashlib
 import random
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from services.games.chance import SeededChance
 from services.games.commands import (
-    Accepted,
     Batch,
     Command,
     CommandHandler,
@@ -32,6 +31,8 @@ from services.games.contract import (
     RuleViolation,
     concrete,
 )
+
+T = TypeVar("T")
 
 #: chooses an action for ``player`` among ``legal`` in ``state`` (``Game.legal_choices``:
 #: the legal actions in order, which a game may build only as they are read)
@@ -103,14 +104,15 @@ class _EventList:
         return self.version
 
 
-def _run(step: Coroutine[Any, Any, Accepted]) -> Accepted:
-    """Run a handler coroutine that never suspends (seeded chance, a list as store)
-    without an event loop, so playouts also run inside one and cost no scheduling."""
+def _run(step: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never suspends (the handler's, with seeded chance and a list
+    as store) without an event loop, so playouts also run inside one and cost no
+    scheduling."""
     try:
         step.send(None)
     except StopIteration as done:
-        accepted: Accepted = done.value  # (typed here: typing.cast is a call per command)
-        return accepted
+        result: T = done.value  # (typed here: typing.cast is a call)
+        return result
     step.close()
     raise RuntimeError("a playout's command handler waited on I/O")
 
@@ -134,27 +136,41 @@ def play(
     store = _EventList()
     handler = CommandHandler(_SeededResolver(SeededChance(match_id, dice_seed, decks_seed)), store)
     match = OpenMatch(match_id, game, tuple(players), game.initial_state())
+    # the whole match in one coroutine, run once: the handler's steps are awaited in it
+    # (running each on its own ended each in a StopIteration, a few thousand instructions)
     try:
-        opening = Opening(game.name, match.players, options)
-
-        async def open_log() -> Opening:
-            return opening
-
-        _run(handler.create(match, options, "setup", "sim", open_log))
-        actions = 0
-        while True:
-            step = game.next_step(match.state)
-            if isinstance(step, Finished):
-                return Playout(tuple(store.events), match.state, step.outcome, actions)
-            assert isinstance(step, AwaitingPlayers)
-            player = step.players[0]
-            legal = game.legal_choices(match.state, player)
-            if not legal:
-                raise RuntimeError(f"{game.name}: {player} must act but has no legal action")
-            action = policies[player](match.state, player, legal)
-            _run(handler.submit(match, Command(str(actions), player, action)))
-            actions += 1
-            if actions > max_actions:
-                raise RuntimeError(f"{game.name}: no end after {max_actions} actions")
+        return _run(_played(handler, match, store, options, policies, max_actions))
     except Refusal as refusal:
         raise _rules(refusal) from None
+
+
+async def _played(
+    handler: CommandHandler,
+    match: OpenMatch,
+    store: _EventList,
+    options: Mapping[str, str],
+    policies: Mapping[str, Policy],
+    max_actions: int,
+) -> Playout:
+    game = match.game
+    opening = Opening(game.name, match.players, options)
+
+    async def open_log() -> Opening:
+        return opening
+
+    await handler.create(match, options, "setup", "sim", open_log)
+    actions = 0
+    while True:
+        step = game.next_step(match.state)
+        if isinstance(step, Finished):
+            return Playout(tuple(store.events), match.state, step.outcome, actions)
+        assert isinstance(step, AwaitingPlayers)
+        player = step.players[0]
+        legal = game.legal_choices(match.state, player)
+        if not legal:
+            raise RuntimeError(f"{game.name}: {player} must act but has no legal action")
+        action = policies[player](match.state, player, legal)
+        await handler.submit(match, Command(str(actions), player, action))
+        actions += 1
+        if actions > max_actions:
+            raise RuntimeError(f"{game.name}: no end after {max_actions} actions")

@@ -94,6 +94,8 @@ class DerivedRandom:
                 return x % n
 
     def roll(self, count: int, sides: int) -> tuple[int, ...]:
+        if count == 1:  # (most rolls: no generator)
+            return (1 + self.below(sides),)
         return tuple(1 + self.below(sides) for _ in range(count))
 
     def shuffled(self, items: Sequence[T]) -> list[T]:

@@ -22,9 +22,14 @@ from services.games.drillit.end_conditions import (
     defeat_at_turn_end,
     life_track_full,
 )
-from services.games.drillit.evolve import evolve, fold
+from services.games.drillit.evolve import fold, fold_into
 from services.games.drillit.goblin_attack import attack_box, horde_events
-from services.games.drillit.setup_rules import automatic_setup, setup_chooser, setup_step
+from services.games.drillit.setup_rules import (
+    automatic_setup,
+    setup_chooser,
+    setup_step,
+    turn_started,
+)
 from services.games.drillit.state import (
     ACTIONS,
     ATTACK,
@@ -37,6 +42,7 @@ from services.games.drillit.state import (
     TURN_OVER,
     TURN_START,
     DrillitState,
+    copied,
 )
 from services.games.drillit.tunnels import placements
 from services.games.drillit.turn_start import main_event, sub_event
@@ -60,20 +66,19 @@ def refill_count(state: DrillitState) -> int:
     return missing if missing < pile else pile
 
 
-def reveal_event_card(state: DrillitState) -> tuple[list[Any], DrillitState]:
+def reveal_event_card(draft: DrillitState) -> list[Any]:
     """Reveal the top card; resolve its sub-events in order, then its main event. The
-    events and the state after them (each folded once, on the way)."""
-    card = CONTENT.cards[state.event_deck[0]]
-    out: list[Any] = [ev.EventCardRevealed(card.id, card.main, len(state.event_deck) - 1)]
-    state = evolve(state, out[0])
+    events, each folded into ``draft`` (the turn flow's own copy) on the way."""
+    card = CONTENT.cards[draft.event_deck[0]]
+    out: list[Any] = [_revealed(card.id, card.main, len(draft.event_deck) - 1)]
+    fold_into(draft, out)
     for name in ("advance", "intensify", "overheat"):
-        facts, state = sub_event(state, card, name)
-        out += facts
-        if life_track_full(state):
-            return out, state
-    facts = main_event(state, card)
-    out += facts
-    return out, fold(state, facts)
+        out += sub_event(draft, card, name)
+        if life_track_full(draft):
+            return out
+    facts = main_event(draft, card)
+    fold_into(draft, facts)
+    return out + facts
 
 
 def next_player(state: DrillitState) -> str:
@@ -83,25 +88,30 @@ def next_player(state: DrillitState) -> str:
 
 
 def automatic_events(state: DrillitState) -> list[Any]:
-    return automatic_events_folded(state)[0]
+    return automatic_events_folded(copied(state))[0]
 
 
-def automatic_events_folded(state: DrillitState) -> tuple[list[Any], DrillitState | None]:
-    """The events that follow by themselves in ``state``, and the state after them when
-    working them out folded them already (else None: the caller folds them)."""
-    phase = state.phase
+def automatic_events_folded(draft: DrillitState) -> tuple[list[Any], DrillitState]:
+    """The events that follow by themselves in ``draft`` (the turn flow's own copy of the
+    state), and the state after them: ``draft`` with them folded in place, or in setup a
+    copy (``setup_step`` remembers the step of the last state it was asked about)."""
+    phase = draft.phase
     if phase in (NOT_STARTED, OVER):
-        return [], None
+        return [], draft
     if phase == SETUP:
-        return automatic_setup(state), None
+        events = automatic_setup(draft)
+        return events, fold(draft, events)
     # life_track_full(state), written out: asked after every event of every command
-    if len(state.armor_destroyed) + state.permanent_damage >= _LIFE_TRACK:
-        return [ev.MatchLost(LIFE_TRACK_FULL)], None
-    if phase in (ACTIONS, FIRE):  # waiting for a player or the dice
-        return [], None
-    if phase == TURN_START:
-        return reveal_event_card(state)
-    return _automatic_later(state), None
+    if len(draft.armor_destroyed) + draft.permanent_damage >= _LIFE_TRACK:
+        events = [ev.MatchLost(LIFE_TRACK_FULL)]
+    elif phase in (ACTIONS, FIRE):  # waiting for a player or the dice
+        return [], draft
+    elif phase == TURN_START:
+        return reveal_event_card(draft), draft
+    else:
+        events = _automatic_later(draft)
+    fold_into(draft, events)
+    return events, draft
 
 
 def _automatic_later(state: DrillitState) -> list[Any]:
@@ -117,13 +127,27 @@ def _automatic_later(state: DrillitState) -> list[Any]:
             return [ev.TurboPieceDiscarded(piece, "it fits nowhere")]
         return []
     if phase == REFILL:
-        return [ev.TurnEnded(state.turn)] if refill_count(state) == 0 else []
+        return [_turn_ended(state.turn)] if refill_count(state) == 0 else []
     if phase == TURN_OVER:
         reason = defeat_at_turn_end(state)
         if reason is not None:
             return [ev.MatchLost(reason)]
-        return [ev.TurnStarted(next_player(state), state.turn + 1, CONTENT.action_points)]
+        return [turn_started(next_player(state), state.turn + 1)]
     return []
+
+
+# Events are immutable: one instance of each of these serves every match (building a
+# frozen event costs several times the cache's look-up).
+
+
+@functools.lru_cache(maxsize=256)
+def _turn_ended(turn: int) -> ev.TurnEnded:
+    return ev.TurnEnded(turn)
+
+
+@functools.lru_cache(maxsize=1024)
+def _revealed(card: str, main_event: str, cards_left: int) -> ev.EventCardRevealed:
+    return ev.EventCardRevealed(card, main_event, cards_left)
 
 
 def advance(state: DrillitState, new: list[Any]) -> list[Any]:
@@ -132,14 +156,15 @@ def advance(state: DrillitState, new: list[Any]) -> list[Any]:
 
 
 def advance_folded(state: DrillitState, new: list[Any]) -> tuple[list[Any], DrillitState]:
-    """``advance``, and the state after all those events (folded on the way)."""
+    """``advance``, and the state after all those events: folded on the way into one copy
+    of ``state`` (the caller's ``state`` stays as it was)."""
     out = list(new)
-    state = fold(state, new)
+    draft = copied(state)
+    fold_into(draft, new)
     while True:
-        more, after = automatic_events_folded(state)
+        more, draft = automatic_events_folded(draft)
         if not more:
-            return out, state
-        state = fold(state, more) if after is None else after
+            return out, draft
         out += more
 
 

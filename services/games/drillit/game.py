@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -10,6 +11,7 @@ from services.games.contract import (
     AwaitingPlayers,
     CardsDrawn,
     ChanceOutcome,
+    Choices,
     DeckShuffled,
     DiceRolled,
     DrawCards,
@@ -35,6 +37,7 @@ from services.games.drillit.goblin_attack import resolve_attack_die
 from services.games.drillit.picture import draw as draw_picture
 from services.games.drillit.player_actions import (
     decide_turn_action,
+    listed_turn_action,
     place_turbo_piece,
     turbo_choices,
     turn_choices,
@@ -43,6 +46,7 @@ from services.games.drillit.setup_rules import (
     MAX_PLAYERS,
     MIN_PLAYERS,
     OPTIONS,
+    gnome_placed,
     match_set_up,
     resolve_setup_draw,
     resolve_start_roll,
@@ -58,6 +62,19 @@ from services.games.drillit.view import DrillitView, describe_action, make_view
 _INITIAL_STATE = DrillitState()
 #: (a tuple, not ``A | B``: that union would be built again at every decision)
 _SETUP_CHOICES = (act.ChooseStartRoom, act.ChooseStartingPlayer)
+
+#: the turn choices handed out last: (state, player, choices). An action that is the
+#: entry last read from them (``Choices.last_read``), asked of that very state (states
+#: never change, and this one is held here) for that player, is one the rules allow: it
+#: needs no checks. One tuple, replaced whole, so concurrent callers never mix two.
+_offered: tuple[DrillitState | None, str, Choices | None] = (None, "", None)
+
+
+@functools.lru_cache(maxsize=256)
+def _shuffled(deck: str, size: int) -> ev.PileShuffled:
+    """(events are immutable: one instance of each serves every match; building a frozen
+    event costs several times the cache's look-up)"""
+    return ev.PileShuffled(deck, size)
 
 
 class Drillit(Game[DrillitState]):
@@ -93,6 +110,14 @@ class Drillit(Game[DrillitState]):
     ) -> tuple[list[Any], DrillitState]:
         """The events and the state after them, which ``advance`` folds on its way (so the
         command handler does not fold them again)."""
+        offered_state, offered_player, offered = _offered
+        if (
+            offered_state is state
+            and offered is not None
+            and offered.last_read is action
+            and offered_player == player
+        ):  # listed by ``legal_choices`` (a policy's pick)
+            return advance_folded(state, listed_turn_action(state, player, action))
         if not isinstance(action, ACTION_TYPES):
             raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not a Drillit! action.")
         if state.phase == OVER:
@@ -129,7 +154,7 @@ class Drillit(Game[DrillitState]):
                 raise MalformedAction("BAD_ROOM", "Start in one of the rooms 1 to 5.")
             if not room_has_space(state, action.room):
                 raise RuleViolation("ROOM_FULL", f"Room {action.room} already holds 2 Gnomes.")
-            return [ev.GnomePlaced(player, action.room)]
+            return [gnome_placed(player, action.room)]
         if chooser is None or state.choosing_room is not None:
             raise RuleViolation("NOT_NOW", "The starting player is not being chosen now.")
         if player != chooser:
@@ -143,12 +168,15 @@ class Drillit(Game[DrillitState]):
 
     def legal_choices(self, state: DrillitState, player: str) -> Sequence[Any]:
         """The legal actions, the Excavate ones (most of them) built only when read."""
+        global _offered
         step = next_step(state)
         if not isinstance(step, AwaitingPlayers) or player not in step.players:
             return ()
         phase = state.phase
         if phase == ACTIONS:
-            return turn_choices(state, player)
+            choices = turn_choices(state, player)
+            _offered = (state, player, choices)
+            return choices
         if phase == SETUP:
             if state.choosing_room is not None:
                 return tuple(
@@ -197,7 +225,7 @@ class Drillit(Game[DrillitState]):
             and isinstance(request, ShuffleDeck)
             and outcome.deck == request.deck
         ):
-            return [ev.PileShuffled(request.deck, outcome.size)]
+            return [_shuffled(request.deck, outcome.size)]
         raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
 
     def _drawn(self, state: DrillitState, deck: str, cards: tuple[str, ...]) -> list[Any]:

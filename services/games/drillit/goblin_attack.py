@@ -3,6 +3,7 @@ attack one box, a Horde beyond the red box (or when a box shows one)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from services.games.drillit import events as ev
@@ -33,11 +34,23 @@ def horde_events() -> list[Any]:
     return [ev.HordeArrived(len(CONTENT.sectors))]
 
 
+#: events are immutable: one of each die face serves every match
+_ROLLED = {value: ev.AttackDieRolled(value) for value in range(1, 7)}
+
+
+@functools.lru_cache(maxsize=256)
+def _arrived(sector: int, count: int) -> ev.GoblinsArrived:
+    """(events are immutable: one instance of each serves every match; building a frozen
+    event costs several times the cache's look-up)"""
+    return ev.GoblinsArrived(sector, count)
+
+
 def resolve_attack_die(state: DrillitState, value: int) -> list[Any]:
-    out: list[Any] = [ev.AttackDieRolled(value)]
+    rolled = _ROLLED.get(value)
+    out: list[Any] = [ev.AttackDieRolled(value) if rolled is None else rolled]
     if value == 6:
         return out  # escalated; a Horde, if reached, arrives without more dice
     box = attack_box(state)
     if box == HORDE:
         return out + horde_events()
-    return [*out, ev.GoblinsArrived(value, int(box))]
+    return [*out, _arrived(value, int(box))]

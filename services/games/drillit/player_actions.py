@@ -49,6 +49,20 @@ def _room_name(room: int) -> str:
     return "the centre" if room == CONTENT.centre else f"room {room}"
 
 
+# Events are immutable: one instance of each of these frequent ones serves every match
+# (building a frozen event costs several times the cache's look-up).
+
+
+@functools.lru_cache(maxsize=4096)
+def _moved(player: str, room: int, cost: int) -> ev.GnomeMoved:
+    return ev.GnomeMoved(player, room, cost)
+
+
+@functools.lru_cache(maxsize=1024)
+def _actions_ended(player: str) -> ev.ActionsEnded:
+    return ev.ActionsEnded(player)
+
+
 def move(state: DrillitState, player: str, room: int) -> list[Any]:
     if room not in ALL_ROOMS:
         raise MalformedAction("BAD_ROOM", f"The Tank has no room {room}.")
@@ -60,7 +74,7 @@ def move(state: DrillitState, player: str, room: int) -> list[Any]:
         )
     cost = move_cost(state, player, room)
     _need_points(state, cost)
-    return [ev.GnomeMoved(player, room, cost)]
+    return [_moved(player, room, cost)]
 
 
 def carry(state: DrillitState, player: str, room: int, passenger: str) -> list[Any]:
@@ -150,11 +164,19 @@ def excavate(state: DrillitState, player: str, action: act.Excavate) -> list[Any
             "(touching the Tank, never over it).",
         )
     _need_points(state, 1)
-    colour = CONTENT.pieces[piece].crystal
+    return _excavated(state, player, action, piece)
+
+
+#: events are immutable: one Crystal collected of each colour a piece shows serves every match
+_COLLECTED = {p.crystal: ev.CrystalCollected(p.crystal) for p in CONTENT.pieces.values()}
+
+
+def _excavated(state: DrillitState, player: str, action: act.Excavate, piece: str) -> list[Any]:
+    """The events of an Excavate the rules allow, ``piece`` being its owner's."""
     rotation = canonical_rotation(piece, action.rotation)
     return [
         ev.PathPiecePlaced(player, action.owner, piece, action.cell, rotation, 1),
-        ev.CrystalCollected(colour),
+        _COLLECTED[CONTENT.pieces[piece].crystal],
         *_victory_if_exit(state, action.cell, piece, rotation),
     ]
 
@@ -195,7 +217,7 @@ def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[An
         case act.Excavate():
             return excavate(state, player, action)
         case act.EndTurn():
-            return [ev.ActionsEnded(player)]
+            return [_actions_ended(player)]
         case act.Attack(spaces=spaces):
             return attack(state, player, tuple(spaces))
         case act.Carry(room=room, passenger=passenger):
@@ -209,6 +231,20 @@ def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[An
         case act.TakePlanB():
             return take_plan_b(state, player)
     raise MalformedAction("UNKNOWN_ACTION", f"{type(action).__name__} is not a Drillit! action.")
+
+
+def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[Any]:
+    """``decide_turn_action`` for an action ``turn_choices(state, player)`` listed: the
+    frequent ones without the checks that could only refuse them."""
+    kind = type(action)  # (exact types: the listed actions are built here)
+    if kind is act.Move:
+        room = action.room
+        return [_moved(player, room, move_cost(state, player, room))]
+    if kind is act.Excavate:
+        return _excavated(state, player, action, state.hands[action.owner])
+    if kind is act.EndTurn:
+        return [_actions_ended(player)]
+    return decide_turn_action(state, player, action)
 
 
 #: actions are immutable: one instance of each fixed one serves every list

@@ -220,12 +220,26 @@ def room_has_space(state: DrillitState, room: int, ignoring: tuple[str, ...] = (
     return len(others) < CONTENT.room_capacity
 
 
+# Events are immutable: one instance of each of these serves every match (building a
+# frozen event costs several times the cache's look-up).
+
+
+@functools.lru_cache(maxsize=1024)
+def _start_room_rolled(player: str, value: int) -> ev.StartRoomRolled:
+    return ev.StartRoomRolled(player, value)
+
+
+@functools.lru_cache(maxsize=1024)
+def gnome_placed(player: str, room: int) -> ev.GnomePlaced:
+    return ev.GnomePlaced(player, room)
+
+
 def resolve_start_roll(state: DrillitState, value: int) -> list[Any]:
     player = next(p for p in state.players if p not in state.rooms)
-    out: list[Any] = [ev.StartRoomRolled(player, value)]
+    out: list[Any] = [_start_room_rolled(player, value)]
     # a 6 lets the player choose; a full room is rolled again (house rule)
     if value in CONTENT.rooms and room_has_space(state, value):
-        out.append(ev.GnomePlaced(player, value))
+        out.append(gnome_placed(player, value))
     return out
 
 
@@ -244,7 +258,14 @@ def automatic_setup(state: DrillitState) -> list[Any]:
         seat = state.players.index(pilot)
         starter = state.players[(seat + 1) % len(state.players)]
         return [ev.StartingPlayerChosen(starter, "left of the Pilot")]
-    return [ev.TurnStarted(state.active, 1, CONTENT.action_points)]
+    return [turn_started(state.active, 1)]
+
+
+@functools.lru_cache(maxsize=4096)
+def turn_started(player: str, turn: int) -> ev.TurnStarted:
+    """The start of ``player``'s turn ``turn`` (events are immutable: one instance serves
+    every match; building a frozen event costs several times the cache's look-up)."""
+    return ev.TurnStarted(player, turn, CONTENT.action_points)
 
 
 def setup_chooser(state: DrillitState) -> str | None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
@@ -50,6 +51,14 @@ class SectorGoblins:
 
 
 quick_init_all((PlacedPiece, SectorGoblins))
+
+
+@functools.lru_cache(maxsize=4096)
+def sector_goblins(sector: int, spaces: tuple[int, ...]) -> SectorGoblins:
+    """``SectorGoblins(sector, spaces)``: they are immutable, so one instance of each serves
+    every radar (building a frozen one costs several times the cache's look-up, and every
+    Goblin Advance and attack builds radars)."""
+    return SectorGoblins(sector, spaces)
 
 
 def empty_radar() -> tuple[SectorGoblins, ...]:
@@ -143,7 +152,7 @@ class DrillitState:
     def radar_with(self, sector: int, spaces: tuple[int, ...]) -> tuple[SectorGoblins, ...]:
         """The radar with ``spaces`` for ``sector``'s Goblins."""
         return tuple(
-            SectorGoblins(s.sector, spaces) if s.sector == sector else s for s in self.radar
+            sector_goblins(s.sector, spaces) if s.sector == sector else s for s in self.radar
         )
 
     def occupants(self, room: int) -> tuple[str, ...]:
@@ -175,6 +184,15 @@ def changed(state: DrillitState, **changes: Any) -> DrillitState:
     new = _new(DrillitState)
     # filled in place, past the frozen __setattr__ (cheaper than a copy set as __dict__)
     attributes = new.__dict__
-    attributes.update(state.__dict__)
-    attributes.update(changes)
+    attributes |= state.__dict__  # (``|=``, not ``update``: no argument parsing)
+    attributes |= changes
+    return new
+
+
+def copied(state: DrillitState) -> DrillitState:
+    """A copy of ``state`` (``changed`` with no changes), for the folds to lay events'
+    changes over in place (``evolve.fold_into``)."""
+    new = _new(DrillitState)
+    attributes = new.__dict__
+    attributes |= state.__dict__  # (``|=``, not ``update``: no argument parsing)
     return new

@@ -255,15 +255,18 @@ class _Dug:
                 return None  # a second piece on one cell: worked out afresh
             mask = _edge_mask(piece.piece, piece.rotation)
             taken = self.taken | {cell}
-            around = self.ground.borders[cell]
-            faced = {other for other, _, edge in around if mask & edge}  # on open ground
             frontier = set(self.frontier_cells)
             # a piece off the frontier could open ground no search has seen
             ways = self._ways_past(cell) if cell in frontier else None
             frontier.discard(cell)
-            frontier.update(faced - taken)
             bordered, required = dict(self.bordered), dict(self.required)
-            _border(around, mask, bordered, required)
+            around = self.ground.borders[cell]
+            for other, facing, edge in around:  # ``_border``, in the loop that adds to F
+                bordered[other] = bordered.get(other, 0) | facing
+                if mask & edge:  # the piece opens onto ``other`` (open ground)
+                    required[other] = required.get(other, 0) | facing
+                    if other not in taken:
+                        frontier.add(other)
             keys = dict(self.keys)
             keys.pop(cell, None)
             for other, _, _ in around:  # the cells whose borders the piece changed

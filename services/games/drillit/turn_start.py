@@ -3,14 +3,15 @@ Intensification, Overheating), then the main event."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT, EventCard
 from services.games.drillit.end_conditions import permanent_damage
-from services.games.drillit.evolve import evolve, fold
-from services.games.drillit.state import DrillitState, SectorGoblins
+from services.games.drillit.evolve import fold, fold_into
+from services.games.drillit.state import DrillitState, sector_goblins
 from services.games.drillit.tunnels import abyss_cell
 
 SUB_EVENT_NAMES = {
@@ -18,6 +19,25 @@ SUB_EVENT_NAMES = {
     "intensify": "Fire Intensification",
     "overheat": "Overheating",
 }
+
+
+# Events are immutable: one instance of each of these serves every match (building a
+# frozen event costs several times the cache's look-up).
+
+
+@functools.lru_cache(maxsize=64)
+def _armor_destroyed(room: int) -> ev.ArmorDestroyed:
+    return ev.ArmorDestroyed(room)
+
+
+@functools.lru_cache(maxsize=256)
+def _intensified(rooms: tuple[int, ...]) -> ev.FiresIntensified:
+    return ev.FiresIntensified(rooms)
+
+
+@functools.lru_cache(maxsize=16)
+def _found(colour: str) -> ev.CrystalFound:
+    return ev.CrystalFound(colour)
 
 
 def goblin_advance(state: DrillitState) -> list[Any]:
@@ -34,55 +54,57 @@ def goblin_advance(state: DrillitState) -> list[Any]:
             destroyed.append(room)
             at_armor -= 1
         inside += at_armor
-        radar.append(SectorGoblins(sector.sector, (inside, *spaces[2:], 0)))
+        radar.append(sector_goblins(sector.sector, (inside, *spaces[2:], 0)))
     out: list[Any] = [ev.GoblinsAdvanced(tuple(radar))]
-    out += [ev.ArmorDestroyed(room) for room in destroyed]
+    out += [_armor_destroyed(room) for room in destroyed]
     if reached:
         out.append(ev.GoblinsReachedCentre(reached))
     return out
 
 
-def goblin_advance_with_damage(state: DrillitState) -> tuple[list[Any], DrillitState]:
-    """The Goblin Advance and the damage of those reaching the centre, and the state after."""
-    facts = goblin_advance(state)
-    state = fold(state, facts)
+def goblin_advance_with_damage(draft: DrillitState) -> list[Any]:
+    """The Goblin Advance and the damage of those reaching the centre, each folded into
+    ``draft`` (the turn flow's own copy of the state) on the way."""
+    facts = goblin_advance(draft)
+    fold_into(draft, facts)
     reached = sum(f.count for f in facts if isinstance(f, ev.GoblinsReachedCentre))
     if reached:
-        damage = permanent_damage(state, reached, "goblins reached the centre")
+        damage = permanent_damage(draft, reached, "goblins reached the centre")
         facts += damage
-        state = fold(state, damage)
-    return facts, state
+        fold_into(draft, damage)
+    return facts
 
 
 def explosion(state: DrillitState, room: int) -> list[Any]:
     return [ev.RoomExploded(room), *permanent_damage(state, 1, f"room {room} exploded")]
 
 
-def fire_intensification(state: DrillitState) -> tuple[list[Any], DrillitState]:
-    """The Fire Intensification and its explosions, and the state after them."""
-    rooms = tuple(sorted(r for r, n in state.fires.items() if n > 0))
-    out: list[Any] = [ev.FiresIntensified(rooms)]
-    state = evolve(state, out[0])
+def fire_intensification(draft: DrillitState) -> list[Any]:
+    """The Fire Intensification and its explosions, folded into ``draft`` on the way."""
+    rooms = tuple(sorted(r for r, n in draft.fires.items() if n > 0))
+    out: list[Any] = [_intensified(rooms)]
+    fold_into(draft, out)
     for room in rooms:
-        if state.fires.get(room, 0) >= CONTENT.explosion_fires:
-            facts = explosion(state, room)
-            state = fold(state, facts)
+        if draft.fires.get(room, 0) >= CONTENT.explosion_fires:
+            facts = explosion(draft, room)
+            fold_into(draft, facts)
             out += facts
-    return out, state
+    return out
 
 
-def overheating(state: DrillitState) -> tuple[list[Any], DrillitState]:
-    """The Overheating (nothing within the Storage limit), and the state after it."""
-    if state.crystal_total <= state.storage_limit:
-        return [], state
+def overheating(draft: DrillitState) -> list[Any]:
+    """The Overheating (nothing within the Storage limit), folded into ``draft``."""
+    if draft.crystal_total <= draft.storage_limit:
+        return []
     facts = [
-        ev.CrystalStorageOverheated(state.crystal_total, state.storage_limit),
-        *permanent_damage(state, 1, "the Crystal Storage overheated"),
+        ev.CrystalStorageOverheated(draft.crystal_total, draft.storage_limit),
+        *permanent_damage(draft, 1, "the Crystal Storage overheated"),
     ]
-    return facts, fold(state, facts)
+    fold_into(draft, facts)
+    return facts
 
 
-SUB_EVENTS: tuple[tuple[str, Callable[[DrillitState], tuple[list[Any], DrillitState]]], ...] = (
+SUB_EVENTS: tuple[tuple[str, Callable[[DrillitState], list[Any]]], ...] = (
     ("advance", goblin_advance_with_damage),
     ("intensify", fire_intensification),
     ("overheat", overheating),
@@ -90,23 +112,30 @@ SUB_EVENTS: tuple[tuple[str, Callable[[DrillitState], tuple[list[Any], DrillitSt
 _SUB_EVENT_RULES = dict(SUB_EVENTS)
 
 
-def sub_event(state: DrillitState, card: EventCard, name: str) -> tuple[list[Any], DrillitState]:
-    """The sub-event ``name`` of ``card``, and the state after its facts (folded on the way:
-    the next sub-event, and the turn flow, go on from it)."""
+#: events are immutable: one of each skipped sub-event serves every match
+_SWITCHED_OFF = {
+    n: ev.SubEventSkipped(title, "switched off") for n, title in SUB_EVENT_NAMES.items()
+}
+_TOO_FEW_PLAYERS = {
+    n: ev.SubEventSkipped(title, "needs 3 or more players") for n, title in SUB_EVENT_NAMES.items()
+}
+
+
+def sub_event(draft: DrillitState, card: EventCard, name: str) -> list[Any]:
+    """The sub-event ``name`` of ``card``, its facts folded into ``draft`` (the turn flow's
+    own copy of the state: the next sub-event, and the turn flow, go on from it)."""
     mode = card.sub_events[name]
     if mode == "off":
-        skipped = ev.SubEventSkipped(SUB_EVENT_NAMES[name], "switched off")
-        return [skipped], evolve(state, skipped)
-    if not card.sub_event_active(name, len(state.players)):
-        skipped = ev.SubEventSkipped(SUB_EVENT_NAMES[name], "needs 3 or more players")
-        return [skipped], evolve(state, skipped)
-    return _SUB_EVENT_RULES[name](state)
+        return [_SWITCHED_OFF[name]]  # (changes nothing)
+    if not card.sub_event_active(name, len(draft.players)):
+        return [_TOO_FEW_PLAYERS[name]]
+    return _SUB_EVENT_RULES[name](draft)
 
 
 def main_event(state: DrillitState, card: EventCard) -> list[Any]:
     """The deterministic main events; Fire waits for its dice."""
     if card.main.startswith("crystal-"):
-        return [ev.CrystalFound(card.main.removeprefix("crystal-"))]
+        return [_found(card.main.removeprefix("crystal-"))]
     if card.main == "abyss":
         return [ev.AbyssOpened(abyss_cell(state))]
     if card.main == "blackout":
@@ -116,10 +145,15 @@ def main_event(state: DrillitState, card: EventCard) -> list[Any]:
     return []
 
 
+#: events are immutable: one of each die face serves every match
+_FIRE_ROLLED = {value: ev.FireDieRolled(value) for value in range(1, 7)}
+
+
 def resolve_fire_die(state: DrillitState, value: int) -> list[Any]:
     """1-5: Fire in that room (+1 per critical before it); 6: critical, roll again;
     two 6s in a row: explosion, 1 Permanent Damage, the event ends."""
-    out: list[Any] = [ev.FireDieRolled(value)]
+    rolled = _FIRE_ROLLED.get(value)
+    out: list[Any] = [ev.FireDieRolled(value) if rolled is None else rolled]
     if value == 6:
         if state.fire_criticals >= 1:
             out.append(ev.CriticalFireExploded())
