@@ -6,6 +6,13 @@ Supported: int, float, str, bool, None, str-valued Enum, tuple[X, ...], tuple[X,
 frozenset[X], dict[K, V] (any hashable K), X | None, dataclasses and unions of
 dataclasses (tagged with their class name).
 
+The data of a value do not depend on how it was built: a frozenset's items and a dict's
+``[key, value]`` pairs are sorted (by the repr of the item's, the key's data). Equal
+states are equal bytes once encoded, whichever order a dict was filled in: the board's
+live state (a dict as the engine decided it) and the projector's (folded from events
+read back from protobuf, whose maps keep no order) publish the same update. The views
+never read a dict's order (they sort where they list one).
+
 The projector encodes a match's state and every gateway decodes it once per update, so
 each dataclass's encoder and each type hint's decoder is compiled once, from the hints,
 into one plain Python function (as ``services.adapters.protoconv`` does for messages): a
@@ -77,6 +84,10 @@ def _item(value: Any) -> Any:
     return value if type(value) in _PLAIN else to_data(value)
 
 
+def _by_key(pair: list[Any]) -> str:
+    return repr(pair[0])
+
+
 def _encoder(kind: type) -> Encoder:
     if issubclass(kind, enum.Enum):
         return lambda value: value.value
@@ -89,7 +100,7 @@ def _encoder(kind: type) -> Encoder:
     if issubclass(kind, frozenset | set):
         return lambda value: sorted((_item(v) for v in value), key=repr)
     if issubclass(kind, dict):
-        return lambda value: [[_item(k), _item(v)] for k, v in value.items()]
+        return lambda value: sorted(([_item(k), _item(v)] for k, v in value.items()), key=_by_key)
 
     def refuse(value: Any) -> Any:
         raise TypeError(f"cannot encode {type(value).__name__}")
@@ -101,7 +112,7 @@ class _Source:
     """Generated code's namespace and fresh local names."""
 
     def __init__(self) -> None:
-        self.namespace: dict[str, Any] = {"T": to_data, "I": _item}
+        self.namespace: dict[str, Any] = {"T": to_data, "I": _item, "K": _by_key}
         self._names = itertools.count()
 
     def name(self, prefix: str) -> str:
@@ -146,7 +157,7 @@ def _encode_expr(tp: Any, x: str, src: _Source) -> str:
     if origin is dict and args:
         k, v = src.name("k"), src.name("v")
         key, value = _encode_expr(args[0], k, src), _encode_expr(args[1], v, src)
-        return f"[[{key}, {value}] for {k}, {v} in {x}.items()]"
+        return f"sorted([[{key}, {value}] for {k}, {v} in {x}.items()], key=K)"
     return f"T({x})"  # unions of dataclasses, Any: by the value's own type
 
 

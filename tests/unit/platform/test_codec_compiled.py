@@ -78,7 +78,9 @@ def _encoder(kind: type) -> Encoder:
     if issubclass(kind, frozenset | set):
         return lambda value: sorted((_item(v) for v in value), key=repr)
     if issubclass(kind, dict):
-        return lambda value: [[_item(k), _item(v)] for k, v in value.items()]
+        return lambda value: sorted(
+            ([_item(k), _item(v)] for k, v in value.items()), key=lambda pair: repr(pair[0])
+        )
 
     def refuse(value: Any) -> Any:
         raise TypeError(f"cannot encode {type(value).__name__}")
