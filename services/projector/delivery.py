@@ -20,14 +20,16 @@ agent reading its topics in order and acking a batch once it is folded, so:
   the agent's body handled it;
 - offsets commit after the highest acked offset of each partition (``_new_offset``):
   its events are acked in order, so what lies between acked offsets (transaction
-  markers, aborted records) was never delivered and needs no gap bookkeeping.
+  markers, aborted records) was never delivered and needs no gap bookkeeping;
+- records that Faust drops from the channel when it resumes the flow are read again
+  (``refetch_what_resuming_clears``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any, cast
 
 import faust
@@ -75,6 +77,30 @@ def parse_abort_markers_only_when_aborting() -> None:
 
     contains_abort_marker.lean = True  # type: ignore[attr-defined]
     PartitionRecords._contains_abort_marker = contains_abort_marker
+
+
+def refetch_what_resuming_clears(flow_control: Any, on_cleared: Callable[[], None]) -> None:
+    """Tell ``on_cleared`` when resuming the flow drops events from a channel's queue.
+
+    Faust resumes the flow once more at the end of a rebalance, after seeking the stream's
+    partitions to their committed offsets, and a resume clears every channel's queue
+    (events fetched before the rebalance may be of partitions this worker lost). Records
+    fetched while that seek is awaited were delivered to the queue, past the read offset,
+    and then dropped: nothing fetched them again, so a projector restarted after some
+    appends published the first and left the rest unfolded until the next record of the
+    partition, whose sequence then skipped theirs (the match dead-lettered). Seen in a
+    test that stops the projector, plays three commands and starts it again: about one
+    start in four. The consumer seeks to the committed offsets again instead; anything
+    read twice is folded once (folds skip a sequence they hold)."""
+    resume = flow_control.resume
+
+    def resume_and_tell() -> None:
+        cleared = any(queue.qsize() for queue in list(flow_control._queues))
+        resume()
+        if cleared:
+            on_cleared()
+
+    flow_control.resume = resume_and_tell
 
 
 class _Buffer(ProducerBuffer):
@@ -210,6 +236,15 @@ class LeanConductor(Conductor):
 class LeanConsumer(AIOKafkaConsumer):
     """Faust's aiokafka consumer, delivering records without per-message tasks."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: a resume of the flow dropped queued events: seek to the committed offsets again
+        self._fetch_again = False
+        refetch_what_resuming_clears(self.app.flow_control, self._must_fetch_again)
+
+    def _must_fetch_again(self) -> None:
+        self._fetch_again = True
+
     def _new_offset(self, tp: TP) -> int | None:
         # The one stream of this app acks each partition's events in the order they were
         # delivered: everything up to the highest acked offset is handled, and the
@@ -227,7 +262,7 @@ class LeanConsumer(AIOKafkaConsumer):
         # Nothing to record: see _new_offset.
         return None
 
-    async def getmany(self, timeout: float) -> AsyncIterator[tuple[TP, Message]]:  # noqa: ASYNC109
+    async def getmany(self, timeout: float) -> AsyncGenerator[tuple[TP, Message], None]:  # noqa: ASYNC109
         records, active_partitions = await self._wait_next_records(timeout)
         if records is None or self.should_stop:
             return
@@ -265,6 +300,9 @@ class LeanConsumer(AIOKafkaConsumer):
         deliver_nowait = conductor.deliver_nowait if isinstance(conductor, LeanConductor) else None
         try:
             while not (consumer_should_stop() or fetcher_should_stop()):
+                if self._fetch_again:
+                    self._fetch_again = False
+                    await self.perform_seek()
                 set_flag(CONSUMER_FETCHING)
                 # A partition whose channel is under pressure is left out of the fetch
                 # (Faust's flow control), and its records stay in aiokafka's buffer, so
@@ -276,6 +314,8 @@ class LeanConsumer(AIOKafkaConsumer):
                 await self.sleep(0)
                 if not self.should_stop:
                     async for tp, message in fetched:
+                        if self._fetch_again:
+                            break  # fetched before the seek the loop makes first
                         offset = message.offset
                         r_offset = read_offset[tp]
                         if r_offset is not None and offset < r_offset:
@@ -286,6 +326,7 @@ class LeanConsumer(AIOKafkaConsumer):
                         if suspended() or deliver_nowait is None or not deliver_nowait(message):
                             await self.wait_first(callback(message), self.suspend_flow.wait())
                         read_offset[tp] = offset
+                    await fetched.aclose()
                 unset_flag(CONSUMER_FETCHING)
         except self.consumer_stopped_errors:
             if self.transport.app.should_stop:

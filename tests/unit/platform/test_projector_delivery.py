@@ -12,10 +12,15 @@ from aiokafka.consumer.fetcher import READ_COMMITTED, PartitionRecords
 from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.structs import TopicPartition
 from faust.types import Message
+from mode.utils.queues import FlowControlEvent, FlowControlQueue
 
 from services.common.config import Config
 from services.projector.app import create_app
-from services.projector.delivery import key_partitioner, parse_abort_markers_only_when_aborting
+from services.projector.delivery import (
+    key_partitioner,
+    parse_abort_markers_only_when_aborting,
+    refetch_what_resuming_clears,
+)
 
 ABORT, COMMIT = 0, 1
 
@@ -150,3 +155,16 @@ async def test_a_batch_holds_what_is_queued_and_is_acked_once_handled() -> None:
     assert batches == [[0, 1, 2], [3]]
     # And every record taken was acked, the stale one too (it is another worker's now)
     assert all(m.acked for m in messages)
+
+
+async def test_a_resume_that_drops_queued_events_asks_for_them_again() -> None:
+    flow = FlowControlEvent(initially_suspended=False)
+    channel: FlowControlQueue[str] = FlowControlQueue(flow_control=flow, clear_on_resume=True)
+    asked: list[bool] = []
+    refetch_what_resuming_clears(flow, lambda: asked.append(True))
+    flow.resume()
+    assert asked == []  # nothing queued, nothing lost
+    channel.put_nowait("an event fetched while the stream's seek was awaited")
+    flow.resume()
+    assert channel.empty()  # Faust's resume drops it ...
+    assert asked == [True]  # ... so the consumer is told to fetch it again
