@@ -217,6 +217,12 @@ class Projection:
             state=self.encoded_state().encode(),
         )
 
+    def update_bytes(self) -> bytes:
+        """The update as the projector publishes it and the board sends it with its
+        acknowledgements: serialized deterministically (map entries sorted), so the two
+        copies of one version are equal bytes and a gateway can tell them by comparison."""
+        return self.update().SerializeToString(deterministic=True)
+
 
 class PublishedMatch:
     """A ``ViewUpdate`` as a gateway holds it: each viewer's view is rendered on its first

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import grpc
 
-from services.board.service import BoardService, _abort
+from services.board.service import BoardService, _abort, view_update
 from services.games.commands import Refusal, RefusalKind
 from tabletop.v1 import board_pb2, board_pb2_grpc, platform_events_pb2
 
@@ -69,4 +69,9 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
             )
             for envelope in envelopes:
                 match.fold(envelope)
-            return board_pb2.JoinSeatReply(seat=seat, version=match.version, private=match.private)
+            return board_pb2.JoinSeatReply(
+                seat=seat,
+                version=match.version,
+                private=match.private,
+                view_update=view_update(match),
+            )

@@ -23,12 +23,13 @@ from services.adapters.game_adapter import (
     messages_for,
     next_step_message,
 )
+from services.adapters.projection import Projection
 from services.board.chance import ChanceFailed, RemoteChance
 from services.board.matches import Match, Matches
 from services.board.reveals import RevealOutbox
 from services.board.store import BoardEventStore
 from services.common.envelope import is_a
-from services.common.eventlog import LogUnavailable
+from services.common.eventlog import MAX_RECORD_BYTES, LogUnavailable
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
 from services.common.metrics import (
@@ -240,7 +241,9 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     await self._after_end(match, command_id)
                 MATCHES_CREATED.labels(game.name).inc()
                 log.info("match_created", game=game.name, players=len(match.players))
-                return board_pb2.CreateMatchReply(match_id=match_id, version=match.version)
+                return board_pb2.CreateMatchReply(
+                    match_id=match_id, version=match.version, view_update=view_update(match)
+                )
         except Refusal as refused:
             await _abort(context, refused)
             raise AssertionError from refused
@@ -257,7 +260,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
         self, request: board_pb2.SubmitActionRequest, context: grpc.aio.ServicerContext
     ) -> board_pb2.SubmitActionReply:
         try:
-            return await self._submit(request)
+            reply, _ = await self._submit(request)
+            return reply
         except Refusal as refused:
             await _abort(context, refused)
             raise AssertionError from refused
@@ -268,15 +272,15 @@ class BoardService(board_pb2_grpc.BoardServicer):
         context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[board_pb2.SubmitActionsReply]:
         """Each command as SubmitAction would carry it out, concurrently (a match's
-        commands take turns on its lock, as ever); answered as each finishes."""
+        commands take turns on its lock, as ever); answered as each finishes, an accepted
+        one with the match's update at its version (the caller is a gateway)."""
 
         async def carry_out(
             item: board_pb2.SubmitActionsRequest,
         ) -> list[board_pb2.SubmitActionsReply]:
             try:
-                return [
-                    board_pb2.SubmitActionsReply(id=item.id, reply=await self._submit(item.command))
-                ]
+                reply, update = await self._submit(item.command, publish=True)
+                return [board_pb2.SubmitActionsReply(id=item.id, reply=reply, view_update=update)]
             except Refusal as refused:
                 outcome = board_pb2.CommandRefused(
                     code=refused.kind.value, message=refused.message, reason=refused.code
@@ -291,8 +295,11 @@ class BoardService(board_pb2_grpc.BoardServicer):
         async for answer in replies_as_finished(requests, carry_out):
             yield answer
 
-    async def _submit(self, request: board_pb2.SubmitActionRequest) -> board_pb2.SubmitActionReply:
-        """One command, carried out (or refused: Refusal, nothing appended)."""
+    async def _submit(
+        self, request: board_pb2.SubmitActionRequest, publish: bool = False
+    ) -> tuple[board_pb2.SubmitActionReply, bytes]:
+        """One command, carried out (or refused: Refusal, nothing appended); with
+        ``publish``, the match's update at the new version too (empty for a retry)."""
         structlog.contextvars.bind_contextvars(
             match_id=request.match_id, command_id=request.command_id
         )
@@ -316,14 +323,15 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 accepted = await self._handler.submit(match, command)
                 if accepted.duplicate:
                     ACTIONS.labels(game_name, "duplicate").inc()
-                    return _reply(accepted)
+                    return _reply(accepted), b""
+                update = view_update(match) if publish else b""
                 if accepted.finished:
                     await self._after_end(match, request.command_id)
                 ACTIONS.labels(game_name, "accepted").inc()
                 reply = _reply(accepted)
                 if request.return_legal_actions:
                     reply.legal_actions.CopyFrom(_legal_actions(match, request.player))
-                return reply
+                return reply, update
         except Refusal as refused:
             ACTIONS.labels(game_name, "refused").inc()
             log.info("action_refused", reason=refused.code, detail=refused.message)
@@ -361,6 +369,14 @@ def _legal_actions(match: Match, player: str) -> board_pb2.GetLegalActionsReply:
     return board_pb2.GetLegalActionsReply(
         version=match.version, actions=actions, next=next_step_message(step)
     )
+
+
+def view_update(match: Match) -> bytes:
+    """The match's update at its version, as the projector will publish it (no seed is
+    revealed while the board acts on a match), for the gateway to show at once; nothing
+    when it would exceed the bound the projector holds views to (it sets that match aside)."""
+    update = Projection(match).update_bytes()
+    return update if len(update) <= MAX_RECORD_BYTES else b""
 
 
 def _result_label(results: dict[str, str]) -> str:

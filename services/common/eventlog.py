@@ -526,7 +526,7 @@ async def read_records(
         partitions = [
             TopicPartition(topic, p)
             for topic in topics
-            for p in sorted(await _partitions_of(consumer, topic))
+            for p in sorted(await partitions_of(consumer, topic))
         ]
         consumer.assign(partitions)
         await consumer.seek_to_beginning(*partitions)
@@ -548,7 +548,7 @@ async def read_records(
         await consumer.stop()
 
 
-async def _partitions_of(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
+async def partitions_of(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
     for _ in range(50):
         partitions = consumer.partitions_for_topic(topic)
         if partitions:
@@ -588,13 +588,14 @@ class Tail:
             for envelope in envelopes_of(record.value, record.headers):
                 yield envelope
 
-    async def records(self) -> AsyncIterator[tuple[str, bytes]]:
+    async def records(self) -> AsyncIterator[tuple[bytes | None, bytes]]:
+        """(key, value) of each record."""
         # getmany: aiokafka's per-record iteration (getone) costs more per record
         while True:
             batches = await self._consumer.getmany(timeout_ms=1_000)
             for records in batches.values():
                 for record in records:
-                    yield record.topic, record.value
+                    yield record.key, record.value
 
 
 class Follower:
@@ -628,7 +629,7 @@ class Follower:
         await self._consumer.start()
         partitions = [
             TopicPartition(self._topic, p)
-            for p in sorted(await _partitions_of(self._consumer, self._topic))
+            for p in sorted(await partitions_of(self._consumer, self._topic))
         ]
         self._consumer.assign(partitions)
         await self._consumer.seek_to_beginning(*partitions)

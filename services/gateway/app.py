@@ -19,17 +19,18 @@ from tabletop.v1 import gateway_pb2, gateway_pb2_grpc
 
 
 async def main(config: Config) -> None:
+    views = ViewStore()
     shards = [
         Shard(
             board,
             config.dice_addrs[i % len(config.dice_addrs)],
             config.decks_addrs[i % len(config.decks_addrs)],
             config,
+            views.acknowledged,
         )
         for i, board in enumerate(config.board_addrs)
     ]
     scoring = peer_channel(config.scoring_addr, config)
-    views = ViewStore()
     # No consumer group: every gateway replica keeps every match's newest view.
     # read_uncommitted: the projector publishes inside its Kafka transactions (committed
     # every few seconds); a view is a snapshot of committed board events, so showing it

@@ -4,7 +4,9 @@ action → view slower (with each player waiting for their view, that wait is ma
 play / throughput: only fewer matches in play shorten it).
 
 Where the count lives: it is derived from the views topic that every gateway replica
-already follows from its start (compacted: each match's newest view, with its status).
+already follows from its start (compacted: each match's newest view, with its status),
+and, on the replica that carried a command, from the update the board acknowledged it
+with (a match this replica's player just finished frees its place at once).
 So a restarted gateway counts again what is in play, and every replica counts the same
 matches: the bound is for the whole stack, not per replica, and needs no division by a
 replica count that autoscaling changes. Matches this replica admitted whose first view

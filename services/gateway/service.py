@@ -94,10 +94,18 @@ MAX_DETAIL = 300
 class Shard:
     """The services one board shard talks to."""
 
-    def __init__(self, board: str, dice: str, decks: str, config: Config) -> None:
+    def __init__(
+        self,
+        board: str,
+        dice: str,
+        decks: str,
+        config: Config,
+        on_update: Callable[[bytes], None] | None = None,
+    ) -> None:
+        """``on_update`` takes the match updates the board sends with acknowledgements."""
         self.channels = [peer_channel(a, config) for a in (board, dice, decks)]
         self.board = board_pb2_grpc.BoardStub(self.channels[0])
-        self.commands = CommandStream(self.board)
+        self.commands = CommandStream(self.board, on_update)
         self.lobby = board_pb2_grpc.LobbyStub(self.channels[0])
         self.reads = {
             stream: ReadStream(envelope_pb2_grpc.EventSourceStub(channel))
@@ -187,13 +195,18 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         self._creates = Quota(config.create_rate, config.create_burst)
         self._actions = Quota(config.action_rate, config.action_burst)
         self._admission = Admission(config.max_in_flight, config.max_view_lag_ms)
-        views.listeners.append(self._admission.viewed)
+        views.projector_listeners.append(self._admission.viewed)
         self._in_play = MatchesInPlay(config.max_matches_in_play, config.match_idle_s)
         self._in_play.follow(views)
 
     async def close(self) -> None:
         """Closes what the service opened on its channels (the caller closes them)."""
         await self._scoring_events.close()
+
+    def _show(self, update: bytes) -> None:
+        """The match's update that came with the board's acknowledgement, to the views."""
+        if update:
+            self._views.acknowledged(update)
 
     def _shard(self, match_id: str) -> Shard:
         return self._shards[shard_of(match_id, len(self._shards))]
@@ -364,6 +377,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         except BaseException:
             self._in_play.release(match_id)
             raise
+        self._show(reply.view_update)
         token, _ = self._tokens.issue(match_id, Role.CREATOR, subject)
         return gateway_pb2.OpenMatchReply(
             match_id=reply.match_id, version=reply.version, creator_token=token
@@ -421,6 +435,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 )
             ),
         )
+        self._show(joined.view_update)
         token, issued = self._tokens.issue(
             request.match_id,
             Role.SEAT,

@@ -253,7 +253,7 @@ def create_app(config: Config) -> faust.App:
 
     def update_of(fold: MatchFold) -> bytes:
         assert fold.projection is not None
-        return fold.projection.update().SerializeToString()
+        return fold.projection.update_bytes()
 
     async def fold_one_by_one(
         key: str, appends: Sequence[Sequence[envelope_pb2.EventEnvelope]]

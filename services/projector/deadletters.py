@@ -24,8 +24,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from services.common.eventlog import _partitions_of as partitions_of
-from services.common.eventlog import envelopes_of
+from services.common.eventlog import envelopes_of, partitions_of
 from services.common.logging import get_logger
 from services.common.metrics import PROJECTOR_DEAD_LETTERED_MATCHES
 from services.common.topics import STREAMS, dead_letter_topic, event_topic, retry_topic

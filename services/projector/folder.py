@@ -288,4 +288,4 @@ def appended(
 
 
 def _update(fold: MatchFold) -> bytes:
-    return cast(Projection, fold.projection).update().SerializeToString()
+    return cast(Projection, fold.projection).update_bytes()

@@ -12,10 +12,12 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
+from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from services.cli.client import GatewayClient, play_on
-from services.common.eventlog import read_stream
-from services.common.topics import STREAMS, event_topic
+from services.cli.stack import Stack
+from services.common.eventlog import partitions_of, read_stream
+from services.common.topics import STREAMS, event_topic, views_topic
 from tabletop.v1 import envelope_pb2, gateway_pb2, match_pb2, scoring_pb2
 
 T = TypeVar("T")
@@ -103,6 +105,34 @@ def topic_events(
                 by_match[envelope.match_id].append(envelope)
             out[stream] = dict(by_match)
         return out
+
+    return asyncio.run(read())
+
+
+def newest_published(stack: Stack, match_id: str) -> match_pb2.ViewUpdate | None:
+    """The match's newest update on the views topic, read from Kafka."""
+
+    async def read() -> match_pb2.ViewUpdate | None:
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=stack.kafka_bootstrap,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+        )
+        await consumer.start()
+        newest: match_pb2.ViewUpdate | None = None
+        try:
+            topic = views_topic(stack.topic_prefix)
+            partitions = [TopicPartition(topic, p) for p in await partitions_of(consumer, topic)]
+            consumer.assign(partitions)
+            ends = await consumer.end_offsets(partitions)
+            while [p for p in partitions if await consumer.position(p) < ends[p]]:
+                for records in (await consumer.getmany(timeout_ms=1000)).values():
+                    for record in records:
+                        if record.key == match_id.encode():
+                            newest = match_pb2.ViewUpdate.FromString(record.value)
+        finally:
+            await consumer.stop()
+        return newest
 
     return asyncio.run(read())
 

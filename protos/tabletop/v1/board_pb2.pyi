@@ -52,7 +52,10 @@ class SubmitActionsReply(_message.Message):
     ID_FIELD_NUMBER: _builtins.int
     REPLY_FIELD_NUMBER: _builtins.int
     REFUSED_FIELD_NUMBER: _builtins.int
+    VIEW_UPDATE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
+    view_update: _builtins.bytes
+    """With a reply: the match at the acknowledged version (see CreateMatchReply.view_update)."""
     @_builtins.property
     def reply(self) -> Global___SubmitActionReply: ...
     @_builtins.property
@@ -63,10 +66,11 @@ class SubmitActionsReply(_message.Message):
         id: _builtins.int = ...,
         reply: Global___SubmitActionReply | None = ...,
         refused: Global___CommandRefused | None = ...,
+        view_update: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["outcome", b"outcome", "refused", b"refused", "reply", b"reply"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "outcome", b"outcome", "refused", b"refused", "reply", b"reply"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "outcome", b"outcome", "refused", b"refused", "reply", b"reply", "view_update", b"view_update"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["reply", "refused"]  # noqa: Y015
     _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
@@ -203,19 +207,23 @@ class JoinSeatReply(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     PRIVATE_FIELD_NUMBER: _builtins.int
+    VIEW_UPDATE_FIELD_NUMBER: _builtins.int
     seat: _builtins.str
     version: _builtins.int
     private: _builtins.bool
+    view_update: _builtins.bytes
+    """the match after the join (see CreateMatchReply.view_update)"""
     def __init__(
         self,
         *,
         seat: _builtins.str = ...,
         version: _builtins.int = ...,
         private: _builtins.bool = ...,
+        view_update: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["private", b"private", "seat", b"seat", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["private", b"private", "seat", b"seat", "version", b"version", "view_update", b"view_update"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -227,17 +235,29 @@ class CreateMatchReply(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    VIEW_UPDATE_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     version: _builtins.int
+    view_update: _builtins.bytes
+    """The match at the acknowledged version as a serialized tabletop.v1.ViewUpdate, the very
+    bytes the projector will publish for it on the views topic (both serialize it
+    deterministically): a gateway shows it to its watchers at once, instead of after the
+    projector's round trip through Kafka, and knows the projector's copy by its bytes
+    without parsing it. Bytes, not the message, for that comparison. It holds the match's
+    secret state, as the views topic does: for gateways only, never passed on to a client.
+    Empty when the update would exceed the views' size bound (the projector sets such a
+    match aside) or for a retried command's first answer.
+    """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         version: _builtins.int = ...,
+        view_update: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "version", b"version", "view_update", b"view_update"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import grpc
 import pytest
@@ -118,7 +118,9 @@ class FakeBoard(board_pb2_grpc.BoardServicer):
             return board_pb2.SubmitActionsReply(id=item.id, refused=refused)
         version = int(command.command_id.rsplit("-", 1)[-1])
         return board_pb2.SubmitActionsReply(
-            id=item.id, reply=board_pb2.SubmitActionReply(version=version)
+            id=item.id,
+            reply=board_pb2.SubmitActionReply(version=version),
+            view_update=f"update {version}".encode(),
         )
 
     async def SubmitAction(
@@ -142,13 +144,15 @@ class OldBoard(board_pb2_grpc.BoardServicer):
 
 
 @contextlib.asynccontextmanager
-async def serving(servicer: board_pb2_grpc.BoardServicer) -> AsyncIterator[CommandStream]:
+async def serving(
+    servicer: board_pb2_grpc.BoardServicer, on_update: Callable[[bytes], None] | None = None
+) -> AsyncIterator[CommandStream]:
     server = grpc.aio.server(interceptors=[PeerAuthInterceptor(PEER)])
     board_pb2_grpc.add_BoardServicer_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     channel = PeerChannel(grpc.aio.insecure_channel(f"127.0.0.1:{port}"), PEER)
-    stream = CommandStream(board_pb2_grpc.BoardStub(channel))
+    stream = CommandStream(board_pb2_grpc.BoardStub(channel), on_update)
     try:
         yield stream
     finally:
@@ -171,6 +175,24 @@ async def test_answers_reach_their_callers_whatever_order_they_come_in() -> None
         assert refused.value.code == grpc.StatusCode.FAILED_PRECONDITION
         assert (refused.value.message, refused.value.reason) == ("not your turn", "NOT_YOUR_TURN")
     assert board.streams == 1 and board.unary == 0
+
+
+async def test_an_accepted_commands_update_reaches_the_views_before_its_caller() -> None:
+    updates: list[bytes] = []
+    board = FakeBoard()  # type: ignore[abstract]  # a fake of the parts used
+    async with serving(board, updates.append) as stream:
+
+        async def submit(command_id: str) -> tuple[int, int]:
+            reply = await stream.submit(command(command_id))
+            return reply.version, len(updates)
+
+        first, second = await asyncio.gather(submit("c-1"), submit("c-2"))
+        # answered in reverse: c-2's update came first, and each before its own answer
+        assert updates == [b"update 2", b"update 1"]
+        assert second == (2, 1) and first == (1, 2)
+        with pytest.raises(Refused):
+            await asyncio.gather(stream.submit(command("no-3")), stream.submit(command("c-4")))
+        assert updates[2:] == [b"update 4"]  # a refusal brings none
 
 
 async def test_a_broken_stream_fails_its_commands_as_unavailable_and_the_next_opens_anew() -> None:

@@ -4,10 +4,14 @@ each viewer's view rendered from the newest update once, on request."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
 
 from services.adapters.folding import FoldedMatch
 from services.adapters.projection import Projection, PublishedMatch
 from services.common.envelope import Cause, make_envelope
+from services.gateway import viewstore
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import match_pb2
 from tabletop.v1 import platform_events_pb2 as pe
@@ -119,3 +123,86 @@ async def test_waiters_of_one_match_are_not_woken_by_another_and_leave_nothing_b
     assert found is not None and found.summary.version == 1
     assert await store.wait_for("nowhere", 1, timeout=0.01) is None
     assert store._signals == {}  # a wait for a match that never comes is forgotten
+
+
+# -- updates the board sends with its acknowledgements -------------------------------------
+
+
+class Topic:
+    """The views topic as the store reads it: (key, value) records."""
+
+    def __init__(self, *records: bytes) -> None:
+        self._records = records
+
+    async def records(self) -> AsyncIterator[tuple[bytes | None, bytes]]:
+        for value in self._records:
+            yield match_pb2.ViewUpdate.FromString(value).summary.match_id.encode(), value
+
+
+def raw(match_id: str, version: int, seed: str = "") -> bytes:
+    return update(match_id, version, seed).SerializeToString(deterministic=True)
+
+
+async def test_an_acknowledged_update_is_shown_at_once_and_its_copy_from_the_projector_once() -> (
+    None
+):
+    store = ViewStore()
+    told: list[tuple[str, int]] = []
+    store.projector_listeners.append(lambda match_id, version: told.append((match_id, version)))
+    taken: list[int] = []
+    store.listeners.append(lambda match_id, version: taken.append(version))
+    await store.put(update("m", 1))
+    seen: list[tuple[int, str]] = []
+
+    async def watch() -> None:
+        async for u in store.follow("m"):
+            seen.append((u.summary.version, u.provenance.dice_seed))
+
+    watcher = asyncio.create_task(watch())
+    await asyncio.sleep(0.01)
+    store.acknowledged(raw("m", 2))
+    got = await store.wait_for("m", 2, timeout=0)  # no wait for the projector
+    assert got is not None and got.summary.version == 2
+    assert told == [("m", 1)]  # the projector's listeners are not told of the board's
+    assert taken == [1, 2]
+    await store.consume(Topic(raw("m", 2)))  # type: ignore[arg-type]
+    await asyncio.sleep(0.01)
+    assert seen == [(1, ""), (2, "")]  # the projector's equal copy is no second update
+    assert told == [("m", 1), ("m", 2)]
+    await store.consume(Topic(raw("m", 2, seed="ab")))  # type: ignore[arg-type]
+    await asyncio.sleep(0.01)
+    assert seen[-1] == (2, "ab")  # same version, more to show: taken
+    assert taken == [1, 2, 2] and told[-1] == ("m", 2)
+    watcher.cancel()
+
+
+async def test_the_projector_behind_the_board_neither_replaces_nor_hides_its_update() -> None:
+    store = ViewStore()
+    told: list[int] = []
+    store.projector_listeners.append(lambda match_id, version: told.append(version))
+    store.acknowledged(raw("m", 3))
+    store.acknowledged(raw("m", 2))  # a slower reply of an earlier command: not taken
+    await store.consume(Topic(raw("m", 2), raw("m", 3)))  # type: ignore[arg-type]
+    latest = store.latest("m")
+    assert latest is not None and latest.summary.version == 3
+    assert told == [2, 3]  # each of the projector's versions measured as it came
+    assert not store._acknowledged  # nothing left waiting for a copy
+    await store.put(update("m", 5))
+    store.acknowledged(raw("m", 4))  # the projector came first: the board's older one not taken
+    latest = store.latest("m")
+    assert latest is not None and latest.summary.version == 5
+
+
+async def test_acknowledged_updates_waiting_for_their_copy_are_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(viewstore, "MAX_ACKNOWLEDGED", 3)
+    store = ViewStore()
+    for i in range(5):
+        store.acknowledged(raw(f"m{i}", 1))
+    assert list(store._acknowledged) == ["m2", "m3", "m4"]
+    told: list[str] = []
+    store.projector_listeners.append(lambda match_id, version: told.append(match_id))
+    await store.consume(Topic(raw("m0", 1), raw("m4", 1)))  # type: ignore[arg-type]
+    assert told == ["m0", "m4"]  # a forgotten one's copy is read as any update
+    assert {store.latest(f"m{i}").summary.version for i in range(5)} == {1}  # type: ignore[union-attr]
