@@ -81,7 +81,10 @@ class CommandStream(StreamCalls):
     def settle(self, reply: Any, pending: Pending) -> None:
         if reply.WhichOneof("outcome") == "reply":
             if reply.view_update and self._on_update is not None:
-                self._on_update(reply.view_update)
+                try:
+                    self._on_update(reply.view_update)
+                except Exception:  # the command is done all the same; its view will come
+                    log.exception("acknowledged_update_unreadable")
             pending.answer.set_result(reply.reply)
         else:
             pending.answer.set_exception(Refused.of(reply.refused))

@@ -10,9 +10,10 @@ which every gateway replica follows. The board sends the same update, byte for b
 each acknowledgement this gateway forwards (``acknowledged``): the gateway that carried a
 command shows its result at once, not after the projector's round trip through Kafka (two
 Kafka hops and a fold: at one match ~13 ms of the ~20 ms from action to view). When the
-projector's copy arrives it is known by its bytes and skipped unparsed. Listeners hear of
-the topic's records only: they measure the projector (admission control's view lag) and
-count what every replica sees (matches in play).
+projector's copy arrives it is known by its bytes and skipped unparsed. ``listeners``
+hear of every update taken, from either source (matches in play); ``projector_listeners``
+of every record read from the topic, the copies too: they measure the projector
+(admission control's view lag).
 """
 
 from __future__ import annotations

@@ -195,6 +195,17 @@ async def test_an_accepted_commands_update_reaches_the_views_before_its_caller()
         assert updates[2:] == [b"update 4"]  # a refusal brings none
 
 
+async def test_an_update_the_views_cannot_take_fails_nothing() -> None:
+    def unreadable(update: bytes) -> None:
+        raise ValueError("not a ViewUpdate")
+
+    board = FakeBoard()  # type: ignore[abstract]  # a fake of the parts used
+    async with serving(board, unreadable) as stream:
+        both = asyncio.gather(stream.submit(command("c-1")), stream.submit(command("c-2")))
+        replies = await asyncio.wait_for(both, 10)
+        assert [r.version for r in replies] == [1, 2]  # answered; the stream reads on
+
+
 async def test_a_broken_stream_fails_its_commands_as_unavailable_and_the_next_opens_anew() -> None:
     board = FakeBoard()  # type: ignore[abstract]  # a fake of the parts used
     async with serving(board) as stream:
