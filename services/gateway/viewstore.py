@@ -10,7 +10,8 @@ which every gateway replica follows. The board sends the same update, byte for b
 each acknowledgement this gateway forwards (``acknowledged``): the gateway that carried a
 command shows its result at once, not after the projector's round trip through Kafka (two
 Kafka hops and a fold: at one match ~13 ms of the ~20 ms from action to view). When the
-projector's copy arrives it is known by its bytes and skipped unparsed. ``listeners``
+projector's copy arrives it is known by its bytes (their hash, kept instead of them) and
+skipped unparsed. ``listeners``
 hear of every update taken, from either source (matches in play); ``projector_listeners``
 of every record read from the topic, the copies too: they measure the projector
 (admission control's view lag).
@@ -55,9 +56,11 @@ class ViewStore:
         self._revisions: dict[str, int] = {}
         #: only matches someone waits on (dropped when the last waiter leaves)
         self._signals: dict[str, _Signal] = {}
-        #: match → (version, bytes) of the board's newest update for it, until the
-        #: projector's copy of that version (or a newer one) comes on the topic
-        self._acknowledged: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        #: match → (version, hash of the bytes) of the board's newest update for it, until
+        #: the projector's copy of that version (or a newer one) comes on the topic; the
+        #: hash (SipHash, keyed per process) stands in for bytes it would take a 64-bit
+        #: collision under an unknown key to mistake
+        self._acknowledged: OrderedDict[str, tuple[int, int]] = OrderedDict()
         #: told (match id, version) of every update taken, from the topic or the board
         self.listeners: list[Callable[[str, int], None]] = []
         #: told (match id, version) of every update read from the views topic
@@ -103,7 +106,7 @@ class ViewStore:
         if current is not None and current.summary.version >= version:
             return  # the projector's copy (or a newer command's) came first
         self._take(match_id, update)
-        self._acknowledged[match_id] = (version, raw)
+        self._acknowledged[match_id] = (version, hash(raw))
         self._acknowledged.move_to_end(match_id)
         if len(self._acknowledged) > MAX_ACKNOWLEDGED:
             self._acknowledged.popitem(last=False)
@@ -128,7 +131,7 @@ class ViewStore:
         if key is not None and self._acknowledged:
             match_id = key.decode()
             acknowledged = self._acknowledged.get(match_id)
-            if acknowledged is not None and acknowledged[1] == value:
+            if acknowledged is not None and acknowledged[1] == hash(value):
                 del self._acknowledged[match_id]
                 self._projected(match_id, acknowledged[0])
                 return
