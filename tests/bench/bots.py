@@ -60,7 +60,7 @@ class LoadResult:
     views_lost: int = 0
     #: (match id, acknowledged version, submit time) of each action in the window
     submitted: list[tuple[str, int, float]] = field(default_factory=list)
-    #: SubmitAction → the view published on the views topic (the projector's part)
+    #: SubmitAction → the view published on the views topic (what other replicas wait for)
     published_ms: list[float] = field(default_factory=list)
     #: matches played to their end (for replay)
     finished_ids: list[str] = field(default_factory=list)
@@ -201,8 +201,8 @@ class PlayStream:
 
 class ViewTap:
     """Reads the views topic directly (as the gateway does, read_uncommitted) and notes when
-    each match's versions were published: splits action → view into the projector's part
-    (until the view is in Kafka) and the gateway's part (until the watcher has it)."""
+    each match's versions were published: how soon after an action the projector's view is
+    there for other gateway replicas (the actor's gateway shows the board's update)."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
         self.bootstrap = bootstrap

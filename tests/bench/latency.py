@@ -53,8 +53,10 @@ def latency_figures(
     floors: Sequence[FloorRun],
     tapped: dict[int, list[LoadResult]] | None = None,
 ) -> list[Figure]:
-    """Ack and view latency per level from the measured windows; the projector's part of
-    it from the ``tapped`` windows (the views topic read beside the bots)."""
+    """Ack and view latency per level from the measured windows; from the ``tapped``
+    windows (the views topic read beside the bots), how soon the projector's view follows,
+    which other gateway replicas and later readers see (the bots' gateway shows the
+    board's update with the acknowledgement: DESIGN-NOTES 34)."""
     tapped = tapped or {}
     figures: list[Figure] = []
     for level, runs in sorted(loads.items()):
@@ -95,8 +97,9 @@ def latency_figures(
                 "lower",
                 [run.published_ms for run in runs],
                 floor=view_floor(floors),
-                note="the projector's part of action → view, the rest the gateway's; in a "
-                "window of its own with a consumer of the views topic beside the bots",
+                note="what other gateway replicas and later readers wait for (the actor's "
+                "gateway shows the board's update with the acknowledgement); in a window of "
+                "its own with a consumer of the views topic beside the bots",
             )
         )
     return figures
