@@ -11,6 +11,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from services.common.config import Config
+from services.common.heap import settle_after_startup
 from services.common.logging import get_logger
 from services.common.metrics import MetricsInterceptor, start_metrics_server
 from services.common.peer_auth import (
@@ -86,6 +87,7 @@ async def run_until_signalled(
     start_metrics_server(config.metrics_port, config.grpc_host)
     if on_start is not None:
         await on_start()
+    settle_after_startup()
     service = GrpcService(config, register, max_request_bytes)
     await service.start()
     stopping = asyncio.Event()

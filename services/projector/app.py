@@ -31,6 +31,7 @@ from prometheus_client import Gauge
 from services.adapters.game_adapter import messages_for
 from services.adapters.projection import encode_state
 from services.common.config import Config
+from services.common.heap import settle_after_startup
 from services.common.logging import get_logger
 from services.common.metrics import (
     PROJECTOR_ASSIGNED,
@@ -367,5 +368,6 @@ def create_app(config: Config) -> faust.App:
 def main(config: Config) -> None:
     start_metrics_server(config.metrics_port, config.grpc_host)
     app = create_app(config)
+    settle_after_startup()  # the games are loaded (create_app); Faust adds little after
     worker = faust.Worker(app, loglevel=config.log_level.upper(), quiet=True)
     worker.execute_from_commandline()
