@@ -1,7 +1,8 @@
 """The seed-reveal outbox: every finished match's seeds get revealed, eventually.
 
-A match that ends while dice or decks is unreachable cannot publish its seeds then; the
-board keeps it here and retries (backing off) until both confirm. Reveal is idempotent
+Every match that ends is added here and revealed at once by ``run``, after its last
+command was answered. One that ends while dice or decks is unreachable cannot publish
+its seeds then; it stays and is retried (backing off) until both confirm. Reveal is idempotent
 (a seed revealed already is answered again, nothing appended), so retrying is safe. The
 outbox survives a board restart because it is derived from the logs: a finished match
 (board.events) whose DiceSeedRevealed or DecksSeedRevealed is missing (dice.events,
@@ -36,58 +37,55 @@ class RevealOutbox:
         self._max_delay = max_delay
         #: match id → the correlation id its reveal is recorded under
         self._pending: dict[str, str] = {}
-        #: reveals being made right after their match ended (not confirmed yet)
-        self._in_flight: dict[str, str] = {}
+        #: pending matches whose reveal failed at least once
+        self._retried: set[str] = set()
         self._wake = asyncio.Event()
 
-    async def reveal_now(self, match_id: str, correlation_id: str) -> None:
-        """Reveal a match that just ended; pending (retried later) unless it succeeds.
-        Raises ChanceFailed after making it pending."""
-        self._in_flight[match_id] = correlation_id
-        try:
-            await self._reveal(match_id, correlation_id)
-        except BaseException:
-            self.add(match_id, correlation_id)  # a cancelled call may not have reached dice
-            raise
-        finally:
-            del self._in_flight[match_id]
-
     def unconfirmed(self) -> dict[str, str]:
-        """Every reveal not confirmed yet (pending or in flight), for a snapshot."""
-        return {**self._in_flight, **self._pending}
+        """Every reveal not confirmed yet, for a snapshot (one being made stays pending
+        until it is confirmed)."""
+        return dict(self._pending)
 
     def add(self, match_id: str, correlation_id: str) -> None:
         self._pending[match_id] = correlation_id
-        REVEALS_PENDING.set(len(self._pending))
         self._wake.set()
 
     def pending(self) -> set[str]:
         return set(self._pending)
 
-    async def drain_once(self) -> None:
-        """Try every pending reveal once."""
-        for match_id, correlation_id in list(self._pending.items()):
-            try:
-                await self._reveal(match_id, correlation_id)
-            except ChanceFailed as failed:
-                if failed.code == grpc.StatusCode.UNAVAILABLE:
-                    continue  # retried later
-                # Retrying cannot help (no commitment for the match, a malformed call).
-                REVEALS_FAILED.inc()
-                log.error("seed_reveal_abandoned", match_id=match_id, detail=failed.message)
-            else:
+    async def drain_once(self) -> bool:
+        """Try every pending reveal once, all together; True if one is to be retried."""
+        attempts = list(self._pending.items())
+        done = await asyncio.gather(*(self._attempt(m, c) for m, c in attempts))
+        REVEALS_PENDING.set(len(self._retried))  # not the ones of matches just ended
+        return not all(done)
+
+    async def _attempt(self, match_id: str, correlation_id: str) -> bool:
+        """One reveal: True when it is over with (made, or abandoned)."""
+        try:
+            await self._reveal(match_id, correlation_id)
+        except ChanceFailed as failed:
+            if failed.code == grpc.StatusCode.UNAVAILABLE:
+                self._retried.add(match_id)
+                return False  # retried later
+            # Retrying cannot help (no commitment for the match, a malformed call).
+            REVEALS_FAILED.inc()
+            log.error("seed_reveal_abandoned", match_id=match_id, detail=failed.message)
+        else:
+            if match_id in self._retried:
                 log.info("seed_revealed_late", match_id=match_id)
+        self._retried.discard(match_id)
+        if self._pending.get(match_id) == correlation_id:
             del self._pending[match_id]
-        REVEALS_PENDING.set(len(self._pending))
+        return True
 
     async def run(self) -> None:
-        """Drain forever: at once when a reveal is added, backing off while any fails."""
+        """Drain forever: at once when a reveal is added, backing off while one fails."""
         delay = self._first_delay
         while True:
             await self._wake.wait()
             self._wake.clear()
-            await self.drain_once()
-            if self._pending:
+            if await self.drain_once():
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self._max_delay)
                 self._wake.set()

@@ -53,7 +53,8 @@ COMMAND_SECONDS = Histogram(
 )
 REVEALS_PENDING = Gauge(
     "tabletop_board_seed_reveals_pending",
-    "Finished matches whose seeds dice or decks has not confirmed revealed yet.",
+    "Finished matches whose seed reveal failed and waits to be retried (dice or decks "
+    "unreachable); the reveals being made just after a match ended are not counted.",
 )
 REVEALS_FAILED = Counter(
     "tabletop_board_seed_reveals_abandoned",

@@ -89,6 +89,9 @@ MIN_COMMAND_ID = 16
 MAX_PROBLEMS = 50
 #: a refusal passed on from a peer is cut to this many characters
 MAX_DETAIL = 300
+#: an export or verification of a match just over waits this long for its seeds' reveal
+#: (the board reveals them after answering the last command)
+REVEAL_WAIT_S = 10.0
 
 
 class Shard:
@@ -159,6 +162,10 @@ async def _relay(context: grpc.aio.ServicerContext, call: Awaitable[Reply]) -> R
         await _forward(context, Refused.from_rpc(error))
     except Refused as refused:
         await _forward(context, refused)
+
+
+def _revealed(update: match_pb2.ViewUpdate) -> bool:
+    return bool(update.provenance.dice_seed and update.provenance.decks_seed)
 
 
 def _over(view: match_pb2.MatchView) -> bool:
@@ -702,6 +709,11 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 grpc.StatusCode.FAILED_PRECONDITION,
                 "a match can be exported once it is over (its log holds hidden cards)",
             )
+        # Its seeds are revealed just after its last command (a reveal deferred by a service
+        # that is down is not waited for beyond this: the log then says what is missing).
+        remaining = context.time_remaining()
+        wait = REVEAL_WAIT_S if remaining is None else max(0.0, min(REVEAL_WAIT_S, remaining - 1))
+        await self._views.wait_until(match_id, _revealed, wait)
         shard = self._shard(match_id)
         try:
             others = [

@@ -169,6 +169,28 @@ class ViewStore:
             except TimeoutError:
                 return None
 
+    async def wait_until(
+        self,
+        match_id: str,
+        done: Callable[[match_pb2.ViewUpdate], bool],
+        timeout: float,  # noqa: ASYNC109 - a bounded wait
+    ) -> match_pb2.ViewUpdate | None:
+        """The newest update once ``done`` holds for it (a same-version one counts, such as
+        the seeds revealed); None on timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            update = self._updates.get(match_id)
+            if update is not None and done(update):
+                return update
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return None
+            try:
+                await self._next_change(match_id, remaining)
+            except TimeoutError:
+                return None
+
     async def follow(self, match_id: str) -> AsyncIterator[match_pb2.ViewUpdate]:
         """The current update (if any), then every newer one."""
         seen = 0

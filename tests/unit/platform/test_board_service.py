@@ -235,7 +235,11 @@ async def test_a_whole_match_folds_as_its_log_does_and_reveals_the_seeds() -> No
         folded.results,
     )
     assert last.version == folded.version
+    # answered before the seeds are revealed: the outbox reveals them just after
+    assert "Reveal" not in board.dice.calls and board.service.reveals.pending() == {MATCH}
+    assert not await board.service.reveals.drain_once()
     assert "Reveal" in board.dice.calls and "Reveal" in board.decks.calls
+    assert board.service.reveals.pending() == set()
     assert await refused(board.submit("late", games_pb2.GameAction())) == (
         grpc.StatusCode.FAILED_PRECONDITION,
         "MATCH_OVER",

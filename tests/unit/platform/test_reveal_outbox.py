@@ -59,3 +59,30 @@ def test_a_match_stays_pending_while_dice_is_down() -> None:
         return outbox.pending()
 
     assert asyncio.run(run()) == {"m"}
+
+
+def test_matches_that_just_ended_are_revealed_at_once_and_together() -> None:
+    async def run() -> tuple[list[str], int, set[str]]:
+        started: list[str] = []
+        most_at_once = 0
+        waiting: set[str] = set()
+
+        async def slow_reveal(match_id: str, correlation_id: str) -> None:
+            nonlocal most_at_once
+            started.append(match_id)
+            waiting.add(match_id)
+            most_at_once = max(most_at_once, len(waiting))
+            await asyncio.sleep(0.05)
+            waiting.discard(match_id)
+
+        outbox = RevealOutbox(slow_reveal, first_delay=10.0)  # a backoff would show
+        drainer = asyncio.create_task(outbox.run())
+        for match_id in ("m1", "m2", "m3"):
+            outbox.add(match_id, f"end:{match_id}")
+        await asyncio.sleep(0.3)
+        drainer.cancel()
+        return started, most_at_once, outbox.pending()
+
+    started, most_at_once, pending = asyncio.run(run())
+    assert sorted(started) == ["m1", "m2", "m3"] and pending == set()
+    assert most_at_once == 3  # one slow service does not queue the reveals one by one
