@@ -130,9 +130,10 @@ _last_dug: _Dug | None = None
 
 
 def _dug(state: DrillitState) -> _Dug:
-    """The tunnels of ``state``: the last ones asked about if they are the same, else
-    those with one piece or one Abyss more worked out from them (each turn lays a few;
-    a test compares them with the tunnels worked out afresh), else worked out afresh."""
+    """The tunnels of ``state``: the last ones asked about if they are the same, else the
+    map's own while nothing is laid, else those with one piece or one Abyss more worked
+    out from them (each turn lays a few; a test compares them with the tunnels worked out
+    afresh), else worked out afresh."""
     global _last_dug
     placed, abysses, distance_name = state.placed, state.abysses, state.distance
     last = _last_dug
@@ -143,11 +144,22 @@ def _dug(state: DrillitState) -> _Dug:
         and last.distance == distance_name
     ):
         return last
-    dug = None if last is None else last.followed_by(distance_name, placed, abysses)
-    if dug is None:
+    if not placed and not abysses:  # a match's first turns: the map's own tunnels
+        dug = _untouched(distance_name)
+    elif last is None or (followed := last.followed_by(distance_name, placed, abysses)) is None:
         dug = _Dug.laid(distance_name, placed, abysses)
+    else:
+        dug = followed
     _last_dug = dug
     return dug
+
+
+@functools.cache
+def _untouched(distance_name: str) -> _Dug:
+    """The tunnels of a map without pieces or Abysses, one per map for every match (what
+    a ``_Dug`` remembers follows from its pieces and Abysses alone), instead of worked out
+    afresh at the start of each match."""
+    return _Dug.laid(distance_name, (), ())
 
 
 @functools.cache
