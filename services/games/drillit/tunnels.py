@@ -267,30 +267,34 @@ class _Dug:
                 return None  # a second piece on one cell: worked out afresh
             mask = _edge_mask(piece.piece, piece.rotation)
             taken = self.taken | {cell}
-            frontier = set(self.frontier_cells)
-            # a piece off the frontier could open ground no search has seen
-            ways = self._ways_past(cell) if cell in frontier else None
-            frontier.discard(cell)
-            bordered, required = dict(self.bordered), dict(self.required)
-            around = self.ground.borders[cell]
-            for other, facing, edge in around:  # ``_border``, in the loop that adds to F
-                bordered[other] = bordered.get(other, 0) | facing
-                if mask & edge:  # the piece opens onto ``other`` (open ground)
-                    required[other] = required.get(other, 0) | facing
-                    if other not in taken:
-                        frontier.add(other)
+            # F is the key set of ``keys`` (frontier cell -> its situation): one dict to
+            # bring up to date instead of a set of F beside it
             keys = dict(self.keys)
-            keys.pop(cell, None)
-            for other, _, _ in around:  # the cells whose borders the piece changed
-                if other in frontier:
-                    keys[other] = _key(self.ground, other, bordered, required)
+            ways = None  # a piece off the frontier could open ground no search has seen
+            if cell in keys:
+                del keys[cell]
+                ways = self._ways_past(cell)
+            bordered, required = dict(self.bordered), dict(self.required)
+            tank_sides = self.ground.tank_sides
+            # ``_border`` in the loop that adds to F and keys the cells whose borders the
+            # piece changed (``_key`` written out: a call per cell costs as much)
+            for other, facing, edge in self.ground.borders[cell]:
+                b = bordered[other] = bordered.get(other, 0) | facing
+                r = required.get(other, 0)
+                if mask & edge:  # the piece opens onto ``other`` (open ground)
+                    r = required[other] = r | facing
+                    on_frontier = other not in taken  # (joins F, or stays)
+                else:
+                    on_frontier = other in keys
+                if on_frontier:
+                    keys[other] = other << 18 | (tank_sides[other] | b) << 12 | b << 6 | r
             return _Dug(
                 distance_name,
                 placed,
                 abysses,
                 {**self.shapes, cell: mask},
                 taken,
-                tuple(sorted(frontier)),
+                tuple(sorted(keys)),
                 bordered,
                 required,
                 keys,
@@ -381,19 +385,13 @@ class _Dug:
         meet the same few situations again and again."""
         ground = self.ground
         base = CONTENT.pieces[piece].openings
-        rotations = _rotation_masks(base)
-        if anchor is None:
-            fit, table, keys = _fit_table(base), _spot_table(self.distance, base), self.keys
+        if anchor is None:  # each frontier cell's placements, by its key
+            table, keys = _spot_table(self.distance, base), self.keys
             spots: list[tuple[Hex, int]] = []
             for cell in self.frontier_cells:
-                key = keys[cell]
-                here = table.get(key)
-                if here is None:
-                    ks = _fits(fit, rotations, key & _SITUATION)
-                    where = ground.cells[cell]
-                    here = table[key] = tuple((where, k) for k in ks)
-                spots += here
+                spots += table[keys[cell]]
             return tuple(spots)
+        rotations = _rotation_masks(base)
         # the second Turbo piece: next to the first, continuing it
         bordered, required = self.bordered, self.required
         numbered: list[tuple[int, int]] = []
@@ -469,14 +467,29 @@ def _fits(
     return ks
 
 
+class _SpotTable(dict[int, tuple[tuple[Hex, int], ...]]):
+    """Per map and piece shape: a cell's number and situation (``cell << 18 | situation``,
+    its ``_key``) -> the placements (cell, rotation) of that shape there, as ``_place``
+    lists them, each worked out when first asked. The map's geometry alone decides them;
+    each cell meets a few situations."""
+
+    __slots__ = ("_cells", "_fit", "_rotations")
+
+    def __init__(self, cells: tuple[Hex, ...], base: tuple[int, ...]) -> None:
+        super().__init__()
+        self._cells, self._fit, self._rotations = cells, _fit_table(base), _rotation_masks(base)
+
+    def __missing__(self, key: int) -> tuple[tuple[Hex, int], ...]:
+        where = self._cells[key >> 18]
+        fitting = _fits(self._fit, self._rotations, key & _SITUATION)
+        here = self[key] = tuple([(where, k) for k in fitting])
+        return here
+
+
 @functools.lru_cache(maxsize=256)
-def _spot_table(
-    distance_name: str, base: tuple[int, ...]
-) -> dict[int, tuple[tuple[Hex, int], ...]]:
-    """Per map and piece shape: a cell's number and situation (``cell << 18 | situation``)
-    -> the placements (cell, rotation) of that shape there, as ``_place`` lists them. The
-    map's geometry alone decides them; each cell meets a few situations."""
-    return {}
+def _spot_table(distance_name: str, base: tuple[int, ...]) -> _SpotTable:
+    """The ``_SpotTable`` of a map and piece shape."""
+    return _SpotTable(_ground(distance_name).cells, base)
 
 
 @functools.lru_cache(maxsize=64)
