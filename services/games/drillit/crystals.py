@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from services.games.contract import RuleViolation
@@ -84,7 +85,7 @@ def crystal_actions(state: DrillitState, player: str) -> list[Any]:
     out: list[Any] = []
     if blue >= cost:
         fires = state.fires
-        out += [act.UseBlueOnFires(r) for r in sorted(fires) if fires[r] > 0]
+        out += [_put_out(r) for r in sorted(fires) if fires[r] > 0]
         if state.armor_destroyed:
             out.append(_ON_ARMOR)
     if red >= cost:  # radar_goblins of each sector (the radar is in their order)
@@ -98,3 +99,9 @@ def crystal_actions(state: DrillitState, player: str) -> list[Any]:
 #: the fixed actions, built once (actions are immutable)
 _ON_ARMOR, _TURBO = act.UseBlueOnArmor(), act.UseYellowTurbo()
 _BOMBS = {s: act.UseRedBomb(s) for s in CONTENT.sectors}
+
+
+@functools.lru_cache(maxsize=64)
+def _put_out(room: int) -> act.UseBlueOnFires:
+    """The Blue Crystals on the fires of ``room`` (one action per room: immutable)."""
+    return act.UseBlueOnFires(room)

@@ -59,9 +59,10 @@ def fold_into(draft: DrillitState, events: list[Any]) -> None:
     handlers = _HANDLERS
     attributes = draft.__dict__  # (past the frozen __setattr__, as ``copied`` fills it)
     for event in events:
-        handler = handlers.get(type(event))
-        if handler is None:
-            raise TypeError(f"not a Drillit event: {event!r}")
+        try:  # (a subscript, not ``get`` and a test: every event of every match comes here)
+            handler = handlers[type(event)]
+        except KeyError:
+            raise TypeError(f"not a Drillit event: {event!r}") from None
         attributes |= handler(draft, event)  # (``|=``: dict.update parses *args, **kwargs)
 
 

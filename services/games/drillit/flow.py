@@ -171,13 +171,14 @@ def advance_folded(state: DrillitState, new: list[Any]) -> tuple[list[Any], Dril
 #: the last state asked about and its step: a command asks for the same state's step
 #: several times (the caller, legal actions, decide, the handler), and states never change.
 #: One tuple, replaced whole, so concurrent callers never see a state with another's step.
-_last_step: tuple[DrillitState | None, Step | None] = (None, None)
+#: (It starts with a step for no state, so that a hit needs no test of the step.)
+_last_step: tuple[DrillitState | None, Step] = (None, AwaitingPlayers((), "none"))
 
 
 def next_step(state: DrillitState) -> Step:
     global _last_step
     last, step = _last_step
-    if last is state and step is not None:
+    if last is state:
         return step
     step = _next_step(state)
     _last_step = (state, step)

@@ -11,7 +11,10 @@ from services.games.contract import Choices, MalformedAction, RuleViolation
 from services.games.drillit import actions as act
 from services.games.drillit import events as ev
 from services.games.drillit.characters import (
+    MECHANIC,
+    PILOT,
     ROBOT,
+    SOLDIER,
     attack_targets,
     may_place_for,
     move_cost,
@@ -32,6 +35,7 @@ from services.games.drillit.tunnels import (
     placements,
     plan_b_exit,
     reaches_exit,
+    tunnels_of,
 )
 
 ALL_ROOMS = (CONTENT.centre, *CONTENT.rooms)
@@ -325,14 +329,23 @@ def _moves(here: int, robot: bool, points: int, full: tuple[int | None, ...]) ->
     )
 
 
+#: room -> the place on the radar of the sector it faces (``state.goblins``' look-up, once)
+_FACING_AT = {room: CONTENT.sectors.index(CONTENT.faces_sector[room]) for room in CONTENT.rooms}
+
+
 def turn_choices(state: DrillitState, player: str) -> Choices:
     """``turn_actions`` in order: moves, carries, attacks, repair, extinguish; an Excavate
     for each placement of each piece the player may lay (built only when read); crystal
-    abilities, Plan B, EndTurn."""
+    abilities, Plan B, EndTurn.
+
+    Asked before every decision of every turn, so the character rules it needs are read
+    here from the player's character, read once (``attack_targets``, ``repair_cost``,
+    ``may_place_for``: a call and a look-up each), and the tunnels asked for once."""
     rooms, players = state.rooms, state.players
     here = rooms[player]
     points = state.action_points
-    robot = state.characters.get(player) == ROBOT  # state.is_(player, ROBOT)
+    character = state.characters.get(player)
+    robot = character == ROBOT
     where = tuple(map(rooms.get, players))  # each player's room, in seat order
     head = _moves(here, robot, points, _full(where))
     out: list[Any] = []
@@ -344,22 +357,26 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
                 if room != here and room not in where:  # nobody in it
                     out.append(act.Carry(room, passenger))
     if here != CONTENT.centre and points >= 1:
-        goblins = state.goblins(CONTENT.faces_sector[here])
+        goblins = state.radar[_FACING_AT[here]].spaces  # state.goblins(sector facing here)
         if any(goblins):
-            out += _attacks(goblins, attack_targets(state, player))
-    if here in state.armor_destroyed and repair_cost(state, player) <= points:
-        out.append(_REPAIR)
+            out += _attacks(goblins, 2 if character == SOLDIER else 1)  # attack_targets
+    if here in state.armor_destroyed:
+        free = character == MECHANIC and not state.mechanic_free_repair_used  # repair_cost
+        if (0 if free else 1) <= points:
+            out.append(_REPAIR)
     if points >= 1 and state.fires.get(here, 0) > 0:
         out.append(_EXTINGUISH)
     if out:
         head += tuple(out)
     parts: list[Sequence[Any]] = [head]
     if not state.trap and points >= 1:
-        hands = state.hands
+        hands, pilot, dug = state.hands, character == PILOT, tunnels_of(state)
         for owner in players:
             piece = hands.get(owner)
-            if piece is not None and may_place_for(state, player, owner):
-                parts.append(_Excavations(state, owner, piece, placements(state, piece)))
+            # may_place_for: own piece anywhere, a colleague's from the same room (the
+            # Pilot's from any room)
+            if piece is not None and (owner == player or pilot or rooms.get(owner) == here):
+                parts.append(_Excavations(state, owner, piece, dug.placements(piece, None)))
     last = crystal_actions(state, player)
     if state.plan_b and plan_b_exit(state) is not None:
         last.append(_PLAN_B)

@@ -123,6 +123,11 @@ def placements(
     return _dug(state).placements(piece, anchor)
 
 
+def tunnels_of(state: DrillitState) -> _Dug:
+    """The tunnels of ``state``, for a caller asking them several questions (``_dug``)."""
+    return _dug(state)
+
+
 #: the tunnels last asked about (the state's ``placed`` and ``abysses`` by identity: states
 #: share them until a piece or an Abyss is laid, and equal ones would be hashed piece by
 #: piece, in Python). One reference, replaced whole.
