@@ -151,9 +151,15 @@ class DrillitState:
 
     def radar_with(self, sector: int, spaces: tuple[int, ...]) -> tuple[SectorGoblins, ...]:
         """The radar with ``spaces`` for ``sector``'s Goblins."""
-        return tuple(
-            sector_goblins(s.sector, spaces) if s.sector == sector else s for s in self.radar
-        )
+        radar = self.radar
+        at = _SECTOR_AT.get(sector, -1)
+        if 0 <= at < len(radar) and radar[at].sector == sector:
+            # the radar holds each sector once, in their order (as ``goblins`` reads it):
+            # one entry replaced, without a generator over the five
+            changed = list(radar)
+            changed[at] = sector_goblins(sector, spaces)
+            return tuple(changed)
+        return tuple(sector_goblins(s.sector, spaces) if s.sector == sector else s for s in radar)
 
     def occupants(self, room: int) -> tuple[str, ...]:
         return tuple(p for p in self.players if self.rooms.get(p) == room)

@@ -655,10 +655,16 @@ def _distance_field(
 
 def abyss_cell(state: DrillitState) -> Hex | None:
     """Next to the Path piece closest to the exit, where it fits the path (on a free cell
-    an opening of that piece faces); before any piece is laid, next to the Tank."""
-    occupied = _dug(state).occupied  # (piece_openings)
-    (goal,) = exits(state)
+    an opening of that piece faces); before any piece is laid, next to the Tank.
+
+    Worked out on the map's cell numbers (``_Dug``): a free cell is one of open ground
+    not taken (``is_free``), the nearest is the one of least distance to the exit
+    (``_Ground.to_exit``), ties going to the first in ``Hex`` order, as cells are
+    numbered."""
+    dug = _dug(state)
+    ground = dug.ground
     if state.placed:
+        (goal,) = exits(state)
         # latest piece wins ties: it is the head of the tunnel being dug (the last laid
         # of those closest to the exit, its cell's piece)
         head_piece, nearest = state.placed[-1], -1
@@ -667,12 +673,19 @@ def abyss_cell(state: DrillitState) -> Hex | None:
             if nearest < 0 or near < nearest:
                 head_piece, nearest = p, near
         head = head_piece.cell
-        fitting = [head.neighbour(d) for d in openings(head_piece.piece, head_piece.rotation)]
-        candidates = [c for c in fitting if is_free(state, c, occupied)]
+        number = ground.index.get(head)
+        if number is None:  # (never: pieces lie on open ground) its neighbours looked up
+            toward = tuple(ground.index.get(n, -1) for n in head.neighbours())
+        else:
+            toward = ground.toward[number]  # (-1: not open ground)
+        taken = dug.taken
+        shape = openings(head_piece.piece, head_piece.rotation)
+        candidates = [n for d in shape if (n := toward[d]) >= 0 and n not in taken]
         if not candidates:
-            candidates = [c for c in head.neighbours() if is_free(state, c, occupied)]
+            candidates = [n for n in toward if n >= 0 and n not in taken]
     else:
-        candidates = list(frontier(state))
+        candidates = list(dug.frontier_cells)
     if not candidates:
         return None
-    return min(candidates, key=lambda c: (distance(c, goal), c))
+    to_exit = ground.to_exit[state.exit]
+    return ground.cells[min(candidates, key=lambda n: (to_exit[n], n))]

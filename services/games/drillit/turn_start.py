@@ -43,20 +43,17 @@ def _found(colour: str) -> ev.CrystalFound:
 def goblin_advance(state: DrillitState) -> list[Any]:
     """Every Goblin moves one space in a straight line. At intact Armor one Goblin per
     Armor sacrifices itself; the others go in. Goblins already inside reach the centre."""
-    radar, destroyed, reached = [], [], 0
+    radar, destroyed, reached, armor_destroyed = [], [], 0, state.armor_destroyed
     for sector in state.radar:
-        spaces = list(sector.spaces)
+        spaces = sector.spaces
         reached += spaces[0]
-        inside = 0
         at_armor = spaces[1]
         room = sector.sector  # room n faces sector n
-        if at_armor and room not in state.armor_destroyed:
-            destroyed.append(room)
+        if at_armor and room not in armor_destroyed:
+            destroyed.append(_armor_destroyed(room))
             at_armor -= 1
-        inside += at_armor
-        radar.append(sector_goblins(sector.sector, (inside, *spaces[2:], 0)))
-    out: list[Any] = [ev.GoblinsAdvanced(tuple(radar))]
-    out += [_armor_destroyed(room) for room in destroyed]
+        radar.append(sector_goblins(room, (at_armor, *spaces[2:], 0)))  # at_armor go in
+    out: list[Any] = [ev.GoblinsAdvanced(tuple(radar)), *destroyed]
     if reached:
         out.append(ev.GoblinsReachedCentre(reached))
     return out
@@ -67,9 +64,9 @@ def goblin_advance_with_damage(draft: DrillitState) -> list[Any]:
     ``draft`` (the turn flow's own copy of the state) on the way."""
     facts = goblin_advance(draft)
     fold_into(draft, facts)
-    reached = sum(f.count for f in facts if isinstance(f, ev.GoblinsReachedCentre))
-    if reached:
-        damage = permanent_damage(draft, reached, "goblins reached the centre")
+    last = facts[-1]  # (those reaching the centre come last, when any do)
+    if isinstance(last, ev.GoblinsReachedCentre) and last.count:
+        damage = permanent_damage(draft, last.count, "goblins reached the centre")
         facts += damage
         fold_into(draft, damage)
     return facts
