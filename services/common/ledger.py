@@ -127,6 +127,7 @@ class StreamWriter:
         """The owner needs no more of this match's envelopes in memory: ListEvents reads
         them back from the log, or from the recent matches' bounded keep. Appends to it
         stay possible (they are not held either)."""
+        self._event_log.finished(match_id)
         held = self._events.pop(match_id, None)
         if held:
             self._remember(match_id, held)

@@ -176,6 +176,35 @@ def test_paced_commits_gather_the_appends_that_arrive_within_the_interval(kafka:
     assert (transactions, appends) == (1, 3)
 
 
+def test_a_paced_commit_waits_no_longer_once_every_recent_match_is_in(kafka: str) -> None:
+    """A match appends one command at a time: once every match that appended of late has
+    an append waiting, nothing more is on its way, and the transaction begins without
+    waiting out the interval (an hour here: the test ends only if it does not)."""
+
+    async def run() -> tuple[bool, float, float]:
+        topic = await fresh_topic(kafka)
+        log = EventLog(
+            kafka, topic, transactional_id=f"{topic}-writer", commit_interval_ms=3_600_000
+        )
+        await log.start()
+        try:
+            await log.append(batch("a", 1, 1))  # a transaction begins: the next is paced
+            before = _transactions(topic)
+            b_and_c = [asyncio.create_task(log.append(batch(m, 1, 2))) for m in ("b", "c")]
+            await asyncio.sleep(0.3)
+            waited = not any(t.done() for t in b_and_c)  # a's next append may come
+            await asyncio.wait_for(log.append(batch("a", 2, 1)), 10)
+            await asyncio.wait_for(asyncio.gather(*b_and_c), 10)
+            after = _transactions(topic)
+        finally:
+            await log.stop()
+        return waited, after[0] - before[0], after[1] - before[1]
+
+    waited, transactions, appends = asyncio.run(run())
+    assert waited
+    assert (transactions, appends) == (1, 3)
+
+
 def test_range_reads_on_kept_consumers_return_exactly_their_range(kafka: str) -> None:
     """Finished matches are read back by consumers kept between reads: every read, on any
     partition, in any order, concurrent or not, returns its range's records and no other

@@ -41,6 +41,9 @@ class MemoryEventLog:
     def partition_of(self, match_id: str) -> int:
         return 0
 
+    def finished(self, match_id: str) -> None:
+        pass  # it does not pace (EventLog's commit interval)
+
     async def append(self, envelopes: Sequence[envelope_pb2.EventEnvelope]) -> dict[int, int]:
         if self.down:
             raise LogUnavailable("the broker is unreachable", outcome_unknown=True)
