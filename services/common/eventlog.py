@@ -168,8 +168,9 @@ class EventLog:
         self._pending: list[Batch] = []
         self._wake = asyncio.Event()
         #: paced: match → when it last appended, for those within ``RECENT_INTERVALS``
-        #: intervals (oldest first); set when an append arrives while a transaction waits
+        #: intervals (oldest first)
         self._recent: OrderedDict[str, float] = OrderedDict()
+        #: paced: set by each append, to wake a transaction that waits (``_all_in``)
         self._arrived = asyncio.Event()
         self._committer: asyncio.Task[None] | None = None
         self._partitions: list[int] = []
