@@ -155,19 +155,9 @@ class ViewStore:
         timeout: float,  # noqa: ASYNC109 - a bounded wait
     ) -> match_pb2.ViewUpdate | None:
         """The newest update once it has folded ``min_version``; None on timeout."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            update = self._updates.get(match_id)
-            if update is not None and update.summary.version >= min_version:
-                return update  # no wait at all, even for a timeout of 0
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return None
-            try:
-                await self._next_change(match_id, remaining)
-            except TimeoutError:
-                return None
+        return await self.wait_until(
+            match_id, lambda update: update.summary.version >= min_version, timeout
+        )
 
     async def wait_until(
         self,
@@ -176,7 +166,8 @@ class ViewStore:
         timeout: float,  # noqa: ASYNC109 - a bounded wait
     ) -> match_pb2.ViewUpdate | None:
         """The newest update once ``done`` holds for it (a same-version one counts, such as
-        the seeds revealed); None on timeout."""
+        the seeds revealed); None on timeout, and no wait at all if it holds already, even
+        for a timeout of 0."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
