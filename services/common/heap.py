@@ -7,12 +7,12 @@ process. CPython's full collection walks every one of them, and under load it ra
 twice every 20 s: measured at 20 concurrent matches, pauses of 49 ms in the board, 60 ms in
 the gateway and 177 ms in the projector, each stalling every command or view in flight (a
 p99 latency is made of such pauses). ``gc.freeze()`` once startup is done moves them to a
-generation no collection visits: the board's longest pause fell to under 10 ms.
+generation no collection visits: the board's longest pause fell to 4.3 ms.
 
 Young collections ran 17 times a second in the board (0.3 ms each) at CPython's threshold
 of 700 allocations: a command's garbage is freed by reference counting, the cyclic
-collector only finds cycles, which are rare here, so it runs after 10,000 (5 collections
-in 20 s instead of 390).
+collector only finds cycles, which are rare here, so it runs after 10,000 (measured over
+20 s at 20 matches: 4 young collections instead of 340).
 """
 
 from __future__ import annotations
