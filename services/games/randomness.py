@@ -13,22 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
-
-
-def _plain_sha256() -> Callable[[bytes], Any]:
-    """CPython's own SHA-256 (``_sha256``), whose copies cost less than OpenSSL's (no
-    context allocated per copy); OpenSSL's where there is none: the same digests."""
-    try:
-        return importlib.import_module("_sha256").sha256  # type: ignore[no-any-return]
-    except ImportError:  # pragma: no cover - a Python without it
-        return hashlib.sha256
-
-
-_sha256 = _plain_sha256()
 
 T = TypeVar("T")
 
@@ -57,13 +44,15 @@ def _hmac_sha256_pads(key: bytes, message_prefix: bytes) -> tuple[Any, Any]:
     """HMAC-SHA256 (RFC 2104) split so the key is absorbed once: the inner hash with the
     key's inner pad and ``message_prefix`` already fed, and the outer hash with its outer
     pad. Copying these per message costs less than half of OpenSSL's one-shot HMAC, which
-    sets the key up again for every block."""
+    sets the key up again for every block. (OpenSSL's SHA-256, not CPython's ``_sha256``:
+    its copies cost more, a context allocated each, but its compression, with the CPU's
+    SHA instructions, costs a fraction: a block takes 0.65 us instead of 0.79 here.)"""
     if len(key) > _BLOCK_SIZE:
         key = hashlib.sha256(key).digest()
     key = key.ljust(_BLOCK_SIZE, b"\0")
-    inner = _sha256(key.translate(_INNER_PAD))
+    inner = hashlib.sha256(key.translate(_INNER_PAD))
     inner.update(message_prefix)
-    return inner, _sha256(key.translate(_OUTER_PAD))
+    return inner, hashlib.sha256(key.translate(_OUTER_PAD))
 
 
 class DerivedRandom:
