@@ -55,6 +55,12 @@ def _hmac_sha256_pads(key: bytes, message_prefix: bytes) -> tuple[Any, Any]:
     return inner, hashlib.sha256(key.translate(_OUTER_PAD))
 
 
+#: the message suffixes of the first block counters, ``b"%d" % counter`` formatted once (a
+#: match draws tens to hundreds of blocks; a look-up costs a quarter of the formatting)
+_FORMATTED = 1024
+_COUNTER_BYTES = tuple(b"%d" % counter for counter in range(_FORMATTED))
+
+
 class DerivedRandom:
     """A deterministic stream of unbiased integers for one match."""
 
@@ -64,11 +70,13 @@ class DerivedRandom:
         self.counter = counter
 
     def _block(self) -> int:
+        counter = self.counter
         inner = self._inner.copy()
-        inner.update(b"%d" % self.counter)  # str(counter).encode(), without the str
+        # str(counter).encode(), without the str
+        inner.update(_COUNTER_BYTES[counter] if 0 <= counter < _FORMATTED else b"%d" % counter)
         outer = self._outer.copy()
         outer.update(inner.digest())
-        self.counter += 1
+        self.counter = counter + 1
         value: int = _FIRST_8(outer.digest())[0]
         return value
 
