@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from services.projector.delivery import (
     key_partitioner,
     parse_abort_markers_only_when_aborting,
     refetch_what_resuming_clears,
+    seek_to_committed_or_beginning,
 )
 
 ABORT, COMMIT = 0, 1
@@ -168,3 +169,33 @@ async def test_a_resume_that_drops_queued_events_asks_for_them_again() -> None:
     flow.resume()
     assert channel.empty()  # Faust's resume drops it ...
     assert asked == [True]  # ... so the consumer is told to fetch it again
+
+
+class SeekingThread:
+    """aiokafka's seeks as the consumer thread makes them: ``seek_to_committed`` moves only
+    partitions committed above 0."""
+
+    def __init__(self, committed: dict[str, int | None], positions: dict[str, int]) -> None:
+        self.committed = committed
+        self.positions = positions
+
+    async def seek_to_committed(self) -> dict[str, int | None]:
+        for tp, offset in self.committed.items():
+            if offset and offset > 0:
+                self.positions[tp] = offset
+        return dict(self.committed)
+
+    async def seek_to_beginning(self, *partitions: str) -> None:
+        for tp in partitions:
+            self.positions[tp] = 0
+
+
+async def test_a_seek_to_committed_offsets_reads_a_never_committed_partition_again() -> None:
+    # Each partition's fetcher is past the records it fetched, which a resume dropped.
+    thread = SeekingThread(
+        committed={"committed": 7, "never": None, "at zero": 0},
+        positions={"committed": 12, "never": 13, "at zero": 3},
+    )
+    committed: Mapping[Any, Any] = await seek_to_committed_or_beginning(thread)
+    assert thread.positions == {"committed": 7, "never": 0, "at zero": 0}
+    assert committed == {"committed": 7, "never": None, "at zero": 0}
