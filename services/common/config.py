@@ -129,6 +129,11 @@ class Config:
     #: views serve the other replicas and later readers, for whom tens of milliseconds are
     #: nothing, and a match's commands within one batch cost one record and one view
     projector_fetch_wait_ms: int = 20
+    #: ... and the least data a fetch waits for meanwhile: while events flow, a fetch
+    #: then brings ~20 ms of them rather than each transaction's as it commits (at 20
+    #: matches the broker's fetches fell from 0.45 to 0.28 per action, the projector's
+    #: CPU from 0.46 to 0.30 ms per action)
+    projector_fetch_min_bytes: int = 65536
     projector_batch: int = 500
     projector_batch_wait_ms: int = 50
     #: projector: how long its producer gathers records into one request
@@ -202,6 +207,7 @@ class Config:
             shutdown_grace_seconds=float(_env("SHUTDOWN_GRACE_SECONDS", "10")),
             instance_id=_env("INSTANCE_ID", ""),
             projector_fetch_wait_ms=int(_env("PROJECTOR_FETCH_WAIT_MS", "20")),
+            projector_fetch_min_bytes=int(_env("PROJECTOR_FETCH_MIN_BYTES", "65536")),
             projector_batch=int(_env("PROJECTOR_BATCH", "500")),
             projector_batch_wait_ms=int(_env("PROJECTOR_BATCH_WAIT_MS", "50")),
             projector_linger_ms=int(_env("PROJECTOR_LINGER_MS", "5")),
