@@ -104,9 +104,12 @@ def refetch_what_resuming_clears(flow_control: Any, on_cleared: Callable[[], Non
     flow_control.resume = resume_and_tell
 
 
-async def seek_to_committed_or_beginning(thread: Any) -> Mapping[TP, int]:
-    """Seek every partition to its committed offset, and one never committed to its
-    beginning (where ``auto_offset_reset=earliest`` starts it).
+async def seek_to_committed_or_beginning(
+    thread: Any, streamed: Callable[[str], bool]
+) -> Mapping[TP, int]:
+    """Seek every partition to its committed offset, and one of a ``streamed`` topic
+    never committed to its beginning (where ``auto_offset_reset=earliest`` starts it;
+    the tables' changelogs are Faust's recovery's to place).
 
     aiokafka's ``seek_to_committed`` moves only partitions whose committed offset is above
     0 and leaves the others where its fetcher is: past the records it fetched. When a
@@ -116,7 +119,11 @@ async def seek_to_committed_or_beginning(thread: Any) -> Mapping[TP, int]:
     held for more data, ``projector_fetch_min_bytes``)."""
     committed: Mapping[TP, int] = await thread.seek_to_committed()
     # None for a partition never committed, whatever Faust's annotation says
-    never = [tp for tp, offset in committed.items() if offset is None or offset <= 0]
+    never = [
+        tp
+        for tp, offset in committed.items()
+        if (offset is None or offset <= 0) and streamed(tp.topic)
+    ]
     if never:
         await thread.seek_to_beginning(*never)
     return committed
@@ -265,7 +272,11 @@ class LeanConsumer(AIOKafkaConsumer):
         self._fetch_again = True
 
     async def seek_to_committed(self) -> Mapping[TP, int]:
-        return await seek_to_committed_or_beginning(self._thread)
+        changelogs = self.app.tables.changelog_topics
+        acked = self.app.topics.acks_enabled_for
+        return await seek_to_committed_or_beginning(
+            self._thread, lambda topic: acked(topic) and topic not in changelogs
+        )
 
     def _new_offset(self, tp: TP) -> int | None:
         # The one stream of this app acks each partition's events in the order they were

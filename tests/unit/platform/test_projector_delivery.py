@@ -175,27 +175,39 @@ class SeekingThread:
     """aiokafka's seeks as the consumer thread makes them: ``seek_to_committed`` moves only
     partitions committed above 0."""
 
-    def __init__(self, committed: dict[str, int | None], positions: dict[str, int]) -> None:
+    def __init__(
+        self, committed: dict[TopicPartition, int | None], positions: dict[TopicPartition, int]
+    ) -> None:
         self.committed = committed
         self.positions = positions
 
-    async def seek_to_committed(self) -> dict[str, int | None]:
+    async def seek_to_committed(self) -> dict[TopicPartition, int | None]:
         for tp, offset in self.committed.items():
             if offset and offset > 0:
                 self.positions[tp] = offset
         return dict(self.committed)
 
-    async def seek_to_beginning(self, *partitions: str) -> None:
+    async def seek_to_beginning(self, *partitions: TopicPartition) -> None:
         for tp in partitions:
             self.positions[tp] = 0
 
 
 async def test_a_seek_to_committed_offsets_reads_a_never_committed_partition_again() -> None:
     # Each partition's fetcher is past the records it fetched, which a resume dropped.
-    thread = SeekingThread(
-        committed={"committed": 7, "never": None, "at zero": 0},
-        positions={"committed": 12, "never": 13, "at zero": 3},
+    committed_tp, never, at_zero, changelog = (
+        TopicPartition("board.events", 0),
+        TopicPartition("board.events", 1),
+        TopicPartition("board.events", 2),
+        TopicPartition("match_states-changelog", 1),
     )
-    committed: Mapping[Any, Any] = await seek_to_committed_or_beginning(thread)
-    assert thread.positions == {"committed": 7, "never": 0, "at zero": 0}
-    assert committed == {"committed": 7, "never": None, "at zero": 0}
+    thread = SeekingThread(
+        committed={committed_tp: 7, never: None, at_zero: 0, changelog: None},
+        positions={committed_tp: 12, never: 13, at_zero: 3, changelog: 40},
+    )
+    committed: Mapping[Any, Any] = await seek_to_committed_or_beginning(
+        thread, lambda topic: topic == "board.events"
+    )
+    # a stream's partitions read again from where they start; a changelog is left to
+    # Faust's recovery
+    assert thread.positions == {committed_tp: 7, never: 0, at_zero: 0, changelog: 40}
+    assert committed == {committed_tp: 7, never: None, at_zero: 0, changelog: None}
