@@ -1,6 +1,7 @@
 """Verifying a finished match's randomness from its exported log (DESIGN.md §4).
 
-Checks that each revealed seed matches its commitment (published before play), that every
+Checks that each revealed seed matches its commitment (published before play; a game
+commits only with the chance services it uses, and the others must stay silent), that every
 roll and shuffle re-derives from the seed and the counters in the log, that the counters
 leave no gaps (nothing rolled off the record), and that every card drawn is the card the
 re-derived deck order puts on top.
@@ -59,6 +60,15 @@ def _seed(
     return seed
 
 
+def _unused(events: list[envelope_pb2.EventEnvelope], result: Verification, name: str) -> None:
+    """A service the match committed no seed with: nothing of it may be in the log."""
+    if events:
+        result.problems.append(
+            f"{name}: the match committed no {name} seed, yet {len(events)} {name} "
+            "event(s) are in its log"
+        )
+
+
 def verify_match(envelopes: list[envelope_pb2.EventEnvelope]) -> Verification:
     match_id = envelopes[0].match_id if envelopes else ""
     result = Verification(match_id)
@@ -68,12 +78,23 @@ def verify_match(envelopes: list[envelope_pb2.EventEnvelope]) -> Verification:
             result.problems.append(f"{stream}: sequence numbers have gaps or repeats")
     board = _of(envelopes, "board")
     created = next((unpack(e, pe.MatchCreated) for e in board if is_a(e, pe.MatchCreated)), None)
+    assert created is None or isinstance(created, pe.MatchCreated)
     dice = _of(envelopes, "dice")
     decks = _of(envelopes, "decks")
-    dice_seed = _seed(dice, pe.DiceSeedRevealed, pe.DiceCommitted, result, "dice")
-    decks_seed = _seed(decks, pe.DecksSeedRevealed, pe.DecksCommitted, result, "decks")
+    # A game commits seeds only with the chance services it uses: the match's creation
+    # says which (an empty commitment), and such a service must have nothing in the log.
+    uses_dice = created is None or bool(created.dice_commitment)
+    uses_decks = created is None or bool(created.decks_commitment)
+    dice_seed = decks_seed = None
+    if uses_dice:
+        dice_seed = _seed(dice, pe.DiceSeedRevealed, pe.DiceCommitted, result, "dice")
+    else:
+        _unused(dice, result, "dice")
+    if uses_decks:
+        decks_seed = _seed(decks, pe.DecksSeedRevealed, pe.DecksCommitted, result, "decks")
+    else:
+        _unused(decks, result, "decks")
     if created is not None:
-        assert isinstance(created, pe.MatchCreated)
         for name, events, cls, attr in (
             ("dice", dice, pe.DiceCommitted, "dice_commitment"),
             ("decks", decks, pe.DecksCommitted, "decks_commitment"),

@@ -47,6 +47,9 @@ RETRYABLE = frozenset(
 
 T = TypeVar("T")
 
+#: the chance services a match may commit seeds with
+BOTH = frozenset({"dice", "decks"})
+
 
 class ChanceFailed(Exception):
     """A dice or decks call failed; ``code`` is what the board answers its client."""
@@ -87,6 +90,22 @@ async def _call(service: str, call: Awaitable[T]) -> T:
         raise _failed(service, error) from error
 
 
+async def _nothing() -> dice_pb2.CommitReply:
+    """The commitment of a service the game does not use: none."""
+    return dice_pb2.CommitReply()
+
+
+async def _reveal(
+    service: str, call: Awaitable[dice_pb2.RevealReply], known: frozenset[str] | None
+) -> None:
+    try:
+        await call
+    except grpc.aio.AioRpcError as error:
+        if known is None and error.code() == grpc.StatusCode.NOT_FOUND:
+            return  # no seed committed there for this match: nothing to reveal
+        raise _failed(service, error) from error
+
+
 class RemoteChance:
     def __init__(self, dice: dice_pb2_grpc.DiceStub, decks: decks_pb2_grpc.DecksStub) -> None:
         self.dice = dice
@@ -94,17 +113,29 @@ class RemoteChance:
         #: match → the services holding outcomes of its current command not appended yet
         #: (the board holds the match's lock from the first chance node to ``settle``)
         self._unsealed: dict[str, set[str]] = {}
+        #: match → the services it committed seeds with, until they are revealed
+        self._committed: dict[str, frozenset[str]] = {}
 
-    async def commit(self, match_id: str, correlation_id: str) -> tuple[str, str]:
+    async def commit(
+        self, match_id: str, correlation_id: str, services: frozenset[str] = BOTH
+    ) -> tuple[str, str]:
+        """Commit the match's seeds with ``services`` (the game's chance services): its
+        dice and decks commitments, "" for a service it does not use."""
         # Two services, two streams, no order between them: asked together, a match's set-up
         # (and its last command, for the reveals) waits for the slower one only.
         request = dice_pb2.CommitRequest(
             match_id=match_id, correlation_id=correlation_id, defer_append=True
         )
-        self._unsealed.setdefault(match_id, set()).update(("dice", "decks"))
+        used = BOTH & services
+        self._unsealed.setdefault(match_id, set()).update(used)
+        self._committed[match_id] = used
         dice, decks = await asyncio.gather(
-            _call("dice", self.dice.Commit(request, timeout=CALL_TIMEOUT_S)),
-            _call("decks", self.decks.Commit(request, timeout=CALL_TIMEOUT_S)),
+            _call("dice", self.dice.Commit(request, timeout=CALL_TIMEOUT_S))
+            if "dice" in used
+            else _nothing(),
+            _call("decks", self.decks.Commit(request, timeout=CALL_TIMEOUT_S))
+            if "decks" in used
+            else _nothing(),
         )
         return dice.commitment, decks.commitment
 
@@ -127,11 +158,20 @@ class RemoteChance:
             raise failed.refusal() from failed
 
     async def reveal(self, match_id: str, correlation_id: str) -> None:
+        """Reveal the match's committed seeds. The services it committed with are known
+        from ``commit``, except after a restart: then both are asked, and one that has no
+        commitment for the match (NOT_FOUND) has nothing to reveal."""
         request = dice_pb2.RevealRequest(match_id=match_id, correlation_id=correlation_id)
-        await asyncio.gather(
-            _call("dice", self.dice.Reveal(request, timeout=CALL_TIMEOUT_S)),
-            _call("decks", self.decks.Reveal(request, timeout=CALL_TIMEOUT_S)),
-        )
+        known = self._committed.get(match_id)
+        calls = []
+        if known is None or "dice" in known:
+            calls.append(_reveal("dice", self.dice.Reveal(request, timeout=CALL_TIMEOUT_S), known))
+        if known is None or "decks" in known:
+            calls.append(
+                _reveal("decks", self.decks.Reveal(request, timeout=CALL_TIMEOUT_S), known)
+            )
+        await asyncio.gather(*calls)
+        self._committed.pop(match_id, None)
 
     async def resolve(
         self, match_id: str, request: ChanceRequest, request_id: str, cause: str

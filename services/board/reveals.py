@@ -2,13 +2,15 @@
 
 Every match that ends is added here and revealed at once by ``run``, after its last
 command was answered. One that ends while dice or decks is unreachable cannot publish
-its seeds then; it stays and is retried (backing off) until both confirm. Reveal is idempotent
-(a seed revealed already is answered again, nothing appended), so retrying is safe. The
+its seeds then; it stays and is retried (backing off) until each service it committed
+with confirms. Reveal is idempotent (a seed revealed already is answered again, nothing
+appended), so retrying is safe. The
 outbox survives a board restart because it is derived from the logs: a finished match
-(board.events) whose DiceSeedRevealed or DecksSeedRevealed is missing (dice.events,
-decks.events) is still pending. With a snapshot the board needs no such scan: the
-snapshot holds the pending and in-flight reveals, and every match that ends in the tail
-after it is revealed again (an idempotent call).
+(board.events) with a seed committed but not revealed (DiceCommitted without
+DiceSeedRevealed in dice.events, or the same in decks.events) is still pending. With a
+snapshot the board needs no such scan: the snapshot holds the pending and in-flight
+reveals, and every match that ends in the tail after it is revealed again (an
+idempotent call).
 """
 
 from __future__ import annotations
@@ -94,14 +96,22 @@ class RevealOutbox:
 
 
 async def unrevealed(bootstrap: str, topics: Iterable[str], finished: set[str]) -> set[str]:
-    """The matches of ``finished`` whose dice or decks seed is not revealed in the logs."""
-    dice: set[str] = set()
-    decks: set[str] = set()
+    """The matches of ``finished`` with a seed committed in the logs (dice or decks) but
+    not revealed there (a game commits only with the services it draws from)."""
+    committed: set[tuple[str, str]] = set()
+    revealed: set[tuple[str, str]] = set()
     async for envelope in read_stream(bootstrap, list(topics)):
         if envelope.match_id not in finished:
             continue
-        if is_a(envelope, platform_events_pb2.DiceSeedRevealed):
-            dice.add(envelope.match_id)
-        elif is_a(envelope, platform_events_pb2.DecksSeedRevealed):
-            decks.add(envelope.match_id)
-    return finished - (dice & decks)
+        for service, commitment, reveal in _KINDS:
+            if is_a(envelope, commitment):
+                committed.add((envelope.match_id, service))
+            elif is_a(envelope, reveal):
+                revealed.add((envelope.match_id, service))
+    return {match_id for match_id, _ in committed - revealed}
+
+
+_KINDS = (
+    ("dice", platform_events_pb2.DiceCommitted, platform_events_pb2.DiceSeedRevealed),
+    ("decks", platform_events_pb2.DecksCommitted, platform_events_pb2.DecksSeedRevealed),
+)

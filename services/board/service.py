@@ -221,7 +221,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
 
                 async def commit_seeds() -> Opening:
                     match.dice_commitment, match.decks_commitment = await self._commit(
-                        match_id, command_id
+                        match_id, command_id, game.chance_services
                     )
                     return Opening(
                         game.name,
@@ -250,9 +250,11 @@ class BoardService(board_pb2_grpc.BoardServicer):
         finally:
             structlog.contextvars.unbind_contextvars("match_id", "command_id")
 
-    async def _commit(self, match_id: str, command_id: str) -> tuple[str, str]:
+    async def _commit(
+        self, match_id: str, command_id: str, services: frozenset[str]
+    ) -> tuple[str, str]:
         try:
-            return await self._chance.commit(match_id, command_id)
+            return await self._chance.commit(match_id, command_id, services)
         except ChanceFailed as failed:
             raise failed.refusal() from failed
 

@@ -293,8 +293,14 @@ class CommandHandler:
                 raise RuntimeError(
                     f"{game.name}: more than {MAX_CHANCE_NODES} chance nodes in a row"
                 )
+            request = step.request
+            if request.service not in game.chance_services:  # a bug in the engine
+                raise RuntimeError(
+                    f"{game.name} asked {request.service}, which it does not declare "
+                    "in chance_services (no seed is committed there for its matches)"
+                )
             outcome = await self._chance.resolve(
-                match.match_id, step.request, f"{command_id}:{index}", command_id
+                match.match_id, request, f"{command_id}:{index}", command_id
             )
             resolved, state = game.resolve_folded(state, outcome)
             events += resolved

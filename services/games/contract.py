@@ -54,6 +54,9 @@ class MalformedAction(RuleViolation):
 class RollDice:
     """Roll ``count`` dice with ``sides`` faces each."""
 
+    #: the chance service that answers it (see ``Game.chance_services``)
+    service: ClassVar[str] = "dice"
+
     count: int
     sides: int
     purpose: str
@@ -67,6 +70,8 @@ class ShuffleDeck:
     the engine only learns the cards as they are drawn.
     """
 
+    service: ClassVar[str] = "decks"
+
     deck: str
     cards: tuple[str, ...]
     purpose: str
@@ -75,6 +80,8 @@ class ShuffleDeck:
 @dataclass(frozen=True)
 class DrawCards:
     """Draw the top ``count`` cards of ``deck``'s draw pile."""
+
+    service: ClassVar[str] = "decks"
 
     deck: str
     count: int
@@ -289,6 +296,10 @@ class Game(ABC, Generic[State]):
     view_type: ClassVar[type]
     #: the options ``setup`` understands, with their defaults
     options: ClassVar[tuple[OptionSpec, ...]] = ()
+    #: the chance services its chance nodes ask (each request's ``service``): a match
+    #: commits to a seed with these and reveals it at the end, and with no other (a seed
+    #: nothing was drawn from verifies nothing, and costs its service two appends a match)
+    chance_services: ClassVar[frozenset[str]] = frozenset({"dice", "decks"})
 
     @abstractmethod
     def initial_state(self) -> State:

@@ -164,14 +164,23 @@ async def _relay(context: grpc.aio.ServicerContext, call: Awaitable[Reply]) -> R
         await _forward(context, refused)
 
 
+def _all_revealed(provenance: match_pb2.Provenance) -> bool:
+    """Every seed the match committed to is revealed (a game commits only with the
+    chance services it uses: no commitment, nothing to wait for)."""
+    return bool(
+        (provenance.dice_seed or not provenance.dice_commitment)
+        and (provenance.decks_seed or not provenance.decks_commitment)
+    )
+
+
 def _revealed(update: match_pb2.ViewUpdate) -> bool:
-    return bool(update.provenance.dice_seed and update.provenance.decks_seed)
+    return _all_revealed(update.provenance)
 
 
 def _over(view: match_pb2.MatchView) -> bool:
-    """The last view a watch sends: the match is over and both seeds are revealed."""
+    """The last view a watch sends: the match is over and its seeds are revealed."""
     finished = view.status == match_pb2.MATCH_STATUS_FINISHED
-    return finished and bool(view.provenance.dice_seed and view.provenance.decks_seed)
+    return finished and _all_revealed(view.provenance)
 
 
 def _peer_host(context: grpc.aio.ServicerContext) -> str:

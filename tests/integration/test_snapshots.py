@@ -21,8 +21,8 @@ from services.common.topics import TopicSpec
 from tabletop.v1 import (
     board_pb2,
     board_pb2_grpc,
+    decks_pb2_grpc,
     dice_pb2,
-    dice_pb2_grpc,
     envelope_pb2,
     envelope_pb2_grpc,
     scoring_pb2,
@@ -43,13 +43,15 @@ def listed(stack: Stack, service: str, match_id: str) -> list[str]:
 
 def answers(stack: Stack, finished: str, active: str) -> dict[str, object]:
     """What the services answer about a finished and an active match."""
-    dice = dice_pb2_grpc.DiceStub(stack.peer_channel("dice"))
+    # Crashland (``finished``) commits a decks seed only; Drillit (``active``) both.
+    decks = decks_pb2_grpc.DecksStub(stack.peer_channel("decks"))
     reveal = dice_pb2.RevealRequest(match_id=finished, correlation_id="test")
     scoring = scoring_pb2_grpc.ScoringStub(stack.peer_channel("scoring"))
     return {
-        "listed": {s: listed(stack, s, finished) for s in ("board", "dice", "decks")},
+        "listed": {s: listed(stack, s, finished) for s in ("board", "decks")},
         "active": listed(stack, "board", active),
-        "reveal": dice.Reveal(reveal, timeout=30),
+        "active chance": {s: listed(stack, s, active) for s in ("dice", "decks")},
+        "reveal": decks.Reveal(reveal, timeout=30),
         "standings": scoring.GetStandings(
             scoring_pb2.GetStandingsRequest(game="crashland"), timeout=30
         ),

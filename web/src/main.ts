@@ -452,15 +452,21 @@ async function verify(c: Current, view: MatchView): Promise<void> {
   const lines: string[] = [];
   let ok = true;
   const p = view.provenance;
-  if (!p?.diceSeed || !p.decksSeed) {
+  // A game commits seeds only with the chance services it uses (Crashland: decks only).
+  const seeds = p
+    ? [
+        { seed: p.diceSeed, commitment: p.diceCommitment },
+        { seed: p.decksSeed, commitment: p.decksCommitment },
+      ].filter((s) => s.commitment)
+    : [];
+  if (!p || seeds.length === 0 || seeds.some((s) => !s.seed)) {
     out.textContent = "The match is over; waiting for the dice and decks to reveal their seeds…";
     out.className = "";
     return;
   }
   if (crypto.subtle) {
-    const same =
-      (await sha256Hex(p.diceSeed)) === p.diceCommitment &&
-      (await sha256Hex(p.decksSeed)) === p.decksCommitment;
+    let same = true;
+    for (const s of seeds) same &&= (await sha256Hex(s.seed)) === s.commitment;
     ok &&= same;
     lines.push(same ? "The revealed seeds match their commitments (checked in this browser)." : "A revealed seed does NOT match its commitment.");
   }

@@ -29,6 +29,7 @@ class Crashland(Game[CrashlandState]):
     action_types = act.ACTION_TYPES
     event_types = ev.EVENT_TYPES
     view_type = CrashlandView
+    chance_services = frozenset({"decks"})  # it shuffles and draws, and rolls no dice
 
     def initial_state(self) -> CrashlandState:
         return CrashlandState()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import cast
+from typing import TypeVar, cast
 
 import grpc
 
@@ -18,6 +18,8 @@ from services.common.snapshots import KafkaSnapshotStore
 from services.decks.service import DecksService
 from services.dice.service import DiceService
 from tabletop.v1 import decks_pb2, dice_pb2, envelope_pb2
+
+T = TypeVar("T")
 
 
 class MemoryEventLog:
@@ -164,6 +166,16 @@ def unavailable() -> grpc.aio.AioRpcError:
     )
 
 
+async def _answer(call: Awaitable[T]) -> T:
+    """A servicer's answer as a stub gives it: an abort is an AioRpcError."""
+    try:
+        return await call
+    except Aborted as aborted:
+        raise grpc.aio.AioRpcError(
+            aborted.code, grpc.aio.Metadata(), grpc.aio.Metadata(), aborted.details
+        ) from aborted
+
+
 class _Direct:
     """A stub calling a servicer in-process; ``down`` makes every call UNAVAILABLE."""
 
@@ -184,19 +196,19 @@ class DirectDice(_Direct):
 
     async def Commit(self, request: dice_pb2.CommitRequest, **call: object) -> dice_pb2.CommitReply:
         self._check("Commit")
-        return await self.servicer.Commit(request, context())
+        return await _answer(self.servicer.Commit(request, context()))
 
     async def Roll(self, request: dice_pb2.RollRequest, **call: object) -> dice_pb2.RollReply:
         self._check("Roll")
-        return await self.servicer.Roll(request, context())
+        return await _answer(self.servicer.Roll(request, context()))
 
     async def Seal(self, request: dice_pb2.SealRequest, **call: object) -> dice_pb2.SealReply:
         self._check("Seal")
-        return await self.servicer.Seal(request, context())
+        return await _answer(self.servicer.Seal(request, context()))
 
     async def Reveal(self, request: dice_pb2.RevealRequest, **call: object) -> dice_pb2.RevealReply:
         self._check("Reveal")
-        return await self.servicer.Reveal(request, context())
+        return await _answer(self.servicer.Reveal(request, context()))
 
 
 class DirectDecks(_Direct):
@@ -206,22 +218,22 @@ class DirectDecks(_Direct):
 
     async def Commit(self, request: dice_pb2.CommitRequest, **call: object) -> dice_pb2.CommitReply:
         self._check("Commit")
-        return await self.servicer.Commit(request, context())
+        return await _answer(self.servicer.Commit(request, context()))
 
     async def Shuffle(
         self, request: decks_pb2.ShuffleRequest, **call: object
     ) -> decks_pb2.ShuffleReply:
         self._check("Shuffle")
-        return await self.servicer.Shuffle(request, context())
+        return await _answer(self.servicer.Shuffle(request, context()))
 
     async def Draw(self, request: decks_pb2.DrawRequest, **call: object) -> decks_pb2.DrawReply:
         self._check("Draw")
-        return await self.servicer.Draw(request, context())
+        return await _answer(self.servicer.Draw(request, context()))
 
     async def Seal(self, request: dice_pb2.SealRequest, **call: object) -> dice_pb2.SealReply:
         self._check("Seal")
-        return await self.servicer.Seal(request, context())
+        return await _answer(self.servicer.Seal(request, context()))
 
     async def Reveal(self, request: dice_pb2.RevealRequest, **call: object) -> dice_pb2.RevealReply:
         self._check("Reveal")
-        return await self.servicer.Reveal(request, context())
+        return await _answer(self.servicer.Reveal(request, context()))

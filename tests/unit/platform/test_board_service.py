@@ -84,7 +84,18 @@ async def test_a_created_match_is_on_the_log_and_offers_legal_actions() -> None:
     assert reply.version == len(board.event_log.envelopes) > 1
     assert board.event_log.envelopes[0].event_type == "tabletop.v1.MatchCreated"
     assert await board.legal()
+    # Crashland shuffles and draws but rolls no dice: its seed is committed with decks only
+    assert board.decks.calls[0] == "Commit" and board.dice.calls == []
+    created = fold_board_events(board.event_log.envelopes)
+    assert created.decks_commitment and not created.dice_commitment
+
+
+async def test_a_game_that_rolls_and_draws_commits_seeds_with_dice_and_decks() -> None:
+    board = Board()
+    await board.create(game="drillit", players=("ann", "bob"))
     assert board.dice.calls[0] == "Commit" and board.decks.calls[0] == "Commit"
+    created = fold_board_events(board.event_log.envelopes)
+    assert created.dice_commitment and created.decks_commitment
 
 
 async def test_a_commands_chance_is_one_append_per_service_sealed_before_its_own() -> None:
@@ -101,7 +112,7 @@ async def test_a_commands_chance_is_one_append_per_service_sealed_before_its_own
     decks_calls = [c for c in board.decks.calls if c != "Seal"]
     assert decks_calls[:2] == ["Commit", "Shuffle"] and "Draw" in decks_calls
     assert board.decks_log.appends == 1 and len(board.decks_log.envelopes) == len(decks_calls)
-    assert board.dice_log.appends == 1  # its commitment, sealed with the set-up
+    assert board.dice_log.appends == 0  # no dice seed: Crashland rolls none
     assert sealed_before_board == [0]  # the board appended the match only afterwards
     assert board.event_log.envelopes
 
@@ -236,14 +247,29 @@ async def test_a_whole_match_folds_as_its_log_does_and_reveals_the_seeds() -> No
     )
     assert last.version == folded.version
     # answered before the seeds are revealed: the outbox reveals them just after
-    assert "Reveal" not in board.dice.calls and board.service.reveals.pending() == {MATCH}
+    assert "Reveal" not in board.decks.calls and board.service.reveals.pending() == {MATCH}
     assert not await board.service.reveals.drain_once()
-    assert "Reveal" in board.dice.calls and "Reveal" in board.decks.calls
+    assert "Reveal" in board.decks.calls and "Reveal" not in board.dice.calls  # no dice seed
+    assert board.decks_log.envelopes[-1].event_type == "tabletop.v1.DecksSeedRevealed"
     assert board.service.reveals.pending() == set()
     assert await refused(board.submit("late", games_pb2.GameAction())) == (
         grpc.StatusCode.FAILED_PRECONDITION,
         "MATCH_OVER",
     )
+
+
+async def test_a_reveal_after_a_restart_asks_both_services_and_one_without_a_seed_has_none() -> (
+    None
+):
+    board = Board()
+    await play_to_the_end(board, 7)
+    # a board restarted since the match began does not know which services it used
+    restarted = RemoteChance(
+        cast(dice_pb2_grpc.DiceStub, board.dice), cast(decks_pb2_grpc.DecksStub, board.decks)
+    )
+    await restarted.reveal(MATCH, "reveal:m-1")
+    assert "Reveal" in board.dice.calls and board.dice_log.envelopes == []  # NOT_FOUND: none
+    assert board.decks_log.envelopes[-1].event_type == "tabletop.v1.DecksSeedRevealed"
 
 
 async def test_a_board_recovered_from_the_log_answers_retries_as_before() -> None:

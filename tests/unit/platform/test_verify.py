@@ -105,3 +105,24 @@ def test_sequence_gaps_are_caught() -> None:
     log = honest_log()
     log[5].sequence = 7
     assert any("gaps" in p for p in verify_match(log).problems)
+
+
+def decks_only_log() -> list[envelope_pb2.EventEnvelope]:
+    """A game that draws cards and rolls no dice commits no dice seed (Crashland)."""
+    log = [e for e in honest_log() if e.stream != "dice"]
+    log[0].payload.Pack(pe.MatchCreated(game="g", decks_commitment=commitment(SEED)))
+    return log
+
+
+def test_a_match_that_committed_no_dice_seed_verifies_without_dice() -> None:
+    result = verify_match(decks_only_log())
+    assert result.ok, result.problems
+    assert result.checked == 3  # the decks seed, its shuffle and its draw
+
+
+def test_dice_events_of_a_match_that_committed_no_dice_seed_are_caught() -> None:
+    rolled = envelope("dice", 1, pe.DiceRolled(count=1, sides=6, values=[3], counter_to=1))
+    problems = verify_match([*decks_only_log(), rolled]).problems
+    assert problems == [
+        "dice: the match committed no dice seed, yet 1 dice event(s) are in its log"
+    ]
