@@ -27,10 +27,14 @@ def legal(stack: Stack, match_id: str, player: str) -> board_pb2.GetLegalActions
 
 def test_finished_matches_are_answered_from_the_log_also_after_a_restart(stack: Stack) -> None:
     client = GatewayClient(stack.addr("gateway"))
-    finished, _ = play_bot_match(client, "crashland", ["ann"], seed=int(uuid.uuid4().int % 1000))
+    # Drillit: a game that rolls and draws, so dice and decks both hold the finished match
+    finished, _ = play_bot_match(
+        client, "drillit", ["ann", "bob"], seed=int(uuid.uuid4().int % 1000)
+    )
     active = open_match(client, "drillit", ["a", "b"])
     logged = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
     streams = {s: [e.event_id for e in logged[s][finished]] for s in ("board", "dice", "decks")}
+    assert all(streams.values())
     before = {s: listed(stack, s, finished) for s in streams}
     assert before == streams
     active_legal = legal(stack, active, "a")
