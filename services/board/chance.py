@@ -157,6 +157,10 @@ class RemoteChance:
         except ChanceFailed as failed:
             raise failed.refusal() from failed
 
+    def forget(self, match_id: str) -> None:
+        """A match whose creation failed after ``commit``: keep nothing of it."""
+        self._committed.pop(match_id, None)
+
     async def reveal(self, match_id: str, correlation_id: str) -> None:
         """Reveal the match's committed seeds. The services it committed with are known
         from ``commit``, except after a restart: then both are asked, and one that has no

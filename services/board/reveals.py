@@ -4,13 +4,12 @@ Every match that ends is added here and revealed at once by ``run``, after its l
 command was answered. One that ends while dice or decks is unreachable cannot publish
 its seeds then; it stays and is retried (backing off) until each service it committed
 with confirms. Reveal is idempotent (a seed revealed already is answered again, nothing
-appended), so retrying is safe. The
-outbox survives a board restart because it is derived from the logs: a finished match
-(board.events) with a seed committed but not revealed (DiceCommitted without
-DiceSeedRevealed in dice.events, or the same in decks.events) is still pending. With a
-snapshot the board needs no such scan: the snapshot holds the pending and in-flight
-reveals, and every match that ends in the tail after it is revealed again (an
-idempotent call).
+appended), so retrying is safe. The outbox survives a board restart because it is
+derived from the logs: a finished match (board.events) with a seed committed but not
+revealed (DiceCommitted without DiceSeedRevealed in dice.events, or the same in
+decks.events) is still pending. With a snapshot the board needs no such scan: the
+snapshot holds the pending and in-flight reveals, and every match that ends in the tail
+after it is revealed again (an idempotent call).
 """
 
 from __future__ import annotations
@@ -95,6 +94,13 @@ class RevealOutbox:
                 delay = self._first_delay
 
 
+#: each chance service with its commitment and its reveal event
+_KINDS = (
+    ("dice", platform_events_pb2.DiceCommitted, platform_events_pb2.DiceSeedRevealed),
+    ("decks", platform_events_pb2.DecksCommitted, platform_events_pb2.DecksSeedRevealed),
+)
+
+
 async def unrevealed(bootstrap: str, topics: Iterable[str], finished: set[str]) -> set[str]:
     """The matches of ``finished`` with a seed committed in the logs (dice or decks) but
     not revealed there (a game commits only with the services it draws from)."""
@@ -109,9 +115,3 @@ async def unrevealed(bootstrap: str, topics: Iterable[str], finished: set[str]) 
             elif is_a(envelope, reveal):
                 revealed.add((envelope.match_id, service))
     return {match_id for match_id, _ in committed - revealed}
-
-
-_KINDS = (
-    ("dice", platform_events_pb2.DiceCommitted, platform_events_pb2.DiceSeedRevealed),
-    ("decks", platform_events_pb2.DecksCommitted, platform_events_pb2.DecksSeedRevealed),
-)

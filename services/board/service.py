@@ -232,9 +232,13 @@ class BoardService(board_pb2_grpc.BoardServicer):
                         lobby=request.lobby,
                     )
 
-                accepted = await self._handler.create(
-                    match, match.options, command_id, "board", commit_seeds
-                )
+                try:
+                    accepted = await self._handler.create(
+                        match, match.options, command_id, "board", commit_seeds
+                    )
+                except Refusal:
+                    self._chance.forget(match_id)  # not created: no reveal will come for it
+                    raise
                 self.matches.add(match)
                 MATCHES_ACTIVE.labels(game.name).inc()
                 if accepted.finished:

@@ -222,6 +222,17 @@ async def test_an_unavailable_log_leaves_the_match_unchanged() -> None:
     assert not (await board.submit("c1", action)).duplicate
 
 
+async def test_a_create_refused_after_its_seeds_were_committed_keeps_nothing_of_them() -> None:
+    board = Board()
+    board.event_log.down = True
+    code, _ = await refused(board.create())
+    assert code == grpc.StatusCode.UNAVAILABLE and "Commit" in board.decks.calls
+    assert board.service._chance._committed == {}  # no reveal will come for it
+    board.event_log.down = False
+    await board.create()  # the retry commits again, and is remembered for its reveal
+    assert board.service._chance._committed == {MATCH: frozenset({"decks"})}
+
+
 async def play_to_the_end(board: Board, seed: int) -> board_pb2.SubmitActionReply:
     rng = random.Random(seed)
     await board.create()
