@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
@@ -30,27 +30,75 @@ class StreamCalls:
         self._reader: asyncio.Task[None] | None = None
         self._waiting: dict[int, Pending] = {}
         self._next_id = 0
-        self._write = asyncio.Lock()  # one write at a time on a stream
+        self._outbox: list[tuple[int, Any]] = []  # (id, request) not yet written
+        self._writer: asyncio.Task[None] | None = None  # the one writing on the stream
 
     async def ask(self, request_for: Callable[[int], Any]) -> Any:
         """Send the request ``request_for`` builds for a new id and await its answer (or
         the exception ``settle`` or ``failure`` gave it). A failed write raises what grpc
-        raised: AioRpcError, or InvalidStateError on a stream that ended meanwhile."""
+        raised: AioRpcError, or InvalidStateError on a stream that ended meanwhile.
+
+        Requests go out through an outbox: one writer task at a time drains it, all the
+        requests made since its last write at once (``send``), so a burst of requests
+        costs one write where the service reads them grouped."""
         self._next_id += 1
         ident = self._next_id
         pending = self._waiting[ident] = Pending()
+        self._outbox.append((ident, request_for(ident)))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_out())
         try:
-            async with self._write:
-                await self._open().write(request_for(ident))
             return await pending.answer
         finally:
             # answered, failed, or its caller gave up (the request may still be carried
             # out; its reply is dropped when it comes)
             self._waiting.pop(ident, None)
 
+    def _unanswered(self, ident: int) -> bool:
+        pending = self._waiting.get(ident)
+        return pending is not None and not pending.answer.done()
+
+    async def send(self, call: Any, requests: list[Any]) -> None:
+        """Write ``requests`` on ``call``: one message each, unless the service groups."""
+        for request in requests:
+            await call.write(request)
+
+    async def _write_out(self) -> None:
+        while self._outbox:
+            # requests whose callers gave up, or already failed with a broken stream, stay
+            # unwritten
+            batch = [(i, r) for i, r in self._outbox if self._unanswered(i)]
+            self._outbox = []
+            if not batch:
+                return
+            try:
+                await self.send(self._open(), [request for _, request in batch])
+            except BaseException as error:
+                # each caller gets what its own write would have raised (closing the
+                # stream cancels this task: its callers get what the stream's end gives)
+                failed = (
+                    self.failure(None, stopping=True)
+                    if isinstance(error, asyncio.CancelledError)
+                    else error
+                )
+                for ident, _ in batch:
+                    pending = self._waiting.get(ident)
+                    if pending is not None and not pending.answer.done():
+                        pending.answer.set_exception(failed)
+                if not isinstance(error, Exception):
+                    raise
+
     def settle(self, reply: Any, pending: Pending) -> None:
         """Take a reply for ``pending``: set its answer once it is complete."""
         raise NotImplementedError
+
+    def opened(self, call: Any) -> None:
+        """A new stream was opened (what it says of itself may come later)."""
+
+    def replies(self, message: Any) -> Sequence[Any]:
+        """The replies one message of the stream carries: itself, unless the service
+        groups them."""
+        return (message,)
 
     def failure(self, error: grpc.aio.AioRpcError | None, stopping: bool) -> Exception:
         """What the requests still waiting get when the stream ends: ``error`` when it
@@ -61,14 +109,16 @@ class StreamCalls:
         if self._call is None or self._call.done():
             self._call = self._open_stream()
             self._reader = asyncio.create_task(self._read(self._call))
+            self.opened(self._call)
         return self._call
 
     async def _read(self, call: Any) -> None:
         try:
-            async for reply in call:
-                pending = self._waiting.get(reply.id)
-                if pending is not None and not pending.answer.done():
-                    self.settle(reply, pending)
+            async for message in call:
+                for reply in self.replies(message):
+                    pending = self._waiting.get(reply.id)
+                    if pending is not None and not pending.answer.done():
+                        self.settle(reply, pending)
             failure = self.failure(None, stopping=False)
         except grpc.aio.AioRpcError as error:
             failure = self.failure(error, stopping=False)
@@ -81,6 +131,8 @@ class StreamCalls:
                 pending.answer.set_exception(failure)
 
     async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.cancel()
         call, self._call = self._call, None
         if call is not None:
             call.cancel()

@@ -27,19 +27,27 @@ class SubmitActionsRequest(_message.Message):
 
     ID_FIELD_NUMBER: _builtins.int
     COMMAND_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """chosen by the caller, unique among its commands in flight on the stream"""
     @_builtins.property
     def command(self) -> Global___SubmitActionRequest: ...
+    @_builtins.property
+    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___SubmitActionsRequest]:
+        """Further commands sent at the same moment, each with an empty `more`. Sent only to a
+        board that announced `tabletop-requests: batched` in the stream's initial metadata.
+        """
+
     def __init__(
         self,
         *,
         id: _builtins.int = ...,
         command: Global___SubmitActionRequest | None = ...,
+        more: _abc.Iterable[Global___SubmitActionsRequest] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "id", b"id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "id", b"id", "more", b"more"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -53,6 +61,7 @@ class SubmitActionsReply(_message.Message):
     REPLY_FIELD_NUMBER: _builtins.int
     REFUSED_FIELD_NUMBER: _builtins.int
     VIEW_UPDATE_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     view_update: _builtins.bytes
     """With a reply: the match at the acknowledged version (see CreateMatchReply.view_update)."""
@@ -60,6 +69,14 @@ class SubmitActionsReply(_message.Message):
     def reply(self) -> Global___SubmitActionReply: ...
     @_builtins.property
     def refused(self) -> Global___CommandRefused: ...
+    @_builtins.property
+    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___SubmitActionsReply]:
+        """Further replies ready at the same moment (commands that shared a Kafka transaction
+        finish together), each with an empty `more`. Sent only on a stream whose caller sent
+        the metadata `tabletop-replies: batched`: a caller that does not read `more` never
+        gets any.
+        """
+
     def __init__(
         self,
         *,
@@ -67,10 +84,11 @@ class SubmitActionsReply(_message.Message):
         reply: Global___SubmitActionReply | None = ...,
         refused: Global___CommandRefused | None = ...,
         view_update: _builtins.bytes = ...,
+        more: _abc.Iterable[Global___SubmitActionsReply] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["outcome", b"outcome", "refused", b"refused", "reply", b"reply"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "outcome", b"outcome", "refused", b"refused", "reply", b"reply", "view_update", b"view_update"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "more", b"more", "outcome", b"outcome", "refused", b"refused", "reply", b"reply", "view_update", b"view_update"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["reply", "refused"]  # noqa: Y015
     _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015

@@ -135,7 +135,11 @@ class FakeContext:
 
     def __init__(self, metadata: tuple[tuple[str, str], ...] = ()) -> None:
         self.trailing: tuple[tuple[str, str], ...] = ()
+        self.initial: tuple[tuple[str, str], ...] = ()
         self.metadata = metadata
+
+    async def send_initial_metadata(self, metadata: tuple[tuple[str, str], ...]) -> None:
+        self.initial = metadata
 
     def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
         return self.metadata

@@ -8,14 +8,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from typing import cast
 
 import grpc
 import pytest
 
 from services.common.peer_auth import PeerAuthInterceptor, PeerChannel
+from services.common.replies import BATCHED_REPLIES, BATCHED_REQUESTS, batched_replies
 from services.gateway.commands import CommandStream, Refused
 from tabletop.v1 import board_pb2, board_pb2_grpc
-from tests.unit.platform.fakes import context
+from tests.unit.platform.fakes import FakeContext, context
 from tests.unit.platform.test_board_service import MATCH, Board
 
 PEER = b"p" * 40
@@ -53,6 +55,7 @@ async def test_each_command_on_the_stream_is_answered_by_id_and_a_refusal_ends_n
     )
     answers = {answer.id: answer async for answer in stream}
     assert set(answers) == {7, 8, 9}
+    assert not any(answer.more for answer in answers.values())  # the caller reads no groups
     assert answers[7].WhichOneof("outcome") == "reply"
     assert answers[7].reply.version == len(board.event_log.envelopes) > appended
     assert answers[7].reply.legal_actions.actions
@@ -61,6 +64,36 @@ async def test_each_command_on_the_stream_is_answered_by_id_and_a_refusal_ends_n
     assert "version" in answers[8].refused.message
     # the refused commands appended nothing: the log holds the accepted command only
     assert {e.correlation_id for e in board.event_log.envelopes[appended:]} == {"c-1"}
+
+
+async def test_grouped_commands_are_each_answered_once_in_groups_the_caller_asked_for() -> None:
+    board = Board()
+    await board.create()
+    await board.create("m-2")
+    asked = board_pb2.GetLegalActionsRequest(match_id="m-2", player="ann")
+    other = (await board.service.GetLegalActions(asked, context())).actions[0].action
+    legal = {MATCH: (await board.legal())[0], "m-2": other, "nowhere": other}
+
+    def item(ident: int, match_id: str) -> board_pb2.SubmitActionsRequest:
+        request = board_pb2.SubmitActionRequest(
+            match_id=match_id, player="ann", command_id=f"c-{ident}", action=legal[match_id]
+        )
+        return board_pb2.SubmitActionsRequest(id=ident, command=request)
+
+    grouped = item(7, MATCH)
+    grouped.more.extend([item(8, "m-2"), item(9, "nowhere")])
+    call = FakeContext((BATCHED_REPLIES,))
+    stream = board.service.SubmitActions(
+        requests(grouped, item(10, "nowhere")),  # type: ignore[arg-type]
+        cast(grpc.aio.ServicerContext, call),
+    )
+    messages = [message async for message in stream]
+    assert call.initial == (BATCHED_REQUESTS,)  # the board says it reads groups
+    answers = [answer for message in messages for answer in (message, *message.more)]
+    assert sorted(answer.id for answer in answers) == [7, 8, 9, 10]
+    assert not any(answer.more for message in messages for answer in message.more)
+    outcomes = {answer.id: answer.WhichOneof("outcome") for answer in answers}
+    assert outcomes == {7: "reply", 8: "reply", 9: "refused", 10: "refused"}
 
 
 async def test_the_stream_answers_what_submit_action_answers() -> None:
@@ -128,6 +161,33 @@ class FakeBoard(board_pb2_grpc.BoardServicer):
     ) -> board_pb2.SubmitActionReply:
         self.unary += 1
         return board_pb2.SubmitActionReply(version=int(request.command_id.rsplit("-", 1)[-1]))
+
+
+class GroupingBoard(FakeBoard):
+    """Says it reads grouped commands; answers the commands of each message together, in
+    one message when the caller reads groups; records the commands each message carried."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[list[str]] = []
+
+    async def SubmitActions(
+        self,
+        incoming: AsyncIterator[board_pb2.SubmitActionsRequest],
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[board_pb2.SubmitActionsReply]:
+        self.streams += 1
+        await context.send_initial_metadata((BATCHED_REQUESTS,))
+        grouping = batched_replies(context)
+        async for item in incoming:
+            items = [item, *item.more]
+            self.messages.append([each.command.command_id for each in items])
+            replies = [self._answer(each) for each in items]
+            if grouping:
+                replies[0].more.extend(replies[1:])
+                replies = replies[:1]
+            for reply in replies:
+                yield reply
 
 
 class OldBoard(board_pb2_grpc.BoardServicer):
@@ -220,6 +280,42 @@ async def test_a_broken_stream_fails_its_commands_as_unavailable_and_the_next_op
         again = await asyncio.gather(stream.submit(command("c-2")), stream.submit(command("c-3")))
         assert [r.version for r in again] == [2, 3]
     assert board.streams == 2
+
+
+async def test_commands_made_together_go_in_one_message_to_a_board_that_reads_groups() -> None:
+    updates: list[bytes] = []
+    board = GroupingBoard()  # type: ignore[abstract]  # a fake of the parts used
+    async with serving(board, updates.append) as stream:
+        assert (await stream.submit(command("c-1"))).version == 1  # the board says it groups
+        burst = [stream.submit(command(f"c-{v}")) for v in range(2, 9)]
+        replies = await asyncio.gather(
+            *burst, stream.submit(command("no-9")), return_exceptions=True
+        )
+    assert board.messages == [["c-1"], [*(f"c-{v}" for v in range(2, 9)), "no-9"]]
+    assert [getattr(r, "version", None) for r in replies] == [*range(2, 9), None]
+    assert isinstance(replies[-1], Refused) and replies[-1].reason == "NOT_YOUR_TURN"
+    # the grouped answer (one message) gave each accepted command its update
+    assert updates == [f"update {v}".encode() for v in range(1, 9)]
+    assert board.streams == 1
+
+
+async def test_a_board_that_says_nothing_of_groups_gets_one_command_per_message() -> None:
+    board = FakeBoard()  # type: ignore[abstract]  # a fake of the parts used
+    messages: list[str] = []
+    original = board._answer
+
+    def answer(item: board_pb2.SubmitActionsRequest) -> board_pb2.SubmitActionsReply:
+        assert not item.more
+        messages.append(item.command.command_id)
+        return original(item)
+
+    board._answer = answer  # type: ignore[method-assign]
+    async with serving(board) as stream:
+        await asyncio.gather(stream.submit(command("c-1")), stream.submit(command("c-2")))
+        # the stream is open and its metadata known: a burst still goes one per message
+        replies = await asyncio.gather(*(stream.submit(command(f"c-{v}")) for v in range(3, 7)))
+    assert [r.version for r in replies] == [3, 4, 5, 6]
+    assert sorted(messages) == [f"c-{v}" for v in range(1, 7)]
 
 
 async def test_a_board_without_the_stream_is_called_by_submit_action() -> None:
