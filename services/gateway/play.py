@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import grpc
 
@@ -77,6 +77,13 @@ def refused(ident: int, code: grpc.StatusCode, message: str) -> gateway_pb2.Play
     )
 
 
+class AckWithView(NamedTuple):
+    """An ack and the update whose view (rendered by the caller) goes out with it."""
+
+    answer: gateway_pb2.PlayUpdate
+    update: match_pb2.ViewUpdate
+
+
 class Play:
     """The answers and views of one stream, merged in the order they are ready.
 
@@ -84,15 +91,26 @@ class Play:
     for the caller to render for its viewer); once the caller says the views are over it
     yields the answers still owed and ends. Nothing grows with a client that sends faster
     than it reads: views are coalesced to the newest (as WatchMatch's are), and requests
-    are read only while fewer than ``MAX_UNREAD`` answers wait to be sent.
+    are read only while fewer than ``MAX_UNREAD`` answers wait to be sent. Given
+    ``latest`` (the client asked for views with acks), an ack whose version the match's
+    newest update has comes as ``AckWithView``, and that update is not yielded again.
     """
 
-    def __init__(self, match_id: str, context: grpc.aio.ServicerContext, submit: Submit) -> None:
+    def __init__(
+        self,
+        match_id: str,
+        context: grpc.aio.ServicerContext,
+        submit: Submit,
+        latest: Callable[[], match_pb2.ViewUpdate | None] | None = None,
+    ) -> None:
         self._match_id = match_id
         self._context = context
         self._submit = submit
+        #: the match's newest update, for a stream whose acks bring their view
+        self._latest = latest
         self._answers: deque[gateway_pb2.PlayUpdate] = deque()
         self._view: match_pb2.ViewUpdate | None = None
+        self._sent: match_pb2.ViewUpdate | None = None  # the last update given out
         self._wake = asyncio.Event()
         self._room = asyncio.Event()
         self._in_flight: set[asyncio.Task[None]] = set()
@@ -109,7 +127,7 @@ class Play:
         self,
         requests: AsyncIterator[gateway_pb2.PlayRequest],
         views: AsyncIterator[match_pb2.ViewUpdate],
-    ) -> AsyncGenerator[gateway_pb2.PlayUpdate | match_pb2.ViewUpdate, None]:
+    ) -> AsyncGenerator[gateway_pb2.PlayUpdate | match_pb2.ViewUpdate | AckWithView, None]:
         reader = asyncio.create_task(self._read(requests))
         self._follower = asyncio.create_task(self._follow(views))
         try:
@@ -117,10 +135,12 @@ class Play:
                 if self._answers:
                     answer = self._answers.popleft()
                     self._room.set()
-                    yield answer
+                    yield self._with_view(answer)
                 elif self._view is not None and not self._views_over:
                     view, self._view = self._view, None
-                    yield view
+                    if view is not self._sent:  # else it went out with an ack
+                        self._sent = view
+                        yield view
                 elif self._views_over and not self._in_flight:
                     return
                 else:
@@ -133,6 +153,21 @@ class Play:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+
+    def _with_view(self, answer: gateway_pb2.PlayUpdate) -> gateway_pb2.PlayUpdate | AckWithView:
+        """An ack with the match's newest update, when the stream asked for that and the
+        update has the ack's version (the board's update reaches the view store before
+        its ack reaches the stream): it supersedes any update waiting to go out."""
+        if self._latest is None or self._views_over or answer.WhichOneof("kind") != "ack":
+            return answer
+        update = self._latest()
+        if update is None or update.summary.version < answer.ack.version:
+            return answer
+        self._view = None
+        if update is self._sent:
+            return answer
+        self._sent = update
+        return AckWithView(answer, update)
 
     def _send(self, answer: gateway_pb2.PlayUpdate) -> None:
         self._answers.append(answer)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from functools import partial
 from typing import NoReturn, Protocol, TypeVar
 
 import grpc
@@ -47,7 +48,7 @@ from services.gateway.auth import (
 from services.gateway.commands import CommandStream, Refused
 from services.gateway.inplay import MatchesInPlay
 from services.gateway.pictures import Pictures
-from services.gateway.play import Play
+from services.gateway.play import AckWithView, Play
 from services.gateway.reads import ReadStream
 from services.gateway.replay import batch_bounds, replay_steps, step_batches
 from services.gateway.viewstore import ViewStore
@@ -618,17 +619,24 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 "a PlayMatch stream begins with watch (which match, whose view)",
             )
         viewer = await self._watched(first.watch, context)
-        play = Play(first.watch.match_id, context, self._submit)
+        match_id = first.watch.match_id
+        latest = partial(self._views.latest, match_id) if first.views_with_acks else None
+        play = Play(match_id, context, self._submit, latest)
         GATEWAY_WATCHERS.inc()
         try:
-            async for item in play.run(requests, self._views.follow(first.watch.match_id)):
+            async for item in play.run(requests, self._views.follow(match_id)):
                 if isinstance(item, gateway_pb2.PlayUpdate):
                     yield item
                     continue
-                view = await self._render(item, viewer, context)
+                update = item.update if isinstance(item, AckWithView) else item
+                view = await self._render(update, viewer, context)
                 if view is None:  # judged up front: players never change
                     return
-                yield gateway_pb2.PlayUpdate(view=view)
+                if isinstance(item, AckWithView):
+                    item.answer.view_with_ack.CopyFrom(view)
+                    yield item.answer
+                else:
+                    yield gateway_pb2.PlayUpdate(view=view)
                 if _over(view):
                     play.views_ended()
         finally:

@@ -148,7 +148,8 @@ class PlayStream:
         call = stub.PlayMatch(metadata=metadata)
         await call.write(
             gateway_pb2.PlayRequest(
-                watch=gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=viewer)
+                watch=gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=viewer),
+                views_with_acks=True,  # as a game client would: one message per action
             )
         )
         return cls(call, watcher)
@@ -166,6 +167,8 @@ class PlayStream:
                     if self._watcher is not None:
                         self._watcher.arrived(int(update.view.version))
                     continue
+                if update.HasField("view_with_ack") and self._watcher is not None:
+                    self._watcher.arrived(int(update.view_with_ack.version))
                 answer = self._answers.pop(update.id, None)
                 if answer is not None and not answer.done():
                     answer.set_result(update)

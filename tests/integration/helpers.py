@@ -206,13 +206,16 @@ class PlaySession:
         self.call.cancel()
 
 
-def open_play(client: GatewayClient, match_id: str, seat: str | None) -> PlaySession:
+def open_play(
+    client: GatewayClient, match_id: str, seat: str | None, views_with_acks: bool = False
+) -> PlaySession:
     metadata = client.auth(match_id, seat) if seat else ()
     session = PlaySession(
         client,
         metadata,
         gateway_pb2.PlayRequest(
-            watch=gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=seat or "")
+            watch=gateway_pb2.WatchMatchRequest(match_id=match_id, viewer=seat or ""),
+            views_with_acks=views_with_acks,
         ),
     )
     return session

@@ -74,6 +74,44 @@ def test_a_whole_match_is_played_on_one_stream(client: GatewayClient, stack: Sta
         session.close()
 
 
+def test_a_stream_that_asks_gets_each_acks_view_in_the_same_message(
+    client: GatewayClient, stack: Stack
+) -> None:
+    match_id = open_match(client, "crashland", [PLAYER])
+    legal = client.legal(match_id, PLAYER)
+    session = open_play(client, match_id, PLAYER, views_with_acks=True)
+    try:
+        assert session.view_at_least(legal.version).version == legal.version
+        ident, attached = 0, []
+        while not legal.next.finished:
+            ident += 1
+            session.send(
+                _act(
+                    ident,
+                    legal.actions[ident % len(legal.actions)].action,
+                    expected_version=legal.version,
+                    return_legal_actions=True,
+                )
+            )
+            answer = session.answer(ident)
+            assert answer.WhichOneof("kind") == "ack", answer
+            # the board's update reaches the gateway before its ack: the view comes with it
+            assert answer.view_with_ack.version >= answer.ack.version
+            attached.append(answer.view_with_ack)
+            legal = answer.ack.legal_actions
+        while (update := session.next()) is not None:  # the seeds' reveal, then the end
+            assert not isinstance(update, grpc.RpcError), update
+            session.views.append(update.view)
+        # no view that came with an ack came again on its own
+        separate = {(view.version, view.SerializeToString()) for view in session.views}
+        assert not separate & {(view.version, view.SerializeToString()) for view in attached}
+        assert len(attached) > 5
+        assert session.views[-1] == client.view(match_id, PLAYER)
+        assert session.views[-1].status == match_pb2.MATCH_STATUS_FINISHED
+    finally:
+        session.close()
+
+
 def test_refused_actions_are_answers_and_append_nothing(
     client: GatewayClient, stack: Stack
 ) -> None:

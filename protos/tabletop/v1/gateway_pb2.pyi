@@ -286,8 +286,14 @@ class PlayRequest(_message.Message):
     ID_FIELD_NUMBER: _builtins.int
     WATCH_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    VIEWS_WITH_ACKS_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """the client's, echoed on the answer to this request"""
+    views_with_acks: _builtins.bool
+    """With `watch`: an `ack` brings the viewer's view at its version (or newer) in
+    PlayUpdate.view_with_ack when that view is ready with it, instead of in a message of
+    its own; one message per action where there were two.
+    """
     @_builtins.property
     def watch(self) -> Global___WatchMatchRequest: ...
     @_builtins.property
@@ -298,10 +304,11 @@ class PlayRequest(_message.Message):
         id: _builtins.int = ...,
         watch: Global___WatchMatchRequest | None = ...,
         action: _board_pb2.SubmitActionRequest | None = ...,
+        views_with_acks: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "kind", b"kind", "watch", b"watch"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "id", b"id", "kind", b"kind", "watch", b"watch"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "id", b"id", "kind", b"kind", "views_with_acks", b"views_with_acks", "watch", b"watch"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["watch", "action"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
@@ -351,6 +358,7 @@ class PlayUpdate(_message.Message):
     VIEW_FIELD_NUMBER: _builtins.int
     ACK_FIELD_NUMBER: _builtins.int
     REFUSED_FIELD_NUMBER: _builtins.int
+    VIEW_WITH_ACK_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """the request answered (0 for a view)"""
     @_builtins.property
@@ -359,6 +367,12 @@ class PlayUpdate(_message.Message):
     def ack(self) -> _board_pb2.SubmitActionReply: ...
     @_builtins.property
     def refused(self) -> Global___PlayRefused: ...
+    @_builtins.property
+    def view_with_ack(self) -> _match_pb2.MatchView:
+        """On a stream that asked for views_with_acks, beside an `ack`: the view at the
+        acknowledged version or a newer one; no `view` message comes for it again.
+        """
+
     def __init__(
         self,
         *,
@@ -366,10 +380,11 @@ class PlayUpdate(_message.Message):
         view: _match_pb2.MatchView | None = ...,
         ack: _board_pb2.SubmitActionReply | None = ...,
         refused: Global___PlayRefused | None = ...,
+        view_with_ack: _match_pb2.MatchView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "kind", b"kind", "refused", b"refused", "view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "kind", b"kind", "refused", b"refused", "view", b"view", "view_with_ack", b"view_with_ack"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "id", b"id", "kind", b"kind", "refused", b"refused", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "id", b"id", "kind", b"kind", "refused", b"refused", "view", b"view", "view_with_ack", b"view_with_ack"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["view", "ack", "refused"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015

@@ -181,8 +181,9 @@ class GatewayServicer:
         then the viewer's current view and every newer one come out as WatchMatch's do, and
         each `action` (SubmitAction's, with the stream's token) is answered by its id with
         `ack` or `refused` (a refused action ends nothing and appends nothing). Views and
-        answers are independent: an action's view may come before or after its ack. The stream
-        ends as WatchMatch's once the match is over. At most 16 actions in flight per stream.
+        answers are independent: an action's view may come before or after its ack (or, with
+        views_with_acks, in the ack's message). The stream ends as WatchMatch's once the match
+        is over. At most 16 actions in flight per stream.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -62,8 +62,9 @@ class GatewayStub:
     then the viewer's current view and every newer one come out as WatchMatch's do, and
     each `action` (SubmitAction's, with the stream's token) is answered by its id with
     `ack` or `refused` (a refused action ends nothing and appends nothing). Views and
-    answers are independent: an action's view may come before or after its ack. The stream
-    ends as WatchMatch's once the match is over. At most 16 actions in flight per stream.
+    answers are independent: an action's view may come before or after its ack (or, with
+    views_with_acks, in the ack's message). The stream ends as WatchMatch's once the match
+    is over. At most 16 actions in flight per stream.
     """
     ReplayMatch: _grpc.UnaryStreamMultiCallable[_gateway_pb2.ReplayMatchRequest, _gateway_pb2.ReplayStep]
     """Each board event of the match and the view after it, folded afresh."""
@@ -118,8 +119,9 @@ class GatewayAsyncStub(GatewayStub):
     then the viewer's current view and every newer one come out as WatchMatch's do, and
     each `action` (SubmitAction's, with the stream's token) is answered by its id with
     `ack` or `refused` (a refused action ends nothing and appends nothing). Views and
-    answers are independent: an action's view may come before or after its ack. The stream
-    ends as WatchMatch's once the match is over. At most 16 actions in flight per stream.
+    answers are independent: an action's view may come before or after its ack (or, with
+    views_with_acks, in the ack's message). The stream ends as WatchMatch's once the match
+    is over. At most 16 actions in flight per stream.
     """
     ReplayMatch: _aio.UnaryStreamMultiCallable[_gateway_pb2.ReplayMatchRequest, _gateway_pb2.ReplayStep]  # type: ignore[assignment]
     """Each board event of the match and the view after it, folded afresh."""
@@ -219,8 +221,9 @@ class GatewayServicer(metaclass=_abc_1.ABCMeta):
         then the viewer's current view and every newer one come out as WatchMatch's do, and
         each `action` (SubmitAction's, with the stream's token) is answered by its id with
         `ack` or `refused` (a refused action ends nothing and appends nothing). Views and
-        answers are independent: an action's view may come before or after its ack. The stream
-        ends as WatchMatch's once the match is over. At most 16 actions in flight per stream.
+        answers are independent: an action's view may come before or after its ack (or, with
+        views_with_acks, in the ack's message). The stream ends as WatchMatch's once the match
+        is over. At most 16 actions in flight per stream.
         """
 
     @_abc_1.abstractmethod

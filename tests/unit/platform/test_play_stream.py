@@ -11,7 +11,14 @@ import grpc
 import pytest
 
 from services.common.metrics import INTERNAL_DETAILS
-from services.gateway.play import MAX_IN_FLIGHT, MAX_UNREAD, ActionContext, ActionRefused, Play
+from services.gateway.play import (
+    MAX_IN_FLIGHT,
+    MAX_UNREAD,
+    AckWithView,
+    ActionContext,
+    ActionRefused,
+    Play,
+)
 from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
 
 MATCH = "m1"
@@ -48,10 +55,10 @@ def _update(version: int) -> match_pb2.ViewUpdate:
 
 
 class Harness:
-    def __init__(self, submit: Any) -> None:
+    def __init__(self, submit: Any, latest: Any = None) -> None:
         self.requests: asyncio.Queue[gateway_pb2.PlayRequest | None] = asyncio.Queue()
         self.views: asyncio.Queue[match_pb2.ViewUpdate] = asyncio.Queue()
-        self.play = Play(MATCH, StreamContext(), submit)
+        self.play = Play(MATCH, StreamContext(), submit, latest)
         self.out = self.play.run(_requests(self.requests), _views(self.views))
 
     async def next(self) -> Any:
@@ -71,6 +78,46 @@ async def test_actions_are_answered_by_id_with_the_match_filled_in() -> None:
     answer = await harness.next()
     assert answer.id == 7 and answer.ack.version == 3
     assert seen == [MATCH]
+    await harness.out.aclose()
+
+
+async def test_an_ack_brings_the_newest_update_when_it_has_the_acks_version() -> None:
+    newest = {"update": _update(1)}
+
+    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+        version = int(request.command_id)
+        if version <= 3:  # the board's update reaches the view store before its ack
+            newest["update"] = _update(version)
+        return board_pb2.SubmitActionReply(version=version)
+
+    harness = Harness(submit, latest=lambda: newest["update"])
+    first = newest["update"]
+    harness.views.put_nowait(first)
+    assert await harness.next() is first
+    harness.requests.put_nowait(_action(7, "2"))
+    with_view = await harness.next()
+    assert isinstance(with_view, AckWithView)
+    assert with_view.answer.id == 7 and with_view.update.summary.version == 2
+    # the follower's copy of that update does not go out again; a newer one does
+    harness.views.put_nowait(with_view.update)
+    harness.views.put_nowait(_update(3))
+    later = await harness.next()
+    assert isinstance(later, match_pb2.ViewUpdate) and later.summary.version == 3
+    # an ack the newest update has not reached goes alone (its view will follow)
+    harness.requests.put_nowait(_action(8, "9"))
+    alone = await harness.next()
+    assert isinstance(alone, gateway_pb2.PlayUpdate) and alone.ack.version == 9
+    await harness.out.aclose()
+
+
+async def test_without_latest_acks_and_views_go_apart() -> None:
+    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+        return board_pb2.SubmitActionReply(version=int(request.command_id))
+
+    harness = Harness(submit)
+    harness.requests.put_nowait(_action(7, "2"))
+    answer = await harness.next()
+    assert isinstance(answer, gateway_pb2.PlayUpdate) and answer.ack.version == 2
     await harness.out.aclose()
 
 
