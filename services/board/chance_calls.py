@@ -38,7 +38,7 @@ def rpc_error(code: grpc.StatusCode, details: str) -> Exception:
 
 class ChanceCalls(StreamCalls):
     def __init__(self, stub: Any, call: Callable[..., Any], service: str) -> None:
-        super().__init__(stub.Calls)
+        super().__init__(stub.Calls, grouped=True)
         self._message = call
         self._service = service
 

@@ -39,13 +39,7 @@ from services.common.metrics import (
     MATCHES_CREATED,
     MATCHES_FINISHED,
 )
-from services.common.replies import (
-    BATCHED_REQUESTS,
-    batched_replies,
-    batches_as_finished,
-    in_groups,
-    replies_as_finished,
-)
+from services.common.replies import grouped_replies
 from services.common.snapshots import Snapshot, batches
 from services.games.commands import (
     Accepted,
@@ -304,16 +298,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 )
             return [board_pb2.SubmitActionsReply(id=item.id, refused=outcome)]
 
-        await context.send_initial_metadata((BATCHED_REQUESTS,))
-        commands = each_command(requests)
-        if not batched_replies(context):
-            async for answer in replies_as_finished(commands, carry_out):
-                yield answer
-            return
-        async for ready in batches_as_finished(commands, carry_out):
-            for group in in_groups(ready):
-                group[0].more.extend(group[1:])
-                yield group[0]
+        async for answer in grouped_replies(requests, carry_out, context):
+            yield answer
 
     async def _submit(
         self, request: board_pb2.SubmitActionRequest, publish: bool = False
@@ -376,16 +362,6 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 context, Refusal(RefusalKind.PERMISSION_DENIED, "SEAT_REJOINED", SEAT_REJOINED)
             )
         return _legal_actions(match, request.player)
-
-
-async def each_command(
-    requests: AsyncIterator[board_pb2.SubmitActionsRequest],
-) -> AsyncIterator[board_pb2.SubmitActionsRequest]:
-    """The commands of a SubmitActions stream, those a message carries in ``more`` too."""
-    async for request in requests:
-        yield request
-        for grouped in request.more:
-            yield grouped
 
 
 def _legal_actions(match: Match, player: str) -> board_pb2.GetLegalActionsReply:

@@ -2,7 +2,8 @@
 
 Each message names one call (a ``oneof``); the call runs as its unary handler would, with
 a context whose abort refuses that call only, and is answered by id as it finishes
-(``replies_as_finished``), so a slow call holds back no other and a refused one ends
+(``grouped_replies``: calls and answers of the same moment share a message with a caller
+that groups, DESIGN-NOTES 37), so a slow call holds back no other and a refused one ends
 nothing. The calls' own metrics are kept here, as the unary handlers' are by the
 interceptor, so alerts and dashboards see each call, not one long stream.
 """
@@ -24,7 +25,7 @@ from services.common.metrics import (
     GRPC_STARTED,
     INTERNAL_DETAILS,
 )
-from services.common.replies import replies_as_finished
+from services.common.replies import grouped_replies
 
 log = get_logger(__name__)
 
@@ -96,5 +97,5 @@ async def answer_calls(
             GRPC_HANDLING.labels(CALL_TYPE, service, method).observe(time.perf_counter() - began)
             GRPC_HANDLED.labels(CALL_TYPE, service, method, GRPC_CODE_LABEL[code]).inc()
 
-    async for reply in replies_as_finished(calls, one):
+    async for reply in grouped_replies(calls, one, context):
         yield reply

@@ -85,6 +85,34 @@ async def batches_as_finished(
         taker.cancel()
 
 
+async def grouped_replies(
+    requests: AsyncIterator[Any],
+    answer: Callable[[Any], Awaitable[Sequence[Any]]],
+    context: Any,
+) -> AsyncIterator[Any]:
+    """``replies_as_finished`` for a stream whose messages have a ``more`` field: says in
+    its initial metadata that it reads grouped requests and reads each one's ``more``;
+    sends every reply ready in one step as one message (the first, the others in its
+    ``more``) to a caller that said it reads groups, one per message to any other."""
+    await context.send_initial_metadata((BATCHED_REQUESTS,))
+    each = _each(requests)
+    if not batched_replies(context):
+        async for reply in replies_as_finished(each, answer):
+            yield reply
+        return
+    async for ready in batches_as_finished(each, answer):
+        for group in in_groups(ready):
+            group[0].more.extend(group[1:])
+            yield group[0]
+
+
+async def _each(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for request in requests:
+        yield request
+        for grouped in request.more:
+            yield grouped
+
+
 def batched_replies(context: Any) -> bool:
     """Whether the caller of this stream (a grpc.aio servicer context) reads grouped
     replies: a caller that does not say so gets one reply per message."""

@@ -12,6 +12,8 @@ from typing import Any
 
 import grpc
 
+from services.common.replies import BATCHED_REPLIES, BATCHED_REQUESTS, in_groups
+
 
 class Pending:
     """A request in flight: its answer, and what its replies brought so far."""
@@ -24,8 +26,16 @@ class Pending:
 
 
 class StreamCalls:
-    def __init__(self, open_stream: Callable[[], Any]) -> None:
+    """``grouped``: the stream's messages have a ``more`` field (DESIGN-NOTES 37). Then the
+    stream is opened saying it reads grouped replies, and once the service has said in
+    its initial metadata that it reads grouped requests, each write carries every request
+    made since the last one."""
+
+    def __init__(self, open_stream: Callable[..., Any], grouped: bool = False) -> None:
         self._open_stream = open_stream
+        self._grouped = grouped
+        self._grouping: Any = None  # the stream, once its service said it reads groups
+        self._learning: asyncio.Task[None] | None = None
         self._call: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._waiting: dict[int, Pending] = {}
@@ -60,8 +70,20 @@ class StreamCalls:
 
     async def send(self, call: Any, requests: list[Any]) -> None:
         """Write ``requests`` on ``call``: one message each, unless the service groups."""
-        for request in requests:
-            await call.write(request)
+        if call is not self._grouping:
+            for request in requests:
+                await call.write(request)
+            return
+        for group in in_groups(requests):
+            group[0].more.extend(group[1:])
+            await call.write(group[0])
+
+    async def _learn(self, call: Any) -> None:
+        """Whether the service of ``call`` reads grouped requests (its initial metadata says
+        so; until it comes, each request goes in a message of its own)."""
+        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            if BATCHED_REQUESTS in tuple(await call.initial_metadata() or ()):
+                self._grouping = call
 
     async def _write_out(self) -> None:
         while self._outbox:
@@ -92,13 +114,10 @@ class StreamCalls:
         """Take a reply for ``pending``: set its answer once it is complete."""
         raise NotImplementedError
 
-    def opened(self, call: Any) -> None:
-        """A new stream was opened (what it says of itself may come later)."""
-
     def replies(self, message: Any) -> Sequence[Any]:
-        """The replies one message of the stream carries: itself, unless the service
-        groups them."""
-        return (message,)
+        """The replies one message of the stream carries: itself, and with groups the
+        others ready with it."""
+        return (message, *message.more) if self._grouped and message.more else (message,)
 
     def failure(self, error: grpc.aio.AioRpcError | None, stopping: bool) -> Exception:
         """What the requests still waiting get when the stream ends: ``error`` when it
@@ -107,9 +126,13 @@ class StreamCalls:
 
     def _open(self) -> Any:
         if self._call is None or self._call.done():
-            self._call = self._open_stream()
+            if self._grouped:
+                self._call = self._open_stream(metadata=(BATCHED_REPLIES,))
+                self._grouping = None
+                self._learning = asyncio.create_task(self._learn(self._call))
+            else:
+                self._call = self._open_stream()
             self._reader = asyncio.create_task(self._read(self._call))
-            self.opened(self._call)
         return self._call
 
     async def _read(self, call: Any) -> None:

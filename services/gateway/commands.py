@@ -18,15 +18,12 @@ unary SubmitAction instead.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import grpc
 
 from services.common.logging import get_logger
-from services.common.replies import BATCHED_REPLIES, BATCHED_REQUESTS, in_groups
 from services.common.stream_calls import Pending, StreamCalls
 from tabletop.v1 import board_pb2, board_pb2_grpc
 
@@ -60,13 +57,11 @@ class CommandStream(StreamCalls):
         board: board_pb2_grpc.BoardStub,
         on_update: Callable[[bytes], None] | None = None,
     ) -> None:
-        super().__init__(lambda: board.SubmitActions(metadata=(BATCHED_REPLIES,)))
+        super().__init__(board.SubmitActions, grouped=True)
         self._board = board
         self._on_update = on_update
         #: the board answered UNIMPLEMENTED: it predates the stream
         self.unary_only = False
-        self._grouping: Any = None  # the stream, once its board said it reads groups
-        self._learning: asyncio.Task[None] | None = None
 
     async def submit(self, request: board_pb2.SubmitActionRequest) -> board_pb2.SubmitActionReply:
         """The board's reply to the command; raises Refused."""
@@ -82,29 +77,6 @@ class CommandStream(StreamCalls):
                 raise self._broken(error) from error
         except Unimplemented:
             return await self._unary(request)
-
-    def opened(self, call: Any) -> None:
-        self._grouping = None
-        self._learning = asyncio.create_task(self._learn(call))
-
-    async def _learn(self, call: Any) -> None:
-        """Whether the board of ``call`` reads grouped commands (its initial metadata
-        says so; until it comes, each command goes in a message of its own)."""
-        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
-            if BATCHED_REQUESTS in tuple(await call.initial_metadata() or ()):
-                self._grouping = call
-
-    async def send(self, call: Any, requests: list[Any]) -> None:
-        if call is not self._grouping:
-            await super().send(call, requests)
-            return
-        for group in in_groups(requests):
-            group[0].more.extend(group[1:])
-            await call.write(group[0])
-
-    def replies(self, message: Any) -> Sequence[Any]:
-        # Commands that shared the board's transaction come back in one message.
-        return (message, *message.more) if message.more else (message,)
 
     def settle(self, reply: Any, pending: Pending) -> None:
         if reply.WhichOneof("outcome") == "reply":

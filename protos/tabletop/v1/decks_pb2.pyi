@@ -29,6 +29,7 @@ class DecksCall(_message.Message):
     DRAW_FIELD_NUMBER: _builtins.int
     SEAL_FIELD_NUMBER: _builtins.int
     REVEAL_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """chosen by the caller, unique among its calls in flight on the stream"""
     @_builtins.property
@@ -41,6 +42,12 @@ class DecksCall(_message.Message):
     def seal(self) -> _dice_pb2.SealRequest: ...
     @_builtins.property
     def reveal(self) -> _dice_pb2.RevealRequest: ...
+    @_builtins.property
+    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___DecksCall]:
+        """Further calls sent at the same moment, each with an empty `more`: sent only to a
+        service that said `tabletop-requests: batched` in the stream's initial metadata.
+        """
+
     def __init__(
         self,
         *,
@@ -50,10 +57,11 @@ class DecksCall(_message.Message):
         draw: Global___DrawRequest | None = ...,
         seal: _dice_pb2.SealRequest | None = ...,
         reveal: _dice_pb2.RevealRequest | None = ...,
+        more: _abc.Iterable[Global___DecksCall] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "commit", b"commit", "draw", b"draw", "reveal", b"reveal", "seal", b"seal", "shuffle", b"shuffle"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "commit", b"commit", "draw", b"draw", "id", b"id", "reveal", b"reveal", "seal", b"seal", "shuffle", b"shuffle"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "commit", b"commit", "draw", b"draw", "id", b"id", "more", b"more", "reveal", b"reveal", "seal", b"seal", "shuffle", b"shuffle"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["commit", "shuffle", "draw", "seal", "reveal"]  # noqa: Y015
     _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
@@ -72,6 +80,7 @@ class DecksAnswer(_message.Message):
     SEAL_FIELD_NUMBER: _builtins.int
     REVEAL_FIELD_NUMBER: _builtins.int
     REFUSED_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     @_builtins.property
     def commit(self) -> _dice_pb2.CommitReply: ...
@@ -85,6 +94,12 @@ class DecksAnswer(_message.Message):
     def reveal(self) -> _dice_pb2.RevealReply: ...
     @_builtins.property
     def refused(self) -> _dice_pb2.CallRefused: ...
+    @_builtins.property
+    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___DecksAnswer]:
+        """Further answers ready at the same moment, each with an empty `more`: sent only on a
+        stream whose caller sent the metadata `tabletop-replies: batched`.
+        """
+
     def __init__(
         self,
         *,
@@ -95,10 +110,11 @@ class DecksAnswer(_message.Message):
         seal: _dice_pb2.SealReply | None = ...,
         reveal: _dice_pb2.RevealReply | None = ...,
         refused: _dice_pb2.CallRefused | None = ...,
+        more: _abc.Iterable[Global___DecksAnswer] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "commit", b"commit", "draw", b"draw", "refused", b"refused", "reveal", b"reveal", "seal", b"seal", "shuffle", b"shuffle"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "commit", b"commit", "draw", b"draw", "id", b"id", "refused", b"refused", "reveal", b"reveal", "seal", b"seal", "shuffle", b"shuffle"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "commit", b"commit", "draw", b"draw", "id", b"id", "more", b"more", "refused", b"refused", "reveal", b"reveal", "seal", b"seal", "shuffle", b"shuffle"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_answer: _TypeAlias = _typing.Literal["commit", "shuffle", "draw", "seal", "reveal", "refused"]  # noqa: Y015
     _WhichOneofArgType_answer: _TypeAlias = _typing.Literal["answer", b"answer"]  # noqa: Y015

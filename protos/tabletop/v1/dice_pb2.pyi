@@ -27,6 +27,7 @@ class DiceCall(_message.Message):
     ROLL_FIELD_NUMBER: _builtins.int
     SEAL_FIELD_NUMBER: _builtins.int
     REVEAL_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """chosen by the caller, unique among its calls in flight on the stream"""
     @_builtins.property
@@ -37,6 +38,12 @@ class DiceCall(_message.Message):
     def seal(self) -> Global___SealRequest: ...
     @_builtins.property
     def reveal(self) -> Global___RevealRequest: ...
+    @_builtins.property
+    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___DiceCall]:
+        """Further calls sent at the same moment, each with an empty `more`: sent only to a
+        service that said `tabletop-requests: batched` in the stream's initial metadata.
+        """
+
     def __init__(
         self,
         *,
@@ -45,10 +52,11 @@ class DiceCall(_message.Message):
         roll: Global___RollRequest | None = ...,
         seal: Global___SealRequest | None = ...,
         reveal: Global___RevealRequest | None = ...,
+        more: _abc.Iterable[Global___DiceCall] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "commit", b"commit", "reveal", b"reveal", "roll", b"roll", "seal", b"seal"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "commit", b"commit", "id", b"id", "reveal", b"reveal", "roll", b"roll", "seal", b"seal"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "commit", b"commit", "id", b"id", "more", b"more", "reveal", b"reveal", "roll", b"roll", "seal", b"seal"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["commit", "roll", "seal", "reveal"]  # noqa: Y015
     _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
@@ -66,6 +74,7 @@ class DiceAnswer(_message.Message):
     SEAL_FIELD_NUMBER: _builtins.int
     REVEAL_FIELD_NUMBER: _builtins.int
     REFUSED_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     @_builtins.property
     def commit(self) -> Global___CommitReply: ...
@@ -77,6 +86,12 @@ class DiceAnswer(_message.Message):
     def reveal(self) -> Global___RevealReply: ...
     @_builtins.property
     def refused(self) -> Global___CallRefused: ...
+    @_builtins.property
+    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___DiceAnswer]:
+        """Further answers ready at the same moment, each with an empty `more`: sent only on a
+        stream whose caller sent the metadata `tabletop-replies: batched`.
+        """
+
     def __init__(
         self,
         *,
@@ -86,10 +101,11 @@ class DiceAnswer(_message.Message):
         seal: Global___SealReply | None = ...,
         reveal: Global___RevealReply | None = ...,
         refused: Global___CallRefused | None = ...,
+        more: _abc.Iterable[Global___DiceAnswer] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "commit", b"commit", "refused", b"refused", "reveal", b"reveal", "roll", b"roll", "seal", b"seal"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "commit", b"commit", "id", b"id", "refused", b"refused", "reveal", b"reveal", "roll", b"roll", "seal", b"seal"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "commit", b"commit", "id", b"id", "more", b"more", "refused", b"refused", "reveal", b"reveal", "roll", b"roll", "seal", b"seal"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_answer: _TypeAlias = _typing.Literal["commit", "roll", "seal", "reveal", "refused"]  # noqa: Y015
     _WhichOneofArgType_answer: _TypeAlias = _typing.Literal["answer", b"answer"]  # noqa: Y015

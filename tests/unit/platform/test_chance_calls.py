@@ -6,6 +6,7 @@ in memory."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
@@ -128,6 +129,42 @@ async def test_calls_on_the_streams_are_answered_as_the_unary_calls_are(
     assert [s.sequence for s in sealed] == [4, 3]
     assert (dice_log.appends, len(dice_log.envelopes)) == (1, 4)
     assert (decks_log.appends, len(decks_log.envelopes)) == (1, 3)
+
+
+class CountingDice(DiceService):
+    """Dice that notes how many calls each message of its stream carried."""
+
+    messages: list[int]
+
+    async def Calls(
+        self, calls: AsyncIterator[dice_pb2.DiceCall], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[dice_pb2.DiceAnswer]:
+        async def counted() -> AsyncIterator[dice_pb2.DiceCall]:
+            async for call in calls:
+                self.messages.append(1 + len(call.more))
+                yield call
+
+        async for answer in super().Calls(counted(), context):
+            yield answer
+
+
+async def test_calls_made_at_the_same_moment_share_a_message_and_are_each_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, _, decks_service, _ = services()
+    dice_writer, dice_log = memory_writer("dice")
+    dice_service = CountingDice(dice_writer, SECRET)
+    dice_service.messages = []
+    async with serving(monkeypatch, dice_service, decks_service) as channel:
+        dice = StreamedDice(dice_pb2_grpc.DiceStub(channel))
+        await dice.Commit(commit(), timeout=T)  # the stream is open; dice said it groups
+        rolls = await asyncio.gather(*(dice.Roll(roll(f"r{i}"), timeout=T) for i in range(3)))
+        sealed = await dice.Seal(SEAL, timeout=T)
+        await dice.close()
+    assert dice_service.messages == [1, 3, 1]
+    expected = DerivedRandom(match_seed(SECRET, f"dice:{MATCH}"), MATCH)
+    assert sorted(tuple(r.values) for r in rolls) == sorted(expected.roll(2, 6) for _ in range(3))
+    assert sealed.sequence == 4 and dice_log.appends == 1
 
 
 async def test_a_refused_call_raises_its_status_and_the_stream_goes_on(
