@@ -35,7 +35,7 @@ class StreamCalls:
         self._open_stream = open_stream
         self._grouped = grouped
         self._grouping: Any = None  # the stream, once its service said it reads groups
-        self._learning: asyncio.Task[None] | None = None
+        self._learning: asyncio.Task[None] | None = None  # held: a task needs a reference
         self._call: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._waiting: dict[int, Pending] = {}
@@ -154,8 +154,9 @@ class StreamCalls:
                 pending.answer.set_exception(failure)
 
     async def close(self) -> None:
-        if self._writer is not None:
-            self._writer.cancel()
+        for task in (self._writer, self._learning):
+            if task is not None:
+                task.cancel()
         call, self._call = self._call, None
         if call is not None:
             call.cancel()

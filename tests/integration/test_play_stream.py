@@ -5,6 +5,7 @@ and appends nothing."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
@@ -35,6 +36,27 @@ def _board_events(stack: Stack, match_id: str) -> int:
     return len(topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][match_id])
 
 
+def _play_to_the_end(
+    session: PlaySession, legal: board_pb2.GetLegalActionsReply
+) -> Iterator[gateway_pb2.PlayUpdate]:
+    """Each answer (an ack) to the actions played on ``session`` until the match ends."""
+    ident = 0
+    while not legal.next.finished:
+        ident += 1
+        session.send(
+            _act(
+                ident,
+                legal.actions[ident % len(legal.actions)].action,
+                expected_version=legal.version,
+                return_legal_actions=True,
+            )
+        )
+        answer = session.answer(ident)
+        assert answer.WhichOneof("kind") == "ack", answer
+        yield answer
+        legal = answer.ack.legal_actions
+
+
 def test_a_whole_match_is_played_on_one_stream(client: GatewayClient, stack: Stack) -> None:
     match_id = open_match(client, "crashland", [PLAYER])
     legal = client.legal(match_id, PLAYER)
@@ -42,23 +64,11 @@ def test_a_whole_match_is_played_on_one_stream(client: GatewayClient, stack: Sta
     try:
         first = session.view_at_least(legal.version)
         assert first.version == legal.version
-        ident, acks = 0, 0
-        while not legal.next.finished:
-            ident += 1
-            session.send(
-                _act(
-                    ident,
-                    legal.actions[ident % len(legal.actions)].action,
-                    expected_version=legal.version,
-                    return_legal_actions=True,
-                )
-            )
-            answer = session.answer(ident)
-            assert answer.WhichOneof("kind") == "ack", answer
+        acks = 0
+        for answer in _play_to_the_end(session, legal):
             acks += 1
             # read your writes: the acknowledged version's view comes on the same stream
             assert session.view_at_least(answer.ack.version).version >= answer.ack.version
-            legal = answer.ack.legal_actions
         # once the match is over (seeds revealed) the stream ends, as WatchMatch does
         while (update := session.next()) is not None:
             assert not isinstance(update, grpc.RpcError), update
@@ -82,23 +92,11 @@ def test_a_stream_that_asks_gets_each_acks_view_in_the_same_message(
     session = open_play(client, match_id, PLAYER, views_with_acks=True)
     try:
         assert session.view_at_least(legal.version).version == legal.version
-        ident, attached = 0, []
-        while not legal.next.finished:
-            ident += 1
-            session.send(
-                _act(
-                    ident,
-                    legal.actions[ident % len(legal.actions)].action,
-                    expected_version=legal.version,
-                    return_legal_actions=True,
-                )
-            )
-            answer = session.answer(ident)
-            assert answer.WhichOneof("kind") == "ack", answer
+        attached = []
+        for answer in _play_to_the_end(session, legal):
             # the board's update reaches the gateway before its ack: the view comes with it
             assert answer.view_with_ack.version >= answer.ack.version
             attached.append(answer.view_with_ack)
-            legal = answer.ack.legal_actions
         while (update := session.next()) is not None:  # the seeds' reveal, then the end
             assert not isinstance(update, grpc.RpcError), update
             session.views.append(update.view)
