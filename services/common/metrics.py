@@ -123,6 +123,11 @@ GATEWAY_MATCHES_IN_PLAY = Gauge(
     "tabletop_gateway_matches_in_play",
     "Unfinished matches with a view in the idle timeout, as this gateway counts them.",
 )
+GATEWAY_VIEW_LAG = Gauge(
+    "tabletop_gateway_view_lag_seconds",
+    "How long after the board acknowledged a version its view came from the projector: "
+    "the median of the last second, admission control's signal (0 without samples).",
+)
 GATEWAY_MATCHES_REFUSED = Counter(
     "tabletop_gateway_matches_refused",
     "New matches refused because the matches in play reached their bound.",

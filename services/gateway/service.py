@@ -22,7 +22,7 @@ from services.adapters.verify import verify_match
 from services.common.config import Config
 from services.common.envelope import is_a
 from services.common.logging import get_logger
-from services.common.metrics import GATEWAY_WATCHERS
+from services.common.metrics import GATEWAY_VIEW_LAG, GATEWAY_WATCHERS
 from services.common.server import peer_channel
 from services.common.sharding import shard_of
 from services.games.registry import all_games
@@ -213,6 +213,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         self._actions = Quota(config.action_rate, config.action_burst)
         self._admission = Admission(config.max_in_flight, config.max_view_lag_ms)
         views.projector_listeners.append(self._admission.viewed)
+        GATEWAY_VIEW_LAG.set_function(self._admission.view_lag_s)
         self._in_play = MatchesInPlay(config.max_matches_in_play, config.match_idle_s)
         self._in_play.follow(views)
 

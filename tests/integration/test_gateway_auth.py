@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -391,8 +392,9 @@ def test_quotas_answer_resource_exhausted_with_a_retry_after(
 def test_a_gateway_whose_views_lag_past_its_bound_refuses_new_matches_early(
     stack: Stack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    # A bound of 1 ms: every view arrives later than that after its acknowledgement, so
-    # once one has arrived the next match is refused (for the lag window, a second).
+    # A bound of 1 ms: every view comes from the projector later than that after its
+    # acknowledgement, so once one has come (the gateway's lag gauge shows it) the next
+    # match is refused (for the lag window, a second).
     small = _second_gateway(
         stack,
         tmp_path_factory.mktemp("admission"),
@@ -410,12 +412,25 @@ def test_a_gateway_whose_views_lag_past_its_bound_refuses_new_matches_early(
                 refusals.append(error)
                 break
             joined = client.join(match, "solo")
-            client.view(match, "solo", min_version=joined.version)
+            client.view(match, "solo", min_version=joined.version)  # the board's copy
+            _view_lag_measured(small)  # ... and then the projector's
         assert refusals and refusals[0].code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "behind" in (refusals[0].details() or "")  # admission, not the quota
         assert int(dict(refusals[0].trailing_metadata() or ())["retry-after-ms"]) > 0
     finally:
         small.stop("gateway")
+
+
+def _view_lag_measured(stack: Stack, limit_s: float = 30.0) -> None:
+    """Wait until the gateway's view-lag gauge shows a lag (a view came from the projector)."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        with urllib.request.urlopen(f"http://{stack.metrics_addr('gateway')}/metrics") as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith("tabletop_gateway_view_lag_seconds ") and float(line.split()[1]):
+                    return
+        assert time.monotonic() < deadline, "no view came from the projector"
+        time.sleep(0.05)
 
 
 def test_the_gateway_serves_tls_when_given_a_certificate(

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 
 from services.gateway.admission import LAG_REFRESH_S, Admission
 from services.gateway.service import GatewayService, Shard
@@ -119,3 +120,20 @@ async def test_the_gateway_refuses_with_a_retry_after_and_forwards_nothing() -> 
     board.release.set()
     assert (await first).version == 7
     assert (await service.SubmitAction(request, FakeContext(token))).version == 7
+
+
+async def test_the_view_lag_gauge_shows_the_lag_the_gateway_judges() -> None:
+    board = SlowBoard()
+    board.release.set()
+    shard = cast(Shard, type("FakeShard", (), {"board": board, "commands": board})())
+    config = dataclasses.replace(CONFIG, max_in_flight=0, max_view_lag_ms=250)
+    views = ViewStore()
+    await views.put(match_pb2.ViewUpdate(summary=match_pb2.MatchSummary(match_id="m-1", version=6)))
+    service = GatewayService([shard], grpc.aio.insecure_channel("127.0.0.1:9"), views, config)
+    token = (("authorization", f"Bearer {seat_token('ann')}"),)
+    request = board_pb2.SubmitActionRequest(match_id="m-1", player="ann", command_id="c" * 16)
+    assert (await service.SubmitAction(request, FakeContext(token))).version == 7
+    await asyncio.sleep(0.06)
+    await views.put(match_pb2.ViewUpdate(summary=match_pb2.MatchSummary(match_id="m-1", version=7)))
+    lag = REGISTRY.get_sample_value("tabletop_gateway_view_lag_seconds")
+    assert lag is not None and 0.06 <= lag < 1
