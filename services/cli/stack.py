@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import os
 import secrets
 import signal
@@ -41,6 +42,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports: held open together while they are picked, since the
+    kernel may hand a port just released by ``free_port`` out again at once (two services
+    of one stack on one port: one fails to bind, and its probe reaches the other)."""
+    with contextlib.ExitStack() as held:
+        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
+
+
 def default_bootstrap() -> str:
     """TABLETOP_KAFKA_BOOTSTRAP, else the local broker of deploy/kafka (KAFKA_PORT)."""
     port = os.environ.get("KAFKA_PORT", "9092")
@@ -61,15 +73,16 @@ class Stack:
     @classmethod
     def ephemeral(cls, run_dir: Path, topic_prefix: str, partitions: int = 3) -> Stack:
         """A stack on free ports with its own topics, for tests and benchmarks."""
+        picked = iter(free_ports(1 + sum(2 if g else 1 for g, _ in DEFAULT_PORTS.values())))
         ports = {
-            name: (free_port() if g else 0, free_port()) for name, (g, _) in DEFAULT_PORTS.items()
+            name: (next(picked) if g else 0, next(picked)) for name, (g, _) in DEFAULT_PORTS.items()
         }
         return cls(
             run_dir,
             topic_prefix=topic_prefix,
             partitions=partitions,
             ports=ports,
-            web_port=free_port(),
+            web_port=next(picked),
         )
 
     def addr(self, service: str) -> str:
