@@ -100,15 +100,28 @@ class SlowBoard:
     submit = SubmitAction  # the gateway's CommandStream's face
 
 
-async def test_the_gateway_refuses_with_a_retry_after_and_forwards_nothing() -> None:
-    board = SlowBoard()
+#: ann's seat token, and her command to match m-1 (whose view is at version 6)
+TOKEN = (("authorization", f"Bearer {seat_token('ann')}"),)
+REQUEST = board_pb2.SubmitActionRequest(match_id="m-1", player="ann", command_id="c" * 16)
+
+
+async def _gateway(
+    board: SlowBoard, max_in_flight: int, max_view_lag_ms: int
+) -> tuple[GatewayService, ViewStore]:
+    """A gateway with these admission bounds in front of ``board``, match m-1 in its views."""
     shard = cast(Shard, type("FakeShard", (), {"board": board, "commands": board})())
-    config = dataclasses.replace(CONFIG, max_in_flight=1, max_view_lag_ms=0)
     views = ViewStore()
     await views.put(match_pb2.ViewUpdate(summary=match_pb2.MatchSummary(match_id="m-1", version=6)))
-    service = GatewayService([shard], grpc.aio.insecure_channel("127.0.0.1:9"), views, config)
-    token = (("authorization", f"Bearer {seat_token('ann')}"),)
-    request = board_pb2.SubmitActionRequest(match_id="m-1", player="ann", command_id="c" * 16)
+    config = dataclasses.replace(
+        CONFIG, max_in_flight=max_in_flight, max_view_lag_ms=max_view_lag_ms
+    )
+    return GatewayService([shard], grpc.aio.insecure_channel("127.0.0.1:9"), views, config), views
+
+
+async def test_the_gateway_refuses_with_a_retry_after_and_forwards_nothing() -> None:
+    board = SlowBoard()
+    service, _ = await _gateway(board, max_in_flight=1, max_view_lag_ms=0)
+    token, request = TOKEN, REQUEST
     first = asyncio.create_task(service.SubmitAction(request, FakeContext(token)))
     await asyncio.sleep(0.01)
     refused = FakeContext(token)
@@ -125,14 +138,8 @@ async def test_the_gateway_refuses_with_a_retry_after_and_forwards_nothing() -> 
 async def test_the_view_lag_gauge_shows_the_lag_the_gateway_judges() -> None:
     board = SlowBoard()
     board.release.set()
-    shard = cast(Shard, type("FakeShard", (), {"board": board, "commands": board})())
-    config = dataclasses.replace(CONFIG, max_in_flight=0, max_view_lag_ms=250)
-    views = ViewStore()
-    await views.put(match_pb2.ViewUpdate(summary=match_pb2.MatchSummary(match_id="m-1", version=6)))
-    service = GatewayService([shard], grpc.aio.insecure_channel("127.0.0.1:9"), views, config)
-    token = (("authorization", f"Bearer {seat_token('ann')}"),)
-    request = board_pb2.SubmitActionRequest(match_id="m-1", player="ann", command_id="c" * 16)
-    assert (await service.SubmitAction(request, FakeContext(token))).version == 7
+    service, views = await _gateway(board, max_in_flight=0, max_view_lag_ms=250)
+    assert (await service.SubmitAction(REQUEST, FakeContext(TOKEN))).version == 7
     await asyncio.sleep(0.06)
     await views.put(match_pb2.ViewUpdate(summary=match_pb2.MatchSummary(match_id="m-1", version=7)))
     lag = REGISTRY.get_sample_value("tabletop_gateway_view_lag_seconds")
