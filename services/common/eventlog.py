@@ -679,12 +679,23 @@ class Follower:
         await self._consumer.stop()
 
     async def __aiter__(self) -> AsyncIterator[LogRecord]:
+        async for fetched in self.fetches():
+            for record in fetched:
+                yield record
+
+    async def fetches(self) -> AsyncIterator[list[LogRecord]]:
+        """The records of each fetch together, each partition's in offset order (never
+        empty): a reader can act on a whole fetch at once."""
         while True:
             batches = await self._consumer.getmany(timeout_ms=1000)
-            for tp, records in batches.items():
-                for record in records:
-                    for envelope in envelopes_of(record.value, record.headers):
-                        yield LogRecord(tp.partition, record.offset, envelope)
+            fetched = [
+                LogRecord(tp.partition, record.offset, envelope)
+                for tp, records in batches.items()
+                for record in records
+                for envelope in envelopes_of(record.value, record.headers)
+            ]
+            if fetched:
+                yield fetched
 
 
 async def create_topics(

@@ -11,15 +11,12 @@ import grpc
 from services.common.config import Config
 from services.common.eventlog import EventLog, Follower
 from services.common.ledger import EventSourceServicer, StreamWriter
-from services.common.logging import get_logger
 from services.common.server import run_until_signalled
 from services.common.snapshots import release_memory
 from services.common.stream_service import snapshotter_for
 from services.common.topics import event_topic
 from services.scoring.service import ScoringService
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc, scoring_pb2, scoring_pb2_grpc
-
-log = get_logger(__name__)
 
 #: board.events is read in fetches of this much data, or after this long with less
 SCORING_FETCH_MIN_BYTES = 256 * 1024
@@ -45,13 +42,8 @@ async def main(config: Config) -> None:
 
     async def follow(board: Follower) -> None:
         await service.resume()
-        async for record in board:
-            try:
-                await service.on_board_record(record)
-            except Exception:
-                # One bad match must not stop scoring the others; it is logged loudly.
-                log.exception("scoring_failed", match_id=record.envelope.match_id)
-                service.position[record.partition] = record.offset + 1
+        async for records in board.fetches():
+            await service.on_board_records(records)
 
     def register(server: grpc.aio.Server) -> list[str]:
         scoring_pb2_grpc.add_ScoringServicer_to_server(service, server)

@@ -11,6 +11,7 @@ already folded is a duplicate append on the board's side: counted and logged, no
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import grpc
 from google.protobuf import message
@@ -94,19 +95,41 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
                 await self._score(match, self._followed[match_id][-1])
 
     # -- board.events ---------------------------------------------------------------------
-    async def on_board_record(self, record: LogRecord) -> None:
-        """Fold a board record in offset order and remember how far board.events is read."""
-        await self.on_board_event(record.envelope)
-        self.position[record.partition] = record.offset + 1
+    async def on_board_records(self, records: Sequence[LogRecord]) -> None:
+        """Fold a fetch's board records in offset order, then score the matches they ended
+        all at once: their results share one transaction. Scored one after another, each
+        took a transaction of its own (0.04 per action at 20 matches, ~1 ms of broker CPU
+        each) and the next waited for it. A record that cannot be folded, or a match that
+        cannot be scored, is logged and skipped: one bad match must not stop the others.
 
-    async def on_board_event(self, envelope: envelope_pb2.EventEnvelope) -> None:
-        """Fold a board event; score the match when it ends (once)."""
+        The position moves past a match's end before its result is recorded; a snapshot
+        taken meanwhile still holds the match's envelopes, and ``resume`` scores it."""
+        ended: list[tuple[FoldedMatch, envelope_pb2.EventEnvelope]] = []
+        for record in records:
+            try:
+                match = self._take(record.envelope)
+            except Exception:
+                log.exception("scoring_failed", match_id=record.envelope.match_id)
+                match = None
+            if match is not None:
+                ended.append((match, record.envelope))
+            self.position[record.partition] = record.offset + 1
+        outcomes = await asyncio.gather(
+            *(self._score(match, envelope) for match, envelope in ended), return_exceptions=True
+        )
+        for (_, envelope), outcome in zip(ended, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                log.error("scoring_failed", match_id=envelope.match_id, exc_info=outcome)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+
+    def _take(self, envelope: envelope_pb2.EventEnvelope) -> FoldedMatch | None:
+        """Fold a board event; the match if this event ended it (and it is not scored)."""
         self.followed_events += 1
         if envelope.match_id in self._scored:
-            return
+            return None
         match = self._fold(envelope)
-        if match is not None and match.finished:
-            await self._score(match, envelope)
+        return match if match is not None and match.finished else None
 
     def _fold(self, envelope: envelope_pb2.EventEnvelope) -> FoldedMatch | None:
         """Fold the next envelope of a followed match; None for a match not followed, or

@@ -34,7 +34,7 @@ from typing import cast
 from aiokafka import AIOKafkaProducer
 
 from services.cli.stack import Stack, default_bootstrap
-from services.common.eventlog import create_topics
+from services.common.eventlog import LogRecord, create_topics
 from services.common.topics import event_topic, topic_specs
 from tabletop.v1 import envelope_pb2
 
@@ -83,8 +83,9 @@ async def play_one_match(seed: int) -> dict[str, list[envelope_pb2.EventEnvelope
         if reply.finished:
             break
     scoring = ScoringService(scoring_writer)
-    for envelope in board_log.envelopes:
-        await scoring.on_board_event(envelope)
+    await scoring.on_board_records(
+        [LogRecord(0, offset, envelope) for offset, envelope in enumerate(board_log.envelopes)]
+    )
     return {
         "board": board_log.envelopes,
         "dice": dice_log.envelopes,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+import asyncio
+from collections.abc import Awaitable, Sequence
 
 import grpc
 import pytest
@@ -12,6 +13,7 @@ from services.adapters.game_adapter import messages_for
 from services.adapters.projection import Projection
 from services.common.config import Config
 from services.common.envelope import Cause, is_a, make_envelope, unpack
+from services.common.eventlog import LogRecord
 from services.games.playout import Playout, play, random_policy
 from services.games.registry import get_game
 from services.gateway.auth import Role, Tokens
@@ -61,12 +63,17 @@ def scored_events(
     return scored
 
 
+def fetched(envelopes: list[envelope_pb2.EventEnvelope]) -> list[LogRecord]:
+    """``envelopes`` as one fetch of board.events (one partition, offsets from 0)."""
+    return [LogRecord(0, offset, envelope) for offset, envelope in enumerate(envelopes)]
+
+
 async def test_scoring_records_a_finished_match_once_with_its_statistics() -> None:
     writer, event_log = memory_writer("scoring")
     scoring = ScoringService(writer)
     playout, envelopes = board_envelopes(3, "m-1")
-    for envelope in [*envelopes, *envelopes]:  # redelivered after a rebalance
-        await scoring.on_board_event(envelope)
+    await scoring.on_board_records(fetched(envelopes))
+    await scoring.on_board_records(fetched(envelopes))  # redelivered after a rebalance
     [scored] = scored_events(event_log.envelopes)
     assert scored.game == "crashland"
     assert dict(scored.results) == playout.outcome.results
@@ -79,9 +86,48 @@ async def test_an_unfinished_match_is_not_scored() -> None:
     writer, event_log = memory_writer("scoring")
     scoring = ScoringService(writer)
     _, envelopes = board_envelopes(3, "m-1")
-    for envelope in envelopes[:-1]:
-        await scoring.on_board_event(envelope)
+    await scoring.on_board_records(fetched(envelopes[:-1]))
     assert event_log.envelopes == []
+    assert scoring.position == {0: len(envelopes) - 1}
+
+
+async def test_the_matches_one_fetch_ends_are_scored_together() -> None:
+    """Their results are appended at once, so the log commits them in one transaction
+    (scored one after another, each paid a transaction of its own)."""
+    writer, event_log = memory_writer("scoring")
+    scoring = ScoringService(writer)
+    appending, most = 0, 0
+    plain_append = event_log.append
+
+    async def append(envelopes: Sequence[envelope_pb2.EventEnvelope]) -> dict[int, int]:
+        nonlocal appending, most
+        appending += 1
+        most = max(most, appending)
+        await asyncio.sleep(0)  # as a transaction is waited for
+        appending -= 1
+        return await plain_append(envelopes)
+
+    event_log.append = append  # type: ignore[method-assign]
+    ends = [board_envelopes(seed, f"m-{seed}")[1] for seed in range(3)]
+    await scoring.on_board_records(fetched([e for envelopes in ends for e in envelopes]))
+    assert most == 3
+    assert sorted(e.match_id for e in event_log.envelopes) == ["m-0", "m-1", "m-2"]
+
+
+async def test_a_match_that_cannot_be_folded_does_not_stop_the_others() -> None:
+    writer, event_log = memory_writer("scoring")
+    scoring = ScoringService(writer)
+    _, envelopes = board_envelopes(3, "m-1")
+    unknown = make_envelope(
+        match_id="m-0",
+        stream="board",
+        sequence=1,
+        payload=platform_events_pb2.MatchCreated(game="no-such-game", players=["ann"]),
+        cause=Cause("c", "c", "board"),
+    )
+    await scoring.on_board_records(fetched([unknown, *envelopes]))
+    assert [e.match_id for e in event_log.envelopes] == ["m-1"]
+    assert scoring.position == {0: len(envelopes) + 1}
 
 
 async def test_standings_fold_every_scored_match_and_survive_recovery() -> None:
@@ -91,8 +137,7 @@ async def test_standings_fold_every_scored_match_and_survive_recovery() -> None:
     for seed in range(4):
         playout, envelopes = board_envelopes(seed, f"m-{seed}")
         outcomes.append(playout.outcome.results["ann"])
-        for envelope in envelopes:
-            await scoring.on_board_event(envelope)
+        await scoring.on_board_records(fetched(envelopes))
     request = scoring_pb2.GetStandingsRequest(game="crashland")
     standings = await scoring.GetStandings(request, context())
     assert standings.matches == 4

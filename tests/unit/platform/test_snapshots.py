@@ -43,7 +43,7 @@ from tests.unit.platform.fakes import (
     unavailable,
 )
 from tests.unit.platform.test_board_service import MATCH, SECRET, Board, play_to_the_end
-from tests.unit.platform.test_scoring_and_gateway import board_envelopes
+from tests.unit.platform.test_scoring_and_gateway import board_envelopes, fetched
 
 
 class Owner(Protocol):
@@ -374,7 +374,7 @@ async def test_scoring_restores_its_standings_and_follows_on_where_it_stood() ->
     _, playing = board_envelopes(2, "playing")
     records = [*done, *playing]
     for offset, envelope in enumerate(records[:-3]):  # "playing" has three events to go
-        await scoring.on_board_record(LogRecord(0, offset, envelope))
+        await scoring.on_board_records([LogRecord(0, offset, envelope)])
     store = MemorySnapshotStore()
     await save(store, writer, scoring)
     request = scoring_pb2.GetStandingsRequest(game="crashland")
@@ -384,7 +384,7 @@ async def test_scoring_restores_its_standings_and_follows_on_where_it_stood() ->
     assert restored.position == {0: len(records) - 3}
     assert await restored.GetStandings(request, context()) == before
     for offset in range(restored.position[0], len(records)):
-        await restored.on_board_record(LogRecord(0, offset, records[offset]))
+        await restored.on_board_records([LogRecord(0, offset, records[offset])])
     standings = await restored.GetStandings(request, context())
     assert standings.matches == 2
     assert [e.match_id for e in event_log.envelopes] == ["done", "playing"]
@@ -403,7 +403,7 @@ async def test_scoring_scores_a_match_whose_end_it_had_folded_before_the_snapsho
     event_log.lose_answers = True  # ... and that append's answer is lost
     for offset, envelope in enumerate(envelopes):
         with contextlib.suppress(LogUnavailable):
-            await scoring.on_board_record(LogRecord(0, offset, envelope))
+            await scoring.on_board_records([LogRecord(0, offset, envelope)])
     event_log.envelopes.clear()  # it never committed after all
     event_log.lose_answers = False
     _, restored = await restart("scoring", event_log, store, ScoringService)
@@ -414,13 +414,12 @@ async def test_scoring_scores_a_match_whose_end_it_had_folded_before_the_snapsho
 async def test_scoring_counts_a_second_event_id_at_a_folded_board_sequence() -> None:
     scoring = ScoringService(memory_writer("scoring")[0])
     _, envelopes = board_envelopes(1, "m")
-    for envelope in envelopes[:3]:
-        await scoring.on_board_event(envelope)
+    await scoring.on_board_records(fetched(envelopes[:3]))
     counted = LOG_DUPLICATES.labels("board")._value.get()
-    await scoring.on_board_event(envelopes[1])  # redelivered: not a duplicate
+    await scoring.on_board_records(fetched(envelopes[1:2]))  # redelivered: not a duplicate
     assert LOG_DUPLICATES.labels("board")._value.get() == counted
     impostor = envelope_pb2.EventEnvelope()
     impostor.CopyFrom(envelopes[1])
     impostor.event_id = "another"
-    await scoring.on_board_event(impostor)
+    await scoring.on_board_records(fetched([impostor]))
     assert LOG_DUPLICATES.labels("board")._value.get() == counted + 1
