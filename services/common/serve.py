@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import os
 import signal
 import sys
 from types import FrameType
@@ -15,6 +16,12 @@ from services.common.config import Config, ConfigError
 from services.common.logging import configure_logging
 
 SERVICES = ("dice", "decks", "board", "scoring", "gateway", "projector")
+
+# Before grpc is imported (it reads its experiments once): serve gRPC on its classic
+# endpoints, whose reads and writes the completion queue's poller thread does itself,
+# instead of EventEngine endpoints, which hand each one to a thread pool of their own.
+# An operator's own GRPC_EXPERIMENTS wins.
+os.environ.setdefault("GRPC_EXPERIMENTS", "-event_engine_listener,-event_engine_client")
 
 
 def _exit_while_starting(signum: int, frame: FrameType | None) -> None:
