@@ -12,7 +12,9 @@ type hint (the shapes of docs/CONVENTIONS.md: scalar, str-Enum, dataclass, ``X |
 ``tuple[X, ...]``, ``dict[str, X]``) and the message's descriptor, and compiled into one
 plain Python function per direction: a call then does no type introspection at all.
 The hints are trusted: a scalar field not declared ``X | None`` that holds None is a
-TypeError, not sent as the field's default.
+TypeError, not sent as the field's default. Elements of a repeated field whose class is
+marked ``frozen.reused`` (a view's map cells and card faces, made once per content) are
+encoded once and kept by identity; the field is then filled by parsing their bytes.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from google.protobuf import any_pb2, descriptor_pool, message, message_factory
 
 from services.adapters.protogen import camel_case, message_name, snake_case
 from services.games.contract import Game
+from services.games.frozen import is_reused
 
 _PACKAGE = "tabletop.v1"
 
@@ -147,6 +150,10 @@ def _build_filler(cls: type, descriptor: Any, building: set[tuple[type, Any]]) -
             lines += [f"    x = o.{n}", f"    if x is not None: m.{n} = {out}"]
         elif not f.container:
             lines.append(f"    x = o.{n}; m.{n} = {out}")
+        elif f.container == "tuple" and f.is_message and is_reused(f.value):
+            namespace[f"w{i}"] = _wire(f.descriptor, namespace[nested])
+            lines += [f"    v = o.{n}", "    if v:"]
+            lines.append(f"        m.MergeFromString(b''.join([w{i}(x) for x in v]))")
         elif f.container == "tuple" and f.is_message:
             lines += [f"    v = o.{n}", "    if v:", f"        add = m.{n}.add"]
             lines.append(f"        for x in v: {nested}(add(), x)")
@@ -162,6 +169,44 @@ def _build_filler(cls: type, descriptor: Any, building: set[tuple[type, Any]]) -
     built: Filler = _compile("\n".join(lines), namespace, "fill")
     _FILLERS[key] = built
     return built
+
+
+#: entries kept per repeated field by ``_wire`` before it starts afresh
+WIRE_KEPT = 4096
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _wire(field: Any, element_filler: Filler) -> Callable[[Any], bytes]:
+    """An element's encoding as one entry of the repeated message ``field`` (its tag, its
+    length, the element), kept by the element's identity for classes whose instances are
+    reused (``frozen.reused``): a view shows the same cells and cards render after render,
+    and parsing their kept bytes costs a fraction of filling each anew."""
+    tag = _varint(field.number << 3 | 2)  # wire type 2: length-delimited
+    element_class = message_factory.GetMessageClass(field.message_type)
+    kept: dict[int, tuple[Any, bytes]] = {}
+
+    def wire(obj: Any) -> bytes:
+        found = kept.get(id(obj))
+        if found is not None and found[0] is obj:
+            return found[1]
+        element = element_class()
+        element_filler(element, obj)
+        body = element.SerializeToString()
+        entry = tag + _varint(len(body)) + body
+        if len(kept) >= WIRE_KEPT:
+            kept.clear()
+        kept[id(obj)] = (obj, entry)  # the object kept alive with its id
+        return entry
+
+    return wire
 
 
 def fill(msg: message.Message, obj: Any) -> message.Message:

@@ -103,3 +103,15 @@ def quick_init_all(classes: Iterable[type]) -> None:
     """``quick_init`` each of ``classes``."""
     for cls in classes:
         quick_init(cls)
+
+
+def reused(cls: T) -> T:
+    """Mark ``cls`` as one whose instances the code making them reuses, one per content
+    (a view's map cells and card faces): adapters may then cache what they derive from an
+    instance by its identity. A hint only: an instance made afresh is merely not found."""
+    type.__setattr__(cls, "__reused__", True)
+    return cls
+
+
+def is_reused(cls: type) -> bool:
+    return bool(cls.__dict__.get("__reused__", False))

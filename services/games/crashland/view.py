@@ -11,9 +11,10 @@ from services.games.crashland.content import CONTENT
 from services.games.crashland.model import Axis, MapKind, Phase, Position, System
 from services.games.crashland.rules import next_step, spaceship_position
 from services.games.crashland.state import CrashlandState
-from services.games.frozen import quick_init
+from services.games.frozen import quick_init, reused
 
 
+@reused  # card_view makes each card's face once
 @quick_init
 @dataclass(frozen=True)
 class CardView:
@@ -26,6 +27,7 @@ class CardView:
     loss: int | None
 
 
+@reused  # _cell makes each cell's look once
 @quick_init
 @dataclass(frozen=True)
 class CellView:

@@ -285,3 +285,29 @@ def test_a_reader_builds_what_the_constructor_builds_and_runs_post_init() -> Non
     msg.children[0].name = "bad"
     with pytest.raises(ValueError, match="a bad name"):
         read(CheckedNode, msg)
+
+
+def test_reused_elements_and_fresh_ones_of_the_same_or_other_content_fill_alike() -> None:
+    """Crashland's cells and card faces are reused objects whose encoding is kept by
+    identity (``frozen.reused``): a fresh object of the same content gives the same message,
+    and one of other content is never taken for a kept one."""
+    game = all_games()["crashland"]
+    messages = GameMessages(game)
+    views = [v for v in met_in_playouts("crashland").views if v.cells and v.discard_pile]
+    assert views
+    for view in views[:: max(1, len(views) // 20)]:
+        kept = messages.view_to_message(view)
+        fresh = dataclasses.replace(
+            view,
+            cells=tuple(dataclasses.replace(c) for c in view.cells),
+            discard_pile=tuple(dataclasses.replace(c) for c in view.discard_pile),
+        )
+        _same(messages.view_to_message(fresh), kept)
+        other = dataclasses.replace(
+            view,
+            cells=tuple(dataclasses.replace(c, astronaut=not c.astronaut) for c in view.cells),
+            discard_pile=tuple(dataclasses.replace(c, number=99) for c in view.discard_pile),
+        )
+        msg = messages.view_to_message(other)
+        _same(msg, reference_fill(type(msg)(), other))
+        assert msg != kept
