@@ -678,11 +678,6 @@ class Follower:
     async def stop(self) -> None:
         await self._consumer.stop()
 
-    async def __aiter__(self) -> AsyncIterator[LogRecord]:
-        async for fetched in self.fetches():
-            for record in fetched:
-                yield record
-
     async def fetches(self) -> AsyncIterator[list[LogRecord]]:
         """The records of each fetch together, each partition's in offset order (never
         empty): a reader can act on a whole fetch at once."""
