@@ -20,7 +20,7 @@ from services.adapters.game_adapter import (
     next_step_message,
 )
 from services.common.envelope import unpack
-from services.games.codec import from_data, to_data
+from services.games.codec import from_data, from_data_reusing, to_data
 from services.games.contract import Game
 from tabletop.v1 import envelope_pb2, match_pb2, platform_events_pb2
 
@@ -226,12 +226,30 @@ class Projection:
 
 class PublishedMatch:
     """A ``ViewUpdate`` as a gateway holds it: each viewer's view is rendered on its first
-    request and kept with the update (the state is decoded once, for the first view)."""
+    request and kept with the update (the state is decoded once, for the first view).
 
-    def __init__(self, update: match_pb2.ViewUpdate) -> None:
+    Given the match's update before (``before``), the state is decoded reusing what did
+    not change since (``codec.from_data_reusing``): the game's views, which keep what they
+    drew by the identity of the state's parts, then draw only what changed."""
+
+    def __init__(self, update: match_pb2.ViewUpdate, before: PublishedMatch | None = None) -> None:
         self.update = update
-        self._state: tuple[Any] | None = None
+        #: (the state's data, the state) once decoded
+        self._decoded: tuple[Any, Any] | None = None
+        self._before = before._decoded if before is not None else None
         self._views: dict[str, match_pb2.MatchView] = {}
+
+    def _state(self) -> Any:
+        if self._decoded is None:
+            game_name = self.update.summary.game
+            data = json.loads(self.update.state)
+            before, self._before = self._before, None
+            if before is None:
+                state = from_data(_state_type(game_name), data)
+            else:
+                state = from_data_reusing(_state_type(game_name), data, *before)
+            self._decoded = (data, state)
+        return self._decoded[1]
 
     def view(self, viewer: str) -> match_pb2.MatchView | None:
         """None for a viewer that is no seat of the match ("" is the spectator)."""
@@ -242,8 +260,6 @@ class PublishedMatch:
         if viewer and viewer not in summary.players:
             return None
         game, _ = game_and_messages(summary.game)
-        if self._state is None:
-            self._state = (decode_state(summary.game, self.update.state),)
-        view = render_view(summary, self.update.provenance, game, self._state[0], viewer)
+        view = render_view(summary, self.update.provenance, game, self._state(), viewer)
         self._views[viewer] = view
         return view

@@ -151,9 +151,9 @@ def _build_filler(cls: type, descriptor: Any, building: set[tuple[type, Any]]) -
         elif not f.container:
             lines.append(f"    x = o.{n}; m.{n} = {out}")
         elif f.container == "tuple" and f.is_message and is_reused(f.value):
-            namespace[f"w{i}"] = _wire(f.descriptor, namespace[nested])
+            namespace[f"w{i}"] = _joined(_wire(f.descriptor, namespace[nested]))
             lines += [f"    v = o.{n}", "    if v:"]
-            lines.append(f"        m.MergeFromString(b''.join([w{i}(x) for x in v]))")
+            lines.append(f"        m.MergeFromString(w{i}(v))")
         elif f.container == "tuple" and f.is_message:
             lines += [f"    v = o.{n}", "    if v:", f"        add = m.{n}.add"]
             lines.append(f"        for x in v: {nested}(add(), x)")
@@ -207,6 +207,29 @@ def _wire(field: Any, element_filler: Filler) -> Callable[[Any], bytes]:
         return entry
 
     return wire
+
+
+#: tuples of reused elements whose joined encodings ``_joined`` keeps per field
+JOINED_KEPT = 1024
+
+
+def _joined(wire: Callable[[Any], bytes]) -> Callable[[tuple[Any, ...]], bytes]:
+    """The encodings of a tuple's elements joined, kept by the tuple's identity too: a
+    view made from the same parts as the one before shows the very tuple again (a map on
+    which nothing moved, an unchanged hand), and its bytes are those of last time."""
+    kept: dict[int, tuple[tuple[Any, ...], bytes]] = {}
+
+    def joined(items: tuple[Any, ...]) -> bytes:
+        found = kept.get(id(items))
+        if found is not None and found[0] is items:
+            return found[1]
+        data = b"".join([wire(x) for x in items])
+        if len(kept) >= JOINED_KEPT:
+            kept.clear()
+        kept[id(items)] = (items, data)  # the tuple kept alive with its id
+        return data
+
+    return joined
 
 
 def fill(msg: message.Message, obj: Any) -> message.Message:

@@ -345,6 +345,48 @@ def _dataclass_decoder(cls: type) -> Decoder:
     return decode
 
 
+def from_data_reusing(cls: type, data: Any, before_data: Any, before: Any) -> Any:
+    """``from_data(cls, data)`` for a dataclass ``cls``, given ``before`` decoded from
+    ``before_data``: a field whose data equals its data there is ``before``'s own value
+    (the same object), not a copy decoded again. Successive states of a match share what
+    a command did not change, as their folds made them; caches keyed by identity then
+    serve each state as they serve a replay's."""
+    return _reusing_decoder(cls)(data, before_data, before)
+
+
+@functools.cache
+def _reusing_decoder(cls: type) -> Callable[[Any, Any, Any], Any]:
+    plain = _decoder(cls)
+    if not _plain_init(cls):
+        return lambda data, before_data, before: plain(data)
+    hints = _hints(cls)
+    src = _Source()
+    names = [f.name for f in dataclasses.fields(cls)]
+    pairs = []
+    for name in names:
+        value = _decode_expr(hints[name], f"d[{name!r}]", src)
+        if value != f"d[{name!r}]":  # a scalar is its data: nothing to reuse
+            value = f"(p.{name} if d[{name!r}] == q[{name!r}] else {value})"
+        pairs.append(f"{name!r}: {value}")
+    src.namespace.update(
+        new=object.__new__, setattr=object.__setattr__, plain=plain, fields=frozenset(names)
+    )
+    source = "\n".join(
+        [
+            "def decode(d, q, p):",
+            "    if not (d.keys() >= fields and q.keys() >= fields"
+            f" and type(p) is {src.bind(cls)}):",
+            "        return plain(d)",
+            f"    o = new({src.bind(cls)})",
+            f"    setattr(o, '__dict__', {{{', '.join(pairs)}}})",
+            "    return o",
+            "",
+        ]
+    )
+    decode: Callable[[Any, Any, Any], Any] = _compile(source, src.namespace, "decode")
+    return decode
+
+
 def _keyword_decoder(cls: type, hints: dict[str, Any]) -> Decoder:
     """The fields present, by keyword: the others keep their defaults."""
     plan: list[tuple[str, Decoder]] = []

@@ -50,7 +50,8 @@ class ViewStore:
 
     def __init__(self) -> None:
         self._updates: dict[str, match_pb2.ViewUpdate] = {}
-        #: the views rendered from each match's newest update (replaced with it)
+        #: the views rendered from each match's update drawn last (replaced by the next
+        #: update's once that is drawn, which reuses its decoded state)
         self._published: dict[str, PublishedMatch] = {}
         #: bumped on every accepted update, including same-version ones (revealed seeds)
         self._revisions: dict[str, int] = {}
@@ -74,7 +75,8 @@ class ViewStore:
         match_id = update.summary.match_id
         published = self._published.get(match_id)
         if published is None or published.update is not update:
-            published = PublishedMatch(update)
+            # the match's update before, if it was drawn: what did not change is reused
+            published = PublishedMatch(update, published)
             if self._updates.get(match_id) is update:
                 self._published[match_id] = published
         return published.view(viewer)
@@ -113,7 +115,6 @@ class ViewStore:
 
     def _take(self, match_id: str, update: match_pb2.ViewUpdate) -> None:
         self._updates[match_id] = update
-        self._published.pop(match_id, None)
         self._revisions[match_id] = self._revisions.get(match_id, 0) + 1
         signal = self._signals.pop(match_id, None)
         if signal is not None:

@@ -117,17 +117,23 @@ def _card_views(cards: tuple[str, ...]) -> tuple[CardView, ...]:
 #: per card tuple shown (by id, the tuple kept alive here): its faces
 _CARD_TUPLES: dict[int, tuple[tuple[str, ...], tuple[CardView, ...]]] = {}
 
-_last_events_drawn: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+#: Views keep what they drew by the identity of the state's parts it came from, each
+#: entry holding its part alive with its id: per part, so the views of many matches drawn
+#: in turn (a gateway's) each find their own; cleared when full, as ``_CARD_TUPLES``.
+_KEPT = 256
+
+_EVENTS_DRAWN: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def _events_drawn(drawn: tuple[str, ...]) -> tuple[str, ...]:
     """Of a phase-2 draw, the event cards (what a spectator sees of it)."""
-    global _last_events_drawn
-    last = _last_events_drawn
-    if last[0] is drawn:
-        return last[1]
+    kept = _EVENTS_DRAWN.get(id(drawn))
+    if kept is not None and kept[0] is drawn:
+        return kept[1]
     events = tuple(c for c in drawn if c in CONTENT.event_cards)
-    _last_events_drawn = (drawn, events)
+    if len(_EVENTS_DRAWN) >= _KEPT:
+        _EVENTS_DRAWN.clear()
+    _EVENTS_DRAWN[id(drawn)] = (drawn, events)
     return events
 
 
@@ -185,7 +191,8 @@ class _Map:
     cells: tuple[CellView, ...]
 
 
-_last_map: _Map | None = None
+#: by the id of the grid it was drawn from: each match's last map
+_MAPS: dict[int, _Map] = {}
 
 
 def _lying_tanks(state: CrashlandState) -> dict[int, int]:
@@ -201,9 +208,8 @@ def _lying_tanks(state: CrashlandState) -> dict[int, int]:
 def _cells(state: CrashlandState) -> tuple[CellView, ...]:
     """The map's cells as shown; only the cells the astronaut left and entered, and those
     newly explored, are drawn again when nothing else changed since the last view."""
-    global _last_map
-    last = _last_map
     grid, explored, located = state.grid, state.explored, state.located
+    last = _MAPS.get(id(grid))
     collected, astronaut = state.collected, state.astronaut
     if (
         last is not None
@@ -243,34 +249,41 @@ def _cells(state: CrashlandState) -> tuple[CellView, ...]:
         drawn = tuple(
             [_cell(index, card, tank, index == here) for index, (card, tank) in enumerate(shown)]
         )
-    _last_map = _Map(grid, explored, located, collected, astronaut, shown, drawn)
+    if last is None and len(_MAPS) >= _KEPT:
+        _MAPS.clear()
+    _MAPS[id(grid)] = _Map(grid, explored, located, collected, astronaut, shown, drawn)
     return drawn
 
 
-_last_tanks: tuple[dict[int, Position], tuple[int, ...], tuple[TankView, ...]] | None = None
+#: by the id of the located tanks: (them, the collected ones, the tanks as shown)
+_TANKS: dict[int, tuple[dict[int, Position], tuple[int, ...], tuple[TankView, ...]]] = {}
 
 
 def _tanks(state: CrashlandState) -> tuple[TankView, ...]:
-    global _last_tanks
-    last = _last_tanks
     located, collected = state.located, state.collected
-    if last is not None and last[0] is located and last[1] is collected:
-        return last[2]
+    kept = _TANKS.get(id(located))
+    if kept is not None and kept[0] is located and kept[1] is collected:
+        return kept[2]
     tanks = tuple(TankView(n, located.get(n), n in collected) for n in CONTENT.tank_numbers)
-    _last_tanks = (located, collected, tanks)
+    if len(_TANKS) >= _KEPT:
+        _TANKS.clear()
+    _TANKS[id(located)] = (located, collected, tanks)
     return tanks
 
 
-_last_spaceship: tuple[tuple[str, ...], Position | None] | None = None
+#: by the id of the grid: (it, the spaceship's position)
+_SPACESHIPS: dict[int, tuple[tuple[str, ...], Position | None]] = {}
 
 
 def _spaceship(state: CrashlandState) -> Position | None:
-    global _last_spaceship
-    last = _last_spaceship
-    if last is not None and last[0] is state.grid:
-        return last[1]
+    grid = state.grid
+    kept = _SPACESHIPS.get(id(grid))
+    if kept is not None and kept[0] is grid:
+        return kept[1]
     found = spaceship_position(state)
-    _last_spaceship = (state.grid, found)
+    if len(_SPACESHIPS) >= _KEPT:
+        _SPACESHIPS.clear()
+    _SPACESHIPS[id(grid)] = (grid, found)
     return found
 
 

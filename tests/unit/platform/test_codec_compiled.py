@@ -239,6 +239,60 @@ def test_every_value_met_in_playouts_encodes_and_decodes_as_the_generic_walk(nam
         _same_value(decoded, value)
 
 
+@pytest.mark.parametrize("name", sorted(all_games()))
+def test_a_state_decoded_after_the_one_before_is_its_plain_decoding_sharing_what_is_equal(
+    name: str,
+) -> None:
+    """``from_data_reusing`` gives what ``from_data`` gives, types and all; a field whose
+    data did not change is the state before's own object, one that changed is not."""
+    game = all_games()[name]
+    players = [f"p{i}" for i in range(game.min_players)]
+    playout = play(game, players, {}, {p: random_policy(i) for i, p in enumerate(players)}, seed=3)
+    state = game.initial_state()
+    before_data = json.loads(_json(codec.to_data(state)))
+    before = codec.from_data(type(state), before_data)
+    shared = changed = 0
+    for event in playout.events:
+        state = game.evolve(state, event)
+        data = json.loads(_json(codec.to_data(state)))
+        decoded = codec.from_data_reusing(type(state), data, before_data, before)
+        _same_value(decoded, codec.from_data(type(state), data))
+        for f in dataclasses.fields(state):
+            ours, theirs = getattr(decoded, f.name), getattr(before, f.name)
+            if isinstance(ours, (int, str, float, bool, enum.Enum, type(None))):
+                continue  # scalars are their data: nothing to share
+            if data[f.name] == before_data[f.name]:
+                assert ours is theirs, f.name
+                shared += 1
+            else:
+                assert ours is not theirs, f.name
+                changed += 1
+        before_data, before = data, decoded
+    assert shared and changed
+
+
+@dataclass(frozen=True)
+class Bag:
+    leaves: tuple[Leaf, ...] = ()
+
+
+@dataclass(frozen=True)
+class OtherBag:
+    leaves: tuple[Leaf, ...] = ()
+
+
+def test_nothing_is_shared_with_another_kind_of_value_or_with_data_missing_the_field() -> None:
+    data = {"leaves": [{"x": 1, "ratio": 0.25}]}
+    other = OtherBag((Leaf(1, 0.25),))
+    decoded = codec.from_data_reusing(Bag, data, data, other)
+    _same_value(decoded, Bag((Leaf(1, 0.25),)))
+    assert decoded.leaves is not other.leaves
+    bag = Bag((Leaf(1, 0.25),))
+    decoded = codec.from_data_reusing(Bag, data, {}, bag)  # written before the field
+    _same_value(decoded, bag)
+    assert decoded.leaves is not bag.leaves
+
+
 # -- shapes the games may not meet ----------------------------------------------------------
 class Colour(enum.StrEnum):
     RED = "red"

@@ -311,3 +311,5 @@ def test_reused_elements_and_fresh_ones_of_the_same_or_other_content_fill_alike(
         msg = messages.view_to_message(other)
         _same(msg, reference_fill(type(msg)(), other))
         assert msg != kept
+        # the very tuples again, after others: their joined encodings are kept by identity
+        _same(messages.view_to_message(view), kept)

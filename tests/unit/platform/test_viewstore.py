@@ -4,13 +4,16 @@ each viewer's view rendered from the newest update once, on request."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncIterator
 
 import pytest
 
 from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection, PublishedMatch
+from services.adapters.projection import Projection, PublishedMatch, encode_state
 from services.common.envelope import Cause, make_envelope
+from services.games.playout import play, random_policy
+from services.games.registry import all_games
 from services.gateway import viewstore
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import match_pb2
@@ -68,6 +71,35 @@ def test_a_published_view_is_the_view_the_projection_renders() -> None:
     )
     for viewer in ("ann", "bob", ""):
         assert published.view(viewer) == projection.view_for(viewer)
+
+
+def _playout_updates(match_id: str, seed: int) -> list[match_pb2.ViewUpdate]:
+    """A Crashland playout's updates, as the projector publishes them."""
+    game = all_games()["crashland"]
+    playout = play(game, ["p1"], {}, {"p1": random_policy(seed)}, seed=seed)
+    state, updates = game.initial_state(), []
+    for version, event in enumerate(playout.events, start=1):
+        state = game.evolve(state, event)
+        summary = match_pb2.MatchSummary(
+            match_id=match_id, game="crashland", version=version, players=["p1"]
+        )
+        updates.append(match_pb2.ViewUpdate(summary=summary, state=encode_state(state).encode()))
+    return updates
+
+
+async def test_matches_drawn_in_turn_show_the_views_a_fresh_decoding_shows() -> None:
+    """Each update's state is decoded reusing the one drawn before it (and the game's
+    views keep what they drew per match): two matches drawn in turn, version by version,
+    show for each update the view that decoding it alone shows."""
+    store = ViewStore()
+    first, second = _playout_updates("m1", 1), _playout_updates("m2", 2)
+    for pair in itertools.zip_longest(first, second):
+        for update in pair:
+            if update is None:
+                continue
+            await store.put(update)
+            for viewer in ("p1", ""):
+                assert store.view(update, viewer) == PublishedMatch(update).view(viewer)
 
 
 async def test_an_older_update_never_replaces_a_newer_one() -> None:
