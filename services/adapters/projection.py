@@ -234,9 +234,12 @@ class PublishedMatch:
 
     def __init__(self, update: match_pb2.ViewUpdate, before: PublishedMatch | None = None) -> None:
         self.update = update
-        #: (the state's data, the state) once decoded
+        #: (the state's data, the state) once decoded; no data for a finished match (no
+        #: update follows to reuse it, and a gateway keeps every match's last update)
         self._decoded: tuple[Any, Any] | None = None
         self._before = before._decoded if before is not None else None
+        if self._before is not None and self._before[0] is None:
+            self._before = None
         self._views: dict[str, match_pb2.MatchView] = {}
 
     def _state(self) -> Any:
@@ -248,7 +251,8 @@ class PublishedMatch:
                 state = from_data(_state_type(game_name), data)
             else:
                 state = from_data_reusing(_state_type(game_name), data, *before)
-            self._decoded = (data, state)
+            finished = self.update.summary.status == match_pb2.MATCH_STATUS_FINISHED
+            self._decoded = (None if finished else data, state)
         return self._decoded[1]
 
     def view(self, viewer: str) -> match_pb2.MatchView | None:

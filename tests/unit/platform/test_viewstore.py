@@ -102,6 +102,22 @@ async def test_matches_drawn_in_turn_show_the_views_a_fresh_decoding_shows() -> 
                 assert store.view(update, viewer) == PublishedMatch(update).view(viewer)
 
 
+def test_a_finished_match_keeps_no_data_for_a_next_update() -> None:
+    """A gateway keeps every match's last update drawn: the data kept to decode the next
+    one (~9 KB for Crashland) is dropped once the match is over."""
+    *_, last = _playout_updates("m1", 1)
+    assert last.summary.status != match_pb2.MATCH_STATUS_FINISHED
+    playing = PublishedMatch(last)
+    playing.view("p1")
+    assert playing._decoded is not None and playing._decoded[0] is not None
+    over = match_pb2.ViewUpdate()
+    over.CopyFrom(last)
+    over.summary.status = match_pb2.MATCH_STATUS_FINISHED
+    finished = PublishedMatch(over, playing)
+    assert finished.view("p1") == PublishedMatch(over).view("p1")
+    assert finished._decoded is not None and finished._decoded[0] is None
+
+
 async def test_an_older_update_never_replaces_a_newer_one() -> None:
     store = ViewStore()
     await store.put(update("m", 5))
