@@ -73,26 +73,34 @@ def test_a_published_view_is_the_view_the_projection_renders() -> None:
         assert published.view(viewer) == projection.view_for(viewer)
 
 
-def _playout_updates(match_id: str, seed: int) -> list[match_pb2.ViewUpdate]:
-    """A Crashland playout's updates, as the projector publishes them."""
-    game = all_games()["crashland"]
-    playout = play(game, ["p1"], {}, {"p1": random_policy(seed)}, seed=seed)
+def _playout_updates(
+    match_id: str, seed: int, game_name: str = "crashland"
+) -> list[match_pb2.ViewUpdate]:
+    """A playout's updates, as the projector publishes them."""
+    game = all_games()[game_name]
+    players = [f"p{i + 1}" for i in range(game.min_players)]
+    policies = {p: random_policy(seed * 10 + i) for i, p in enumerate(players)}
+    playout = play(game, players, {}, policies, seed=seed)
     state, updates = game.initial_state(), []
     for version, event in enumerate(playout.events, start=1):
         state = game.evolve(state, event)
         summary = match_pb2.MatchSummary(
-            match_id=match_id, game="crashland", version=version, players=["p1"]
+            match_id=match_id, game=game_name, version=version, players=players
         )
         updates.append(match_pb2.ViewUpdate(summary=summary, state=encode_state(state).encode()))
     return updates
 
 
-async def test_matches_drawn_in_turn_show_the_views_a_fresh_decoding_shows() -> None:
+@pytest.mark.parametrize("game_name", sorted(all_games()))
+async def test_matches_drawn_in_turn_show_the_views_a_fresh_decoding_shows(
+    game_name: str,
+) -> None:
     """Each update's state is decoded reusing the one drawn before it (and the game's
     views keep what they drew per match): two matches drawn in turn, version by version,
     show for each update the view that decoding it alone shows."""
     store = ViewStore()
-    first, second = _playout_updates("m1", 1), _playout_updates("m2", 2)
+    first = _playout_updates("m1", 1, game_name)
+    second = _playout_updates("m2", 2, game_name)
     for pair in itertools.zip_longest(first, second):
         for update in pair:
             if update is None:
