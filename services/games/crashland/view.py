@@ -12,6 +12,7 @@ from services.games.crashland.model import Axis, MapKind, Phase, Position, Syste
 from services.games.crashland.rules import next_step, spaceship_position
 from services.games.crashland.state import CrashlandState
 from services.games.frozen import quick_init, reused
+from services.games.identity import ByIdentity
 
 
 @reused  # card_view makes each card's face once
@@ -104,36 +105,28 @@ _CARDS: dict[str, CardView] = {}
 def _card_views(cards: tuple[str, ...]) -> tuple[CardView, ...]:
     """The faces of ``cards``, kept while the same tuple is shown (a hand, the uplink, the
     discard pile or the last draw changes on few folds)."""
-    kept = _CARD_TUPLES.get(id(cards))
-    if kept is not None and kept[0] is cards:
-        return kept[1]
-    faces = tuple([card_view(c) for c in cards])
-    if len(_CARD_TUPLES) >= 256:
-        _CARD_TUPLES.clear()
-    _CARD_TUPLES[id(cards)] = (cards, faces)  # the tuple kept alive with its id
+    faces = _CARD_TUPLES.get(cards, None)
+    if faces is None:
+        faces = _CARD_TUPLES.put(cards, tuple([card_view(c) for c in cards]))
     return faces
 
 
-#: per card tuple shown (by id, the tuple kept alive here): its faces
-_CARD_TUPLES: dict[int, tuple[tuple[str, ...], tuple[CardView, ...]]] = {}
-
-#: Views keep what they drew by the identity of the state's parts it came from, each
-#: entry holding its part alive with its id: per part, so the views of many matches drawn
-#: in turn (a gateway's) each find their own; cleared when full, as ``_CARD_TUPLES``.
+#: What the view drew, by the identity of the state's part it came from: one entry per
+#: part, so the views of many matches drawn in turn (a gateway's) each find their own.
 _KEPT = 256
 
-_EVENTS_DRAWN: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+#: per card tuple shown: its faces
+_CARD_TUPLES: ByIdentity[tuple[CardView, ...]] = ByIdentity(_KEPT)
+
+#: per phase-2 draw: its event cards
+_EVENTS_DRAWN: ByIdentity[tuple[str, ...]] = ByIdentity(_KEPT)
 
 
 def _events_drawn(drawn: tuple[str, ...]) -> tuple[str, ...]:
     """Of a phase-2 draw, the event cards (what a spectator sees of it)."""
-    kept = _EVENTS_DRAWN.get(id(drawn))
-    if kept is not None and kept[0] is drawn:
-        return kept[1]
-    events = tuple(c for c in drawn if c in CONTENT.event_cards)
-    if len(_EVENTS_DRAWN) >= _KEPT:
-        _EVENTS_DRAWN.clear()
-    _EVENTS_DRAWN[id(drawn)] = (drawn, events)
+    events = _EVENTS_DRAWN.get(drawn, None)
+    if events is None:
+        events = _EVENTS_DRAWN.put(drawn, tuple(c for c in drawn if c in CONTENT.event_cards))
     return events
 
 
@@ -191,8 +184,8 @@ class _Map:
     cells: tuple[CellView, ...]
 
 
-#: by the id of the grid it was drawn from: each match's last map
-_MAPS: dict[int, _Map] = {}
+#: per grid (one a match): the match's map last drawn
+_MAPS: ByIdentity[_Map] = ByIdentity(_KEPT)
 
 
 def _lying_tanks(state: CrashlandState) -> dict[int, int]:
@@ -209,11 +202,10 @@ def _cells(state: CrashlandState) -> tuple[CellView, ...]:
     """The map's cells as shown; only the cells the astronaut left and entered, and those
     newly explored, are drawn again when nothing else changed since the last view."""
     grid, explored, located = state.grid, state.explored, state.located
-    last = _MAPS.get(id(grid))
+    last = _MAPS.get(grid, None)
     collected, astronaut = state.collected, state.astronaut
     if (
         last is not None
-        and last.grid is grid
         and last.located is located
         and last.collected is collected
         and (last.explored is explored or last.explored < explored)
@@ -249,41 +241,33 @@ def _cells(state: CrashlandState) -> tuple[CellView, ...]:
         drawn = tuple(
             [_cell(index, card, tank, index == here) for index, (card, tank) in enumerate(shown)]
         )
-    if last is None and len(_MAPS) >= _KEPT:
-        _MAPS.clear()
-    _MAPS[id(grid)] = _Map(grid, explored, located, collected, astronaut, shown, drawn)
+    _MAPS.put(grid, _Map(grid, explored, located, collected, astronaut, shown, drawn))
     return drawn
 
 
-#: by the id of the located tanks: (them, the collected ones, the tanks as shown)
-_TANKS: dict[int, tuple[dict[int, Position], tuple[int, ...], tuple[TankView, ...]]] = {}
+#: per located tanks: (the collected ones, the tanks as shown)
+_TANKS: ByIdentity[tuple[tuple[int, ...], tuple[TankView, ...]]] = ByIdentity(_KEPT)
 
 
 def _tanks(state: CrashlandState) -> tuple[TankView, ...]:
     located, collected = state.located, state.collected
-    kept = _TANKS.get(id(located))
-    if kept is not None and kept[0] is located and kept[1] is collected:
-        return kept[2]
+    kept = _TANKS.get(located, None)
+    if kept is not None and kept[0] is collected:
+        return kept[1]
     tanks = tuple(TankView(n, located.get(n), n in collected) for n in CONTENT.tank_numbers)
-    if len(_TANKS) >= _KEPT:
-        _TANKS.clear()
-    _TANKS[id(located)] = (located, collected, tanks)
+    _TANKS.put(located, (collected, tanks))
     return tanks
 
 
-#: by the id of the grid: (it, the spaceship's position)
-_SPACESHIPS: dict[int, tuple[tuple[str, ...], Position | None]] = {}
+#: per grid: the spaceship's position
+_SPACESHIPS: ByIdentity[Position | None] = ByIdentity(_KEPT)
+_UNKNOWN = Position(-1, -1)
 
 
 def _spaceship(state: CrashlandState) -> Position | None:
-    grid = state.grid
-    kept = _SPACESHIPS.get(id(grid))
-    if kept is not None and kept[0] is grid:
-        return kept[1]
-    found = spaceship_position(state)
-    if len(_SPACESHIPS) >= _KEPT:
-        _SPACESHIPS.clear()
-    _SPACESHIPS[id(grid)] = (grid, found)
+    found = _SPACESHIPS.get(state.grid, _UNKNOWN)
+    if found is _UNKNOWN:
+        found = _SPACESHIPS.put(state.grid, spaceship_position(state))
     return found
 
 
