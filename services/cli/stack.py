@@ -36,21 +36,52 @@ SECRET_NAMES = ("TABLETOP_SECRET", "TABLETOP_TOKEN_KEY", "TABLETOP_PEER_TOKEN")
 ORDER = ("dice", "decks", "scoring", "board", "projector", "gateway")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+#: where the kernel says its ephemeral range is (the ports it picks for outgoing connections)
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+#: how many ports below that range a stack picks its servers' ports from
+_LISTEN_SPAN = 12_000
+
+
+def listen_range() -> range:
+    """Ports for servers a stack starts later: below the kernel's ephemeral range.
+
+    A port bound to 0 and released comes from the ephemeral range, and until the server
+    binds it again any outgoing connection (a started service's Kafka client) may take it:
+    the server then fails to bind. No connection takes a port below that range."""
+    try:
+        low = int(_EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768  # Linux's default
+    return range(max(1024, low - _LISTEN_SPAN), low)
 
 
 def free_ports(count: int) -> list[int]:
-    """``count`` distinct free ports: held open together while they are picked, since the
-    kernel may hand a port just released by ``free_port`` out again at once (two services
-    of one stack on one port: one fails to bind, and its probe reaches the other)."""
+    """``count`` distinct ports that are free now, outside the ephemeral range when it leaves
+    room below it; held open together while they are picked, so none is picked twice."""
+    candidates = listen_range()
+    # from a random place on, so that two stacks started at once rarely try the same ports
+    start = secrets.randbelow(len(candidates)) if candidates else 0
+    order = (candidates[(start + i) % len(candidates)] for i in range(len(candidates)))
     with contextlib.ExitStack() as held:
-        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in sockets]
+        picked: list[int] = []
+        for port in order:
+            if len(picked) == count:
+                break
+            s = held.enter_context(socket.socket())
+            try:
+                s.bind(("", port))  # every address: services listen on 0.0.0.0
+            except OSError:
+                continue  # a server listens there already
+            picked.append(port)
+        while len(picked) < count:  # no room below the ephemeral range: let the kernel pick
+            s = held.enter_context(socket.socket())
+            s.bind(("", 0))
+            picked.append(int(s.getsockname()[1]))
+        return picked
+
+
+def free_port() -> int:
+    return free_ports(1)[0]
 
 
 def default_bootstrap() -> str:

@@ -21,13 +21,14 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from services.cli.stack import free_ports
 
 from .procstat import snapshot, usage
 from .stats import Figure, figure
@@ -128,20 +129,13 @@ def installed_version(project: Path) -> str:
 
 
 # -- one server, several loads ---------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class PeerServer:
     """``node server.js`` with one storage; FlatFile writes into its own temporary folder."""
 
     def __init__(self, project: Path, storage: Storage) -> None:
         self.project = project
         self.storage = storage
-        self.port = _free_port()
-        self.api_port = _free_port()
+        self.port, self.api_port = free_ports(2)
         self.data = Path(tempfile.mkdtemp(prefix=f"tabletop-peer-{storage}-"))
         self.process: asyncio.subprocess.Process | None = None
 

@@ -33,7 +33,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from deploy.image import context, metadata
 from deploy.image.run_spec import ContainerSpec, Probe, container_specs, local_env, podman_args
 from services.cli.client import GatewayClient
-from services.cli.stack import ORDER, free_port
+from services.cli.stack import ORDER, free_ports
 from services.common.eventlog import create_topics
 from services.common.topics import topic_specs
 from tests.integration.helpers import delete_topics, play_bot_match
@@ -168,7 +168,8 @@ def running(
     # Asked for only now: a session fixture would be set up (Kafka started) before the
     # image fixture had a chance to skip.
     kafka: str = request.getfixturevalue("kafka")
-    port_map = {port: free_port() for spec in specs.values() for port in spec.ports.values()}
+    container_ports = [port for spec in specs.values() for port in spec.ports.values()]
+    port_map = dict(zip(container_ports, free_ports(len(container_ports)), strict=True))
     run_id = uuid.uuid4().hex[:8]
     prefix = f"img{run_id}."
     partitions = int(specs["gateway"].env["TABLETOP_TOPIC_PARTITIONS"])
@@ -311,7 +312,7 @@ def test_sigterm_stops_a_container_that_is_still_starting(
         accepting = threading.Thread(target=lambda: held.append(silent.accept()[0]), daemon=True)
         accepting.start()
         spec = specs["dice"]
-        port_map = {p: free_port() for p in spec.ports.values()} | {
+        port_map = dict(zip(spec.ports.values(), free_ports(len(spec.ports)), strict=True)) | {
             p: 1 for s in specs.values() for p in s.ports.values() if p not in spec.ports.values()
         }
         env = local_env(spec, port_map, f"127.0.0.1:{silent.getsockname()[1]}", "unused.")

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from services.cli.stack import free_port
 from services.common.config import DEFAULT_PORTS
 from tests.unit.deploy.deploy_support import ROOT, tool
 
@@ -37,13 +38,6 @@ class _Metrics(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture
@@ -80,7 +74,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     return {
         **os.environ,
         "PROMETHEUS_HOME": str(tmp_path / "prometheus"),
-        "PROMETHEUS_PORT": str(_free_port()),
+        "PROMETHEUS_PORT": str(free_port()),
     }
 
 
