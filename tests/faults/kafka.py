@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.cli.stack import free_port
+from services.cli.stack import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "deploy/kafka/kafka.sh"
@@ -37,7 +37,7 @@ class PrivateKafka:
             if not link.exists():
                 link.symlink_to(jar.resolve())
         (libs / ".complete").touch()  # kafka.sh fetches nothing when this is fresh
-        return cls(home, free_port(), free_port())
+        return cls(home, *free_ports(2))
 
     @property
     def bootstrap(self) -> str:

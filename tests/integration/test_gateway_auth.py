@@ -24,7 +24,7 @@ import grpc
 import pytest
 
 from services.cli.client import CREATOR, GatewayClient
-from services.cli.stack import Stack, free_port
+from services.cli.stack import Stack, free_ports
 from services.gateway.auth import Role, Tokens
 from tabletop.v1 import (
     board_pb2,
@@ -322,7 +322,8 @@ def _second_gateway(stack: Stack, run_dir: Path, env: dict[str, str]) -> Stack:
     """Another gateway in front of the same peers, with the same secrets and its own env."""
     shutil.copy(stack.run_dir / "secrets.env", run_dir / "secrets.env")
     ports = dict(stack.ports)
-    ports["gateway"] = (free_port(), free_port())
+    grpc_port, metrics_port = free_ports(2)
+    ports["gateway"] = (grpc_port, metrics_port)
     return Stack(
         run_dir,
         kafka_bootstrap=stack.kafka_bootstrap,

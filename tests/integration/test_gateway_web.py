@@ -20,7 +20,7 @@ from google.protobuf.message import Message
 
 from services.cli.client import GatewayClient, TokenStore
 from services.cli.main import main as cli_main
-from services.cli.stack import Stack, free_port
+from services.cli.stack import Stack, free_ports
 from services.games.contract import Game
 from services.games.registry import get_game
 from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
@@ -178,7 +178,8 @@ def test_the_web_port_speaks_tls_with_the_gateway_certificate(
     )  # fmt: skip
     shutil.copy(stack.run_dir / "secrets.env", run_dir / "secrets.env")
     ports = dict(stack.ports)
-    ports["gateway"] = (free_port(), free_port())
+    grpc_port, metrics_port, web_port = free_ports(3)
+    ports["gateway"] = (grpc_port, metrics_port)
     tls = Stack(
         run_dir,
         kafka_bootstrap=stack.kafka_bootstrap,
@@ -186,7 +187,7 @@ def test_the_web_port_speaks_tls_with_the_gateway_certificate(
         partitions=stack.partitions,
         ports=ports,
         extra_env={"TABLETOP_TLS_CERT": str(cert), "TABLETOP_TLS_KEY": str(key)},
-        web_port=free_port(),
+        web_port=web_port,
     )
     tls.start("gateway")
     https = f"https://127.0.0.1:{tls.web_port}/"
