@@ -13,8 +13,10 @@ PlayMatch streams, any other ``KEY=VALUE`` is set in the services' environment
 (``TABLETOP_`` is added when missing). Each round starts a fresh ephemeral stack per
 variant and runs the bots at each level (warm-up, then the measured window), as ``make
 bench`` does. Prints, per variant and level, medians over the rounds: acknowledged
-actions/s, ack and view p50/p99, and CPU ms per acknowledged action per process. Never
-part of ``make test``.
+actions/s, ack and view p50/p99, and CPU ms per acknowledged action per process; then,
+for each variant after the first, its ratios to the first round by round, with a sign
+test (``tests/bench/paired.py``): how far to trust the medians. Never part of ``make
+test``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pathlib import Path
 from services.cli.stack import ORDER
 
 from .bots import LoadResult, run_load
+from .paired import FIGURES, paired
 from .procstat import kafka_pid
 from .stats import percentile
 from .suite import BENCH_MATCH_IDLE_S, ephemeral_stack
@@ -136,6 +139,10 @@ def main() -> None:
     args = parser.parse_args()
     levels = [int(v) for v in args.levels.split(",")]
     samples: dict[str, dict[int, list[dict[str, float]]]] = {v.name: {} for v in args.variant}
+    #: variant → level → round → its row (None: that round failed), for the paired view
+    by_round: dict[str, dict[int, list[dict[str, float] | None]]] = {
+        v.name: {level: [None] * args.rounds for level in levels} for v in args.variant
+    }
     for round_ in range(args.rounds):
         # Every other round in reverse order: the variant measured second in a round ran
         # 2-15% slower with identical code (4 rounds of two same variants: 673 against
@@ -149,6 +156,7 @@ def main() -> None:
                 continue
             for level, row in figures.items():
                 samples[variant.name].setdefault(level, []).append(row)
+                by_round[variant.name][level][round_] = row
                 brief = ", ".join(
                     f"{k} {row[k]:.1f}" for k in ("actions/s", "view p50", "view p99", "cpu stack")
                 )
@@ -165,6 +173,17 @@ def main() -> None:
                 values = [r[key] for r in samples[variant.name].get(level, []) if key in r]
                 cells.append(f"{statistics.median(values):14.2f}" if values else f"{'-':>14}")
             print(f"{key:24}" + "".join(cells))
+        base = args.variant[0]
+        for variant in args.variant[1:]:
+            print(f"\n{variant.name} ÷ {base.name}, round by round (each round's pair):")
+            for figure, higher_is_better in FIGURES.items():
+                result = paired(
+                    by_round[base.name][level],
+                    by_round[variant.name][level],
+                    figure,
+                    higher_is_better,
+                )
+                print(f"  {result.line()}")
     sys.stdout.flush()
 
 
