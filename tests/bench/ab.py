@@ -14,9 +14,9 @@ PlayMatch streams, any other ``KEY=VALUE`` is set in the services' environment
 variant and runs the bots at each level (warm-up, then the measured window), as ``make
 bench`` does. Prints, per variant and level, medians over the rounds: acknowledged
 actions/s, ack and view p50/p99, and CPU ms per acknowledged action per process; then,
-for each variant after the first, its ratios to the first round by round, with a sign
-test (``tests/bench/paired.py``): how far to trust the medians. Never part of ``make
-test``.
+for each variant after the first, its ratio to the first variant in each round, with a
+sign test (``tests/bench/paired.py``): how far to trust the medians. Never part of
+``make test``.
 """
 
 from __future__ import annotations
