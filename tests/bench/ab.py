@@ -138,8 +138,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write every sample here")
     args = parser.parse_args()
     levels = [int(v) for v in args.levels.split(",")]
-    samples: dict[str, dict[int, list[dict[str, float]]]] = {v.name: {} for v in args.variant}
-    #: variant → level → round → its row (None: that round failed), for the paired view
+    #: variant → level → round → its row (None: that round failed)
     by_round: dict[str, dict[int, list[dict[str, float] | None]]] = {
         v.name: {level: [None] * args.rounds for level in levels} for v in args.variant
     }
@@ -155,12 +154,15 @@ def main() -> None:
                 print(f"round {round_ + 1} {variant.name}: failed ({error})", flush=True)
                 continue
             for level, row in figures.items():
-                samples[variant.name].setdefault(level, []).append(row)
                 by_round[variant.name][level][round_] = row
                 brief = ", ".join(
                     f"{k} {row[k]:.1f}" for k in ("actions/s", "view p50", "view p99", "cpu stack")
                 )
                 print(f"round {round_ + 1} {variant.name} @{level}: {brief}", flush=True)
+    samples = {
+        name: {level: [r for r in rows if r is not None] for level, rows in levels_.items()}
+        for name, levels_ in by_round.items()
+    }
     if args.json:
         args.json.write_text(json.dumps(samples, indent=1))
     keys = sorted({k for v in samples.values() for rows in v.values() for r in rows for k in r})
