@@ -328,27 +328,35 @@ class EventLog:
         began = -self.commit_interval
         while True:
             await self._wake.wait()
-            # Paced: a transaction costs the broker and this client ~2-4 ms of CPU whatever
-            # it carries, so one begun within the interval after the last waits for the rest
-            # of it, gathering what arrives meanwhile, unless every match that appended of
-            # late is waiting in it already (``_all_in``). An idle log commits at once.
-            pause = began + self.commit_interval - loop.time()
-            while pause > 0 and not self._all_in(loop.time()):
-                self._arrived.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._arrived.wait(), pause)
-                pause = began + self.commit_interval - loop.time()
             self._wake.clear()
-            began = loop.time()
-            batches, self._pending = self._pending, []
-            if not batches:
+            if not self._pending:  # taken by the transaction that was open when it arrived
                 continue
-            TRANSACTION_BATCHES.labels(self.topic).observe(len(batches))
+            batches: list[Batch] = []
             sent: list[list[asyncio.Future[object]]] = []
             try:
                 async with self._producer.transaction():
-                    for records, _ in batches:
-                        sent.append([await self._send(record) for record in records])
+                    # Paced: a transaction costs the broker and this client ~2-4 ms of CPU
+                    # whatever it carries, so one begun within the interval after the last
+                    # waits for the rest of it, gathering what arrives meanwhile, unless
+                    # every match that appended of late is waiting in it already
+                    # (``_all_in``). An idle log commits at once. The transaction is open
+                    # while it gathers: the partitions it will write are registered with
+                    # the coordinator (AddPartitionsToTxn, a round trip and a write of the
+                    # broker's transaction log) and each append's records go to the
+                    # producer as they arrive, so the end of the interval leaves only the
+                    # produce request and the commit to wait for.
+                    self._expect(self._recent)
+                    await self._gather(batches, sent)
+                    pause = began + self.commit_interval - loop.time()
+                    while pause > 0 and not self._all_in(loop.time(), len(batches)):
+                        self._arrived.clear()
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(self._arrived.wait(), pause)
+                        await self._gather(batches, sent)
+                        pause = began + self.commit_interval - loop.time()
+                    began = loop.time()
+                    await self._gather(batches, sent)
+                    TRANSACTION_BATCHES.labels(self.topic).observe(len(batches))
             except Exception as error:  # every batch of the failed transaction fails
                 self._failed(error)
                 for _, done in batches:
@@ -359,23 +367,42 @@ class EventLog:
                 if not done.done():  # the commit flushed every record: all resolved
                     done.set_result([future.result() for future in futures])
 
+    async def _gather(self, batches: list[Batch], sent: list[list[asyncio.Future[object]]]) -> None:
+        """Send the appends waiting into the open transaction (they are its batches now)."""
+        while self._pending:
+            taken, self._pending = self._pending, []
+            for batch in taken:
+                batches.append(batch)
+                sent.append([await self._send(record) for record in batch[0]])
+
+    def _expect(self, matches: Mapping[str, float]) -> None:
+        """Add the partitions of ``matches`` to the open transaction ahead of their records
+        (aiokafka adds a partition with its first record; its transaction manager is
+        what the producer itself calls, version pinned in pyproject.toml)."""
+        if not self.commit_interval:
+            return
+        manager = self._producer._txn_manager
+        for partition in {self.partition_of(match_id) for match_id in matches}:
+            manager.maybe_add_partition_to_txn(TopicPartition(self.topic, partition))
+
     def finished(self, match_id: str) -> None:
         """``match_id`` appends no more commands: no transaction waits for it."""
         self._recent.pop(match_id, None)
 
-    def _all_in(self, now: float) -> bool:
+    def _all_in(self, now: float, gathered: int) -> bool:
         """Whether each match that appended within the last ``RECENT_INTERVALS`` intervals
-        has an append waiting. A match appends one command at a time (its lock, and its
-        player waits for the answer), so then no append is on its way that waiting could
-        gather, only one from a match idle until now: one match alone paid the whole
-        interval on every command (20 ms of its ~22), where many share it."""
+        has an append waiting (``gathered`` of them in the open transaction already). A
+        match appends one command at a time (its lock, and its player waits for the
+        answer), so then no append is on its way that waiting could gather, only one from a
+        match idle until now: one match alone paid the whole interval on every command (20
+        ms of its ~22), where many share it."""
         recent, horizon = self._recent, now - RECENT_INTERVALS * self.commit_interval
         while recent:
             match_id, at = next(iter(recent.items()))
             if at >= horizon:
                 break
             del recent[match_id]
-        return len(recent) <= len(self._pending)
+        return len(recent) <= gathered + len(self._pending)
 
     async def read_tail(self, partition: int, start: int) -> list[LogRecord]:
         """Every committed record of ``partition`` from offset ``start`` to the end as of

@@ -205,6 +205,62 @@ def test_a_paced_commit_waits_no_longer_once_every_recent_match_is_in(kafka: str
     assert (transactions, appends) == (1, 3)
 
 
+async def _matches_in(kafka: str, topic: str, isolation: str) -> set[str]:
+    """The match ids (record keys) a consumer with ``isolation`` reads in ``topic`` now."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=kafka, isolation_level=isolation, enable_auto_commit=False
+    )
+    await consumer.start()
+    try:
+        partitions = [TopicPartition(topic, p) for p in range(3)]
+        consumer.assign(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        ends = await consumer.end_offsets(partitions)
+        seen: set[str] = set()
+        while [tp for tp, end in ends.items() if await consumer.position(tp) < end]:
+            for records in (await consumer.getmany(timeout_ms=500)).values():
+                seen.update(record.key.decode() for record in records if record.key)
+        return seen
+    finally:
+        await consumer.stop()
+
+
+def test_a_paced_transaction_sends_what_it_gathers_before_it_commits(kafka: str) -> None:
+    """While a paced transaction waits out its interval it is open already: its partitions
+    are added and each append's records go to the broker as they arrive (a read_uncommitted
+    consumer sees them), so its end leaves only the commit; nothing is committed before
+    (a read_committed consumer sees none of them until then)."""
+
+    async def run() -> tuple[set[str], set[str], set[str]]:
+        topic = await fresh_topic(kafka)
+        log = EventLog(
+            kafka, topic, transactional_id=f"{topic}-writer", commit_interval_ms=3_600_000
+        )
+        await log.start()
+        try:
+            await log.append(batch("a", 1, 1))  # a transaction begins: the next is paced
+            b_and_c = [asyncio.create_task(log.append(batch(m, 1, 1))) for m in ("b", "c")]
+            sent: set[str] = set()
+            for _ in range(50):  # they go out after the producer's linger (20 ms)
+                await asyncio.sleep(0.1)
+                sent = await _matches_in(kafka, topic, "read_uncommitted")
+                if {"b", "c"} <= sent:
+                    break
+            committed_while_open = await _matches_in(kafka, topic, "read_committed")
+            assert not any(t.done() for t in b_and_c)  # still waiting for a's next append
+            await asyncio.wait_for(log.append(batch("a", 2, 1)), 10)
+            await asyncio.wait_for(asyncio.gather(*b_and_c), 10)
+            committed = await _matches_in(kafka, topic, "read_committed")
+        finally:
+            await log.stop()
+        return sent, committed_while_open, committed
+
+    sent, committed_while_open, committed = asyncio.run(run())
+    assert {"b", "c"} <= sent
+    assert committed_while_open == {"a"}
+    assert committed == {"a", "b", "c"}
+
+
 def test_range_reads_on_kept_consumers_return_exactly_their_range(kafka: str) -> None:
     """Finished matches are read back by consumers kept between reads: every read, on any
     partition, in any order, concurrent or not, returns its range's records and no other
