@@ -9,7 +9,8 @@ Use an even number of rounds: the order of the variants alternates from round to
 A variant is ``NAME[:KEY=VALUE,...]``: ``tree=PATH`` runs the services from another
 checkout (its ``services`` and ``protos`` come first on PYTHONPATH; the bots are this
 tree's), ``client=unary`` has the bots use SubmitAction beside WatchMatch instead of
-PlayMatch streams, any other ``KEY=VALUE`` is set in the services' environment
+PlayMatch streams, ``loop=uvloop`` runs the bots on uvloop (asyncio's loop by default, as
+``make bench`` does), any other ``KEY=VALUE`` is set in the services' environment
 (``TABLETOP_`` is added when missing). Each round starts a fresh ephemeral stack per
 variant and runs the bots at each level (warm-up, then the measured window), as ``make
 bench`` does. Prints, per variant and level, medians over the rounds: acknowledged
@@ -31,6 +32,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import uvloop
+
 from services.cli.stack import ORDER
 
 from .bots import LoadResult, run_load
@@ -47,6 +50,8 @@ class Variant:
     tree: Path | None = None
     #: how the bots act: "play" (PlayMatch streams) or "unary" (SubmitAction + WatchMatch)
     transport: str = "play"
+    #: the bots' event loop: "asyncio" or "uvloop"
+    loop: str = "asyncio"
 
     @classmethod
     def parse(cls, text: str) -> Variant:
@@ -58,6 +63,8 @@ class Variant:
                 variant.tree = Path(value).resolve()
             elif key == "client":
                 variant.transport = value
+            elif key == "loop":
+                variant.loop = value
             else:
                 variant.env[key if key.startswith("TABLETOP_") else f"TABLETOP_{key}"] = value
         return variant
@@ -124,7 +131,9 @@ def measure(
                 out[level] = summary(load)
             return out
 
-        return asyncio.run(loads())
+        factory = uvloop.new_event_loop if variant.loop == "uvloop" else None
+        with asyncio.Runner(loop_factory=factory) as runner:
+            return runner.run(loads())
 
 
 def main() -> None:
