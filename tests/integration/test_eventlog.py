@@ -176,19 +176,24 @@ def test_paced_commits_gather_the_appends_that_arrive_within_the_interval(kafka:
     assert (transactions, appends) == (1, 3)
 
 
+async def _paced_for_an_hour(kafka: str) -> tuple[EventLog, str]:
+    """A log whose next transaction waits out an hour unless every recent match is in;
+    match "a" has appended (so it is one of them) and that first transaction is done."""
+    topic = await fresh_topic(kafka)
+    log = EventLog(kafka, topic, transactional_id=f"{topic}-writer", commit_interval_ms=3_600_000)
+    await log.start()
+    await log.append(batch("a", 1, 1))
+    return log, topic
+
+
 def test_a_paced_commit_waits_no_longer_once_every_recent_match_is_in(kafka: str) -> None:
     """A match appends one command at a time: once every match that appended of late has
     an append waiting, nothing more is on its way, and the transaction begins without
     waiting out the interval (an hour here: the test ends only if it does not)."""
 
     async def run() -> tuple[bool, float, float]:
-        topic = await fresh_topic(kafka)
-        log = EventLog(
-            kafka, topic, transactional_id=f"{topic}-writer", commit_interval_ms=3_600_000
-        )
-        await log.start()
+        log, topic = await _paced_for_an_hour(kafka)
         try:
-            await log.append(batch("a", 1, 1))  # a transaction begins: the next is paced
             before = _transactions(topic)
             b_and_c = [asyncio.create_task(log.append(batch(m, 1, 2))) for m in ("b", "c")]
             await asyncio.sleep(0.3)
@@ -232,13 +237,8 @@ def test_a_paced_transaction_sends_what_it_gathers_before_it_commits(kafka: str)
     (a read_committed consumer sees none of them until then)."""
 
     async def run() -> tuple[set[str], set[str], set[str]]:
-        topic = await fresh_topic(kafka)
-        log = EventLog(
-            kafka, topic, transactional_id=f"{topic}-writer", commit_interval_ms=3_600_000
-        )
-        await log.start()
+        log, topic = await _paced_for_an_hour(kafka)
         try:
-            await log.append(batch("a", 1, 1))  # a transaction begins: the next is paced
             b_and_c = [asyncio.create_task(log.append(batch(m, 1, 1))) for m in ("b", "c")]
             sent: set[str] = set()
             for _ in range(50):  # they go out after the producer's linger (20 ms)
