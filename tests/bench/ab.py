@@ -64,6 +64,8 @@ class Variant:
             elif key == "client":
                 variant.transport = value
             elif key == "loop":
+                if value not in ("asyncio", "uvloop"):
+                    raise argparse.ArgumentTypeError(f"loop={value}: asyncio or uvloop")
                 variant.loop = value
             else:
                 variant.env[key if key.startswith("TABLETOP_") else f"TABLETOP_{key}"] = value
