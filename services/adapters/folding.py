@@ -79,9 +79,13 @@ class FoldedMatch:
         elif is_a(envelope, platform_events_pb2.SeatJoined):
             joined = unpack(envelope, platform_events_pb2.SeatJoined)
             assert isinstance(joined, platform_events_pb2.SeatJoined)
-            self.seats[joined.seat] = joined.display_name
-            self.seat_tokens[joined.seat] = joined.join_id
+            self.seat(joined)
         return True
+
+    def seat(self, joined: platform_events_pb2.SeatJoined) -> None:
+        """Fold a SeatJoined (the board folds the one it appends with MatchCreated here)."""
+        self.seats[joined.seat] = joined.display_name
+        self.seat_tokens[joined.seat] = joined.join_id
 
 
 def fold_board_events(envelopes: list[envelope_pb2.EventEnvelope]) -> FoldedMatch:

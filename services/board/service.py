@@ -207,6 +207,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                         RefusalKind.ALREADY_EXISTS, "MATCH_EXISTS", f"match {match_id} exists"
                     )
                 game = games[request.game]
+                seated = _seated(request)
                 match = Match(
                     match_id=match_id,
                     game=game,
@@ -230,6 +231,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                         match.dice_commitment,
                         match.decks_commitment,
                         lobby=request.lobby,
+                        seated=seated,
                     )
 
                 try:
@@ -239,6 +241,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 except Refusal:
                     self._chance.forget(match_id)  # not created: no reveal will come for it
                     raise
+                if seated is not None:
+                    match.seat(seated)
                 self.matches.add(match)
                 MATCHES_ACTIVE.labels(game.name).inc()
                 if accepted.finished:
@@ -375,6 +379,21 @@ def _legal_actions(match: Match, player: str) -> board_pb2.GetLegalActionsReply:
     return board_pb2.GetLegalActionsReply(
         version=match.version, actions=actions, next=next_step_message(step)
     )
+
+
+def _seated(request: board_pb2.CreateMatchRequest) -> platform_events_pb2.SeatJoined | None:
+    """The creator's seat taken with the match, if the request takes one (refused unless
+    it names a seat of the match and the id of the token the gateway issues for it)."""
+    if not request.HasField("seated"):
+        return None
+    seated = request.seated
+    if seated.seat not in request.players:
+        raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_SEAT", "no such seat in this match")
+    if seated.by != "creator" or not seated.join_id:
+        raise Refusal(
+            RefusalKind.INVALID_ARGUMENT, "MALFORMED_JOIN", "a join needs a claim and an id"
+        )
+    return seated
 
 
 def view_update(match: Match) -> bytes:

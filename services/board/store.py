@@ -35,6 +35,8 @@ class BoardEventStore:
                     lobby=opening.lobby,
                 )
             )
+            if opening.seated is not None:
+                payloads.append(opening.seated)
         payloads.extend(messages.event_to_any(event) for event in batch.events)
         if batch.ending is not None:
             payloads.append(

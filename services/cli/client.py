@@ -136,7 +136,10 @@ class GatewayClient:
         options: dict[str, str],
         private: bool = False,
         bots: list[str] | None = None,
+        seat: str = "",
+        name: str = "",
     ) -> str:
+        """A new match; with ``seat``, the creator sits there at once (its token kept)."""
         request = gateway_pb2.OpenMatchRequest(
             game=game,
             players=players,
@@ -144,9 +147,13 @@ class GatewayClient:
             command_id=str(uuid.uuid4()),
             private=private,
             bots=bots or [],
+            seat=seat,
+            display_name=name,
         )
         reply = patiently(lambda: self.stub.CreateMatch(request), self.patience_s)
         self.tokens.put(self.address, reply.match_id, CREATOR, reply.creator_token)
+        if seat:
+            self.tokens.put(self.address, reply.match_id, seat, reply.seat_token)
         return str(reply.match_id)
 
     def join(

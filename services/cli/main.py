@@ -80,10 +80,17 @@ def cmd_play(args: argparse.Namespace) -> int:
     opened = set(args.open.split(",")) if args.open else set()
     mine = [p for p in players if p not in opened]
     try:
+        # the first of our seats is taken with the create: one round trip fewer
         match_id = client.create(
-            args.game, players, _options(args.option), private=args.private, bots=list(bots)
+            args.game,
+            players,
+            _options(args.option),
+            private=args.private,
+            bots=list(bots),
+            seat=mine[0] if mine else "",
+            name=mine[0] if mine else "",
         )
-        client.join_all(match_id, mine)
+        client.join_all(match_id, mine[1:])
     except grpc.RpcError as error:
         console.print(f"[red]cannot create the match:[/] {reason_of(error)}")
         return 2

@@ -93,6 +93,13 @@ class Opening:
     decks_commitment: str = ""
     #: who may sit where (the board's MatchLobby message): passed through to the store
     lobby: Any = None
+    #: the seat the creator takes with the match (the board's SeatJoined message), appended
+    #: right after MatchCreated; None: nobody sits yet
+    seated: Any = None
+
+    def __len__(self) -> int:
+        """The platform events that open the log."""
+        return 1 + (self.seated is not None)
 
 
 @dataclass(frozen=True)
@@ -108,7 +115,8 @@ class Batch:
     opening: Opening | None = None
 
     def __len__(self) -> int:
-        return len(self.events) + (self.ending is not None) + (self.opening is not None)
+        opened = len(self.opening) if self.opening is not None else 0
+        return len(self.events) + (self.ending is not None) + opened
 
 
 class EventStore(Protocol):
@@ -309,7 +317,7 @@ class CommandHandler:
             await self._chance.settle(match.match_id, command_id)
         ending = step.outcome if isinstance(step, Finished) else None
         batch = Batch(match.match_id, command_id, actor, events, ending, opening)
-        appended = len(events) + (ending is not None) + (opening is not None)  # len(batch)
+        appended = len(events) + (ending is not None) + (len(opening) if opening else 0)
         match.version = await self._store.append(game, batch)
         match.state = state
         if ending is not None:

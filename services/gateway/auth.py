@@ -145,14 +145,18 @@ class Creation:
     command_id: str
     #: the creator's client id when it presents no token
     subject: str
+    #: the id of the seat token when the create takes a seat (a retry issues the same)
+    join_id: str
 
 
 def creation(key: bytes, command_id: str) -> Creation:
     digest = hmac.new(key, f"create:{command_id}".encode(), hashlib.sha256).digest()
+    seat = hmac.new(key, f"create-seat:{command_id}".encode(), hashlib.sha256).digest()
     return Creation(
         match_id=str(uuid.UUID(bytes=digest[:16], version=4)),
         command_id=f"create:{digest[16:].hex()}",
         subject=digest[16:24].hex(),
+        join_id=seat[:16].hex(),
     )
 
 

@@ -351,6 +351,8 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             players = bounded_names("players", list(request.players), MAX_SEATS, MAX_NAME)
             bots = bounded_names("bots", list(request.bots), MAX_SEATS, MAX_NAME)
             options = bounded_options(dict(request.options))
+            bounded("seat", request.seat, MAX_NAME)
+            bounded("display_name", request.display_name, MAX_NAME)
         except TooLong as long:
             await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, str(long))
         if request.game not in all_games():
@@ -365,6 +367,10 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             )
         if not set(bots) <= set(players):
             await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "a bot seat is not a seat")
+        if request.seat and request.seat not in players:
+            await _refuse(
+                context, grpc.StatusCode.INVALID_ARGUMENT, "the seat to take is not a seat"
+            )
         if 0 < len(request.command_id) < MIN_COMMAND_ID:
             await _refuse(
                 context,
@@ -384,6 +390,15 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 private=request.private, bots=bots, creator=subject
             ),
         )
+        if request.seat:
+            forwarded.seated.CopyFrom(
+                platform_events_pb2.SeatJoined(
+                    seat=request.seat,
+                    display_name=request.display_name or request.seat,
+                    join_id=ids.join_id,
+                    by="creator",
+                )
+            )
         board = self._shard(match_id).board
         full = self._in_play.reserve(match_id)
         if full is not None:
@@ -397,9 +412,20 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             raise
         self._show(reply.view_update)
         token, _ = self._tokens.issue(match_id, Role.CREATOR, subject)
-        return gateway_pb2.OpenMatchReply(
+        opened = gateway_pb2.OpenMatchReply(
             match_id=reply.match_id, version=reply.version, creator_token=token
         )
+        if request.seat:
+            opened.seat_token, issued = self._tokens.issue(
+                match_id,
+                Role.SEAT,
+                subject,
+                request.seat,
+                token_id=ids.join_id,
+                version=reply.version,
+            )
+            opened.seat_token_expires_at = issued.expires_at
+        return opened
 
     async def JoinMatch(
         self, request: gateway_pb2.JoinMatchRequest, context: grpc.aio.ServicerContext

@@ -1,6 +1,7 @@
 """Bots playing whole matches through the public gateway, as players would.
 
-Each bot: create a match, wait until it is projected, open ``PlayMatch`` (one stream per
+Each bot: create a match taking its first seat (the others joined with the creator's
+token), wait until it is projected, open ``PlayMatch`` (one stream per
 seat for its actions and views, as a game client holds one socket; ``transport="unary"``:
 ``WatchMatch`` beside ``SubmitAction`` calls), then loop — ``GetLegalActions`` (only when
 the turn changes seat; an acknowledgement carries the mover's next ones) → pick one at
@@ -315,21 +316,28 @@ class Bot:
         return None
 
     async def play_one(self) -> None:
+        viewer = self.players[0]
         opening = gateway_pb2.OpenMatchRequest(
             game=self.game,
             players=self.players,
             bots=self.players,
             command_id=str(uuid.uuid4()),
+            seat=viewer,
         )
         admitted = await self._create(opening)
         if admitted is None:
             return
         created, began = admitted
         match_id = str(created.match_id)
-        # Bots are ordinary clients: each seat joined with the creator's token.
+        # Bots are ordinary clients: the first seat taken with the create, each other one
+        # joined with the creator's token.
         creator = (("authorization", f"Bearer {created.creator_token}"),)
+        joining = self.players
+        if created.seat_token:  # (a gateway before OpenMatchRequest.seat took none)
+            self.auth[viewer] = (("authorization", f"Bearer {created.seat_token}"),)
+            joining = self.players[1:]
         version = created.version
-        for seat in self.players:
+        for seat in joining:
             joined = await self.stub.JoinMatch(
                 gateway_pb2.JoinMatchRequest(match_id=match_id, seat=seat),
                 metadata=creator,
@@ -337,7 +345,6 @@ class Bot:
             )
             self.auth[seat] = (("authorization", f"Bearer {joined.token}"),)
             version = joined.version
-        viewer = self.players[0]
         await self.stub.GetView(
             gateway_pb2.GetViewRequest(
                 match_id=match_id,

@@ -21,6 +21,7 @@ FIGURES: dict[str, bool] = {
     "view p50": False,
     "view p99": False,
     "cpu stack": False,
+    "create p50": False,
 }
 
 

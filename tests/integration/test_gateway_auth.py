@@ -297,6 +297,63 @@ def test_a_free_seat_then_a_taken_one(stack: Stack) -> None:
     assert host.legal(match, SEATS[0]).version >= by_creator.version
 
 
+def test_a_seat_taken_with_the_create_acts_at_once_and_is_taken(stack: Stack) -> None:
+    stub = GatewayClient(stack.addr("gateway")).stub
+    before = _event_counts(stack)
+    for seat, name in (("zed", ""), ("ana", "x" * 10_000)):  # not a seat; a name too long
+        bad = gateway_pb2.OpenMatchRequest(
+            game="drillit", players=SEATS, seat=seat, display_name=name
+        )
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.CreateMatch(bad)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert len(refused.value.details() or "") < 200  # no echo of the input
+    assert _event_counts(stack) == before
+    request = gateway_pb2.OpenMatchRequest(
+        game="drillit",
+        players=SEATS,
+        options={"difficulty": "easy"},
+        command_id=str(uuid.uuid4()),
+        seat=SEATS[1],
+        display_name="Bo",
+    )
+    opened = stub.CreateMatch(request)
+    seat_token = (("authorization", f"Bearer {opened.seat_token}"),)
+    assert opened.seat_token_expires_at > time.time()
+    # the token acts for its seat at once: legal actions, and the view once projected
+    legal = stub.GetLegalActions(
+        board_pb2.GetLegalActionsRequest(match_id=opened.match_id, player=SEATS[1]),
+        metadata=seat_token,
+    )
+    assert legal.version == opened.version
+    view = stub.GetView(
+        gateway_pb2.GetViewRequest(
+            match_id=opened.match_id, viewer=SEATS[1], min_version=opened.version, wait_ms=10_000
+        ),
+        metadata=seat_token,
+    )
+    assert view.viewer == SEATS[1] and view.version >= opened.version
+    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][opened.match_id]
+    assert [e.event_type.rsplit(".", 1)[-1] for e in board[:2]] == ["MatchCreated", "SeatJoined"]
+    # the seat is taken: a stranger cannot have it, the other one is still free
+    guest = GatewayClient(stack.addr("gateway"))
+    with pytest.raises(grpc.RpcError) as taken:
+        guest.join(opened.match_id, seat=SEATS[1])
+    assert taken.value.code() == DENIED
+    assert guest.join(opened.match_id).seat == SEATS[0]
+    # a retried create is the same match, its seat token still the one that acts
+    again = stub.CreateMatch(request)
+    assert (again.match_id, again.version) == (opened.match_id, opened.version)
+    retried = (("authorization", f"Bearer {again.seat_token}"),)
+    assert (
+        stub.GetLegalActions(
+            board_pb2.GetLegalActionsRequest(match_id=opened.match_id, player=SEATS[1]),
+            metadata=retried,
+        ).version
+        >= opened.version
+    )
+
+
 def test_internal_services_accept_only_their_peers(stack: Stack) -> None:
     match_id = f"peer-{uuid.uuid4()}"
     for credential in ((), (("x-tabletop-peer", "not-the-token"),)):

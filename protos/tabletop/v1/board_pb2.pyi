@@ -156,6 +156,7 @@ class CreateMatchRequest(_message.Message):
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     MATCH_ID_FIELD_NUMBER: _builtins.int
     LOBBY_FIELD_NUMBER: _builtins.int
+    SEATED_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     command_id: _builtins.str
     match_id: _builtins.str
@@ -166,6 +167,10 @@ class CreateMatchRequest(_message.Message):
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     @_builtins.property
     def lobby(self) -> _platform_events_pb2.MatchLobby: ...
+    @_builtins.property
+    def seated(self) -> _platform_events_pb2.SeatJoined:
+        """The creator's seat, joined in the same append as MatchCreated (by "creator")."""
+
     def __init__(
         self,
         *,
@@ -175,10 +180,11 @@ class CreateMatchRequest(_message.Message):
         command_id: _builtins.str = ...,
         match_id: _builtins.str = ...,
         lobby: _platform_events_pb2.MatchLobby | None = ...,
+        seated: _platform_events_pb2.SeatJoined | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["lobby", b"lobby"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["lobby", b"lobby", "seated", b"seated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "game", b"game", "lobby", b"lobby", "match_id", b"match_id", "options", b"options", "players", b"players"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "game", b"game", "lobby", b"lobby", "match_id", b"match_id", "options", b"options", "players", b"players", "seated", b"seated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

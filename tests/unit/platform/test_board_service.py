@@ -16,7 +16,14 @@ from services.board.chance import RemoteChance
 from services.board.service import BoardService
 from services.decks.service import DecksService
 from services.dice.service import DiceService
-from tabletop.v1 import board_pb2, decks_pb2_grpc, dice_pb2, dice_pb2_grpc, games_pb2
+from tabletop.v1 import (
+    board_pb2,
+    decks_pb2_grpc,
+    dice_pb2,
+    dice_pb2_grpc,
+    games_pb2,
+    platform_events_pb2,
+)
 from tests.unit.platform.fakes import (
     Aborted,
     DirectDecks,
@@ -42,10 +49,18 @@ class Board:
         self.service = BoardService(self.writer, chance)
 
     async def create(
-        self, match_id: str = MATCH, game: str = "crashland", players: tuple[str, ...] = ("ann",)
+        self,
+        match_id: str = MATCH,
+        game: str = "crashland",
+        players: tuple[str, ...] = ("ann",),
+        seated: platform_events_pb2.SeatJoined | None = None,
     ) -> board_pb2.CreateMatchReply:
         request = board_pb2.CreateMatchRequest(
-            game=game, players=players, match_id=match_id, command_id=f"create:{match_id}"
+            game=game,
+            players=players,
+            match_id=match_id,
+            command_id=f"create:{match_id}",
+            seated=seated,
         )
         return await self.service.CreateMatch(request, context())
 
@@ -166,6 +181,45 @@ async def test_a_retried_create_gets_the_first_version() -> None:
     board = Board()
     first = await board.create()
     assert (await board.create()).version == first.version
+
+
+def _creator_sits(seat: str = "ann", join_id: str = "j-1") -> platform_events_pb2.SeatJoined:
+    return platform_events_pb2.SeatJoined(
+        seat=seat, display_name="Ann", join_id=join_id, by="creator"
+    )
+
+
+async def test_a_seat_taken_with_the_create_follows_match_created_in_its_append() -> None:
+    board = Board()
+    reply = await board.create(seated=_creator_sits())
+    types = [e.event_type for e in board.event_log.envelopes]
+    assert types[:2] == ["tabletop.v1.MatchCreated", "tabletop.v1.SeatJoined"]
+    assert reply.version == len(types) and board.event_log.appends == 1
+    match = board.service.matches.get(MATCH)
+    assert match is not None
+    folded = fold_board_events(board.event_log.envelopes)
+    assert (match.seats, match.seat_tokens) == (folded.seats, folded.seat_tokens)
+    assert folded.seats == {"ann": "Ann"} and folded.seat_tokens == {"ann": "j-1"}
+    assert await board.legal()  # the game set up as without a seat
+
+
+async def test_a_seat_taken_with_the_create_must_be_a_seat_claimed_by_the_creator() -> None:
+    board = Board()
+    assert await refused(board.create(seated=_creator_sits(seat="zed"))) == (
+        grpc.StatusCode.NOT_FOUND,
+        "NO_SUCH_SEAT",
+    )
+    assert await refused(board.create(seated=_creator_sits(join_id=""))) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "MALFORMED_JOIN",
+    )
+    free = _creator_sits()
+    free.by = "free"
+    assert await refused(board.create(seated=free)) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "MALFORMED_JOIN",
+    )
+    assert board.event_log.envelopes == [] and board.decks.calls == []
 
 
 async def test_a_match_of_another_shard_is_refused() -> None:
