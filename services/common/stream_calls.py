@@ -153,6 +153,15 @@ class StreamCalls:
             if not pending.answer.done():
                 pending.answer.set_exception(failure)
 
+    async def read_to_end(self, limit_s: float) -> None:
+        """Wait, at most ``limit_s``, for the reader to see the stream end. After a failed
+        write the stream's own status is the reader's to learn: grpc reports a write to a
+        call its service already ended as INTERNAL ("Internal error from Core")."""
+        reader = self._reader
+        if reader is not None and not reader.done():
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(reader), limit_s)
+
     async def close(self) -> None:
         for task in (self._writer, self._learning):
             if task is not None:

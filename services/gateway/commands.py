@@ -18,6 +18,7 @@ unary SubmitAction instead.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +52,12 @@ class Refused(Exception):
         return cls(error.code(), error.details() or "", str(reason))
 
 
+#: how long a command whose write failed waits for the stream's status
+STREAM_END_WAIT_S = 1.0
+#: writes of one command on a stream (each on a new one), before UNAVAILABLE
+WRITE_ATTEMPTS = 2
+
+
 class CommandStream(StreamCalls):
     def __init__(
         self,
@@ -68,15 +75,33 @@ class CommandStream(StreamCalls):
         if self.unary_only:
             return await self._unary(request)
         try:
+            return await self._on_stream(request)
+        except Unimplemented:
+            return await self._unary(request)
+
+    async def _on_stream(
+        self, request: board_pb2.SubmitActionRequest
+    ) -> board_pb2.SubmitActionReply:
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
                 reply: board_pb2.SubmitActionReply = await self.ask(
                     lambda ident: board_pb2.SubmitActionsRequest(id=ident, command=request)
                 )
                 return reply
-            except grpc.aio.AioRpcError as error:  # the stream broke before the write
-                raise self._broken(error) from error
-        except Unimplemented:
-            return await self._unary(request)
+            except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as failed:
+                # The write failed: the stream had ended, so the command was not sent. Why
+                # it ended the reader learns, when grpc kept the status: a board without the
+                # stream ends it UNIMPLEMENTED, but a write racing that end can turn it
+                # into INTERNAL for the write and the reader alike. So the command goes
+                # once more, on a new stream.
+                await self.read_to_end(STREAM_END_WAIT_S)
+                if self.unary_only:
+                    raise Unimplemented() from failed
+                if attempt == WRITE_ATTEMPTS:
+                    raise Refused(
+                        grpc.StatusCode.UNAVAILABLE, "the board's command stream ended; retry"
+                    ) from failed
+        raise AssertionError("unreachable")
 
     def settle(self, reply: Any, pending: Pending) -> None:
         if reply.WhichOneof("outcome") == "reply":
