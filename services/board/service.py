@@ -202,7 +202,11 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 if existing is not None:
                     if command_id in existing.replies:  # a retried create: the first answer
                         first = existing.replies[command_id].version
-                        return board_pb2.CreateMatchReply(match_id=match_id, version=first)
+                        again = board_pb2.CreateMatchReply(match_id=match_id, version=first)
+                        if request.HasField("seated"):  # (as they are now: their version says)
+                            seat = request.seated.seat
+                            again.legal_actions.CopyFrom(_legal_actions(existing, seat))
+                        return again
                     raise Refusal(
                         RefusalKind.ALREADY_EXISTS, "MATCH_EXISTS", f"match {match_id} exists"
                     )
@@ -249,9 +253,12 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     self._after_end(match, command_id)
                 MATCHES_CREATED.labels(game.name).inc()
                 log.info("match_created", game=game.name, players=len(match.players))
-                return board_pb2.CreateMatchReply(
+                reply = board_pb2.CreateMatchReply(
                     match_id=match_id, version=match.version, view_update=view_update(match)
                 )
+                if seated is not None:
+                    reply.legal_actions.CopyFrom(_legal_actions(match, seated.seat))
+                return reply
         except Refusal as refused:
             await _abort(context, refused)
             raise AssertionError from refused

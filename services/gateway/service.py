@@ -425,6 +425,8 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
                 version=reply.version,
             )
             opened.seat_token_expires_at = issued.expires_at
+            if reply.HasField("legal_actions"):
+                opened.legal_actions.CopyFrom(reply.legal_actions)
         return opened
 
     async def JoinMatch(

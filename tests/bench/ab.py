@@ -92,6 +92,8 @@ def summary(load: LoadResult) -> dict[str, float]:
         "view p99": percentile(load.view_ms, 99) if load.view_ms else float("nan"),
         # a match's start: CreateMatch sent → its view there for the seat's token
         "create p50": percentile(load.create_ms, 50) if load.create_ms else float("nan"),
+        # … → the match's first action sent
+        "start p50": percentile(load.start_ms, 50) if load.start_ms else float("nan"),
     }
     stack = 0.0
     for process, cpu in sorted(load.cpu_s.items()):

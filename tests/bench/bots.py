@@ -1,15 +1,15 @@
 """Bots playing whole matches through the public gateway, as players would.
 
-Each bot: create a match taking its first seat (the others joined with the creator's
-token), wait until it is projected, open ``PlayMatch`` (one stream per
-seat for its actions and views, as a game client holds one socket; ``transport="unary"``:
-``WatchMatch`` beside ``SubmitAction`` calls), then loop — ``GetLegalActions`` (only when
-the turn changes seat; an acknowledgement carries the mover's next ones) → pick one at
-random → submit it (timed until its acknowledgement: the events are durable in Kafka) →
-wait until the stream delivers a view at least as new as the acknowledged version (timed
-from the same start: what the player sees). A bot acts only
-once it has seen its previous action's view, as a person at a screen would. When a match
-ends, the bot starts another, until the run's time is up.
+Each bot: create a match taking its first seat (its token and legal actions come with the
+reply; the other seats are joined with the creator's token), wait until it is projected,
+open ``PlayMatch`` (one stream per seat for its actions and views, as a game client holds
+one socket; ``transport="unary"``: ``WatchMatch`` beside ``SubmitAction`` calls), then
+loop — ``GetLegalActions`` (only when the turn changes seat; an acknowledgement carries
+the mover's next ones) → pick one at random → submit it (timed until its
+acknowledgement: the events are durable in Kafka) → wait until the stream delivers a view
+at least as new as the acknowledged version (timed from the same start: what the player
+sees). A bot acts only once it has seen its previous action's view, as a person at a
+screen would. When a match ends, the bot starts another, until the run's time is up.
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ class LoadResult:
     view_ms: list[float] = field(default_factory=list)
     ack_stamps: list[float] = field(default_factory=list)
     create_ms: list[float] = field(default_factory=list)
+    #: CreateMatch sent → the match's first action sent (its start as its player lives it)
+    start_ms: list[float] = field(default_factory=list)
     #: CreateMatch refused in the window because the stack was full (RESOURCE_EXHAUSTED):
     #: the bot waited its retry-after outside any measured figure
     creates_refused: int = 0
@@ -276,6 +278,7 @@ class Bot:
         self.players = [f"player{i + 1}" for i in range(get_game(game).min_players)]
         self.actions = 0
         self.timeout = timeout
+        self.first_legal: board_pb2.GetLegalActionsReply | None = None
 
     def _in_window(self, stamp: float) -> bool:
         return self.result.start <= stamp < self.result.end
@@ -333,7 +336,10 @@ class Bot:
         # joined with the creator's token.
         creator = (("authorization", f"Bearer {created.creator_token}"),)
         joining = self.players
+        self.first_legal = None
         if created.seat_token:  # (a gateway before OpenMatchRequest.seat took none)
+            if created.HasField("legal_actions"):
+                self.first_legal = created.legal_actions
             self.auth[viewer] = (("authorization", f"Bearer {created.seat_token}"),)
             joining = self.players[1:]
         version = created.version
@@ -366,7 +372,7 @@ class Bot:
                 )
             }
             try:
-                await self._play(match_id, watcher)
+                await self._play(match_id, watcher, began)
             finally:
                 for stream in self.streams.values():
                     await stream.close()
@@ -378,7 +384,7 @@ class Bot:
         )
         reader = asyncio.create_task(watcher.read(call))
         try:
-            await self._play(match_id, watcher)
+            await self._play(match_id, watcher, began)
         finally:
             call.cancel()
             reader.cancel()
@@ -419,11 +425,12 @@ class Bot:
                 retry = dict(error.trailing_metadata() or ()).get("retry-after-ms", "50")
                 await asyncio.sleep(int(str(retry)) / 1000)
 
-    async def _play(self, match_id: str, watcher: Watcher) -> None:
+    async def _play(self, match_id: str, watcher: Watcher, created_at: float) -> None:
         # Each SubmitAction brings the mover's next legal actions back (return_legal_actions),
         # so GetLegalActions is asked only when the turn passes to another seat.
-        legal: board_pb2.GetLegalActionsReply | None = None
-        holder = ""
+        # the create that took the first seat brought its legal actions
+        legal: board_pb2.GetLegalActionsReply | None = self.first_legal
+        holder = self.players[0] if legal is not None else ""
         while now() < self.stop_at and self.actions < MAX_ACTIONS_PER_BOT:
             if legal is None:
                 holder = self.players[0]
@@ -458,6 +465,9 @@ class Bot:
                 return_legal_actions=True,
             )
             began = now()
+            if created_at and self._in_window(began):
+                self.result.start_ms.append(ms(began - created_at))
+            created_at = 0.0
             reply = await self._submit(request, mover)
             legal = reply.legal_actions
             acked = now()

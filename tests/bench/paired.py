@@ -22,6 +22,7 @@ FIGURES: dict[str, bool] = {
     "view p99": False,
     "cpu stack": False,
     "create p50": False,
+    "start p50": False,
 }
 
 

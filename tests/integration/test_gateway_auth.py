@@ -325,7 +325,7 @@ def test_a_seat_taken_with_the_create_acts_at_once_and_is_taken(stack: Stack) ->
         board_pb2.GetLegalActionsRequest(match_id=opened.match_id, player=SEATS[1]),
         metadata=seat_token,
     )
-    assert legal.version == opened.version
+    assert legal.version == opened.version and legal == opened.legal_actions
     view = stub.GetView(
         gateway_pb2.GetViewRequest(
             match_id=opened.match_id, viewer=SEATS[1], min_version=opened.version, wait_ms=10_000

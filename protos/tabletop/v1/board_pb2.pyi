@@ -260,6 +260,7 @@ class CreateMatchReply(_message.Message):
     MATCH_ID_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     VIEW_UPDATE_FIELD_NUMBER: _builtins.int
+    LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     version: _builtins.int
     view_update: _builtins.bytes
@@ -272,16 +273,23 @@ class CreateMatchReply(_message.Message):
     Empty when the update would exceed the views' size bound (the projector sets such a
     match aside) or for a retried command's first answer.
     """
+    @_builtins.property
+    def legal_actions(self) -> Global___GetLegalActionsReply:
+        """With CreateMatchRequest.seated: that seat's legal actions at the acknowledged version
+        (what GetLegalActions would answer), so its player acts without asking first.
+        """
+
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         version: _builtins.int = ...,
         view_update: _builtins.bytes = ...,
+        legal_actions: Global___GetLegalActionsReply | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["legal_actions", b"legal_actions"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "version", b"version", "view_update", b"view_update"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["legal_actions", b"legal_actions", "match_id", b"match_id", "version", b"version", "view_update", b"view_update"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -103,6 +103,7 @@ class OpenMatchReply(_message.Message):
     CREATOR_TOKEN_FIELD_NUMBER: _builtins.int
     SEAT_TOKEN_FIELD_NUMBER: _builtins.int
     SEAT_TOKEN_EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     version: _builtins.int
     creator_token: _builtins.str
@@ -111,6 +112,10 @@ class OpenMatchReply(_message.Message):
     """the seat's token when the request took a seat"""
     seat_token_expires_at: _builtins.int
     """unix seconds"""
+    @_builtins.property
+    def legal_actions(self) -> _board_pb2.GetLegalActionsReply:
+        """When the request took a seat: its legal actions at this version (as GetLegalActions)."""
+
     def __init__(
         self,
         *,
@@ -119,10 +124,11 @@ class OpenMatchReply(_message.Message):
         creator_token: _builtins.str = ...,
         seat_token: _builtins.str = ...,
         seat_token_expires_at: _builtins.int = ...,
+        legal_actions: _board_pb2.GetLegalActionsReply | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["legal_actions", b"legal_actions"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["creator_token", b"creator_token", "match_id", b"match_id", "seat_token", b"seat_token", "seat_token_expires_at", b"seat_token_expires_at", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["creator_token", b"creator_token", "legal_actions", b"legal_actions", "match_id", b"match_id", "seat_token", b"seat_token", "seat_token_expires_at", b"seat_token_expires_at", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -200,7 +200,16 @@ async def test_a_seat_taken_with_the_create_follows_match_created_in_its_append(
     folded = fold_board_events(board.event_log.envelopes)
     assert (match.seats, match.seat_tokens) == (folded.seats, folded.seat_tokens)
     assert folded.seats == {"ann": "Ann"} and folded.seat_tokens == {"ann": "j-1"}
-    assert await board.legal()  # the game set up as without a seat
+    # its player acts without asking: the reply brings what GetLegalActions answers
+    asked = await board.service.GetLegalActions(
+        board_pb2.GetLegalActionsRequest(match_id=MATCH, player="ann"), context()
+    )
+    assert asked.actions and reply.legal_actions == asked
+    again = await board.create(seated=_creator_sits())  # a retry: the first version
+    assert again.version == reply.version and again.legal_actions == asked
+    assert board.event_log.appends == 1
+    unseated = await Board().create()
+    assert not unseated.HasField("legal_actions")
 
 
 async def test_a_seat_taken_with_the_create_must_be_a_seat_claimed_by_the_creator() -> None:
