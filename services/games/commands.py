@@ -317,6 +317,7 @@ class CommandHandler:
             await self._chance.settle(match.match_id, command_id)
         ending = step.outcome if isinstance(step, Finished) else None
         batch = Batch(match.match_id, command_id, actor, events, ending, opening)
+        # len(batch), without its call
         appended = len(events) + (ending is not None) + (len(opening) if opening else 0)
         match.version = await self._store.append(game, batch)
         match.state = state

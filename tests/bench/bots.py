@@ -278,7 +278,6 @@ class Bot:
         self.players = [f"player{i + 1}" for i in range(get_game(game).min_players)]
         self.actions = 0
         self.timeout = timeout
-        self.first_legal: board_pb2.GetLegalActionsReply | None = None
 
     def _in_window(self, stamp: float) -> bool:
         return self.result.start <= stamp < self.result.end
@@ -336,10 +335,10 @@ class Bot:
         # joined with the creator's token.
         creator = (("authorization", f"Bearer {created.creator_token}"),)
         joining = self.players
-        self.first_legal = None
+        first_legal = None  # the create that took the first seat brought its legal actions
         if created.seat_token:  # (a gateway before OpenMatchRequest.seat took none)
             if created.HasField("legal_actions"):
-                self.first_legal = created.legal_actions
+                first_legal = created.legal_actions
             self.auth[viewer] = (("authorization", f"Bearer {created.seat_token}"),)
             joining = self.players[1:]
         version = created.version
@@ -372,7 +371,7 @@ class Bot:
                 )
             }
             try:
-                await self._play(match_id, watcher, began)
+                await self._play(match_id, watcher, began, first_legal)
             finally:
                 for stream in self.streams.values():
                     await stream.close()
@@ -384,7 +383,7 @@ class Bot:
         )
         reader = asyncio.create_task(watcher.read(call))
         try:
-            await self._play(match_id, watcher, began)
+            await self._play(match_id, watcher, began, first_legal)
         finally:
             call.cancel()
             reader.cancel()
@@ -425,11 +424,15 @@ class Bot:
                 retry = dict(error.trailing_metadata() or ()).get("retry-after-ms", "50")
                 await asyncio.sleep(int(str(retry)) / 1000)
 
-    async def _play(self, match_id: str, watcher: Watcher, created_at: float) -> None:
+    async def _play(
+        self,
+        match_id: str,
+        watcher: Watcher,
+        created_at: float,
+        legal: board_pb2.GetLegalActionsReply | None,
+    ) -> None:
         # Each SubmitAction brings the mover's next legal actions back (return_legal_actions),
         # so GetLegalActions is asked only when the turn passes to another seat.
-        # the create that took the first seat brought its legal actions
-        legal: board_pb2.GetLegalActionsReply | None = self.first_legal
         holder = self.players[0] if legal is not None else ""
         while now() < self.stop_at and self.actions < MAX_ACTIONS_PER_BOT:
             if legal is None:
