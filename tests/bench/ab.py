@@ -10,14 +10,15 @@ A variant is ``NAME[:KEY=VALUE,...]``: ``tree=PATH`` runs the services from anot
 checkout (its ``services`` and ``protos`` come first on PYTHONPATH; the bots are this
 tree's), ``client=unary`` has the bots use SubmitAction beside WatchMatch instead of
 PlayMatch streams, ``loop=uvloop`` runs the bots on uvloop (asyncio's loop by default, as
-``make bench`` does), any other ``KEY=VALUE`` is set in the services' environment
-(``TABLETOP_`` is added when missing). Each round starts a fresh ephemeral stack per
-variant and runs the bots at each level (warm-up, then the measured window), as ``make
-bench`` does. Prints, per variant and level, medians over the rounds: acknowledged
-actions/s, ack and view p50/p99, and CPU ms per acknowledged action per process; then,
-for each variant after the first, its ratio to the first variant in each round, with a
-sign test (``tests/bench/paired.py``): how far to trust the medians. Never part of
-``make test``.
+``make bench`` does), ``broker.NAME=VALUE`` runs the variant's rounds with that dynamic
+Kafka broker setting (``tests/bench/broker_configs.py``; restored after each), any other
+``KEY=VALUE`` is set in the services' environment (``TABLETOP_`` is added when missing).
+Each round starts a fresh ephemeral stack per variant and runs the bots at each level
+(warm-up, then the measured window), as ``make bench`` does. Prints, per variant and
+level, medians over the rounds: acknowledged actions/s, ack and view p50/p99, and CPU ms
+per acknowledged action per process; then, for each variant after the first, its ratio
+to the first variant in each round, with a sign test (``tests/bench/paired.py``): how far
+to trust the medians. Never part of ``make test``.
 """
 
 from __future__ import annotations
@@ -37,10 +38,14 @@ import uvloop
 from services.cli.stack import ORDER
 
 from .bots import LoadResult, run_load
+from .broker_configs import broker_configs
 from .paired import FIGURES, paired
 from .procstat import kafka_pid
 from .stats import percentile
 from .suite import BENCH_MATCH_IDLE_S, ephemeral_stack
+
+#: a variant's key for a dynamic Kafka broker setting
+BROKER_PREFIX = "broker."
 
 
 @dataclass
@@ -52,6 +57,8 @@ class Variant:
     transport: str = "play"
     #: the bots' event loop: "asyncio" or "uvloop"
     loop: str = "asyncio"
+    #: dynamic Kafka broker settings for this variant's rounds (name → value)
+    broker: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, text: str) -> Variant:
@@ -67,6 +74,8 @@ class Variant:
                 if value not in ("asyncio", "uvloop"):
                     raise argparse.ArgumentTypeError(f"loop={value}: asyncio or uvloop")
                 variant.loop = value
+            elif key.startswith(BROKER_PREFIX):
+                variant.broker[key.removeprefix(BROKER_PREFIX)] = value
             else:
                 variant.env[key if key.startswith("TABLETOP_") else f"TABLETOP_{key}"] = value
         return variant
@@ -138,7 +147,10 @@ def measure(
             return out
 
         factory = uvloop.new_event_loop if variant.loop == "uvloop" else None
-        with asyncio.Runner(loop_factory=factory) as runner:
+        with (
+            broker_configs(stack.kafka_bootstrap, variant.broker),
+            asyncio.Runner(loop_factory=factory) as runner,
+        ):
             return runner.run(loads())
 
 

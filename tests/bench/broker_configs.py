@@ -1,0 +1,106 @@
+"""Dynamic Kafka broker settings for the length of a measurement, then restored
+(``tests.bench.ab``'s ``broker.NAME=VALUE``).
+
+Many broker settings change without a restart (``AlterConfigs``), so variants that differ
+in one can alternate round by round on the one broker, as other variants do. aiokafka
+speaks only the non-incremental ``AlterConfigs``, which replaces a broker's whole set of
+dynamic settings: the set found before is written back after.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+
+#: DescribeConfigs' config_source of a setting made for one broker with AlterConfigs
+DYNAMIC_BROKER_CONFIG = 2
+#: how long a broker may take to apply an altered setting (it applies them asynchronously)
+APPLY_TIMEOUT_S = 10.0
+
+Settings = dict[str, str]
+
+
+@contextmanager
+def broker_configs(bootstrap: str, settings: Mapping[str, str]) -> Iterator[None]:
+    """Every broker of the cluster runs with ``settings`` inside the block."""
+    if not settings:
+        yield
+        return
+    before = asyncio.run(_apply(bootstrap, dict(settings)))
+    try:
+        yield
+    finally:
+        asyncio.run(_restore(bootstrap, before))
+
+
+async def dynamic_settings(bootstrap: str) -> dict[int, Settings]:
+    """Each broker's settings made with AlterConfigs (node id → name → value)."""
+    async with _admin(bootstrap) as admin:
+        return {node: await _dynamic(admin, node) for node in await _nodes(admin)}
+
+
+async def _apply(bootstrap: str, settings: Settings) -> dict[int, Settings]:
+    async with _admin(bootstrap) as admin:
+        before = {node: await _dynamic(admin, node) for node in await _nodes(admin)}
+        for node, dynamic in before.items():
+            await _alter(admin, node, {**dynamic, **settings})
+        return before
+
+
+async def _restore(bootstrap: str, before: Mapping[int, Settings]) -> None:
+    async with _admin(bootstrap) as admin:
+        for node, dynamic in before.items():
+            await _alter(admin, node, dict(dynamic))
+
+
+class _admin:
+    def __init__(self, bootstrap: str) -> None:
+        self._client = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+
+    async def __aenter__(self) -> AIOKafkaAdminClient:
+        await self._client.start()
+        return self._client
+
+    async def __aexit__(self, *_: object) -> None:
+        await self._client.close()
+
+
+async def _nodes(admin: AIOKafkaAdminClient) -> list[int]:
+    cluster = await admin.describe_cluster()
+    return sorted(int(broker["node_id"]) for broker in cluster["brokers"])
+
+
+async def _dynamic(admin: AIOKafkaAdminClient, node: int) -> Settings:
+    responses = await admin.describe_configs(
+        [ConfigResource(ConfigResourceType.BROKER, str(node), None)]
+    )
+    settings: Settings = {}
+    for response in responses:
+        for error_code, error_message, *_, entries in response.resources:
+            if error_code:
+                raise RuntimeError(f"broker {node}: DescribeConfigs failed: {error_message}")
+            for name, value, _read_only, source, *_rest in entries:
+                if source == DYNAMIC_BROKER_CONFIG and value is not None:
+                    settings[name] = value
+    return settings
+
+
+async def _alter(admin: AIOKafkaAdminClient, node: int, settings: Settings) -> None:
+    responses = await admin.alter_configs(
+        [ConfigResource(ConfigResourceType.BROKER, str(node), settings)]
+    )
+    for response in responses:
+        for error_code, error_message, *_ in response.resources:
+            if error_code:
+                raise RuntimeError(f"broker {node}: AlterConfigs failed: {error_message}")
+    # Applied asynchronously: measuring before the broker runs with them would mix variants.
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + APPLY_TIMEOUT_S
+    while await _dynamic(admin, node) != settings:
+        if loop.time() > deadline:
+            raise RuntimeError(f"broker {node} did not apply {sorted(settings)} in time")
+        await asyncio.sleep(0.2)
