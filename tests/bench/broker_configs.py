@@ -10,8 +10,8 @@ dynamic settings: the set found before is written back after.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
@@ -57,16 +57,14 @@ async def _restore(bootstrap: str, before: Mapping[int, Settings]) -> None:
             await _alter(admin, node, dict(dynamic))
 
 
-class _admin:
-    def __init__(self, bootstrap: str) -> None:
-        self._client = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-
-    async def __aenter__(self) -> AIOKafkaAdminClient:
-        await self._client.start()
-        return self._client
-
-    async def __aexit__(self, *_: object) -> None:
-        await self._client.close()
+@asynccontextmanager
+async def _admin(bootstrap: str) -> AsyncIterator[AIOKafkaAdminClient]:
+    client = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await client.start()
+    try:
+        yield client
+    finally:
+        await client.close()
 
 
 async def _nodes(admin: AIOKafkaAdminClient) -> list[int]:

@@ -30,7 +30,8 @@ def test_settings_hold_inside_the_block_and_are_restored_after(kafka: str) -> No
     assert settings_of(kafka) == before
 
 
-def test_no_settings_touch_nothing(kafka: str) -> None:
-    before = settings_of(kafka)
-    with broker_configs(kafka, {}):
-        assert settings_of(kafka) == before
+def test_no_settings_leave_the_brokers_own_in_place(kafka: str) -> None:
+    with broker_configs(kafka, {BACKOFF: "15002"}):
+        with broker_configs(kafka, {}):
+            assert all(s.get(BACKOFF) == "15002" for s in settings_of(kafka))
+        assert all(s.get(BACKOFF) == "15002" for s in settings_of(kafka))
