@@ -14,8 +14,12 @@ from services.common.metrics import LOG_DUPLICATES
 from services.games.chance import SeededChance
 from services.games.contract import AwaitingChance
 from services.games.registry import get_game
-from services.projector.app import (
+from services.projector.folder import (
+    CHANGED,
     MAX_VIEW_BYTES,
+    UNCHANGED,
+    WHOLE,
+    MatchFold,
     ProjectionFolder,
     TooLarge,
     check_sizes,
@@ -23,7 +27,6 @@ from services.projector.app import (
     decode_record,
     encode_record,
 )
-from services.projector.folder import CHANGED, UNCHANGED, WHOLE, MatchFold
 from tabletop.v1 import envelope_pb2, match_pb2
 from tabletop.v1 import platform_events_pb2 as pe
 
