@@ -20,12 +20,11 @@ from google.protobuf import message
 from services.adapters.game_adapter import (
     action_from_game_action,
     legal_action_message,
-    messages_for,
     next_step_message,
 )
-from services.adapters.projection import Projection
+from services.adapters.views import update_bytes
 from services.board.chance import ChanceFailed, RemoteChance
-from services.board.matches import Match, Matches
+from services.board.matches import Matches
 from services.board.reveals import RevealOutbox
 from services.board.store import BoardEventStore
 from services.common.envelope import is_a
@@ -42,7 +41,6 @@ from services.common.metrics import (
 from services.common.replies import grouped_replies
 from services.common.snapshots import Snapshot, batches
 from services.games.commands import (
-    Accepted,
     Command,
     CommandHandler,
     Opening,
@@ -51,6 +49,7 @@ from services.games.commands import (
     require_command_id,
 )
 from services.games.contract import AwaitingPlayers, Game
+from services.games.match import Accepted, Match
 from services.games.registry import all_games
 from tabletop.v1 import (
     board_pb2,
@@ -215,7 +214,6 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 match = Match(
                     match_id=match_id,
                     game=game,
-                    messages=messages_for(game.name),
                     players=tuple(request.players),
                     options=dict(request.options),
                     state=game.initial_state(),
@@ -246,7 +244,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     self._chance.forget(match_id)  # not created: no reveal will come for it
                     raise
                 if seated is not None:
-                    match.seat(seated)
+                    match.seat(seated.seat, seated.display_name, seated.join_id)
                 self.matches.add(match)
                 MATCHES_ACTIVE.labels(game.name).inc()
                 if accepted.finished:
@@ -407,7 +405,7 @@ def view_update(match: Match) -> bytes:
     """The match's update at its version, as the projector will publish it (no seed is
     revealed while the board acts on a match), for the gateway to show at once; nothing
     when it would exceed the bound the projector holds views to (it sets that match aside)."""
-    update = Projection(match).update_bytes()
+    update = update_bytes(match)
     return update if len(update) <= MAX_RECORD_BYTES else b""
 
 

@@ -16,9 +16,9 @@ from typing import NoReturn, Protocol, TypeVar
 
 import grpc
 
-from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection
+from services.adapters.folding import created, fold
 from services.adapters.verify import verify_match
+from services.adapters.views import view
 from services.common.config import Config
 from services.common.envelope import is_a
 from services.common.logging import get_logger
@@ -725,13 +725,12 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             )
         if not any(is_a(e, platform_events_pb2.MatchEnded) for e in events):
             viewer = ""
-        match = FoldedMatch.created(events[0])
-        projection = Projection(match)
+        match = created(events[0])
         for envelope in events[1:]:
             if envelope.sequence > request.version:
                 break
-            match.fold(envelope)
-        return self._pictures.draw(projection.view_for(viewer))
+            fold(match, envelope)
+        return self._pictures.draw(view(match, viewer))
 
     async def _board_events(
         self, match_id: str, context: grpc.aio.ServicerContext

@@ -23,7 +23,7 @@ from aiokafka.partitioner import murmur2
 from google.protobuf import any_pb2
 
 from services.adapters.game_adapter import messages_for
-from services.adapters.projection import encode_state
+from services.adapters.views import encode_state
 from services.common.config import Config
 from services.common.heap import settle_after_startup
 from services.common.metrics import PROJECTOR_ASSIGNED, start_metrics_server

@@ -49,7 +49,6 @@ from services.projector.folder import (
     appended,
     check_sizes,
     dead_letter,
-    encode_record,
 )
 from tabletop.v1 import envelope_pb2
 
@@ -155,10 +154,10 @@ class MatchViews:
         failed = 0
         for envelope in itertools.chain.from_iterable(appends):
             try:
-                fold = folder.match(key, self.states.get(key))
-                done = folder.fold(fold, envelope)
-                stored = encode_record(fold) if done else None
-                update = fold.projection.update_bytes() if done == WHOLE else None  # type: ignore[union-attr]
+                folder.load(key, self.states.get(key))
+                done = folder.fold(envelope)
+                stored = folder.record(key) if done else None
+                update = folder.update(key) if done == WHOLE else None
                 check_sizes(stored, update)
             except Exception as error:
                 folder.forget_match(key)  # the table holds the match as it was
@@ -172,7 +171,7 @@ class MatchViews:
                 failed += 1
                 continue
             if stored is not None:
-                fold.stored = stored
+                folder.written(key, stored)
                 self.states[key] = stored
             if update is not None:
                 await self.views.send(key=key.encode(), value=update)

@@ -74,12 +74,10 @@ def published(board: Board) -> dict[int, bytes]:
     """What the projector publishes folding the board's log: the update of each version
     that ends a command."""
     folder = ProjectionFolder()
-    fold = folder.match(MATCH)
     out: dict[int, bytes] = {}
     for envelope in board.event_log.envelopes:
-        if folder.fold(fold, envelope) == WHOLE:
-            assert fold.projection is not None
-            out[fold.projection.match.version] = fold.projection.update_bytes()
+        if folder.fold(envelope) == WHOLE:
+            out[folder.match(MATCH).version] = folder.update(MATCH)
     return out
 
 
