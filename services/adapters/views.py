@@ -110,33 +110,27 @@ def from_update(published: match_pb2.ViewUpdate, state: Any) -> Match:
     summary = published.summary
     shown = published.provenance
     game, _ = game_and_messages(summary.game)
-    # (positional, and empty maps and lists not converted: a gateway decodes an update
-    # for every first view of it)
-    results, bots, seats, tokens = (
-        summary.results,
-        summary.bots,
-        summary.seats,
-        published.seat_tokens,
-    )
+    # (empty maps and lists not converted: a gateway decodes an update for every first
+    # view asked of it, and most of these are empty)
+    results, bots, seats = summary.results, summary.bots, summary.seats
+    tokens = published.seat_tokens
     return Match(
-        summary.match_id,
-        game,
-        tuple(summary.players),
-        state,
-        summary.version,
-        summary.status == match_pb2.MATCH_STATUS_FINISHED,
-        dict(results) if results else {},
-        summary.end_reason,
-        {},
-        shown.dice_commitment,
-        shown.decks_commitment,
-        shown.dice_seed,
-        shown.decks_seed,
-        summary.private,
-        tuple(bots) if bots else (),
-        "",
-        dict(seats) if seats else {},
-        dict(tokens) if tokens else {},
+        match_id=summary.match_id,
+        game=game,
+        players=tuple(summary.players),
+        state=state,
+        version=summary.version,
+        finished=summary.status == match_pb2.MATCH_STATUS_FINISHED,
+        results=dict(results) if results else {},
+        end_reason=summary.end_reason,
+        dice_commitment=shown.dice_commitment,
+        decks_commitment=shown.decks_commitment,
+        dice_seed=shown.dice_seed,
+        decks_seed=shown.decks_seed,
+        private=summary.private,
+        bots=tuple(bots) if bots else (),
+        seats=dict(seats) if seats else {},
+        seat_tokens=dict(tokens) if tokens else {},
     )
 
 
@@ -146,6 +140,7 @@ def view(match: Match, viewer: str) -> match_pb2.MatchView:
     shown = match_pb2.MatchView(viewer=viewer, version=match.version)
     _frame(shown, match)
     shown.next.CopyFrom(next_step_message(match.game.next_step(match.state)))
+    shown.next.SetInParent()
     game = match.game
     fill_game_view(shown.game_view, game.name, game.view(match.state, viewer or None))
     return shown

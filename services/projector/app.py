@@ -49,7 +49,9 @@ TABLE_WRITES_BUFFERED = 2_000
 
 def create_app(config: Config) -> faust.App:
     load_games()
-    app = faust.App(f"{config.topic_prefix}{PROJECTOR_APP_ID}", **settings(config))
+    app_id = f"{config.topic_prefix}{PROJECTOR_APP_ID}"
+    os.makedirs(config.data_dir, exist_ok=True)  # Faust creates its folder, not the parents
+    app = faust.App(app_id, **settings(config, app_id))
     faust_internals.install(
         app, Fetching(config.projector_fetch_wait_ms, config.projector_fetch_min_bytes)
     )
@@ -60,9 +62,8 @@ def create_app(config: Config) -> faust.App:
     return app
 
 
-def settings(config: Config) -> dict[str, Any]:
-    app_id = f"{config.topic_prefix}{PROJECTOR_APP_ID}"
-    os.makedirs(config.data_dir, exist_ok=True)  # Faust creates its folder, not the parents
+def settings(config: Config, app_id: str) -> dict[str, Any]:
+    """Faust's settings for the projector (each that is not Faust's default, and why)."""
     return {
         "datadir": os.path.join(config.data_dir, app_id),
         "broker": f"kafka://{config.kafka_bootstrap}",

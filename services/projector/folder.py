@@ -209,7 +209,8 @@ class ProjectionFolder:
         if match_id in self._recent and self._stored.get(match_id) is stored:
             return
         self.forget_match(match_id)
-        match, seeds, self._recent[match_id] = decode_record(stored)
+        match, seeds, recent = decode_record(stored)
+        self._recent[match_id] = recent
         if match is not None:
             self._matches[match_id] = match
         if seeds:

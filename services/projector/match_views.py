@@ -73,7 +73,8 @@ class MatchViews:
     def __init__(self, app: faust.App, config: Config) -> None:
         prefix = config.topic_prefix
         self._bootstrap, self._prefix = config.kafka_bootstrap, prefix
-        self._batch, self._batch_wait = config.projector_batch, config.projector_batch_wait_ms
+        self._batch = config.projector_batch
+        self._batch_wait_s = config.projector_batch_wait_ms / 1000
         self.retries = retry_topic(prefix)
         self.events = app.topic(
             *(event_topic(s, prefix) for s in STREAMS),
@@ -106,7 +107,7 @@ class MatchViews:
     async def project(self, stream: faust.StreamT[bytes]) -> None:
         """The agent: Faust acks a batch's offsets once this body has handled it."""
         batches = cast(faust.Stream[bytes], stream)  # take_events is not on StreamT
-        async for events in batches.take_events(self._batch, within=self._batch_wait / 1000):
+        async for events in batches.take_events(self._batch, within=self._batch_wait_s):
             by_match: dict[str, list[Sequence[envelope_pb2.EventEnvelope]]] = {}
             retried: dict[str, int] = {}
             folded: Counter[str] = Counter()
