@@ -68,7 +68,6 @@ from typing import Any, cast
 
 import faust
 from aiokafka.consumer.fetcher import PartitionRecords
-from faust.exceptions import KeyDecodeError, ValueDecodeError
 from faust.transport.conductor import Conductor
 from faust.transport.consumer import CONSUMER_FETCHING
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
@@ -272,7 +271,7 @@ class LeanConductor(Conductor):
     def __init__(self, app: Any, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
         self._pressure: dict[TP, tuple[Any, Any]] = {}
-        self._routes: dict[Any, tuple[Any, list[tuple[Any, Any]], Any, Any]] = {}
+        self._routes: dict[Any, tuple[Any, list[Any], bool, Any, Any, Any]] = {}
 
     def _pressure_callbacks(self, message_tp: Any) -> tuple[Any, Any]:
         callbacks = self._pressure.get(message_tp)
@@ -292,58 +291,31 @@ class LeanConductor(Conductor):
             callbacks = self._pressure[message_tp] = (on_pressure_high, on_pressure_drop)
         return callbacks
 
-    def _route(self, message_tp: Any) -> tuple[Any, list[tuple[Any, Any]], Any, Any] | None:
+    def _route(self, message_tp: Any) -> tuple[Any, list[Any], bool, Any, Any, Any] | None:
         """For a record of this partition: its channels (the index's set, to tell when it
-        changed), each with its decoding into the event, and the pressure callbacks."""
+        changed, and a list to deliver to), whether they all take the record's bytes as
+        they came (the projector's agents do; a record for any other goes Faust's way),
+        the pressure callbacks and the event type; None when no channel reads it."""
         channels = self._tp_index.get(message_tp)
         if not channels:
             return None
         route = self._routes.get(message_tp)
         if route is None or route[0] is not channels or len(route[1]) != len(channels):
             high, drop = self._pressure_callbacks(message_tp)
-            route = (channels, [(c, self._decoder(c)) for c in channels], high, drop)
+            raw = all(map(_raw, channels))
+            event_type = self.app.conf.Event  # a settings lookup: once, not per record
+            route = (channels, list(channels), raw, high, drop, event_type)
             self._routes[message_tp] = route
         return route
 
-    def _decoder(self, channel: Any) -> Any:
-        """``channel``'s decoding of a record into its event, as its schema does it; for raw
-        keys and values of no declared type (the projector's topics) that is the bytes."""
-        app = self.app
-        schema = channel.schema
-        event_type: Any = app.conf.Event  # a settings lookup: once, not per record
-        untyped = (None, bytes)
-        if (
-            schema.key_serializer == "raw"
-            and schema.value_serializer == "raw"
-            and schema.key_type in untyped
-            and schema.value_type in untyped
-        ):
-
-            def decode_raw(message: Message) -> Any:
-                return event_type(app, message.key, message.value, message.headers, message)
-
-            return decode_raw
-        serializers = app.serializers
-        allow_empty = channel.allow_empty
-
-        def decode(message: Message) -> Any:
-            key = schema.loads_key(app, message, loads=serializers.loads_key)
-            if message.value is None and allow_empty:
-                value = None
-            else:
-                value = schema.loads_value(app, message, loads=serializers.loads_value)
-            return event_type(app, key, value, message.headers, message)
-
-        return decode
-
     def deliver_nowait(self, message: Message) -> bool:
         """Put ``message``'s event on every channel of its partition, as the conductor's
-        callback does (decoded once per channel, one reference each), if that needs no
+        callback does (one event and one reference per channel), if that needs no
         waiting: False, and nothing done, while flow is stopped, the producer's buffer is
-        over its bound, a channel's queue is full, the index is being updated or the
-        record does not decode (the callback then takes it, with its error handling)."""
+        over its bound, a channel's queue is full, the index is being updated or a
+        channel is not raw (the callback then takes it, as Faust does)."""
         route = self._route(message.tp)
-        if route is None or self._tp_to_callback_lock.locked():
+        if route is None or not route[2] or self._tp_to_callback_lock.locked():
             return False
         app = self.app
         if not app.flow_control.is_active():
@@ -351,21 +323,33 @@ class LeanConductor(Conductor):
         buffer = app.producer.buffer
         if buffer.size > buffer.max_messages:
             return False
-        _, decoders, on_pressure_high, on_pressure_drop = route
-        for channel, _ in decoders:
+        _, channels, _, on_pressure_high, on_pressure_drop, event = route
+        for channel in channels:
             if channel.queue.full():
                 return False
-        try:
-            events = [(channel, decode(message)) for channel, decode in decoders]
-        except (KeyDecodeError, ValueDecodeError):
-            return False
-        message.refcount += len(events)  # Message.incref, without its lock (as Faust's
+        key, value, headers = message.key, message.value, message.headers
+        message.refcount += len(channels)  # Message.incref, without its lock (as Faust's
         # compiled conductor does): only this loop's thread references a new message
-        for channel, event in events:
+        for channel in channels:
             channel.queue.put_nowait_enhanced(
-                event, on_pressure_high=on_pressure_high, on_pressure_drop=on_pressure_drop
+                event(app, key, value, headers, message),
+                on_pressure_high=on_pressure_high,
+                on_pressure_drop=on_pressure_drop,
             )
         return True
+
+
+def _raw(channel: Any) -> bool:
+    """A channel whose events are a record's bytes as they came (raw keys and values of no
+    declared type), which needs no decoding and cannot fail to decode."""
+    schema = channel.schema
+    untyped = (None, bytes)
+    return bool(
+        schema.key_serializer == "raw"
+        and schema.value_serializer == "raw"
+        and schema.key_type in untyped
+        and schema.value_type in untyped
+    )
 
 
 class LeanTransport(AIOKafkaTransport):

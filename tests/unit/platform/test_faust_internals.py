@@ -320,6 +320,12 @@ async def test_a_record_goes_straight_to_the_channels_of_its_partition() -> None
     assert message.refcount == 1
     # And a record of a partition no channel reads is left to Faust's path
     assert not conductor.deliver_nowait(Message("other", 0, 1, 0.0, 0, None, b"k", b"v", None))
+    # And so is one that a channel decodes (it may fail to: Faust's callback handles that)
+    typed = projector.topic("typed", key_type=str, value_serializer="json")
+    conductor.add(typed)
+    conductor._tp_index[TP("typed", 0)] = {typed}
+    assert not conductor.deliver_nowait(Message("typed", 0, 1, 0.0, 0, None, b"k", b"{}", None))
+    assert typed.queue.empty()
 
 
 async def test_a_batch_holds_what_is_queued_and_is_acked_once_handled() -> None:
