@@ -867,6 +867,33 @@ class ImperialMinersMatchEnded(_message.Message):
 Global___ImperialMinersMatchEnded: _TypeAlias = ImperialMinersMatchEnded  # noqa: Y015
 
 @_typing.final
+class ImperialMinersEventDeckFormed(_message.Message):
+    """Setup 3: the top ``cards`` of the shuffled Event cards form the Event deck; the other
+    ``returned`` go back to the box unseen. (They stay under the deck in the decks
+    service's pile, which is never drawn below its top ``cards``.)
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    RETURNED_FIELD_NUMBER: _builtins.int
+    cards: _builtins.int
+    returned: _builtins.int
+    def __init__(
+        self,
+        *,
+        cards: _builtins.int = ...,
+        returned: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "returned", b"returned"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImperialMinersEventDeckFormed: _TypeAlias = ImperialMinersEventDeckFormed  # noqa: Y015
+
+@_typing.final
 class ImperialMinersView(_message.Message):
     """--- view ----------------------------------------------------------------------"""
 

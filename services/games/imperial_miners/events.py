@@ -168,6 +168,16 @@ class RoundEnded:
 
 
 @dataclass(frozen=True)
+class EventDeckFormed:
+    """Setup 3: the top ``cards`` of the shuffled Event cards form the Event deck; the other
+    ``returned`` go back to the box unseen. (They stay under the deck in the decks
+    service's pile, which is never drawn below its top ``cards``.)"""
+
+    cards: int
+    returned: int
+
+
+@dataclass(frozen=True)
 class MatchEnded:
     scores: dict[str, int]
     carts: dict[str, int]
@@ -197,6 +207,7 @@ EVENT_TYPES: tuple[type, ...] = (
     EndOfRoundResolved,
     RoundEnded,
     MatchEnded,
+    EventDeckFormed,
 )
 
 quick_init_all(EVENT_TYPES)

@@ -81,6 +81,10 @@ def next_step(s: ImperialMinersState) -> Step:
 def automatic(s: ImperialMinersState) -> list[Any]:
     if s.phase == Phase.OVER:
         return []
+    if s.phase == Phase.SETUP and s.piles.get("events", 0) > CONTENT.event_deck:
+        # setup 3: "draw 10 of them to form the Event deck; return the rest to the box"
+        size = s.piles["events"]
+        return [ev.EventDeckFormed(CONTENT.event_deck, size - CONTENT.event_deck)]
     if not s.sides or any(d not in s.shuffled for d in SHUFFLED_AT_SETUP):
         return []
     if s.draws:

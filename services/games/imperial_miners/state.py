@@ -68,6 +68,8 @@ class ImperialMinersState:
     mines: dict[str, Mine] = field(default_factory=dict)
     round: int = 0
     event: str | None = None
+    #: Event cards revealed so far (the Event deck's count shows the rounds that remain)
+    events_revealed: int = 0
     #: players who could play no card this round and play the top Level I card
     forced: tuple[str, ...] = ()
     chosen: dict[str, str] = field(default_factory=dict)

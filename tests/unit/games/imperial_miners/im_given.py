@@ -44,7 +44,8 @@ def setup_events(
     out: list[Any] = [
         ev.MatchSetUp(players, first_game, CONTENT.rules_version),
         ev.ProgressSidesRolled(sides),
-        ev.PileShuffled("events", 18, False),
+        ev.PileShuffled("events", len(CONTENT.events), False),
+        ev.EventDeckFormed(CONTENT.event_deck, len(CONTENT.events) - CONTENT.event_deck),
         *(ev.PileShuffled(f"level_{lv}", len(CONTENT.deck(lv)), False) for lv in (1, 2, 3)),
     ]
     kept: dict[str, tuple[str, ...]] = {}

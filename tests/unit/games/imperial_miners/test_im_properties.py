@@ -35,6 +35,9 @@ def seats(n: int) -> tuple[str, ...]:
 
 def check_invariants(s: ImperialMinersState) -> None:
     assert all(n >= 0 for n in s.coins.values())
+    if "events" in s.shuffled:  # a 10-card Event deck, one card a round
+        assert s.piles["events"] == CONTENT.event_deck - s.events_revealed >= 0
+        assert s.events_revealed == s.round - (s.event is None and s.round > 0)
     assert all(0 <= n <= 12 for n in s.progress.values())
     for level in (1, 2, 3):
         deck = f"level_{level}"
@@ -105,7 +108,7 @@ def test_matches_end_after_ten_rounds_and_refold(seed: int, n: int, bot: str) ->
     events, state = played(seed, n, bot, watch=seed < 4)
     assert sum(isinstance(e, ev.EventRevealed) for e in events) == CONTENT.rounds
     assert sum(isinstance(e, ev.RoundEnded) for e in events) == CONTENT.rounds
-    assert state.piles["events"] == 18 - CONTENT.event_deck
+    assert state.piles["events"] == 0  # the 10-card Event deck, drawn to the last card
     assert isinstance(events[-1], ev.MatchEnded)
     assert GAME.fold(events) == state
     stepped = GAME.initial_state()

@@ -36,7 +36,7 @@ def test_event_phase_reveals_one_event_an_immediate_one_resolves_for_everyone() 
     ]
     assert out[-1] == ev.MinePhaseStarted(1, ())
     state = GAME.fold(out, state)
-    assert state.coins == dict.fromkeys(PLAYERS, 3) and state.piles["events"] == 17
+    assert state.coins == dict.fromkeys(PLAYERS, 3) and state.piles["events"] == 9
 
 
 def test_an_immediate_draw_is_resolved_before_the_mine_phase() -> None:

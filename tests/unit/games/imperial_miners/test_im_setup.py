@@ -74,6 +74,33 @@ def test_event_deck_and_level_one_to_three_are_shuffled_level_four_is_not() -> N
     assert state.level_4 == CONTENT.deck(4)  # 14 identical cards, face up, unshuffled
 
 
+def test_setup_3_ten_of_the_eighteen_event_cards_form_the_event_deck() -> None:
+    """Setup 3: "Shuffle the Event cards and draw 10 of them to form the Event deck; return
+    the rest to the box." The top 10 of the shuffled 18 are the deck; the 8 below are never
+    drawn, so no player sees them."""
+    state = GAME.fold([*GAME.setup(PLAYERS, {}), ev.ProgressSidesRolled(("a", "a", "a"))])
+    step = GAME.next_step(state)
+    assert step == AwaitingChance(ShuffleDeck("events", tuple(CONTENT.events), "shuffle events"))
+    out = GAME.resolve(state, DeckShuffled("events", 18))
+    assert out == [ev.PileShuffled("events", 18, False), ev.EventDeckFormed(10, 8)]
+    state = GAME.fold(out, state)
+    assert state.piles["events"] == 10
+    for viewer in (*PLAYERS, None):
+        view = GAME.view(state, viewer)
+        assert view.deck_sizes["events"] == view.rounds_left == 10
+
+
+def test_the_cards_left_in_the_event_deck_show_the_rounds_that_remain() -> None:
+    """Round end: "The number of cards left in the Event deck shows how many rounds remain
+    and which round is being played": 9 cards while round 1 is played, 5 in round 5."""
+    state = given(ev.RoundStarted(1))
+    for round_no, card in enumerate(("EV16", "EV15", "EV14", "EV13", "EV03"), start=1):
+        state = GAME.fold(GAME.resolve(state, CardsDrawn("events", (card,))), state)
+        view = GAME.view(state, "ann")
+        assert view.deck_sizes["events"] == view.rounds_left == 10 - round_no
+        state = GAME.fold([ev.RoundStarted(round_no + 1)], state)
+
+
 def test_each_player_draws_two_three_three_and_keeps_four() -> None:
     events = setup_events()[: -len(PLAYERS)]  # dealt, nobody has kept yet
     state = GAME.fold(events)
@@ -88,7 +115,7 @@ def test_each_player_draws_two_three_three_and_keeps_four() -> None:
 
 
 def test_the_deal_draws_from_each_deck_in_turn() -> None:
-    state = GAME.fold([*setup_events()[:6]])  # set up, sides, four shuffles
+    state = GAME.fold([*setup_events()[:7]])  # set up, sides, four shuffles, Event deck
     step = GAME.next_step(state)
     assert step == AwaitingChance(DrawCards("level_1", 2, "Mine cards"))
     events = GAME.resolve(state, CardsDrawn("level_1", ("I-01", "I-02")))
