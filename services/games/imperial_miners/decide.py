@@ -84,11 +84,18 @@ def _place(s: ImperialMinersState, player: str, column: int) -> list[Any]:
     _stage(s, player, (Stage.PLACE,), "place a card")
     card = s.chains[player].card
     level = CONTENT.cards[card].level
-    if column not in placements(s.mine(player), level):
-        raise RuleViolation(
-            "BAD_PLACE",
-            f"Level {level} has no free place at column {column} with a card directly above.",
-        )
+    free = placements(s.mine(player), level)
+    if column not in free:
+        if at(s.mine(player), level, column) is not None:
+            reason = f"Column {column} of level {level} already holds a card."
+        elif level == 1:
+            reason = (
+                f"Level I has room anywhere, and a card farther out plays as one at the edge: "
+                f"choose a free column from {free[0]} to {free[-1]}."
+            )
+        else:
+            reason = f"Level {level} has no place at column {column} with a card directly above."
+        raise RuleViolation("BAD_PLACE", reason)
     out: list[Any] = [ev.CardPlaced(player, card, level, column)]
     event = this_round(s)
     if event is not None and event.on_place and event.on_place_level in (0, level):

@@ -2,7 +2,7 @@
 
 Readings where the rulebook extract is silent or ambiguous (each also stated where it
 is implemented):
-- Placement geometry and the finite Level I choice: mine.py.
+- Placement geometry, and Level I open anywhere (offered as a finite, complete list): mine.py.
 - The chain: the placed card, then always one card directly above (the player picks when
   two lie above), up to the Surface board; effects are optional, climbing is not. A
   caved-in card reached by the chain only loses its token and the chain goes on up.

@@ -13,7 +13,7 @@ from services.games.imperial_miners import GAME
 from services.games.imperial_miners import actions as act
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
-from services.games.imperial_miners.mine import complete_carts
+from services.games.imperial_miners.mine import LEVEL_I_REACH, complete_carts, placements
 from services.games.imperial_miners.state import ImperialMinersState, Stage
 from tests.unit.games.imperial_miners.im_given import (
     card,
@@ -57,10 +57,37 @@ def test_the_first_level_one_card_goes_under_the_surface_board() -> None:
     assert GAME.legal_actions(state, "ann") == (act.PlaceCard(0),)
 
 
-def test_level_one_takes_any_number_of_cards_beside_the_others() -> None:
+def test_2b_level_one_takes_any_number_of_cards_anywhere() -> None:
+    """Mine phase 2b: "On Level I a player may have any number of cards, even where the
+    Surface board is not physically right above them." Every free column is offered, near
+    the other cards or apart from them, up to LEVEL_I_REACH beyond the outermost card."""
     mine = [placed("ann", card("Old Tunnel", i), 1, c) for i, c in enumerate((0, 1, 2))]
     state = placing(card("Sun Ramp"), *mine)
-    assert [a.column for a in GAME.legal_actions(state, "ann")] == [-2, -1, 3, 4]
+    offered = [a.column for a in GAME.legal_actions(state, "ann")]
+    reach = LEVEL_I_REACH
+    assert offered == [*range(-reach, 0), *range(3, 2 + reach + 1)]
+    state, out = play(state, "ann", act.PlaceCard(9))  # touching no other card
+    assert out[0] == ev.CardPlaced("ann", card("Sun Ramp"), 1, 9)
+    state, out = play(state, "ann", act.SkipEffect())
+    assert out[1] == ev.ChainClimbed("ann", 0, 0)  # its chain still reaches the Surface board
+
+
+def test_2b_a_gap_on_level_one_can_be_filled_later() -> None:
+    mine = [placed("ann", card("Old Tunnel", 0), 1, 0), placed("ann", card("Old Tunnel", 1), 1, 4)]
+    state = placing(card("Sun Ramp"), *mine)
+    offered = {a.column for a in GAME.legal_actions(state, "ann")}
+    assert {1, 2, 3} <= offered and not {0, 4} & offered
+
+
+def test_2b_level_one_refuses_a_taken_column_and_names_the_offered_ones() -> None:
+    state = placing(card("Sun Ramp"), placed("ann", "Old Tunnel", 1, 0))
+    taken = refusal(state, "ann", act.PlaceCard(0))
+    assert taken.code == "BAD_PLACE" and "already holds a card" in taken.message
+    far = refusal(state, "ann", act.PlaceCard(LEVEL_I_REACH + 1))
+    assert far.code == "BAD_PLACE"
+    assert f"from {-LEVEL_I_REACH} to {LEVEL_I_REACH}" in far.message
+    # farther out plays exactly as the farthest column offered: nothing there to touch
+    assert placements(state.mines["ann"], 1)[-1] == LEVEL_I_REACH
 
 
 def test_a_deeper_card_needs_an_adjacent_card_directly_above() -> None:
