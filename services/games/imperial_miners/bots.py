@@ -136,6 +136,10 @@ def _choose(view: ImperialMinersView, player: str, legal: Sequence[Any]) -> Any:
     assert view.chain is not None
     chain = view.chain
     card = at(judge.seat.mine, chain.level, chain.column) if chain.stage == "effect" else None
+    if chain.stage == "surface":  # one of the Surface board's effects is always resolved
+        return max(
+            legal, key=lambda a: judge.effect(CONTENT.surface[a.effect], judge.seat.mine, None)
+        )
     _, index = judge.best_effect(judge.seat.mine, card)
     return act.SkipEffect() if index is None else act.UseEffect(index)
 

@@ -31,10 +31,16 @@ def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]
         case act.UseEffect(effect=index):
             return _use(s, player, index)
         case act.SkipEffect():
-            stage = _stage(s, player, (Stage.EFFECT, Stage.SURFACE), "activate a card")
+            if s.phase == Phase.MINE and s.chains[player].stage == Stage.SURFACE:
+                # Mine phase 3c: "the player chooses one of the 3 available effects and
+                # resolves it"; only Mine cards' effects are optional
+                raise RuleViolation(
+                    "SURFACE_EFFECT",
+                    "The chain has reached your Surface board: choose one of its 3 effects.",
+                )
+            _stage(s, player, (Stage.EFFECT,), "activate a card")
             chain = s.chains[player]
-            level = 0 if stage == Stage.SURFACE else chain.level
-            return [ev.EffectSkipped(player, level, chain.column if level else 0)]
+            return [ev.EffectSkipped(player, chain.level, chain.column)]
         case act.ClimbTo(column=column):
             _stage(s, player, (Stage.CLIMB,), "choose the card above")
             chain = s.chains[player]
@@ -133,10 +139,9 @@ def legal(s: ImperialMinersState, player: str) -> tuple[Any, ...]:
     if chain.stage == Stage.CLIMB:
         options = occupied_above(s.mine(player), chain.level, chain.column)
         return tuple(act.ClimbTo(p.column) for p in options)
-    if chain.stage == Stage.SURFACE:
-        count = len(CONTENT.surface)
-    else:
-        placed = at(s.mine(player), chain.level, chain.column)
-        assert placed is not None
-        count = len(CONTENT.cards[placed.card].effects)
+    if chain.stage == Stage.SURFACE:  # chosen and resolved, never skipped
+        return tuple(act.UseEffect(i) for i in range(len(CONTENT.surface)))
+    placed = at(s.mine(player), chain.level, chain.column)
+    assert placed is not None
+    count = len(CONTENT.cards[placed.card].effects)
     return (*(act.UseEffect(i) for i in range(count)), act.SkipEffect())

@@ -4,8 +4,9 @@ Readings where the rulebook extract is silent or ambiguous (each also stated whe
 is implemented):
 - Placement geometry, and Level I open anywhere (offered as a finite, complete list): mine.py.
 - The chain: the placed card, then always one card directly above (the player picks when
-  two lie above), up to the Surface board; effects are optional, climbing is not. A
-  caved-in card reached by the chain only loses its token and the chain goes on up.
+  two lie above), up to the Surface board; Mine cards' effects are optional, climbing and
+  the Surface board's effect (one of 3, chosen) are not. A caved-in card reached by the
+  chain only loses its token and the chain goes on up.
 - Machinery boosts the first gain of the chosen effect by 1 per token: effects.py.
 - One Progress marker per player (5 printed) travels boards 1, 2, 3 in order: effects.py.
 - A player whose forced top Level I card cannot be drawn (deck and discards empty) plays

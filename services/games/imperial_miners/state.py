@@ -23,7 +23,7 @@ class Stage(StrEnum):
     PLACE = "place"
     EFFECT = "effect"  # choose an effect of the card at (level, column), or skip it
     CLIMB = "climb"  # move up: automatic unless two cards lie above
-    SURFACE = "surface"  # choose one of the Surface board's 3 effects, or skip
+    SURFACE = "surface"  # choose one of the Surface board's 3 effects and resolve it
     FINISHING = "finishing"  # the Event's on-surface bonus, then done
     DONE = "done"
 

@@ -117,7 +117,7 @@ def test_the_placed_card_activates_first_then_one_card_above_then_the_surface() 
     state, out = play(state, "ann", act.UseEffect(0))  # Old Tunnel: 2 coins
     assert out[1] == ev.ChainClimbed("ann", 0, 0)  # the Surface board
     assert state.chains["ann"].stage == Stage.SURFACE
-    assert len(GAME.legal_actions(state, "ann")) == 4  # 3 Surface effects or none
+    assert GAME.legal_actions(state, "ann") == tuple(act.UseEffect(i) for i in range(3))
     state, out = play(state, "ann", act.UseEffect(0))  # Surface: 2 coins
     assert out[0].source == "surface" and out[1] == ev.ChainFinished("ann")
     assert state.coins["ann"] == 20 - 2 + 3 + 2 + 2  # paid 2 for the Level II card
@@ -139,10 +139,44 @@ def test_with_two_cards_above_the_player_activates_only_one(
     # Old Tunnel: 2 coins; Highland Diggers' second effect: 1 VP per Scottish card
     state, used = play(state, "ann", act.UseEffect(0 if branch == 0 else 1))
     assert (used[0].coins, used[0].vp) == gains
-    state, out = play(state, "ann", act.SkipEffect())  # the Surface board ends the chain
+    state, out = play(state, "ann", act.UseEffect(1))  # the Surface board ends the chain
     assert out[1] == ev.ChainFinished("ann")
     # the other card above was never activated this round
     assert [(e.level, e.column) for e in of_type(used + out, ev.ChainClimbed)] == [(0, 0)]
+
+
+def test_3c_the_surface_board_effect_is_chosen_and_resolved_never_skipped() -> None:
+    """Mine phase 3c: "When the activations reach the Surface board, the player chooses one
+    of the 3 available effects and resolves it." Only Mine cards' effects are optional."""
+    state = placing(card("Old Tunnel"))
+    state, _ = play(state, "ann", act.PlaceCard(0))
+    state, out = play(state, "ann", act.SkipEffect())  # the Mine card's effect: optional
+    assert out == [ev.EffectSkipped("ann", 1, 0), ev.ChainClimbed("ann", 0, 0)]
+    assert GAME.legal_actions(state, "ann") == (
+        act.UseEffect(0),
+        act.UseEffect(1),
+        act.UseEffect(2),
+    )
+    refused = refusal(state, "ann", act.SkipEffect())
+    assert refused.code == "SURFACE_EFFECT" and "choose one of its 3 effects" in refused.message
+    # coins 2 | vp 1 | advance 1 (onto space 1 of board 1a, which gives 1 coin)
+    for index, gained in enumerate(((2, 0, 0), (0, 1, 0), (1, 0, 1))):
+        _, out = play(state, "ann", act.UseEffect(index))
+        assert out[0].source == "surface"
+        assert (out[0].coins, out[0].vp, out[0].progress) == gained
+        assert ev.ChainFinished("ann") in out
+
+
+def test_3c_a_surface_effect_resolves_as_far_as_it_can() -> None:
+    """With the Progress marker at the end of the last board, "advance 1" is still the
+    player's choice and resolves as far as possible: nothing moves, nothing is gained."""
+    at_end = ev.EffectResolved("ann", "t", "", 0, 0, 12, (), 0, False, (), {}, 0, 0)
+    state = placing(card("Old Tunnel"), extra=(at_end,))
+    state, _ = play(state, "ann", act.PlaceCard(0))
+    state, _ = play(state, "ann", act.SkipEffect())
+    state, out = play(state, "ann", act.UseEffect(2))
+    assert (out[0].progress, out[0].coins, out[0].vp, out[0].rewards) == (0, 0, 0, ())
+    assert ev.ChainFinished("ann") in out
 
 
 def test_a_one_effect_card_offers_no_choice_but_stays_optional() -> None:
@@ -157,8 +191,8 @@ def test_each_card_activates_at_most_once_per_round() -> None:
     state = placing(card("Free Vein"), *mine)
     state, _ = play(state, "ann", act.PlaceCard(0))
     climbed: list[tuple[int, int]] = [(3, 0)]
-    while GAME.legal_actions(state, "ann"):
-        state, out = play(state, "ann", act.SkipEffect())
+    while legal := GAME.legal_actions(state, "ann"):
+        state, out = play(state, "ann", legal[-1])  # skip each card, then a Surface effect
         climbed += [(e.level, e.column) for e in of_type(out, ev.ChainClimbed)]
     assert climbed == [(3, 0), (2, 0), (1, 0), (0, 0)]  # each once, straight up
     assert refusal(state, "ann", act.UseEffect(0)).code == "NOT_YOUR_TURN"
@@ -294,5 +328,5 @@ def test_this_round_events_reward_placing_and_reaching_the_surface() -> None:
     state = placing(card("Old Tunnel"), event="EV10")  # Patronage: reaching the Surface, 1 VP
     state, _ = play(state, "ann", act.PlaceCard(0))
     state, _ = play(state, "ann", act.SkipEffect())
-    state, out = play(state, "ann", act.SkipEffect())
+    state, out = play(state, "ann", act.UseEffect(0))
     assert out[1].source == "event EV10" and out[1].vp == 1

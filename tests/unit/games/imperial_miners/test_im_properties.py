@@ -103,6 +103,22 @@ def played(seed: int, n: int, bot: str, watch: bool) -> tuple[list[Any], Imperia
     return events, state
 
 
+def every_chain_resolved_a_surface_effect(events: list[Any]) -> bool:
+    """Mine phase 3c: every chain that reached the Surface board resolved one of its
+    effects before the player's Mine phase ended."""
+    reached: set[str] = set()
+    finished = 0
+    for e in events:
+        if isinstance(e, ev.ChainClimbed) and e.level == 0:
+            reached.add(e.player)
+        elif isinstance(e, ev.EffectResolved) and e.source == "surface":
+            reached.discard(e.player)
+        elif isinstance(e, ev.ChainFinished):
+            assert e.player not in reached, e
+            finished += 1
+    return finished > 0
+
+
 @pytest.mark.parametrize("seed, n, bot", CASES)
 def test_matches_end_after_ten_rounds_and_refold(seed: int, n: int, bot: str) -> None:
     events, state = played(seed, n, bot, watch=seed < 4)
@@ -110,6 +126,7 @@ def test_matches_end_after_ten_rounds_and_refold(seed: int, n: int, bot: str) ->
     assert sum(isinstance(e, ev.RoundEnded) for e in events) == CONTENT.rounds
     assert state.piles["events"] == 0  # the 10-card Event deck, drawn to the last card
     assert isinstance(events[-1], ev.MatchEnded)
+    assert every_chain_resolved_a_surface_effect(events)
     assert GAME.fold(events) == state
     stepped = GAME.initial_state()
     for event in events:  # a replay shows every event, between one command's events too
