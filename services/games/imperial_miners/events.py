@@ -55,7 +55,9 @@ class CardsKept:
 
 @dataclass(frozen=True)
 class HandsDealt:
-    """Every player holds the dealt Mine cards; choosing which to keep begins."""
+    """Legacy (rules 1.0), folded but no longer written: every player holds the dealt Mine
+    cards and choosing which to keep begins. Despite its name ``keep`` holds the number of
+    cards *dealt* to each player; ``DealFinished`` replaces this event."""
 
     keep: int
 
@@ -178,6 +180,15 @@ class EventDeckFormed:
 
 
 @dataclass(frozen=True)
+class DealFinished:
+    """Setup 6: every player holds the ``dealt`` Mine cards drawn and keeps ``keep`` of them
+    (8 and 4; in a first game 6 and 6: all are kept, no choice is made)."""
+
+    dealt: int
+    keep: int
+
+
+@dataclass(frozen=True)
 class MatchEnded:
     scores: dict[str, int]
     carts: dict[str, int]
@@ -208,6 +219,7 @@ EVENT_TYPES: tuple[type, ...] = (
     RoundEnded,
     MatchEnded,
     EventDeckFormed,
+    DealFinished,
 )
 
 quick_init_all(EVENT_TYPES)

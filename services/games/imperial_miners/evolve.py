@@ -44,7 +44,7 @@ def evolve(s: ImperialMinersState, e: Any) -> ImperialMinersState:
                 deck = _deck_of(card)
                 discards[deck] = (*discards.get(deck, ()), card)
             return replace(s, hands={**s.hands, p: kept}, discards=discards, kept=s.kept | {p})
-        case ev.HandsDealt():
+        case ev.DealFinished() | ev.HandsDealt():
             everyone = frozenset(s.players) if s.first_game else frozenset()
             return replace(s, phase=Phase.KEEP, kept=everyone)
         case ev.RoundStarted(round=n):

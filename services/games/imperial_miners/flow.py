@@ -90,7 +90,8 @@ def automatic(s: ImperialMinersState) -> list[Any]:
     if s.draws:
         return _draw_without_chance(s)
     if s.phase == Phase.SETUP:
-        return [ev.HandsDealt(len(s.hands[s.players[0]]))]
+        dealt = sum((CONTENT.first_game_deal if s.first_game else CONTENT.deal).values())
+        return [ev.DealFinished(dealt, dealt if s.first_game else CONTENT.keep)]
     if s.phase == Phase.KEEP:
         return [ev.RoundStarted(1)] if len(s.kept) == len(s.players) else []
     if s.phase == Phase.EVENT:

@@ -59,7 +59,8 @@ def setup_events(
             out.append(ev.MineCardsDrawn(p, f"level_{level}", tuple(cards), False))
             dealt += cards
         kept[p] = hand if hand is not None else tuple(dealt[: CONTENT.keep])
-    out.append(ev.HandsDealt(CONTENT.keep))
+    each = sum(deal.values())
+    out.append(ev.DealFinished(each, each if first_game else CONTENT.keep))
     if not first_game:
         for p in players:
             discarded = tuple(c for c in _dealt(out, p) if c not in kept[p])

@@ -4,7 +4,9 @@ unshuffled), the Event deck of 10 out of 18, the deal and the keep (first-game v
 from __future__ import annotations
 
 import pytest
+from google.protobuf import any_pb2, json_format
 
+from services.adapters.protoconv import GameMessages
 from services.games.chance import SeededChance
 from services.games.contract import (
     AwaitingChance,
@@ -112,6 +114,44 @@ def test_each_player_draws_two_three_three_and_keeps_four() -> None:
     state, out = play(state, "bob", act.KeepCards(state.hands["bob"][:4]))
     assert GAME.next_step(state) == AwaitingPlayers(("ann", "cid"), "keep")
     assert out[0].discarded == state.discards["level_2"][:1] + state.discards["level_3"]
+
+
+def deal_resolved(first_game: bool) -> list[object]:
+    """The events the last player's last deal draw resolves into."""
+    events = setup_events(first_game=first_game)
+    last = max(i for i, e in enumerate(events) if isinstance(e, ev.MineCardsDrawn))
+    draw = events[last]
+    assert isinstance(draw, ev.MineCardsDrawn)
+    state = GAME.fold(events[:last])
+    return GAME.resolve(state, CardsDrawn(draw.deck, draw.cards))[1:]
+
+
+def test_setup_6_the_deal_finishes_eight_dealt_four_to_keep() -> None:
+    """Setup 6: "Each player draws 8 Mine cards (2 of Level I, 3 of Level II, 3 of Level
+    III), keeps 4 and discards the rest." The event says both numbers."""
+    assert deal_resolved(first_game=False) == [ev.DealFinished(dealt=8, keep=4)]
+
+
+def test_setup_6_a_first_game_deals_six_and_keeps_all_six() -> None:
+    """Setup 6, first game: "draw 2 of Level I, 2 of Level II, 2 of Level III and keep
+    all 6"."""
+    out = deal_resolved(first_game=True)
+    assert out[0] == ev.DealFinished(dealt=6, keep=6)
+    assert out[1] == ev.RoundStarted(1)  # nobody chooses: all 6 are kept
+
+
+def test_a_stored_rules_1_0_deal_still_reads_and_folds() -> None:
+    """Matches stored before DealFinished carry HandsDealt, whose ``keep`` held the number
+    dealt (8). Their binary and exported JSON forms still read, and fold as before."""
+    new = setup_events()
+    old = [ev.HandsDealt(8) if isinstance(e, ev.DealFinished) else e for e in new]
+    assert old != new and GAME.fold(old) == GAME.fold(new)
+    messages = GameMessages(GAME)
+    stored = messages.event_to_any(ev.HandsDealt(8))
+    assert messages.event_from_any(stored) == ev.HandsDealt(8)
+    exported = json_format.MessageToJson(stored)
+    assert '"keep": 8' in exported
+    assert messages.event_from_any(json_format.Parse(exported, any_pb2.Any())) == ev.HandsDealt(8)
 
 
 def test_the_deal_draws_from_each_deck_in_turn() -> None:
