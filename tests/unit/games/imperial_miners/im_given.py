@@ -12,6 +12,7 @@ from services.games.imperial_miners import GAME
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.state import ImperialMinersState
+from services.games.playout import Policy
 
 PLAYERS = ("ann", "bob", "cid")
 NO_EVENT = "EV16"  # Jubilee: end of round, +2 VP; changes nothing during the Mine phase
@@ -115,3 +116,14 @@ def play(
 
 def of_type(events: list[Any], kind: type) -> list[Any]:
     return [e for e in events if isinstance(e, kind)]
+
+
+def greedy_policy(seed: int) -> Policy:
+    """The greedy bot (``GAME.bots()``) for an in-process playout: it sees only its seat's
+    view of the state, as a networked bot does."""
+    choose = GAME.bots()["greedy"](seed)
+
+    def policy(state: Any, player: str, legal: Sequence[Any]) -> Any:
+        return choose(GAME.view(state, player), player, legal)
+
+    return policy

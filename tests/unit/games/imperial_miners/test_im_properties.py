@@ -16,10 +16,10 @@ from services.games.imperial_miners import GAME
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.mine import occupied_above
-from services.games.imperial_miners.simulate import greedy_policy
 from services.games.imperial_miners.state import ImperialMinersState, Stage
 from services.games.imperial_miners.view import ImperialMinersView
 from services.games.playout import Policy, play, random_policy, seeds_for
+from tests.unit.games.imperial_miners.im_given import greedy_policy
 
 CASES = [(seed, 1 + seed % 5, "random" if seed % 2 else "greedy") for seed in range(10)]
 
