@@ -16,6 +16,8 @@ PILLAR = "pillar"
 MONSTER = "monster"
 TREASURE = "treasure"
 GEM_KINDS = ("gem", "crystal")
+#: a Quest bonus per Key paired with a Chest (unpaired ones score nothing)
+PAIR = "pair"
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,15 @@ def _check(content: Content, book: dict[str, Any], kinds: dict[str, CubeKind]) -
         raise ValueError("the game has 10 Quest cards")
     if len({r.initiative for r in content.races.values()}) != len(content.races):
         raise ValueError("Initiative numbers must be distinct")
+    for quest in content.quests.values():
+        for bonus in quest.bonus:
+            if bonus in ("key", "chest"):
+                raise ValueError(
+                    f"Quest {quest.id}: unpaired Keys and Chests are ignored at the end; "
+                    "a Quest may pay per Key-Chest pair, not per Key or Chest"
+                )
+            if bonus != PAIR and bonus not in content.kinds:
+                raise ValueError(f"Quest {quest.id}: no cube kind {bonus!r}")
     dragon = kinds["dragon"]
     if any(content.table.sizes[k.size] > content.table.sizes[dragon.size] for k in kinds.values()):
         raise ValueError("the Dragon is the largest cube")
