@@ -13,7 +13,8 @@ Readings where the rulebook is short (house rules are labelled in the content pa
   the previous Explore (including at setup) are dropped with them ("the next player to
   act will drop them into the Dungeon as part of their Explore step").
 - Act: one ability, Race or Class, or none. Flicks and Pillar moves may be stopped early.
-  A hand-moved Pillar is set down exactly (no dice); cubes it overlaps are pushed aside.
+  A hand-moved Pillar is set down exactly (no dice) and rests exactly there, turned as it
+  was (held still while the table settles); cubes it overlaps are pushed aside.
 - Loot: any three Pillars not in a line form a room; a room is allowed when no other
   Pillar is within or touching it and its monsters leave the hero at least 1 Health
   (loot.py: shields, potions, ward). ``LeaveEmptyHanded`` stands for forming a room that
