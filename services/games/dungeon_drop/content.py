@@ -82,6 +82,8 @@ class TableSpec:
     elasticity: float
     seconds: float
     steps_per_second: int
+    touching_mm: float
+    max_setup_drops: int
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ class Content:
     rounds: int
     explore: dict[int, int]
     drop_height: tuple[float, float]
+    setup_touching_pairs: int
     chest_die_sides: int
     table: TableSpec
     kinds: dict[str, CubeKind]
@@ -163,6 +166,7 @@ def load(path: Path = _PACK) -> Content:
         rounds=book["rounds"],
         explore={int(k): int(v) for k, v in book["explore"].items()},
         drop_height=(float(book["drop_height_inches"][0]), float(book["drop_height_inches"][1])),
+        setup_touching_pairs=int(book["setup_touching_pairs"]),
         chest_die_sides=book["chest_die_sides"],
         table=TableSpec(
             **{k: v for k, v in table.items() if k != "house_content"},
