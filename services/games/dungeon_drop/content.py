@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from services.games.house import HouseChoice, house_choices
+
 _PACK = Path(__file__).parent / "content" / "dungeon_drop.yaml"
 
 PRIMITIVES = ("flick", "extra_drop", "move_pillar", "take_outside", "heal", "ward")
@@ -106,6 +108,7 @@ class Content:
     races: dict[str, Race]
     classes: dict[str, HeroClass]
     quests: dict[str, Quest]
+    house_choices: tuple[HouseChoice, ...]
 
     def kind(self, cube: str) -> CubeKind:
         return self.kinds[self.cubes[cube]]
@@ -188,6 +191,7 @@ def load(path: Path = _PACK) -> Content:
             q["id"]: Quest(q["id"], q["name"], q["gem"], q["crystal"], dict(q["bonus"]))
             for q in raw["quests"]["cards"]
         },
+        house_choices=house_choices(raw["house_choices"]),
     )
     _check(content, book, kinds)
     return content

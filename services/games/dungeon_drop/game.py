@@ -1,7 +1,8 @@
 """Dungeon Drop as a contract ``Game``: wires setup, chance (dice drive the physics),
 players' decisions, views and the platform's hooks.
 
-Readings where the rulebook is short (house rules are labelled in the content pack):
+Readings where the rulebook is short (each listed with the clause it fills in the content
+pack's ``house_choices``; house content is labelled there):
 
 - Setup: Race, Class and Quest cards are dealt from shuffled decks (the decks service);
   the larger cubes form the face-down "box" deck, so Explore draws them blind. The first

@@ -118,8 +118,8 @@ QUEST_OF = {"ann": "locksmith", "bob": "explorer"}
 def test_end_unpaired_keys_and_chests_score_nothing_even_for_a_quest() -> None:
     """End of the Game: "For each Key paired with a Chest in your Stash, roll the Chest to
     see how much it's worth. Ignore unpaired Keys and Chests." A Quest's bonus counts
-    pairs too: the Locksmith (3 a pair) with 3 Keys and 1 Chest has one pair, the
-    Explorer (2 a pair) with 2 Chests and no Key has none."""
+    pairs too: the Locksmith (5 a pair) with 3 Keys and 1 Chest has one pair, the
+    Explorer (4 a pair) with 2 Chests and no Key has none."""
     loot = {"ann": ("key01", "key02", "key03", "chest01"), "bob": ("chest02", "chest03")}
     state = three_rounds(loot, quests=QUEST_OF)
     state = GAME.fold(automatic(state), state)
@@ -131,10 +131,10 @@ def test_end_unpaired_keys_and_chests_score_nothing_even_for_a_quest() -> None:
         "cubes": 0,
         "gems": 0,
         "chests": 4,
-        "quest_bonus": 3,  # one pair, not three Keys
+        "quest_bonus": 5,  # one pair, not three Keys
         "teamwork": 0,
     }
-    assert breakdown(state, "bob")["quest_bonus"] == 0 and state.scores == {"ann": 7, "bob": 0}
+    assert breakdown(state, "bob")["quest_bonus"] == 0 and state.scores == {"ann": 9, "bob": 0}
 
 
 @pytest.mark.parametrize("quest", sorted(CONTENT.quests))

@@ -280,3 +280,24 @@ def test_solo_adds_the_translucent_phantoms() -> None:
     solo = CONTENT.setup_cubes(solo=True)
     assert {c for c in solo if CONTENT.kind(c).translucent} == set(CONTENT.cubes_of("phantom"))
     assert not set(CONTENT.cubes_of("phantom")) & set(CONTENT.setup_cubes(solo=False))
+
+
+def test_the_house_choices_name_the_clauses_they_fill() -> None:
+    """The pack lists where the rulebook leaves a choice open, with the clause each fills,
+    among them the box running short once house abilities have drawn extra cubes, and
+    the setup drop's check."""
+    choices = CONTENT.house_choices
+    assert len(choices) >= 12 and all(c.kind in ("house", "reading") for c in choices)
+    (explore,) = [c for c in choices if c.clause.startswith("Explore:")]
+    assert "silent when the box holds fewer" in explore.clause
+    assert "explore fewer cubes than the rule says" in explore.choice
+    (spread,) = [c for c in choices if "without more than one or two touching" in c.clause]
+    assert "SetupDropRedone" in spread.choice
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_three_rounds_of_explores_use_up_the_box_exactly(players: int) -> None:
+    """Explore "(2 = 6 cubes, 3 = 4 cubes, 4 = 3 cubes)": one turn each a round for three
+    rounds draws the box's 36 larger cubes, so only house extra drops can leave it short."""
+    drawn = CONTENT.explore[players] * players * CONTENT.rounds
+    assert drawn == len(CONTENT.box_cubes()) == 36
