@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from services.adapters.protoconv import GameMessages
 from services.games.chance import SeededChance
 from services.games.contract import (
     AwaitingChance,
@@ -159,6 +160,8 @@ def test_setup_a_drop_with_more_than_two_pairs_touching_is_dropped_again() -> No
     assert isinstance(redone, ev.SetupDropRedone) and redone.player == "bob"
     assert len(redone.touching) == 4 and redone.off_table == ()
     assert touching_pairs(redone.placements) == redone.touching  # checkable from the log
+    stored = GameMessages(GAME).event_to_any(redone)  # as the board appends it
+    assert GameMessages(GAME).event_from_any(stored) == redone
     state = GAME.fold([redone], state)
     assert state.table == {} and state.phase == Phase.SETUP and state.setup_redrops == 1
     again = RollDice(drop_reals(len(small)), REAL_SIDES, "drop the dungeon again")
