@@ -31,7 +31,8 @@ def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]
         case act.UseEffect(effect=index):
             return _use(s, player, index)
         case act.SkipEffect():
-            if s.phase == Phase.MINE and s.chains[player].stage == Stage.SURFACE:
+            chain = s.chains.get(player) if s.phase == Phase.MINE else None
+            if chain is not None and chain.stage == Stage.SURFACE:
                 # Mine phase 3c: "the player chooses one of the 3 available effects and
                 # resolves it"; only Mine cards' effects are optional
                 raise RuleViolation(
