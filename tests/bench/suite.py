@@ -177,16 +177,26 @@ class ExperimentStack(Stack):
     """The ephemeral stack with its services run by ``patched_serve`` (see there)."""
 
     experiment: str = ""
+    #: run every service with tracemalloc, snapshots into this folder (human/traced_serve.py)
+    traced: Path | None = None
 
     def start(self, service: str) -> None:
+        if self.traced is not None and self.pid(service) is None:
+            self._start_module(
+                service, ["-m", "tests.bench.human.traced_serve", service, str(self.traced)]
+            )
+            return
         if not self.experiment or self.pid(service) is not None:
             super().start(service)
             return
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        log = (self.run_dir / f"{service}.log").open("ab")
         command = ["-m", "tests.bench.patched_serve", service, self.experiment]
         if service == "projector" and self.experiment == "plain-projector":
             command = ["-m", "tests.bench.plain_projector"]
+        self._start_module(service, command)
+
+    def _start_module(self, service: str, command: list[str]) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        log = (self.run_dir / f"{service}.log").open("ab")
         process = subprocess.Popen(
             [sys.executable, *command],
             env=self.env(service),
@@ -208,7 +218,11 @@ def stop_all(stack: Stack, grace_s: float = 5.0) -> None:
 
 @contextlib.contextmanager
 def ephemeral_stack(
-    prefix: str, run_dir: Path, experiment: str = "", extra_env: dict[str, str] | None = None
+    prefix: str,
+    run_dir: Path,
+    experiment: str = "",
+    extra_env: dict[str, str] | None = None,
+    traced: Path | None = None,
 ) -> Iterator[Stack]:
     base = Stack.ephemeral(run_dir, prefix)
     stack = ExperimentStack(
@@ -228,6 +242,7 @@ def ephemeral_stack(
         },
     )
     stack.experiment = experiment
+    stack.traced = traced
     try:
         stack.up()
         yield stack
@@ -532,8 +547,12 @@ def run_capacity(
     raise_file_limit()
     runs = []
     say("starting a stack")
-    with ephemeral_stack(f"bench{token}c.", run_dir / "capacity", extra_env=CAPACITY_ENV) as stack:
-        runs.append(asyncio.run(tabletop_capacity(stack, plan.shape, plan.sizes, say)))
+    with ephemeral_stack(
+        f"bench{token}c.", run_dir / "capacity", extra_env=CAPACITY_ENV, traced=plan.traced
+    ) as stack:
+        runs.append(
+            asyncio.run(tabletop_capacity(stack, plan.shape, plan.sizes, say, traced=plan.traced))
+        )
         say("stopping the stack")
     if plan.peer and peer_project is not None:
         runs.append(

@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+import os
+import signal
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..procstat import KAFKA_PIDFILE, rss_snapshot, snapshot, usage
 from ..stats import percentile
+from .traced_serve import compare as compare_snapshots
 
 #: an action's view must reach its player within this, at the 99th percentile
 VIEW_P99_BOUND_MS = 150.0
@@ -152,6 +155,9 @@ class CapacityRun:
     watch: list[WatchBatch] = field(default_factory=list)
     steps: list[Window] = field(default_factory=list)
     error: str = ""
+    #: with tracemalloc (``--capacity-tracemalloc``): per service, the lines whose memory
+    #: grew most from the baseline to the idle step
+    tracemalloc: dict[str, list[str]] = field(default_factory=dict)
 
     def capacity(self) -> tuple[int, bool]:
         """The largest M that passed before the first step that did not, and whether a
@@ -221,8 +227,15 @@ class Capacity:
         sizes: CapacitySizes,
         progress: Callable[[str], None] = lambda _: None,
         topic_prefix: str = "",
+        traced: Path | None = None,
+        traced_names: Collection[str] = (),
     ) -> None:
         self.driver = driver
+        #: the services run by traced_serve write their tracemalloc snapshots here
+        self.traced = traced
+        self.traced_pids = {
+            n: p for n, p in pids.items() if p is not None and n in traced_names and traced
+        }
         self.watched = {**pids, GENERATOR: driver.pid}
         self.sizes = sizes
         self.progress = progress
@@ -264,11 +277,16 @@ class Capacity:
         await asyncio.sleep(sizes.settle_s)
         self.progress(f"baseline: {warm_matches} matches, nobody acting")
         run.baseline = await self.window("baseline", warm_matches, sizes.idle_s, {})
+        await self.snapshot(1)
         if sizes.idle_matches > warm_matches:
             self.progress(f"idle: {sizes.idle_matches} matches, nobody acting")
             setup = await driver.matches(sizes.idle_matches, sizes.setup_wait_s)
             await asyncio.sleep(sizes.settle_s)
             run.idle = await self.window("idle", sizes.idle_matches, sizes.idle_s, setup)
+            if await self.snapshot(2):
+                run.tracemalloc = await asyncio.to_thread(
+                    self.compare, sizes.idle_matches - warm_matches
+                )
             if sizes.watch_batch:
                 await self.watch_streams(run)
         await driver.acting(True)
@@ -282,6 +300,35 @@ class Capacity:
                 break
         await driver.acting(False)
         return run
+
+    async def snapshot(self, number: int, limit_s: float = 120.0) -> bool:
+        """Every traced service writes tracemalloc snapshot ``number`` (False: untraced)."""
+        if self.traced is None or not self.traced_pids:
+            return False
+        self.progress("tracemalloc snapshots")
+        for pid in self.traced_pids.values():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGUSR2)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit_s
+        for name in self.traced_pids:
+            path = self.traced / f"{name}-{number}.tracemalloc"
+            size = -1
+            # written once the file stops growing
+            while loop.time() < deadline and not (path.exists() and path.stat().st_size == size):
+                size = path.stat().st_size if path.exists() else -1
+                await asyncio.sleep(1.0)
+        return True
+
+    def compare(self, matches: int) -> dict[str, list[str]]:
+        assert self.traced is not None
+        found = {}
+        for name in self.traced_pids:
+            before = self.traced / f"{name}-1.tracemalloc"
+            after = self.traced / f"{name}-2.tracemalloc"
+            if before.exists() and after.exists():
+                found[name] = compare_snapshots(before, after, matches)
+        return found
 
     async def watch_streams(self, run: CapacityRun) -> None:
         batch = self.sizes.watch_batch

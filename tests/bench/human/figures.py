@@ -289,6 +289,16 @@ def capacity_markdown(runs: Sequence[CapacityRun], config: dict[str, Any]) -> li
         kafka = _kafka_bytes(run)
         if kafka:
             lines += ["", kafka]
+        for service, grown in sorted(run.tracemalloc.items()):
+            lines += [
+                "",
+                f"{run.system} {service}: the lines whose memory grew most from the baseline "
+                "to the idle step (tracemalloc; per = per idle match added):",
+                "",
+                "```",
+                *(grown or ["(nothing grew)"]),
+                "```",
+            ]
         gen = generator_cost(run)
         lines += [
             "",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from .capacity import CapacitySizes
 from .generator import Shape
@@ -22,6 +23,8 @@ class CapacityPlan:
     sizes: CapacitySizes
     #: run boardgame.io with the same steps
     peer: bool
+    #: run Tabletop's services with tracemalloc, snapshots into this folder
+    traced: Path | None = None
 
 
 def steps(text: str) -> tuple[int, ...]:
@@ -72,6 +75,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--capacity-past-failure",
         action="store_true",
         help="keep ramping after a step that did not pass",
+    )
+    group.add_argument(
+        "--capacity-tracemalloc",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="run Tabletop's services with tracemalloc (several times slower: latency and "
+        "CPU figures are then not the shipped code's) and report the lines whose memory grew "
+        "from the baseline to the idle step; snapshots go to DIR",
     )
     group.add_argument(
         "--think-mean", type=float, default=None, help="a seat's mean think time, s (default 10)"
@@ -125,4 +137,7 @@ def plan_from(args: argparse.Namespace, peer: bool) -> CapacityPlan:
             watch_batch=500,
             warm_s=5.0,
         )
-    return CapacityPlan(shape, replace(sizes, past_failure=args.capacity_past_failure), peer)
+    traced = args.capacity_tracemalloc.resolve() if args.capacity_tracemalloc else None
+    return CapacityPlan(
+        shape, replace(sizes, past_failure=args.capacity_past_failure), peer, traced
+    )

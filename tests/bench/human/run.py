@@ -58,8 +58,10 @@ async def tabletop_capacity(
     sizes: CapacitySizes,
     progress: Callable[[str], None],
     seed: int = 1,
+    traced: Path | None = None,
 ) -> CapacityRun:
-    """The steps against ``stack`` (started with ``CAPACITY_ENV``)."""
+    """The steps against ``stack`` (started with ``CAPACITY_ENV``; with ``traced``, its
+    services run by traced_serve and write their snapshots there)."""
     run = _run("tabletop", shape, sizes)
     try:
         binary = build()
@@ -70,9 +72,10 @@ async def tabletop_capacity(
     pids["kafka"] = kafka_pid()
     try:
         async with tabletop_people(binary, stack.addr("gateway"), shape, seed) as people:
-            await Capacity(people, pids, sizes, progress, stack.topic_prefix).run(
-                run, len(shape.seats)
+            capacity = Capacity(
+                people, pids, sizes, progress, stack.topic_prefix, traced, traced_names=ORDER
             )
+            await capacity.run(run, len(shape.seats))
     except GeneratorFailed as error:
         run.error = str(error)
     return run

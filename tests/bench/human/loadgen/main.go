@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -94,7 +95,19 @@ func main() {
 	perConn := flag.Int("persons-per-conn", 1, "persons sharing one connection")
 	setupParallel := flag.Int("setup-parallel", 16, "matches set up at once")
 	seed := flag.Uint64("seed", 1, "seed of the think times, the actions and the command ids")
+	profile := flag.String("cpuprofile", "", "write the generator's own CPU profile here (go tool pprof)")
 	flag.Parse()
+	if *profile != "" {
+		out, err := os.Create(*profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(out)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	seatsOf, games, err := parseSeats(*seats)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
