@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,6 +33,7 @@ from typing import Any, Protocol
 from ..procstat import KAFKA_PIDFILE, rss_snapshot, snapshot, usage
 from ..stats import percentile
 from .traced_serve import compare as compare_snapshots
+from .traced_serve import request as request_snapshot
 
 #: an action's view must reach its player within this, at the 99th percentile
 VIEW_P99_BOUND_MS = 150.0
@@ -301,23 +300,16 @@ class Capacity:
         await driver.acting(False)
         return run
 
-    async def snapshot(self, number: int, limit_s: float = 120.0) -> bool:
+    async def snapshot(self, number: int, limit_s: float = 180.0) -> bool:
         """Every traced service writes tracemalloc snapshot ``number`` (False: untraced)."""
         if self.traced is None or not self.traced_pids:
             return False
         self.progress("tracemalloc snapshots")
-        for pid in self.traced_pids.values():
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGUSR2)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + limit_s
-        for name in self.traced_pids:
-            path = self.traced / f"{name}-{number}.tracemalloc"
-            size = -1
-            # written once the file stops growing
-            while loop.time() < deadline and not (path.exists() and path.stat().st_size == size):
-                size = path.stat().st_size if path.exists() else -1
-                await asyncio.sleep(1.0)
+        written = [request_snapshot(self.traced, name, number) for name in self.traced_pids]
+        for _ in range(int(limit_s)):  # the files come from other processes: polled
+            if all(path.exists() for path in written):
+                break
+            await asyncio.sleep(1.0)
         return True
 
     def compare(self, matches: int) -> dict[str, list[str]]:

@@ -2,24 +2,50 @@
 where each process's memory per idle match goes, line by line.
 
 ``python -m tests.bench.human.traced_serve SERVICE DIR`` runs the service as
-``services.common.serve`` does, tracing every allocation (frames: ``FRAMES``). On SIGUSR2
-it writes a snapshot to ``DIR/SERVICE-N.tracemalloc`` (N counts from 1); the capacity run
-signals every service after its baseline and after its idle step, and ``compare`` tells
-which lines grew between the two. Tracing slows a service several times over: its
-latency and CPU figures are not the shipped code's, its memory figures are.
+``services.common.serve`` does, tracing every allocation (frames: ``FRAMES``). When the
+file ``DIR/SERVICE.request`` appears, holding a number N, a thread writes a snapshot to
+``DIR/SERVICE-N.tracemalloc`` and removes the request (a file, not a signal: Faust's worker
+takes SIGUSR1 and SIGUSR2 for itself). The capacity run asks every service after its
+baseline and after its idle step, and ``compare`` tells which lines grew between the two.
+Tracing slows a service several times over: its latency and CPU figures are not the
+shipped code's, its memory figures are.
 """
 
 from __future__ import annotations
 
-import itertools
-import signal
+import contextlib
 import sys
+import threading
+import time
 import tracemalloc
 from pathlib import Path
 
 from services.common import serve
 
 FRAMES = 8
+#: how often the thread looks for a request
+POLL_S = 0.5
+
+
+def request(folder: Path, service: str, number: int) -> Path:
+    """Ask ``service`` for snapshot ``number``; the path it will write."""
+    pending = folder / f"{service}.request.tmp"
+    pending.write_text(str(number))
+    pending.replace(folder / f"{service}.request")  # whole, never half written
+    return folder / f"{service}-{number}.tracemalloc"
+
+
+def _answer(folder: Path, service: str) -> None:
+    asked = folder / f"{service}.request"
+    while True:
+        time.sleep(POLL_S)
+        with contextlib.suppress(OSError, ValueError):
+            number = int(asked.read_text())
+            asked.unlink()
+            written = folder / f"{service}-{number}.tracemalloc"
+            partial = written.with_suffix(".partial")
+            tracemalloc.take_snapshot().dump(str(partial))
+            partial.replace(written)
 
 
 def compare(before: Path, after: Path, per: int, top: int = 15) -> list[str]:
@@ -61,12 +87,7 @@ def main() -> None:
     service, folder = sys.argv[1], Path(sys.argv[2])
     folder.mkdir(parents=True, exist_ok=True)
     tracemalloc.start(FRAMES)
-    numbers = itertools.count(1)
-
-    def dump(signum: int, frame: object) -> None:
-        tracemalloc.take_snapshot().dump(str(folder / f"{service}-{next(numbers)}.tracemalloc"))
-
-    signal.signal(signal.SIGUSR2, dump)
+    threading.Thread(target=_answer, args=(folder, service), daemon=True).start()
     serve.main([service])
 
 
