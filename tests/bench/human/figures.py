@@ -246,6 +246,8 @@ def capacity_markdown(runs: Sequence[CapacityRun], config: dict[str, Any]) -> li
             + "."
         )
         lines += _problems(run)
+    for run in runs:
+        lines += _process_table(run)
     lines += [
         "",
         "*Raced*: an action refused because another seat's action changed the match between "
@@ -307,6 +309,29 @@ def capacity_markdown(runs: Sequence[CapacityRun], config: dict[str, Any]) -> li
             f"{_num(gen.cores_at_largest, 2)} CPUs busy at the largest step.",
             "",
         ]
+    return lines
+
+
+def _process_table(run: CapacityRun) -> list[str]:
+    """Each process's CPUs busy and resident memory at the end of each step."""
+    if not run.steps:
+        return []
+    lines = [
+        "",
+        f"{run.system}, each process at each step: CPUs busy / resident MiB at the step's end "
+        "(*other*: the rest of the machine, other work included).",
+        "",
+        "| Process | " + " | ".join(f"{s.matches:,} matches" for s in run.steps) + " |",
+        "|---|" + "---:|" * len(run.steps),
+    ]
+    for name in [*processes(run), "other"]:
+        cells = []
+        for step in run.steps:
+            cpu = step.cpu_s.get(name)
+            rss = step.rss_end.get(name)
+            busy = f"{cpu / step.window_s:.2f}" if cpu is not None and step.window_s else "—"
+            cells.append(busy if name == "other" else f"{busy} / {_mib(rss)}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -171,7 +171,9 @@ def test_the_json_keeps_summaries_of_the_samples_not_the_samples() -> None:
 
 
 def test_figures_and_the_report_section() -> None:
-    run = run_of(window(100), window(200, [400.0] * 10))
+    cpu = {"gateway": 5.0, GENERATOR: 1.0, "other": 2.0}
+    rss = {"gateway": 200 * MIB}
+    run = run_of(window(100, cpu=cpu, rss=rss), window(200, [400.0] * 10, cpu=cpu, rss=rss))
     keys = {f.key for f in capacity_figures([run])}
     assert keys == {
         "capacity.tabletop.view.m100",
@@ -180,6 +182,9 @@ def test_figures_and_the_report_section() -> None:
     }
     text = "\n".join(capacity_markdown([run], {}))
     assert "**tabletop: capacity 100 matches**" in text
+    # each process at each step: CPUs busy (5 s in a 10 s window) and resident MiB
+    assert "| gateway | 0.50 / 200.0 | 0.50 / 200.0 |" in text
+    assert "| other | 0.20 | 0.20 |" in text
     assert capacity_markdown([], {}) == []
 
 
