@@ -21,8 +21,6 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from services.common import serve
-
 FRAMES = 8
 #: how often the thread looks for a request
 POLL_S = 0.5
@@ -86,6 +84,10 @@ def _short(frame: tracemalloc.Frame) -> str:
 
 
 def main() -> None:
+    # Imported here, not above: importing serve sets GRPC_EXPERIMENTS for the process, and
+    # the bench imports this module for ``compare`` (its own gRPC client must not change).
+    from services.common import serve
+
     service, folder = sys.argv[1], Path(sys.argv[2])
     folder.mkdir(parents=True, exist_ok=True)
     tracemalloc.start(FRAMES)
