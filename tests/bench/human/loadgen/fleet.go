@@ -131,7 +131,7 @@ func (t *table) run(ctx context.Context) {
 	f := t.f
 	rng := rand.New(rand.NewPCG(f.cfg.Seed, uint64(t.index)))
 	for ctx.Err() == nil {
-		m, first, err := f.setup(ctx, t.game, rng)
+		m, first, err := f.setup(ctx, t.game)
 		if err != nil {
 			if ctx.Err() == nil {
 				f.countFailure("setup", err)
@@ -163,7 +163,7 @@ func (t *table) match() *match {
 // setup creates a match as its people would: the first seat creates it and sits at once,
 // each other seat joins its free seat with no token (a public table), each spectator
 // joins as one; then every stream opens and shows its first view.
-func (f *Fleet) setup(ctx context.Context, game string, rng *rand.Rand) (*match, *pb.GetLegalActionsReply, error) {
+func (f *Fleet) setup(ctx context.Context, game string) (*match, *pb.GetLegalActionsReply, error) {
 	select {
 	case f.setups <- struct{}{}:
 	case <-ctx.Done():
@@ -191,7 +191,7 @@ func (f *Fleet) setup(ctx context.Context, game string, rng *rand.Rand) (*match,
 	}
 	callCtx, done := call()
 	created, err := creator.gw.CreateMatch(callCtx, &pb.OpenMatchRequest{
-		Game: game, Players: players, CommandId: commandID(rng), Seat: players[0],
+		Game: game, Players: players, CommandId: commandID(), Seat: players[0],
 	})
 	done()
 	if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	cryptorand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -400,7 +402,7 @@ func (m *match) act(ctx context.Context, s *stream, rng *rand.Rand, legal *pb.Ge
 			f.stats.Error("pick: " + err.Error())
 			return false
 		}
-		reply, ok := m.submit(ctx, s, rng, legal.GetVersion(), action)
+		reply, ok := m.submit(ctx, s, legal.GetVersion(), action)
 		if !ok {
 			return false
 		}
@@ -443,11 +445,11 @@ func (m *match) legal(ctx context.Context, s *stream) (*pb.GetLegalActionsReply,
 // A RESOURCE_EXHAUSTED answer is counted and retried after its retry-after, as a polite
 // client does; the latency counts from the first attempt.
 func (m *match) submit(
-	ctx context.Context, s *stream, rng *rand.Rand, legalVersion uint64, action *pb.GameAction,
+	ctx context.Context, s *stream, legalVersion uint64, action *pb.GameAction,
 ) (*pb.SubmitActionReply, bool) {
 	f := m.f
 	command := &pb.SubmitActionRequest{
-		MatchId: m.id, Player: s.seat, Action: action, CommandId: commandID(rng),
+		MatchId: m.id, Player: s.seat, Action: action, CommandId: commandID(),
 		ReturnLegalActions: true,
 	}
 	sent := time.Now()
@@ -486,7 +488,8 @@ func (m *match) submit(
 			}
 		}
 		if refused := update.GetRefused(); refused != nil {
-			if refused.GetCode() == codes.ResourceExhausted.String() {
+			// the gRPC status code's name as the gateway spells it (not Go's CamelCase)
+			if refused.GetCode() == "RESOURCE_EXHAUSTED" {
 				f.stats.Refused("action")
 				wait := time.Duration(max(refused.GetRetryAfterMs(), 1)) * time.Millisecond
 				if !sleep(ctx, wait) {
@@ -518,14 +521,12 @@ func (m *match) submit(
 	}
 }
 
-const hexDigits = "0123456789abcdef"
-
-func commandID(rng *rand.Rand) string {
-	var buf [32]byte
-	for i := range buf {
-		buf[i] = hexDigits[rng.IntN(16)]
-	}
-	return string(buf[:])
+// commandID is random, not drawn from the seeded generator: a command id must be new to
+// the stack, also for a second run with the same seed against the same stack.
+func commandID() string {
+	var buf [16]byte
+	_, _ = cryptorand.Read(buf[:])
+	return hex.EncodeToString(buf[:])
 }
 
 // close ends every stream and gives the people's connections back.
