@@ -7,13 +7,15 @@ Correctness only: no timing is asserted."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import subprocess
 
 import pytest
 
 from services.cli.stack import Stack
 from tests.bench.boardgameio import install
-from tests.bench.human.build import GeneratorUnavailable, build
+from tests.bench.human.build import GeneratorUnavailable, build, go_binary
 from tests.bench.human.capacity import GENERATOR, CapacityRun, CapacitySizes
 from tests.bench.human.generator import Shape
 from tests.bench.human.run import PEER_SYSTEM, peer_capacity, tabletop_capacity
@@ -51,14 +53,36 @@ def check_run(run: CapacityRun, games: set[str]) -> None:
     assert run.watch[-1].label == "all closed"
 
 
-@pytest.mark.integration
-def test_tabletop_at_human_pace(stack: Stack) -> None:
+def built() -> None:
     try:
         build()
     except GeneratorUnavailable as error:
         if shutil.which("go") is None:
             pytest.skip(str(error))
         raise
+
+
+@pytest.mark.integration
+def test_the_generators_own_tests_pass() -> None:
+    """loadgen/*_test.go: parameters drawn in range, refusals told from failures, each
+    other stream's view counted once (go test, in the build folder with its generated code)."""
+    built()
+    binary = build()
+    done = subprocess.run(
+        [go_binary(), "test", "./..."],
+        cwd=binary.parent,
+        env={**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-buildvcs=false"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+@pytest.mark.integration
+def test_tabletop_at_human_pace(stack: Stack) -> None:
+    built()
     run = asyncio.run(tabletop_capacity(stack, SHAPE, SIZES, lambda _: None))
     check_run(run, set(SHAPE.seats))
     assert {"gateway", "board", "projector", "kafka"} <= set(run.steps[0].cpu_s)

@@ -488,8 +488,7 @@ func (m *match) submit(
 			}
 		}
 		if refused := update.GetRefused(); refused != nil {
-			// the gRPC status code's name as the gateway spells it (not Go's CamelCase)
-			if refused.GetCode() == "RESOURCE_EXHAUSTED" {
+			if turnedAway(refused) {
 				f.stats.Refused("action")
 				wait := time.Duration(max(refused.GetRetryAfterMs(), 1)) * time.Millisecond
 				if !sleep(ctx, wait) {
@@ -519,6 +518,13 @@ func (m *match) submit(
 		f.stats.OwnView(sent, seen)
 		return ack, true
 	}
+}
+
+// turnedAway: the stack refused the action for its load (admission, a quota), not the
+// rules for its content. PlayRefused.code is the status code's name as gRPC spells it
+// (RESOURCE_EXHAUSTED), not Go's codes.ResourceExhausted.String() ("ResourceExhausted").
+func turnedAway(refused *pb.PlayRefused) bool {
+	return refused.GetCode() == "RESOURCE_EXHAUSTED"
 }
 
 // commandID is random, not drawn from the seeded generator: a command id must be new to
