@@ -67,29 +67,18 @@ func (s *Stats) Acked(game string, sent, acked time.Time) {
 	}
 }
 
-func (s *Stats) OwnView(sent, seen time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.inWindow(sent) {
-		s.viewMs = append(s.viewMs, ms(seen.Sub(sent)))
-	}
-}
-
-func (s *Stats) OtherView(sent, seen time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.inWindow(sent) {
-		s.othersMs = append(s.othersMs, ms(seen.Sub(sent)))
-	}
-}
-
-func (s *Stats) Legal(began, answered time.Time) {
+// sample adds one latency to samples when it began inside the window.
+func (s *Stats) sample(samples *[]float64, began, ended time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inWindow(began) {
-		s.legalMs = append(s.legalMs, ms(answered.Sub(began)))
+		*samples = append(*samples, ms(ended.Sub(began)))
 	}
 }
+
+func (s *Stats) OwnView(sent, seen time.Time)    { s.sample(&s.viewMs, sent, seen) }
+func (s *Stats) OtherView(sent, seen time.Time)  { s.sample(&s.othersMs, sent, seen) }
+func (s *Stats) Legal(began, answered time.Time) { s.sample(&s.legalMs, began, answered) }
 
 func (s *Stats) Ready(began, ready time.Time) {
 	s.mu.Lock()
