@@ -122,8 +122,8 @@ k8s-generate: $(STAMP)  ## regenerate the KafkaTopics and the PrometheusRule fro
 	$(PY) deploy/k8s/gen_topics.py
 	$(PY) deploy/k8s/gen_rules.py
 
-bench: install kafka  ## benchmarks against floors and boardgame.io (npm ci into .cache/peer; needs Node) in the same run
-	$(VENV)/bin/python -m tests.bench
+bench: install kafka  ## benchmarks against floors and boardgame.io (npm ci into .cache/peer; needs Node and Go) in the same run; BENCH_ARGS=--capacity-full for the full human-pace ramp
+	$(VENV)/bin/python -m tests.bench $(BENCH_ARGS)
 
 clean: down  ## remove caches and the virtual environment
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache
