@@ -2,6 +2,7 @@
 
 ``create_app`` puts it together from parts a reader can take one at a time:
 
+- ``load_games``: every game's readers and encoders made before the first event;
 - ``settings``: Faust's settings, each one that differs from Faust's default with its why;
 - ``faust_internals.install``: the delivery the app runs on (Faust's own, without its
   per-message tasks, reading read_committed; every reach into Faust and aiokafka is
