@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,24 +86,30 @@ def _file(results: Path, comparison: Comparison) -> Path:
     return results / f"{name}.jsonl"
 
 
-def run(results: Path, games: int, only: set[str]) -> None:
+def run(results: Path, games: int, only: set[str], chunk: int) -> None:
+    """Every comparison ``chunk`` matches at a time, in turn, up to ``games`` each: a run
+    stopped early has all of them measured about equally far."""
     results.mkdir(parents=True, exist_ok=True)
-    for target in targets(games):
-        if only and target.game not in only:
-            continue
-        for comparison in (target.baseline, target.hard):
-            if comparison is None:
-                continue
+    comparisons = [
+        comparison
+        for target in targets(games)
+        if not only or target.game in only
+        for comparison in (target.baseline, target.hard)
+        if comparison is not None
+    ]
+    for upto in range(chunk, games + chunk, chunk):
+        for comparison in comparisons:
+            part = replace(comparison, games=min(upto, games))
             try:
                 with Progress(transient=True) as bar:
-                    task = bar.add_task(f"{target.game} {','.join(comparison.levels)}", total=games)
+                    task = bar.add_task(f"{part.game} {','.join(part.levels)}", total=part.games)
                     compare(
-                        comparison,
+                        part,
                         lambda done, task=task: bar.update(task, completed=done),  # type: ignore[misc]
-                        _file(results, comparison),
+                        _file(results, part),
                     )
             except ValueError as unplayable:  # a game without a sampler offers easy only
-                print(f"{target.name}: {unplayable}", file=sys.stderr)
+                print(f"{part.game}: {unplayable}", file=sys.stderr)
 
 
 def table(results: Path, games: int) -> str:
@@ -171,9 +177,10 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=Path(".cache/bot-strength"))
     parser.add_argument("--games", type=int, default=400, help="matches per comparison")
     parser.add_argument("--only", default="", help="games to run, comma-separated")
+    parser.add_argument("--chunk", type=int, default=20, help="matches per comparison in turn")
     args = parser.parse_args()
     if args.action == "run":
-        run(args.results, args.games, {g for g in args.only.split(",") if g})
+        run(args.results, args.games, {g for g in args.only.split(",") if g}, args.chunk)
     print(table(args.results, args.games))
 
 
