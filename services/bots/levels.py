@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from services.bots.search.budget import Budget
-from services.bots.search.determinization import has_sampler, sampler_for
+from services.bots.search.determinization import evaluation_for, has_sampler, sampler_for
 from services.bots.search.rollouts import Search, SearchSettings
 from services.games.contract import ViewPolicy, random_view_policy
 from services.games.registry import get_game
@@ -40,9 +40,10 @@ _LEVELS = {
 }
 
 #: per game, settings that differ from the levels' (applied to medium and hard): a Dungeon
-#: Drop playout simulates every flick and drop, ~80 ms here, so fewer candidates a round
+#: Drop playout simulates every flick and drop (a whole match ~80 ms of CPU here), so its
+#: playouts stop after a few turns' actions and take the scores as they stand
 _TUNING: Mapping[str, Mapping[str, object]] = {
-    "dungeon_drop": {"template_samples": 3, "max_candidates": 8},
+    "dungeon_drop": {"template_samples": 3, "max_candidates": 8, "horizon": 4},
 }
 
 
@@ -73,4 +74,4 @@ def level_policy(game: str, name: str, seed: int) -> ViewPolicy:
         return greedy(seed)
     if name not in levels_for(game):
         raise ValueError(f"{game} offers bot levels {', '.join(levels_for(game))} only")
-    return Search(engine, sampler_for(game), settings, seed)
+    return Search(engine, sampler_for(game), settings, seed, evaluation_for(game))

@@ -6,6 +6,9 @@ Each game that offers search bots has a module ``services.games.<game>.sampling`
 
     def sample(view, player, legal, rng) -> Determinization
 
+and, where a whole playout costs too much, ``evaluate(state, player) -> float``: how well
+the player stands in a match not over yet, in [0, 1].
+
 that draws the hidden information (unexplored map cards, opponents' hands and secret
 choices, the order of face-down piles) uniformly among what is consistent with ``view``
 and ``legal`` (what the seat is served), from ``rng`` alone. Its tests check that the
@@ -42,6 +45,9 @@ class Determinization:
 #: (view, player, legal actions, rng) -> a determinization consistent with them
 Sampler = Callable[[Any, str, Sequence[Any], random.Random], Determinization]
 
+#: (state, player) -> how well ``player`` stands in a match not yet over, in [0, 1]
+Evaluation = Callable[[Any, str], float]
+
 
 class InconsistentSample(Exception):
     """The engine asked for something a sampled state cannot give (a sampler's bug)."""
@@ -57,6 +63,15 @@ def sampler_for(game: str) -> Sampler:
         raise ValueError(f"{game} has no sampler: search bots cannot play it") from None
     sample: Sampler = module.sample
     return sample
+
+
+def evaluation_for(game: str) -> Evaluation | None:
+    """The game's ``sampling.evaluate``, if it has one: search may then stop a playout
+    early and take this for its result (a game whose playouts cost too much to finish)."""
+    evaluate: Evaluation | None = getattr(
+        importlib.import_module(f"services.games.{game}.sampling"), "evaluate", None
+    )
+    return evaluate
 
 
 def has_sampler(game: str) -> bool:

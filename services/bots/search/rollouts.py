@@ -29,9 +29,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services.bots.search.budget import Budget
+from services.bots.search.budget import Allowance, Budget
 from services.bots.search.determinization import (
     Determinization,
+    Evaluation,
     InconsistentSample,
     Sampler,
     SearchChance,
@@ -70,6 +71,10 @@ class SearchSettings:
     max_candidates: int = 24
     #: a playout still running after this many actions is scored as a draw
     max_playout_actions: int = 5_000
+    #: with a game that can evaluate a match under way (``sampling.evaluate``): playouts
+    #: stop after this many steps (decisions and chance outcomes) and take its evaluation
+    #: (None: play to the end)
+    horizon: int | None = None
 
 
 def reward(outcome: Outcome | None, player: str, score_weight: float) -> float:
@@ -107,6 +112,10 @@ def _uniform(rng: random.Random) -> StatePolicy:
         return concrete(legal[randrange(len(legal))], rng)
 
     return choose
+
+
+class _OutOfTime(Exception):
+    """The decision's budget ended in the middle of a playout."""
 
 
 class _SeatPolicies(dict[str, StatePolicy]):
@@ -150,11 +159,18 @@ class Search:
     """One seat's search bot for one game; calling it is a ``ViewPolicy``."""
 
     def __init__(
-        self, game: Game[Any], sampler: Sampler, settings: SearchSettings, seed: int
+        self,
+        game: Game[Any],
+        sampler: Sampler,
+        settings: SearchSettings,
+        seed: int,
+        evaluation: Evaluation | None = None,
     ) -> None:
         self.game = game
         self.sampler = sampler
         self.settings = settings
+        self._horizon = settings.horizon if evaluation is not None else None
+        self._evaluate = evaluation
         self._rng = random.Random(seed)
         bots = game.bots()
         if settings.rollout != "random" and settings.rollout not in bots:
@@ -194,14 +210,14 @@ class Search:
             values: list[float] = []
             try:
                 for candidate in candidates:
-                    if allowance.expired():
-                        break  # a round half played compares nothing: it is dropped
-                    values.append(self._play(determinization, player, candidate.action, seed))
+                    values.append(
+                        self._play(determinization, player, candidate.action, seed, allowance)
+                    )
+            except _OutOfTime:
+                break  # a round half played compares nothing: it is dropped
             except (InconsistentSample, RuleViolation):
                 inconsistent += 1
                 continue
-            if len(values) < len(candidates):
-                break
             base = values[0]
             for candidate, value in zip(candidates, values, strict=True):
                 candidate.rounds += 1
@@ -264,10 +280,17 @@ class Search:
 
     # -- one playout ------------------------------------------------------------------
 
-    def _play(self, determinization: Determinization, player: str, action: Any, seed: int) -> float:
+    def _play(
+        self,
+        determinization: Determinization,
+        player: str,
+        action: Any,
+        seed: int,
+        allowance: Allowance,
+    ) -> float:
         """The seat's reward for ``action`` in the sampled state, the match played out by
         every seat's bot with chance and bots seeded by ``seed`` (the same for every
-        candidate of a round)."""
+        candidate of a round); _OutOfTime when the budget ends first."""
         game = self.game
         rng = random.Random(seed)
         chance = SearchChance(determinization.piles, rng)
@@ -276,13 +299,19 @@ class Search:
         next_step, legal_choices = game.next_step, game.legal_choices
         decide_folded, resolve_folded = game.decide_folded, game.resolve_folded
         outcome: Outcome | None = None
-        for _ in range(self.settings.max_playout_actions):
+        horizon = self._horizon
+        for done in range(self.settings.max_playout_actions):
+            if not done & 3 and allowance.expired():  # (every 4th: the clock is a system call)
+                raise _OutOfTime
             step = next_step(state)
             if isinstance(step, AwaitingChance):
                 state = resolve_folded(state, chance.resolve(step.request))[1]
             elif isinstance(step, Finished):
                 outcome = step.outcome
                 break
+            elif horizon is not None and done >= horizon:
+                assert self._evaluate is not None
+                return self._evaluate(state, player)
             else:
                 players = step.players
                 # in a simultaneous step the others choose before the seat

@@ -9,6 +9,9 @@ no room, stash or aside pile, as many as it holds, in a random order.
 Counters the view leaves out: a hero's spent Shields are the Shields in the stash less
 those shown ready; what a Teleport still lets the hero take after looting shows only once
 the hero is taking (then at least one); the match statistics start at zero.
+
+A whole playout simulates every flick and drop, so search stops its playouts early and
+takes ``evaluate``: the scores the stashes would have now.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from services.bots.search.determinization import Determinization
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.flow import BOX, HERO_DECKS
+from services.games.dungeon_drop.scoring import score
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.table import Placement
 from services.games.dungeon_drop.view import DungeonDropView
@@ -82,3 +86,14 @@ def sample(
         winner=view.winner,
     )
     return Determinization(state, {BOX: tuple(box)})
+
+
+def evaluate(state: DungeonDropState, player: str) -> float:
+    """How well ``player`` stands in a match under way: the share of the other heroes the
+    stash would outscore if the match ended now (ties half); alone, the score against the
+    Solo target."""
+    mine = score(state, player)
+    others = [score(state, p) for p in state.players if p != player]
+    if not others:
+        return min(1.0, mine / CONTENT.solo_target)
+    return sum(1.0 if mine > s else 0.5 if mine == s else 0.0 for s in others) / len(others)
