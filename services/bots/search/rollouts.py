@@ -317,6 +317,8 @@ class Search:
                 # in a simultaneous step the others choose before the seat
                 actor = players[1] if players[0] == player and len(players) > 1 else players[0]
                 legal = legal_choices(state, actor)
+                if not legal:  # a sampled state the real match could not have reached
+                    raise InconsistentSample(f"{actor} must act and has no legal action")
                 state = decide_folded(state, actor, policies[actor](state, actor, legal))[1]
         return reward(outcome, player, self.settings.score_weight)
 
