@@ -96,6 +96,7 @@ def sample(
         mines=mines,
         round=view.round,
         event=current,
+        events_revealed=CONTENT.event_deck - view.rounds_left,
         forced=(),
         chosen=chosen,
         revealed=revealed,
