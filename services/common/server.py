@@ -20,11 +20,10 @@ from services.common.peer_auth import (
     channel_credentials,
     server_credentials,
 )
+from services.common.roster import BY_NAME
 
 log = get_logger(__name__)
 
-#: the services only other Tabletop services may call (the gateway is the public edge)
-INTERNAL_SERVICES = ("dice", "decks", "board", "scoring")
 #: the largest request any server accepts (bytes); the gateway's public API is smaller still
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 
@@ -40,7 +39,7 @@ class GrpcService:
     ) -> None:
         self.config = config
         interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
-        if config.service in INTERNAL_SERVICES:
+        if BY_NAME[config.service].internal:
             interceptors.append(PeerAuthInterceptor(config.peer_token))
         self.server = grpc.aio.server(
             interceptors=interceptors,
