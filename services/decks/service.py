@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Self
 
 import grpc
 
-from services.common.call_streams import Handler, answer_calls
 from services.common.commit_reveal import CommitRevealService, SeededMatch
 from services.common.envelope import is_a, unpack
 from services.games.chance import DeckPiles
 from services.games.contract import RuleViolation
-from tabletop.v1 import decks_pb2, decks_pb2_grpc, dice_pb2, envelope_pb2, platform_events_pb2
+from tabletop.v1 import decks_pb2, decks_pb2_grpc, envelope_pb2, platform_events_pb2
 
 ALGORITHM = (
     "seed: 32 bytes, commitment sha256(seed); 64-bit blocks from HMAC-SHA256(seed, "
@@ -114,22 +112,3 @@ class DecksService(CommitRevealService[DecksMatch], decks_pb2_grpc.DecksServicer
                 request_id=request.request_id,
             )
             return await self.recorded(request, payload, decks_pb2.DrawReply, context)
-
-    async def Calls(
-        self, calls: AsyncIterator[decks_pb2.DecksCall], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[decks_pb2.DecksAnswer]:
-        handlers: dict[str, tuple[str, Handler]] = {
-            "commit": ("Commit", self.Commit),
-            "shuffle": ("Shuffle", self.Shuffle),
-            "draw": ("Draw", self.Draw),
-            "seal": ("Seal", self.Seal),
-            "reveal": ("Reveal", self.Reveal),
-        }
-        async for answer in answer_calls(
-            calls, context, "tabletop.v1.Decks", handlers, decks_pb2.DecksAnswer, _refused
-        ):
-            yield answer
-
-
-def _refused(code: str, message: str) -> dice_pb2.CallRefused:
-    return dice_pb2.CallRefused(code=code, message=message)

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import grpc
 
-from services.common.call_streams import Handler, answer_calls
 from services.common.commit_reveal import CommitRevealService, SeededMatch
 from services.common.envelope import unpack
 from tabletop.v1 import dice_pb2, dice_pb2_grpc, envelope_pb2, platform_events_pb2
@@ -68,21 +65,3 @@ class DiceService(CommitRevealService[SeededMatch], dice_pb2_grpc.DiceServicer):
                 request_id=request.request_id,
             )
             return await self.recorded(request, payload, dice_pb2.RollReply, context)
-
-    async def Calls(
-        self, calls: AsyncIterator[dice_pb2.DiceCall], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[dice_pb2.DiceAnswer]:
-        handlers: dict[str, tuple[str, Handler]] = {
-            "commit": ("Commit", self.Commit),
-            "roll": ("Roll", self.Roll),
-            "seal": ("Seal", self.Seal),
-            "reveal": ("Reveal", self.Reveal),
-        }
-        async for answer in answer_calls(
-            calls, context, "tabletop.v1.Dice", handlers, dice_pb2.DiceAnswer, _refused
-        ):
-            yield answer
-
-
-def _refused(code: str, message: str) -> dice_pb2.CallRefused:
-    return dice_pb2.CallRefused(code=code, message=message)

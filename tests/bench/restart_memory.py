@@ -80,7 +80,7 @@ async def play_one_match(seed: int) -> dict[str, list[envelope_pb2.EventEnvelope
             ),
             context(),
         )
-        if reply.finished:
+        if reply.reply.finished:
             break
     scoring = ScoringService(scoring_writer)
     await scoring.on_board_records(

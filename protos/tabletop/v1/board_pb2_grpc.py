@@ -43,17 +43,12 @@ class BoardStub:
         self.SubmitAction = channel.unary_unary(
                 '/tabletop.v1.Board/SubmitAction',
                 request_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.SerializeToString,
-                response_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionReply.FromString,
+                response_deserializer=tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.FromString,
                 _registered_method=True)
         self.GetLegalActions = channel.unary_unary(
                 '/tabletop.v1.Board/GetLegalActions',
                 request_serializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.FromString,
-                _registered_method=True)
-        self.SubmitActions = channel.stream_stream(
-                '/tabletop.v1.Board/SubmitActions',
-                request_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsRequest.SerializeToString,
-                response_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsReply.FromString,
                 _registered_method=True)
 
 
@@ -68,7 +63,9 @@ class BoardServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SubmitAction(self, request, context):
-        """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when stale).
+        """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when
+        stale). A refusal's trailing metadata `tabletop-reason` is the rules' reason code. The
+        gateway calls it on a Calls stream per board shard (calls.proto).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -76,16 +73,6 @@ class BoardServicer:
 
     def GetLegalActions(self, request, context):
         """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def SubmitActions(self, request_iterator, context):
-        """SubmitAction for many commands on one long-lived stream (the gateway keeps one per
-        board shard): each request is answered once, by id, in the order commands finish; a
-        refused command is answered with its status and never ends the stream. A call set-up
-        per command cost about as much CPU as the rest of the board's work on it.
-        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -101,17 +88,12 @@ def add_BoardServicer_to_server(servicer, server):
             'SubmitAction': grpc.unary_unary_rpc_method_handler(
                     servicer.SubmitAction,
                     request_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.FromString,
-                    response_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionReply.SerializeToString,
+                    response_serializer=tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.SerializeToString,
             ),
             'GetLegalActions': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLegalActions,
                     request_deserializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.SerializeToString,
-            ),
-            'SubmitActions': grpc.stream_stream_rpc_method_handler(
-                    servicer.SubmitActions,
-                    request_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsRequest.FromString,
-                    response_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -168,7 +150,7 @@ class Board:
             target,
             '/tabletop.v1.Board/SubmitAction',
             tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.SerializeToString,
-            tabletop_dot_v1_dot_board__pb2.SubmitActionReply.FromString,
+            tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.FromString,
             options,
             channel_credentials,
             insecure,
@@ -196,33 +178,6 @@ class Board:
             '/tabletop.v1.Board/GetLegalActions',
             tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.SerializeToString,
             tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def SubmitActions(request_iterator,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.stream_stream(
-            request_iterator,
-            target,
-            '/tabletop.v1.Board/SubmitActions',
-            tabletop_dot_v1_dot_board__pb2.SubmitActionsRequest.SerializeToString,
-            tabletop_dot_v1_dot_board__pb2.SubmitActionsReply.FromString,
             options,
             channel_credentials,
             insecure,

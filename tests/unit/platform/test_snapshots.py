@@ -351,7 +351,7 @@ async def test_an_active_match_goes_on_and_one_ending_after_the_snapshot_is_reve
     retried = board_pb2.SubmitActionRequest(
         match_id=MATCH, player="ann", command_id="c-first", action=action
     )
-    again = await service.SubmitAction(retried, context())
+    again = (await service.SubmitAction(retried, context())).reply
     assert again.duplicate and again.version == first.version
     assert len(board.event_log.envelopes) == logged
 
