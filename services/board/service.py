@@ -271,7 +271,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
         except ChanceFailed as failed:
             raise failed.refusal() from failed
 
-    async def SubmitAction(
+    async def SubmitCommand(
         self, request: board_pb2.SubmitActionRequest, context: grpc.aio.ServicerContext
     ) -> board_pb2.AcknowledgedAction:
         """The command carried out (or refused, nothing appended), with the match's update

@@ -123,7 +123,7 @@ class Shard:
     async def submit(self, request: board_pb2.SubmitActionRequest) -> board_pb2.SubmitActionReply:
         """The board's reply to the command, once its update is in the views (so that the
         caller's watchers see it without waiting for the projector)."""
-        acknowledged: board_pb2.AcknowledgedAction = await self.commands.SubmitAction(request)
+        acknowledged: board_pb2.AcknowledgedAction = await self.commands.SubmitCommand(request)
         if acknowledged.view_update and self._on_update is not None:
             try:
                 self._on_update(acknowledged.view_update)

@@ -40,8 +40,8 @@ class BoardStub:
                 request_serializer=tabletop_dot_v1_dot_board__pb2.CreateMatchRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_board__pb2.CreateMatchReply.FromString,
                 _registered_method=True)
-        self.SubmitAction = channel.unary_unary(
-                '/tabletop.v1.Board/SubmitAction',
+        self.SubmitCommand = channel.unary_unary(
+                '/tabletop.v1.Board/SubmitCommand',
                 request_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.FromString,
                 _registered_method=True)
@@ -62,10 +62,11 @@ class BoardServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def SubmitAction(self, request, context):
-        """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when
-        stale). A refusal's trailing metadata `tabletop-reason` is the rules' reason code. The
-        gateway calls it on a Calls stream per board shard (calls.proto).
+    def SubmitCommand(self, request, context):
+        """A player's action as a command (the gateway's SubmitAction, authorised): idempotent by
+        command_id; optimistic concurrency with expected_version (ABORTED when stale). A
+        refusal's trailing metadata `tabletop-reason` is the rules' reason code. The gateway
+        calls it on a Calls stream per board shard (calls.proto).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -85,8 +86,8 @@ def add_BoardServicer_to_server(servicer, server):
                     request_deserializer=tabletop_dot_v1_dot_board__pb2.CreateMatchRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_board__pb2.CreateMatchReply.SerializeToString,
             ),
-            'SubmitAction': grpc.unary_unary_rpc_method_handler(
-                    servicer.SubmitAction,
+            'SubmitCommand': grpc.unary_unary_rpc_method_handler(
+                    servicer.SubmitCommand,
                     request_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.SerializeToString,
             ),
@@ -135,7 +136,7 @@ class Board:
             _registered_method=True)
 
     @staticmethod
-    def SubmitAction(request,
+    def SubmitCommand(request,
             target,
             options=(),
             channel_credentials=None,
@@ -148,7 +149,7 @@ class Board:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/tabletop.v1.Board/SubmitAction',
+            '/tabletop.v1.Board/SubmitCommand',
             tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.SerializeToString,
             tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.FromString,
             options,

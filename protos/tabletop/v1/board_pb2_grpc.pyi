@@ -34,10 +34,11 @@ class BoardStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> BoardAsyncStub: ...
     CreateMatch: _grpc.UnaryUnaryMultiCallable[_board_pb2.CreateMatchRequest, _board_pb2.CreateMatchReply]
-    SubmitAction: _grpc.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.AcknowledgedAction]
-    """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when
-    stale). A refusal's trailing metadata `tabletop-reason` is the rules' reason code. The
-    gateway calls it on a Calls stream per board shard (calls.proto).
+    SubmitCommand: _grpc.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.AcknowledgedAction]
+    """A player's action as a command (the gateway's SubmitAction, authorised): idempotent by
+    command_id; optimistic concurrency with expected_version (ABORTED when stale). A
+    refusal's trailing metadata `tabletop-reason` is the rules' reason code. The gateway
+    calls it on a Calls stream per board shard (calls.proto).
     """
     GetLegalActions: _grpc.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]
 
@@ -47,10 +48,11 @@ class BoardAsyncStub(BoardStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateMatch: _aio.UnaryUnaryMultiCallable[_board_pb2.CreateMatchRequest, _board_pb2.CreateMatchReply]  # type: ignore[assignment]
-    SubmitAction: _aio.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.AcknowledgedAction]  # type: ignore[assignment]
-    """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when
-    stale). A refusal's trailing metadata `tabletop-reason` is the rules' reason code. The
-    gateway calls it on a Calls stream per board shard (calls.proto).
+    SubmitCommand: _aio.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.AcknowledgedAction]  # type: ignore[assignment]
+    """A player's action as a command (the gateway's SubmitAction, authorised): idempotent by
+    command_id; optimistic concurrency with expected_version (ABORTED when stale). A
+    refusal's trailing metadata `tabletop-reason` is the rules' reason code. The gateway
+    calls it on a Calls stream per board shard (calls.proto).
     """
     GetLegalActions: _aio.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]  # type: ignore[assignment]
 
@@ -65,14 +67,15 @@ class BoardServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_board_pb2.CreateMatchReply, _abc.Awaitable[_board_pb2.CreateMatchReply]]: ...
 
     @_abc_1.abstractmethod
-    def SubmitAction(
+    def SubmitCommand(
         self,
         request: _board_pb2.SubmitActionRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_board_pb2.AcknowledgedAction, _abc.Awaitable[_board_pb2.AcknowledgedAction]]:
-        """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when
-        stale). A refusal's trailing metadata `tabletop-reason` is the rules' reason code. The
-        gateway calls it on a Calls stream per board shard (calls.proto).
+        """A player's action as a command (the gateway's SubmitAction, authorised): idempotent by
+        command_id; optimistic concurrency with expected_version (ABORTED when stale). A
+        refusal's trailing metadata `tabletop-reason` is the rules' reason code. The gateway
+        calls it on a Calls stream per board shard (calls.proto).
         """
 
     @_abc_1.abstractmethod

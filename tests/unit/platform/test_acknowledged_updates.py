@@ -1,5 +1,5 @@
 """The match update the board sends with each acknowledgement (CreateMatch, JoinSeat, an
-accepted command's SubmitAction) is the one the projector publishes for that version,
+accepted command's SubmitCommand) is the one the projector publishes for that version,
 byte for byte: a gateway shows it at once and skips the projector's copy by comparing
 bytes. Every game, random matches, the projector's own folder over the board's log."""
 
@@ -55,7 +55,7 @@ async def play(board: Board, game: str, seed: int, actions: int) -> dict[int, by
         request = board_pb2.SubmitActionRequest(
             match_id=MATCH, player=seat, command_id=f"c{n}", action=action
         )
-        acknowledged = await board.service.SubmitAction(request, context())
+        acknowledged = await board.service.SubmitCommand(request, context())
         updates[acknowledged.reply.version] = acknowledged.view_update
     return updates
 
@@ -97,8 +97,8 @@ async def test_a_retried_command_brings_no_update_and_clients_get_none() -> None
     request = board_pb2.SubmitActionRequest(
         match_id=MATCH, player="ann", command_id="c-1", action=legal
     )
-    first = await board.service.SubmitAction(request, context())
-    again = await board.service.SubmitAction(request, context())
+    first = await board.service.SubmitCommand(request, context())
+    again = await board.service.SubmitCommand(request, context())
     assert first.view_update and not again.view_update
     assert again.reply.duplicate and again.reply.version == first.reply.version
     # the reply a gateway passes on to its client has no place for the update

@@ -1,5 +1,5 @@
 """The gateway's commands and reads to a board shard, on its Calls streams: the board's
-answer to SubmitAction as the gateway gets it (the reply, the match's update, a refusal's
+answer to SubmitCommand as the gateway gets it (the reply, the match's update, a refusal's
 status and reason), the update handed to the views before the command's caller has its
 answer, the board's events read back. A real board service (in-memory logs) behind a real
 gRPC server on the test's loop."""
