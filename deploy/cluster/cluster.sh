@@ -398,6 +398,10 @@ up() {
   deploy/cluster/build.sh coredns
   deploy/cluster/images.sh platform   # pause and CoreDNS images (podman, cached)
   mkdir -p "$RUN" "$PIDS" "$LOGS"
+  # One cluster per machine: its addresses and ports are fixed.
+  if ! alive etcd && (exec 3<>"/dev/tcp/127.0.0.1/$ETCD_PORT") 2>/dev/null; then
+    die "127.0.0.1:$ETCD_PORT is taken: another cluster (or etcd) runs here; stop it first"
+  fi
   save_host
   network
   pki

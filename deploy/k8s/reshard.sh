@@ -25,26 +25,36 @@ rendered=$(mktemp)
 trap 'rm -f "$rendered"' EXIT
 k kustomize "$overlay" >"$rendered"
 board=app.kubernetes.io/name=board
-wanted=$(k apply --dry-run=client -o json -f "$rendered" -l "$board" |
-  python3 -c 'import json, sys
-doc = json.load(sys.stdin)
-items = doc.get("items", [doc])
-print(next(i["spec"]["replicas"] for i in items if i["kind"] == "StatefulSet"))')
+# (create --dry-run=client prints the rendered objects as they are, without the cluster)
+wanted=$(k create --dry-run=client -o jsonpath='{.kind}={.spec.replicas} ' -f "$rendered" -l "$board" |
+  tr ' ' '\n' | sed -n 's/^StatefulSet=//p')
 running=$(k -n "$ns" get statefulset board -o jsonpath='{.spec.replicas}' 2>/dev/null || true)
 if [ -z "$running" ] || [ "$running" = "$wanted" ]; then
   k apply -f "$rendered"
   exit 0
 fi
+# every pod NAME-0 … NAME-(N-1) of a StatefulSet exists and is ready (rollout status can
+# answer from a status the controller has not updated yet)
+ready() {  # NAME N
+  local i
+  for ((i = 0; i < $2; i++)); do
+    until k -n "$ns" get pod "$1-$i" >/dev/null 2>&1; do sleep 0.5; done
+    k -n "$ns" wait --for=condition=Ready "pod/$1-$i" --timeout=300s >/dev/null
+  done
+}
 t0=$SECONDS
 log "resharding board from $running to $wanted shards"
 k -n "$ns" scale statefulset board --replicas=0 >/dev/null
-k -n "$ns" wait --for=delete pod -l "$board" --timeout=120s >/dev/null 2>&1 || true
+k -n "$ns" wait --for=delete pod -l "$board" --timeout=300s >/dev/null
 log "old shards stopped ($((SECONDS - t0)) s)"
 k apply -f "$rendered" -l "app.kubernetes.io/name!=board" >/dev/null
 for workload in statefulset/dice statefulset/decks deployment/gateway; do
   k -n "$ns" rollout status "$workload" --timeout=300s >/dev/null
 done
+ready dice "$wanted"
+ready decks "$wanted"
 log "dice, decks and gateway on $wanted shards ($((SECONDS - t0)) s)"
 k apply -f "$rendered" -l "$board" >/dev/null
 k -n "$ns" rollout status statefulset/board --timeout=300s >/dev/null
+ready board "$wanted"
 log "board on $wanted shards: resharded in $((SECONDS - t0)) s"

@@ -23,6 +23,10 @@ cluster-status:  ## what of the cluster runs
 deploy-cluster: image  ## put the platform into the cluster (k8s/overlays/local) and wait until ready
 	@IMAGE=$(IMAGE) deploy/cluster/deploy.sh
 
+# In this order: played first, then broken, upgraded and rescaled (each leaves it serving).
+CLUSTER_TESTS := tests/cluster/test_play.py tests/cluster/test_break.py \
+  tests/cluster/test_upgrade.py tests/cluster/test_rescale.py
+
 test-cluster: install cluster deploy-cluster  ## play, break, upgrade and rescale in the cluster (tests/cluster)
 	CLUSTER_REPORT=.cache/cluster-report.json $(VENV)/bin/pytest -q -ra -s --timeout=3600 \
-	  -m cluster tests/cluster
+	  -m cluster $(CLUSTER_TESTS)

@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.kube import Cluster, cluster
+from tests.cluster.kube import (
+    WORKLOADS,
+    Cluster,
+    cluster,
+    current_tag,
+    kubectl,
+    rollout,
+    write_overlay,
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -21,7 +29,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def k8s() -> Cluster:
-    return cluster()
+    """The deployed platform, with the tests' overlay (k8s/overlays/local, the deployed
+    image, a bound on matches in play for tests that leave matches unfinished)."""
+    found = cluster()
+    kubectl("apply", "-k", str(write_overlay(current_tag())))
+    for workload in WORKLOADS:
+        rollout(workload)
+    return found
 
 
 @pytest.fixture(scope="session")

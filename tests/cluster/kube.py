@@ -132,7 +132,8 @@ def wait_ready(
 
 def write_overlay(tag: str, shards: int = 1, name: str = "test", kafka_tag: str = "") -> Path:
     """A kustomization over k8s/overlays/local with an image tag and a shard count (what a
-    user's overlay for N shards says: replicas and the three address lists)."""
+    user's overlay for N shards says: replicas and the three address lists), and the tests'
+    own bound on matches in play."""
     folder = CACHE / "overlays" / name
     folder.mkdir(parents=True, exist_ok=True)
     base = os.path.relpath(ROOT / "k8s/overlays/local", folder)
@@ -156,6 +157,9 @@ def write_overlay(tag: str, shards: int = 1, name: str = "test", kafka_tag: str 
         f"      - TABLETOP_BOARD_ADDRS={addrs('board', 50053)}\n"
         f"      - TABLETOP_DICE_ADDRS={addrs('dice', 50051)}\n"
         f"      - TABLETOP_DECKS_ADDRS={addrs('decks', 50052)}\n"
+        # The tests leave matches unfinished (bots stopped mid-match, probes' matches): they
+        # would count as in play for TABLETOP_GATEWAY_MATCH_IDLE_S and fill the 2-core bound.
+        "      - TABLETOP_GATEWAY_MAX_MATCHES_IN_PLAY=1000\n"
     )
     return folder
 

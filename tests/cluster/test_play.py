@@ -5,6 +5,7 @@ loads, and the in-cluster Prometheus scrapes every service and evaluates the ale
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -24,7 +25,7 @@ def tabletop(k8s: Cluster, *args: str, home: str) -> dict[str, Any]:
         text=True,
         timeout=600,
         check=False,
-        env={"HOME": home, "PATH": "/usr/bin:/bin"},
+        env={**os.environ, "HOME": home},
     )
     assert done.returncode == 0, (
         f"tabletop {' '.join(args)}: {done.stdout[-800:]} {done.stderr[-800:]}"

@@ -6,6 +6,7 @@ reported."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from typing import Any
@@ -36,7 +37,7 @@ def owners(k8s: Cluster, match_ids: set[str]) -> dict[str, list[str]]:
             for match_id in match_ids:
                 request = board_pb2.GetLegalActionsRequest(match_id=match_id, player="")
                 try:
-                    board.GetLegalActions(request, metadata=token, timeout=10)
+                    board.GetLegalActions(request, metadata=token, timeout=10, wait_for_ready=True)
                 except grpc.RpcError as error:
                     if error.code() == grpc.StatusCode.NOT_FOUND:
                         continue
@@ -52,7 +53,7 @@ def reshard(shards: int, tag: str) -> float:
         [str(ROOT / "deploy/k8s/reshard.sh"), str(overlay), "tabletop"],
         check=True,
         timeout=900,
-        env={"KUBECTL": f"{KUBECTL} --kubeconfig {KUBECONFIG}", "PATH": "/usr/bin:/bin"},
+        env={**os.environ, "KUBECTL": f"{KUBECTL} --kubeconfig {KUBECONFIG}"},
     )
     return time.monotonic() - start
 
