@@ -183,3 +183,38 @@ def retag(source: str, target: str) -> None:
     env = {**os.environ, "CONTAINERS_STORAGE_CONF": str(ROOT / ".cache/podman/storage.conf")}
     subprocess.run(["podman", "tag", source, target], check=True, env=env)
     subprocess.run([str(ROOT / "deploy/cluster/images.sh"), "import", target], check=True, env=env)
+
+
+def _cgroup_working_set(path: Path) -> int:
+    """What the kubelet calls a cgroup's working set: its usage less inactive file pages."""
+    usage = int((path / "memory.usage_in_bytes").read_text())
+    stat = dict(line.split() for line in (path / "memory.stat").read_text().splitlines())
+    return max(0, usage - int(stat.get("total_inactive_file", 0)))
+
+
+def pod_memory() -> dict[str, dict[str, int]]:
+    """Namespace → pod → working-set bytes, from the kubelet's cgroups (cgroup v1)."""
+    pods_ = json.loads(kubectl("get", "pods", "-A", "-o", "json"))["items"]
+    root = Path("/sys/fs/cgroup/memory/kubepods")
+    found: dict[str, dict[str, int]] = {}
+    for pod in pods_:
+        uid = pod["metadata"]["uid"]
+        for folder in (root / f"pod{uid}", *root.glob(f"*/pod{uid}")):
+            if folder.is_dir():
+                namespace = found.setdefault(pod["metadata"]["namespace"], {})
+                namespace[pod["metadata"]["name"]] = _cgroup_working_set(folder)
+                break
+    return found
+
+
+def control_plane_memory() -> dict[str, int]:
+    """The cluster's own processes (deploy/cluster/cluster.sh records their PIDs): RSS bytes."""
+    found = {}
+    for pidfile in sorted((CACHE / "run" / "pids").glob("*.pid")):
+        try:
+            status = Path(f"/proc/{pidfile.read_text().strip()}/status").read_text()
+        except OSError:
+            continue
+        rss = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+        found[pidfile.stem] = int(rss.split()[1]) * 1024
+    return found

@@ -13,7 +13,7 @@ import urllib.request
 from typing import Any
 
 from services.games.registry import all_games
-from tests.cluster.kube import Cluster
+from tests.cluster.kube import Cluster, control_plane_memory, pod_memory
 
 SERVICES = ("gateway", "dice", "decks", "board", "scoring", "projector")
 
@@ -107,3 +107,25 @@ def test_prometheus_scrapes_every_service_and_evaluates_the_rules(
     # the rules see the services' own series: one of them, queried
     result = prometheus(k8s, "query?query=sum(up{namespace=%22tabletop%22})")["result"]
     assert float(result[0]["value"][1]) >= len(SERVICES)
+
+
+def test_the_platform_memory_in_the_cluster(k8s: Cluster, report: Any) -> None:
+    pods = pod_memory()
+    control = control_plane_memory()
+    mib = 1024 * 1024
+    report.add(
+        "memory_mib",
+        {
+            "tabletop_pods": {p: round(b / mib) for p, b in sorted(pods["tabletop"].items())},
+            "tabletop_total": round(sum(pods["tabletop"].values()) / mib),
+            "monitoring_total": round(sum(pods.get("monitoring", {}).values()) / mib),
+            "kube_system_total": round(sum(pods.get("kube-system", {}).values()) / mib),
+            "control_plane": {n: round(b / mib) for n, b in control.items()},
+            "control_plane_total": round(sum(control.values()) / mib),
+        },
+    )
+    # every service runs well inside its memory limit (the small overlay's 512Mi)
+    for name, used in pods["tabletop"].items():
+        if not name.startswith("kafka"):
+            assert used < 512 * mib, name
+    assert set(control) >= {"kube-apiserver", "etcd", "kubelet", "containerd"}
