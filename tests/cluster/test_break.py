@@ -21,7 +21,9 @@ PLAY_S = 5.0
 
 
 def delete_one(workload: str, forced: bool) -> dict[str, float]:
-    before = pods(workload)
+    # not one still terminating from the previous deletion (a Deployment's old pod drains
+    # while its replacement already serves)
+    before = [p for p in pods(workload) if not p["metadata"].get("deletionTimestamp")]
     victim = sorted(p["metadata"]["name"] for p in before)[0]
     old = frozenset(p["metadata"]["uid"] for p in before)
     start = time.monotonic()
