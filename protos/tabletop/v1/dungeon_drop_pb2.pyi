@@ -1036,6 +1036,46 @@ class DungeonDropMatchEnded(_message.Message):
 Global___DungeonDropMatchEnded: _TypeAlias = DungeonDropMatchEnded  # noqa: Y015
 
 @_typing.final
+class DungeonDropSetupDropRedone(_message.Message):
+    """The setup drop broke "spread evenly across the table, without more than one or two
+    touching each other" (spread.py): the cubes landed at ``placements`` with
+    ``off_table`` off the table and the ``touching`` pairs touching, and are picked up to
+    be dropped again from new dice. The table stays empty.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_FIELD_NUMBER: _builtins.int
+    HEIGHT_FIELD_NUMBER: _builtins.int
+    PLACEMENTS_FIELD_NUMBER: _builtins.int
+    OFF_TABLE_FIELD_NUMBER: _builtins.int
+    TOUCHING_FIELD_NUMBER: _builtins.int
+    player: _builtins.str
+    height: _builtins.float
+    @_builtins.property
+    def placements(self) -> _containers.RepeatedCompositeFieldContainer[Global___DungeonDropPlacement]: ...
+    @_builtins.property
+    def off_table(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def touching(self) -> _containers.RepeatedCompositeFieldContainer[Global___DungeonDropTouchingPair]: ...
+    def __init__(
+        self,
+        *,
+        player: _builtins.str = ...,
+        height: _builtins.float = ...,
+        placements: _abc.Iterable[Global___DungeonDropPlacement] | None = ...,
+        off_table: _abc.Iterable[_builtins.str] | None = ...,
+        touching: _abc.Iterable[Global___DungeonDropTouchingPair] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["height", b"height", "off_table", b"off_table", "placements", b"placements", "player", b"player", "touching", b"touching"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DungeonDropSetupDropRedone: _TypeAlias = DungeonDropSetupDropRedone  # noqa: Y015
+
+@_typing.final
 class DungeonDropView(_message.Message):
     """--- view ----------------------------------------------------------------------"""
 
@@ -1207,6 +1247,30 @@ class DungeonDropChestRoll(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DungeonDropChestRoll: _TypeAlias = DungeonDropChestRoll  # noqa: Y015
+
+@_typing.final
+class DungeonDropTouchingPair(_message.Message):
+    """Two cubes at rest touching each other (``cube`` < ``other``)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CUBE_FIELD_NUMBER: _builtins.int
+    OTHER_FIELD_NUMBER: _builtins.int
+    cube: _builtins.str
+    other: _builtins.str
+    def __init__(
+        self,
+        *,
+        cube: _builtins.str = ...,
+        other: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cube", b"cube", "other", b"other"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DungeonDropTouchingPair: _TypeAlias = DungeonDropTouchingPair  # noqa: Y015
 
 @_typing.final
 class DungeonDropSeatView(_message.Message):

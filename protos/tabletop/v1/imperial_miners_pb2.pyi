@@ -114,7 +114,9 @@ Global___ImperialMinersUseEffect: _TypeAlias = ImperialMinersUseEffect  # noqa: 
 
 @_typing.final
 class ImperialMinersSkipEffect(_message.Message):
-    """Effects are optional: activate the card without resolving any."""
+    """Mine cards' effects are optional: activate the card without resolving any. (The
+    Surface board's effect is not: one of its 3 is always chosen and resolved.)
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -352,7 +354,10 @@ Global___ImperialMinersCardsKept: _TypeAlias = ImperialMinersCardsKept  # noqa: 
 
 @_typing.final
 class ImperialMinersHandsDealt(_message.Message):
-    """Every player holds the dealt Mine cards; choosing which to keep begins."""
+    """Legacy (rules 1.0), folded but no longer written: every player holds the dealt Mine
+    cards and choosing which to keep begins. Despite its name ``keep`` holds the number of
+    cards *dealt* to each player; ``DealFinished`` replaces this event.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -865,6 +870,59 @@ class ImperialMinersMatchEnded(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ImperialMinersMatchEnded: _TypeAlias = ImperialMinersMatchEnded  # noqa: Y015
+
+@_typing.final
+class ImperialMinersEventDeckFormed(_message.Message):
+    """Setup 3: the top ``cards`` of the shuffled Event cards form the Event deck; the other
+    ``returned`` go back to the box unseen. (They stay under the deck in the decks
+    service's pile, which is never drawn below its top ``cards``.)
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    RETURNED_FIELD_NUMBER: _builtins.int
+    cards: _builtins.int
+    returned: _builtins.int
+    def __init__(
+        self,
+        *,
+        cards: _builtins.int = ...,
+        returned: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "returned", b"returned"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImperialMinersEventDeckFormed: _TypeAlias = ImperialMinersEventDeckFormed  # noqa: Y015
+
+@_typing.final
+class ImperialMinersDealFinished(_message.Message):
+    """Setup 6: every player holds the ``dealt`` Mine cards drawn and keeps ``keep`` of them
+    (8 and 4; in a first game 6 and 6: all are kept, no choice is made).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEALT_FIELD_NUMBER: _builtins.int
+    KEEP_FIELD_NUMBER: _builtins.int
+    dealt: _builtins.int
+    keep: _builtins.int
+    def __init__(
+        self,
+        *,
+        dealt: _builtins.int = ...,
+        keep: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealt", b"dealt", "keep", b"keep"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImperialMinersDealFinished: _TypeAlias = ImperialMinersDealFinished  # noqa: Y015
 
 @_typing.final
 class ImperialMinersView(_message.Message):

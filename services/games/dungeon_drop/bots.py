@@ -16,7 +16,7 @@ from typing import Any
 
 from services.games.contract import ActionTemplate, ViewPolicy, concrete
 from services.games.dungeon_drop import actions as act
-from services.games.dungeon_drop.content import CONTENT, MONSTER
+from services.games.dungeon_drop.content import CONTENT, MONSTER, PAIR
 from services.games.dungeon_drop.rooms import is_pillar, open_rooms, room_cubes, triangle
 from services.games.dungeon_drop.table import FLICK_REALS, REAL_SIDES, Placement, flick
 from services.games.dungeon_drop.view import DungeonDropView, SeatView
@@ -45,8 +45,8 @@ def cube_value(cube: str, me: SeatView | None) -> float:
         value += quest.gem if quest else 1.5
     if name == "crystal":
         value += quest.crystal if quest else 3.0
-    if name in ("key", "chest"):
-        value += 1.75  # half of a paired Chest's expected roll
+    if name in ("key", "chest"):  # half of a pair: the Chest's expected roll and any bonus
+        value += (3.5 + (quest.bonus.get(PAIR, 0) if quest else 0)) / 2
     if kind.heals:
         value += HEALTH_COST * kind.heals
     if quest:

@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from services.games.house import HouseChoice, house_choices
+
 _PACK = Path(__file__).parent / "content" / "dungeon_drop.yaml"
 
 PRIMITIVES = ("flick", "extra_drop", "move_pillar", "take_outside", "heal", "ward")
@@ -16,6 +18,8 @@ PILLAR = "pillar"
 MONSTER = "monster"
 TREASURE = "treasure"
 GEM_KINDS = ("gem", "crystal")
+#: a Quest bonus per Key paired with a Chest (unpaired ones score nothing)
+PAIR = "pair"
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ class TableSpec:
     elasticity: float
     seconds: float
     steps_per_second: int
+    touching_mm: float
+    max_setup_drops: int
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,7 @@ class Content:
     rounds: int
     explore: dict[int, int]
     drop_height: tuple[float, float]
+    setup_touching_pairs: int
     chest_die_sides: int
     table: TableSpec
     kinds: dict[str, CubeKind]
@@ -101,6 +108,7 @@ class Content:
     races: dict[str, Race]
     classes: dict[str, HeroClass]
     quests: dict[str, Quest]
+    house_choices: tuple[HouseChoice, ...]
 
     def kind(self, cube: str) -> CubeKind:
         return self.kinds[self.cubes[cube]]
@@ -161,6 +169,7 @@ def load(path: Path = _PACK) -> Content:
         rounds=book["rounds"],
         explore={int(k): int(v) for k, v in book["explore"].items()},
         drop_height=(float(book["drop_height_inches"][0]), float(book["drop_height_inches"][1])),
+        setup_touching_pairs=int(book["setup_touching_pairs"]),
         chest_die_sides=book["chest_die_sides"],
         table=TableSpec(
             **{k: v for k, v in table.items() if k != "house_content"},
@@ -182,6 +191,7 @@ def load(path: Path = _PACK) -> Content:
             q["id"]: Quest(q["id"], q["name"], q["gem"], q["crystal"], dict(q["bonus"]))
             for q in raw["quests"]["cards"]
         },
+        house_choices=house_choices(raw["house_choices"]),
     )
     _check(content, book, kinds)
     return content
@@ -199,6 +209,15 @@ def _check(content: Content, book: dict[str, Any], kinds: dict[str, CubeKind]) -
         raise ValueError("the game has 10 Quest cards")
     if len({r.initiative for r in content.races.values()}) != len(content.races):
         raise ValueError("Initiative numbers must be distinct")
+    for quest in content.quests.values():
+        for bonus in quest.bonus:
+            if bonus in ("key", "chest"):
+                raise ValueError(
+                    f"Quest {quest.id}: unpaired Keys and Chests are ignored at the end; "
+                    "a Quest may pay per Key-Chest pair, not per Key or Chest"
+                )
+            if bonus != PAIR and bonus not in content.kinds:
+                raise ValueError(f"Quest {quest.id}: no cube kind {bonus!r}")
     dragon = kinds["dragon"]
     if any(content.table.sizes[k.size] > content.table.sizes[dragon.size] for k in kinds.values()):
         raise ValueError("the Dragon is the largest cube")

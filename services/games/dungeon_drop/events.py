@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from services.games.dungeon_drop.spread import TouchingPair
 from services.games.dungeon_drop.table import Placement
 from services.games.frozen import quick_init_all
 
@@ -71,6 +72,20 @@ class CubesDropped:
     height: float
     placements: tuple[Placement, ...]
     off_table: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SetupDropRedone:
+    """The setup drop broke "spread evenly across the table, without more than one or two
+    touching each other" (spread.py): the cubes landed at ``placements`` with
+    ``off_table`` off the table and the ``touching`` pairs touching, and are picked up to
+    be dropped again from new dice. The table stays empty."""
+
+    player: str
+    height: float
+    placements: tuple[Placement, ...]
+    off_table: tuple[str, ...]
+    touching: tuple[TouchingPair, ...]
 
 
 @dataclass(frozen=True)
@@ -227,6 +242,7 @@ EVENT_TYPES: tuple[type, ...] = (
     QuestsRevealed,
     ChestsRolled,
     MatchEnded,
+    SetupDropRedone,
 )
 
 quick_init_all(EVENT_TYPES)

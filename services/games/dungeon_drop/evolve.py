@@ -91,6 +91,8 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
             if state.phase == Phase.ABILITY:
                 return _after_ability(state)
             return replace(state, phase=Phase.ACT)
+        case ev.SetupDropRedone():
+            return replace(state, setup_redrops=state.setup_redrops + 1)
         case ev.AbilityUsed(primitive=primitive, amount=amount):
             if primitive in ("flick", "move_pillar"):
                 return replace(state, phase=Phase.ABILITY, ability=primitive, ability_left=amount)

@@ -51,7 +51,8 @@ def setup_request(state: DungeonDropState) -> ChanceRequest:
     if BOX not in state.shuffled:
         return ShuffleDeck(BOX, deck_cards(BOX), "the larger cubes go back into the box")
     cubes = CONTENT.setup_cubes(state.variant == "solo")
-    return RollDice(drop_reals(len(cubes)), REAL_SIDES, "drop the dungeon")
+    again = " again" if state.setup_redrops else ""
+    return RollDice(drop_reals(len(cubes)), REAL_SIDES, f"drop the dungeon{again}")
 
 
 def pending_chance(state: DungeonDropState) -> ChanceRequest | None:

@@ -1,19 +1,23 @@
 """Dungeon Drop as a contract ``Game``: wires setup, chance (dice drive the physics),
 players' decisions, views and the platform's hooks.
 
-Readings where the rulebook is short (house rules are labelled in the content pack):
+Readings where the rulebook is short (each listed with the clause it fills in the content
+pack's ``house_choices``; house content is labelled there):
 
 - Setup: Race, Class and Quest cards are dealt from shuffled decks (the decks service);
   the larger cubes form the face-down "box" deck, so Explore draws them blind. The first
   hero in Initiative order drops the small cubes and the Dragon over the table's centre;
   the height (6-12 inches) and each cube's landing are random reals from the dice
   service (a die with 1,000,000 sides per real), the landing is simulated (table.py)
-  and the resulting placements are recorded.
+  and the resulting placements are recorded. A drop that does not "spread evenly
+  across the table, without more than one or two touching each other" (spread.py) is
+  recorded (SetupDropRedone) and dropped again from new dice.
 - Explore draws min(6/4/3, cubes left) from the box; cubes that fell off the table since
   the previous Explore (including at setup) are dropped with them ("the next player to
   act will drop them into the Dungeon as part of their Explore step").
 - Act: one ability, Race or Class, or none. Flicks and Pillar moves may be stopped early.
-  A hand-moved Pillar is set down exactly (no dice); cubes it overlaps are pushed aside.
+  A hand-moved Pillar is set down exactly (no dice) and rests exactly there, turned as it
+  was (held still while the table settles); cubes it overlaps are pushed aside.
 - Loot: any three Pillars not in a line form a room; a room is allowed when no other
   Pillar is within or touching it and its monsters leave the hero at least 1 Health
   (loot.py: shields, potions, ward). ``LeaveEmptyHanded`` stands for forming a room that
@@ -60,6 +64,7 @@ from services.games.dungeon_drop.flow import BOX, advance, next_step, outcome
 from services.games.dungeon_drop.picture import picture
 from services.games.dungeon_drop.render import render
 from services.games.dungeon_drop.scoring import breakdown, pairs
+from services.games.dungeon_drop.spread import spread_evenly, touching_pairs
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.table import FLICK_REALS, drop, drop_height, flick
 from services.games.dungeon_drop.view import DungeonDropView, make_view
@@ -192,12 +197,10 @@ class DungeonDrop(Game[DungeonDropState]):
                 settled.off_table,
             )
         if state.phase == Phase.SETUP:
-            cubes = CONTENT.setup_cubes(state.variant == "solo")
-            player, reason = state.order[0], "setup"
-        else:
-            cubes = state.pending_drop
-            assert state.active is not None
-            player, reason = state.active, "explore" if state.phase == Phase.EXPLORE else "ability"
+            return self._setup_drop(state, values)
+        cubes = state.pending_drop
+        assert state.active is not None
+        player, reason = state.active, "explore" if state.phase == Phase.EXPLORE else "ability"
         settled = drop(state.table, cubes, values)
         return ev.CubesDropped(
             player,
@@ -206,6 +209,22 @@ class DungeonDrop(Game[DungeonDropState]):
             drop_height(values),
             settled.placements,
             settled.off_table,
+        )
+
+    def _setup_drop(self, state: DungeonDropState, values: tuple[int, ...]) -> Any:
+        """The first player's drop of the smaller cubes; one that does not spread them is
+        picked up and redone from new dice (up to ``max_setup_drops``: that one stands)."""
+        cubes = CONTENT.setup_cubes(state.variant == "solo")
+        player, height = state.order[0], drop_height(values)
+        settled = drop({}, cubes, values)
+        touching = touching_pairs(settled.placements)
+        last = state.setup_redrops + 1 >= CONTENT.table.max_setup_drops
+        if not spread_evenly(settled, touching) and not last:
+            return ev.SetupDropRedone(
+                player, height, settled.placements, settled.off_table, touching
+            )
+        return ev.CubesDropped(
+            player, "setup", tuple(sorted(cubes)), height, settled.placements, settled.off_table
         )
 
     # --- reading -------------------------------------------------------------------
@@ -220,6 +239,7 @@ class DungeonDrop(Game[DungeonDropState]):
             "cubes_fallen": float(state.fallen),
             "cubes_left_on_table": float(len(state.table)),
             "box_left": float(state.box_left),
+            "setup_redrops": float(state.setup_redrops),
         }
 
     def seat_summaries(self, state: DungeonDropState) -> list[dict[str, str | float]]:

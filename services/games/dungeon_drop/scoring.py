@@ -3,7 +3,7 @@ bonus, Teamwork meeples; ties go to the highest starting Initiative."""
 
 from __future__ import annotations
 
-from services.games.dungeon_drop.content import CONTENT, GEM_KINDS
+from services.games.dungeon_drop.content import CONTENT, GEM_KINDS, PAIR
 from services.games.dungeon_drop.state import DungeonDropState
 
 
@@ -19,7 +19,8 @@ def breakdown(state: DungeonDropState, player: str) -> dict[str, int]:
     kinds = [CONTENT.cubes[c] for c in stash]
     cubes = sum(CONTENT.kinds[k].points for k in kinds if k not in GEM_KINDS)
     gems = quest.gem * kinds.count("gem") + quest.crystal * kinds.count("crystal")
-    bonus = sum(points * kinds.count(kind) for kind, points in quest.bonus.items())
+    counts = {PAIR: pairs(stash)}
+    bonus = sum(points * counts.get(k, kinds.count(k)) for k, points in quest.bonus.items())
     return {
         "cubes": cubes,
         "gems": gems,

@@ -45,6 +45,8 @@ class DungeonDropState:
     health: dict[str, int] = field(default_factory=dict)
     #: cube id -> where it rests; only cubes on the table
     table: dict[str, Placement] = field(default_factory=dict)
+    #: setup drops picked up and dropped again (spread.py)
+    setup_redrops: int = 0
     #: cubes that fell off, re-dropped by the next player's Explore
     aside: tuple[str, ...] = ()
     box_left: int = 0

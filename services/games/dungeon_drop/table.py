@@ -71,18 +71,27 @@ def on_table(x: float, y: float) -> bool:
     return 0.0 <= x <= spec.width and 0.0 <= y <= spec.height
 
 
-def simulate(table: Mapping[str, Placement], launches: Sequence[Launch]) -> Settled:
-    """Run the table until the launched cubes come to rest (a fixed number of steps)."""
+def simulate(
+    table: Mapping[str, Placement], launches: Sequence[Launch], held: Placement | None = None
+) -> Settled:
+    """Run the table until the launched cubes come to rest (a fixed number of steps).
+    ``held`` is a cube a hand holds down where it is: it pushes the cubes it overlaps
+    aside, nothing moves it, and it rests exactly there."""
     spec = CONTENT.table
     space = pymunk.Space()
     space.gravity = (0.0, 0.0)
     space.damping = spec.damping
     moving = {launch.cube: launch for launch in launches}
+    if held is not None:
+        moving[held.cube] = Launch(held.cube, held.x, held.y, held.angle, 0.0, 0.0, 0.0)
     bodies: dict[str, pymunk.Body] = {}
     for cube in sorted(set(table) | set(moving)):
         edge = CONTENT.edge(cube)
         mass = edge * edge / 100.0
-        body = pymunk.Body(mass, pymunk.moment_for_box(mass, (edge, edge)))
+        if held is not None and cube == held.cube:
+            body = pymunk.Body(body_type=pymunk.Body.KINEMATIC)
+        else:
+            body = pymunk.Body(mass, pymunk.moment_for_box(mass, (edge, edge)))
         launch = moving.get(cube)
         if launch is not None:
             body.position = (launch.x, launch.y)
@@ -104,6 +113,9 @@ def simulate(table: Mapping[str, Placement], launches: Sequence[Launch]) -> Sett
     placements: list[Placement] = []
     off: list[str] = []
     for cube, body in bodies.items():
+        if held is not None and cube == held.cube:
+            placements.append(held)
+            continue
         x, y = float(body.position.x), float(body.position.y)
         if on_table(x, y):
             angle = math.degrees(body.angle) % 90.0  # a square looks the same every 90°
@@ -184,7 +196,10 @@ def flick(
 
 
 def place(table: Mapping[str, Placement], cube: str, x: float, y: float) -> Settled:
-    """Set ``cube`` down at (x, y) by hand (moving a pillar); cubes it overlaps are pushed
+    """Set ``cube`` down at (x, y) by hand (moving a Pillar), turned as it was: it rests
+    exactly there (on the table whenever (x, y) is), and cubes it overlaps are pushed
     aside. No randomness: the hand is exact."""
     at = table[cube]
-    return simulate(table, [Launch(cube, x, y, at.angle, 0.0, 0.0, 0.0)])
+    return simulate(
+        {c: p for c, p in table.items() if c != cube}, [], Placement(cube, x, y, at.angle)
+    )

@@ -38,7 +38,8 @@ class UseEffect:
 
 @dataclass(frozen=True)
 class SkipEffect:
-    """Effects are optional: activate the card without resolving any."""
+    """Mine cards' effects are optional: activate the card without resolving any. (The
+    Surface board's effect is not: one of its 3 is always chosen and resolved.)"""
 
 
 @dataclass(frozen=True)

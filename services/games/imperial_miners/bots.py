@@ -137,7 +137,10 @@ def _choose(view: ImperialMinersView, player: str, legal: Sequence[Any]) -> Any:
     chain = view.chain
     card = at(judge.seat.mine, chain.level, chain.column) if chain.stage == "effect" else None
     _, index = judge.best_effect(judge.seat.mine, card)
-    return act.SkipEffect() if index is None else act.UseEffect(index)
+    if index is None:
+        # a Mine card's effect may be skipped, the Surface board's may not
+        return act.SkipEffect() if chain.stage == "effect" else act.UseEffect(0)
+    return act.UseEffect(index)
 
 
 def greedy_view_policy(seed: int) -> ViewPolicy:

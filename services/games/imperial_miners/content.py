@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from services.games.house import HouseChoice, house_choices
+
 _PACK = Path(__file__).parent / "content" / "imperial_miners.yaml"
 
 ROMAN = {1: "I", 2: "II", 3: "III", 4: "IV"}
@@ -103,6 +105,7 @@ class Content:
     events: dict[str, EventCard]
     solo_bands: dict[str, int]
     solo_win_from: str
+    house_choices: tuple[HouseChoice, ...]
 
     def deck(self, level: int) -> tuple[str, ...]:
         return tuple(c.id for c in self.cards.values() if c.level == level)
@@ -207,6 +210,7 @@ def load(path: Path = _PACK) -> Content:
         events={e["id"]: _event(e) for e in raw["event_cards"]["cards"]},
         solo_bands=dict(raw["solo_bands"]["bands"]),
         solo_win_from=raw["solo_bands"]["win_from"],
+        house_choices=house_choices(raw["house_choices"]),
     )
     _check(content, book)
     return content

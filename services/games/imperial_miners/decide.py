@@ -31,10 +31,17 @@ def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]
         case act.UseEffect(effect=index):
             return _use(s, player, index)
         case act.SkipEffect():
-            stage = _stage(s, player, (Stage.EFFECT, Stage.SURFACE), "activate a card")
+            chain = s.chains.get(player) if s.phase == Phase.MINE else None
+            if chain is not None and chain.stage == Stage.SURFACE:
+                # Mine phase 3c: "the player chooses one of the 3 available effects and
+                # resolves it"; only Mine cards' effects are optional
+                raise RuleViolation(
+                    "SURFACE_EFFECT",
+                    "The chain has reached your Surface board: choose one of its 3 effects.",
+                )
+            _stage(s, player, (Stage.EFFECT,), "activate a card")
             chain = s.chains[player]
-            level = 0 if stage == Stage.SURFACE else chain.level
-            return [ev.EffectSkipped(player, level, chain.column if level else 0)]
+            return [ev.EffectSkipped(player, chain.level, chain.column)]
         case act.ClimbTo(column=column):
             _stage(s, player, (Stage.CLIMB,), "choose the card above")
             chain = s.chains[player]
@@ -84,11 +91,18 @@ def _place(s: ImperialMinersState, player: str, column: int) -> list[Any]:
     _stage(s, player, (Stage.PLACE,), "place a card")
     card = s.chains[player].card
     level = CONTENT.cards[card].level
-    if column not in placements(s.mine(player), level):
-        raise RuleViolation(
-            "BAD_PLACE",
-            f"Level {level} has no free place at column {column} with a card directly above.",
-        )
+    free = placements(s.mine(player), level)
+    if column not in free:
+        if at(s.mine(player), level, column) is not None:
+            reason = f"Column {column} of level {level} already holds a card."
+        elif level == 1:
+            reason = (
+                f"Level I has room anywhere, and a card farther out plays as one at the edge: "
+                f"choose a free column from {free[0]} to {free[-1]}."
+            )
+        else:
+            reason = f"Level {level} has no place at column {column} with a card directly above."
+        raise RuleViolation("BAD_PLACE", reason)
     out: list[Any] = [ev.CardPlaced(player, card, level, column)]
     event = this_round(s)
     if event is not None and event.on_place and event.on_place_level in (0, level):
@@ -126,10 +140,9 @@ def legal(s: ImperialMinersState, player: str) -> tuple[Any, ...]:
     if chain.stage == Stage.CLIMB:
         options = occupied_above(s.mine(player), chain.level, chain.column)
         return tuple(act.ClimbTo(p.column) for p in options)
-    if chain.stage == Stage.SURFACE:
-        count = len(CONTENT.surface)
-    else:
-        placed = at(s.mine(player), chain.level, chain.column)
-        assert placed is not None
-        count = len(CONTENT.cards[placed.card].effects)
+    if chain.stage == Stage.SURFACE:  # chosen and resolved, never skipped
+        return tuple(act.UseEffect(i) for i in range(len(CONTENT.surface)))
+    placed = at(s.mine(player), chain.level, chain.column)
+    assert placed is not None
+    count = len(CONTENT.cards[placed.card].effects)
     return (*(act.UseEffect(i) for i in range(count)), act.SkipEffect())

@@ -55,7 +55,9 @@ class CardsKept:
 
 @dataclass(frozen=True)
 class HandsDealt:
-    """Every player holds the dealt Mine cards; choosing which to keep begins."""
+    """Legacy (rules 1.0), folded but no longer written: every player holds the dealt Mine
+    cards and choosing which to keep begins. Despite its name ``keep`` holds the number of
+    cards *dealt* to each player; ``DealFinished`` replaces this event."""
 
     keep: int
 
@@ -168,6 +170,25 @@ class RoundEnded:
 
 
 @dataclass(frozen=True)
+class EventDeckFormed:
+    """Setup 3: the top ``cards`` of the shuffled Event cards form the Event deck; the other
+    ``returned`` go back to the box unseen. (They stay under the deck in the decks
+    service's pile, which is never drawn below its top ``cards``.)"""
+
+    cards: int
+    returned: int
+
+
+@dataclass(frozen=True)
+class DealFinished:
+    """Setup 6: every player holds the ``dealt`` Mine cards drawn and keeps ``keep`` of them
+    (8 and 4; in a first game 6 and 6: all are kept, no choice is made)."""
+
+    dealt: int
+    keep: int
+
+
+@dataclass(frozen=True)
 class MatchEnded:
     scores: dict[str, int]
     carts: dict[str, int]
@@ -197,6 +218,8 @@ EVENT_TYPES: tuple[type, ...] = (
     EndOfRoundResolved,
     RoundEnded,
     MatchEnded,
+    EventDeckFormed,
+    DealFinished,
 )
 
 quick_init_all(EVENT_TYPES)

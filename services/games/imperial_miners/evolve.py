@@ -44,7 +44,7 @@ def evolve(s: ImperialMinersState, e: Any) -> ImperialMinersState:
                 deck = _deck_of(card)
                 discards[deck] = (*discards.get(deck, ()), card)
             return replace(s, hands={**s.hands, p: kept}, discards=discards, kept=s.kept | {p})
-        case ev.HandsDealt():
+        case ev.DealFinished() | ev.HandsDealt():
             everyone = frozenset(s.players) if s.first_game else frozenset()
             return replace(s, phase=Phase.KEEP, kept=everyone)
         case ev.RoundStarted(round=n):
@@ -59,8 +59,15 @@ def evolve(s: ImperialMinersState, e: Any) -> ImperialMinersState:
                 chains={},
                 end_resolved=False,
             )
+        case ev.EventDeckFormed(cards=cards):
+            return replace(s, piles={**s.piles, "events": cards})
         case ev.EventRevealed(card=card):
-            return replace(s, event=card, piles={**s.piles, "events": s.piles["events"] - 1})
+            return replace(
+                s,
+                event=card,
+                events_revealed=s.events_revealed + 1,
+                piles={**s.piles, "events": s.piles["events"] - 1},
+            )
         case ev.EffectResolved():
             return _effect(s, e)
         case ev.MinePhaseStarted(forced=forced):

@@ -81,12 +81,17 @@ def next_step(s: ImperialMinersState) -> Step:
 def automatic(s: ImperialMinersState) -> list[Any]:
     if s.phase == Phase.OVER:
         return []
+    if s.phase == Phase.SETUP and s.piles.get("events", 0) > CONTENT.event_deck:
+        # setup 3: "draw 10 of them to form the Event deck; return the rest to the box"
+        size = s.piles["events"]
+        return [ev.EventDeckFormed(CONTENT.event_deck, size - CONTENT.event_deck)]
     if not s.sides or any(d not in s.shuffled for d in SHUFFLED_AT_SETUP):
         return []
     if s.draws:
         return _draw_without_chance(s)
     if s.phase == Phase.SETUP:
-        return [ev.HandsDealt(len(s.hands[s.players[0]]))]
+        dealt = sum((CONTENT.first_game_deal if s.first_game else CONTENT.deal).values())
+        return [ev.DealFinished(dealt, dealt if s.first_game else CONTENT.keep)]
     if s.phase == Phase.KEEP:
         return [ev.RoundStarted(1)] if len(s.kept) == len(s.players) else []
     if s.phase == Phase.EVENT:

@@ -1,17 +1,16 @@
 """Imperial Miners as a contract ``Game``: wires setup, flow, decisions, chance, views.
 
-Readings where the rulebook extract is silent or ambiguous (each also stated where it
-is implemented):
-- Placement geometry and the finite Level I choice: mine.py.
+Where the rulebook extract leaves a choice open, the content pack's ``house_choices``
+lists what is done and the clause it fills. Where each is implemented:
+- Placement geometry, and Level I open anywhere (a finite, complete list): mine.py.
+- The Event deck (the top 10 of 18), the deal, draws cut short and the forced Level I
+  play with nothing to draw (no card that round): flow.py.
 - The chain: the placed card, then always one card directly above (the player picks when
-  two lie above), up to the Surface board; effects are optional, climbing is not. A
-  caved-in card reached by the chain only loses its token and the chain goes on up.
-- Machinery boosts the first gain of the chosen effect by 1 per token: effects.py.
-- One Progress marker per player (5 printed) travels boards 1, 2, 3 in order: effects.py.
-- A player whose forced top Level I card cannot be drawn (deck and discards empty) plays
-  nothing that round.
-- Coins are counted, not split into silver and gold (the supply is unlimited).
-- Tie-break and solo bands are house rules in the content pack: rules.py.
+  two lie above), up to the Surface board; Mine cards' effects are optional, climbing and
+  the Surface board's effect (one of 3, chosen) are not; a caved-in card reached by the
+  chain only loses its token: decide.py, flow.py.
+- Machinery, the Progress track and "as far as possible": effects.py.
+- Tie-break and solo bands: rules.py.
 """
 
 from __future__ import annotations

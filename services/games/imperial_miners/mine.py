@@ -7,9 +7,14 @@ are its row neighbours, so a card touches at most 6 others. Level I cards have t
 Surface board above them. Cart halves join along a row: an R half at (L, c) beside an L
 half at (L, c+1) is one complete Cart.
 
-Level I may hold any number of cards, also where the Surface board is not right above;
-to keep the choice finite a new Level I card goes into a free column at most 2 away from
-an existing Level I card (column 0 for the first one).
+Mine phase 2b: "On Level I a player may have any number of cards, even where the Surface
+board is not physically right above them": a Level I card may go into any free column,
+touching other Level I cards or not. Only where it lies relative to the Mine's other cards
+matters (adjacency and Carts are relative), so the offered columns are every free one
+from ``LEVEL_I_REACH`` left of the leftmost Level I card to as far right of the rightmost
+(column 0 for the first card). A card farther out can never be joined to the others,
+since a gap of n columns takes n more Level I cards and a player places one card a
+round, so every farther column plays exactly as the farthest one offered.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ class PlacedCard:
 
 
 Mine = tuple[PlacedCard, ...]
+
+#: one more than the cards a player can place after the current one in 10 rounds
+LEVEL_I_REACH = CONTENT.rounds + 1
 
 
 def at(mine: Mine, level: int, column: int) -> PlacedCard | None:
@@ -69,8 +77,8 @@ def placements(mine: Mine, level: int) -> tuple[int, ...]:
     if level == 1:
         if not taken:
             return (0,)
-        reach = {c + d for c in taken for d in (-2, -1, 1, 2)}
-        return tuple(sorted(reach - taken))
+        span = range(min(taken) - LEVEL_I_REACH, max(taken) + LEVEL_I_REACH + 1)
+        return tuple(c for c in span if c not in taken)
     below_of = {c for p in mine if p.level == level - 1 for c in (p.column - 1, p.column)}
     return tuple(sorted(below_of - taken))
 

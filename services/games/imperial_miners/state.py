@@ -23,7 +23,7 @@ class Stage(StrEnum):
     PLACE = "place"
     EFFECT = "effect"  # choose an effect of the card at (level, column), or skip it
     CLIMB = "climb"  # move up: automatic unless two cards lie above
-    SURFACE = "surface"  # choose one of the Surface board's 3 effects, or skip
+    SURFACE = "surface"  # choose one of the Surface board's 3 effects and resolve it
     FINISHING = "finishing"  # the Event's on-surface bonus, then done
     DONE = "done"
 
@@ -68,6 +68,8 @@ class ImperialMinersState:
     mines: dict[str, Mine] = field(default_factory=dict)
     round: int = 0
     event: str | None = None
+    #: Event cards revealed so far (the Event deck's count shows the rounds that remain)
+    events_revealed: int = 0
     #: players who could play no card this round and play the top Level I card
     forced: tuple[str, ...] = ()
     chosen: dict[str, str] = field(default_factory=dict)

@@ -106,13 +106,12 @@ def _seat_kept(s: ImperialMinersState, p: str) -> ImperialMinersSeatView:
 def make_view(s: ImperialMinersState, viewer: str | None) -> ImperialMinersView:
     seat = viewer if viewer in s.players else None
     chain = s.chains.get(seat) if seat is not None else None
-    # the cards left in the Event deck show the rounds that remain
-    revealed = len(CONTENT.events) - s.piles.get("events", len(CONTENT.events))
     return ImperialMinersView(
         viewer=viewer,
         phase=s.phase.value,
         round=s.round,
-        rounds_left=CONTENT.event_deck - revealed,
+        # the cards left in the Event deck show the rounds that remain
+        rounds_left=CONTENT.event_deck - s.events_revealed,
         event=s.event,
         progress_sides=s.sides,
         seats=tuple([_seat_kept(s, p) for p in s.players]),

@@ -19,7 +19,6 @@ from services.games.dungeon_drop import GAME, table
 from services.games.dungeon_drop import actions as act
 from services.games.dungeon_drop import events as ev
 from services.games.dungeon_drop.content import CONTENT
-from services.games.dungeon_drop.rooms import square
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.table import FLICK_REALS, REAL_SIDES, drop, drop_reals
 from services.games.playout import play, random_policy
@@ -164,14 +163,13 @@ def test_folding_and_replay_never_run_physics(monkeypatch: pytest.MonkeyPatch) -
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
-def test_the_dungeon_drop_spreads_with_no_more_than_two_touching(seed: int) -> None:
-    """ "so that the cubes spread evenly ..., without more than one or two touching each
-    other": no cube ends touching (within half a millimetre) more than two others."""
+def test_a_drop_scatters_the_cubes_across_the_table(seed: int) -> None:
+    """The landing scatters over a wide disc around the centre. (Whether a setup drop
+    spreads them as the clause asks is checked, and the drop redone, by the engine:
+    test_dd_setup.py.)"""
     cubes = CONTENT.setup_cubes(solo=False)
     settled = drop({}, cubes, reals(seed, drop_reals(len(cubes))))
-    shapes = [square(p).buffer(0.5) for p in settled.placements]
-    for i, shape in enumerate(shapes):
-        touching = sum(1 for j, other in enumerate(shapes) if j != i and shape.intersects(other))
-        assert touching <= 2
     xs = [p.x for p in settled.placements]
-    assert max(xs) - min(xs) > CONTENT.table.width / 3  # spread across the table
+    ys = [p.y for p in settled.placements]
+    assert max(xs) - min(xs) > CONTENT.table.width / 3
+    assert max(ys) - min(ys) > CONTENT.table.height / 3

@@ -1,24 +1,30 @@
 """Round and end clauses: Weight and the new turn order, 3 rounds, Quests revealed,
-Key-Chest pairs rolled through the dice, Gems per Quest, the winner and the tie-break,
+Key-Chest pairs rolled through the dice (unpaired ones ignored, Quests included), Gems
+per Quest, the winner and the tie-break,
 Teamwork meeples, Solo."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from services.games.contract import AwaitingChance, DiceRolled, Finished, RollDice
-from services.games.dungeon_drop import GAME
+from services.games.dungeon_drop import GAME, content
 from services.games.dungeon_drop import actions as act
 from services.games.dungeon_drop import events as ev
-from services.games.dungeon_drop.content import CONTENT
+from services.games.dungeon_drop.content import CONTENT, load
 from services.games.dungeon_drop.flow import advance
-from services.games.dungeon_drop.scoring import breakdown
+from services.games.dungeon_drop.scoring import breakdown, pairs, score
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from tests.unit.games.dungeon_drop.dd_given import at, given, looted, room_table
 
+PACK = Path(content.__file__).parent / "content" / "dungeon_drop.yaml"
 THREE = ("ann", "bob", "cid")  # Gnome 1, Orc 9, Dwarf 6: initiative order ann, cid, bob
 ROOM = ("pillar01", "pillar02", "pillar03")
 
@@ -104,6 +110,61 @@ def test_no_pairs_no_roll() -> None:
     state = three_rounds({"ann": ("key01",), "bob": ("chest02",)})
     out = automatic(state)
     assert isinstance(out[-1], ev.MatchEnded) and out[-1].scores == {"ann": 0, "bob": 0}
+
+
+QUEST_OF = {"ann": "locksmith", "bob": "explorer"}
+
+
+def test_end_unpaired_keys_and_chests_score_nothing_even_for_a_quest() -> None:
+    """End of the Game: "For each Key paired with a Chest in your Stash, roll the Chest to
+    see how much it's worth. Ignore unpaired Keys and Chests." A Quest's bonus counts
+    pairs too: the Locksmith (5 a pair) with 3 Keys and 1 Chest has one pair, the
+    Explorer (4 a pair) with 2 Chests and no Key has none."""
+    loot = {"ann": ("key01", "key02", "key03", "chest01"), "bob": ("chest02", "chest03")}
+    state = three_rounds(loot, quests=QUEST_OF)
+    state = GAME.fold(automatic(state), state)
+    assert GAME.next_step(state) == AwaitingChance(RollDice(1, 6, "roll paired Chests"))
+    out = GAME.resolve(state, DiceRolled((4,)))
+    assert out[0] == ev.ChestsRolled((ev.ChestRoll("ann", (4,)), ev.ChestRoll("bob", ())))
+    state = GAME.fold(out, state)
+    assert breakdown(state, "ann") == {
+        "cubes": 0,
+        "gems": 0,
+        "chests": 4,
+        "quest_bonus": 5,  # one pair, not three Keys
+        "teamwork": 0,
+    }
+    assert breakdown(state, "bob")["quest_bonus"] == 0 and state.scores == {"ann": 9, "bob": 0}
+
+
+@pytest.mark.parametrize("quest", sorted(CONTENT.quests))
+def test_end_an_unpaired_key_or_chest_never_changes_a_score(quest: str) -> None:
+    """Property: for every Quest and many stashes, one more Key where Keys already
+    outnumber or equal Chests (or one more Chest the other way) changes no score."""
+    rng = random.Random(quest)
+    base = three_rounds({}, quests={"ann": quest, "bob": "jeweler"})
+    kinds = [k for k in CONTENT.kinds if k not in CONTENT.solo_kinds]
+    for _ in range(60):
+        stash = tuple(rng.choice(CONTENT.cubes_of(rng.choice(kinds))) for _ in range(12))
+        rolls = (3,) * pairs(stash)
+        keys = sum(CONTENT.cubes[c] == "key" for c in stash)
+        chests = sum(CONTENT.cubes[c] == "chest" for c in stash)
+        extra = "key06" if keys >= chests else "chest06"
+        before = replace(base, stash={"ann": stash, "bob": ()}, chest_rolls={"ann": rolls})
+        after = replace(before, stash={"ann": (*stash, extra), "bob": ()})
+        assert pairs((*stash, extra)) == pairs(stash)
+        assert score(after, "ann") == score(before, "ann"), (stash, extra)
+
+
+def test_a_quest_may_not_pay_for_keys_or_chests(tmp_path: Path) -> None:
+    pack = yaml.safe_load(PACK.read_text())
+    for kind in ("key", "chest"):
+        locksmith = next(q for q in pack["quests"]["cards"] if q["id"] == "locksmith")
+        locksmith["bonus"] = {kind: 3}
+        bad = tmp_path / f"{kind}.yaml"
+        bad.write_text(yaml.safe_dump(pack))
+        with pytest.raises(ValueError, match="unpaired Keys and Chests are ignored"):
+            load(bad)
 
 
 def test_gems_score_per_quest_plus_the_quest_bonus() -> None:

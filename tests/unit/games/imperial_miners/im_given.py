@@ -12,6 +12,7 @@ from services.games.imperial_miners import GAME
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.state import ImperialMinersState
+from services.games.playout import Policy
 
 PLAYERS = ("ann", "bob", "cid")
 NO_EVENT = "EV16"  # Jubilee: end of round, +2 VP; changes nothing during the Mine phase
@@ -44,7 +45,8 @@ def setup_events(
     out: list[Any] = [
         ev.MatchSetUp(players, first_game, CONTENT.rules_version),
         ev.ProgressSidesRolled(sides),
-        ev.PileShuffled("events", 18, False),
+        ev.PileShuffled("events", len(CONTENT.events), False),
+        ev.EventDeckFormed(CONTENT.event_deck, len(CONTENT.events) - CONTENT.event_deck),
         *(ev.PileShuffled(f"level_{lv}", len(CONTENT.deck(lv)), False) for lv in (1, 2, 3)),
     ]
     kept: dict[str, tuple[str, ...]] = {}
@@ -58,7 +60,8 @@ def setup_events(
             out.append(ev.MineCardsDrawn(p, f"level_{level}", tuple(cards), False))
             dealt += cards
         kept[p] = hand if hand is not None else tuple(dealt[: CONTENT.keep])
-    out.append(ev.HandsDealt(CONTENT.keep))
+    each = sum(deal.values())
+    out.append(ev.DealFinished(each, each if first_game else CONTENT.keep))
     if not first_game:
         for p in players:
             discarded = tuple(c for c in _dealt(out, p) if c not in kept[p])
@@ -113,3 +116,14 @@ def play(
 
 def of_type(events: list[Any], kind: type) -> list[Any]:
     return [e for e in events if isinstance(e, kind)]
+
+
+def greedy_policy(seed: int) -> Policy:
+    """The greedy bot (``GAME.bots()``) for an in-process playout: it sees only its seat's
+    view of the state, as a networked bot does."""
+    choose = GAME.bots()["greedy"](seed)
+
+    def policy(state: Any, player: str, legal: Sequence[Any]) -> Any:
+        return choose(GAME.view(state, player), player, legal)
+
+    return policy

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from services.games.house import house_choices
 from services.games.imperial_miners.content import CONTENT, parse_atom
 
 
@@ -84,3 +85,24 @@ def test_the_surface_board_has_three_effects() -> None:
 def test_the_effect_language_refuses_what_it_cannot_read(text: str) -> None:
     with pytest.raises(ValueError):
         parse_atom(text)
+
+
+def test_the_house_choices_name_the_clauses_they_fill() -> None:
+    """The pack lists where the rulebook leaves a choice open, with the clause each fills,
+    among them the two named in review: a forced Level I play with the deck and its
+    discard pile empty, and the deal's event (HandsDealt's `keep` held the number dealt)."""
+    choices = CONTENT.house_choices
+    assert len(choices) >= 15
+    assert all(c.kind in ("house", "reading") for c in choices)
+    forced = [c for c in choices if "top card of the Level I deck" in c.clause]
+    assert forced and "plays no card that round" in forced[0].choice
+    deal = [c for c in choices if c.clause.startswith("Setup 6")]
+    assert deal and "DealFinished(dealt=8, keep=4)" in deal[0].choice
+    assert "HandsDealt" in deal[0].choice
+
+
+def test_a_house_choice_without_its_clause_is_refused() -> None:
+    with pytest.raises(ValueError):
+        house_choices([{"clause": " ", "kind": "house", "choice": "something"}])
+    with pytest.raises(ValueError):
+        house_choices([{"clause": "Setup 1", "kind": "whim", "choice": "something"}])

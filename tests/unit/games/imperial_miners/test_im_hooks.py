@@ -1,15 +1,23 @@
 """The Game's platform hooks: identity and options, bots, the terminal board, seat
-summaries, statistics and the balance report."""
+summaries (by faction, as `tabletop simulate` groups them) and statistics."""
 
 from __future__ import annotations
+
+import pytest
 
 from services.games.contract import OptionSpec
 from services.games.imperial_miners import GAME
 from services.games.imperial_miners import actions as act
-from services.games.imperial_miners.simulate import balance, greedy_policy
 from services.games.imperial_miners.view import ImperialMinersView
 from services.games.playout import play, random_policy
-from tests.unit.games.imperial_miners.im_given import card, gain, given, mine_phase, placed
+from tests.unit.games.imperial_miners.im_given import (
+    card,
+    gain,
+    given,
+    greedy_policy,
+    mine_phase,
+    placed,
+)
 
 
 def test_identity_and_options() -> None:
@@ -38,6 +46,19 @@ def test_greedy_decides_from_its_view_and_takes_the_better_effect() -> None:
     bot = GAME.bots()["greedy"](0)
     view = GAME.view(state, "ann")
     assert bot(view, "ann", GAME.legal_actions(state, "ann")) == act.ChooseCard(tunnel)
+
+
+@pytest.mark.parametrize("round_no", [3, 10])
+def test_greedy_always_resolves_a_surface_effect_and_prefers_the_vp(round_no: int) -> None:
+    """Round 10: coins are worth next to nothing. Round 3: 2 coins are worth a VP to it,
+    and a tie goes to the later effect, the VP (as for a Mine card's effects)."""
+    tunnel = card("Old Tunnel")
+    state = given(*mine_phase(round_no), players=("ann",), hands={"ann": (tunnel,)})
+    for action in (act.ChooseCard(tunnel), act.PlaceCard(0), act.SkipEffect()):
+        state = GAME.fold(GAME.decide(state, "ann", action), state)
+    bot = GAME.bots()["greedy"](0)
+    legal = GAME.legal_actions(state, "ann")
+    assert bot(GAME.view(state, "ann"), "ann", legal) == act.UseEffect(1)
 
 
 def test_greedy_outscores_random() -> None:
@@ -82,11 +103,3 @@ def test_seat_summaries_and_statistics() -> None:
     assert all({"score", "faction", "carts", "cards_scots"} <= set(r) for r in rows)
     stats = GAME.statistics(result.state)
     assert stats["rounds"] == 10 and stats["vp.p1"] == rows[0]["score"]
-
-
-def test_balance_reports_each_factions_mean_vp() -> None:
-    report = balance(games=3, players=3)
-    seats = sum(n for n, _ in report.factions.values())
-    assert seats == 9 and report.mean_vp > 0
-    assert set(report.spread()) == set(report.factions)
-    assert report.lines()[0].startswith("3 players, 3 games")

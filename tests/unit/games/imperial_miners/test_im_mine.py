@@ -13,7 +13,7 @@ from services.games.imperial_miners import GAME
 from services.games.imperial_miners import actions as act
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
-from services.games.imperial_miners.mine import complete_carts
+from services.games.imperial_miners.mine import LEVEL_I_REACH, complete_carts, placements
 from services.games.imperial_miners.state import ImperialMinersState, Stage
 from tests.unit.games.imperial_miners.im_given import (
     card,
@@ -57,10 +57,37 @@ def test_the_first_level_one_card_goes_under_the_surface_board() -> None:
     assert GAME.legal_actions(state, "ann") == (act.PlaceCard(0),)
 
 
-def test_level_one_takes_any_number_of_cards_beside_the_others() -> None:
+def test_2b_level_one_takes_any_number_of_cards_anywhere() -> None:
+    """Mine phase 2b: "On Level I a player may have any number of cards, even where the
+    Surface board is not physically right above them." Every free column is offered, near
+    the other cards or apart from them, up to LEVEL_I_REACH beyond the outermost card."""
     mine = [placed("ann", card("Old Tunnel", i), 1, c) for i, c in enumerate((0, 1, 2))]
     state = placing(card("Sun Ramp"), *mine)
-    assert [a.column for a in GAME.legal_actions(state, "ann")] == [-2, -1, 3, 4]
+    offered = [a.column for a in GAME.legal_actions(state, "ann")]
+    reach = LEVEL_I_REACH
+    assert offered == [*range(-reach, 0), *range(3, 2 + reach + 1)]
+    state, out = play(state, "ann", act.PlaceCard(9))  # touching no other card
+    assert out[0] == ev.CardPlaced("ann", card("Sun Ramp"), 1, 9)
+    state, out = play(state, "ann", act.SkipEffect())
+    assert out[1] == ev.ChainClimbed("ann", 0, 0)  # its chain still reaches the Surface board
+
+
+def test_2b_a_gap_on_level_one_can_be_filled_later() -> None:
+    mine = [placed("ann", card("Old Tunnel", 0), 1, 0), placed("ann", card("Old Tunnel", 1), 1, 4)]
+    state = placing(card("Sun Ramp"), *mine)
+    offered = {a.column for a in GAME.legal_actions(state, "ann")}
+    assert {1, 2, 3} <= offered and not {0, 4} & offered
+
+
+def test_2b_level_one_refuses_a_taken_column_and_names_the_offered_ones() -> None:
+    state = placing(card("Sun Ramp"), placed("ann", "Old Tunnel", 1, 0))
+    taken = refusal(state, "ann", act.PlaceCard(0))
+    assert taken.code == "BAD_PLACE" and "already holds a card" in taken.message
+    far = refusal(state, "ann", act.PlaceCard(LEVEL_I_REACH + 1))
+    assert far.code == "BAD_PLACE"
+    assert f"from {-LEVEL_I_REACH} to {LEVEL_I_REACH}" in far.message
+    # farther out plays exactly as the farthest column offered: nothing there to touch
+    assert placements(state.mines["ann"], 1)[-1] == LEVEL_I_REACH
 
 
 def test_a_deeper_card_needs_an_adjacent_card_directly_above() -> None:
@@ -90,7 +117,7 @@ def test_the_placed_card_activates_first_then_one_card_above_then_the_surface() 
     state, out = play(state, "ann", act.UseEffect(0))  # Old Tunnel: 2 coins
     assert out[1] == ev.ChainClimbed("ann", 0, 0)  # the Surface board
     assert state.chains["ann"].stage == Stage.SURFACE
-    assert len(GAME.legal_actions(state, "ann")) == 4  # 3 Surface effects or none
+    assert GAME.legal_actions(state, "ann") == tuple(act.UseEffect(i) for i in range(3))
     state, out = play(state, "ann", act.UseEffect(0))  # Surface: 2 coins
     assert out[0].source == "surface" and out[1] == ev.ChainFinished("ann")
     assert state.coins["ann"] == 20 - 2 + 3 + 2 + 2  # paid 2 for the Level II card
@@ -112,10 +139,44 @@ def test_with_two_cards_above_the_player_activates_only_one(
     # Old Tunnel: 2 coins; Highland Diggers' second effect: 1 VP per Scottish card
     state, used = play(state, "ann", act.UseEffect(0 if branch == 0 else 1))
     assert (used[0].coins, used[0].vp) == gains
-    state, out = play(state, "ann", act.SkipEffect())  # the Surface board ends the chain
+    state, out = play(state, "ann", act.UseEffect(1))  # the Surface board ends the chain
     assert out[1] == ev.ChainFinished("ann")
     # the other card above was never activated this round
     assert [(e.level, e.column) for e in of_type(used + out, ev.ChainClimbed)] == [(0, 0)]
+
+
+def test_3c_the_surface_board_effect_is_chosen_and_resolved_never_skipped() -> None:
+    """Mine phase 3c: "When the activations reach the Surface board, the player chooses one
+    of the 3 available effects and resolves it." Only Mine cards' effects are optional."""
+    state = placing(card("Old Tunnel"))
+    state, _ = play(state, "ann", act.PlaceCard(0))
+    state, out = play(state, "ann", act.SkipEffect())  # the Mine card's effect: optional
+    assert out == [ev.EffectSkipped("ann", 1, 0), ev.ChainClimbed("ann", 0, 0)]
+    assert GAME.legal_actions(state, "ann") == (
+        act.UseEffect(0),
+        act.UseEffect(1),
+        act.UseEffect(2),
+    )
+    refused = refusal(state, "ann", act.SkipEffect())
+    assert refused.code == "SURFACE_EFFECT" and "choose one of its 3 effects" in refused.message
+    # coins 2 | vp 1 | advance 1 (onto space 1 of board 1a, which gives 1 coin)
+    for index, gained in enumerate(((2, 0, 0), (0, 1, 0), (1, 0, 1))):
+        _, out = play(state, "ann", act.UseEffect(index))
+        assert out[0].source == "surface"
+        assert (out[0].coins, out[0].vp, out[0].progress) == gained
+        assert ev.ChainFinished("ann") in out
+
+
+def test_3c_a_surface_effect_resolves_as_far_as_it_can() -> None:
+    """With the Progress marker at the end of the last board, "advance 1" is still the
+    player's choice and resolves as far as possible: nothing moves, nothing is gained."""
+    at_end = ev.EffectResolved("ann", "t", "", 0, 0, 12, (), 0, False, (), {}, 0, 0)
+    state = placing(card("Old Tunnel"), extra=(at_end,))
+    state, _ = play(state, "ann", act.PlaceCard(0))
+    state, _ = play(state, "ann", act.SkipEffect())
+    state, out = play(state, "ann", act.UseEffect(2))
+    assert (out[0].progress, out[0].coins, out[0].vp, out[0].rewards) == (0, 0, 0, ())
+    assert ev.ChainFinished("ann") in out
 
 
 def test_a_one_effect_card_offers_no_choice_but_stays_optional() -> None:
@@ -130,8 +191,8 @@ def test_each_card_activates_at_most_once_per_round() -> None:
     state = placing(card("Free Vein"), *mine)
     state, _ = play(state, "ann", act.PlaceCard(0))
     climbed: list[tuple[int, int]] = [(3, 0)]
-    while GAME.legal_actions(state, "ann"):
-        state, out = play(state, "ann", act.SkipEffect())
+    while legal := GAME.legal_actions(state, "ann"):
+        state, out = play(state, "ann", legal[-1])  # skip each card, then a Surface effect
         climbed += [(e.level, e.column) for e in of_type(out, ev.ChainClimbed)]
     assert climbed == [(3, 0), (2, 0), (1, 0), (0, 0)]  # each once, straight up
     assert refusal(state, "ann", act.UseEffect(0)).code == "NOT_YOUR_TURN"
@@ -267,5 +328,5 @@ def test_this_round_events_reward_placing_and_reaching_the_surface() -> None:
     state = placing(card("Old Tunnel"), event="EV10")  # Patronage: reaching the Surface, 1 VP
     state, _ = play(state, "ann", act.PlaceCard(0))
     state, _ = play(state, "ann", act.SkipEffect())
-    state, out = play(state, "ann", act.SkipEffect())
+    state, out = play(state, "ann", act.UseEffect(0))
     assert out[1].source == "event EV10" and out[1].vp == 1

@@ -16,10 +16,10 @@ from services.games.imperial_miners import GAME
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.mine import occupied_above
-from services.games.imperial_miners.simulate import greedy_policy
 from services.games.imperial_miners.state import ImperialMinersState, Stage
 from services.games.imperial_miners.view import ImperialMinersView
 from services.games.playout import Policy, play, random_policy, seeds_for
+from tests.unit.games.imperial_miners.im_given import greedy_policy
 
 CASES = [(seed, 1 + seed % 5, "random" if seed % 2 else "greedy") for seed in range(10)]
 
@@ -35,6 +35,9 @@ def seats(n: int) -> tuple[str, ...]:
 
 def check_invariants(s: ImperialMinersState) -> None:
     assert all(n >= 0 for n in s.coins.values())
+    if "events" in s.shuffled:  # a 10-card Event deck, one card a round
+        assert s.piles["events"] == CONTENT.event_deck - s.events_revealed >= 0
+        assert s.events_revealed == s.round - (s.event is None and s.round > 0)
     assert all(0 <= n <= 12 for n in s.progress.values())
     for level in (1, 2, 3):
         deck = f"level_{level}"
@@ -100,13 +103,30 @@ def played(seed: int, n: int, bot: str, watch: bool) -> tuple[list[Any], Imperia
     return events, state
 
 
+def every_chain_resolved_a_surface_effect(events: list[Any]) -> bool:
+    """Mine phase 3c: every chain that reached the Surface board resolved one of its
+    effects before the player's Mine phase ended."""
+    reached: set[str] = set()
+    finished = 0
+    for e in events:
+        if isinstance(e, ev.ChainClimbed) and e.level == 0:
+            reached.add(e.player)
+        elif isinstance(e, ev.EffectResolved) and e.source == "surface":
+            reached.discard(e.player)
+        elif isinstance(e, ev.ChainFinished):
+            assert e.player not in reached, e
+            finished += 1
+    return finished > 0
+
+
 @pytest.mark.parametrize("seed, n, bot", CASES)
 def test_matches_end_after_ten_rounds_and_refold(seed: int, n: int, bot: str) -> None:
     events, state = played(seed, n, bot, watch=seed < 4)
     assert sum(isinstance(e, ev.EventRevealed) for e in events) == CONTENT.rounds
     assert sum(isinstance(e, ev.RoundEnded) for e in events) == CONTENT.rounds
-    assert state.piles["events"] == 18 - CONTENT.event_deck
+    assert state.piles["events"] == 0  # the 10-card Event deck, drawn to the last card
     assert isinstance(events[-1], ev.MatchEnded)
+    assert every_chain_resolved_a_surface_effect(events)
     assert GAME.fold(events) == state
     stepped = GAME.initial_state()
     for event in events:  # a replay shows every event, between one command's events too

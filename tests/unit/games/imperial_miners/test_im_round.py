@@ -36,7 +36,7 @@ def test_event_phase_reveals_one_event_an_immediate_one_resolves_for_everyone() 
     ]
     assert out[-1] == ev.MinePhaseStarted(1, ())
     state = GAME.fold(out, state)
-    assert state.coins == dict.fromkeys(PLAYERS, 3) and state.piles["events"] == 17
+    assert state.coins == dict.fromkeys(PLAYERS, 3) and state.piles["events"] == 9
 
 
 def test_an_immediate_draw_is_resolved_before_the_mine_phase() -> None:
@@ -62,7 +62,7 @@ def test_an_end_of_round_event_resolves_after_everyone_finished_the_mine_phase()
     state, _ = play(state, "ann", act.ChooseCard(TUNNELS["ann"][0]))
     state, _ = play(state, "ann", act.PlaceCard(0))
     state, _ = play(state, "ann", act.UseEffect(0))
-    state, out = play(state, "ann", act.SkipEffect())  # the Surface board
+    state, out = play(state, "ann", act.UseEffect(0))  # the Surface board: 2 coins
     assert out[1:] == [
         ev.ChainFinished("ann"),
         ev.EndOfRoundResolved(1, "EV16"),
@@ -172,7 +172,7 @@ def test_after_ten_rounds_the_match_ends() -> None:
     for p in ("ann", "bob"):
         state, _ = play(state, p, act.PlaceCard(0))
         state, _ = play(state, p, act.SkipEffect())
-    state, _ = play(state, "ann", act.SkipEffect())
+    state, _ = play(state, "ann", act.UseEffect(0))  # Surface: 2 coins
     state, out = play(state, "bob", act.UseEffect(1))  # Surface: 1 VP
     assert out[-2] == ev.RoundEnded(10)
     assert out[-1] == ev.MatchEnded(

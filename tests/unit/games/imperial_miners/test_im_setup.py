@@ -4,7 +4,9 @@ unshuffled), the Event deck of 10 out of 18, the deal and the keep (first-game v
 from __future__ import annotations
 
 import pytest
+from google.protobuf import any_pb2, json_format
 
+from services.adapters.protoconv import GameMessages
 from services.games.chance import SeededChance
 from services.games.contract import (
     AwaitingChance,
@@ -74,6 +76,33 @@ def test_event_deck_and_level_one_to_three_are_shuffled_level_four_is_not() -> N
     assert state.level_4 == CONTENT.deck(4)  # 14 identical cards, face up, unshuffled
 
 
+def test_setup_3_ten_of_the_eighteen_event_cards_form_the_event_deck() -> None:
+    """Setup 3: "Shuffle the Event cards and draw 10 of them to form the Event deck; return
+    the rest to the box." The top 10 of the shuffled 18 are the deck; the 8 below are never
+    drawn, so no player sees them."""
+    state = GAME.fold([*GAME.setup(PLAYERS, {}), ev.ProgressSidesRolled(("a", "a", "a"))])
+    step = GAME.next_step(state)
+    assert step == AwaitingChance(ShuffleDeck("events", tuple(CONTENT.events), "shuffle events"))
+    out = GAME.resolve(state, DeckShuffled("events", 18))
+    assert out == [ev.PileShuffled("events", 18, False), ev.EventDeckFormed(10, 8)]
+    state = GAME.fold(out, state)
+    assert state.piles["events"] == 10
+    for viewer in (*PLAYERS, None):
+        view = GAME.view(state, viewer)
+        assert view.deck_sizes["events"] == view.rounds_left == 10
+
+
+def test_the_cards_left_in_the_event_deck_show_the_rounds_that_remain() -> None:
+    """Round end: "The number of cards left in the Event deck shows how many rounds remain
+    and which round is being played": 9 cards while round 1 is played, 5 in round 5."""
+    state = given(ev.RoundStarted(1))
+    for round_no, card in enumerate(("EV16", "EV15", "EV14", "EV13", "EV03"), start=1):
+        state = GAME.fold(GAME.resolve(state, CardsDrawn("events", (card,))), state)
+        view = GAME.view(state, "ann")
+        assert view.deck_sizes["events"] == view.rounds_left == 10 - round_no
+        state = GAME.fold([ev.RoundStarted(round_no + 1)], state)
+
+
 def test_each_player_draws_two_three_three_and_keeps_four() -> None:
     events = setup_events()[: -len(PLAYERS)]  # dealt, nobody has kept yet
     state = GAME.fold(events)
@@ -87,8 +116,46 @@ def test_each_player_draws_two_three_three_and_keeps_four() -> None:
     assert out[0].discarded == state.discards["level_2"][:1] + state.discards["level_3"]
 
 
+def deal_resolved(first_game: bool) -> list[object]:
+    """The events the last player's last deal draw resolves into."""
+    events = setup_events(first_game=first_game)
+    last = max(i for i, e in enumerate(events) if isinstance(e, ev.MineCardsDrawn))
+    draw = events[last]
+    assert isinstance(draw, ev.MineCardsDrawn)
+    state = GAME.fold(events[:last])
+    return GAME.resolve(state, CardsDrawn(draw.deck, draw.cards))[1:]
+
+
+def test_setup_6_the_deal_finishes_eight_dealt_four_to_keep() -> None:
+    """Setup 6: "Each player draws 8 Mine cards (2 of Level I, 3 of Level II, 3 of Level
+    III), keeps 4 and discards the rest." The event says both numbers."""
+    assert deal_resolved(first_game=False) == [ev.DealFinished(dealt=8, keep=4)]
+
+
+def test_setup_6_a_first_game_deals_six_and_keeps_all_six() -> None:
+    """Setup 6, first game: "draw 2 of Level I, 2 of Level II, 2 of Level III and keep
+    all 6"."""
+    out = deal_resolved(first_game=True)
+    assert out[0] == ev.DealFinished(dealt=6, keep=6)
+    assert out[1] == ev.RoundStarted(1)  # nobody chooses: all 6 are kept
+
+
+def test_a_stored_rules_1_0_deal_still_reads_and_folds() -> None:
+    """Matches stored before DealFinished carry HandsDealt, whose ``keep`` held the number
+    dealt (8). Their binary and exported JSON forms still read, and fold as before."""
+    new = setup_events()
+    old = [ev.HandsDealt(8) if isinstance(e, ev.DealFinished) else e for e in new]
+    assert old != new and GAME.fold(old) == GAME.fold(new)
+    messages = GameMessages(GAME)
+    stored = messages.event_to_any(ev.HandsDealt(8))
+    assert messages.event_from_any(stored) == ev.HandsDealt(8)
+    exported = json_format.MessageToJson(stored)
+    assert '"keep": 8' in exported
+    assert messages.event_from_any(json_format.Parse(exported, any_pb2.Any())) == ev.HandsDealt(8)
+
+
 def test_the_deal_draws_from_each_deck_in_turn() -> None:
-    state = GAME.fold([*setup_events()[:6]])  # set up, sides, four shuffles
+    state = GAME.fold([*setup_events()[:7]])  # set up, sides, four shuffles, Event deck
     step = GAME.next_step(state)
     assert step == AwaitingChance(DrawCards("level_1", 2, "Mine cards"))
     events = GAME.resolve(state, CardsDrawn("level_1", ("I-01", "I-02")))

@@ -116,7 +116,7 @@ def test_a_seat_that_finished_waits_for_nobody_and_is_no_longer_awaited() -> Non
         state, _ = play(state, p, act.ChooseCard(card("Old Tunnel", i)))
     state, _ = play(state, "bob", act.PlaceCard(0))
     state, _ = play(state, "bob", act.SkipEffect())
-    state, _ = play(state, "bob", act.SkipEffect())
+    state, _ = play(state, "bob", act.UseEffect(0))  # a Surface board effect
     assert state.chains["bob"].stage == Stage.DONE
     assert GAME.next_step(state) == AwaitingPlayers(("ann",), "mine")
     assert GAME.legal_actions(state, "bob") == ()

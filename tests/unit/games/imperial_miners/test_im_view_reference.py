@@ -39,12 +39,11 @@ def plain_view(s: ImperialMinersState, viewer: str | None) -> ImperialMinersView
     """The view as it was written before anything was kept from view to view."""
     seat = viewer if viewer in s.players else None
     chain = s.chains.get(seat) if seat is not None else None
-    revealed = len(CONTENT.events) - s.piles.get("events", len(CONTENT.events))
     return ImperialMinersView(
         viewer=viewer,
         phase=s.phase.value,
         round=s.round,
-        rounds_left=CONTENT.event_deck - revealed,
+        rounds_left=CONTENT.event_deck - s.events_revealed,
         event=s.event,
         progress_sides=s.sides,
         seats=tuple(plain_seat(s, p) for p in s.players),

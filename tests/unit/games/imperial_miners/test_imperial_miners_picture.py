@@ -6,6 +6,7 @@ Cave-ins, Progress markers, hands) and never shows another seat's hand or secret
 from __future__ import annotations
 
 import dataclasses
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -179,7 +180,8 @@ def test_no_other_seats_hand_or_secret_choice_shows() -> None:
         hidden_names = {CONTENT.cards[c].name for c in hidden} - {
             CONTENT.cards[c].name for c in shown
         }
-        assert hidden and not any(card in svg for card in hidden), viewer
+        # a whole id: "I-35" is also the tail of "II-35"
+        assert hidden and not any(re.search(rf"(?<!I){c}(?!\d)", svg) for c in hidden), viewer
         assert not any(name in svg for name in hidden_names), viewer
         if viewer is None:
             assert not any(ident.startswith("hand-") for ident in by_id(svg))
