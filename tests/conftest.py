@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -10,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from services.cli.stack import Stack, default_bootstrap
-from services.common.topics import topic_specs
-from tests.integration.helpers import delete_topics
+from services.cli.stack import Stack, broker_admin
+from services.common.kafka_access import KafkaAccess
+from services.common.kafka_acls import BENCH, bench_space
+from tests.integration.helpers import delete_topics, remove, topics_named
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,19 +44,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def kafka() -> str:
-    """The local broker (started if it is not running; `make test` starts it first)."""
+def kafka_admin() -> KafkaAccess:
+    """The local broker (started if it is not running; `make test` starts it first), as its
+    admin, who sets each test installation up: its topics, its users and their ACLs."""
     subprocess.run([str(ROOT / "deploy/kafka/kafka.sh"), "start"], check=True)
-    return default_bootstrap()
+    return broker_admin(Path(os.environ.get("KAFKA_HOME", ROOT / ".cache/kafka")))
 
 
 @pytest.fixture(scope="session")
-def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Every service as a real process on free ports, with topics of its own."""
+def kafka(
+    kafka_admin: KafkaAccess, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[KafkaAccess]:
+    """The broker as the tests' own user (bench) of an installation of their own, for tests
+    of the Kafka adapters without services: it creates, writes and reads the topics named
+    ``scratch(kafka, ...)``, and nothing else."""
+    scratch = Stack.ephemeral(tmp_path_factory.mktemp("scratch"), f"k{uuid.uuid4().hex[:8]}.")
+    scratch.kafka = kafka_admin
+    scratch.grant()
+    try:
+        yield scratch.kafka_as(BENCH)
+    finally:
+        space = bench_space(scratch.topic_prefix)
+        asyncio.run(delete_topics(kafka_admin, asyncio.run(topics_named(kafka_admin, space))))
+        scratch.revoke()
+
+
+@pytest.fixture(scope="session")
+def stack(kafka_admin: KafkaAccess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Every service as a real process on free ports, with topics and Kafka users of its own."""
     prefix = f"it{uuid.uuid4().hex[:8]}."
     run_dir = tmp_path_factory.mktemp("stack")
     stack = Stack.ephemeral(run_dir, topic_prefix=prefix, partitions=3)
-    stack.kafka_bootstrap = kafka
+    stack.kafka = kafka_admin
     # Quotas generous enough for many tests from one address, admission control off (a
     # loaded machine's slow views would refuse new matches; tests leave matches unfinished);
     # test_gateway_auth and test_matches_in_play test them.
@@ -76,4 +97,4 @@ def stack(kafka: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stac
         raise
     finally:
         stack.down()
-        asyncio.run(delete_topics(kafka, [s.name for s in topic_specs(prefix, 3)]))
+        remove(stack)

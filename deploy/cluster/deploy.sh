@@ -3,7 +3,8 @@
 #   1. the images (the project's from `make image`, Kafka's, Prometheus's), imported;
 #   2. the cluster's monitoring (the Prometheus operator and a Prometheus), as any cluster
 #      that runs k8s/components/monitoring has;
-#   3. the Secret `tabletop-secret` with random values (once; kept across deploys);
+#   3. the Secrets `tabletop-secret` and `tabletop-kafka` (the Kafka users' passwords) with
+#      random values (once; kept across deploys);
 #   4. `kubectl apply -k k8s/overlays/local`, with the image tag of this build;
 #   5. waits until every workload is ready.
 #   deploy/cluster/deploy.sh [TAG]     TAG: the project image's tag (default: its image id)
@@ -48,6 +49,15 @@ if ! kubectl -n "$NAMESPACE" get secret tabletop-secret >/dev/null 2>&1; then
     --from-literal=token-key="$(openssl rand -hex 32)" \
     --from-literal=peer-token="$(openssl rand -hex 32)" >/dev/null
   log "secret tabletop-secret: created with random values"
+fi
+# The Kafka users' passwords, one per user: the brokers' own, admin's (the topics Job), each
+# service's and the bench's (services/common/kafka_acls.py ROLES; tools on this machine).
+if ! kubectl -n "$NAMESPACE" get secret tabletop-kafka >/dev/null 2>&1; then
+  users=(broker admin dice decks scoring board projector gateway bench)
+  kubectl -n "$NAMESPACE" create secret generic tabletop-kafka \
+    $(for user in "${users[@]}"; do printf -- '--from-literal=%s=%s ' "$user" "$(openssl rand -hex 32)"; done) \
+    >/dev/null
+  log "secret tabletop-kafka: created with random values"
 fi
 # The overlay as it is, with this build's tag (a new tag rolls every workload).
 overlay=$CLUSTER_CACHE/overlay

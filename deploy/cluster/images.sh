@@ -51,7 +51,14 @@ monitoring() {
 }
 
 kafka() {
-  have "$KAFKA_IMAGE" && return
+  # rebuilt when what goes into it changes (the tag is Kafka's version only)
+  local inputs
+  inputs=$(cat deploy/image/kafka/Containerfile deploy/image/kafka/entrypoint.sh \
+    deploy/kafka/log4j2.yaml deploy/kafka/pom.xml | sha256sum | cut -c1-16)
+  if have "$KAFKA_IMAGE" && [ "$(podman image inspect --format \
+      '{{index .Labels "tabletop.inputs"}}' "$KAFKA_IMAGE")" = "$inputs" ]; then
+    return
+  fi
   deploy/kafka/kafka.sh fetch
   local base=localhost/tabletop-base:bookworm
   deploy/image/base.sh "$base"
@@ -62,6 +69,7 @@ kafka() {
   local t0=$SECONDS
   podman build --quiet --network host --file deploy/image/kafka/Containerfile \
     --build-arg "BASE=$base" --build-arg "KAFKA_VERSION=$KAFKA_VERSION" \
+    --label "tabletop.inputs=$inputs" \
     --tag "$KAFKA_IMAGE" "$ctx" >/dev/null
   rm -rf "$ctx"
   echo "image $KAFKA_IMAGE: built in $((SECONDS - t0)) s"

@@ -6,7 +6,8 @@ The container smoke test (tests/integration/test_image.py) starts the image only
 the image's metadata, so the manifests, the image and the smoke test cannot drift apart.
 
 One host is not a cluster, so `local_env` changes exactly these, and only where the manifests
-set them: the Kafka bootstrap and topic prefix (the local broker, topics of the test's own),
+set them: the Kafka bootstrap and topic prefix, and the service's Kafka password (the local
+broker, topics and Kafka users of the test's own),
 every port (free ports on the host network: containerPort N becomes the port the test picked
 for it), and the in-cluster addresses `<pod>.<service>:<port>` (to 127.0.0.1 and that port).
 Everything else - user, read-only root, dropped capabilities, emptyDirs, working directory,
@@ -23,6 +24,8 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from services.common.kafka_access import KafkaAccess
 
 Obj = Mapping[str, Any]
 
@@ -207,7 +210,7 @@ def _run_secret(name: str) -> str:
 def local_env(
     spec: ContainerSpec,
     port_map: Mapping[int, int],
-    kafka_bootstrap: str,
+    kafka: KafkaAccess,
     topic_prefix: str,
 ) -> dict[str, str]:
     """The manifests' environment with the single-host changes of the module docstring.
@@ -227,7 +230,8 @@ def local_env(
         if name in _SECRET_VARS and not value:
             # created out of band in a cluster: this run makes its own, as a user would
             env[name] = _run_secret(name)
-    replace("TABLETOP_KAFKA_BOOTSTRAP", kafka_bootstrap)
+    replace("TABLETOP_KAFKA_BOOTSTRAP", kafka.bootstrap)
+    replace("TABLETOP_KAFKA_PASSWORD", kafka.password)
     replace("TABLETOP_TOPIC_PREFIX", topic_prefix)
     for name, value in spec.env.items():
         if name.endswith("_PORT") and int(value) in port_map:

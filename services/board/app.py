@@ -18,7 +18,7 @@ from services.common.logging import get_logger
 from services.common.server import peer_channel, run_until_signalled
 from services.common.snapshots import release_memory
 from services.common.stream_service import snapshotter_for
-from services.common.topics import event_topic
+from services.common.topics import event_topic, transactional_id
 from tabletop.v1 import (
     board_pb2,
     board_pb2_grpc,
@@ -34,12 +34,12 @@ log = get_logger(__name__)
 async def main(config: Config) -> None:
     # One transactional id per shard: a restarted or duplicated shard fences the old one.
     event_log = EventLog(
-        config.kafka_bootstrap,
+        config.kafka,
         event_topic("board", config.topic_prefix),
-        transactional_id=f"{config.topic_prefix}tabletop-board-{config.shard}",
+        transactional_id=transactional_id("board", config.topic_prefix, config.shard),
         commit_interval_ms=config.board_commit_interval_ms,
     )
-    writer = StreamWriter("board", event_log, config.kafka_bootstrap, config.shard, config.shards)
+    writer = StreamWriter("board", event_log, config.kafka, config.shard, config.shards)
     dice_channel = peer_channel(config.dice_addrs[config.shard % len(config.dice_addrs)], config)
     decks_channel = peer_channel(config.decks_addrs[config.shard % len(config.decks_addrs)], config)
     # the calls to dice and decks go on one stream to each (services/common/calls/)
@@ -86,7 +86,7 @@ async def main(config: Config) -> None:
         """Finished matches whose seeds were never revealed (the board stopped first)."""
         finished = set(writer.closed())  # the board closes a match when it ends
         topics = [event_topic(s, config.topic_prefix) for s in ("dice", "decks")]
-        pending = sorted(await unrevealed(config.kafka_bootstrap, topics, finished))
+        pending = sorted(await unrevealed(config.kafka, topics, finished))
         for match_id in pending:
             service.reveals.add(match_id, f"reveal:{match_id}")
         log.info("reveals_resumed", pending=len(pending))

@@ -22,6 +22,7 @@ import grpc
 from services.board.chance import ChanceFailed
 from services.common.envelope import is_a
 from services.common.eventlog import read_stream
+from services.common.kafka_access import KafkaAccess
 from services.common.logging import get_logger
 from services.common.metrics import REVEALS_FAILED, REVEALS_PENDING
 from tabletop.v1 import platform_events_pb2
@@ -101,12 +102,12 @@ _KINDS = (
 )
 
 
-async def unrevealed(bootstrap: str, topics: Iterable[str], finished: set[str]) -> set[str]:
+async def unrevealed(kafka: KafkaAccess, topics: Iterable[str], finished: set[str]) -> set[str]:
     """The matches of ``finished`` with a seed committed in the logs (dice or decks) but
     not revealed there (a game commits only with the services it draws from)."""
     committed: set[tuple[str, str]] = set()
     revealed: set[tuple[str, str]] = set()
-    async for envelope in read_stream(bootstrap, list(topics)):
+    async for envelope in read_stream(kafka, list(topics)):
         if envelope.match_id not in finished:
             continue
         for service, commitment, reveal in _KINDS:

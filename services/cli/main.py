@@ -30,8 +30,11 @@ from services.cli.client import (
     reason_of,
     render_view,
 )
-from services.cli.stack import local_stack
+from services.cli.stack import Stack, kafka_password_name, local_stack
 from services.common.config import DEFAULT_PORTS
+from services.common.kafka_access import KafkaAccess
+from services.common.kafka_acls import ROLES, acl_table, user_name
+from services.common.kafka_admin import grant
 from services.games.registry import all_games
 from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
 
@@ -509,8 +512,10 @@ def cmd_admin(args: argparse.Namespace) -> int:
         created = stack.create_topics(int(os.environ.get("TABLETOP_TOPIC_REPLICATION", "1")))
         print(f"created {len(created)} topics" + (f": {', '.join(created)}" if created else ""))
         return 0
+    if args.action == "kafka-users":
+        return kafka_users(stack, args)
     if args.action == "deadletter":
-        return dead_letters(stack.kafka_bootstrap, args)
+        return dead_letters(stack.kafka, args)
     if args.rest:
         raise SystemExit(f"tabletop admin {args.action} takes no further arguments")
     from services.projector.rebuild import compare_with_live
@@ -520,7 +525,7 @@ def cmd_admin(args: argparse.Namespace) -> int:
     key = os.environ.get("TABLETOP_TOKEN_KEY") or stack.secrets()["TABLETOP_TOKEN_KEY"]
     with console.status("rebuilding the read models from offset 0"):
         report = asyncio.run(
-            compare_with_live(stack.kafka_bootstrap, args.topic_prefix, args.gateway, key.encode())
+            compare_with_live(stack.kafka, args.topic_prefix, args.gateway, key.encode())
         )
     if args.json:
         print(json.dumps(dataclasses.asdict(report)))
@@ -534,7 +539,37 @@ def cmd_admin(args: argparse.Namespace) -> int:
     return 0 if not report.differences else 1
 
 
-def dead_letters(bootstrap: str, args: argparse.Namespace) -> int:
+def kafka_users(stack: Stack, args: argparse.Namespace) -> int:
+    """Create or update the installation's Kafka users, each with the password given as
+    TABLETOP_KAFKA_PASSWORD_<ROLE> (a deployment's secrets; the local stack's without any),
+    and make their ACLs what services/common/kafka_acls.py says."""
+    if args.rest:
+        raise SystemExit("tabletop admin kafka-users takes no further arguments")
+    given = {role: os.environ.get(kafka_password_name(role), "") for role in ROLES}
+    if any(given.values()):
+        unset = [kafka_password_name(role) for role, password in given.items() if not password]
+        if unset:
+            raise SystemExit(f"tabletop admin kafka-users: {', '.join(unset)} not set")
+    else:
+        held = stack.secrets()
+        given = {role: held[kafka_password_name(role)] for role in ROLES}
+    prefix = args.topic_prefix or os.environ.get("TABLETOP_TOPIC_PREFIX", "")
+    passwords = {user_name(prefix, role): p for role, p in given.items()}
+    created, deleted = asyncio.run(grant(stack.kafka, prefix, passwords))
+    table = acl_table(prefix)
+    if args.json:
+        print(json.dumps({"users": sorted(passwords), "acls": [str(acl) for acl in table]}))
+    else:
+        print(
+            f"{len(passwords)} Kafka users, {len(table)} ACLs "
+            f"({created} created, {deleted} deleted)"
+        )
+        for acl in table:
+            print(f"  {acl}")
+    return 0
+
+
+def dead_letters(kafka: KafkaAccess, args: argparse.Namespace) -> int:
     """``deadletter list``: the matches whose views stopped; ``deadletter retry [MATCH ...]``:
     ask the projector to fold them (default: every one listed) again from their events."""
     from services.projector.deadletters import read_outstanding, request_retry
@@ -542,7 +577,7 @@ def dead_letters(bootstrap: str, args: argparse.Namespace) -> int:
     verb, *match_ids = args.rest or ["list"]
     if verb not in ("list", "retry") or (verb == "list" and match_ids):
         raise SystemExit("tabletop admin deadletter: list, or retry [MATCH ...]")
-    listed = asyncio.run(read_outstanding(bootstrap, args.topic_prefix))
+    listed = asyncio.run(read_outstanding(kafka, args.topic_prefix))
     if verb == "list":
         if args.json:
             print(json.dumps([dataclasses.asdict(o) for o in listed.values()]))
@@ -556,7 +591,7 @@ def dead_letters(bootstrap: str, args: argparse.Namespace) -> int:
             )
         return 0
     chosen = match_ids or sorted(listed)
-    asyncio.run(request_retry(bootstrap, args.topic_prefix, chosen))
+    asyncio.run(request_retry(kafka, args.topic_prefix, chosen))
     if args.json:
         print(json.dumps({"retried": chosen}))
     else:
@@ -669,8 +704,10 @@ def build_parser() -> argparse.ArgumentParser:
     admin = sub.add_parser("admin", help="operations")
     admin.add_argument(
         "action",
-        choices=["create-topics", "rebuild-compare", "deadletter"],
-        help="create-topics; rebuild-compare: rebuild every read model from offset 0, compare "
+        choices=["create-topics", "kafka-users", "rebuild-compare", "deadletter"],
+        help="create-topics; kafka-users: create or update the Kafka users (passwords from "
+        "TABLETOP_KAFKA_PASSWORD_<ROLE>, else the local stack's) and set their ACLs; "
+        "rebuild-compare: rebuild every read model from offset 0, compare "
         "with the live one; deadletter list: the matches whose views stopped on a fold error; "
         "deadletter retry [MATCH ...]: fold them again from their events (after the fix)",
     )

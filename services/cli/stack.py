@@ -27,11 +27,27 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.config import DEFAULT_PORTS, DEFAULT_WEB_PORT
 from services.common.eventlog import create_topics
+from services.common.kafka_access import KafkaAccess
+from services.common.kafka_acls import ROLES, user_name
+from services.common.kafka_admin import grant, revoke
 from services.common.roster import NAMES
 from services.common.topics import topic_specs
 
+
+def kafka_password_name(role: str) -> str:
+    """Where a stack's secrets (and ``tabletop admin kafka-users``) keep a user's password."""
+    return f"TABLETOP_KAFKA_PASSWORD_{role.upper()}"
+
+
 #: the secrets a stack generates once into its run folder (never a built-in default)
-SECRET_NAMES = ("TABLETOP_SECRET", "TABLETOP_TOKEN_KEY", "TABLETOP_PEER_TOKEN")
+SECRET_NAMES = (
+    "TABLETOP_SECRET",
+    "TABLETOP_TOKEN_KEY",
+    "TABLETOP_PEER_TOKEN",
+    *(kafka_password_name(role) for role in ROLES),
+)
+#: what no service's environment carries: the other users' passwords, and admin's
+_NOT_FOR_SERVICES = ("TABLETOP_KAFKA_PASSWORD_", "TABLETOP_KAFKA_ADMIN_")
 
 #: start order: what a service calls must be up before it (the roster's order)
 ORDER = NAMES
@@ -91,10 +107,27 @@ def default_bootstrap() -> str:
     return os.environ.get("TABLETOP_KAFKA_BOOTSTRAP", f"127.0.0.1:{port}")
 
 
+def broker_admin(kafka_home: Path | None = None, bootstrap: str | None = None) -> KafkaAccess:
+    """The broker as its admin: TABLETOP_KAFKA_ADMIN_USERNAME and _PASSWORD, else the
+    credentials deploy/kafka/kafka.sh made for the local broker (in KAFKA_HOME, by default
+    .cache/kafka). Without either the password is empty, and using it fails."""
+    username = os.environ.get("TABLETOP_KAFKA_ADMIN_USERNAME", "admin")
+    password = os.environ.get("TABLETOP_KAFKA_ADMIN_PASSWORD", "")
+    if not password:
+        home = kafka_home or Path(os.environ.get("KAFKA_HOME", ".cache/kafka"))
+        with contextlib.suppress(OSError):
+            pairs = (line.partition("=") for line in (home / "credentials.env").open())
+            found = {key: value.strip() for key, _, value in pairs}
+            username = found.get("TABLETOP_KAFKA_ADMIN_USERNAME", username)
+            password = found.get("TABLETOP_KAFKA_ADMIN_PASSWORD", "")
+    return KafkaAccess(bootstrap or default_bootstrap(), username, password)
+
+
 @dataclass
 class Stack:
     run_dir: Path
-    kafka_bootstrap: str = field(default_factory=default_bootstrap)
+    #: the broker, as its admin (who creates the stack's topics, users and ACLs)
+    kafka: KafkaAccess = field(default_factory=broker_admin)
     topic_prefix: str = ""
     partitions: int = 6
     ports: dict[str, tuple[int, int]] = field(default_factory=lambda: dict(DEFAULT_PORTS))
@@ -128,18 +161,49 @@ class Stack:
     def metrics_addr(self, service: str) -> str:
         return f"127.0.0.1:{self.ports[service][1]}"
 
+    @property
+    def kafka_bootstrap(self) -> str:
+        return self.kafka.bootstrap
+
     def secrets(self) -> dict[str, str]:
         """This stack's secrets: random ones made on first use, kept in the run folder
-        (mode 0600) so a restarted service derives the same seeds and accepts old tokens."""
+        (mode 0600) so a restarted service derives the same seeds and accepts old tokens
+        (one missing from an older folder is added)."""
         path = self.run_dir / "secrets.env"
-        if not path.exists():
+        held: dict[str, str] = {}
+        if path.exists():
+            pairs = (line.partition("=") for line in path.read_text().splitlines() if "=" in line)
+            held = {key: value for key, _, value in pairs}
+        if any(name not in held for name in SECRET_NAMES):
+            held |= {name: secrets.token_hex(32) for name in SECRET_NAMES if name not in held}
             self.run_dir.mkdir(parents=True, exist_ok=True)
-            lines = "".join(f"{name}={secrets.token_hex(32)}\n" for name in SECRET_NAMES)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            fresh = path.with_suffix(".new")
+            fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as out:
-                out.write(lines)
-        pairs = (line.partition("=") for line in path.read_text().splitlines() if "=" in line)
-        return {key: value for key, _, value in pairs}
+                out.write("".join(f"{name}={value}\n" for name, value in held.items()))
+            fresh.replace(path)
+        return held
+
+    def kafka_user(self, role: str) -> str:
+        return user_name(self.topic_prefix, role)
+
+    def kafka_as(self, role: str) -> KafkaAccess:
+        """The broker as one of this stack's users: a service's, or the bench's."""
+        password = self.secrets()[kafka_password_name(role)]
+        return self.kafka.as_user(self.kafka_user(role), password)
+
+    def kafka_passwords(self) -> dict[str, str]:
+        """Each of this stack's Kafka users → its password."""
+        held = self.secrets()
+        return {self.kafka_user(r): held[kafka_password_name(r)] for r in ROLES}
+
+    def admin_env(self) -> dict[str, str]:
+        """What ``tabletop admin`` needs to act on this stack's broker as admin."""
+        return {
+            "TABLETOP_KAFKA_BOOTSTRAP": self.kafka.bootstrap,
+            "TABLETOP_KAFKA_ADMIN_USERNAME": self.kafka.username,
+            "TABLETOP_KAFKA_ADMIN_PASSWORD": self.kafka.password,
+        }
 
     def peer_channel(self, service: str) -> grpc.Channel:
         """A channel to an internal service carrying this stack's peer credential."""
@@ -150,10 +214,13 @@ class Stack:
 
     def env(self, service: str) -> dict[str, str]:
         grpc_port, metrics_port = self.ports[service]
+        own = self.kafka_as(service)
+        inherited = {**os.environ, **self.secrets()}
         return {
-            **os.environ,
-            **self.secrets(),
-            "TABLETOP_KAFKA_BOOTSTRAP": self.kafka_bootstrap,
+            **{k: v for k, v in inherited.items() if not k.startswith(_NOT_FOR_SERVICES)},
+            "TABLETOP_KAFKA_BOOTSTRAP": own.bootstrap,
+            "TABLETOP_KAFKA_USERNAME": own.username,
+            "TABLETOP_KAFKA_PASSWORD": own.password,
             "TABLETOP_TOPIC_PREFIX": self.topic_prefix,
             "TABLETOP_TOPIC_PARTITIONS": str(self.partitions),
             "TABLETOP_GRPC_PORT": str(grpc_port),
@@ -185,7 +252,15 @@ class Stack:
 
     def create_topics(self, replication_factor: int = 1) -> list[str]:
         specs = topic_specs(self.topic_prefix, self.partitions)
-        return asyncio.run(create_topics(self.kafka_bootstrap, specs, replication_factor))
+        return asyncio.run(create_topics(self.kafka, specs, replication_factor))
+
+    def grant(self) -> tuple[int, int]:
+        """Create or update this stack's Kafka users and their ACLs (as admin)."""
+        return asyncio.run(grant(self.kafka, self.topic_prefix, self.kafka_passwords()))
+
+    def revoke(self) -> None:
+        """Remove this stack's Kafka users and their ACLs (a test stack's last step)."""
+        asyncio.run(revoke(self.kafka, self.topic_prefix))
 
     def start(self, service: str) -> None:
         if self.pid(service) is not None:
@@ -239,7 +314,13 @@ class Stack:
         )
 
     def up(self, services: tuple[str, ...] = ORDER) -> None:
+        if not self.kafka.password:
+            raise RuntimeError(
+                "no password for Kafka's admin: start the local broker (make kafka), which "
+                "keeps it in .cache/kafka/credentials.env, or set TABLETOP_KAFKA_ADMIN_PASSWORD"
+            )
         self.create_topics()
+        self.grant()
         for service in services:
             self.start(service)
             self.wait_healthy(service)

@@ -6,6 +6,8 @@ import os
 import tempfile
 from dataclasses import dataclass
 
+from services.common.kafka_access import KafkaAccess
+from services.common.kafka_acls import user_name
 from services.common.roster import ROSTER
 from services.common.topics import DEFAULT_PARTITIONS
 
@@ -53,6 +55,20 @@ def _secret(name: str, service: str, dev_stack: bool) -> bytes:
     return f"dev-stack-only-{name.lower()}-not-a-secret".encode()
 
 
+def _kafka(service: str, prefix: str, dev_stack: bool) -> KafkaAccess:
+    """The brokers, and the service's own Kafka user (``<topic prefix><service>`` unless
+    TABLETOP_KAFKA_USERNAME says otherwise) with its password, which has no default: in a
+    dev stack without one, the service runs until it connects to Kafka."""
+    username = _env("KAFKA_USERNAME", user_name(prefix, service))
+    password = _env("KAFKA_PASSWORD", "")
+    if not password and not dev_stack:
+        raise ConfigError(
+            f"TABLETOP_KAFKA_PASSWORD is not set; {service} connects to Kafka as the user "
+            f"{username[:64]} and has no usable default"
+        )
+    return KafkaAccess(_env("KAFKA_BOOTSTRAP", "127.0.0.1:9092"), username, password)
+
+
 def _addrs(name: str, service: str) -> tuple[str, ...]:
     default = f"127.0.0.1:{DEFAULT_PORTS[service][0]}"
     return tuple(a.strip() for a in _env(name, default).split(",") if a.strip())
@@ -61,7 +77,8 @@ def _addrs(name: str, service: str) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class Config:
     service: str
-    kafka_bootstrap: str
+    #: the brokers and this service's Kafka user
+    kafka: KafkaAccess
     topic_prefix: str
     partitions: int
     replication_factor: int
@@ -164,10 +181,10 @@ class Config:
                 f"TABLETOP_DEV_STACK=1 allows built-in secrets, so it binds loopback only, "
                 f"not {grpc_host[:64]}"
             )
+        topic_prefix = _env("TOPIC_PREFIX", "")
         return cls(
             service=service,
-            kafka_bootstrap=_env("KAFKA_BOOTSTRAP", "127.0.0.1:9092"),
-            topic_prefix=_env("TOPIC_PREFIX", ""),
+            topic_prefix=topic_prefix,
             partitions=int(_env("TOPIC_PARTITIONS", str(DEFAULT_PARTITIONS))),
             replication_factor=int(_env("TOPIC_REPLICATION", "1")),
             grpc_host=grpc_host,
@@ -210,4 +227,6 @@ class Config:
             snapshot_every_events=int(_env("SNAPSHOT_EVERY_EVENTS", "20000")),
             snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
             board_commit_interval_ms=float(_env("BOARD_COMMIT_INTERVAL_MS", "12")),
+            # last: a missing Kafka password is reported after the other secrets
+            kafka=_kafka(service, topic_prefix, dev_stack),
         )

@@ -34,6 +34,7 @@ from aiokafka.errors import MessageSizeTooLargeError, ProducerFenced, TopicAlrea
 from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.producer import sender as _aiokafka_sender
 
+from services.common.kafka_access import KafkaAccess
 from services.common.logging import get_logger
 from services.common.metrics import TRANSACTION_BATCHES
 from services.common.topics import TopicSpec
@@ -150,7 +151,7 @@ class EventLog:
 
     def __init__(
         self,
-        bootstrap: str,
+        kafka: KafkaAccess,
         topic: str,
         transactional_id: str | None = None,
         timeout: float = KAFKA_TIMEOUT_S,
@@ -162,7 +163,7 @@ class EventLog:
         self.commit_interval = commit_interval_ms / 1000
         self.timeout = timeout
         self.max_record_bytes = max_record_bytes
-        self._bootstrap = bootstrap
+        self._kafka = kafka
         self._transactional_id = transactional_id
         self._producer = self._new_producer()
         self._pending: list[Batch] = []
@@ -180,12 +181,12 @@ class EventLog:
         #: again (re-creating the producer would fence the rightful owner in turn)
         self.fenced = False
         self._reset_lock = asyncio.Lock()
-        self._readers = RangeReaders(bootstrap)
+        self._readers = RangeReaders(kafka)
 
     def _new_producer(self) -> AIOKafkaProducer:
         transactional = self._transactional_id is not None
         return AIOKafkaProducer(
-            bootstrap_servers=self._bootstrap,
+            **self._kafka.client_options(),
             acks="all",
             enable_idempotence=True,
             transactional_id=self._transactional_id,
@@ -409,7 +410,7 @@ class EventLog:
         now (the last stable offset), within the deadline."""
         try:
             return await asyncio.wait_for(
-                _read_partition(self._bootstrap, self.topic, partition, start), self.timeout
+                _read_partition(self._kafka, self.topic, partition, start), self.timeout
             )
         except Exception as error:
             raise LogUnavailable(
@@ -453,9 +454,9 @@ async def _abandon(producer: AIOKafkaProducer) -> None:
         await asyncio.wait_for(producer.client.close(), 1.0)
 
 
-def _range_consumer(bootstrap: str) -> AIOKafkaConsumer:
+def _range_consumer(kafka: KafkaAccess) -> AIOKafkaConsumer:
     return AIOKafkaConsumer(
-        bootstrap_servers=bootstrap,
+        **kafka.client_options(),
         enable_auto_commit=False,
         isolation_level="read_committed",
         auto_offset_reset="earliest",
@@ -463,11 +464,11 @@ def _range_consumer(bootstrap: str) -> AIOKafkaConsumer:
 
 
 async def _read_partition(
-    bootstrap: str, topic: str, partition: int, start: int, until: int | None = None
+    kafka: KafkaAccess, topic: str, partition: int, start: int, until: int | None = None
 ) -> list[LogRecord]:
     """A read on a consumer of its own: the read-back after an unknown outcome, which
     must not depend on a consumer that lived through the failure."""
-    consumer = _range_consumer(bootstrap)
+    consumer = _range_consumer(kafka)
     await consumer.start()
     try:
         return await _read_with(consumer, topic, partition, start, until, None)
@@ -526,8 +527,8 @@ class RangeReaders:
     than reading a match. One read at a time per consumer, up to ``keep`` kept idle; a
     consumer whose read failed or was cancelled is stopped, not kept."""
 
-    def __init__(self, bootstrap: str, keep: int = 4) -> None:
-        self._bootstrap = bootstrap
+    def __init__(self, kafka: KafkaAccess, keep: int = 4) -> None:
+        self._kafka = kafka
         self._keep = keep
         self._idle: list[AIOKafkaConsumer] = []
         self._stopping: set[asyncio.Task[None]] = set()
@@ -538,7 +539,7 @@ class RangeReaders:
         if self._idle:
             consumer = self._idle.pop()
         else:
-            consumer = _range_consumer(self._bootstrap)
+            consumer = _range_consumer(self._kafka)
             await consumer.start()
         try:
             records = await _read_with(consumer, topic, partition, start, until, key)
@@ -568,20 +569,20 @@ async def _stop_quietly(consumer: AIOKafkaConsumer) -> None:
 
 
 async def read_stream(
-    bootstrap: str, topics: Sequence[str]
+    kafka: KafkaAccess, topics: Sequence[str]
 ) -> AsyncIterator[envelope_pb2.EventEnvelope]:
     """Every committed envelope in ``topics`` from the beginning to the end as of now."""
-    async for record in read_records(bootstrap, topics):
+    async for record in read_records(kafka, topics):
         yield record.envelope
 
 
 async def read_records(
-    bootstrap: str, topics: Sequence[str], starts: dict[int, int] | None = None
+    kafka: KafkaAccess, topics: Sequence[str], starts: dict[int, int] | None = None
 ) -> AsyncIterator[LogRecord]:
     """Every committed record in ``topics`` from the beginning (or, for a partition in
     ``starts``, from the offset given: the tail after a snapshot) to the end as of now."""
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap,
+        **kafka.client_options(),
         enable_auto_commit=False,
         isolation_level="read_committed",
         auto_offset_reset="earliest",
@@ -628,14 +629,14 @@ class Tail:
 
     def __init__(
         self,
-        bootstrap: str,
+        kafka: KafkaAccess,
         topics: Sequence[str],
         group_id: str | None,
         isolation_level: str = "read_committed",
     ) -> None:
         self._consumer = AIOKafkaConsumer(
             *topics,
-            bootstrap_servers=bootstrap,
+            **kafka.client_options(),
             group_id=group_id,
             enable_auto_commit=group_id is not None,
             auto_offset_reset="earliest",
@@ -670,7 +671,7 @@ class Follower:
 
     def __init__(
         self,
-        bootstrap: str,
+        kafka: KafkaAccess,
         topic: str,
         starts: dict[int, int] | None = None,
         fetch_max_wait_ms: int = 500,
@@ -682,7 +683,7 @@ class Follower:
         self._topic = topic
         self._starts = dict(starts or {})
         self._consumer = AIOKafkaConsumer(
-            bootstrap_servers=bootstrap,
+            **kafka.client_options(),
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             isolation_level="read_committed",
@@ -721,10 +722,10 @@ class Follower:
 
 
 async def create_topics(
-    bootstrap: str, specs: Sequence[TopicSpec], replication_factor: int = 1
+    kafka: KafkaAccess, specs: Sequence[TopicSpec], replication_factor: int = 1
 ) -> list[str]:
     """Create the topics that don't exist yet; returns the names created."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    admin = AIOKafkaAdminClient(**kafka.client_options())
     await admin.start()
     try:
         existing = set(await admin.list_topics())

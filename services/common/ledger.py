@@ -41,6 +41,7 @@ from services.common.eventlog import (
     RecordTooLarge,
     read_records,
 )
+from services.common.kafka_access import KafkaAccess
 from services.common.logging import get_logger
 from services.common.metrics import APPENDS_SETTLED, EVENTS_APPENDED, LOG_DUPLICATES
 from services.common.sharding import shard_of
@@ -69,14 +70,14 @@ class StreamWriter:
         self,
         stream: str,
         event_log: EventLog,
-        bootstrap: str,
+        kafka: KafkaAccess,
         shard: int = 0,
         shards: int = 1,
         recent_bytes: int = RECENT_BYTES,
     ) -> None:
         self.stream = stream
         self._event_log = event_log
-        self._bootstrap = bootstrap
+        self._kafka = kafka
         self._shard = shard
         self._shards = shards
         #: open match → its envelopes, in order (a closed match is not held)
@@ -188,7 +189,7 @@ class StreamWriter:
         if snapshot is not None:
             self.restore_snapshot(snapshot, apply)
             starts = self.tail_starts()
-        records = read_records(self._bootstrap, [self._event_log.topic], starts)
+        records = read_records(self._kafka, [self._event_log.topic], starts)
         return await self.restore(records, apply)
 
     def snapshot(self) -> list[message.Message]:

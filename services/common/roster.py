@@ -1,6 +1,7 @@
 """Tabletop's services: one entry per kind of process, the one list that the configuration
 (default ports, required secrets), ``tabletop-serve`` (its choices), the gRPC server (who
-is internal), the topics (who owns an event stream) and the local stack (start order) read.
+is internal), the topics (who owns an event stream), the Kafka users and their ACLs (who
+writes and reads which stream) and the local stack (start order) read.
 k8s/base declares the same workloads; tests/unit/platform/test_roster.py holds it to this.
 
 Adding a service: an entry here, a package ``services/<name>/`` whose ``app.main(config)``
@@ -26,6 +27,8 @@ class Service:
     stream: bool = False
     #: one process per shard (board-N calls dice-N and decks-N): a StatefulSet
     sharded: bool = False
+    #: the other services' event streams it reads (its Kafka user may read those only)
+    follows: tuple[str, ...] = ()
 
 
 #: in start order: a service comes after the services it calls
@@ -36,9 +39,23 @@ ROSTER = (
     Service(
         "decks", 50052, 9102, ("SECRET", "PEER_TOKEN"), internal=True, stream=True, sharded=True
     ),
-    Service("scoring", 50054, 9104, ("PEER_TOKEN",), internal=True, stream=True),
-    Service("board", 50053, 9103, ("PEER_TOKEN",), internal=True, stream=True, sharded=True),
-    Service("projector", 0, 9105),
+    # scoring: a finished match's results, from its events
+    Service(
+        "scoring", 50054, 9104, ("PEER_TOKEN",), internal=True, stream=True, follows=("board",)
+    ),
+    # board: a finished match's seeds left unrevealed when it stopped (services/board/reveals.py)
+    Service(
+        "board",
+        50053,
+        9103,
+        ("PEER_TOKEN",),
+        internal=True,
+        stream=True,
+        sharded=True,
+        follows=("dice", "decks"),
+    ),
+    # projector: every stream, folded into the views
+    Service("projector", 0, 9105, follows=("dice", "decks", "scoring", "board")),
     Service("gateway", 50050, 9100, ("TOKEN_KEY", "PEER_TOKEN")),
 )
 

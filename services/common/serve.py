@@ -13,7 +13,8 @@ from types import FrameType
 import uvloop
 
 from services.common.config import Config, ConfigError
-from services.common.logging import configure_logging
+from services.common.kafka_access import wait_for_login
+from services.common.logging import configure_logging, get_logger
 from services.common.roster import NAMES
 
 #: what ``tabletop-serve`` runs: each service of the roster
@@ -28,6 +29,23 @@ os.environ.setdefault("GRPC_EXPERIMENTS", "-event_engine_listener,-event_engine_
 
 def _exit_while_starting(signum: int, frame: FrameType | None) -> None:
     sys.exit(128 + signum)
+
+
+def log_in_to_kafka(config: Config) -> None:
+    """Wait until the service's Kafka user logs in (the installation's setup may still be
+    creating it), or exit with the reason."""
+    log = get_logger(__name__)
+
+    def waiting(error: BaseException) -> None:
+        log.warning("kafka_login_waiting", user=config.kafka.username, error=str(error)[:200])
+
+    try:
+        asyncio.run(wait_for_login(config.kafka, waiting=waiting))
+    except Exception as error:
+        raise SystemExit(
+            f"tabletop-serve {config.service}: Kafka at {config.kafka.bootstrap} does not let "
+            f"the user {config.kafka.username} log in: {error}"
+        ) from None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -45,6 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     except ConfigError as refused:
         raise SystemExit(f"tabletop-serve {args.service}: {refused}") from None
     configure_logging(args.service, config.log_level)
+    log_in_to_kafka(config)
     module = importlib.import_module(f"services.{args.service}.app")
     if args.service == "projector":
         module.main(config)  # Faust runs its own event loop

@@ -34,6 +34,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from google.protobuf import any_pb2, message
 
 from services.common.eventlog import KAFKA_TIMEOUT_S, MAX_RECORD_BYTES
+from services.common.kafka_access import KafkaAccess
 from services.common.logging import get_logger
 from services.common.metrics import (
     SNAPSHOT_AGE,
@@ -156,7 +157,7 @@ class KafkaSnapshotStore:
 
     def __init__(
         self,
-        bootstrap: str,
+        kafka: KafkaAccess,
         topic: str,
         stream: str,
         shard: int = 0,
@@ -164,7 +165,7 @@ class KafkaSnapshotStore:
         shards: int = 1,
     ) -> None:
         self.topic = topic
-        self._bootstrap = bootstrap
+        self._kafka = kafka
         self._stream = stream
         self._shard = shard
         #: a snapshot holds the matches its shard owned under this shard count; after a
@@ -181,7 +182,7 @@ class KafkaSnapshotStore:
 
     async def start(self) -> None:
         producer = AIOKafkaProducer(
-            bootstrap_servers=self._bootstrap,
+            **self._kafka.client_options(),
             acks="all",
             enable_idempotence=True,
             request_timeout_ms=int(self._timeout * 1000),
@@ -236,7 +237,7 @@ class KafkaSnapshotStore:
     async def _read_latest(self) -> dict[bytes, bytes | None]:
         """The newest value of each of this shard's keys in its partition."""
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=self._bootstrap,
+            **self._kafka.client_options(),
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             max_partition_fetch_bytes=2 * (MAX_PART_BYTES + 64 * 1024),

@@ -20,7 +20,7 @@ from services.common.snapshots import (
     Take,
     release_memory,
 )
-from services.common.topics import event_topic, snapshot_topic
+from services.common.topics import event_topic, snapshot_topic, transactional_id
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc
 
 
@@ -44,7 +44,7 @@ def snapshotter_for(
     config: Config, stream: str, take: Take, changes: Callable[[], int]
 ) -> tuple[KafkaSnapshotStore, Snapshotter]:
     store = KafkaSnapshotStore(
-        config.kafka_bootstrap,
+        config.kafka,
         snapshot_topic(stream, config.topic_prefix),
         stream,
         config.shard,
@@ -72,11 +72,11 @@ async def serve_stream_owner(
     # replaces its producer, and only a transactional replacement fences the old one (a
     # late write of the old producer is refused, so reading the log back is conclusive).
     event_log = EventLog(
-        config.kafka_bootstrap,
+        config.kafka,
         event_topic(stream, config.topic_prefix),
-        transactional_id=f"{config.topic_prefix}tabletop-{stream}-{config.shard}",
+        transactional_id=transactional_id(stream, config.topic_prefix, config.shard),
     )
-    writer = StreamWriter(stream, event_log, config.kafka_bootstrap, config.shard, config.shards)
+    writer = StreamWriter(stream, event_log, config.kafka, config.shard, config.shards)
     service = make_service(writer)
     store, snapshotter = snapshotter_for(
         config, stream, lambda: writer.snapshot() + service.snapshot(), lambda: writer.changes

@@ -1,5 +1,6 @@
-"""Every Kafka topic the platform uses: the one definition that local set-up
-(``tabletop-admin create-topics``) and the Kubernetes ``KafkaTopic`` resources follow."""
+"""Every Kafka topic the platform uses, and the names of its transactional ids and consumer
+groups: the one definition that the services, local set-up (``tabletop admin
+create-topics``), Kubernetes and the ACLs (services/common/kafka_acls.py) follow."""
 
 from __future__ import annotations
 
@@ -48,6 +49,18 @@ def retry_topic(prefix: str = "") -> str:
 
 def changelog_topic(table: str, prefix: str = "") -> str:
     return f"{prefix}{PROJECTOR_APP_ID}-{table}-changelog"
+
+
+def transactional_id(stream: str, prefix: str = "", shard: int | None = None) -> str:
+    """A stream writer's transactional id: one per shard of a sharded stream, so that a
+    restarted or duplicated shard fences the old one."""
+    base = f"{prefix}tabletop-{stream}"
+    return base if shard is None else f"{base}-{shard}"
+
+
+def projector_group(prefix: str = "") -> str:
+    """The projector's consumer group (Faust's app id)."""
+    return f"{prefix}{PROJECTOR_APP_ID}"
 
 
 def faust_leader_topic(prefix: str = "") -> str:

@@ -36,7 +36,7 @@ async def main(config: Config) -> None:
     # every few seconds); a view is a snapshot of committed board events, so showing it
     # before the projector's own commit is safe, and an aborted one is superseded.
     tail = Tail(
-        config.kafka_bootstrap,
+        config.kafka,
         [views_topic(config.topic_prefix)],
         None,
         isolation_level="read_uncommitted",

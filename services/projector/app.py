@@ -27,8 +27,9 @@ from services.adapters.game_adapter import messages_for
 from services.adapters.views import encode_state
 from services.common.config import Config
 from services.common.heap import settle_after_startup
+from services.common.kafka_access import MECHANISM
 from services.common.metrics import PROJECTOR_ASSIGNED, start_metrics_server
-from services.common.topics import PROJECTOR_APP_ID
+from services.common.topics import projector_group
 from services.games.registry import all_games
 from services.projector import deadletters, faust_internals
 from services.projector.faust_internals import BatchStream, Fetching
@@ -50,7 +51,7 @@ TABLE_WRITES_BUFFERED = 2_000
 
 def create_app(config: Config) -> faust.App:
     load_games()
-    app_id = f"{config.topic_prefix}{PROJECTOR_APP_ID}"
+    app_id = projector_group(config.topic_prefix)
     os.makedirs(config.data_dir, exist_ok=True)  # Faust creates its folder, not the parents
     app = faust.App(app_id, **settings(config, app_id))
     faust_internals.install(
@@ -65,9 +66,15 @@ def create_app(config: Config) -> faust.App:
 
 def settings(config: Config, app_id: str) -> dict[str, Any]:
     """Faust's settings for the projector (each that is not Faust's default, and why)."""
+    username, password = config.kafka.credentials()
     return {
         "datadir": os.path.join(config.data_dir, app_id),
-        "broker": f"kafka://{config.kafka_bootstrap}",
+        "broker": f"kafka://{config.kafka.bootstrap}",
+        # as its own Kafka user, which may not create topics: the installation creates them
+        "broker_credentials": faust.SASLCredentials(
+            username=username, password=password, mechanism=MECHANISM
+        ),
+        "topic_allow_declare": False,
         "store": "memory://",
         # folds are idempotent by sequence number; faust_internals reads read_committed
         "processing_guarantee": "at_least_once",
@@ -136,7 +143,7 @@ def watch_dead_letters(app: faust.App, config: Config) -> None:
     """The outstanding dead-lettered matches, as a gauge (deadletters.watch)."""
 
     async def watch() -> None:
-        await deadletters.watch(config.kafka_bootstrap, config.topic_prefix)
+        await deadletters.watch(config.kafka, config.topic_prefix)
 
     app.task(watch)
 

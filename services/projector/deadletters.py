@@ -25,6 +25,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from services.common.eventlog import envelopes_of, partitions_of
+from services.common.kafka_access import KafkaAccess
 from services.common.logging import get_logger
 from services.common.metrics import PROJECTOR_DEAD_LETTERED_MATCHES
 from services.common.topics import STREAMS, dead_letter_topic, event_topic, retry_topic
@@ -88,9 +89,9 @@ def outstanding(records: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, Outs
     return out
 
 
-def _consumer(bootstrap: str) -> AIOKafkaConsumer:
+def _consumer(kafka: KafkaAccess) -> AIOKafkaConsumer:
     return AIOKafkaConsumer(
-        bootstrap_servers=bootstrap,
+        **kafka.client_options(),
         enable_auto_commit=False,
         isolation_level="read_committed",
         auto_offset_reset="earliest",
@@ -118,9 +119,9 @@ async def _read_to_end(
     return records
 
 
-async def read_outstanding(bootstrap: str, prefix: str) -> dict[str, Outstanding]:
+async def read_outstanding(kafka: KafkaAccess, prefix: str) -> dict[str, Outstanding]:
     """The dead-lettered matches not folded whole since, from the dead-letter topic."""
-    consumer = _consumer(bootstrap)
+    consumer = _consumer(kafka)
     await consumer.start()
     try:
         tp = TopicPartition(dead_letter_topic(prefix), 0)
@@ -130,9 +131,9 @@ async def read_outstanding(bootstrap: str, prefix: str) -> dict[str, Outstanding
         await consumer.stop()
 
 
-async def request_retry(bootstrap: str, prefix: str, match_ids: Sequence[str]) -> None:
+async def request_retry(kafka: KafkaAccess, prefix: str, match_ids: Sequence[str]) -> None:
     """Ask the projector to fold these matches again from their events."""
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    producer = AIOKafkaProducer(**kafka.client_options(), acks="all")
     await producer.start()
     try:
         for match_id in match_ids:
@@ -144,13 +145,13 @@ async def request_retry(bootstrap: str, prefix: str, match_ids: Sequence[str]) -
 
 
 async def match_events(
-    bootstrap: str, prefix: str, match_id: str, partition: int
+    kafka: KafkaAccess, prefix: str, match_id: str, partition: int
 ) -> list[envelope_pb2.EventEnvelope]:
     """The match's committed events in ``partition`` of every event topic: the board's in
     order first (a fold needs MatchCreated before anything else), then the others (seeds
     are revealed after the board's last event)."""
     key = match_id.encode()
-    consumer = _consumer(bootstrap)
+    consumer = _consumer(kafka)
     await consumer.start()
     try:
         partitions = [TopicPartition(event_topic(s, prefix), partition) for s in STREAMS]
@@ -163,22 +164,22 @@ async def match_events(
     return [e for _, r in mine for e in envelopes_of(r.value, r.headers)]
 
 
-async def watch(bootstrap: str, prefix: str) -> None:
+async def watch(kafka: KafkaAccess, prefix: str) -> None:
     """Follow the dead-letter topic and keep the outstanding-matches gauge current. Every
     worker reads the whole topic, so every worker shows the same figure. Never raises (a
     failed task would stop the projector): a failure is logged and the reading starts over."""
     while True:
         try:
-            await _follow(bootstrap, prefix)
+            await _follow(kafka, prefix)
         except Exception:
             log.exception("dead_letter_watch_failed")
             await asyncio.sleep(WATCH_RETRY_S)
 
 
-async def _follow(bootstrap: str, prefix: str) -> None:
+async def _follow(kafka: KafkaAccess, prefix: str) -> None:
     consumer = AIOKafkaConsumer(
         dead_letter_topic(prefix),
-        bootstrap_servers=bootstrap,
+        **kafka.client_options(),
         enable_auto_commit=False,
         auto_offset_reset="earliest",
     )

@@ -57,6 +57,13 @@ driver subclass set as ``app.transport``), and the producer buffer's bound
    transaction, which only matters while one is being skipped.
    ``PartitionRecords._contains_abort_marker`` is replaced for the process (it answers
    the same: with no aborted producer held there is nothing to discard).
+6. **The partitions of the topics it writes, learnt before the first send** (correctness:
+   without it the agent crashed on its first view, over and over). Faust asks aiokafka's
+   producer for a topic's partitions as it sends (``key_partition``) and fails on a topic
+   the producer has not seen; it learns them when it declares a topic, which the
+   projector's Kafka user may not do (the installation creates the topics; a declare of
+   an existing topic needs the right to create it). ``learn_partitions`` asks aiokafka's
+   producer (``Producer._ensure_producer``, then the public ``partitions_for``).
 """
 
 from __future__ import annotations
@@ -100,6 +107,14 @@ def install(app: faust.App, fetching: Fetching) -> None:
     """Make ``app`` deliver through this module (call before the app starts)."""
     app.transport = LeanTransport(app.conf.broker_consumer, app, fetching)
     parse_abort_markers_only_when_aborting()
+
+
+# -- 6: the partitions of the topics the app writes -----------------------------------------
+async def learn_partitions(app: faust.App, topics: Sequence[str]) -> None:
+    """Have the app's (started) producer know these topics' partitions."""
+    producer = cast(Any, app.producer)._ensure_producer()
+    for topic in topics:
+        await producer.partitions_for(topic)
 
 
 # -- 1 and 2: the aiokafka consumer Faust builds --------------------------------------------

@@ -42,6 +42,7 @@ from services.common.topics import (
     views_topic,
 )
 from services.projector import deadletters
+from services.projector.faust_internals import learn_partitions
 from services.projector.folder import (
     WHOLE,
     ProjectionFolder,
@@ -71,8 +72,9 @@ class MatchViews:
     publishes to, declared on ``app``."""
 
     def __init__(self, app: faust.App, config: Config) -> None:
+        self.app = app
         prefix = config.topic_prefix
-        self._bootstrap, self._prefix = config.kafka_bootstrap, prefix
+        self._kafka, self._prefix = config.kafka, prefix
         self._batch = config.projector_batch
         self._batch_wait_s = config.projector_batch_wait_ms / 1000
         self.retries = retry_topic(prefix)
@@ -107,6 +109,8 @@ class MatchViews:
     async def project(self, stream: faust.StreamT[bytes]) -> None:
         """The agent: Faust acks a batch's offsets once this body has handled it."""
         batches = cast(faust.Stream[bytes], stream)  # take_events is not on StreamT
+        written = [self.views, self.dead_letters, self.states.changelog_topic]
+        await learn_partitions(self.app, [t.get_topic_name() for t in written])
         async for events in batches.take_events(self._batch, within=self._batch_wait_s):
             by_match: dict[str, list[Sequence[envelope_pb2.EventEnvelope]]] = {}
             retried: dict[str, int] = {}
@@ -183,7 +187,7 @@ class MatchViews:
         stream brings later are folded already and skipped by sequence)."""
         try:
             envelopes = await asyncio.wait_for(
-                deadletters.match_events(self._bootstrap, self._prefix, key, partition),
+                deadletters.match_events(self._kafka, self._prefix, key, partition),
                 RETRY_READ_LIMIT_S,
             )
         except Exception:  # the broker, not the match: the operator asks again

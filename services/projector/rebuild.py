@@ -12,6 +12,7 @@ import grpc
 
 from services.adapters.views import view
 from services.common.eventlog import read_stream
+from services.common.kafka_access import KafkaAccess
 from services.common.topics import STREAMS, event_topic
 from services.games.match import Match
 from services.gateway.auth import Role, Tokens
@@ -27,14 +28,14 @@ class RebuildReport:
     differences: list[str] = field(default_factory=list)
 
 
-async def rebuild(bootstrap: str, prefix: str) -> tuple[dict[str, Match], int]:
+async def rebuild(kafka: KafkaAccess, prefix: str) -> tuple[dict[str, Match], int]:
     """Every match folded afresh from all four streams; and the event count."""
     folder = ProjectionFolder()
     events = 0
     topics = [event_topic(s, prefix) for s in STREAMS]
     # Board first per match would be ideal; the folder keeps seeds that arrive earlier.
     # Nothing is stored: the folder's matches are the read model.
-    async for envelope in read_stream(bootstrap, topics):
+    async for envelope in read_stream(kafka, topics):
         events += 1
         folder.fold(envelope)
     return folder.matches(), events
@@ -45,12 +46,12 @@ def _comparable(view: match_pb2.MatchView) -> bytes:
 
 
 async def compare_with_live(
-    bootstrap: str, prefix: str, gateway: str, token_key: bytes
+    kafka: KafkaAccess, prefix: str, gateway: str, token_key: bytes
 ) -> RebuildReport:
     """``token_key`` is the gateway's: the operator reads every seat's view with a token
     made for it, as that seat's player would."""
     tokens = Tokens(token_key, ttl_seconds=600)
-    matches, events = await rebuild(bootstrap, prefix)
+    matches, events = await rebuild(kafka, prefix)
     report = RebuildReport(events=events, matches=len(matches))
     async with grpc.aio.insecure_channel(gateway) as channel:
         stub = gateway_pb2_grpc.GatewayStub(channel)

@@ -14,7 +14,7 @@ from services.common.ledger import EventSourceServicer, StreamWriter
 from services.common.server import run_until_signalled
 from services.common.snapshots import release_memory
 from services.common.stream_service import snapshotter_for
-from services.common.topics import event_topic
+from services.common.topics import event_topic, transactional_id
 from services.scoring.service import ScoringService
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
@@ -25,11 +25,11 @@ SCORING_FETCH_WAIT_MS = 200
 
 async def main(config: Config) -> None:
     event_log = EventLog(
-        config.kafka_bootstrap,
+        config.kafka,
         event_topic("scoring", config.topic_prefix),
-        transactional_id=f"{config.topic_prefix}tabletop-scoring",
+        transactional_id=transactional_id("scoring", config.topic_prefix),
     )
-    writer = StreamWriter("scoring", event_log, config.kafka_bootstrap)
+    writer = StreamWriter("scoring", event_log, config.kafka)
     service = ScoringService(writer)
     store, snapshotter = snapshotter_for(
         config,
@@ -66,7 +66,7 @@ async def main(config: Config) -> None:
         # No consumer group: statistics need a match's whole history, so scoring keeps
         # its own position in board.events (and the envelopes of unscored matches).
         board = Follower(
-            config.kafka_bootstrap,
+            config.kafka,
             event_topic("board", config.topic_prefix),
             service.position,
             # Results are not awaited by a player: fetch a few times a second, not per event.

@@ -148,7 +148,7 @@ def measure(
 
         factory = uvloop.new_event_loop if variant.loop == "uvloop" else None
         with (
-            broker_configs(stack.kafka_bootstrap, variant.broker),
+            broker_configs(stack.kafka, variant.broker),
             asyncio.Runner(loop_factory=factory) as runner,
         ):
             return runner.run(loads())

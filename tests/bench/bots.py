@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import grpc
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from services.common.kafka_access import KafkaAccess
 from services.games.registry import get_game
 from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc, match_pb2
 
@@ -210,15 +211,15 @@ class ViewTap:
     each match's versions were published: how soon after an action the projector's view is
     there for other gateway replicas (the actor's gateway shows the board's update)."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
-        self.bootstrap = bootstrap
+    def __init__(self, kafka: KafkaAccess, topic: str) -> None:
+        self.kafka = kafka
         self.topic = topic
         self.published: dict[str, list[tuple[int, float]]] = {}
         self.records = 0
 
     async def run(self, stop: asyncio.Event, limit_s: float) -> None:
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap,
+            **self.kafka.client_options(),
             isolation_level="read_uncommitted",
             enable_auto_commit=False,
         )
@@ -504,7 +505,7 @@ async def run_load(
     rpc_limit_s: float = RPC_TIMEOUT_S,
     pids: Mapping[str, int | None] | None = None,
     metrics: Mapping[str, str] | None = None,
-    views: tuple[str, str] | None = None,
+    views: tuple[KafkaAccess, str] | None = None,
     transport: str = "play",
 ) -> LoadResult:
     """``concurrency`` bots for ``warmup + duration`` s; samples from the last ``duration``,

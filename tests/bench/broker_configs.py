@@ -16,6 +16,8 @@ from contextlib import asynccontextmanager, contextmanager
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
+from services.common.kafka_access import KafkaAccess
+
 #: DescribeConfigs' config_source of a setting made for one broker with AlterConfigs
 DYNAMIC_BROKER_CONFIG = 2
 #: how long a broker may take to apply an altered setting (it applies them asynchronously)
@@ -25,41 +27,41 @@ Settings = dict[str, str]
 
 
 @contextmanager
-def broker_configs(bootstrap: str, settings: Mapping[str, str]) -> Iterator[None]:
+def broker_configs(kafka: KafkaAccess, settings: Mapping[str, str]) -> Iterator[None]:
     """Every broker of the cluster runs with ``settings`` inside the block."""
     if not settings:
         yield
         return
-    before = asyncio.run(_apply(bootstrap, dict(settings)))
+    before = asyncio.run(_apply(kafka, dict(settings)))
     try:
         yield
     finally:
-        asyncio.run(_restore(bootstrap, before))
+        asyncio.run(_restore(kafka, before))
 
 
-async def dynamic_settings(bootstrap: str) -> dict[int, Settings]:
+async def dynamic_settings(kafka: KafkaAccess) -> dict[int, Settings]:
     """Each broker's settings made with AlterConfigs (node id → name → value)."""
-    async with _admin(bootstrap) as admin:
+    async with _admin(kafka) as admin:
         return {node: await _dynamic(admin, node) for node in await _nodes(admin)}
 
 
-async def _apply(bootstrap: str, settings: Settings) -> dict[int, Settings]:
-    async with _admin(bootstrap) as admin:
+async def _apply(kafka: KafkaAccess, settings: Settings) -> dict[int, Settings]:
+    async with _admin(kafka) as admin:
         before = {node: await _dynamic(admin, node) for node in await _nodes(admin)}
         for node, dynamic in before.items():
             await _alter(admin, node, {**dynamic, **settings})
         return before
 
 
-async def _restore(bootstrap: str, before: Mapping[int, Settings]) -> None:
-    async with _admin(bootstrap) as admin:
+async def _restore(kafka: KafkaAccess, before: Mapping[int, Settings]) -> None:
+    async with _admin(kafka) as admin:
         for node, dynamic in before.items():
             await _alter(admin, node, dict(dynamic))
 
 
 @asynccontextmanager
-async def _admin(bootstrap: str) -> AsyncIterator[AIOKafkaAdminClient]:
-    client = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+async def _admin(kafka: KafkaAccess) -> AsyncIterator[AIOKafkaAdminClient]:
+    client = AIOKafkaAdminClient(**kafka.client_options())
     await client.start()
     try:
         yield client

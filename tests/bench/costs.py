@@ -10,7 +10,8 @@ share the machine's conditions (a load run's per-process CPU moves ±30% with ot
   transaction), on both loops, and the Kafka broker's CPU per append (needs
   ``.cache/kafka/kafka.pid``; other clients of the broker count too, so it is an upper bound).
 
-Uses the broker at TABLETOP_KAFKA_BOOTSTRAP (127.0.0.1:9092) and a topic of its own, deleted
+Uses the broker at TABLETOP_KAFKA_BOOTSTRAP (127.0.0.1:9092) as its admin (the local
+broker's credentials, or TABLETOP_KAFKA_ADMIN_PASSWORD) and a topic of its own, deleted
 afterwards.
 """
 
@@ -29,6 +30,7 @@ import grpc
 import uvloop
 from aiokafka.admin import AIOKafkaAdminClient
 
+from services.cli.stack import broker_admin
 from services.common.envelope import Cause, make_envelope
 from services.common.eventlog import EventLog, create_topics
 from services.common.metrics import MetricsInterceptor
@@ -38,7 +40,6 @@ from tabletop.v1 import platform_events_pb2
 
 from .procstat import kafka_pid, process_cpu
 
-BOOTSTRAP = os.environ.get("TABLETOP_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
 TOKEN = b"t" * 40
 LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
     "asyncio": asyncio.new_event_loop,
@@ -77,7 +78,7 @@ async def grpc_call_us(calls: int = 1500, in_flight: int = 20) -> float:
 
 async def append_us(topic: str, in_flight: int, appends: int = 300) -> tuple[float, float | None]:
     """(CPU µs of this process, of the Kafka broker) per transactional append of 3 events."""
-    log = EventLog(BOOTSTRAP, topic, transactional_id=f"{topic}-{uuid.uuid4().hex[:6]}")
+    log = EventLog(broker_admin(), topic, transactional_id=f"{topic}-{uuid.uuid4().hex[:6]}")
     await log.start()
     cause = Cause("bench", "bench", "board")
     payload = platform_events_pb2.SeatJoined(seat="a", display_name="b")
@@ -112,9 +113,9 @@ async def append_us(topic: str, in_flight: int, appends: int = 300) -> tuple[flo
 
 async def _topic(name: str, create: bool) -> None:
     if create:
-        await create_topics(BOOTSTRAP, [TopicSpec(name, 3, {})])
+        await create_topics(broker_admin(), [TopicSpec(name, 3, {})])
         return
-    admin = AIOKafkaAdminClient(bootstrap_servers=BOOTSTRAP)
+    admin = AIOKafkaAdminClient(**broker_admin().client_options())
     await admin.start()
     try:
         await admin.delete_topics([name])

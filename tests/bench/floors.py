@@ -26,6 +26,7 @@ import grpc
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from services.common.eventlog import create_topics
+from services.common.kafka_access import KafkaAccess
 from services.common.topics import TopicSpec
 
 from .echo_server import UNARY
@@ -60,9 +61,9 @@ class FloorSizes:
 
 
 # -- Kafka --------------------------------------------------------------------------------
-def _producer(bootstrap: str, transactional_id: str | None = None) -> AIOKafkaProducer:
+def _producer(kafka: KafkaAccess, transactional_id: str | None = None) -> AIOKafkaProducer:
     return AIOKafkaProducer(
-        bootstrap_servers=bootstrap,
+        **kafka.client_options(),
         acks="all",
         enable_idempotence=True,
         transactional_id=transactional_id,
@@ -70,14 +71,14 @@ def _producer(bootstrap: str, transactional_id: str | None = None) -> AIOKafkaPr
     )
 
 
-async def floor_topic(bootstrap: str, prefix: str) -> str:
-    topic = f"{prefix}bench.floor"
-    await create_topics(bootstrap, [TopicSpec(topic, 1, {}, "benchmark floors")])
+async def floor_topic(kafka: KafkaAccess, prefix: str) -> str:
+    topic = f"{prefix}floor"
+    await create_topics(kafka, [TopicSpec(topic, 1, {}, "benchmark floors")])
     return topic
 
 
-async def kafka_ack(bootstrap: str, topic: str, count: int) -> list[float]:
-    producer = _producer(bootstrap)
+async def kafka_ack(kafka: KafkaAccess, topic: str, count: int) -> list[float]:
+    producer = _producer(kafka)
     await producer.start()
     try:
         return await timed_calls(
@@ -87,8 +88,8 @@ async def kafka_ack(bootstrap: str, topic: str, count: int) -> list[float]:
         await producer.stop()
 
 
-async def kafka_txn(bootstrap: str, topic: str, count: int) -> list[float]:
-    producer = _producer(bootstrap, f"bench-floor-{uuid.uuid4()}")
+async def kafka_txn(kafka: KafkaAccess, topic: str, count: int) -> list[float]:
+    producer = _producer(kafka, f"{topic}-{uuid.uuid4()}")
     await producer.start()
 
     async def one() -> None:
@@ -101,11 +102,11 @@ async def kafka_txn(bootstrap: str, topic: str, count: int) -> list[float]:
         await producer.stop()
 
 
-async def kafka_hop(bootstrap: str, topic: str, count: int) -> list[float]:
+async def kafka_hop(kafka: KafkaAccess, topic: str, count: int) -> list[float]:
     """Produce one record at a time until a read_committed consumer has it."""
-    producer = _producer(bootstrap)
+    producer = _producer(kafka)
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, isolation_level="read_committed", enable_auto_commit=False
+        **kafka.client_options(), isolation_level="read_committed", enable_auto_commit=False
     )
     await producer.start()
     await consumer.start()
@@ -130,9 +131,9 @@ async def kafka_hop(bootstrap: str, topic: str, count: int) -> list[float]:
 
 
 async def kafka_ack_rate(
-    bootstrap: str, topic: str, concurrency: int, seconds: float, warmup: float = 0.5
+    kafka: KafkaAccess, topic: str, concurrency: int, seconds: float, warmup: float = 0.5
 ) -> list[float]:
-    producer = _producer(bootstrap)
+    producer = _producer(kafka)
     await producer.start()
     try:
         stamps, start, end = await closed_loop(
@@ -228,15 +229,15 @@ def noop_fold_rate(events: Sequence[Any], batches: int) -> list[float]:
 
 
 # -- one run ------------------------------------------------------------------------------
-async def measure_floors(bootstrap: str, prefix: str, sizes: FloorSizes) -> FloorRun:
+async def measure_floors(kafka: KafkaAccess, prefix: str, sizes: FloorSizes) -> FloorRun:
     run = FloorRun()
-    topic = await floor_topic(bootstrap, prefix)
-    run.kafka_ack_ms = await kafka_ack(bootstrap, topic, sizes.sequential)
-    run.kafka_txn_ms = await kafka_txn(bootstrap, topic, max(10, sizes.sequential // 4))
-    run.kafka_hop_ms = await kafka_hop(bootstrap, topic, max(10, sizes.sequential // 2))
+    topic = await floor_topic(kafka, prefix)
+    run.kafka_ack_ms = await kafka_ack(kafka, topic, sizes.sequential)
+    run.kafka_txn_ms = await kafka_txn(kafka, topic, max(10, sizes.sequential // 4))
+    run.kafka_hop_ms = await kafka_hop(kafka, topic, max(10, sizes.sequential // 2))
     for concurrency in sizes.concurrency:
         run.kafka_ack_rate[concurrency] = await kafka_ack_rate(
-            bootstrap, topic, concurrency, sizes.rate_seconds, sizes.warmup
+            kafka, topic, concurrency, sizes.rate_seconds, sizes.warmup
         )
     async with echo_server() as address:
         run.grpc_echo_ms = await grpc_echo(address, sizes.sequential * 2)

@@ -41,14 +41,14 @@ async def _partitions(consumer: AIOKafkaConsumer, topic: str) -> list[TopicParti
 
 async def run(config: Config) -> None:
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=config.kafka_bootstrap,
+        **config.kafka.client_options(),
         isolation_level="read_committed",
         enable_auto_commit=False,
         auto_offset_reset="earliest",
         fetch_max_wait_ms=100,
     )
     producer = AIOKafkaProducer(
-        bootstrap_servers=config.kafka_bootstrap, acks="all", enable_idempotence=True
+        **config.kafka.client_options(), acks="all", enable_idempotence=True
     )
     await consumer.start()
     await producer.start()

@@ -40,6 +40,8 @@ from services.adapters import folding
 from services.cli.stack import Stack, free_port
 from services.common.envelope import is_a
 from services.common.eventlog import read_stream
+from services.common.kafka_access import KafkaAccess
+from services.common.kafka_acls import BENCH
 from services.common.topics import STREAMS, event_topic
 from services.games.match import Match
 from services.gateway.replay import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_STEPS, step_batches
@@ -163,11 +165,11 @@ def _cpu_note(replays: Sequence[ReplayRun], rpc: str) -> str:
 
 
 # -- rebuild floor ------------------------------------------------------------------------
-async def read_and_fold(bootstrap: str, prefix: str) -> tuple[int, float, float]:
+async def read_and_fold(kafka: KafkaAccess, prefix: str) -> tuple[int, float, float]:
     """(events, events/s read + folded, events/s read only) over the four streams."""
     topics = [event_topic(s, prefix) for s in STREAMS]
     began = now()
-    raw = [e async for e in read_stream(bootstrap, topics)]
+    raw = [e async for e in read_stream(kafka, topics)]
     read_s = now() - began
     began = now()
     matches: dict[str, Match] = {}
@@ -224,6 +226,9 @@ async def rebuild(stack: Stack, expected: int, log_dir: Path) -> RebuildRun:
     metrics_port = free_port()
     env = {
         **stack.env("projector"),
+        # as admin: a fresh app id's group and topics are not the projector user's
+        "TABLETOP_KAFKA_USERNAME": stack.kafka.username,
+        "TABLETOP_KAFKA_PASSWORD": stack.kafka.password,
         "TABLETOP_METRICS_PORT": str(metrics_port),
         "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")]),
     }
@@ -309,7 +314,7 @@ async def rebuild(stack: Stack, expected: int, log_dir: Path) -> RebuildRun:
 
 
 async def measure_rebuild(stack: Stack, log_dir: Path) -> RebuildRun:
-    events, floor_rate, read_rate = await read_and_fold(stack.kafka_bootstrap, stack.topic_prefix)
+    events, floor_rate, read_rate = await read_and_fold(stack.kafka_as(BENCH), stack.topic_prefix)
     run = await rebuild(stack, events, log_dir)
     run.floor_events_per_s = floor_rate
     run.floor_read_only_per_s = read_rate

@@ -33,7 +33,7 @@ from typing import cast
 
 from aiokafka import AIOKafkaProducer
 
-from services.cli.stack import Stack, default_bootstrap
+from services.cli.stack import Stack, broker_admin
 from services.common.eventlog import LogRecord, create_topics
 from services.common.topics import event_topic, topic_specs
 from tabletop.v1 import envelope_pb2
@@ -103,12 +103,13 @@ def copy_of(envelope: envelope_pb2.EventEnvelope, match_id: str) -> bytes:
 
 
 async def fill(prefix: str, matches: int) -> None:
-    await create_topics(default_bootstrap(), topic_specs(prefix, PARTITIONS))
+    admin = broker_admin()  # it writes every stream's events: the broker's admin
+    await create_topics(admin, topic_specs(prefix, PARTITIONS))
     template = await play_one_match(2)  # the shortest of seeds 0–39
     per_match = sum(len(v) for v in template.values())
     print(f"one match: {per_match} events ({ {k: len(v) for k, v in template.items()} })")
     producer = AIOKafkaProducer(
-        bootstrap_servers=default_bootstrap(), acks="all", linger_ms=50, max_batch_size=512_000
+        **admin.client_options(), acks="all", linger_ms=50, max_batch_size=512_000
     )
     await producer.start()
     started = time.monotonic()
@@ -198,8 +199,8 @@ def start_and_report(stack: Stack, service: str, label: str) -> None:
 def measure(prefix: str, prime: bool) -> None:
     run_dir = Path(tempfile.mkdtemp(prefix="restart-memory-"))
     stack = Stack.ephemeral(run_dir, topic_prefix=prefix, partitions=PARTITIONS)
-    stack.kafka_bootstrap = default_bootstrap()
     stack.create_topics()  # the snapshot topics, for a history filled before they existed
+    stack.grant()
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
     try:
         if prime:
@@ -222,7 +223,7 @@ def measure(prefix: str, prime: bool) -> None:
 async def drop(prefix: str) -> None:
     from aiokafka.admin import AIOKafkaAdminClient
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=default_bootstrap())
+    admin = AIOKafkaAdminClient(**broker_admin().client_options())
     await admin.start()
     try:
         await admin.delete_topics([s.name for s in topic_specs(prefix, PARTITIONS)])

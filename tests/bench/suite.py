@@ -27,6 +27,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from services.cli.stack import ORDER, Stack
+from services.common.kafka_access import KafkaAccess
+from services.common.kafka_acls import BENCH, bench_space
 from services.common.topics import views_topic
 
 from .boardgameio import (
@@ -145,9 +147,9 @@ class Results:
 
 
 # -- housekeeping ---------------------------------------------------------------------------
-async def delete_topics(bootstrap: str, prefix: str) -> None:
+async def delete_topics(kafka: KafkaAccess, prefix: str) -> None:
     """Remove this run's own topics (every name starts with its unique prefix)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    admin = AIOKafkaAdminClient(**kafka.client_options())
     await admin.start()
     try:
         ours = [t for t in await admin.list_topics() if t.startswith(prefix)]
@@ -227,7 +229,7 @@ def ephemeral_stack(
     base = Stack.ephemeral(run_dir, prefix)
     stack = ExperimentStack(
         base.run_dir,
-        base.kafka_bootstrap,
+        base.kafka,
         base.topic_prefix,
         base.partitions,
         base.ports,
@@ -251,7 +253,9 @@ def ephemeral_stack(
         # The projector (Faust) keeps its data folder in the working directory.
         shutil.rmtree(Path(f"{prefix}tabletop-projector-data"), ignore_errors=True)
         with contextlib.suppress(Exception):
-            asyncio.run(delete_topics(stack.kafka_bootstrap, prefix))
+            asyncio.run(delete_topics(stack.kafka, prefix))
+        with contextlib.suppress(Exception):
+            stack.revoke()
 
 
 # -- the runs --------------------------------------------------------------------------------
@@ -274,7 +278,9 @@ async def one_run(
 
     step("floors")
     results.floors.append(
-        await measure_floors(stack.kafka_bootstrap, f"{stack.topic_prefix}r{run}.", sizes.floors)
+        await measure_floors(
+            stack.kafka_as(BENCH), f"{bench_space(stack.topic_prefix)}r{run}.", sizes.floors
+        )
     )
     progress.advance(task)
     finished: list[str] = []
@@ -303,7 +309,7 @@ async def one_run(
             rpc_limit_s=sizes.rpc_timeout_s,
             pids=pids,
             metrics=metrics,
-            views=(stack.kafka_bootstrap, views_topic(stack.topic_prefix)) if tapped else None,
+            views=(stack.kafka_as(BENCH), views_topic(stack.topic_prefix)) if tapped else None,
             transport="unary" if kind == "unary" else "play",
         )
         windows_of = {"": results.loads, "tapped": results.tapped, "unary": results.unary}

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from services.cli.client import GatewayClient
-from services.cli.stack import Stack, default_bootstrap
+from services.cli.stack import Stack
 from services.common.topics import topic_specs
 from tests.integration.test_web_browser import ARGS, CHROMIUM
 
@@ -70,7 +70,7 @@ def measure(url: str, loads: int) -> dict[str, Any]:
 async def _delete_topics(stack: Stack) -> None:
     from aiokafka.admin import AIOKafkaAdminClient
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=stack.kafka_bootstrap)
+    admin = AIOKafkaAdminClient(**stack.kafka.client_options())
     await admin.start()
     try:
         specs = topic_specs(stack.topic_prefix, stack.partitions)
@@ -87,7 +87,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as run_dir:
         stack = Stack.ephemeral(Path(run_dir), topic_prefix=f"web{uuid.uuid4().hex[:8]}.")
-        stack.kafka_bootstrap = default_bootstrap()
         try:
             stack.up()
             client = GatewayClient(stack.addr("gateway"))

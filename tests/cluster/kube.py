@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from services.common.kafka_access import KafkaAccess
+from services.common.kafka_acls import BENCH
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
@@ -27,6 +30,8 @@ CACHE = Path(os.environ.get("CLUSTER_CACHE", ROOT / ".cache/cluster"))
 KUBECTL = CACHE / f"kubernetes-{_version('KUBERNETES_VERSION')}" / "kubectl"
 KUBECONFIG = CACHE / "kubeconfig"
 NAMESPACE = "tabletop"
+#: the Kafka users' passwords, by user (deploy/cluster/deploy.sh makes it)
+KAFKA_SECRET = "tabletop-kafka"
 #: the workloads of k8s/base and the Kafka component, by kind
 WORKLOADS = {
     "kafka": "statefulset",
@@ -76,9 +81,11 @@ class Cluster:
     def prometheus(self) -> str:
         return f"http://{self.node_ip}:30090"
 
-    def kafka(self) -> str:
-        """Kafka's listener for this machine (k8s/overlays/local): the broker pod's address."""
-        return f"{pod_ip('kafka-0')}:9094"
+    def kafka(self) -> KafkaAccess:
+        """Kafka's listener for this machine (k8s/overlays/local): the broker pod's address,
+        as the installation's bench user (it reads every topic, writes none of the platform's)."""
+        password = base64.b64decode(get("secret", KAFKA_SECRET)["data"][BENCH]).decode()
+        return KafkaAccess(f"{pod_ip('kafka-0')}:9094", BENCH, password)
 
     def secret(self, key: str) -> bytes:
         data = get("secret", "tabletop-secret")["data"]

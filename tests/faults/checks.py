@@ -12,6 +12,7 @@ import grpc
 from services.adapters.verify import verify_match
 from services.common.envelope import is_a
 from services.common.eventlog import read_stream
+from services.common.kafka_access import KafkaAccess
 from services.common.topics import STREAMS, event_topic
 from services.projector.rebuild import compare_with_live
 from tabletop.v1 import envelope_pb2, gateway_pb2, gateway_pb2_grpc, platform_events_pb2
@@ -20,12 +21,12 @@ from tabletop.v1 import envelope_pb2, gateway_pb2, gateway_pb2_grpc, platform_ev
 Log = dict[str, dict[str, list[envelope_pb2.EventEnvelope]]]
 
 
-def read_log(bootstrap: str, prefix: str) -> Log:
+def read_log(kafka: KafkaAccess, prefix: str) -> Log:
     async def read() -> Log:
         out: Log = {}
         for stream in STREAMS:
             by_match: dict[str, list[envelope_pb2.EventEnvelope]] = defaultdict(list)
-            async for envelope in read_stream(bootstrap, [event_topic(stream, prefix)]):
+            async for envelope in read_stream(kafka, [event_topic(stream, prefix)]):
                 by_match[envelope.match_id].append(envelope)
             out[stream] = dict(by_match)
         return out
@@ -86,14 +87,14 @@ def unverified(log: Log) -> dict[str, list[str]]:
 
 
 def wait_for_reveals(
-    bootstrap: str, prefix: str, timeout: float
+    kafka: KafkaAccess, prefix: str, timeout: float
 ) -> tuple[Log, dict[str, list[str]]]:
     """The log once every finished match verifies (the outbox reveals late seeds) and is
     scored (scoring follows board.events a little behind), or the problems left when
     ``timeout`` runs out."""
     deadline = time.monotonic() + timeout
     while True:
-        log = read_log(bootstrap, prefix)
+        log = read_log(kafka, prefix)
         problems = unverified(log)
         if (not problems and not unscored(log)) or time.monotonic() > deadline:
             return log, problems
@@ -139,15 +140,15 @@ class Findings:
 
 
 def check(
-    bootstrap: str,
+    kafka: KafkaAccess,
     prefix: str,
     gateway: str,
     acked: list[tuple[str, str, int]],
     token_key: bytes,
 ) -> Findings:
-    log, problems = wait_for_reveals(bootstrap, prefix, timeout=90)
+    log, problems = wait_for_reveals(kafka, prefix, timeout=90)
     behind = views_behind(gateway, log, timeout=60)  # first: compare skips moving views
-    report = asyncio.run(compare_with_live(bootstrap, prefix, gateway, token_key))
+    report = asyncio.run(compare_with_live(kafka, prefix, gateway, token_key))
     return Findings(
         events=sum(len(e) for matches in log.values() for e in matches.values()),
         matches=len(log["board"]),

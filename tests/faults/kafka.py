@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.cli.stack import free_ports
+from services.cli.stack import broker_admin, free_ports
+from services.common.kafka_access import KafkaAccess
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "deploy/kafka/kafka.sh"
@@ -42,6 +43,11 @@ class PrivateKafka:
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def admin(self) -> KafkaAccess:
+        """The broker as its admin (the password kafka.sh made when it formatted it)."""
+        return broker_admin(self.home, self.bootstrap)
 
     def _env(self) -> dict[str, str]:
         return {

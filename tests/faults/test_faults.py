@@ -25,6 +25,7 @@ import grpc
 import pytest
 
 from services.cli.stack import ORDER, Stack
+from services.common.kafka_acls import BENCH
 from tabletop.v1 import gateway_pb2, gateway_pb2_grpc
 from tests.faults.bots import Bot, Record
 from tests.faults.checks import check
@@ -45,7 +46,7 @@ def private_stack(tmp_path: Path) -> Iterator[tuple[Stack, PrivateKafka]]:
     kafka = PrivateKafka.create(tmp_path / "kafka")
     kafka.start()
     stack = Stack.ephemeral(tmp_path / "run", topic_prefix="faults.", partitions=3)
-    stack.kafka_bootstrap = kafka.bootstrap
+    stack.kafka = kafka.admin
     # Every bot and probe calls from one address: quotas out of the way (they are per
     # client, not a budget); the bots still wait out a RESOURCE_EXHAUSTED if one comes.
     stack.extra_env = {
@@ -142,7 +143,7 @@ def test_bots_lose_and_duplicate_nothing_while_every_process_and_the_broker_die(
     played = time.monotonic() - began
     dead = [s for s in ORDER if stack.pid(s) is None]
     findings = check(
-        stack.kafka_bootstrap,
+        stack.kafka_as(BENCH),
         stack.topic_prefix,
         stack.addr("gateway"),
         record.acked,

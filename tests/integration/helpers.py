@@ -17,7 +17,9 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from services.cli.client import GatewayClient, play_on
 from services.cli.stack import Stack
 from services.common.eventlog import partitions_of, read_stream
-from services.common.topics import STREAMS, event_topic, views_topic
+from services.common.kafka_access import KafkaAccess
+from services.common.kafka_acls import BENCH
+from services.common.topics import STREAMS, event_topic, topic_specs, views_topic
 from tabletop.v1 import envelope_pb2, gateway_pb2, match_pb2, scoring_pb2
 
 T = TypeVar("T")
@@ -92,16 +94,16 @@ def play_bot_match(
     return match_id, actions
 
 
-def topic_events(
-    bootstrap: str, prefix: str
-) -> dict[str, dict[str, list[envelope_pb2.EventEnvelope]]]:
-    """stream → match id → envelopes, read back from Kafka (not from any service)."""
+def topic_events(stack: Stack) -> dict[str, dict[str, list[envelope_pb2.EventEnvelope]]]:
+    """stream → match id → envelopes, read back from Kafka (not from any service), as the
+    stack's bench user."""
+    kafka, prefix = stack.kafka_as(BENCH), stack.topic_prefix
 
     async def read() -> dict[str, dict[str, list[envelope_pb2.EventEnvelope]]]:
         out: dict[str, dict[str, list[envelope_pb2.EventEnvelope]]] = {}
         for stream in STREAMS:
             by_match: dict[str, list[envelope_pb2.EventEnvelope]] = defaultdict(list)
-            async for envelope in read_stream(bootstrap, [event_topic(stream, prefix)]):
+            async for envelope in read_stream(kafka, [event_topic(stream, prefix)]):
                 by_match[envelope.match_id].append(envelope)
             out[stream] = dict(by_match)
         return out
@@ -114,7 +116,7 @@ def newest_published(stack: Stack, match_id: str) -> match_pb2.ViewUpdate | None
 
     async def read() -> match_pb2.ViewUpdate | None:
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=stack.kafka_bootstrap,
+            **stack.kafka_as(BENCH).client_options(),
             auto_offset_reset="earliest",
             enable_auto_commit=False,
         )
@@ -137,16 +139,43 @@ def newest_published(stack: Stack, match_id: str) -> match_pb2.ViewUpdate | None
     return asyncio.run(read())
 
 
-async def delete_topics(bootstrap: str, names: list[str]) -> None:
-    """Remove a test stack's topics from the shared broker."""
+async def delete_topics(admin_access: KafkaAccess, names: list[str]) -> None:
+    """Remove topics from the shared broker (as admin, or the bench user its own)."""
     from aiokafka.admin import AIOKafkaAdminClient
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    if not names:
+        return
+    admin = AIOKafkaAdminClient(**admin_access.client_options())
     await admin.start()
     try:
         await admin.delete_topics(names)
     finally:
         await admin.close()
+
+
+async def topics_named(admin_access: KafkaAccess, start: str) -> list[str]:
+    """The topics whose names start with ``start``."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(**admin_access.client_options())
+    await admin.start()
+    try:
+        return [name for name in await admin.list_topics() if name.startswith(start)]
+    finally:
+        await admin.close()
+
+
+def remove(stack: Stack) -> None:
+    """Remove a test stack's topics, Kafka users and ACLs from the shared broker (after
+    ``stack.down()``)."""
+    asyncio.run(delete_topics(stack.kafka, [s.name for s in topic_specs(stack.topic_prefix)]))
+    stack.revoke()
+
+
+def scratch(kafka: KafkaAccess, name: str) -> str:
+    """A topic (or group, or transactional id) of the tests' own user: its names start with
+    the user's name and a dot (services/common/kafka_acls.py)."""
+    return f"{kafka.username}.{name}"
 
 
 #: the longest a test waits for the next update on a PlayMatch stream

@@ -47,7 +47,7 @@ def test_a_bot_plays_complete_matches_to_a_win_or_a_loss(
 def test_every_stream_has_gapless_sequences_in_its_own_topic(
     stack: Stack, finished_matches: list[str]
 ) -> None:
-    events = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+    events = topic_events(stack)
     for match_id in finished_matches:
         for stream in ("board", "decks", "scoring"):
             envelopes = events[stream].get(match_id, [])
@@ -63,7 +63,7 @@ def test_every_stream_has_gapless_sequences_in_its_own_topic(
 def test_the_projected_view_equals_a_fresh_fold_of_the_events(
     stack: Stack, client: GatewayClient, finished_matches: list[str]
 ) -> None:
-    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"]
+    board = topic_events(stack)["board"]
     for match_id in finished_matches:
         folded = fold_board_events(board[match_id])
         for viewer in (PLAYER, ""):
@@ -78,7 +78,7 @@ def test_a_duplicate_command_id_appends_nothing(client: GatewayClient, stack: St
     again = client.submit(match_id, PLAYER, legal.actions[0].action, command_id="same-command")
     assert not first.duplicate and again.duplicate
     assert again.version == first.version
-    after = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][match_id]
+    after = topic_events(stack)["board"][match_id]
     assert len(after) == first.version
 
 
@@ -93,7 +93,7 @@ def test_an_illegal_move_is_refused_with_a_reason_and_nothing_is_appended(
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert refused.value.details()
     assert client.legal(match_id, PLAYER).version == before
-    assert len(topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][match_id]) == before
+    assert len(topic_events(stack)["board"][match_id]) == before
 
 
 def test_a_paid_move_before_the_free_ones_is_refused(client: GatewayClient) -> None:

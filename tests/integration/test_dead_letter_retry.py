@@ -7,7 +7,6 @@ catch up, the outstanding gauge returns to 0 and rebuild-compare finds no differ
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import subprocess
@@ -23,8 +22,8 @@ import pytest
 
 from services.cli.client import GatewayClient, play_on
 from services.cli.stack import Stack
-from services.common.topics import topic_specs
-from tests.integration.helpers import delete_topics, newest_published, play_bot_match
+from services.common.kafka_access import KafkaAccess
+from tests.integration.helpers import newest_published, play_bot_match, remove
 
 ROOT = Path(__file__).resolve().parents[2]
 POISONED_GAME = "drillit"
@@ -51,7 +50,7 @@ if sys.argv[-1:] == ["projector"]:
 
 
 @pytest.fixture
-def poisoned_stack(kafka: str, tmp_path: Path) -> Iterator[tuple[Stack, Path]]:
+def poisoned_stack(kafka_admin: KafkaAccess, tmp_path: Path) -> Iterator[tuple[Stack, Path]]:
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE)
@@ -59,7 +58,7 @@ def poisoned_stack(kafka: str, tmp_path: Path) -> Iterator[tuple[Stack, Path]]:
     marker.write_text(POISONED_GAME)
     prefix = f"dlq{uuid.uuid4().hex[:8]}."
     stack = Stack.ephemeral(tmp_path / "run", topic_prefix=prefix, partitions=2)
-    stack.kafka_bootstrap = kafka
+    stack.kafka = kafka_admin
     stack.extra_env = {
         "PYTHONPATH": f"{hooks}:{ROOT}",
         "TABLETOP_TEST_POISON_FILE": str(marker),
@@ -74,7 +73,7 @@ def poisoned_stack(kafka: str, tmp_path: Path) -> Iterator[tuple[Stack, Path]]:
         raise
     finally:
         stack.down()
-        asyncio.run(delete_topics(kafka, [s.name for s in topic_specs(prefix, 2)]))
+        remove(stack)
 
 
 def admin(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
@@ -96,7 +95,7 @@ def admin(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=300,
         cwd=ROOT,
         env={
-            "TABLETOP_KAFKA_BOOTSTRAP": stack.kafka_bootstrap,
+            **stack.admin_env(),
             "TABLETOP_TOKEN_KEY": stack.secrets()["TABLETOP_TOKEN_KEY"],
             "PATH": "/usr/bin:/bin",
         },

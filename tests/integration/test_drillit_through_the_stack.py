@@ -44,7 +44,7 @@ def test_bots_play_complete_drillit_matches(client: GatewayClient, matches: list
 def test_dice_and_decks_record_every_chance_outcome_and_it_verifies(
     stack: Stack, matches: list[str]
 ) -> None:
-    events = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+    events = topic_events(stack)
     for match_id in matches:
         dice = [e.event_type for e in events["dice"][match_id]]
         assert dice.count("tabletop.v1.DiceRolled") >= len(SEATS)  # at least the start rooms
@@ -58,7 +58,7 @@ def test_dice_and_decks_record_every_chance_outcome_and_it_verifies(
 def test_the_live_view_of_each_seat_equals_a_fresh_fold(
     stack: Stack, client: GatewayClient, matches: list[str]
 ) -> None:
-    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"]
+    board = topic_events(stack)["board"]
     for match_id in matches:
         folded = fold_board_events(board[match_id])
         for viewer in [*SEATS, ""]:

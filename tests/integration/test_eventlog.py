@@ -12,10 +12,12 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from services.common.envelope import Cause, make_envelope
 from services.common.eventlog import EventLog, LogUnavailable, create_topics, read_stream
+from services.common.kafka_access import KafkaAccess
 from services.common.metrics import TRANSACTION_BATCHES
 from services.common.topics import TopicSpec
 from tabletop.v1 import envelope_pb2
 from tabletop.v1 import platform_events_pb2 as pe
+from tests.integration.helpers import scratch
 
 
 def batch(match_id: str, first: int, size: int) -> list[envelope_pb2.EventEnvelope]:
@@ -31,20 +33,20 @@ def batch(match_id: str, first: int, size: int) -> list[envelope_pb2.EventEnvelo
     ]
 
 
-async def fresh_topic(kafka: str) -> str:
-    topic = f"test-log-{uuid.uuid4().hex[:8]}"
+async def fresh_topic(kafka: KafkaAccess) -> str:
+    topic = scratch(kafka, f"test-log-{uuid.uuid4().hex[:8]}")
     await create_topics(kafka, [TopicSpec(topic, 3)])
     return topic
 
 
-async def read_all(kafka: str, topic: str) -> dict[str, list[int]]:
+async def read_all(kafka: KafkaAccess, topic: str) -> dict[str, list[int]]:
     seen: dict[str, list[int]] = defaultdict(list)
     async for envelope in read_stream(kafka, [topic]):
         seen[envelope.match_id].append(envelope.sequence)
     return dict(seen)
 
 
-def test_concurrent_transactional_appends_all_land_in_order(kafka: str) -> None:
+def test_concurrent_transactional_appends_all_land_in_order(kafka: KafkaAccess) -> None:
     async def run() -> dict[str, list[int]]:
         topic = await fresh_topic(kafka)
         log = EventLog(kafka, topic, transactional_id=f"{topic}-writer")
@@ -62,7 +64,7 @@ def test_concurrent_transactional_appends_all_land_in_order(kafka: str) -> None:
     assert seen == {f"m{i}": [1, 2, 3, 4, 5, 6] for i in range(40)}
 
 
-def test_a_zombie_writer_is_fenced_and_its_append_is_not_seen(kafka: str) -> None:
+def test_a_zombie_writer_is_fenced_and_its_append_is_not_seen(kafka: KafkaAccess) -> None:
     async def run() -> tuple[bool, dict[str, list[int]]]:
         topic = await fresh_topic(kafka)
         old = EventLog(kafka, topic, transactional_id=f"{topic}-shard-0")
@@ -88,11 +90,13 @@ def test_a_zombie_writer_is_fenced_and_its_append_is_not_seen(kafka: str) -> Non
     assert seen == {"m": [1, 2]}
 
 
-def test_an_append_is_one_record_and_records_of_single_envelopes_still_read(kafka: str) -> None:
+def test_an_append_is_one_record_and_records_of_single_envelopes_still_read(
+    kafka: KafkaAccess,
+) -> None:
     async def run() -> tuple[list[int], dict[str, list[int]]]:
         topic = await fresh_topic(kafka)
         # a record as written before appends were batched: one envelope, no header
-        legacy = AIOKafkaProducer(bootstrap_servers=kafka, acks="all")
+        legacy = AIOKafkaProducer(**kafka.client_options(), acks="all")
         await legacy.start()
         try:
             for envelope in batch("old", 1, 2):
@@ -107,7 +111,7 @@ def test_an_append_is_one_record_and_records_of_single_envelopes_still_read(kafk
             await log.stop()
         partition = log.partition_of("new")
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=kafka, isolation_level="read_committed", auto_offset_reset="earliest"
+            **kafka.client_options(), isolation_level="read_committed", auto_offset_reset="earliest"
         )
         await consumer.start()
         try:
@@ -125,7 +129,7 @@ def test_an_append_is_one_record_and_records_of_single_envelopes_still_read(kafk
     assert seen == {"old": [1, 2], "new": [1, 2, 3]}
 
 
-def test_an_append_of_two_matches_is_refused(kafka: str) -> None:
+def test_an_append_of_two_matches_is_refused(kafka: KafkaAccess) -> None:
     async def run() -> None:
         log = EventLog(kafka, await fresh_topic(kafka), transactional_id=None)
         await log.start()
@@ -152,7 +156,9 @@ def _transactions(topic: str) -> tuple[float, float]:
     )
 
 
-def test_paced_commits_gather_the_appends_that_arrive_within_the_interval(kafka: str) -> None:
+def test_paced_commits_gather_the_appends_that_arrive_within_the_interval(
+    kafka: KafkaAccess,
+) -> None:
     async def run() -> tuple[float, float]:
         topic = await fresh_topic(kafka)
         log = EventLog(kafka, topic, transactional_id=f"{topic}-writer", commit_interval_ms=400)
@@ -176,7 +182,7 @@ def test_paced_commits_gather_the_appends_that_arrive_within_the_interval(kafka:
     assert (transactions, appends) == (1, 3)
 
 
-async def _paced_for_an_hour(kafka: str) -> tuple[EventLog, str]:
+async def _paced_for_an_hour(kafka: KafkaAccess) -> tuple[EventLog, str]:
     """A log whose next transaction waits out an hour unless every recent match is in;
     match "a" has appended (so it is one of them) and that first transaction is done."""
     topic = await fresh_topic(kafka)
@@ -186,7 +192,7 @@ async def _paced_for_an_hour(kafka: str) -> tuple[EventLog, str]:
     return log, topic
 
 
-def test_a_paced_commit_waits_no_longer_once_every_recent_match_is_in(kafka: str) -> None:
+def test_a_paced_commit_waits_no_longer_once_every_recent_match_is_in(kafka: KafkaAccess) -> None:
     """A match appends one command at a time: once every match that appended of late has
     an append waiting, nothing more is on its way, and the transaction begins without
     waiting out the interval (an hour here: the test ends only if it does not)."""
@@ -210,10 +216,10 @@ def test_a_paced_commit_waits_no_longer_once_every_recent_match_is_in(kafka: str
     assert (transactions, appends) == (1, 3)
 
 
-async def _matches_in(kafka: str, topic: str, isolation: str) -> set[str]:
+async def _matches_in(kafka: KafkaAccess, topic: str, isolation: str) -> set[str]:
     """The match ids (record keys) a consumer with ``isolation`` reads in ``topic`` now."""
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=kafka, isolation_level=isolation, enable_auto_commit=False
+        **kafka.client_options(), isolation_level=isolation, enable_auto_commit=False
     )
     await consumer.start()
     try:
@@ -230,7 +236,7 @@ async def _matches_in(kafka: str, topic: str, isolation: str) -> set[str]:
         await consumer.stop()
 
 
-def test_a_paced_transaction_sends_what_it_gathers_before_it_commits(kafka: str) -> None:
+def test_a_paced_transaction_sends_what_it_gathers_before_it_commits(kafka: KafkaAccess) -> None:
     """While a paced transaction waits out its interval it is open already: its partitions
     are added and each append's records go to the broker as they arrive (a read_uncommitted
     consumer sees them), so its end leaves only the commit; nothing is committed before
@@ -261,7 +267,7 @@ def test_a_paced_transaction_sends_what_it_gathers_before_it_commits(kafka: str)
     assert committed == {"a", "b", "c"}
 
 
-def test_range_reads_on_kept_consumers_return_exactly_their_range(kafka: str) -> None:
+def test_range_reads_on_kept_consumers_return_exactly_their_range(kafka: KafkaAccess) -> None:
     """Finished matches are read back by consumers kept between reads: every read, on any
     partition, in any order, concurrent or not, returns its range's records and no other
     (nothing left buffered from the read before), only its key's when one is given, and

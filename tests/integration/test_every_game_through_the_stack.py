@@ -71,7 +71,7 @@ def test_every_live_view_equals_a_fresh_fold(
     game: str, stack: Stack, client: GatewayClient, played: dict[str, str]
 ) -> None:
     match_id = played[game]
-    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][match_id]
+    board = topic_events(stack)["board"][match_id]
     folded = fold_board_events(board)
     for viewer in [*seats_for(all_games()[game]), ""]:
         live = client.view(match_id, viewer)
@@ -83,7 +83,7 @@ def test_replay_batches_carry_replay_match_steps_byte_for_byte(
     game: str, stack: Stack, client: GatewayClient, played: dict[str, str]
 ) -> None:
     match_id = played[game]
-    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][match_id]
+    board = topic_events(stack)["board"][match_id]
     for viewer in (seats_for(all_games()[game])[0], ""):
         metadata = client.auth(match_id, viewer)
         one_by_one = [
@@ -114,7 +114,7 @@ def test_the_randomness_verifies_and_scoring_records_the_result(
     match_id = played[game]
 
     def scored() -> dict[str, dict[str, list[envelope_pb2.EventEnvelope]]] | None:
-        events = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+        events = topic_events(stack)
         return events if match_id in events["scoring"] else None
 
     events = eventually(scored)  # scoring follows board.events a little behind

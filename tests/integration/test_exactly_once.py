@@ -16,11 +16,13 @@ import pytest
 
 from services.common.envelope import Cause, make_envelope
 from services.common.eventlog import EventLog, LogUnavailable, create_topics, read_stream
+from services.common.kafka_access import KafkaAccess
 from services.common.ledger import StreamWriter
 from services.common.metrics import LOG_DUPLICATES
 from services.common.topics import TopicSpec
 from tabletop.v1 import envelope_pb2
 from tabletop.v1 import platform_events_pb2 as pe
+from tests.integration.helpers import scratch
 
 
 class FlakyLog(EventLog):
@@ -55,9 +57,9 @@ class FlakyLog(EventLog):
 
 
 async def _writer(
-    kafka: str, transactional: bool = True
+    kafka: KafkaAccess, transactional: bool = True
 ) -> tuple[StreamWriter, FlakyLog, list[int]]:
-    topic = f"test-once-{uuid.uuid4().hex[:8]}"
+    topic = scratch(kafka, f"test-once-{uuid.uuid4().hex[:8]}")
     await create_topics(kafka, [TopicSpec(topic, 3)])
     log = FlakyLog(kafka, topic, transactional_id=f"{topic}-w" if transactional else None)
     await log.start()
@@ -67,7 +69,7 @@ async def _writer(
     return writer, log, applied
 
 
-async def _sequences(kafka: str, topic: str) -> dict[str, list[tuple[int, str]]]:
+async def _sequences(kafka: KafkaAccess, topic: str) -> dict[str, list[tuple[int, str]]]:
     seen: dict[str, list[tuple[int, str]]] = defaultdict(list)
     async for envelope in read_stream(kafka, [topic]):
         seen[envelope.match_id].append((envelope.sequence, envelope.event_id))
@@ -83,7 +85,7 @@ CMD = Cause("cmd-1", "cmd-1", "ana")
 
 @pytest.mark.parametrize("transactional", [True, False])
 def test_an_append_whose_answer_is_lost_is_settled_as_committed(
-    kafka: str, transactional: bool
+    kafka: KafkaAccess, transactional: bool
 ) -> None:
     async def run() -> tuple[list[int], dict[str, list[tuple[int, str]]]]:
         writer, log, _ = await _writer(kafka, transactional)
@@ -98,7 +100,7 @@ def test_an_append_whose_answer_is_lost_is_settled_as_committed(
     assert [s for s, _ in seen["m"]] == [1, 2, 3]
 
 
-def test_a_retry_after_an_unknown_outcome_returns_the_first_events(kafka: str) -> None:
+def test_a_retry_after_an_unknown_outcome_returns_the_first_events(kafka: KafkaAccess) -> None:
     async def run() -> tuple[list[str], list[str], dict[str, list[tuple[int, str]]]]:
         writer, log, _ = await _writer(kafka)
         log.lose, log.unreadable = 1, 1  # committed, and the read-back fails too
@@ -117,7 +119,7 @@ def test_a_retry_after_an_unknown_outcome_returns_the_first_events(kafka: str) -
 
 
 def test_another_command_after_an_unknown_outcome_folds_the_committed_one_first(
-    kafka: str,
+    kafka: KafkaAccess,
 ) -> None:
     async def run() -> tuple[list[int], list[int], dict[str, list[tuple[int, str]]]]:
         writer, log, applied = await _writer(kafka)
@@ -137,7 +139,7 @@ def test_another_command_after_an_unknown_outcome_folds_the_committed_one_first(
     assert [s for s, _ in seen["m"]] == [1, 2]
 
 
-def test_an_append_that_never_reached_the_log_is_appended_once_on_retry(kafka: str) -> None:
+def test_an_append_that_never_reached_the_log_is_appended_once_on_retry(kafka: KafkaAccess) -> None:
     async def run() -> dict[str, list[tuple[int, str]]]:
         writer, log, _ = await _writer(kafka)
         log.refuse = 1
@@ -151,9 +153,9 @@ def test_an_append_that_never_reached_the_log_is_appended_once_on_retry(kafka: s
     assert [s for s, _ in asyncio.run(run())["m"]] == [1]
 
 
-def test_recovery_counts_a_duplicate_sequence_and_keeps_the_first(kafka: str) -> None:
+def test_recovery_counts_a_duplicate_sequence_and_keeps_the_first(kafka: KafkaAccess) -> None:
     async def run() -> tuple[list[str], str, float]:
-        topic = f"test-dup-{uuid.uuid4().hex[:8]}"
+        topic = scratch(kafka, f"test-dup-{uuid.uuid4().hex[:8]}")
         await create_topics(kafka, [TopicSpec(topic, 1)])
         raw = EventLog(kafka, topic)
         await raw.start()
@@ -175,7 +177,9 @@ def test_recovery_counts_a_duplicate_sequence_and_keeps_the_first(kafka: str) ->
     assert counted == 1
 
 
-def test_a_caller_cancelled_during_its_append_gets_the_first_events_on_retry(kafka: str) -> None:
+def test_a_caller_cancelled_during_its_append_gets_the_first_events_on_retry(
+    kafka: KafkaAccess,
+) -> None:
     async def run() -> tuple[list[str], dict[str, list[tuple[int, str]]]]:
         writer, log, _ = await _writer(kafka)
         log.stall = 30.0

@@ -47,5 +47,5 @@ def test_a_command_fails_unavailable_while_dice_is_down_and_its_retry_succeeds(
     again = client.stub.CreateMatch(request, timeout=60)  # the same command: the same answer
     assert created.match_id == again.match_id
     assert created.version == again.version
-    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][created.match_id]
+    board = topic_events(stack)["board"][created.match_id]
     assert [e.sequence for e in board] == list(range(1, created.version + 1))

@@ -32,7 +32,7 @@ def test_finished_matches_are_answered_from_the_log_also_after_a_restart(stack: 
         client, "drillit", ["ann", "bob"], seed=int(uuid.uuid4().int % 1000)
     )
     active = open_match(client, "drillit", ["a", "b"])
-    logged = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+    logged = topic_events(stack)
     streams = {s: [e.event_id for e in logged[s][finished]] for s in ("board", "dice", "decks")}
     assert all(streams.values())
     before = {s: listed(stack, s, finished) for s in streams}

@@ -195,7 +195,7 @@ def _calls(m: Matrix, caller: str) -> dict[str, Callable[[], Any]]:
 
 
 def _event_counts(stack: Stack) -> dict[str, int]:
-    events = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+    events = topic_events(stack)
     return {stream: sum(map(len, by_match.values())) for stream, by_match in events.items()}
 
 
@@ -333,7 +333,7 @@ def test_a_seat_taken_with_the_create_acts_at_once_and_is_taken(stack: Stack) ->
         metadata=seat_token,
     )
     assert view.viewer == SEATS[1] and view.version >= opened.version
-    board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][opened.match_id]
+    board = topic_events(stack)["board"][opened.match_id]
     assert [e.event_type.rsplit(".", 1)[-1] for e in board[:2]] == ["MatchCreated", "SeatJoined"]
     # the seat is taken: a stranger cannot have it, the other one is still free
     guest = GatewayClient(stack.addr("gateway"))
@@ -383,7 +383,7 @@ def _second_gateway(stack: Stack, run_dir: Path, env: dict[str, str]) -> Stack:
     ports["gateway"] = (grpc_port, metrics_port)
     return Stack(
         run_dir,
-        kafka_bootstrap=stack.kafka_bootstrap,
+        kafka=stack.kafka,
         topic_prefix=stack.topic_prefix,
         partitions=stack.partitions,
         ports=ports,

@@ -198,7 +198,7 @@ def test_fuzzed_requests_are_refused_cleanly(
 ) -> None:
     client, match_id, tokens = target
     known = [match_id, "fuzzer", "", "crashland-ish", "x" * 64]
-    before = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+    before = topic_events(stack)
     authorizations = st.one_of(
         st.just(()),
         st.sampled_from(list(tokens.values())).map(lambda t: (("authorization", f"Bearer {t}"),)),
@@ -215,7 +215,7 @@ def test_fuzzed_requests_are_refused_cleanly(
         _fuzz_stream(client, method, descriptor, known, authorizations, outcomes)
     print(f"fuzz outcomes: {report}")
     assert "OK" not in report["CreateMatch"]  # no real game name is drawn: nothing created
-    after = topic_events(stack.kafka_bootstrap, stack.topic_prefix)
+    after = topic_events(stack)
     counts = {s: sum(map(len, m.values())) for s, m in before.items()}
     assert {s: sum(map(len, m.values())) for s, m in after.items()} == counts
     with grpc.insecure_channel(stack.addr("gateway")) as channel:

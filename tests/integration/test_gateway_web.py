@@ -182,7 +182,7 @@ def test_the_web_port_speaks_tls_with_the_gateway_certificate(
     ports["gateway"] = (grpc_port, metrics_port)
     tls = Stack(
         run_dir,
-        kafka_bootstrap=stack.kafka_bootstrap,
+        kafka=stack.kafka,
         topic_prefix=stack.topic_prefix,
         partitions=stack.partitions,
         ports=ports,

@@ -11,7 +11,6 @@ run" into a failure). Otherwise the test is skipped with the reason.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
@@ -33,10 +32,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from deploy.image import context, metadata
 from deploy.image.run_spec import ContainerSpec, Probe, container_specs, local_env, podman_args
 from services.cli.client import GatewayClient
-from services.cli.stack import ORDER, free_ports
-from services.common.eventlog import create_topics
-from services.common.topics import topic_specs
-from tests.integration.helpers import delete_topics, play_bot_match
+from services.cli.stack import ORDER, Stack, free_ports
+from services.common.kafka_access import KafkaAccess
+from tests.integration.helpers import play_bot_match, remove
 from tests.unit.deploy.deploy_support import ROOT, render
 
 IMAGE = os.environ.get("TABLETOP_IMAGE", "localhost/tabletop:latest")
@@ -162,25 +160,31 @@ def metric_value(body: str, name: str) -> float:
 
 @pytest.fixture(scope="module")
 def running(
-    image: dict[str, Any], specs: dict[str, ContainerSpec], request: pytest.FixtureRequest
+    image: dict[str, Any],
+    specs: dict[str, ContainerSpec],
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Running]:
     """Every service in its own container, started in the local stack's order."""
     # Asked for only now: a session fixture would be set up (Kafka started) before the
     # image fixture had a chance to skip.
-    kafka: str = request.getfixturevalue("kafka")
+    kafka_admin: KafkaAccess = request.getfixturevalue("kafka_admin")
     container_ports = [port for spec in specs.values() for port in spec.ports.values()]
     port_map = dict(zip(container_ports, free_ports(len(container_ports)), strict=True))
     run_id = uuid.uuid4().hex[:8]
     prefix = f"img{run_id}."
     partitions = int(specs["gateway"].env["TABLETOP_TOPIC_PARTITIONS"])
-    topics = topic_specs(prefix, partitions)
-    asyncio.run(create_topics(kafka, topics))
+    # the installation's topics and Kafka users, as the Kubernetes setup Job makes them
+    install = Stack.ephemeral(tmp_path_factory.mktemp("image"), prefix, partitions)
+    install.kafka = kafka_admin
+    install.create_topics()
+    install.grant()
     names = {service: f"tabletop-it-{run_id}-{service}" for service in specs}
     up = Running(specs, port_map, names, prefix)
     try:
         for service in ORDER:
             spec = specs[service]
-            env = local_env(spec, port_map, kafka, prefix)
+            env = local_env(spec, port_map, install.kafka_as(service), prefix)
             started = subprocess.run(
                 podman_args(spec, IMAGE, names[service], env),
                 capture_output=True,
@@ -203,7 +207,7 @@ def running(
         raise
     finally:
         podman("rm", "--force", "--time", "0", *names.values())
-        asyncio.run(delete_topics(kafka, [t.name for t in topics]))
+        remove(install)
 
 
 def test_the_image_is_what_the_dockerfile_and_the_manifests_say(
@@ -315,7 +319,8 @@ def test_sigterm_stops_a_container_that_is_still_starting(
         port_map = dict(zip(spec.ports.values(), free_ports(len(spec.ports)), strict=True)) | {
             p: 1 for s in specs.values() for p in s.ports.values() if p not in spec.ports.values()
         }
-        env = local_env(spec, port_map, f"127.0.0.1:{silent.getsockname()[1]}", "unused.")
+        silent_kafka = KafkaAccess(f"127.0.0.1:{silent.getsockname()[1]}", "unused", "unused")
+        env = local_env(spec, port_map, silent_kafka, "unused.")
         name = f"tabletop-it-{uuid.uuid4().hex[:8]}-starting"
         try:
             started = podman(*podman_args(spec, IMAGE, name, env)[1:])

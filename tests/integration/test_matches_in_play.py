@@ -5,7 +5,6 @@ new match is admitted once one in play has finished."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 import uuid
 from collections.abc import Iterator
@@ -16,19 +15,19 @@ import pytest
 
 from services.cli.client import GatewayClient, play_on
 from services.cli.stack import Stack
-from services.common.topics import topic_specs
+from services.common.kafka_access import KafkaAccess
 from tabletop.v1 import gateway_pb2
-from tests.integration.helpers import delete_topics
+from tests.integration.helpers import remove
 
 LIMIT = 2
 
 
 @pytest.fixture
-def bounded_stack(kafka: str, tmp_path: Path) -> Iterator[Stack]:
+def bounded_stack(kafka_admin: KafkaAccess, tmp_path: Path) -> Iterator[Stack]:
     """A stack of its own: other tests' matches in play must not count here."""
     prefix = f"inplay{uuid.uuid4().hex[:8]}."
     stack = Stack.ephemeral(tmp_path / "run", topic_prefix=prefix, partitions=1)
-    stack.kafka_bootstrap = kafka
+    stack.kafka = kafka_admin
     stack.extra_env = {
         "TABLETOP_GATEWAY_MAX_MATCHES_IN_PLAY": str(LIMIT),
         "TABLETOP_GATEWAY_MAX_VIEW_LAG_MS": "0",
@@ -39,7 +38,7 @@ def bounded_stack(kafka: str, tmp_path: Path) -> Iterator[Stack]:
         yield stack
     finally:
         stack.down()
-        asyncio.run(delete_topics(kafka, [s.name for s in topic_specs(prefix, 1)]))
+        remove(stack)
 
 
 def _refused_create(client: GatewayClient) -> grpc.RpcError:

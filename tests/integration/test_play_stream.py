@@ -33,7 +33,7 @@ def client(stack: Stack) -> GatewayClient:
 
 
 def _board_events(stack: Stack, match_id: str) -> int:
-    return len(topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][match_id])
+    return len(topic_events(stack)["board"][match_id])
 
 
 def _play_to_the_end(

@@ -15,29 +15,31 @@ import pytest
 
 from services.cli.client import GatewayClient
 from services.cli.stack import Stack
-from services.common.topics import dead_letter_topic, topic_specs
+from services.common.kafka_access import KafkaAccess
+from services.common.kafka_acls import BENCH
+from services.common.topics import dead_letter_topic
 from tabletop.v1 import board_pb2, board_pb2_grpc
-from tests.integration.helpers import delete_topics, play_bot_match
+from tests.integration.helpers import play_bot_match, remove
 
 
 @pytest.fixture
-def own_stack(kafka: str, tmp_path: Path) -> Iterator[Stack]:
+def own_stack(kafka_admin: KafkaAccess, tmp_path: Path) -> Iterator[Stack]:
     """A stack of its own: the dead-lettered match must not reach other tests' checks."""
     prefix = f"iso{uuid.uuid4().hex[:8]}."
     stack = Stack.ephemeral(tmp_path / "run", topic_prefix=prefix, partitions=1)
-    stack.kafka_bootstrap = kafka
+    stack.kafka = kafka_admin
     try:
         stack.up()
         yield stack
     finally:
         stack.down()
-        asyncio.run(delete_topics(kafka, [s.name for s in topic_specs(prefix, 1)]))
+        remove(stack)
 
 
-async def _dead_letters(bootstrap: str, topic: str) -> list[dict[str, object]]:
+async def _dead_letters(kafka: KafkaAccess, topic: str) -> list[dict[str, object]]:
     from aiokafka import AIOKafkaConsumer
 
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+    consumer = AIOKafkaConsumer(topic, **kafka.client_options(), auto_offset_reset="earliest")
     await consumer.start()
     try:
         batches = await consumer.getmany(timeout_ms=5000)
@@ -81,7 +83,7 @@ def test_a_match_whose_views_exceed_the_message_limit_is_set_aside_and_others_go
     match_id, _ = play_bot_match(client, "crashland", ["solo"], seed=7)
     assert client.view(match_id, "").version > 0  # the projector still folds and publishes
     letters = asyncio.run(
-        _dead_letters(own_stack.kafka_bootstrap, dead_letter_topic(own_stack.topic_prefix))
+        _dead_letters(own_stack.kafka_as(BENCH), dead_letter_topic(own_stack.topic_prefix))
     )
     # The first join too large to store; the match's later events cannot fold past it.
     assert {str(d["match_id"]) for d in letters} == {"huge-names"}

@@ -13,16 +13,17 @@ from aiokafka import AIOKafkaProducer
 
 from services.cli.stack import Stack
 from services.common.envelope import Cause, make_envelope
-from services.common.topics import event_topic, topic_specs
+from services.common.kafka_access import KafkaAccess
+from services.common.topics import event_topic, transactional_id
 from tabletop.v1 import platform_events_pb2 as pe
-from tests.integration.helpers import delete_topics, eventually, newest_published
+from tests.integration.helpers import eventually, newest_published, remove
 
 
 @pytest.fixture
-def projector_only(kafka: str, tmp_path: Path) -> Iterator[Stack]:
+def projector_only(kafka_admin: KafkaAccess, tmp_path: Path) -> Iterator[Stack]:
     prefix = f"rc{uuid.uuid4().hex[:8]}."
     stack = Stack.ephemeral(tmp_path / "run", topic_prefix=prefix, partitions=1)
-    stack.kafka_bootstrap = kafka
+    stack.kafka = kafka_admin
     try:
         stack.up(("projector",))
         yield stack
@@ -31,7 +32,7 @@ def projector_only(kafka: str, tmp_path: Path) -> Iterator[Stack]:
         raise
     finally:
         stack.down()
-        asyncio.run(delete_topics(kafka, [s.name for s in topic_specs(prefix, 1)]))
+        remove(stack)
 
 
 def created(match_id: str) -> bytes:
@@ -48,10 +49,12 @@ def created(match_id: str) -> bytes:
 
 
 async def append(stack: Stack, committed: str, aborted: str, then: str) -> None:
-    """Three transactions on board.events: one committed, one aborted, one committed."""
+    """Three transactions on board.events, as a board shard writes them: one committed, one
+    aborted, one committed."""
     topic = event_topic("board", stack.topic_prefix)
     producer = AIOKafkaProducer(
-        bootstrap_servers=stack.kafka_bootstrap, transactional_id=f"test-{uuid.uuid4()}"
+        **stack.kafka_as("board").client_options(),
+        transactional_id=transactional_id("board", stack.topic_prefix, shard=7),
     )
     await producer.start()
     try:

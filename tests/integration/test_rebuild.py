@@ -36,7 +36,7 @@ def test_a_rebuild_from_offset_zero_equals_the_live_views(stack: Stack) -> None:
         timeout=300,
         cwd=ROOT,
         env={
-            "TABLETOP_KAFKA_BOOTSTRAP": stack.kafka_bootstrap,
+            **stack.admin_env(),
             "TABLETOP_TOKEN_KEY": stack.secrets()["TABLETOP_TOKEN_KEY"],
             "PATH": "/usr/bin:/bin",
         },

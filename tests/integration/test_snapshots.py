@@ -15,6 +15,7 @@ from services.cli.client import GatewayClient
 from services.cli.stack import Stack
 from services.common.envelope import Cause
 from services.common.eventlog import LogUnavailable, create_topics
+from services.common.kafka_access import KafkaAccess
 from services.common.ledger import StreamWriter
 from services.common.snapshots import KafkaSnapshotStore, pack
 from services.common.topics import TopicSpec
@@ -29,7 +30,7 @@ from tabletop.v1 import (
     scoring_pb2_grpc,
 )
 from tabletop.v1 import platform_events_pb2 as pe
-from tests.integration.helpers import delete_topics, open_match, play_bot_match
+from tests.integration.helpers import delete_topics, open_match, play_bot_match, scratch
 from tests.integration.test_exactly_once import FlakyLog
 
 SERVICES = ("dice", "decks", "scoring", "board")
@@ -136,9 +137,11 @@ def test_services_restart_from_a_snapshot_and_the_tail_and_answer_as_before(
     assert scored(stack, before + 2).matches == before + 2
 
 
-def test_an_unsettled_append_across_a_snapshot_is_settled_by_the_restart(kafka: str) -> None:
+def test_an_unsettled_append_across_a_snapshot_is_settled_by_the_restart(
+    kafka: KafkaAccess,
+) -> None:
     async def run() -> tuple[int, list[str], int]:
-        topic = f"test-snap-{uuid.uuid4().hex[:8]}"
+        topic = scratch(kafka, f"test-snap-{uuid.uuid4().hex[:8]}")
         compacted = {"cleanup.policy": "compact"}
         topics = [TopicSpec(topic, 3), TopicSpec(f"{topic}.snapshots", 3, compacted)]
         await create_topics(kafka, topics)

@@ -3,12 +3,16 @@
 # ${NAME} replaced from the environment, then every KAFKA_CFG_<NAME> variable as property
 # <name> (lower case, "_" → "."; ${NAME} replaced too), e.g. KAFKA_CFG_MIN_INSYNC_REPLICAS=2. The node id is the
 # StatefulSet ordinal unless KAFKA_NODE_ID says otherwise. The storage is formatted once,
-# with KAFKA_CLUSTER_ID. SIGTERM reaches the JVM (exec): a controlled shutdown.
+# with KAFKA_CLUSTER_ID, and with the SCRAM credentials of the users "broker" (brokers among
+# themselves) and "admin" (who creates topics, users and ACLs), from KAFKA_BROKER_PASSWORD and
+# KAFKA_ADMIN_PASSWORD. SIGTERM reaches the JVM (exec): a controlled shutdown.
 set -euo pipefail
+umask 077  # the written configuration holds the broker's password
 template=${KAFKA_CONFIG_TEMPLATE:-/etc/kafka/server.properties}
 config=${KAFKA_CONFIG:-/tmp/server.properties}
 export KAFKA_NODE_ID=${KAFKA_NODE_ID:-${HOSTNAME##*-}}
 : "${KAFKA_CLUSTER_ID:?set KAFKA_CLUSTER_ID (22 characters, base64 of a UUID)}"
+: "${KAFKA_BROKER_PASSWORD:?set KAFKA_BROKER_PASSWORD (the Secret tabletop-kafka)}"
 
 python3 - "$template" "$config" <<'PY'
 import os, string, sys
@@ -36,8 +40,14 @@ java_opts=(${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m} -XX:+UseG1GC -XX:MaxGCPauseMill
            -Dlog4j2.configurationFile=/opt/kafka/config/log4j2.yaml ${KAFKA_JVM_OPTS:-})
 log_dirs=$(sed -n 's/^log\.dirs=//p' "$config")
 if [ ! -f "${log_dirs%%,*}/meta.properties" ]; then
-  # A static quorum (controller.quorum.voters): no --standalone.
-  java "${java_opts[@]}" -cp "/opt/kafka/libs/*" kafka.tools.StorageTool format \
-    --ignore-formatted -t "$KAFKA_CLUSTER_ID" -c "$config"
+  : "${KAFKA_ADMIN_PASSWORD:?set KAFKA_ADMIN_PASSWORD (the Secret tabletop-kafka)}"
+  # A static quorum (controller.quorum.voters): no --standalone. The arguments from a file,
+  # so that no process listing shows the passwords.
+  args=$(mktemp)
+  printf '%s\n' --ignore-formatted -t "$KAFKA_CLUSTER_ID" -c "$config" \
+    --add-scram "SCRAM-SHA-512=[name=broker,password=$KAFKA_BROKER_PASSWORD]" \
+    --add-scram "SCRAM-SHA-512=[name=admin,password=$KAFKA_ADMIN_PASSWORD]" >"$args"
+  java "${java_opts[@]}" -cp "/opt/kafka/libs/*" kafka.tools.StorageTool format "@$args"
+  rm -f "$args"
 fi
 exec java "${java_opts[@]}" -cp "/opt/kafka/libs/*" kafka.Kafka "$config"

@@ -12,6 +12,7 @@ import pytest
 from deploy.image import metadata
 from deploy.image.run_spec import ContainerSpec, container_specs, local_env, podman_args
 from services.common.config import DEFAULT_PORTS, DEFAULT_WEB_PORT
+from services.common.kafka_access import KafkaAccess
 from services.common.serve import SERVICES as SERVE_CHOICES
 from tests.unit.deploy.deploy_support import OVERLAYS, ROOT, SERVICES, render
 
@@ -121,7 +122,7 @@ def test_the_smoke_test_runs_each_container_as_the_manifest_says() -> None:
     specs = container_specs(render("small"))
     port_map = {p: 40000 + p % 10000 for spec in specs.values() for p in spec.ports.values()}
     for service, spec in specs.items():
-        env = local_env(spec, port_map, "127.0.0.1:9092", "it.")
+        env = local_env(spec, port_map, KafkaAccess("127.0.0.1:9092", "it.u", "p"), "it.")
         args = podman_args(spec, "img", f"c-{service}", env)
         joined = " ".join(args)
         assert f"--user {IMAGE.user}" in joined
@@ -147,7 +148,10 @@ def test_the_smoke_test_runs_each_container_as_the_manifest_says() -> None:
             "TABLETOP_SECRET",
             "TABLETOP_TOKEN_KEY",
             "TABLETOP_PEER_TOKEN",
+            # the Kafka users the run creates (the Secret tabletop-kafka is out of band too)
+            "TABLETOP_KAFKA_PASSWORD",
         }, service
+        assert env["TABLETOP_KAFKA_PASSWORD"] == "p"
         assert env["TABLETOP_METRICS_PORT"] == str(port_map[spec.ports["metrics"]])
         # the Secret is made out of band: the run makes random values, one per variable
         secrets = [k for k in spec.env if k in ("TABLETOP_SECRET", "TABLETOP_PEER_TOKEN")]

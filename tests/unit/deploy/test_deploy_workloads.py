@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
+from services.cli.stack import kafka_password_name
 from services.common.config import DEFAULT_WEB_PORT
+from services.common.kafka_acls import ADMIN, ROLES
 from tests.unit.deploy.deploy_support import (
     GRPC_PORTS,
     METRICS_PORTS,
@@ -35,6 +37,8 @@ SECRET_KEYS = {
     "TABLETOP_TOKEN_KEY": ("token-key", {"gateway"}),
     "TABLETOP_PEER_TOKEN": ("peer-token", {"gateway", "dice", "decks", "board", "scoring"}),
 }
+#: the Kafka users' passwords, by user (k8s/README.md)
+KAFKA_SECRET = "tabletop-kafka"
 RECOMMENDED_LABELS = (
     "app.kubernetes.io/name",
     "app.kubernetes.io/part-of",
@@ -179,6 +183,76 @@ def test_secret_only_where_needed(overlay: str, service: str) -> None:
         else:
             assert name not in env
         assert name not in config_env(render(overlay))
+
+
+@by_overlay_and_service
+def test_each_service_connects_to_kafka_as_itself(overlay: str, service: str) -> None:
+    """Its own user (the default name, ``<topic prefix><service>``), its own password."""
+    env = _env(_container(overlay, service))
+    ref = env["TABLETOP_KAFKA_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    assert (ref["name"], ref["key"]) == (KAFKA_SECRET, service)
+    assert "TABLETOP_KAFKA_USERNAME" not in env
+    assert not {k for k in config_env(render(overlay)) if k.startswith("TABLETOP_KAFKA_PASS")}
+
+
+@by_overlay
+def test_the_topics_job_sets_every_kafka_user_up_as_admin(overlay: str) -> None:
+    (job,) = [
+        j for j in of_kind(render(overlay), "Job") if j["metadata"]["name"] == "tabletop-topics"
+    ]
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert "tabletop admin kafka-users" in " ".join(container["args"])
+    env = _env(container)
+    assert env["TABLETOP_KAFKA_ADMIN_USERNAME"]["value"] == ADMIN
+    refs = {
+        name: (e["valueFrom"]["secretKeyRef"]["name"], e["valueFrom"]["secretKeyRef"]["key"])
+        for name, e in env.items()
+        if "valueFrom" in e
+    }
+    assert refs == {
+        "TABLETOP_KAFKA_ADMIN_PASSWORD": (KAFKA_SECRET, ADMIN),
+        **{kafka_password_name(role): (KAFKA_SECRET, role) for role in ROLES},
+    }
+
+
+@by_overlay
+def test_kafka_takes_only_authenticated_clients_and_allows_only_acls(overlay: str) -> None:
+    objs = render(overlay)
+    (config,) = [
+        c for c in of_kind(objs, "ConfigMap") if c["metadata"]["name"].startswith("kafka-config")
+    ]
+    broker = kafka(objs)
+    assert broker is not None
+    (container,) = broker["spec"]["template"]["spec"]["containers"]
+    env = _env(container)
+    props = dict(
+        line.split("=", 1)
+        for line in config["data"]["server.properties"].splitlines()
+        if "=" in line and not line.startswith("#")
+    )
+    props |= {
+        k[len("KAFKA_CFG_") :].lower().replace("_", "."): e["value"]
+        for k, e in env.items()
+        if k.startswith("KAFKA_CFG_")
+    }
+    protocols = dict(p.split(":") for p in props["listener.security.protocol.map"].split(","))
+    for listener in props["listeners"].split(","):
+        assert protocols[listener.split(":")[0]] == "SASL_PLAINTEXT", listener
+    for name in {listener.split(":")[0] for listener in props["listeners"].split(",")}:
+        mechanisms = props[f"listener.name.{name.lower()}.sasl.enabled.mechanisms"]
+        assert mechanisms == ("PLAIN" if name == "CONTROLLER" else "SCRAM-SHA-512"), name
+    assert props["authorizer.class.name"].endswith("StandardAuthorizer")
+    assert props["allow.everyone.if.no.acl.found"] == "false"
+    assert props["super.users"] == f"User:broker;User:{ADMIN}"
+    for name, key in (("KAFKA_BROKER_PASSWORD", "broker"), ("KAFKA_ADMIN_PASSWORD", ADMIN)):
+        ref = env[name]["valueFrom"]["secretKeyRef"]
+        assert (ref["name"], ref["key"]) == (KAFKA_SECRET, key)
+
+
+def test_the_local_cluster_makes_a_password_for_every_kafka_user() -> None:
+    script = (ROOT / "deploy/cluster/deploy.sh").read_text()
+    (listed,) = re.findall(r"users=\(([^)]*)\)", script)
+    assert sorted(listed.split()) == sorted(("broker", ADMIN, *ROLES))
 
 
 def test_every_service_gets_the_secrets_config_requires() -> None:

@@ -13,6 +13,7 @@ from typing import TypeVar, cast
 import grpc
 
 from services.common.eventlog import EventLog, LogRecord, LogUnavailable
+from services.common.kafka_access import KafkaAccess
 from services.common.ledger import StreamWriter
 from services.common.snapshots import KafkaSnapshotStore
 from services.decks.service import DecksService
@@ -20,6 +21,9 @@ from services.dice.service import DiceService
 from tabletop.v1 import decks_pb2, dice_pb2, envelope_pb2
 
 T = TypeVar("T")
+
+#: where an in-memory fake keeps its Kafka: nowhere (connecting fails)
+NO_KAFKA = KafkaAccess("", "", "")
 
 
 class MemoryEventLog:
@@ -98,7 +102,7 @@ class MemorySnapshotStore(KafkaSnapshotStore):
         shard: int = 0,
         shards: int = 1,
     ) -> None:
-        super().__init__("", "memory.snapshots", "memory", shard, shards=shards)
+        super().__init__(NO_KAFKA, "memory.snapshots", "memory", shard, shards=shards)
         self.records = records if records is not None else []
         #: sends that fail (a broker that went away midway), counted down
         self.failing_after: int | None = None
@@ -124,7 +128,7 @@ def memory_writer(
     stream: str, shard: int = 0, shards: int = 1
 ) -> tuple[StreamWriter, MemoryEventLog]:
     events = MemoryEventLog()
-    return StreamWriter(stream, cast(EventLog, events), "", shard, shards), events
+    return StreamWriter(stream, cast(EventLog, events), NO_KAFKA, shard, shards), events
 
 
 class Aborted(Exception):

@@ -46,6 +46,12 @@ from services.projector.faust_internals import (
 ROOT = Path(__file__).resolve().parents[3]
 
 
+@pytest.fixture(autouse=True)
+def kafka_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app is built, never connected: any password does."""
+    monkeypatch.setenv("TABLETOP_KAFKA_PASSWORD", "no-broker-here")
+
+
 def app(**settings: Any) -> Any:
     return create_app(dataclasses.replace(Config.from_env("projector"), **settings))
 
@@ -523,3 +529,20 @@ def test_aborted_transactions_are_skipped_and_later_ones_read_with_markers_parse
 def test_the_abort_marker_check_is_applied_by_install() -> None:
     app()
     assert getattr(PartitionRecords._contains_abort_marker, "lean", False)
+
+
+# -- 6: the partitions of the topics the app writes -----------------------------------------
+async def test_a_send_needs_the_partitions_the_producer_learns_before() -> None:
+    """Faust chooses a partition from aiokafka's producer metadata, which holds nothing for
+    a topic never fetched (the crash reach 6 prevents); ``learn_partitions`` asks the
+    producer Faust keeps, through aiokafka's public ``partitions_for``."""
+    producer = app().producer
+    assert _signature(type(producer)._ensure_producer) == ["self"]
+    assert _signature(aiokafka.AIOKafkaProducer.partitions_for) == ["self", "topic"]
+    assert "producer._partition(" in inspect.getsource(type(producer).key_partition)
+    plain = aiokafka.AIOKafkaProducer()
+    try:
+        with pytest.raises(TypeError):
+            plain._partition("never-fetched", None, None, None, b"key", None)
+    finally:
+        await plain.stop()

@@ -39,6 +39,7 @@ def _config(monkeypatch: pytest.MonkeyPatch, **env: str) -> Config:
     monkeypatch.setenv("TABLETOP_SECRET", "s" * 40)
     monkeypatch.setenv("TABLETOP_PEER_TOKEN", PEER)
     monkeypatch.setenv("TABLETOP_GRPC_PORT", "0")
+    monkeypatch.setenv("TABLETOP_KAFKA_PASSWORD", "no-broker-here")
     for key, value in env.items():
         monkeypatch.setenv(f"TABLETOP_{key}", value)
     return Config.from_env("dice")

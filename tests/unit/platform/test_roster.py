@@ -76,7 +76,10 @@ def test_each_workload_is_its_roster_entry(name: str) -> None:
     assert env.get("TABLETOP_GRPC_PORT", {}).get("value", "0") == str(service.grpc_port)
     assert env["TABLETOP_METRICS_PORT"]["value"] == str(service.metrics_port)
     from_secrets = {n for n, e in env.items() if "secretKeyRef" in e.get("valueFrom", {})}
-    assert from_secrets == {f"TABLETOP_{secret}" for secret in service.secrets}
+    # and every service its own Kafka user's password (tests/unit/deploy checks which)
+    assert from_secrets == {f"TABLETOP_{secret}" for secret in service.secrets} | {
+        "TABLETOP_KAFKA_PASSWORD"
+    }
 
 
 def test_the_shared_config_addresses_each_called_service_on_its_port() -> None:

@@ -12,6 +12,7 @@ import jwt.api_jwt
 import pytest
 
 from services.common.config import Config, ConfigError
+from services.common.kafka_access import NoPassword
 from services.gateway.auth import (
     BadToken,
     Quota,
@@ -30,7 +31,8 @@ RANDOM = "0123456789abcdef" * 4
 
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in ("SECRET", "TOKEN_KEY", "PEER_TOKEN", "DEV_STACK", "GRPC_HOST"):
+    names = ("SECRET", "TOKEN_KEY", "PEER_TOKEN", "DEV_STACK", "GRPC_HOST", "KAFKA_PASSWORD")
+    for name in names:
         monkeypatch.delenv(f"TABLETOP_{name}", raising=False)
     return monkeypatch
 
@@ -53,8 +55,39 @@ def test_a_short_secret_is_refused(clean_env: pytest.MonkeyPatch) -> None:
 def test_given_secrets_are_used(clean_env: pytest.MonkeyPatch) -> None:
     clean_env.setenv("TABLETOP_SECRET", RANDOM)
     clean_env.setenv("TABLETOP_PEER_TOKEN", RANDOM[::-1])
+    clean_env.setenv("TABLETOP_KAFKA_PASSWORD", "kafka-" + RANDOM)
     config = Config.from_env("dice")
     assert config.secret == RANDOM.encode() and config.peer_token == RANDOM[::-1].encode()
+    assert config.kafka.credentials() == ("dice", "kafka-" + RANDOM)
+
+
+@pytest.mark.parametrize("service", ["dice", "board", "projector", "gateway"])
+def test_a_service_without_its_kafka_password_refuses_to_start(
+    clean_env: pytest.MonkeyPatch, service: str
+) -> None:
+    for name in ("SECRET", "TOKEN_KEY", "PEER_TOKEN"):
+        clean_env.setenv(f"TABLETOP_{name}", RANDOM)
+    with pytest.raises(ConfigError, match="TABLETOP_KAFKA_PASSWORD is not set"):
+        Config.from_env(service)
+
+
+def test_a_service_is_its_own_kafka_user_in_its_installation(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    clean_env.setenv("TABLETOP_KAFKA_PASSWORD", RANDOM)
+    clean_env.setenv("TABLETOP_TOPIC_PREFIX", "staging.")
+    assert Config.from_env("projector").kafka.username == "staging.projector"
+    clean_env.setenv("TABLETOP_KAFKA_USERNAME", "views-folder")
+    assert Config.from_env("projector").kafka.username == "views-folder"
+
+
+def test_a_dev_stack_without_a_kafka_password_fails_only_when_it_connects(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    clean_env.setenv("TABLETOP_DEV_STACK", "1")
+    kafka = Config.from_env("gateway").kafka
+    with pytest.raises(NoPassword, match="no Kafka password for the user gateway"):
+        kafka.client_options()
 
 
 def test_a_dev_stack_has_defaults_on_loopback_only(clean_env: pytest.MonkeyPatch) -> None:

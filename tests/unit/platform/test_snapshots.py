@@ -35,6 +35,7 @@ from tabletop.v1 import (
 )
 from tabletop.v1 import platform_events_pb2 as pe
 from tests.unit.platform.fakes import (
+    NO_KAFKA,
     Aborted,
     MemoryEventLog,
     MemorySnapshotStore,
@@ -77,7 +78,7 @@ async def restart(
     make_owner: Callable[[StreamWriter], Any],
 ) -> tuple[StreamWriter, Any]:
     """A new process: the newest snapshot, then the tail of the log after it."""
-    writer = StreamWriter(stream, cast(EventLog, event_log), "")
+    writer = StreamWriter(stream, cast(EventLog, event_log), NO_KAFKA)
     owner = make_owner(writer)
     snapshot = await MemorySnapshotStore(store.records).load()
     assert snapshot is not None
