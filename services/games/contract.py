@@ -1,4 +1,4 @@
-"""The contract every game engine follows (DESIGN.md §3).
+"""The contract every game engine follows (docs/DESIGN.md §3).
 
 A game is a *decider*: ``decide`` turns a player's action into events or refuses it,
 ``evolve`` folds one event into the state, and ``next_step`` says who acts next, which

@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class DiceStub:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4).
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4).
     """
 
     def __init__(self, channel):
@@ -63,7 +63,7 @@ class DiceStub:
 
 
 class DiceServicer:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4).
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4).
     """
 
     def Commit(self, request, context):
@@ -139,7 +139,7 @@ def add_DiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Dice:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4).
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4).
     """
 
     @staticmethod

@@ -27,7 +27,7 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class DiceStub:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4)."""
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4)."""
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
@@ -49,7 +49,7 @@ class DiceStub:
 
 @_typing.type_check_only
 class DiceAsyncStub(DiceStub):
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4)."""
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4)."""
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Commit: _aio.UnaryUnaryMultiCallable[_dice_pb2.CommitRequest, _dice_pb2.CommitReply]  # type: ignore[assignment]
@@ -67,7 +67,7 @@ class DiceAsyncStub(DiceStub):
     """
 
 class DiceServicer(metaclass=_abc_1.ABCMeta):
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4)."""
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4)."""
 
     @_abc_1.abstractmethod
     def Commit(

@@ -360,7 +360,7 @@ export const RevealReplySchema: GenMessage<RevealReply> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_dice, 10);
 
 /**
- * Owns randomness for dice: commit–reveal per match (DESIGN.md §4).
+ * Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4).
  *
  * @generated from service tabletop.v1.Dice
  */
