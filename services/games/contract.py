@@ -300,6 +300,10 @@ class Game(ABC, Generic[State]):
     #: commits to a seed with these and reveals it at the end, and with no other (a seed
     #: nothing was drawn from verifies nothing, and costs its service two appends a match)
     chance_services: ClassVar[frozenset[str]] = frozenset({"dice", "decks"})
+    #: event classes under the names older logs gave them (old class name → the class that
+    #: reads those events now, with the same fields): each old name keeps its message, so
+    #: stored and exported logs still fold (docs/CONVENTIONS.md, "Renaming an event")
+    renamed_events: ClassVar[Mapping[str, type]] = {}
 
     @abstractmethod
     def initial_state(self) -> State:
