@@ -323,7 +323,10 @@ class Game(ABC, Generic[State]):
 
     @abstractmethod
     def decide(self, state: State, player: str, action: Any) -> list[Any]:
-        """Events for ``player`` doing ``action``, or raise RuleViolation / MalformedAction."""
+        """Events for ``player`` doing ``action``, or raise RuleViolation / MalformedAction.
+
+        Asked only for a match in play and one of its players: the command handler refuses
+        the rest (MATCH_OVER, NOT_A_PLAYER; docs/CONVENTIONS.md, "Who refuses what")."""
 
     @abstractmethod
     def resolve(self, state: State, outcome: ChanceOutcome) -> list[Any]:
