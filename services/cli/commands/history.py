@@ -160,15 +160,23 @@ def _replay_file(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def _exported(args: argparse.Namespace, doing: str) -> gateway_pb2.MatchLog | None:
+    """The match's whole log from the gateway; None (said why) when it refuses."""
     client = client_for(args)
     try:
-        exported = client.stub.ExportMatch(
+        exported: gateway_pb2.MatchLog = client.stub.ExportMatch(
             gateway_pb2.ExportMatchRequest(match_id=args.match_id),
             metadata=client.auth(args.match_id),
         )
     except grpc.RpcError as error:
-        console.print(f"[red]cannot export:[/] {reason_of(error)}")
+        console.print(f"[red]cannot {doing}:[/] {reason_of(error)}")
+        return None
+    return exported
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    exported = _exported(args, "export")
+    if exported is None:
         return 2
     text = json_format.MessageToJson(exported)
     if args.output == "-":
@@ -204,18 +212,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     _match_or_file(args)
-    if args.file:
-        exported = _load_export(args.file)
-    else:
-        client = client_for(args)
-        try:
-            exported = client.stub.ExportMatch(
-                gateway_pb2.ExportMatchRequest(match_id=args.match_id),
-                metadata=client.auth(args.match_id),
-            )
-        except grpc.RpcError as error:
-            console.print(f"[red]cannot verify:[/] {reason_of(error)}")
-            return 2
+    exported = _load_export(args.file) if args.file else _exported(args, "verify")
+    if exported is None:
+        return 2
     result = verify_match(list(exported.events))
     report = {
         "match_id": exported.match_id,
