@@ -19,7 +19,7 @@ include deploy/make/image.mk
 
 GRPCURL_VERSION ?= v1.9.3
 
-.PHONY: help install tools tools-grpcurl tools-web web web-deps protos check-protos kafka \
+.PHONY: help install pure tools tools-grpcurl tools-web web web-deps protos check-protos kafka \
         kafka-stop topics up down status test test-unit faults lint bench clean prometheus \
         prometheus-stop k8s-generate
 
@@ -33,7 +33,24 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
-install: $(STAMP)  ## create .venv and install the project with its dev tools
+# The rule engines' hot modules compiled to C extensions with mypyc (pyproject.toml,
+# [tool.tabletop.compiled]), beside their .py files, which Python then imports no more.
+# `make install PURE=1` leaves them out; `make pure` removes them (the .py files are the
+# fallback, and must stay correct on their own: CI tests the compiled ones).
+COMPILED_PY := $(shell sed -n '/^\[tool.tabletop.compiled\]/,/^]/p' pyproject.toml | grep -o 'services/[^"]*\.py')
+COMPILED_STAMP := $(VENV)/.compiled
+$(COMPILED_STAMP): $(STAMP) $(COMPILED_PY) pyproject.toml
+	@command -v gcc >/dev/null || { echo "need a C compiler (apt-get install -y gcc), or make install PURE=1"; exit 1; }
+	@rm -f $@; find services -name '*.cpython-*.so' -delete; rm -f ./*__mypyc.cpython-*.so
+	@mkdir -p .cache
+	@echo "compiling $(words $(COMPILED_PY)) engine modules with mypyc (log: .cache/mypyc.log)"
+	@$(VENV)/bin/mypyc $(COMPILED_PY) > .cache/mypyc.log 2>&1 || { tail -40 .cache/mypyc.log; exit 1; }
+	touch $@
+
+install: $(STAMP) $(if $(PURE),,$(COMPILED_STAMP))  ## create .venv, install the project with its dev tools, compile the engines (PURE=1: not)
+
+pure:  ## remove the compiled engine modules: Python imports the .py files again
+	find services -name '*.cpython-*.so' -delete; rm -f ./*__mypyc.cpython-*.so $(COMPILED_STAMP)
 
 tools: tools-deploy tools-grpcurl  ## kustomize, prometheus/promtool, grpcurl (into .cache/bin)
 
@@ -122,8 +139,8 @@ k8s-generate: $(STAMP)  ## regenerate the KafkaTopics and the PrometheusRule fro
 	$(PY) deploy/k8s/gen_topics.py
 	$(PY) deploy/k8s/gen_rules.py
 
-bench: install kafka  ## benchmarks against floors and boardgame.io (npm ci into .cache/peer; needs Node) in the same run
-	$(VENV)/bin/python -m tests.bench
+bench: install kafka  ## benchmarks against floors and boardgame.io (npm ci into .cache/peer; needs Node and Go) in the same run; BENCH_ARGS=--capacity-full for the full human-pace ramp
+	$(VENV)/bin/python -m tests.bench $(BENCH_ARGS)
 
 clean: down  ## remove caches and the virtual environment
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache

@@ -17,6 +17,24 @@ from tests.integration.helpers import delete_topics
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Refuse to test compiled engine modules older than their source (Python would
+    import the stale extension, not the edited .py): ``make install`` compiles them again,
+    ``make pure`` removes them."""
+    stale = [
+        str(compiled.relative_to(ROOT))
+        for compiled in ROOT.glob("services/**/*.cpython-*.so")
+        if (source := compiled.with_name(compiled.name.split(".")[0] + ".py")).exists()
+        and source.stat().st_mtime > compiled.stat().st_mtime
+    ]
+    if stale:
+        pytest.exit(
+            f"compiled modules older than their .py: {', '.join(stale)}; run "
+            "make install (or make pure)",
+            returncode=4,
+        )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/integration" in str(item.path):

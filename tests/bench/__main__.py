@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .human.options import add_arguments as add_capacity_arguments
+from .human.options import plan_from
 from .patched_serve import EXPERIMENTS
-from .suite import run_peer_only, run_suite
+from .suite import run_capacity_only, run_peer_only, run_suite
 
 
 def levels(text: str) -> tuple[int, ...]:
@@ -60,7 +62,14 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="run only boardgame.io (no Tabletop stack); write peer-results.json",
     )
+    add_capacity_arguments(parser)
     args = parser.parse_args(argv)
+    # the peer runs beside each system's steps unless it was turned off (or --quick)
+    capacity = plan_from(args, peer=args.peer if args.peer is not None else not args.quick)
+    with_capacity = args.capacity if args.capacity is not None else not args.quick
+    if args.capacity_only:
+        run_capacity_only(args.out_dir, capacity)
+        return
     runs = args.runs if args.runs is not None else (1 if args.quick else 3)
     if not 1 <= runs <= 20:
         parser.error("--runs takes 1 to 20")
@@ -77,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
         profile_dir=args.profile,
         profile_level=args.profile_level,
         peer=args.peer,
+        capacity=capacity if with_capacity else None,
     )
 
 

@@ -37,7 +37,7 @@ from .timing import window_rates
 Storage = Literal["memory", "flatfile"]
 
 SOURCE = Path(__file__).with_name("peer")
-FILES = ("package.json", "package-lock.json", "game.js", "server.js", "load.js")
+FILES = ("package.json", "package-lock.json", "game.js", "server.js", "load.js", "human.js")
 STORAGES: tuple[Storage, ...] = ("memory", "flatfile")
 STORAGE_TITLE = {"memory": "in-memory", "flatfile": "FlatFile (durable)"}
 START_TIMEOUT_S = 90.0

@@ -3,6 +3,7 @@ second (``evolve`` only, and from protobuf envelopes as every reader folds them)
 
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 from collections.abc import Sequence
@@ -86,6 +87,10 @@ def envelope_rate(envelopes: Sequence[envelope_pb2.EventEnvelope]) -> float:
 def measure_game(game: str, seconds: float, seed: int, fold_batches: int) -> EngineRun:
     run = EngineRun(game)
     try:
+        # not counted: the first playouts of a process pay for imports, content and caches
+        # (Crashland's first three took ~0.4 s of CPU here, a second's worth of playouts)
+        for index in range(3):
+            one_playout(game, -1 - index)
         deadline = now() + seconds
         playouts: list[Playout] = []
         for index in range(MAX_PLAYOUTS):
@@ -114,6 +119,17 @@ def measure_game(game: str, seconds: float, seed: int, fold_batches: int) -> Eng
 
 def measure_engines(seconds: float, seed: int, fold_batches: int) -> list[EngineRun]:
     return [measure_game(name, seconds, seed, fold_batches) for name in sorted(all_games())]
+
+
+def _compiled_note(game: str) -> str:
+    """Which of the game's modules ran compiled (mypyc, ``make install``)."""
+    prefix = f"services.games.{game}."
+    compiled = sorted(
+        name.removeprefix(prefix)
+        for name, module in list(sys.modules.items())
+        if name.startswith(prefix) and str(getattr(module, "__file__", "")).endswith(".so")
+    )
+    return f"compiled: {', '.join(compiled)}" if compiled else "pure Python"
 
 
 def engine_figures(runs: Sequence[EngineRun], noop_rate: float) -> list[Figure]:
@@ -146,6 +162,22 @@ def engine_figures(runs: Sequence[EngineRun], noop_rate: float) -> list[Figure]:
                     else None
                 ),
                 note=f"{playouts / cpu:,.0f} per CPU-second of the bench process" if cpu else "",
+            )
+        )
+        figures.append(
+            figure(
+                f"engine.playouts_cpu.{game}",
+                f"Complete random playouts per CPU-second, {game} (in-process)",
+                "/CPU-s",
+                "higher",
+                # one figure a run: its playouts over the CPU they took (CPU time, so a
+                # busy machine slows it less than the per-second rate)
+                [
+                    [len(r.playout_cpu_s) / sum(r.playout_cpu_s)]
+                    for r in good
+                    if sum(r.playout_cpu_s)
+                ],
+                note=_compiled_note(game),
             )
         )
         figures.append(

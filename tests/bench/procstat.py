@@ -72,3 +72,21 @@ def usage(before: CpuSnapshot, after: CpuSnapshot) -> dict[str, float]:
     used["other"] = max(0.0, busy - sum(used.values()))
     used["idle"] = max(0.0, (after.total - before.total) - busy)
     return used
+
+
+def process_rss(pid: int) -> int | None:
+    """Resident memory of ``pid`` in bytes (VmRSS), None when it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return None
+
+
+def rss_snapshot(pids: Mapping[str, int | None]) -> dict[str, int]:
+    """Resident bytes per named process (the ones that are running)."""
+    readings = {name: process_rss(pid) for name, pid in pids.items() if pid is not None}
+    return {name: value for name, value in readings.items() if value is not None}

@@ -121,6 +121,7 @@ def markdown(
     figures: Sequence[Figure],
     loads: Sequence[dict[str, Any]],
     problems: Sequence[str],
+    extra_sections: Sequence[str] = (),
 ) -> str:
     quick = " --quick" if config.get("quick") else ""
     load = ", ".join(f"{x:.2f}" for x in machine["load_average_at_start"])
@@ -171,6 +172,7 @@ def markdown(
         lines += [f"## {title}", "", header, *(_row(f) for f in rows), ""]
         if prefix == "peer." and versus:
             lines += ["## Side by side with boardgame.io", "", PEER_NOTE, "", *versus, ""]
+    lines += list(extra_sections)
     lines += [
         "## Where the CPU went under load",
         "",
@@ -278,6 +280,8 @@ def write_all(
     loads: Sequence[dict[str, Any]],
     problems: Sequence[str],
     peer_loads: Sequence[dict[str, Any]] = (),
+    capacity: Sequence[dict[str, Any]] = (),
+    extra_sections: Sequence[str] = (),
 ) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / "bench-results.json"
@@ -289,9 +293,10 @@ def write_all(
             "figures": [f.to_json() for f in figures],
             "loads": list(loads),
             "peer_loads": list(peer_loads),
+            "capacity": list(capacity),
             "problems": list(problems),
         }
     )
     json_path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
-    md_path.write_text(markdown(machine, config, figures, loads, problems))
+    md_path.write_text(markdown(machine, config, figures, loads, problems, extra_sections))
     return json_path, md_path

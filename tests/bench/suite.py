@@ -40,6 +40,16 @@ from .boardgameio import (
 from .bots import LoadResult, finish_one_match, run_load
 from .engine import EngineRun, engine_figures, measure_engines
 from .floors import FloorRun, FloorSizes, measure_floors
+from .human.capacity import CapacityRun
+from .human.figures import capacity_figures, capacity_markdown
+from .human.options import CapacityPlan
+from .human.run import (
+    CAPACITY_ENV,
+    CAPACITY_ENV_NOTE,
+    peer_capacity,
+    raise_file_limit,
+    tabletop_capacity,
+)
 from .latency import floor_latency_figures, latency_figures, unary_figures
 from .machine import machine_info
 from .procstat import kafka_pid
@@ -167,16 +177,26 @@ class ExperimentStack(Stack):
     """The ephemeral stack with its services run by ``patched_serve`` (see there)."""
 
     experiment: str = ""
+    #: run every service with tracemalloc, snapshots into this folder (human/traced_serve.py)
+    traced: Path | None = None
 
     def start(self, service: str) -> None:
+        if self.traced is not None and self.pid(service) is None:
+            self._start_module(
+                service, ["-m", "tests.bench.human.traced_serve", service, str(self.traced)]
+            )
+            return
         if not self.experiment or self.pid(service) is not None:
             super().start(service)
             return
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        log = (self.run_dir / f"{service}.log").open("ab")
         command = ["-m", "tests.bench.patched_serve", service, self.experiment]
         if service == "projector" and self.experiment == "plain-projector":
             command = ["-m", "tests.bench.plain_projector"]
+        self._start_module(service, command)
+
+    def _start_module(self, service: str, command: list[str]) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        log = (self.run_dir / f"{service}.log").open("ab")
         process = subprocess.Popen(
             [sys.executable, *command],
             env=self.env(service),
@@ -198,7 +218,11 @@ def stop_all(stack: Stack, grace_s: float = 5.0) -> None:
 
 @contextlib.contextmanager
 def ephemeral_stack(
-    prefix: str, run_dir: Path, experiment: str = "", extra_env: dict[str, str] | None = None
+    prefix: str,
+    run_dir: Path,
+    experiment: str = "",
+    extra_env: dict[str, str] | None = None,
+    traced: Path | None = None,
 ) -> Iterator[Stack]:
     base = Stack.ephemeral(run_dir, prefix)
     stack = ExperimentStack(
@@ -218,6 +242,7 @@ def ephemeral_stack(
         },
     )
     stack.experiment = experiment
+    stack.traced = traced
     try:
         stack.up()
         yield stack
@@ -435,6 +460,7 @@ def run_suite(
     profile_dir: Path | None = None,
     profile_level: int = 20,
     peer: bool | None = None,
+    capacity: CapacityPlan | None = None,
 ) -> tuple[Path, Path]:
     sizes = Sizes.quick(levels) if quick else Sizes.full(levels)
     if peer is not None:
@@ -446,7 +472,7 @@ def run_suite(
     results = Results([], {}, [], [], [])
     if sizes.peer:
         console.print("installing the peer (boardgame.io) into .cache/peer")
-    setup_peer(results, sizes.peer)
+    setup_peer(results, sizes.peer or (capacity is not None and capacity.peer))
     steps_per_run = 5 + len(levels)
     with (
         Progress(
@@ -465,7 +491,10 @@ def run_suite(
                 progress.update(task, description=f"profiling at {profile_level} matches")
                 asyncio.run(profile_run(stack, sizes, game, profile_level, profile_dir))
             progress.update(task, description="stopping the stack")
-    figures = collect(results)
+        capacity_runs: list[CapacityRun] = []
+        if capacity is not None:
+            capacity_runs = run_capacity(capacity, results.peer_project, progress, token, run_dir)
+    figures = collect(results) + capacity_figures(capacity_runs)
     loads = [
         load_summary(level, run, load)
         for level, level_loads in sorted(results.loads.items())
@@ -481,13 +510,92 @@ def run_suite(
         "logs": str(run_dir),
         "experiment": experiment,
         "peer_skipped": results.peer_skipped,
+        "capacity_env_note": CAPACITY_ENV_NOTE,
     }
     peer_loads = [load.summary(run) for run, loads_ in enumerate(results.peer) for load in loads_]
+    problems = problems_of(results, run_dir) + [
+        f"capacity, {r.system}: {r.error}" for r in capacity_runs if r.error
+    ]
     paths = write_all(
-        out_dir, machine, config, figures, loads, problems_of(results, run_dir), peer_loads
+        out_dir,
+        machine,
+        config,
+        figures,
+        loads,
+        problems,
+        peer_loads,
+        capacity=[r.to_json() for r in capacity_runs],
+        extra_sections=capacity_markdown(capacity_runs, config),
     )
     console.print(f"wrote {paths[0]} and {paths[1]}; service logs in {run_dir}")
     return paths
+
+
+def run_capacity(
+    plan: CapacityPlan,
+    peer_project: Path | None,
+    progress: Progress,
+    token: str,
+    run_dir: Path,
+) -> list[CapacityRun]:
+    """The capacity steps against a fresh stack of their own, then against the peer."""
+    task = progress.add_task("capacity at human pace", total=None)
+
+    def say(what: str) -> None:
+        progress.update(task, description=f"capacity: {what}")
+
+    raise_file_limit()
+    runs = []
+    say("starting a stack")
+    with ephemeral_stack(
+        f"bench{token}c.", run_dir / "capacity", extra_env=CAPACITY_ENV, traced=plan.traced
+    ) as stack:
+        runs.append(
+            asyncio.run(tabletop_capacity(stack, plan.shape, plan.sizes, say, traced=plan.traced))
+        )
+        say("stopping the stack")
+    if plan.peer and peer_project is not None:
+        runs.append(
+            asyncio.run(
+                peer_capacity(
+                    peer_project, plan.shape, plan.sizes, lambda what: say(f"boardgame.io: {what}")
+                )
+            )
+        )
+    progress.update(task, description="capacity: done")
+    return runs
+
+
+def run_capacity_only(out_dir: Path, plan: CapacityPlan) -> Path:
+    """Only the capacity steps: the report's section on the console and everything in
+    ``capacity-results.json``; BENCHMARKS.md is left alone."""
+    results = Results([], {}, [], [], [])
+    if plan.peer:
+        setup_peer(results, True)
+    token = uuid.uuid4().hex[:8]
+    run_dir = Path(tempfile.gettempdir()) / f"tabletop-bench-{token}"
+    with Progress(
+        TextColumn("{task.description}"), TimeElapsedColumn(), console=console
+    ) as progress:
+        runs = run_capacity(plan, results.peer_project, progress, token, run_dir)
+    config = {"capacity_env_note": CAPACITY_ENV_NOTE, "peer_skipped": results.peer_skipped}
+    print("\n".join(capacity_markdown(runs, config)))  # Markdown: not wrapped by rich
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "capacity-results.json"
+    path.write_text(
+        json.dumps(
+            {
+                "machine": machine_info(),
+                "config": config,
+                "figures": [f.to_json() for f in capacity_figures(runs)],
+                "capacity": [r.to_json() for r in runs],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    console.print(f"wrote {path}; service logs in {run_dir}")
+    return path
 
 
 def run_peer_only(out_dir: Path, quick: bool, levels: tuple[int, ...], runs: int) -> Path:

@@ -28,6 +28,13 @@ STACK_CPU_MS = 2.5
 REBUILD_EVENTS_PER_S = 20_000.0
 REPLAY_EVENTS_PER_S = 10_000.0
 PLAYOUTS_PER_S = {"crashland": 2_000.0, "drillit": 1_000.0}
+#: issue 42: engines fast enough for search bots, in playouts per CPU-second
+PLAYOUTS_PER_CPU_S = {
+    "crashland": 3_000.0,
+    "drillit": 1_500.0,
+    "imperial_miners": 1_000.0,
+    "dungeon_drop": 100.0,
+}
 
 
 def _find(figures: Sequence[Figure], key: str) -> Figure | None:
@@ -64,6 +71,10 @@ FIXED = (
     *(
         Fixed(f"engine.playouts.{game}", Target(rate, f"≥ {rate:,.0f}/s"))
         for game, rate in PLAYOUTS_PER_S.items()
+    ),
+    *(
+        Fixed(f"engine.playouts_cpu.{game}", Target(rate, f"≥ {rate:,.0f}/CPU-s"))
+        for game, rate in PLAYOUTS_PER_CPU_S.items()
     ),
 )
 

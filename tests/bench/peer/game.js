@@ -17,4 +17,22 @@ const DiceRace = {
   endIf: ({ G }) => (G.total >= TARGET ? { total: G.total } : undefined),
 };
 
-module.exports = { DiceRace };
+// The human-paced peer's game (human.js): the same dice race for 1 to 4 seats, one roll a
+// turn, so a table's seats take turns as Tabletop's seats do; ends when a seat reaches TARGET.
+const DiceTable = {
+  name: 'dicetable',
+  minPlayers: 1,
+  maxPlayers: 4,
+  setup: ({ ctx }) => ({ totals: Array(ctx.numPlayers).fill(0), rolls: [] }),
+  turn: { minMoves: 1, maxMoves: 1 },
+  moves: {
+    roll: ({ G, ctx, random }) => {
+      const value = random.D6();
+      G.totals[Number(ctx.currentPlayer)] += value;
+      G.rolls.push(value);
+    },
+  },
+  endIf: ({ G }) => (G.totals.some((total) => total >= TARGET) ? { totals: G.totals } : undefined),
+};
+
+module.exports = { DiceRace, DiceTable };

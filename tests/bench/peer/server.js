@@ -12,7 +12,7 @@
 // match's next move is handled, which is what "durable" means here. Neither side fsyncs each
 // write (Kafka leaves flushing to the OS too).
 const { Server, FlatFile } = require('boardgame.io/server');
-const { DiceRace } = require('./game');
+const { DiceRace, DiceTable } = require('./game');
 
 class FlatFileWrittenAtOnce extends FlatFile {
   async connect() {
@@ -24,7 +24,7 @@ async function main() {
   const [port, apiPort, storage, dir] = process.argv.slice(2);
   const db = storage === 'flatfile' ? new FlatFileWrittenAtOnce({ dir, logging: false }) : undefined;
   if (storage !== 'memory' && storage !== 'flatfile') throw new Error(`storage: ${storage}`);
-  const server = Server({ games: [DiceRace], db, origins: [/.*/] });
+  const server = Server({ games: [DiceRace, DiceTable], db, origins: [/.*/] });
   await server.run({ port: Number(port), lobbyConfig: { apiPort: Number(apiPort) } });
   process.stdout.write('ready\n');
 }

@@ -1,0 +1,116 @@
+"""A determinization: one full state a seat's view could have come from, with the hidden
+order of the draw piles the chance services hold, so the game's own engine can be played
+forward from it.
+
+Each game that offers search bots has a module ``services.games.<game>.sampling`` with
+
+    def sample(view, player, legal, rng) -> Determinization
+
+and, where a whole playout costs too much, ``evaluate(state, player) -> float``: how well
+the player stands in a match not over yet, in [0, 1].
+
+that draws the hidden information (unexplored map cards, opponents' hands and secret
+choices, the order of face-down piles) uniformly among what is consistent with ``view``
+and ``legal`` (what the seat is served), from ``rng`` alone. Its tests check that the
+sampled state shows the seat exactly ``view`` and offers exactly ``legal``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.games.contract import (
+    CardsDrawn,
+    ChanceOutcome,
+    ChanceRequest,
+    DeckShuffled,
+    DiceRolled,
+    DrawCards,
+    RollDice,
+    ShuffleDeck,
+)
+
+
+@dataclass(frozen=True)
+class Determinization:
+    state: Any
+    #: deck name -> the face-down draw pile a chance service holds for it, top card first
+    piles: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+#: (view, player, legal actions, rng) -> a determinization consistent with them
+Sampler = Callable[[Any, str, Sequence[Any], random.Random], Determinization]
+
+#: (state, player) -> how well ``player`` stands in a match not yet over, in [0, 1]
+Evaluation = Callable[[Any, str], float]
+
+
+class InconsistentSample(Exception):
+    """The engine asked for something a sampled state cannot give (a sampler's bug)."""
+
+
+def sampler_for(game: str) -> Sampler:
+    """The game's ``sampling.sample``; ValueError for a game without one."""
+    try:
+        module = importlib.import_module(f"services.games.{game}.sampling")
+    except ModuleNotFoundError as missing:
+        if missing.name != f"services.games.{game}.sampling":
+            raise
+        raise ValueError(f"{game} has no sampler: search bots cannot play it") from None
+    sample: Sampler = module.sample
+    return sample
+
+
+def evaluation_for(game: str) -> Evaluation | None:
+    """The game's ``sampling.evaluate``, if it has one: search may then stop a playout
+    early and take this for its result (a game whose playouts cost too much to finish)."""
+    evaluate: Evaluation | None = getattr(
+        importlib.import_module(f"services.games.{game}.sampling"), "evaluate", None
+    )
+    return evaluate
+
+
+def has_sampler(game: str) -> bool:
+    try:
+        sampler_for(game)
+    except ValueError:
+        return False
+    return True
+
+
+class SearchChance:
+    """Chance outcomes inside a search: dice from ``rng``, shuffles by ``rng``, draws from
+    the determinization's piles (then from the piles the search's own shuffles made)."""
+
+    __slots__ = ("_piles", "_rng")
+
+    def __init__(self, piles: Mapping[str, Sequence[str]], rng: random.Random) -> None:
+        self._piles = {deck: list(cards) for deck, cards in piles.items()}
+        self._rng = rng
+
+    def resolve(self, request: ChanceRequest) -> ChanceOutcome:
+        if isinstance(request, DrawCards):
+            pile = self._piles.get(request.deck)
+            count = request.count
+            if pile is None or len(pile) < count:
+                raise InconsistentSample(
+                    f"draw of {count} from {request.deck!r}, which holds "
+                    f"{0 if pile is None else len(pile)}"
+                )
+            drawn = tuple(pile[:count])
+            del pile[:count]
+            return CardsDrawn(request.deck, drawn)
+        if isinstance(request, RollDice):
+            randint = self._rng.randint
+            sides = request.sides
+            return DiceRolled(tuple([randint(1, sides) for _ in range(request.count)]))
+        if isinstance(request, ShuffleDeck):
+            cards = list(request.cards)
+            self._rng.shuffle(cards)
+            self._piles[request.deck] = cards
+            return DeckShuffled(request.deck, len(cards))
+        raise TypeError(f"unknown chance request {request!r}")

@@ -1,0 +1,99 @@
+"""A full Dungeon Drop state consistent with a seat's view, for search bots.
+
+The whole table is public (every cube's position and rotation, stashes, health, meeples).
+Hidden from the seat: the other heroes' Quests until they are revealed, and which cubes
+are still in the box and in what order they come out (the view shows how many). The
+other Quests are dealt uniformly from those not shown; the box is drawn from the cubes in
+no room, stash or aside pile, as many as it holds, in a random order.
+
+Counters the view leaves out: a hero's spent Shields are the Shields in the stash less
+those shown ready; what a Teleport still lets the hero take after looting shows only once
+the hero is taking (then at least one); the match statistics start at zero.
+
+A whole playout simulates every flick and drop, so search stops its playouts early and
+takes ``evaluate``: the scores the stashes would have now.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from services.bots.search.determinization import Determinization
+from services.games.dungeon_drop.content import CONTENT
+from services.games.dungeon_drop.flow import BOX, HERO_DECKS
+from services.games.dungeon_drop.scoring import score
+from services.games.dungeon_drop.state import DungeonDropState, Phase
+from services.games.dungeon_drop.table import Placement
+from services.games.dungeon_drop.view import DungeonDropView
+
+
+def sample(
+    view: DungeonDropView, player: str, legal: Sequence[Any], rng: random.Random
+) -> Determinization:
+    phase = Phase(view.phase)
+    seats = view.seats
+    shown = {s.player: s.quest for s in seats if s.quest is not None}
+    unseen_quests = sorted(set(CONTENT.quests) - set(shown.values()))
+    rng.shuffle(unseen_quests)
+    quests = dict(shown)
+    for seat in seats:
+        if seat.player not in quests and seat.race:
+            quests[seat.player] = unseen_quests.pop()
+    table = {c.cube: Placement(c.cube, c.x, c.y, c.angle) for c in view.table}
+    placed = {*table, *view.aside, *(c for s in seats for c in s.stash)}
+    unseen_cubes = sorted(c for c in CONTENT.box_cubes() if c not in placed)
+    box = rng.sample(unseen_cubes, min(view.box_left, len(unseen_cubes)))
+    shields_used = {
+        s.player: sum(1 for c in s.stash if CONTENT.kind(c).shield) - s.shields_ready
+        for s in seats
+        if s.race
+    }
+    active = view.active
+    state = DungeonDropState(
+        players=tuple(s.player for s in seats),
+        variant=view.variant,
+        phase=phase,
+        shuffled=(*HERO_DECKS, BOX),
+        races={s.player: s.race for s in seats if s.race},
+        classes={s.player: s.hero_class for s in seats if s.hero_class},
+        quests=quests,
+        health={s.player: s.health for s in seats if s.race},
+        table=table,
+        aside=view.aside,
+        box_left=view.box_left,
+        to_draw=0,
+        pending_drop=(),
+        stash={s.player: s.stash for s in seats if s.race},
+        shields_used={p: n for p, n in shields_used.items() if n},
+        round=view.round,
+        order=view.order,
+        turn=view.order.index(active) if active in view.order else 0,
+        active=active,
+        ability=view.ability,
+        ability_left=view.ability_left,
+        pending_flick=None,
+        ward=view.ward,
+        take_left=1 if phase is Phase.TAKE else 0,
+        meeples={m.player: (m.x, m.y) for m in view.meeples},
+        teamwork={s.player: s.teamwork for s in seats if s.teamwork},
+        last_room=view.last_room,
+        quests_revealed=phase in (Phase.REVEAL, Phase.SCORING, Phase.OVER),
+        chests_rolled=False,
+        chest_rolls={s.player: s.chest_rolls for s in seats if s.chest_rolls},
+        scores=dict(view.scores),
+        winner=view.winner,
+    )
+    return Determinization(state, {BOX: tuple(box)})
+
+
+def evaluate(state: DungeonDropState, player: str) -> float:
+    """How well ``player`` stands in a match under way: the share of the other heroes the
+    stash would outscore if the match ended now (ties half); alone, the score against the
+    Solo target."""
+    mine = score(state, player)
+    others = [score(state, p) for p in state.players if p != player]
+    if not others:
+        return min(1.0, mine / CONTENT.solo_target)
+    return sum(1.0 if mine > s else 0.5 if mine == s else 0.0 for s in others) / len(others)

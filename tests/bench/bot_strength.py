@@ -1,0 +1,188 @@
+"""The strength of the bot levels, as issue 42 asks it to be measured: ``tabletop
+simulate``'s comparisons for every game, seats rotated, seeds fixed, each match appended
+to a results file as it ends, so the run may be stopped and started again at will (it
+takes CPU-hours: a ``hard`` move is most of a CPU-second).
+
+    python -m tests.bench.bot_strength run --results DIR [--games N] [--only GAME,...]
+    python -m tests.bench.bot_strength table --results DIR
+
+``table`` prints what is finished as a Markdown table with 95% intervals and the verdict
+against each target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rich.progress import Progress
+
+from services.cli.simulate import Comparison, compare, comparison_report
+
+DRILLIT = {"difficulty": "medium", "distance": "medium"}
+
+
+@dataclass(frozen=True)
+class Target:
+    """One row of the issue's table: ``hard`` against ``baseline``."""
+
+    name: str
+    game: str
+    hard: Comparison
+    #: solitaire and cooperative games: the same seats played by greedy bots
+    baseline: Comparison | None
+    goal: str
+
+
+def targets(games: int) -> list[Target]:
+    def solo(game: str, seats: int, level: str, options: dict[str, str]) -> Comparison:
+        return Comparison(game, games, (level,) * seats, options)
+
+    rows = [
+        Target(
+            "Crashland: hard vs greedy",
+            "crashland",
+            solo("crashland", 1, "hard", {}),
+            solo("crashland", 1, "easy", {}),
+            "hard ≥ greedy + 15 points",
+        ),
+        Target(
+            "Drillit! 3 seats medium/medium: hard vs greedy",
+            "drillit",
+            solo("drillit", 3, "hard", DRILLIT),
+            solo("drillit", 3, "easy", DRILLIT),
+            "hard ≥ greedy + 15 points",
+        ),
+    ]
+    for game, title in (("imperial_miners", "Imperial Miners"), ("dungeon_drop", "Dungeon Drop")):
+        rows.append(
+            Target(
+                f"{title}, 2 seats: hard vs greedy",
+                game,
+                Comparison(game, games, ("hard", "easy"), {}),
+                None,
+                "hard ≥ 60%",
+            )
+        )
+        rows.append(
+            Target(
+                f"{title}, 4 seats: hard vs 3 greedy",
+                game,
+                Comparison(game, games, ("hard", "easy", "easy", "easy"), {}),
+                None,
+                "hard ≥ 2 × 25%",
+            )
+        )
+    return rows
+
+
+def _file(results: Path, comparison: Comparison) -> Path:
+    options = "-".join(f"{k}={v}" for k, v in sorted(comparison.options.items()))
+    name = f"{comparison.game}-{'-'.join(comparison.levels)}{'-' + options if options else ''}"
+    return results / f"{name}.jsonl"
+
+
+def run(results: Path, games: int, only: set[str], chunk: int) -> None:
+    """Every comparison ``chunk`` matches at a time, in turn, up to ``games`` each: a run
+    stopped early has all of them measured about equally far."""
+    results.mkdir(parents=True, exist_ok=True)
+    comparisons = [
+        comparison
+        for target in targets(games)
+        if not only or target.game in only
+        for comparison in (target.baseline, target.hard)
+        if comparison is not None
+    ]
+    for upto in range(chunk, games + chunk, chunk):
+        for comparison in comparisons:
+            part = replace(comparison, games=min(upto, games))
+            try:
+                with Progress(transient=True) as bar:
+                    task = bar.add_task(f"{part.game} {','.join(part.levels)}", total=part.games)
+                    compare(
+                        part,
+                        lambda done, task=task: bar.update(task, completed=done),  # type: ignore[misc]
+                        _file(results, part),
+                    )
+            except ValueError as unplayable:  # a game without a sampler offers easy only
+                print(f"{part.game}: {unplayable}", file=sys.stderr)
+
+
+def table(results: Path, games: int) -> str:
+    lines = [
+        "| comparison | matches | hard won (95% interval) | greedy won (95% interval) "
+        "| target | met? |",
+        "|---|---:|---|---|---|---|",
+    ]
+    for target in targets(games):
+        hard = _report(results, target.hard)
+        if hard is None:
+            lines.append(f"| {target.name} | 0 | — | — | {target.goal} | not measured |")
+            continue
+        h = hard["by_level"]["hard"]
+        base_text, verdict = "—", ""
+        if target.baseline is not None:
+            base = _report(results, target.baseline)
+            b = base["by_level"]["easy"] if base is not None else None
+            if b is not None:
+                base_text = _rate(b)
+                diff_low = h["win_rate_95"][0] - b["win_rate_95"][1]
+                diff = h["win_rate"] - b["win_rate"]
+                verdict = (
+                    "yes"
+                    if diff_low >= 0.15
+                    else "no"
+                    if h["win_rate_95"][1] - b["win_rate_95"][0] < 0.15
+                    else "open"
+                ) + f" (+{diff * 100:.0f} points)"
+        else:
+            need = 0.6 if len(target.hard.levels) == 2 else 2 * h["fair_share"]
+            verdict = (
+                "yes"
+                if h["win_rate_95"][0] >= need
+                else "no"
+                if h["win_rate_95"][1] < need
+                else "open"
+            )
+        lines.append(
+            f"| {target.name} | {hard['games_played']} | {_rate(h)} | {base_text} "
+            f"| {target.goal} | {verdict} |"
+        )
+    return "\n".join(lines)
+
+
+def _rate(row: dict[str, Any]) -> str:
+    low, high = row["win_rate_95"]
+    return f"{row['wins']}/{row['matches']} = {row['win_rate']:.1%} ({low:.1%}–{high:.1%})"
+
+
+def _report(results: Path, comparison: Comparison) -> dict[str, Any] | None:
+
+    path = _file(results, comparison)
+    if not path.exists():
+        return None
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if not rows:
+        return None
+    return comparison_report(comparison, sorted(rows, key=lambda r: r["index"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.bot_strength")
+    parser.add_argument("action", choices=["run", "table"])
+    parser.add_argument("--results", type=Path, default=Path(".cache/bot-strength"))
+    parser.add_argument("--games", type=int, default=400, help="matches per comparison")
+    parser.add_argument("--only", default="", help="games to run, comma-separated")
+    parser.add_argument("--chunk", type=int, default=20, help="matches per comparison in turn")
+    args = parser.parse_args()
+    if args.action == "run":
+        run(args.results, args.games, {g for g in args.only.split(",") if g}, args.chunk)
+    print(table(args.results, args.games))
+
+
+if __name__ == "__main__":
+    main()
