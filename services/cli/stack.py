@@ -27,13 +27,14 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.config import DEFAULT_PORTS, DEFAULT_WEB_PORT
 from services.common.eventlog import create_topics
+from services.common.roster import NAMES
 from services.common.topics import topic_specs
 
 #: the secrets a stack generates once into its run folder (never a built-in default)
 SECRET_NAMES = ("TABLETOP_SECRET", "TABLETOP_TOKEN_KEY", "TABLETOP_PEER_TOKEN")
 
-#: start order: what a service calls must be up before it
-ORDER = ("dice", "decks", "scoring", "board", "projector", "gateway")
+#: start order: what a service calls must be up before it (the roster's order)
+ORDER = NAMES
 
 
 #: where the kernel says its ephemeral range is (the ports it picks for outgoing connections)

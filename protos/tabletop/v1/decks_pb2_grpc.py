@@ -61,11 +61,6 @@ class DecksStub:
                 request_serializer=tabletop_dot_v1_dot_dice__pb2.RevealRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_dice__pb2.RevealReply.FromString,
                 _registered_method=True)
-        self.Calls = channel.stream_stream(
-                '/tabletop.v1.Decks/Calls',
-                request_serializer=tabletop_dot_v1_dot_decks__pb2.DecksCall.SerializeToString,
-                response_deserializer=tabletop_dot_v1_dot_decks__pb2.DecksAnswer.FromString,
-                _registered_method=True)
 
 
 class DecksServicer:
@@ -104,13 +99,6 @@ class DecksServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def Calls(self, request_iterator, context):
-        """As Dice.Calls.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
 
 def add_DecksServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -138,11 +126,6 @@ def add_DecksServicer_to_server(servicer, server):
                     servicer.Reveal,
                     request_deserializer=tabletop_dot_v1_dot_dice__pb2.RevealRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_dice__pb2.RevealReply.SerializeToString,
-            ),
-            'Calls': grpc.stream_stream_rpc_method_handler(
-                    servicer.Calls,
-                    request_deserializer=tabletop_dot_v1_dot_decks__pb2.DecksCall.FromString,
-                    response_serializer=tabletop_dot_v1_dot_decks__pb2.DecksAnswer.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -281,33 +264,6 @@ class Decks:
             '/tabletop.v1.Decks/Reveal',
             tabletop_dot_v1_dot_dice__pb2.RevealRequest.SerializeToString,
             tabletop_dot_v1_dot_dice__pb2.RevealReply.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def Calls(request_iterator,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.stream_stream(
-            request_iterator,
-            target,
-            '/tabletop.v1.Decks/Calls',
-            tabletop_dot_v1_dot_decks__pb2.DecksCall.SerializeToString,
-            tabletop_dot_v1_dot_decks__pb2.DecksAnswer.FromString,
             options,
             channel_credentials,
             insecure,

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import grpc
 from google.protobuf import json_format
 
-from services.adapters.folding import fold_board_events
-from services.adapters.projection import Projection
+from services.adapters import views
+from services.adapters.folding import fold, fold_board_events
 from services.adapters.verify import verify_match
 from services.cli.client import GatewayClient, reason_of, render_view
 from services.cli.commands.shared import client_for, console
@@ -140,15 +140,14 @@ def _replay_file(args: argparse.Namespace) -> int:
     exported = _load_export(args.file)
     board = sorted((e for e in exported.events if e.stream == "board"), key=lambda e: e.sequence)
     match = fold_board_events(board[:1])
-    projection = Projection(match)
     for envelope in board[1:]:
-        match.fold(envelope)
+        fold(match, envelope)
         if not args.json:
             print(
                 f"── step {envelope.sequence}: {envelope.actor}: "
                 f"{envelope.event_type.rsplit('.', 1)[-1]}"
             )
-    view = projection.view_for(args.viewer)
+    view = views.view(match, args.viewer)
     if args.json:
         print(
             json.dumps(

@@ -15,7 +15,6 @@ from services.games.commands import (
     Command,
     CommandHandler,
     Opening,
-    OpenMatch,
     Refusal,
     RefusalKind,
 )
@@ -27,6 +26,7 @@ from services.games.contract import (
     Game,
     concrete,
 )
+from services.games.match import Match
 from services.games.playout import random_policy, seeds_for
 from services.games.registry import all_games
 
@@ -69,9 +69,9 @@ class _Appended:
         return self.version
 
 
-async def _created(game: Game[Any]) -> tuple[CommandHandler, OpenMatch]:
+async def _created(game: Game[Any]) -> tuple[CommandHandler, Match]:
     handler = CommandHandler(_Seeded("m"), _Appended())
-    match = OpenMatch("m", game, _players(game), game.initial_state())
+    match = Match("m", game, _players(game), game.initial_state())
 
     async def opening() -> Opening:
         return Opening(game.name, match.players, {})
@@ -80,7 +80,7 @@ async def _created(game: Game[Any]) -> tuple[CommandHandler, OpenMatch]:
     return handler, match
 
 
-def _an_action(game: Game[Any], match: OpenMatch, rng: random.Random) -> tuple[str, Any]:
+def _an_action(game: Game[Any], match: Match, rng: random.Random) -> tuple[str, Any]:
     step = game.next_step(match.state)
     assert isinstance(step, AwaitingPlayers)
     player = step.players[0]
@@ -94,7 +94,7 @@ def _game_not_asked(game: Game[Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(type(game), "decide_folded", staticmethod(asked))
 
 
-async def _refused(handler: CommandHandler, match: OpenMatch, command: Command) -> Refusal:
+async def _refused(handler: CommandHandler, match: Match, command: Command) -> Refusal:
     with pytest.raises(Refusal) as refused:
         await handler.submit(match, command)
     return refused.value

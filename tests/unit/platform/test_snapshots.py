@@ -334,7 +334,7 @@ async def test_a_board_keeps_its_pending_reveals_and_finished_matches_in_the_sna
         match_id=MATCH, player="ann", command_id="late", action=games_pb2.GameAction()
     )
     with pytest.raises(Aborted) as aborted:
-        await service.SubmitAction(late, context())
+        await service.SubmitCommand(late, context())
     assert aborted.value.reason == "MATCH_OVER"
 
 
@@ -351,7 +351,7 @@ async def test_an_active_match_goes_on_and_one_ending_after_the_snapshot_is_reve
     retried = board_pb2.SubmitActionRequest(
         match_id=MATCH, player="ann", command_id="c-first", action=action
     )
-    again = await service.SubmitAction(retried, context())
+    again = (await service.SubmitCommand(retried, context())).reply
     assert again.duplicate and again.version == first.version
     assert len(board.event_log.envelopes) == logged
 
