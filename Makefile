@@ -16,6 +16,7 @@ KAFKA := deploy/kafka/kafka.sh
 
 include deploy/make/tools.mk
 include deploy/make/image.mk
+include deploy/make/cluster.mk
 
 GRPCURL_VERSION ?= v1.9.3
 
@@ -114,7 +115,7 @@ status:  ## show what is running
 
 test: install tools tools-web kafka check-protos web  ## unit + integration tests against the real Kafka
 	cd web && npm test --silent
-	$(VENV)/bin/pytest -q -ra --timeout=600 -m 'not faults'
+	$(VENV)/bin/pytest -q -ra --timeout=600 -m 'not faults and not cluster'
 
 faults: install  ## fault injection: SIGKILL each process and a private Kafka while bots play (2–3 min)
 	@$(KAFKA) fetch
@@ -135,8 +136,7 @@ prometheus: tools-prometheus  ## local Prometheus on 127.0.0.1:9090 scraping eve
 prometheus-stop:  ## stop the local Prometheus
 	@deploy/prometheus/prometheus.sh stop
 
-k8s-generate: $(STAMP)  ## regenerate the KafkaTopics and the PrometheusRule from their sources
-	$(PY) deploy/k8s/gen_topics.py
+k8s-generate: $(STAMP)  ## regenerate the PrometheusRule from the rules file
 	$(PY) deploy/k8s/gen_rules.py
 
 bench: install kafka  ## benchmarks against floors and boardgame.io (npm ci into .cache/peer; needs Node and Go) in the same run; BENCH_ARGS=--capacity-full for the full human-pace ramp

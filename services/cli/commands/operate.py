@@ -61,7 +61,11 @@ def cmd_stack(args: argparse.Namespace) -> int:
 def cmd_admin(args: argparse.Namespace) -> int:
     stack = local_stack()
     if args.action == "create-topics":
-        created = stack.create_topics()
+        # A deployment's topics (k8s/base/topics.yaml runs this): the prefix, partitions and
+        # replication the services are configured with.
+        stack.topic_prefix = args.topic_prefix or os.environ.get("TABLETOP_TOPIC_PREFIX", "")
+        stack.partitions = int(os.environ.get("TABLETOP_TOPIC_PARTITIONS", stack.partitions))
+        created = stack.create_topics(int(os.environ.get("TABLETOP_TOPIC_REPLICATION", "1")))
         print(f"created {len(created)} topics" + (f": {', '.join(created)}" if created else ""))
         return 0
     if args.action == "deadletter":
