@@ -63,7 +63,7 @@ kafka() {
   local base=localhost/tabletop-base:bookworm
   deploy/image/base.sh "$base"
   local ctx; ctx=$(mktemp -d)
-  cp -r "${KAFKA_HOME:-.cache/kafka}/libs" "$ctx/libs"
+  cp -rL "${KAFKA_HOME:-.cache/kafka}/libs" "$ctx/libs"
   rm -f "$ctx/libs/.complete"
   cp deploy/kafka/log4j2.yaml deploy/image/kafka/entrypoint.sh "$ctx/"
   local t0=$SECONDS
