@@ -8,6 +8,7 @@ is a bootstrap address and the user it connects as, never a bare address.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,12 +57,20 @@ class KafkaAccess:
         return KafkaAccess(self.bootstrap, username, password)
 
 
+def _not_a_failed_connection(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith("Unable connect to")
+
+
 async def log_in(access: KafkaAccess) -> None:
-    """Connect as the user once; raises what went wrong (a broker away, a user refused)."""
+    """Connect as the user once; raises what went wrong (a broker away, a user refused),
+    which aiokafka would also log as an error: the caller says what a refusal means."""
     client = AIOKafkaClient(**access.client_options())
+    aiokafka_log = logging.getLogger("aiokafka.client")
+    aiokafka_log.addFilter(_not_a_failed_connection)
     try:
         await client.bootstrap()
     finally:
+        aiokafka_log.removeFilter(_not_a_failed_connection)
         await client.close()
 
 
