@@ -45,7 +45,7 @@ $(COMPILED_STAMP): $(STAMP) $(COMPILED_PY) pyproject.toml
 	@rm -f $@; find services -name '*.cpython-*.so' -delete; rm -f ./*__mypyc.cpython-*.so
 	@mkdir -p .cache
 	@echo "compiling $(words $(COMPILED_PY)) engine modules with mypyc (log: .cache/mypyc.log)"
-	@$(VENV)/bin/mypyc $(COMPILED_PY) > .cache/mypyc.log 2>&1 || { tail -40 .cache/mypyc.log; exit 1; }
+	@$(PY) deploy/compile_engines.py $(COMPILED_PY) > .cache/mypyc.log 2>&1 || { tail -40 .cache/mypyc.log; exit 1; }
 	touch $@
 
 install: $(STAMP) $(if $(PURE),,$(COMPILED_STAMP))  ## create .venv, install the project with its dev tools, compile the engines (PURE=1: not)
@@ -125,9 +125,9 @@ test-unit: install  ## unit tests only (no Kafka)
 	$(VENV)/bin/pytest -q -m 'not integration' tests/unit
 
 lint: install web-deps  ## ruff, mypy and tsc
-	$(VENV)/bin/ruff check services tests deploy/k8s deploy/image
-	$(VENV)/bin/ruff format --check services tests deploy/k8s deploy/image
-	$(VENV)/bin/mypy services tests deploy/k8s deploy/image
+	$(VENV)/bin/ruff check services tests deploy/k8s deploy/image deploy/compile_engines.py
+	$(VENV)/bin/ruff format --check services tests deploy/k8s deploy/image deploy/compile_engines.py
+	$(VENV)/bin/mypy services tests deploy/k8s deploy/image deploy/compile_engines.py
 	cd web && npm run -s check
 
 prometheus: tools-prometheus  ## local Prometheus on 127.0.0.1:9090 scraping every process

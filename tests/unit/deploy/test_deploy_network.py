@@ -1,4 +1,4 @@
-"""The prod network policies allow exactly DESIGN.md's flows. A small evaluator of the
+"""The prod network policies allow exactly docs/DESIGN.md's flows. A small evaluator of the
 rendered NetworkPolicies (pod selectors, ports by number or name) answers "may A reach B on
 port P", both sides' policies considered, as a cluster would."""
 

@@ -256,7 +256,7 @@ def test_config_wiring(overlay: str) -> None:
         bootstrap["spec"]["selector"].items()
         <= broker["spec"]["template"]["metadata"]["labels"].items()
     )
-    # DESIGN.md: topics are created explicitly
+    # docs/DESIGN.md: topics are created explicitly
     (config,) = [
         c for c in of_kind(objs, "ConfigMap") if c["metadata"]["name"].startswith("kafka-config")
     ]
