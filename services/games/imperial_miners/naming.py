@@ -72,11 +72,11 @@ def _place(view: ImperialMinersView, seat: ImperialMinersSeatView, column: int) 
         return f"on Level I left of {_name(right.card)}"
     if left is not None:
         return f"on Level I right of {_name(left.card)}"
-    if column < row[0]:
-        gap = row[0] - column
-        return f"on Level I, {gap} places left of {_name(at(mine, 1, row[0]).card)}"  # type: ignore[union-attr]
-    gap = column - row[-1]
-    return f"on Level I, {gap} places right of {_name(at(mine, 1, row[-1]).card)}"  # type: ignore[union-attr]
+    # No neighbour: named by the nearest card of the row (it may have gaps), left first.
+    nearest = min(row, key=lambda c: (abs(c - column), c))
+    card = _name(at(mine, 1, nearest).card)  # type: ignore[union-attr]
+    side = "left" if column < nearest else "right"
+    return f"on Level I, {abs(column - nearest)} places {side} of {card}"
 
 
 #: the last view's slots (its place step describes a move per free column)

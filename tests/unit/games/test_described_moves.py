@@ -21,6 +21,8 @@ from services.games.registry import all_games
 MEASURES = {"x", "y", "angle", "length"}
 #: what a dataclass repr or a Python name looks like in a label
 CODE = re.compile(r"[A-Za-z]\w*\(\w+=|\b\w+=|\w_\w")
+#: a negative number in a label is a coordinate, not what a player counts
+NEGATIVE = re.compile(r"(?:^|\s)-\d")
 
 
 def picture_ids(svg: str) -> list[str]:
@@ -64,6 +66,7 @@ def test_every_move_targets_elements_of_its_own_picture(name: str) -> None:
         for entry in legal[:800]:
             d = described(game, view, entry)
             assert d.label and not CODE.search(d.label), d.label
+            assert not NEGATIVE.search(d.label), d.label  # "-2 places right of": a coordinate
             assert set(d.targets) <= set(ids), (d.label, set(d.targets) - set(ids))
             assert set(d.affects) <= set(ids), (d.label, set(d.affects) - set(ids))
             assert (d.label, d.targets) not in seen, d.label
