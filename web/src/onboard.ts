@@ -104,7 +104,10 @@ export class PictureMoves {
     this.showMenu();
     if (!this.svg || this.moves.length === 0) this.hint.textContent = "";
     else if (this.awaitingPoint) this.hint.textContent = `Click where: ${this.awaitingPoint.label}.`;
-    else if (this.picked.length === 0) this.hint.textContent = "Click a marked piece to play it (drag to flick).";
+    else if (this.picked.length === 0) {
+      const drag = this.moves.some((m) => pointerKind(m) === "drag");
+      this.hint.textContent = `Click a marked piece to play it${drag ? ", or drag from it to flick it" : ""}.`;
+    }
     else this.hint.textContent = `Picked ${this.picked.map((id) => this.name(id)).join(", ")}: pick a marked piece, or a move below the board. Esc undoes the picks.`;
   }
 

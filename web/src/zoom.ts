@@ -59,10 +59,11 @@ export class Zoom {
     const inverse = ctm.inverse();
     const a = new DOMPoint(box.left, box.top).matrixTransform(inverse);
     const b = new DOMPoint(box.right, box.bottom).matrixTransform(inverse);
-    const pad = 4 / ctm.a;
+    // A small piece (a hex) is shown with its neighbours around it, a card on its own.
+    const pad = box.width < 60 ? (b.x - a.x) * 0.6 : 4 / ctm.a;
     this.copy.setAttribute("viewBox", `${a.x - pad} ${a.y - pad} ${b.x - a.x + 2 * pad} ${b.y - a.y + 2 * pad}`);
     const width = Math.min(Math.max(box.width * MAGNIFY, MIN_WIDTH), window.innerWidth - 16);
-    const height = (width * (box.height + 8)) / (box.width + 8);
+    const height = (width * (b.y - a.y + 2 * pad)) / (b.x - a.x + 2 * pad);
     this.lens.style.width = `${width}px`;
     this.lens.style.height = `${height}px`;
     // Beside the piece (right, else left, else below), never over the pointer's piece.

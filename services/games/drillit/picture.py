@@ -6,7 +6,7 @@ card in force and the players.
 
 Drawn from the view alone; every coloured piece also carries a text label, pieces a move
 can pick carry a stable ``id`` (``naming.py`` names the moves by them) and a ``<title>``.
-Text is 13 units or more, but for the letters on the map's hexes: a hex is a ``zoom``
+Text is 14 units or more, but for the letters on the map's hexes: a hex is a ``zoom``
 piece, shown magnified on hover. ElementTree does the escaping and keeps attribute order,
 so the same view always gives the same bytes."""
 
@@ -41,7 +41,7 @@ WIDTH = int(MAP_LEFT + MAP_WIDTH + 20)
 INFO_TOP = 672
 LINE = 24
 FONT = "sans-serif"
-TEXT = 13
+TEXT = 14
 
 BACKGROUND = "#20232a"
 ROOM_FILL = "#b0a18a"
