@@ -8,6 +8,7 @@ import asyncio
 import functools
 import os
 import stat
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -26,8 +27,9 @@ from aiokafka.errors import (
 from aiokafka.protocol.metadata import MetadataRequest
 
 from services.cli.stack import Stack
-from services.common.kafka_access import KafkaAccess
-from services.common.kafka_acls import BENCH
+from services.common.kafka_access import KafkaAccess, log_in
+from services.common.kafka_acls import BENCH, users
+from services.common.kafka_admin import acls_of
 from services.common.topics import event_topic, projector_group, transactional_id, views_topic
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,6 +171,19 @@ def test_no_one_but_the_projector_reads_the_projectors_group(stack: Stack) -> No
     for role in ("gateway", "board", BENCH):
         error = refused(functools.partial(read_offsets, stack.kafka_as(role)))
         assert isinstance(error, GroupAuthorizationFailedError), role
+
+
+def test_a_removed_installations_users_log_in_no_more_and_hold_no_acl(
+    kafka_admin: KafkaAccess, tmp_path: Path
+) -> None:
+    gone = Stack.ephemeral(tmp_path, f"gone{uuid.uuid4().hex[:6]}.")
+    gone.kafka = kafka_admin
+    gone.grant()
+    board = gone.kafka_as("board")
+    asyncio.run(log_in(board))
+    gone.revoke()
+    assert isinstance(refused(functools.partial(log_in, board)), KafkaConnectionError)
+    assert asyncio.run(acls_of(kafka_admin, users(gone.topic_prefix))) == set()
 
 
 @pytest.mark.skipif(
