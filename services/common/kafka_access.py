@@ -65,7 +65,7 @@ async def log_in(access: KafkaAccess) -> None:
     """Connect as the user once; raises what went wrong (a broker away, a user refused),
     which aiokafka would also log as an error: the caller says what a refusal means."""
     client = AIOKafkaClient(**access.client_options())
-    aiokafka_log = logging.getLogger("aiokafka.client")
+    aiokafka_log = logging.getLogger("aiokafka")  # its client logs under this name
     aiokafka_log.addFilter(_not_a_failed_connection)
     try:
         await client.bootstrap()
