@@ -69,7 +69,7 @@ def identify(context: grpc.aio.ServicerContext, tokens: Tokens) -> Caller:
         claims = None if token is None else tokens.verify(token)
     except BadToken as bad:
         raise Refused(grpc.StatusCode.UNAUTHENTICATED, str(bad)) from bad
-    return Caller(claims, peer_host(context))
+    return Caller(claims, peer_host(context), context.peer() or "unknown")
 
 
 def _raw(data: bytes) -> bytes:
