@@ -139,6 +139,9 @@ class Config:
     #: against 61 (tests.bench.ab, 4 alternated rounds)
     max_matches_in_play: int = 0
     match_idle_s: float = 600.0
+    #: gateway: a match's lobby closes (its board ends it) this long after its last seat
+    #: event unless every seat has been joined; recorded with the match (0: never)
+    lobby_ttl_s: int = 300
     #: gateway: open WatchMatch and PlayMatch streams per caller identity (its token's
     #: subject), per connection and per client address (0: no bound)
     max_streams_per_identity: int = 32
@@ -212,6 +215,7 @@ class Config:
             max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "750")),
             max_matches_in_play=int(_env("GATEWAY_MAX_MATCHES_IN_PLAY", "32")),
             match_idle_s=float(_env("GATEWAY_MATCH_IDLE_S", "600")),
+            lobby_ttl_s=int(_env("GATEWAY_LOBBY_TTL_S", "300")),
             max_streams_per_identity=int(_env("GATEWAY_MAX_STREAMS_PER_IDENTITY", "32")),
             max_streams_per_connection=int(_env("GATEWAY_MAX_STREAMS_PER_CONNECTION", "100")),
             max_streams_per_address=int(_env("GATEWAY_MAX_STREAMS_PER_ADDRESS", "1000")),

@@ -70,6 +70,7 @@ class GatewayService:
             config.token_key,
             Quota(config.create_rate, config.create_burst),
             in_play,
+            config.lobby_ttl_s,
         )
         streams = Streams(
             StreamBounds(

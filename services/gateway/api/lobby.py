@@ -70,6 +70,7 @@ class LobbyRpcs:
         key: bytes,
         creates: Quota,
         in_play: MatchesInPlay,
+        lobby_ttl_s: int,
     ) -> None:
         self._commands = commands
         self._views = views
@@ -79,6 +80,8 @@ class LobbyRpcs:
         #: matches and joins per client address
         self._creates = creates
         self._in_play = in_play
+        #: a match's lobby closes this long after its last seat event unless it started
+        self._lobby_ttl_s = lobby_ttl_s
 
     async def create(
         self, request: gateway_pb2.OpenMatchRequest, call: Call
@@ -118,7 +121,7 @@ class LobbyRpcs:
             command_id=ids.command_id,
             match_id=match_id,
             lobby=platform_events_pb2.MatchLobby(
-                private=request.private, bots=bots, creator=subject
+                private=request.private, bots=bots, creator=subject, open_s=self._lobby_ttl_s
             ),
         )
         if request.seat:
