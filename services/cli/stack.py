@@ -183,9 +183,9 @@ class Stack:
             return None
         return None if state in ("Z", "X") else pid
 
-    def create_topics(self) -> list[str]:
+    def create_topics(self, replication_factor: int = 1) -> list[str]:
         specs = topic_specs(self.topic_prefix, self.partitions)
-        return asyncio.run(create_topics(self.kafka_bootstrap, specs))
+        return asyncio.run(create_topics(self.kafka_bootstrap, specs, replication_factor))
 
     def start(self, service: str) -> None:
         if self.pid(service) is not None:

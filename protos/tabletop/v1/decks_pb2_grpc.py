@@ -27,7 +27,7 @@ if _version_not_supported:
 
 
 class DecksStub:
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4).
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4).
     """
 
     def __init__(self, channel):
@@ -64,7 +64,7 @@ class DecksStub:
 
 
 class DecksServicer:
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4).
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4).
     """
 
     def Commit(self, request, context):
@@ -136,7 +136,7 @@ def add_DecksServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Decks:
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4).
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4).
     """
 
     @staticmethod

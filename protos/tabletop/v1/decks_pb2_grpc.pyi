@@ -28,7 +28,7 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class DecksStub:
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4)."""
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4)."""
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
@@ -44,7 +44,7 @@ class DecksStub:
 
 @_typing.type_check_only
 class DecksAsyncStub(DecksStub):
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4)."""
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4)."""
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Commit: _aio.UnaryUnaryMultiCallable[_dice_pb2.CommitRequest, _dice_pb2.CommitReply]  # type: ignore[assignment]
@@ -56,7 +56,7 @@ class DecksAsyncStub(DecksStub):
     Reveal: _aio.UnaryUnaryMultiCallable[_dice_pb2.RevealRequest, _dice_pb2.RevealReply]  # type: ignore[assignment]
 
 class DecksServicer(metaclass=_abc_1.ABCMeta):
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4)."""
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4)."""
 
     @_abc_1.abstractmethod
     def Commit(

@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class DiceStub:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4). The board calls it on
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
     a Calls stream per shard (calls.proto).
     """
 
@@ -59,7 +59,7 @@ class DiceStub:
 
 
 class DiceServicer:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4). The board calls it on
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
     a Calls stream per shard (calls.proto).
     """
 
@@ -122,7 +122,7 @@ def add_DiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Dice:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4). The board calls it on
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
     a Calls stream per shard (calls.proto).
     """
 

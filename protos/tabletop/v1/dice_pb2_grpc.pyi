@@ -27,7 +27,7 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class DiceStub:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4). The board calls it on
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
     a Calls stream per shard (calls.proto).
     """
 
@@ -46,7 +46,7 @@ class DiceStub:
 
 @_typing.type_check_only
 class DiceAsyncStub(DiceStub):
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4). The board calls it on
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
     a Calls stream per shard (calls.proto).
     """
 
@@ -61,7 +61,7 @@ class DiceAsyncStub(DiceStub):
     Reveal: _aio.UnaryUnaryMultiCallable[_dice_pb2.RevealRequest, _dice_pb2.RevealReply]  # type: ignore[assignment]
 
 class DiceServicer(metaclass=_abc_1.ABCMeta):
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4). The board calls it on
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
     a Calls stream per shard (calls.proto).
     """
 

@@ -22,7 +22,7 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class EventEnvelope(_message.Message):
-    """Every event of every stream travels in this envelope (DESIGN.md §2)."""
+    """Every event of every stream travels in this envelope (docs/DESIGN.md §2)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 

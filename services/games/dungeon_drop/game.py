@@ -123,12 +123,6 @@ class DungeonDrop(Game[DungeonDropState]):
     # --- players -------------------------------------------------------------------
 
     def decide(self, state: DungeonDropState, player: str, action: Any) -> list[Any]:
-        if not isinstance(action, ACTION_TYPES):
-            raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not a Dungeon Drop action.")
-        if state.phase == Phase.OVER:
-            raise RuleViolation("MATCH_OVER", "The match is over.")
-        if player not in state.players:
-            raise RuleViolation("NOT_A_PLAYER", f"{player!r} does not play in this match.")
         step = next_step(state)
         if not isinstance(step, AwaitingPlayers) or not step.players:
             raise RuleViolation("NOT_NOW", "Nobody may act now; the cubes are still falling.")

@@ -45,7 +45,7 @@ from services.games.imperial_miners.flow import advance, next_step
 from services.games.imperial_miners.mine import complete_carts, faction_count
 from services.games.imperial_miners.picture import draw as draw_picture
 from services.games.imperial_miners.rules import effect_event, final_scores
-from services.games.imperial_miners.state import ImperialMinersState, Phase
+from services.games.imperial_miners.state import ImperialMinersState
 from services.games.imperial_miners.view import ImperialMinersView, make_view
 
 OPTIONS = (
@@ -93,12 +93,6 @@ class ImperialMiners(Game[ImperialMinersState]):
         return next_step(state)
 
     def decide(self, state: ImperialMinersState, player: str, action: Any) -> list[Any]:
-        if not isinstance(action, ACTION_TYPES):
-            raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not an Imperial Miners action.")
-        if state.phase == Phase.OVER:
-            raise RuleViolation("MATCH_OVER", "The match is over.")
-        if player not in state.players:
-            raise RuleViolation("NOT_A_PLAYER", f"{player!r} does not play in this match.")
         return advance(state, decide_action(state, player, action))
 
     def legal_actions(self, state: ImperialMinersState, player: str) -> tuple[Any, ...]:

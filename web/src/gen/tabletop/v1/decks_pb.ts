@@ -162,7 +162,7 @@ export const DrawReplySchema: GenMessage<DrawReply> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_decks, 3);
 
 /**
- * Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4).
+ * Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4).
  *
  * @generated from service tabletop.v1.Decks
  */

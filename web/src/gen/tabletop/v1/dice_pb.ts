@@ -218,7 +218,7 @@ export const RevealReplySchema: GenMessage<RevealReply> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_dice, 7);
 
 /**
- * Owns randomness for dice: commit–reveal per match (DESIGN.md §4). The board calls it on
+ * Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
  * a Calls stream per shard (calls.proto).
  *
  * @generated from service tabletop.v1.Dice
