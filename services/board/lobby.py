@@ -29,7 +29,8 @@ from tabletop.v1 import board_pb2, board_pb2_grpc, platform_events_pb2
 
 log = get_logger(__name__)
 
-#: how a caller may claim a seat: a free one, one it holds a token for, or as the creator
+#: how a caller may claim a seat: a free one, one it holds a token for (the only claim on a
+#: taken seat), or as the creator (a free seat: hot seat, bots)
 CLAIMS = ("free", "holder", "creator")
 #: how often the board looks for lobbies to close
 CLOSE_EVERY_S = 5.0
@@ -82,11 +83,13 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
                 seat = free[0]
             if seat not in match.players:
                 raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_SEAT", "no such seat in this match")
-            if request.by == "free" and seat in match.seats:
+            if seat in match.seats and request.by != "holder":
+                # not even the creator's: a host who could take a held seat would read its
+                # hand and act for its player
                 raise Refusal(
                     RefusalKind.PERMISSION_DENIED,
                     "SEAT_TAKEN",
-                    "this seat is taken; only its token or the match's creator can re-join it",
+                    "this seat is taken; only its holder can join it again, with its seat token",
                 )
             joined = platform_events_pb2.SeatJoined(
                 seat=seat,
