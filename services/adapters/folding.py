@@ -40,6 +40,8 @@ def created(envelope: envelope_pb2.EventEnvelope) -> Match:
         private=opened.lobby.private,
         bots=tuple(opened.lobby.bots),
         creator=opened.lobby.creator,
+        open_s=opened.lobby.open_s,
+        open_until=opened.lobby.open_until,
     )
 
 
@@ -68,6 +70,8 @@ def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
     elif is_a(envelope, platform_events_pb2.SeatJoined):
         joined = unpack(envelope, platform_events_pb2.SeatJoined)
         assert isinstance(joined, platform_events_pb2.SeatJoined)
+        if not match.started:
+            match.open_until = int(joined.open_until)
         match.seat(joined.seat, joined.display_name, joined.join_id)
     return True
 

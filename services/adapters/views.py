@@ -74,6 +74,8 @@ def summary(match: Match) -> match_pb2.MatchSummary:
         private=match.private,
         seats=match.seats,
         bots=match.bots,
+        started=match.started,
+        open_until=match.open_until,
     )
 
 
@@ -131,6 +133,8 @@ def from_update(published: match_pb2.ViewUpdate, state: Any) -> Match:
         bots=tuple(bots) if bots else (),
         seats=dict(seats) if seats else {},
         seat_tokens=dict(tokens) if tokens else {},
+        started=summary.started,
+        open_until=summary.open_until,
     )
 
 

@@ -47,13 +47,14 @@ async def main(config: Config) -> None:
     decks = CallChannel(decks_channel, "decks")
     chance = RemoteChance(dice_pb2_grpc.DiceStub(dice), decks_pb2_grpc.DecksStub(decks))
     service = BoardService(writer, chance)
+    lobby = LobbyService(service)
     store, snapshotter = snapshotter_for(
         config, "board", lambda: writer.snapshot() + service.snapshot(), lambda: writer.changes
     )
 
     def register(server: grpc.aio.Server) -> list[str]:
         board_pb2_grpc.add_BoardServicer_to_server(service, server)
-        board_pb2_grpc.add_LobbyServicer_to_server(LobbyService(service), server)
+        board_pb2_grpc.add_LobbyServicer_to_server(lobby, server)
         envelope_pb2_grpc.add_EventSourceServicer_to_server(EventSourceServicer(writer), server)
         return [
             board_pb2.DESCRIPTOR.services_by_name["Board"].full_name,
@@ -77,6 +78,7 @@ async def main(config: Config) -> None:
         restored, snapshot = snapshot is not None, None
         release_memory()
         tasks.append(asyncio.create_task(service.reveals.run()))
+        tasks.append(asyncio.create_task(lobby.run()))
         if not restored:
             tasks.append(asyncio.create_task(resume_reveals()))
         else:

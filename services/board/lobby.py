@@ -1,28 +1,55 @@
-"""tabletop.v1.Lobby on the board: seat joins as board events.
+"""tabletop.v1.Lobby on the board: seat joins as board events, and lobbies that close.
 
 Why here: the board is already the single writer of each match, so two gateway replicas
 racing for the same free seat are serialised by the match's lock, and the join is a fact
 in board.events that every reader (board recovery, the projector's summaries, hence every
 gateway replica) folds the same way after any restart. The gateway verifies tokens and
 says how the caller claims the seat (``by``); the board decides whether that claim holds.
+
+A match still in its lobby (not every seat joined once) closes ``open_s`` seconds after
+its last seat event (MatchLobby.open_s, the gateway's TABLETOP_GATEWAY_LOBBY_TTL_S): the
+board appends its end (``MatchEnded.expired``, no results), so the closing is the same
+fact for every replica and reader. Each seat event records the lobby's new closing time.
 """
 
 from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
 
 import grpc
 
 from services.board.matches import fold
 from services.board.service import BoardService, _abort, view_update
+from services.common.logging import get_logger
 from services.games.commands import Refusal, RefusalKind
+from services.games.match import Match
 from tabletop.v1 import board_pb2, board_pb2_grpc, platform_events_pb2
 
-#: how a caller may claim a seat: a free one, one it holds a token for, or as the creator
+log = get_logger(__name__)
+
+#: how a caller may claim a seat: a free one, one it holds a token for (the only claim on a
+#: taken seat), or as the creator (a free seat: hot seat, bots)
 CLAIMS = ("free", "holder", "creator")
+#: how often the board looks for lobbies to close
+CLOSE_EVERY_S = 5.0
+EXPIRED_REASON = "the match never started: its free seats were not taken in time"
+
+
+def closes_at(match: Match, seat: str, now: float) -> int:
+    """The lobby's closing time after ``seat`` is joined at ``now`` (0: it never closes,
+    or this join starts the match)."""
+    starts = all(p in match.seats or p == seat for p in match.players)
+    if starts or match.started or not match.open_s:
+        return 0
+    return int(now) + match.open_s
 
 
 class LobbyService(board_pb2_grpc.LobbyServicer):
-    def __init__(self, board: BoardService) -> None:
+    def __init__(self, board: BoardService, clock: Callable[[], float] = time.time) -> None:
         self._board = board
+        self._clock = clock
 
     async def JoinSeat(
         self, request: board_pb2.JoinSeatRequest, context: grpc.aio.ServicerContext
@@ -56,14 +83,20 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
                 seat = free[0]
             if seat not in match.players:
                 raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_SEAT", "no such seat in this match")
-            if request.by == "free" and seat in match.seats:
+            if seat in match.seats and request.by != "holder":
+                # not even the creator's: a host who could take a held seat would read its
+                # hand and act for its player
                 raise Refusal(
                     RefusalKind.PERMISSION_DENIED,
                     "SEAT_TAKEN",
-                    "this seat is taken; only its token or the match's creator can re-join it",
+                    "this seat is taken; only its holder can join it again, with its seat token",
                 )
             joined = platform_events_pb2.SeatJoined(
-                seat=seat, display_name=request.display_name, join_id=request.join_id, by=request.by
+                seat=seat,
+                display_name=request.display_name,
+                join_id=request.join_id,
+                by=request.by,
+                open_until=closes_at(match, seat, self._clock()),
             )
             envelopes = await self._board.store.append_payloads(
                 match.match_id, match.game, [joined], request.join_id, "lobby"
@@ -76,3 +109,45 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
                 private=match.private,
                 view_update=view_update(match),
             )
+
+    # -- lobbies that close -----------------------------------------------------------------
+    async def close_due(self) -> int:
+        """End every lobby whose closing time has passed; how many were ended."""
+        now = self._clock()
+        due = [
+            m
+            for m in list(self._board.matches)
+            if not m.started and not m.finished and m.open_until and m.open_until <= now
+        ]
+        closed = 0
+        for match in due:
+            try:
+                closed += await self._close(match, now)
+            except Refusal as refused:  # the log is unavailable: next round
+                log.warning("lobby_not_closed", match_id=match.match_id, reason=refused.code)
+        return closed
+
+    async def _close(self, match: Match, now: float) -> int:
+        async with self._board.writer.lock(match.match_id):
+            # a seat may have been taken while this one waited for the lock
+            if match.started or match.finished or not match.open_until or match.open_until > now:
+                return 0
+            command_id = f"expire:{match.match_id}:{match.version}"
+            ended = platform_events_pb2.MatchEnded(reason=EXPIRED_REASON, expired=True)
+            envelopes = await self._board.store.append_payloads(
+                match.match_id, match.game, [ended], command_id, "lobby"
+            )
+            for envelope in envelopes:
+                fold(match, envelope)
+            self._board.ended(match, command_id)
+            log.info("lobby_closed", match_id=match.match_id)
+            return 1
+
+    async def run(self, every_s: float = CLOSE_EVERY_S) -> None:
+        """Close due lobbies until cancelled."""
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                await self.close_due()
+            except Exception:  # one bad round stops nothing
+                log.exception("lobby_closing_failed")

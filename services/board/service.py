@@ -163,7 +163,9 @@ class BoardService(board_pb2_grpc.BoardServicer):
         for name, count in active.items():
             MATCHES_ACTIVE.labels(name).set(count)
 
-    def _after_end(self, match: Match, command_id: str) -> None:
+    def ended(self, match: Match, command_id: str) -> None:
+        """The match just ended (its last command ``command_id``): out of memory, counted,
+        its seeds revealed."""
         self._retire(match.match_id)
         MATCHES_FINISHED.labels(match.game.name, _result_label(match.results)).inc()
         MATCHES_ACTIVE.labels(match.game.name).dec()
@@ -208,16 +210,18 @@ class BoardService(board_pb2_grpc.BoardServicer):
                         RefusalKind.ALREADY_EXISTS, "MATCH_EXISTS", f"match {match_id} exists"
                     )
                 game = games[request.game]
-                seated = _seated(request)
+                lobby, seated = _lobby(request, time.time())
                 match = Match(
                     match_id=match_id,
                     game=game,
                     players=tuple(request.players),
                     options=dict(request.options),
                     state=game.initial_state(),
-                    private=request.lobby.private,
-                    bots=tuple(request.lobby.bots),
-                    creator=request.lobby.creator,
+                    private=lobby.private,
+                    bots=tuple(lobby.bots),
+                    creator=lobby.creator,
+                    open_s=lobby.open_s,
+                    open_until=lobby.open_until,
                 )
 
                 async def commit_seeds() -> Opening:
@@ -230,7 +234,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                         match.options,
                         match.dice_commitment,
                         match.decks_commitment,
-                        lobby=request.lobby,
+                        lobby=lobby,
                         seated=seated,
                     )
 
@@ -246,7 +250,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 self.matches.add(match)
                 MATCHES_ACTIVE.labels(game.name).inc()
                 if accepted.finished:
-                    self._after_end(match, command_id)
+                    self.ended(match, command_id)
                 MATCHES_CREATED.labels(game.name).inc()
                 log.info("match_created", game=game.name, players=len(match.players))
                 reply = board_pb2.CreateMatchReply(
@@ -312,7 +316,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     return _reply(accepted), b""
                 update = view_update(match)
                 if accepted.finished:
-                    self._after_end(match, request.command_id)
+                    self.ended(match, request.command_id)
                 ACTIONS.labels(game_name, "accepted").inc()
                 reply = _reply(accepted)
                 if request.return_legal_actions:
@@ -354,19 +358,29 @@ def _legal_actions(match: Match, player: str) -> board_pb2.GetLegalActionsReply:
     )
 
 
-def _seated(request: board_pb2.CreateMatchRequest) -> platform_events_pb2.SeatJoined | None:
-    """The creator's seat taken with the match, if the request takes one (refused unless
-    it names a seat of the match and the id of the token the gateway issues for it)."""
+def _lobby(
+    request: board_pb2.CreateMatchRequest, now: float
+) -> tuple[platform_events_pb2.MatchLobby, platform_events_pb2.SeatJoined | None]:
+    """How the match is offered, with its lobby's closing time recorded, and the creator's
+    seat taken with the match, if the request takes one (refused unless it names a seat of
+    the match and the id of the token the gateway issues for it)."""
+    lobby = platform_events_pb2.MatchLobby()
+    lobby.CopyFrom(request.lobby)
     if not request.HasField("seated"):
-        return None
-    seated = request.seated
+        lobby.open_until = int(now) + lobby.open_s if lobby.open_s else 0
+        return lobby, None
+    seated = platform_events_pb2.SeatJoined()
+    seated.CopyFrom(request.seated)
     if seated.seat not in request.players:
         raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_SEAT", "no such seat in this match")
     if seated.by != "creator" or not seated.join_id:
         raise Refusal(
             RefusalKind.INVALID_ARGUMENT, "MALFORMED_JOIN", "a join needs a claim and an id"
         )
-    return seated
+    starts = all(p == seated.seat for p in request.players)
+    lobby.open_until = int(now) + lobby.open_s if lobby.open_s and not starts else 0
+    seated.open_until = lobby.open_until
+    return lobby, seated
 
 
 def view_update(match: Match) -> bytes:
@@ -378,6 +392,8 @@ def view_update(match: Match) -> bytes:
 
 
 def _result_label(results: dict[str, str]) -> str:
+    if not results:
+        return "none"  # a lobby that closed: nobody played
     values = set(results.values())
     if "won" in values:
         return "won"

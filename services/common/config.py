@@ -156,6 +156,14 @@ class Config:
     #: against 61 (tests.bench.ab, 4 alternated rounds)
     max_matches_in_play: int = 0
     match_idle_s: float = 600.0
+    #: gateway: a match's lobby closes (its board ends it) this long after its last seat
+    #: event unless every seat has been joined; recorded with the match (0: never)
+    lobby_ttl_s: int = 300
+    #: gateway: open WatchMatch and PlayMatch streams per caller identity (its token's
+    #: subject), per connection and per client address (0: no bound)
+    max_streams_per_identity: int = 32
+    max_streams_per_connection: int = 100
+    max_streams_per_address: int = 1000
     #: dice, decks, board, scoring: a snapshot of the state after this many new events, or
     #: after this many seconds when anything changed (and at a clean stop); 0 events: none
     snapshot_every_events: int = 20_000
@@ -224,6 +232,10 @@ class Config:
             max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "750")),
             max_matches_in_play=int(_env("GATEWAY_MAX_MATCHES_IN_PLAY", "32")),
             match_idle_s=float(_env("GATEWAY_MATCH_IDLE_S", "600")),
+            lobby_ttl_s=int(_env("GATEWAY_LOBBY_TTL_S", "300")),
+            max_streams_per_identity=int(_env("GATEWAY_MAX_STREAMS_PER_IDENTITY", "32")),
+            max_streams_per_connection=int(_env("GATEWAY_MAX_STREAMS_PER_CONNECTION", "100")),
+            max_streams_per_address=int(_env("GATEWAY_MAX_STREAMS_PER_ADDRESS", "1000")),
             snapshot_every_events=int(_env("SNAPSHOT_EVERY_EVENTS", "20000")),
             snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
             board_commit_interval_ms=float(_env("BOARD_COMMIT_INTERVAL_MS", "12")),

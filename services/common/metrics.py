@@ -132,6 +132,11 @@ GATEWAY_MATCHES_REFUSED = Counter(
     "tabletop_gateway_matches_refused",
     "New matches refused because the matches in play reached their bound.",
 )
+GATEWAY_STREAMS_REFUSED = Counter(
+    "tabletop_gateway_streams_refused",
+    "WatchMatch and PlayMatch streams refused: their caller, connection or address had "
+    "the most streams open.",
+)
 PROJECTOR_DEAD_LETTERED_MATCHES = Gauge(
     "tabletop_projector_dead_lettered_matches",
     "Matches with a dead-lettered event not successfully re-folded since (their views "

@@ -56,6 +56,13 @@ class Match:
     seats: dict[str, str] = field(default_factory=dict)
     #: joined seat → the id of its newest token (older ones no longer act)
     seat_tokens: dict[str, str] = field(default_factory=dict)
+    #: every seat was joined once (the lobby is over)
+    started: bool = False
+    #: the lobby's time after its last seat event (MatchLobby.open_s; 0: it never closes)
+    #: and when it closes unless it starts (unix seconds, recorded by the board; 0 once
+    #: started)
+    open_s: int = 0
+    open_until: int = 0
     #: the command handler's: command id → the reply it got, so a retry appends nothing
     replies: dict[str, Accepted] = field(default_factory=dict)
     #: command id → (player, action) of the commands this process accepted
@@ -65,6 +72,8 @@ class Match:
         """A seat joined (again): its newest token is ``token_id``."""
         self.seats[seat] = display_name
         self.seat_tokens[seat] = token_id
+        if not self.started and all(p in self.seats for p in self.players):
+            self.started, self.open_until = True, 0
 
     def superseded(self, player: str, seat_token: str) -> bool:
         """True if ``seat_token`` (when given) is not the seat's newest token."""

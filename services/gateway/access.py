@@ -24,11 +24,19 @@ from services.gateway.viewstore import ViewStore
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who makes a call, as the edge found it: the verified token (None: no token) and
-    the client's address without its port (quotas of clients without a token)."""
+    """Who makes a call, as the edge found it: the verified token (None: no token), the
+    client's address without its port (quotas of clients without a token), and its
+    connection (the address with its port)."""
 
     claims: Claims | None
     host: str
+    connection: str = ""
+
+    @property
+    def identity(self) -> str | None:
+        """Who the caller is across calls and matches: its token's subject (the client
+        that created or joined), None without a token."""
+        return None if self.claims is None else self.claims.subject
 
 
 def check_bounds(*checks: tuple[str, str]) -> None:

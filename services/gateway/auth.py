@@ -23,7 +23,7 @@ ISSUER = "tabletop-gateway"
 
 
 class Role(StrEnum):
-    CREATOR = "creator"  # may join any seat of its match (again)
+    CREATOR = "creator"  # may take a free seat of its match; sees as a spectator
     SEAT = "seat"  # acts and sees for one seat
     SPECTATOR = "spectator"  # sees the spectator view
 

@@ -2,11 +2,13 @@
 on the web port's gRPC-Web alike (grpc.aio's server interceptors do not run for sonora's
 calls, so the edge is the handlers themselves, registered on both).
 
-For each call the edge finds who calls (the token is verified here and nowhere else: a
-bad one is UNAUTHENTICATED before the RPC runs), hands the RPC a ``Call``, and ends the
-call with the RPC's ``Refused`` (services/gateway/refusals.py). RPC bodies are plain async
-functions of ``(request, call)``: they know nothing of gRPC's server API, and who may do
-what is asked of ``Access`` (services/gateway/access.py).
+For each call the edge parses the request itself (services/gateway/inputs.py: a message
+that does not parse, or a string that is not printable text, is INVALID_ARGUMENT before
+any RPC runs), finds who calls (the token is verified here and nowhere else: a bad one is
+UNAUTHENTICATED), hands the RPC a ``Call``, and ends the call with the RPC's ``Refused``
+(services/gateway/refusals.py). RPC bodies are plain async functions of
+``(request, call)``: they know nothing of gRPC's server API, and who may do what is asked
+of ``Access`` (services/gateway/access.py).
 
 The handlers are made from the service's descriptor, as the generated
 ``add_GatewayServicer_to_server`` would make them, one per method of tabletop.v1.Gateway.
@@ -22,6 +24,7 @@ from google.protobuf import message_factory
 
 from services.gateway.access import Caller
 from services.gateway.auth import BadToken, Tokens, bearer
+from services.gateway.inputs import BadInput, parse
 from services.gateway.refusals import Refused
 from tabletop.v1 import gateway_pb2
 
@@ -66,7 +69,26 @@ def identify(context: grpc.aio.ServicerContext, tokens: Tokens) -> Caller:
         claims = None if token is None else tokens.verify(token)
     except BadToken as bad:
         raise Refused(grpc.StatusCode.UNAUTHENTICATED, str(bad)) from bad
-    return Caller(claims, peer_host(context))
+    return Caller(claims, peer_host(context), context.peer() or "unknown")
+
+
+def _raw(data: bytes) -> bytes:
+    """gRPC hands the request over as it came: the edge parses it (``inputs.parse``)."""
+    return data
+
+
+def decoded(decode: Callable[[bytes], Any], raw: bytes) -> Any:
+    try:
+        return parse(decode, raw)
+    except BadInput as bad:
+        raise Refused(grpc.StatusCode.INVALID_ARGUMENT, str(bad)) from bad
+
+
+async def _each(
+    decode: Callable[[bytes], Any], requests: AsyncIterator[bytes]
+) -> AsyncIterator[Any]:
+    async for raw in requests:
+        yield decoded(decode, raw)
 
 
 async def end(context: grpc.aio.ServicerContext, refused: Refused) -> NoReturn:
@@ -106,29 +128,30 @@ class Edge:
         encode = message_factory.GetMessageClass(method.output_type).SerializeToString
         if method.client_streaming:
 
-            async def bidi(requests: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
+            async def bidi(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[Any]:
                 try:
-                    async for reply in body(requests, self._call(context)):
+                    async for reply in body(_each(decode, requests), self._call(context)):
                         yield reply
                 except Refused as refused:
                     await end(context, refused)
 
-            return grpc.stream_stream_rpc_method_handler(bidi, decode, encode)
+            return grpc.stream_stream_rpc_method_handler(bidi, _raw, encode)
         if method.server_streaming:
 
-            async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
+            async def stream(raw: bytes, context: Any) -> AsyncIterator[Any]:
                 try:
+                    request = decoded(decode, raw)
                     async for reply in body(request, self._call(context)):
                         yield reply
                 except Refused as refused:
                     await end(context, refused)
 
-            return grpc.unary_stream_rpc_method_handler(stream, decode, encode)
+            return grpc.unary_stream_rpc_method_handler(stream, _raw, encode)
 
-        async def unary(request: Any, context: Any) -> Any:
+        async def unary(raw: bytes, context: Any) -> Any:
             try:
-                return await body(request, self._call(context))
+                return await body(decoded(decode, raw), self._call(context))
             except Refused as refused:
                 await end(context, refused)
 
-        return grpc.unary_unary_rpc_method_handler(unary, decode, encode)
+        return grpc.unary_unary_rpc_method_handler(unary, _raw, encode)

@@ -21,6 +21,11 @@ refused call both sides pay for), while a freed place still waits only a fractio
 ``interval`` for its next taker. The waiting clients are the refused creates not yet due
 back (a retried create has the same match id, so a client counts once).
 
+Only started matches count (every seat joined once): a match in its lobby holds no place,
+so a flood of creates nobody joins cannot fill the bound (its board closes such a lobby
+within minutes, services/board/lobby.py). A create still takes a place from its admission
+until its first view says whether it started (a one-seat match taken with the create has).
+
 A match leaves play when its view says it is finished, or when no view of it has
 arrived for ``idle_s`` (abandoned, or frozen by a dead letter): nobody holds the door
 shut forever. After a gateway restart every unfinished match counts from the moment its
@@ -47,7 +52,7 @@ FINISH_WINDOW_S = 30.0
 #: the retry-after of a refused create lies within these bounds
 MIN_RETRY_MS = 500
 MAX_RETRY_MS = 30_000
-#: the retry-after when no match has finished lately
+#: the retry-after when no match is known to be in play (places held by creates only)
 UNKNOWN_RETRY_MS = 5_000
 #: with many clients waiting, about this many retries are wanted per place that frees
 RETRIES_PER_PLACE = 8
@@ -86,19 +91,23 @@ class MatchesInPlay:
 
         def listener(match_id: str, version: int) -> None:
             update = views.latest(match_id)
-            finished = (
-                update is not None and update.summary.status == match_pb2.MATCH_STATUS_FINISHED
+            if update is None:
+                return
+            summary = update.summary
+            self.viewed(
+                match_id, summary.status == match_pb2.MATCH_STATUS_FINISHED, summary.started
             )
-            self.viewed(match_id, finished)
 
         views.listeners.append(listener)
 
-    def viewed(self, match_id: str, finished: bool) -> None:
+    def viewed(self, match_id: str, finished: bool, started: bool = True) -> None:
         now = self._clock()
         self._pending.pop(match_id, None)
         if finished:
             if self._active.pop(match_id, None) is not None:
                 self._finishes.append(now)
+        elif not started:  # a lobby: no place held
+            self._active.pop(match_id, None)
         else:
             self._active[match_id] = now
             self._active.move_to_end(match_id)
@@ -157,14 +166,25 @@ class MatchesInPlay:
         self._pending.pop(match_id, None)
 
     def retry_after_ms(self) -> int:
-        """About when the next place frees: the mean interval between recent finishes."""
-        horizon = self._clock() - FINISH_WINDOW_S
+        """About when the next place frees: the mean interval between recent finishes, or
+        if none finished lately, when the longest unplayed match will have been idle long
+        enough to leave play (whichever is sooner)."""
+        now = self._clock()
+        horizon = now - FINISH_WINDOW_S
         while self._finishes and self._finishes[0] < horizon:
             self._finishes.popleft()
-        if not self._finishes:
-            return UNKNOWN_RETRY_MS
-        interval_ms = FINISH_WINDOW_S * 1000 / len(self._finishes)
-        return int(min(MAX_RETRY_MS, max(MIN_RETRY_MS, interval_ms)))
+        _drop_older(self._active, now - self._idle_s)
+        idles_ms = (
+            (next(iter(self._active.values())) + self._idle_s - now) * 1000
+            if self._active
+            else None
+        )
+        if self._finishes:
+            interval_ms = FINISH_WINDOW_S * 1000 / len(self._finishes)
+            wait_ms = interval_ms if idles_ms is None else min(interval_ms, idles_ms)
+        else:
+            wait_ms = UNKNOWN_RETRY_MS if idles_ms is None else idles_ms
+        return int(min(MAX_RETRY_MS, max(MIN_RETRY_MS, wait_ms)))
 
 
 def _drop_older(entries: OrderedDict[str, float], horizon: float) -> None:

@@ -92,6 +92,8 @@ class Play:
         self._in_flight: set[asyncio.Task[None]] = set()
         self._views_over = False
         self._follower: asyncio.Task[None] | None = None
+        #: a request that could not be taken (it does not parse): it ends the stream
+        self._failed: Refused | None = None
 
     def views_ended(self) -> None:
         self._views_over = True
@@ -108,6 +110,8 @@ class Play:
         self._follower = asyncio.create_task(self._follow(views))
         try:
             while True:
+                if self._failed is not None:
+                    raise self._failed
                 if self._answers:
                     answer = self._answers.popleft()
                     self._room.set()
@@ -157,6 +161,13 @@ class Play:
         self._wake.set()
 
     async def _read(self, requests: AsyncIterator[gateway_pb2.PlayRequest]) -> None:
+        try:
+            await self._take(requests)
+        except Refused as refusal:  # the edge could not take a request: the stream ends
+            self._failed = refusal
+            self._wake.set()
+
+    async def _take(self, requests: AsyncIterator[gateway_pb2.PlayRequest]) -> None:
         async for request in requests:
             while len(self._answers) >= MAX_UNREAD:
                 self._room.clear()

@@ -32,6 +32,7 @@ from services.gateway.commands import Commands
 from services.gateway.edge import Call, Edge
 from services.gateway.inplay import MatchesInPlay
 from services.gateway.shards import Shard, Shards
+from services.gateway.streams import StreamBounds, Streams
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
     board_pb2,
@@ -69,8 +70,16 @@ class GatewayService:
             config.token_key,
             Quota(config.create_rate, config.create_burst),
             in_play,
+            config.lobby_ttl_s,
         )
-        self.views = ViewRpcs(views, access, routed)
+        streams = Streams(
+            StreamBounds(
+                config.max_streams_per_identity,
+                config.max_streams_per_connection,
+                config.max_streams_per_address,
+            )
+        )
+        self.views = ViewRpcs(views, access, routed, streams)
         self.play = PlayRpcs(
             commands, views, access, Quota(config.action_rate, config.action_burst), self.views
         )

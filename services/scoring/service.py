@@ -130,7 +130,14 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
         if envelope.match_id in self._scored:
             return None
         match = self._fold(envelope)
-        return match if match is not None and match.finished else None
+        if match is None or not match.finished:
+            return None
+        if not match.started and not match.results:
+            # a lobby its board closed (MatchEnded.expired): nobody played, nothing to score
+            self._playing.pop(envelope.match_id, None)
+            self._followed.pop(envelope.match_id, None)
+            return None
+        return match
 
     def _fold(self, envelope: envelope_pb2.EventEnvelope) -> Match | None:
         """Fold the next envelope of a followed match; None for a match not followed, or

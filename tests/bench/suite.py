@@ -239,6 +239,10 @@ def ephemeral_stack(
             "TABLETOP_QUOTA_CREATE_BURST": "100000",
             "TABLETOP_QUOTA_ACTIONS_PER_S": "1000000",
             "TABLETOP_QUOTA_ACTIONS_BURST": "1000000",
+            # and the bounds on streams per address and per connection (thousands of
+            # watchers, many to a connection)
+            "TABLETOP_GATEWAY_MAX_STREAMS_PER_ADDRESS": "0",
+            "TABLETOP_GATEWAY_MAX_STREAMS_PER_CONNECTION": "0",
             "TABLETOP_GATEWAY_MATCH_IDLE_S": str(BENCH_MATCH_IDLE_S),
             **(extra_env or {}),
         },

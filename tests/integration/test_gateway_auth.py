@@ -23,7 +23,7 @@ from typing import Any
 import grpc
 import pytest
 
-from services.cli.client import CREATOR, GatewayClient
+from services.cli.client import GatewayClient
 from services.cli.stack import Stack, free_ports
 from services.gateway.auth import Role, Tokens
 from tabletop.v1 import (
@@ -283,18 +283,25 @@ def test_a_free_seat_then_a_taken_one(stack: Stack) -> None:
     assert taken.value.code() == DENIED
     again = guest.join(match, seat=SEATS[0])  # a new device with the seat's token
     assert again.seat == SEATS[0]
-    by_creator = host.join(match, seat=SEATS[0])  # the creator may hand it to someone else
-    assert by_creator.seat == SEATS[0] and host.token(match, CREATOR)
+    # Not even the creator takes a held seat: it would read its hand and act for its player.
+    before = _event_counts(stack)
+    with pytest.raises(grpc.RpcError) as by_creator:
+        host.join(match, seat=SEATS[0])
+    assert by_creator.value.code() == DENIED and host.token(match, SEATS[0]) is None
+    assert "only its holder" in (by_creator.value.details() or "")
+    assert _event_counts(stack) == before
     second = guest.join(match, name="Guest")  # "first free seat" moves on
     assert second.seat == SEATS[1]
-    # The seat was joined again: the guest's older token no longer acts for it.
-    with pytest.raises(grpc.RpcError) as superseded:
-        guest.legal(match, SEATS[0])
-    assert superseded.value.code() == DENIED
-    with pytest.raises(grpc.RpcError) as unseen:  # nor sees it, once the join is projected
-        guest.view(match, SEATS[0], min_version=by_creator.version)
-    assert unseen.value.code() == DENIED
-    assert host.legal(match, SEATS[0]).version >= by_creator.version
+    # The seat was joined again by its holder: the older token no longer acts for it, the
+    # newest does; the creator's token sees the spectator's view only.
+    assert guest.legal(match, SEATS[0]).version >= again.version
+    view = guest.view(match, SEATS[0], min_version=second.version)
+    assert view.viewer == SEATS[0]
+    with pytest.raises(grpc.RpcError) as not_the_seat:
+        host.stub.GetView(
+            gateway_pb2.GetViewRequest(match_id=match, viewer=SEATS[0]), metadata=host.auth(match)
+        )
+    assert not_the_seat.value.code() == DENIED
 
 
 def test_a_seat_taken_with_the_create_acts_at_once_and_is_taken(stack: Stack) -> None:

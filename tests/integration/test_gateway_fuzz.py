@@ -1,10 +1,12 @@
 """Fuzzing every request message of the public API through the real gateway.
 
 Messages are drawn from their protobuf descriptors (every field, nested messages, maps,
-oneofs, enums with unknown values, long and odd strings), with no token, a real token of a
-finished match, or a malformed one. Whatever comes in: no UNKNOWN or INTERNAL status, no
-refusal that echoes a long input or names a Python class, no event appended, and the
-gateway stays healthy.
+oneofs, enums with unknown values, long and odd strings, control and bidirectional
+characters), with no token, a real token of a finished match, or a malformed one. Whatever
+comes in: no UNKNOWN or INTERNAL status, no refusal that echoes a long input or names a
+Python class, no event appended, and the gateway stays healthy. And for every string field
+of every request message, at any depth: invalid UTF-8 and each kind of unprintable
+character is INVALID_ARGUMENT naming the field, on unary calls and streams alike.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ STREAM_CASES = 25
 MAX_DETAILS = 400
 PYTHON_NAMES = ("Error", "Exception", "Traceback", "<class", "object at 0x", "NoneType")
 BAD_STATUSES = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
+#: NUL, a control character, a line break, DEL, right-to-left override, isolate, mark
+UNPRINTABLE = ["\x00", "a\x07b", "line\nbreak", "\x7f", "\u202elive", "\u2066x\u2069", "\u200f"]
 
 INT_RANGES = {
     FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
@@ -59,6 +63,7 @@ def strings(known: list[str]) -> st.SearchStrategy[str]:
         st.sampled_from(known),
         st.builds(lambda c, n: c * n, st.characters(codec="utf-8"), st.integers(65, 70_000)),
         st.just("\x00\ud7ff\u202e"),
+        st.sampled_from(UNPRINTABLE),
     )
 
 
@@ -308,3 +313,64 @@ def _fuzz_stream(
         _check_refusal(method, code.name, details, requests)
 
     one()
+
+
+def _string_paths(descriptor: Any, depth: int = 0) -> list[list[Any]]:
+    """Every string field reachable in a message type, as the fields leading to it (map
+    entries' keys and values included; recursion cut at depth 4)."""
+    paths: list[list[Any]] = []
+    for field in descriptor.fields:
+        if field.type == FieldDescriptor.TYPE_STRING:
+            paths.append([field])
+        elif field.type == FieldDescriptor.TYPE_MESSAGE and depth < 4:
+            paths.extend([field, *inner] for inner in _string_paths(field.message_type, depth + 1))
+    return paths
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _raw(path: list[Any], value: bytes) -> bytes:
+    """The wire bytes of a message with only the string at ``path`` set to ``value`` (bytes
+    as they are, valid UTF-8 or not: protobuf's own encoder would refuse invalid ones)."""
+    field, *rest = path
+    inner = value if not rest else _raw(rest, value)
+    return _varint(field.number << 3 | 2) + _varint(len(inner)) + inner
+
+
+BAD_TEXTS = [b"\xff\xfe", b"ok\xc3", b"\xed\xa0\x80", *(t.encode() for t in UNPRINTABLE)]
+
+
+def test_every_string_field_of_every_request_refuses_bad_text_as_invalid_argument(
+    stack: Stack,
+) -> None:
+    service = gateway_pb2.DESCRIPTOR.services_by_name["Gateway"]
+    checked = 0
+    with grpc.insecure_channel(stack.addr("gateway")) as channel:
+        for method in service.methods:
+            name = f"/{service.full_name}/{method.name}"
+            for path in _string_paths(method.input_type):
+                field = ".".join(f.name for f in path)
+                for text in BAD_TEXTS:
+                    raw = _raw(path, text)
+                    with pytest.raises(grpc.RpcError) as refused:
+                        if method.client_streaming:
+                            list(channel.stream_stream(name)(iter([raw]), timeout=5))
+                        elif method.server_streaming:
+                            list(channel.unary_stream(name)(raw, timeout=5))
+                        else:
+                            channel.unary_unary(name)(raw, timeout=5)
+                    error = refused.value
+                    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (field, text)
+                    details = error.details() or ""
+                    assert not any(n in details for n in PYTHON_NAMES), (field, details)
+                    assert text.decode(errors="replace") not in details
+                    checked += 1
+    # every method has a string field to check (all but one take a match id)
+    assert checked >= len(service.methods) * len(BAD_TEXTS)

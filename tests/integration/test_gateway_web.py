@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import pytest
@@ -100,6 +100,26 @@ def test_grpc_web_answers_every_caller_as_grpc_does(stack: Stack) -> None:
             if web.status != native:
                 different[f"{name} as {caller}"] = (native, web.status, web.message)
     assert not different, different
+
+
+class _Wire:
+    """A request as raw bytes (protobuf's encoder refuses to write invalid UTF-8)."""
+
+    def __init__(self, raw: bytes) -> None:
+        self._raw = raw
+
+    def SerializeToString(self) -> bytes:  # a Message's name
+        return self._raw
+
+
+def test_bad_text_is_invalid_argument_over_grpc_web_as_over_grpc(stack: Stack) -> None:
+    # GetViewRequest.match_id (field 1) holding invalid UTF-8, then a right-to-left override
+    for text in (b"\xff\xfe", "\u202elive".encode()):
+        raw = bytes([1 << 3 | 2, len(text)]) + text
+        web = call(stack.web_url, "GetView", cast(Message, _Wire(raw)), match_pb2.MatchView)
+        assert web.status == grpc.StatusCode.INVALID_ARGUMENT.value[0], web.message
+        assert "match_id" in web.message or "valid message" in web.message
+        assert "Error" not in web.message
 
 
 def test_pictures_and_streams_over_grpc_web(stack: Stack) -> None:

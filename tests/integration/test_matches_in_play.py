@@ -1,7 +1,9 @@
 """The matches in play are bounded for the whole stack: with N in play a real gateway
 refuses the N+1th CreateMatch (RESOURCE_EXHAUSTED, a retry-after, a reason a player
 understands), a restarted gateway counts the same matches from the views topic, and a
-new match is admitted once one in play has finished."""
+new match is admitted once one in play has finished. Matches nobody joins hold no place
+and their boards close them within their lobby time: a flood of them leaves an honest
+player able to create and play at once."""
 
 from __future__ import annotations
 
@@ -13,13 +15,16 @@ from pathlib import Path
 import grpc
 import pytest
 
+from services.board.lobby import EXPIRED_REASON
 from services.cli.client import GatewayClient, play_on
 from services.cli.stack import Stack
 from services.common.kafka_access import KafkaAccess
-from tabletop.v1 import gateway_pb2
-from tests.integration.helpers import remove
+from tabletop.v1 import gateway_pb2, match_pb2
+from tests.integration.helpers import eventually, remove
 
 LIMIT = 2
+#: the lobby time of the bounded stack (300 s as shipped)
+LOBBY_TTL_S = 6
 
 
 @pytest.fixture
@@ -32,6 +37,7 @@ def bounded_stack(kafka_admin: KafkaAccess, tmp_path: Path) -> Iterator[Stack]:
         "TABLETOP_GATEWAY_MAX_MATCHES_IN_PLAY": str(LIMIT),
         "TABLETOP_GATEWAY_MAX_VIEW_LAG_MS": "0",
         "TABLETOP_QUOTA_CREATE_BURST": "100",
+        "TABLETOP_GATEWAY_LOBBY_TTL_S": str(LOBBY_TTL_S),
     }
     try:
         stack.up()
@@ -78,3 +84,31 @@ def test_past_the_bound_a_new_match_waits_until_one_in_play_finishes(
     assert legal.next.finished
     client.view(in_play[-1], "solo", min_version=legal.version)
     assert client.create("crashland", ["solo"], {})
+
+
+def test_a_flood_of_matches_nobody_joins_leaves_the_door_open_and_closes_in_minutes(
+    bounded_stack: Stack,
+) -> None:
+    flooder = GatewayClient(bounded_stack.addr("gateway"), patience_s=0)
+    flood = [flooder.create("drillit", ["a", "b"], {"difficulty": "easy"}) for _ in range(10)]
+    assert len(flood) > LIMIT  # none of them holds a place in play
+
+    honest = GatewayClient(bounded_stack.addr("gateway"), patience_s=0)
+    match_id = honest.create("crashland", ["solo"], {}, seat="solo")
+    rng = random.Random(7)
+    actions, _ = play_on(
+        honest, match_id, "solo", lambda _, legal: rng.choice(list(legal.actions)), max_actions=5
+    )
+    assert actions == 5
+
+    # each lobby is closed by its board, a fact every reader sees: over, nobody's result
+    def closed(match_id: str) -> bool:
+        view = flooder.view(match_id)
+        return view.status == match_pb2.MATCH_STATUS_FINISHED
+
+    for lobby in flood:
+        eventually(lambda: closed(lobby) or None, timeout=LOBBY_TTL_S + 30)  # noqa: B023
+        view = flooder.view(lobby)
+        assert view.end_reason == EXPIRED_REASON and not view.results
+    # the honest match plays on
+    assert honest.view(match_id, "solo").status == match_pb2.MATCH_STATUS_ACTIVE

@@ -231,6 +231,8 @@ class MatchSummary(_message.Message):
     PRIVATE_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     BOTS_FIELD_NUMBER: _builtins.int
+    STARTED_FIELD_NUMBER: _builtins.int
+    OPEN_UNTIL_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     status: Global___MatchStatus.ValueType
@@ -238,6 +240,10 @@ class MatchSummary(_message.Message):
     end_reason: _builtins.str
     private: _builtins.bool
     """unlisted (ListMatches shows it to its players only)"""
+    started: _builtins.bool
+    """every seat was joined once: the lobby is over"""
+    open_until: _builtins.int
+    """not started: its lobby closes then (unix seconds; 0: never)"""
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -266,10 +272,12 @@ class MatchSummary(_message.Message):
         private: _builtins.bool = ...,
         seats: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         bots: _abc.Iterable[_builtins.str] | None = ...,
+        started: _builtins.bool = ...,
+        open_until: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["next", b"next"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "players", b"players", "private", b"private", "results", b"results", "seats", b"seats", "status", b"status", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "open_until", b"open_until", "players", b"players", "private", b"private", "results", b"results", "seats", b"seats", "started", b"started", "status", b"status", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -288,10 +288,18 @@ class MatchLobby(_message.Message):
     PRIVATE_FIELD_NUMBER: _builtins.int
     BOTS_FIELD_NUMBER: _builtins.int
     CREATOR_FIELD_NUMBER: _builtins.int
+    OPEN_S_FIELD_NUMBER: _builtins.int
+    OPEN_UNTIL_FIELD_NUMBER: _builtins.int
     private: _builtins.bool
     """unlisted: ListMatches shows it only to its own players"""
     creator: _builtins.str
     """the creator's client id (a token subject, not a person)"""
+    open_s: _builtins.int
+    """seconds the lobby stays open after its last seat event until every seat is joined;
+    then its board ends it (MatchEnded.expired). 0: it never closes.
+    """
+    open_until: _builtins.int
+    """when it closes (unix seconds; set by the board)"""
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """seats bots will play (they still join with seat tokens)"""
@@ -302,10 +310,12 @@ class MatchLobby(_message.Message):
         private: _builtins.bool = ...,
         bots: _abc.Iterable[_builtins.str] | None = ...,
         creator: _builtins.str = ...,
+        open_s: _builtins.int = ...,
+        open_until: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "creator", b"creator", "private", b"private"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "creator", b"creator", "open_s", b"open_s", "open_until", b"open_until", "private", b"private"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -321,12 +331,15 @@ class SeatJoined(_message.Message):
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     JOIN_ID_FIELD_NUMBER: _builtins.int
     BY_FIELD_NUMBER: _builtins.int
+    OPEN_UNTIL_FIELD_NUMBER: _builtins.int
     seat: _builtins.str
     display_name: _builtins.str
     join_id: _builtins.str
     """the id of the token issued for it"""
     by: _builtins.str
     """"free" (a free seat), "holder" (with the seat's token), "creator" """
+    open_until: _builtins.int
+    """the lobby's new closing time (unix seconds; 0 once started)"""
     def __init__(
         self,
         *,
@@ -334,10 +347,11 @@ class SeatJoined(_message.Message):
         display_name: _builtins.str = ...,
         join_id: _builtins.str = ...,
         by: _builtins.str = ...,
+        open_until: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "display_name", b"display_name", "join_id", b"join_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "display_name", b"display_name", "join_id", b"join_id", "open_until", b"open_until", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -390,7 +404,10 @@ class MatchEnded(_message.Message):
     RESULTS_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
+    EXPIRED_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
+    expired: _builtins.bool
+    """the lobby closed before every seat was joined: nobody played it, nothing is scored"""
     @_builtins.property
     def results(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """player -> won | lost | draw"""
@@ -403,10 +420,11 @@ class MatchEnded(_message.Message):
         results: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         reason: _builtins.str = ...,
         scores: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
+        expired: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "results", b"results", "scores", b"scores"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expired", b"expired", "reason", b"reason", "results", b"results", "scores", b"scores"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

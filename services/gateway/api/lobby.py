@@ -32,6 +32,7 @@ from services.gateway.auth import (
 from services.gateway.commands import Commands
 from services.gateway.edge import Call
 from services.gateway.inplay import MatchesInPlay
+from services.gateway.inputs import BadInput, check_name
 from services.gateway.refusals import Refused, exhausted, relay, within_quota
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import board_pb2, gateway_pb2, platform_events_pb2
@@ -49,6 +50,16 @@ def _invalid(message: str) -> Refused:
     return Refused(grpc.StatusCode.INVALID_ARGUMENT, message)
 
 
+def _names(*checks: tuple[str, list[str]]) -> None:
+    """Names people read: printable, not blank (INVALID_ARGUMENT naming the field)."""
+    try:
+        for field, names in checks:
+            for name in names:
+                check_name(field, name)
+    except BadInput as bad:
+        raise _invalid(str(bad)) from bad
+
+
 class LobbyRpcs:
     def __init__(
         self,
@@ -59,6 +70,7 @@ class LobbyRpcs:
         key: bytes,
         creates: Quota,
         in_play: MatchesInPlay,
+        lobby_ttl_s: int,
     ) -> None:
         self._commands = commands
         self._views = views
@@ -68,6 +80,8 @@ class LobbyRpcs:
         #: matches and joins per client address
         self._creates = creates
         self._in_play = in_play
+        #: a match's lobby closes this long after its last seat event unless it started
+        self._lobby_ttl_s = lobby_ttl_s
 
     async def create(
         self, request: gateway_pb2.OpenMatchRequest, call: Call
@@ -84,6 +98,7 @@ class LobbyRpcs:
             bounded("display_name", request.display_name, MAX_NAME)
         except TooLong as long:
             raise _invalid(str(long)) from long
+        _names(("players", players), ("display_name", [request.display_name]))
         if request.game not in all_games():
             raise _invalid(f"unknown game; choose one of {', '.join(sorted(all_games()))}")
         if len(set(players)) != len(players) or not all(players):
@@ -106,7 +121,7 @@ class LobbyRpcs:
             command_id=ids.command_id,
             match_id=match_id,
             lobby=platform_events_pb2.MatchLobby(
-                private=request.private, bots=bots, creator=subject
+                private=request.private, bots=bots, creator=subject, open_s=self._lobby_ttl_s
             ),
         )
         if request.seat:
@@ -158,6 +173,7 @@ class LobbyRpcs:
             bounded("display_name", request.display_name, MAX_NAME)
         except TooLong as long:
             raise _invalid(str(long)) from long
+        _names(("display_name", [request.display_name]))
         own = claims is not None and claims.match_id == request.match_id
         subject = claims.subject if claims is not None else uuid.uuid4().hex
         if request.spectate:

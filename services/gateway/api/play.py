@@ -74,6 +74,16 @@ class PlayRpcs:
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "a PlayMatch stream begins with watch (which match, whose view)",
             )
+        with self._shown.stream(call):
+            async for answer in self._play(first, requests, call):
+                yield answer
+
+    async def _play(
+        self,
+        first: gateway_pb2.PlayRequest,
+        requests: AsyncIterator[gateway_pb2.PlayRequest],
+        call: Call,
+    ) -> AsyncIterator[gateway_pb2.PlayUpdate]:
         viewer = await self._shown.watched(first.watch, call)
         match_id = first.watch.match_id
         latest = partial(self._views.latest, match_id) if first.views_with_acks else None

@@ -2,12 +2,17 @@
 (WatchMatch), and the view drawn as a picture (GetPicture).
 
 Views are rendered here from each match's newest update (services/gateway/viewstore.py),
-for the viewer ``Access`` allows: a seat token's seat, else the spectator.
+for the viewer ``Access`` allows: a seat token's seat, else the spectator. A watch is
+judged before it holds anything: its place among the caller's streams
+(services/gateway/streams.py), and the match: one this gateway does not know is refused at
+once, unless the caller's token is of that match (created a moment ago, elsewhere), which
+alone waits a little for its first view.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Iterator
 
 import grpc
 
@@ -21,6 +26,7 @@ from services.gateway.edge import Call
 from services.gateway.pictures import Pictures
 from services.gateway.refusals import Refused
 from services.gateway.shards import Shards
+from services.gateway.streams import Streams
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import gateway_pb2, match_pb2, platform_events_pb2
 
@@ -48,10 +54,11 @@ def over(shown: match_pb2.MatchView) -> bool:
 
 
 class ViewRpcs:
-    def __init__(self, views: ViewStore, access: Access, shards: Shards) -> None:
+    def __init__(self, views: ViewStore, access: Access, shards: Shards, streams: Streams) -> None:
         self._views = views
         self._access = access
         self._shards = shards
+        self._streams = streams
         self._pictures = Pictures()
 
     # -- a view, judged and drawn --------------------------------------------------------
@@ -83,12 +90,25 @@ class ViewRpcs:
                 "this match's view could not be drawn; the operators have been told",
             ) from error
 
+    @contextlib.contextmanager
+    def stream(self, call: Call) -> Iterator[None]:
+        """A place among the caller's open streams while the block runs (Refused if none)."""
+        caller = call.caller
+        with self._streams.opened(caller.identity, caller.connection, caller.host):
+            yield
+
     async def watched(self, request: gateway_pb2.WatchMatchRequest, call: Call) -> str:
         """The viewer a watch of the match follows, judged up front (refusals end it)."""
         check_bounds(("match_id", request.match_id))
-        # A match created a moment ago may not be projected yet: give it a little time.
-        await self._views.wait_for(request.match_id, 1, NEW_MATCH_GRACE_S)
         viewer = self._access.viewer(call.caller, request.match_id, request.viewer)
+        if self._views.latest(request.match_id) is None:
+            claims = call.caller.claims
+            if claims is None or claims.match_id != request.match_id:
+                raise Refused(grpc.StatusCode.NOT_FOUND, "no such match (or not projected yet)")
+            # A match created a moment ago may not be projected here yet: the caller's token
+            # says it exists, so it gets a little time.
+            await self._views.wait_for(request.match_id, 1, NEW_MATCH_GRACE_S)
+            viewer = self._access.viewer(call.caller, request.match_id, request.viewer)
         self.view(request.match_id, viewer)  # NOT_FOUND etc. up front
         return viewer
 
@@ -115,18 +135,19 @@ class ViewRpcs:
     async def watch(
         self, request: gateway_pb2.WatchMatchRequest, call: Call
     ) -> AsyncIterator[match_pb2.MatchView]:
-        viewer = await self.watched(request, call)
-        GATEWAY_WATCHERS.inc()
-        try:
-            async for update in self._views.follow(request.match_id):
-                shown = self.render(update, viewer)
-                if shown is None:  # judged up front: players never change
-                    return
-                yield shown
-                if over(shown):
-                    return
-        finally:
-            GATEWAY_WATCHERS.dec()
+        with self.stream(call):
+            viewer = await self.watched(request, call)
+            GATEWAY_WATCHERS.inc()
+            try:
+                async for update in self._views.follow(request.match_id):
+                    shown = self.render(update, viewer)
+                    if shown is None:  # judged up front: players never change
+                        return
+                    yield shown
+                    if over(shown):
+                        return
+            finally:
+                GATEWAY_WATCHERS.dec()
 
     async def picture(
         self, request: gateway_pb2.GetPictureRequest, call: Call

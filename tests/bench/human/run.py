@@ -26,8 +26,8 @@ CAPACITY_ENV = {
 }
 CAPACITY_ENV_NOTE = (
     "the shipped settings except the bound on matches in play (off: "
-    "`TABLETOP_GATEWAY_MAX_MATCHES_IN_PLAY=0`) and the per-address quotas (raised: every "
-    "person connects from 127.0.0.1)"
+    "`TABLETOP_GATEWAY_MAX_MATCHES_IN_PLAY=0`) and the per-address quotas and stream bounds "
+    "(raised: every person connects from 127.0.0.1)"
 )
 PEER_SYSTEM = "boardgame.io FlatFile"
 #: open files the bench asks for before it starts the capacity stack (its services

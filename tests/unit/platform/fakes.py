@@ -260,5 +260,16 @@ class Served:
         self._handlers = service.edge().handlers
 
     def __getattr__(self, method: str) -> Any:
+        """The method's handler, taking messages: they reach it as bytes, as gRPC hands
+        them over (the edge parses them itself)."""
         handler = self._handlers[method]
-        return handler.unary_unary or handler.unary_stream or handler.stream_stream
+        if handler.stream_stream is not None:
+            bidi = handler.stream_stream
+
+            async def wired(requests: AsyncIterator[Any]) -> AsyncIterator[bytes]:
+                async for request in requests:
+                    yield request.SerializeToString()
+
+            return lambda requests, context: bidi(wired(requests), context)
+        single = handler.unary_unary or handler.unary_stream
+        return lambda request, context: single(request.SerializeToString(), context)

@@ -26,7 +26,7 @@ from tests.unit.platform.test_scoring_and_gateway import CONFIG
 def summary(match_id: str, finished: bool = False) -> match_pb2.ViewUpdate:
     status = match_pb2.MATCH_STATUS_FINISHED if finished else match_pb2.MATCH_STATUS_ACTIVE
     return match_pb2.ViewUpdate(
-        summary=match_pb2.MatchSummary(match_id=match_id, version=1, status=status)
+        summary=match_pb2.MatchSummary(match_id=match_id, version=1, status=status, started=True)
     )
 
 
@@ -55,6 +55,32 @@ def test_a_match_without_a_view_for_the_idle_timeout_frees_its_place() -> None:
     assert in_play.reserve("new") is not None
     clock.now += 31
     assert in_play.reserve("new") is None
+
+
+def test_a_match_in_its_lobby_holds_no_place() -> None:
+    in_play = MatchesInPlay(limit=1, idle_s=600, clock=Clock())
+    assert in_play.reserve("lobby") is None  # counted until its first view says
+    in_play.viewed("lobby", finished=False, started=False)
+    assert in_play.count() == 0
+    assert in_play.reserve("honest") is None
+    in_play.viewed("honest", finished=False, started=True)
+    in_play.viewed("lobby", finished=False, started=True)  # its seats taken later: it plays
+    assert in_play.count() == 2  # admitted before the bound was reached: not taken back
+    assert in_play.reserve("third") is not None
+
+
+def test_with_no_match_ending_lately_the_retry_after_is_when_one_will_have_idled() -> None:
+    clock = Clock()
+    in_play = MatchesInPlay(limit=2, idle_s=20, clock=clock)
+    in_play.viewed("a", finished=False)
+    clock.now += 8
+    in_play.viewed("b", finished=False)
+    clock.now += 2
+    refusal = in_play.reserve("c")
+    assert refusal is not None
+    # "a" leaves play 20 s after its last view, 10 s from now (not a guess of 5 s), jittered
+    low, high = 1 - RETRY_JITTER, 1 + RETRY_JITTER
+    assert 10_000 * low <= refusal.retry_after_ms <= 10_000 * high
 
 
 def test_a_create_that_failed_frees_its_place() -> None:

@@ -91,6 +91,24 @@ async def test_an_unfinished_match_is_not_scored() -> None:
     assert scoring.position == {0: len(envelopes) - 1}
 
 
+async def test_a_lobby_its_board_closed_is_not_scored() -> None:
+    writer, event_log = memory_writer("scoring")
+    scoring = ScoringService(writer)
+    cause = Cause("c", "c", "board")
+    payloads = [
+        platform_events_pb2.MatchCreated(game="drillit", players=["ann", "bob"]),
+        platform_events_pb2.SeatJoined(seat="ann", display_name="Ann", join_id="j", by="free"),
+        platform_events_pb2.MatchEnded(reason="never started", expired=True),
+    ]
+    envelopes = [
+        make_envelope(match_id="m-1", stream="board", sequence=i + 1, payload=p, cause=cause)
+        for i, p in enumerate(payloads)
+    ]
+    await scoring.on_board_records(fetched(envelopes))
+    assert event_log.envelopes == []  # nobody played: no result for anyone
+    assert scoring.position == {0: len(envelopes)}
+
+
 async def test_the_matches_one_fetch_ends_are_scored_together() -> None:
     """Their results are appended at once, so the log commits them in one transaction
     (scored one after another, each paid a transaction of its own)."""

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/platform_events.proto.
  */
 export const file_tabletop_v1_platform_events: GenFile = /*@__PURE__*/
-  fileDesc("CiF0YWJsZXRvcC92MS9wbGF0Zm9ybV9ldmVudHMucHJvdG8SC3RhYmxldG9wLnYxIjYKDURpY2VDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiiQEKCkRpY2VSb2xsZWQSDQoFY291bnQYASABKA0SDQoFc2lkZXMYAiABKA0SDgoGdmFsdWVzGAMgAygNEg8KB3B1cnBvc2UYBCABKAkSFAoMY291bnRlcl9mcm9tGAUgASgEEhIKCmNvdW50ZXJfdG8YBiABKAQSEgoKcmVxdWVzdF9pZBgHIAEoCSIgChBEaWNlU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAkiNwoORGVja3NDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiegoMRGVja1NodWZmbGVkEgwKBGRlY2sYASABKAkSDQoFY2FyZHMYAiADKAkSDwoHcHVycG9zZRgDIAEoCRIUCgxjb3VudGVyX2Zyb20YBCABKAQSEgoKY291bnRlcl90bxgFIAEoBBISCgpyZXF1ZXN0X2lkGAYgASgJImEKCkNhcmRzRHJhd24SDAoEZGVjaxgBIAEoCRINCgVjYXJkcxgCIAMoCRIPCgdwdXJwb3NlGAMgASgJEhEKCXJlbWFpbmluZxgEIAEoDRISCgpyZXF1ZXN0X2lkGAUgASgJIiEKEURlY2tzU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAki8QEKDE1hdGNoQ3JlYXRlZBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSNwoHb3B0aW9ucxgDIAMoCzImLnRhYmxldG9wLnYxLk1hdGNoQ3JlYXRlZC5PcHRpb25zRW50cnkSFwoPZGljZV9jb21taXRtZW50GAQgASgJEhgKEGRlY2tzX2NvbW1pdG1lbnQYBSABKAkSJgoFbG9iYnkYBiABKAsyFy50YWJsZXRvcC52MS5NYXRjaExvYmJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjwKCk1hdGNoTG9iYnkSDwoHcHJpdmF0ZRgBIAEoCBIMCgRib3RzGAIgAygJEg8KB2NyZWF0b3IYAyABKAkiTQoKU2VhdEpvaW5lZBIMCgRzZWF0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIPCgdqb2luX2lkGAMgASgJEgoKAmJ5GAQgASgJIucBCgpNYXRjaEVuZGVkEjUKB3Jlc3VsdHMYASADKAsyJC50YWJsZXRvcC52MS5NYXRjaEVuZGVkLlJlc3VsdHNFbnRyeRIOCgZyZWFzb24YAiABKAkSMwoGc2NvcmVzGAMgAygLMiMudGFibGV0b3AudjEuTWF0Y2hFbmRlZC5TY29yZXNFbnRyeRouCgxSZXN1bHRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtTY29yZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIv8CCgtNYXRjaFNjb3JlZBIMCgRnYW1lGAEgASgJEjYKB3Jlc3VsdHMYAiADKAsyJS50YWJsZXRvcC52MS5NYXRjaFNjb3JlZC5SZXN1bHRzRW50cnkSDgoGcmVhc29uGAMgASgJEjQKBnNjb3JlcxgEIAMoCzIkLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLlNjb3Jlc0VudHJ5EjwKCnN0YXRpc3RpY3MYBSADKAsyKC50YWJsZXRvcC52MS5NYXRjaFNjb3JlZC5TdGF0aXN0aWNzRW50cnkSFAoMYm9hcmRfZXZlbnRzGAYgASgEGi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1Njb3Jlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEaMQoPU3RhdGlzdGljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAFiBnByb3RvMw");
+  fileDesc("CiF0YWJsZXRvcC92MS9wbGF0Zm9ybV9ldmVudHMucHJvdG8SC3RhYmxldG9wLnYxIjYKDURpY2VDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiiQEKCkRpY2VSb2xsZWQSDQoFY291bnQYASABKA0SDQoFc2lkZXMYAiABKA0SDgoGdmFsdWVzGAMgAygNEg8KB3B1cnBvc2UYBCABKAkSFAoMY291bnRlcl9mcm9tGAUgASgEEhIKCmNvdW50ZXJfdG8YBiABKAQSEgoKcmVxdWVzdF9pZBgHIAEoCSIgChBEaWNlU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAkiNwoORGVja3NDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiegoMRGVja1NodWZmbGVkEgwKBGRlY2sYASABKAkSDQoFY2FyZHMYAiADKAkSDwoHcHVycG9zZRgDIAEoCRIUCgxjb3VudGVyX2Zyb20YBCABKAQSEgoKY291bnRlcl90bxgFIAEoBBISCgpyZXF1ZXN0X2lkGAYgASgJImEKCkNhcmRzRHJhd24SDAoEZGVjaxgBIAEoCRINCgVjYXJkcxgCIAMoCRIPCgdwdXJwb3NlGAMgASgJEhEKCXJlbWFpbmluZxgEIAEoDRISCgpyZXF1ZXN0X2lkGAUgASgJIiEKEURlY2tzU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAki8QEKDE1hdGNoQ3JlYXRlZBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSNwoHb3B0aW9ucxgDIAMoCzImLnRhYmxldG9wLnYxLk1hdGNoQ3JlYXRlZC5PcHRpb25zRW50cnkSFwoPZGljZV9jb21taXRtZW50GAQgASgJEhgKEGRlY2tzX2NvbW1pdG1lbnQYBSABKAkSJgoFbG9iYnkYBiABKAsyFy50YWJsZXRvcC52MS5NYXRjaExvYmJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBImAKCk1hdGNoTG9iYnkSDwoHcHJpdmF0ZRgBIAEoCBIMCgRib3RzGAIgAygJEg8KB2NyZWF0b3IYAyABKAkSDgoGb3Blbl9zGAQgASgNEhIKCm9wZW5fdW50aWwYBSABKAMiYQoKU2VhdEpvaW5lZBIMCgRzZWF0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIPCgdqb2luX2lkGAMgASgJEgoKAmJ5GAQgASgJEhIKCm9wZW5fdW50aWwYBSABKAMi+AEKCk1hdGNoRW5kZWQSNQoHcmVzdWx0cxgBIAMoCzIkLnRhYmxldG9wLnYxLk1hdGNoRW5kZWQuUmVzdWx0c0VudHJ5Eg4KBnJlYXNvbhgCIAEoCRIzCgZzY29yZXMYAyADKAsyIy50YWJsZXRvcC52MS5NYXRjaEVuZGVkLlNjb3Jlc0VudHJ5Eg8KB2V4cGlyZWQYBCABKAgaLgoMUmVzdWx0c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLU2NvcmVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ASL/AgoLTWF0Y2hTY29yZWQSDAoEZ2FtZRgBIAEoCRI2CgdyZXN1bHRzGAIgAygLMiUudGFibGV0b3AudjEuTWF0Y2hTY29yZWQuUmVzdWx0c0VudHJ5Eg4KBnJlYXNvbhgDIAEoCRI0CgZzY29yZXMYBCADKAsyJC50YWJsZXRvcC52MS5NYXRjaFNjb3JlZC5TY29yZXNFbnRyeRI8CgpzdGF0aXN0aWNzGAUgAygLMigudGFibGV0b3AudjEuTWF0Y2hTY29yZWQuU3RhdGlzdGljc0VudHJ5EhQKDGJvYXJkX2V2ZW50cxgGIAEoBBouCgxSZXN1bHRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtTY29yZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBGjEKD1N0YXRpc3RpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBYgZwcm90bzM");
 
 /**
  * --- dice.events -------------------------------------------------------------
@@ -302,6 +302,21 @@ export type MatchLobby = Message<"tabletop.v1.MatchLobby"> & {
    * @generated from field: string creator = 3;
    */
   creator: string;
+
+  /**
+   * seconds the lobby stays open after its last seat event until every seat is joined;
+   * then its board ends it (MatchEnded.expired). 0: it never closes.
+   *
+   * @generated from field: uint32 open_s = 4;
+   */
+  openS: number;
+
+  /**
+   * when it closes (unix seconds; set by the board)
+   *
+   * @generated from field: int64 open_until = 5;
+   */
+  openUntil: bigint;
 };
 
 /**
@@ -340,6 +355,13 @@ export type SeatJoined = Message<"tabletop.v1.SeatJoined"> & {
    * @generated from field: string by = 4;
    */
   by: string;
+
+  /**
+   * the lobby's new closing time (unix seconds; 0 once started)
+   *
+   * @generated from field: int64 open_until = 5;
+   */
+  openUntil: bigint;
 };
 
 /**
@@ -369,6 +391,13 @@ export type MatchEnded = Message<"tabletop.v1.MatchEnded"> & {
    * @generated from field: map<string, int32> scores = 3;
    */
   scores: { [key: string]: number };
+
+  /**
+   * the lobby closed before every seat was joined: nobody played it, nothing is scored
+   *
+   * @generated from field: bool expired = 4;
+   */
+  expired: boolean;
 };
 
 /**
