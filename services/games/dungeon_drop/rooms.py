@@ -197,35 +197,48 @@ def _open_rooms(
     placements: tuple[Placement, ...],
 ) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     table = {p.cube: p for p in placements}
-    cubes = sorted(table)
     pillars = pillars_on(table)
-    trios = [
-        trio for trio in itertools.combinations(pillars, 3) if _area(table, trio) >= MIN_ROOM_AREA
-    ]
-    if not trios:
+    if len(pillars) < 3:
         return ()
-    corners_of = np.array([[(table[p].x, table[p].y) for p in trio] for trio in trios])
-    places = [table[c] for c in cubes]
-    hits = _touching(corners_of, places, lambda t, n: triangle(table, trios[t]))
-    index = {c: i for i, c in enumerate(cubes)}
-    for t, trio in enumerate(trios):
-        hits[t, [index[p] for p in trio]] = False  # the corners are not collected
-    is_a_pillar = np.array([is_pillar(c) for c in cubes])
-    open_ones = ~(hits & is_a_pillar).any(axis=1)
-    rooms = []
-    for t in np.nonzero(open_ones)[0].tolist():
-        inside = tuple(cubes[i] for i in np.nonzero(hits[t])[0].tolist())
-        rooms.append((trios[t], inside))
-    return tuple(rooms)
+    trios = _trios(len(pillars))  # T×3 indices into pillars, in combinations' order
+    spots = np.array([(table[p].x, table[p].y) for p in pillars])
+    corners_of = spots[trios]  # T×3×2
+    a, b, c = corners_of[:, 0], corners_of[:, 1], corners_of[:, 2]
+    area = np.abs(
+        (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (c[:, 0] - a[:, 0]) * (b[:, 1] - a[:, 1])
+    )
+    area /= 2.0
+    for t in np.nonzero(np.abs(area - MIN_ROOM_AREA) <= _SURE)[0].tolist():
+        area[t] = triangle(table, _names(pillars, trios[t])).area  # as shapely says there
+    rooms = np.nonzero(area >= MIN_ROOM_AREA)[0]
+    # a room no other Pillar is within or touching (its own three always are)
+    pillar_hits = _touching(
+        corners_of[rooms],
+        [table[p] for p in pillars],
+        lambda t, n: triangle(table, _names(pillars, trios[rooms[t]])),
+    )
+    open_ones = rooms[pillar_hits.sum(axis=1) == 3]
+    if not len(open_ones):
+        return ()
+    cubes = sorted(c for c in table if not is_pillar(c))
+    hits = _touching(
+        corners_of[open_ones],
+        [table[c] for c in cubes],
+        lambda t, n: triangle(table, _names(pillars, trios[open_ones[t]])),
+    )
+    return tuple(
+        (_names(pillars, trios[t]), tuple(cubes[i] for i in np.nonzero(row)[0].tolist()))
+        for t, row in zip(open_ones.tolist(), hits, strict=True)
+    )
 
 
-def _area(table: Mapping[str, Placement], trio: tuple[str, ...]) -> float:
-    """The triangle's area, as shapely gives it where it is close to MIN_ROOM_AREA."""
-    a, b, c = (table[p] for p in trio)
-    area = abs((b.x - a.x) * (c.y - a.y) - (c.x - a.x) * (b.y - a.y)) / 2.0
-    if abs(area - MIN_ROOM_AREA) <= _SURE:
-        return float(triangle(table, trio).area)
-    return area
+@functools.lru_cache(maxsize=32)
+def _trios(count: int) -> np.ndarray:
+    return np.array(list(itertools.combinations(range(count), 3)), dtype=np.intp)
+
+
+def _names(pillars: tuple[str, ...], trio: np.ndarray) -> tuple[str, ...]:
+    return tuple(pillars[i] for i in trio.tolist())
 
 
 def open_rooms(
