@@ -43,11 +43,15 @@ def square(at: Placement) -> Polygon:
     )
 
 
-@functools.lru_cache(maxsize=8192)
 def _frame(at: Placement) -> tuple[float, float, float]:
-    """Half the cube's edge, and the cosine and sine of its turn."""
+    """Half the cube's edge, and the cosine and sine of its turn. (Not cached: a cache
+    hashes the placement, which costs more than the sums.)"""
     rad = math.radians(at.angle)
     return CONTENT.edge(at.cube) / 2.0, math.cos(rad), math.sin(rad)
+
+
+#: beyond the corners of the largest cube, from its centre
+_REACH = max(CONTENT.edge(cube) for cube in CONTENT.cubes) / 2.0 * 1.415 + 1e-6
 
 
 def triangle(table: Mapping[str, Placement], pillars: tuple[str, ...]) -> Polygon:
@@ -58,17 +62,28 @@ def room_cubes(table: Mapping[str, Placement], pillars: tuple[str, ...]) -> tupl
     """Every cube within or touching the room, its three corner Pillars left out."""
     a, b, c = (table[p] for p in pillars)
     edges = _edges(a.x, a.y, b.x, b.y, c.x, c.y)
-    low_x, high_x = min(a.x, b.x, c.x), max(a.x, b.x, c.x)
-    low_y, high_y = min(a.y, b.y, c.y), max(a.y, b.y, c.y)
+    # the triangle's bounding box, widened by the largest cube's reach
+    low_x, high_x = min(a.x, b.x, c.x) - _REACH, max(a.x, b.x, c.x) + _REACH
+    low_y, high_y = min(a.y, b.y, c.y) - _REACH, max(a.y, b.y, c.y) + _REACH
+    (n1x, n1y, l1), (n2x, n2y, l2), (n3x, n3y, l3) = edges or ((0.0, 0.0, 0.0),) * 3
     inside = []
     for cube in sorted(c for c in table if c not in pillars):
         at = table[cube]
         x, y = at.x, at.y
-        half, ux, uy = _frame(at)
-        reach = half * 1.415 + _SURE  # beyond the square's corners
-        if x + reach < low_x or x - reach > high_x or y + reach < low_y or y - reach > high_y:
-            continue  # outside the triangle's bounding box
-        gap = 0.0 if edges is None else _gap(edges, (a, b, c), x, y, half, ux, uy)
+        if x < low_x or x > high_x or y < low_y or y > high_y:
+            continue  # too far from the triangle to touch it
+        if edges is None:
+            gap = 0.0  # (shapely decides)
+        else:
+            # how far the centre lies beyond the farthest of the edges' lines
+            beyond = max(n1x * x + n1y * y - l1, n2x * x + n2y * y - l2, n3x * x + n3y * y - l3)
+            if beyond > _REACH:
+                continue  # the whole cube beyond that edge
+            if beyond < -_REACH:
+                inside.append(cube)  # the whole cube inside
+                continue
+            half, ux, uy = _frame(at)
+            gap = _gap(edges, (a, b, c), x, y, half, ux, uy)
         if gap < -_SURE or (
             gap <= _SURE and shapely.intersects(square(at), triangle(table, pillars))
         ):

@@ -30,6 +30,7 @@ from typing import Any
 from pymunk._chipmunk import lib as chipmunk
 
 from services.games.dungeon_drop.content import CONTENT
+from services.games.frozen import quick_init_all
 
 #: each random real of a drop or flick is one die with this many sides
 REAL_SIDES = 1_000_000
@@ -81,6 +82,8 @@ class Physics:
     sleep_after: float | None = None
     idle_speed: float = 0.0
 
+
+quick_init_all((Placement, Launch, Settled))
 
 #: the rules' physics: every drop and flick of a match
 FULL = Physics(CONTENT.table.steps_per_second, CONTENT.table.seconds)
