@@ -61,7 +61,7 @@ from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.decide import decide_action, phase_actions
 from services.games.dungeon_drop.events import EVENT_TYPES
 from services.games.dungeon_drop.evolve import evolve
-from services.games.dungeon_drop.flow import BOX, advance, next_step, outcome
+from services.games.dungeon_drop.flow import BOX, advance_folded, next_step, outcome
 from services.games.dungeon_drop.picture import picture
 from services.games.dungeon_drop.render import render
 from services.games.dungeon_drop.scoring import breakdown, pairs
@@ -140,6 +140,12 @@ class DungeonDrop(Game[DungeonDropState]):
     # --- players -------------------------------------------------------------------
 
     def decide(self, state: DungeonDropState, player: str, action: Any) -> list[Any]:
+        return self.decide_folded(state, player, action)[0]
+
+    def decide_folded(
+        self, state: DungeonDropState, player: str, action: Any
+    ) -> tuple[list[Any], DungeonDropState]:
+        """The events, and the state ``advance`` folded them into on the way."""
         if not isinstance(action, ACTION_TYPES):
             raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not a Dungeon Drop action.")
         if state.phase == Phase.OVER:
@@ -151,7 +157,7 @@ class DungeonDrop(Game[DungeonDropState]):
             raise RuleViolation("NOT_NOW", "Nobody may act now; the cubes are still falling.")
         if player not in step.players:
             raise RuleViolation("NOT_YOUR_TURN", f"It is {step.players[0]}'s move.")
-        return advance(state, decide_action(state, player, action, self.physics))
+        return advance_folded(state, decide_action(state, player, action, self.physics))
 
     def legal_actions(self, state: DungeonDropState, player: str) -> tuple[Any, ...]:
         step = next_step(state)
@@ -162,10 +168,15 @@ class DungeonDrop(Game[DungeonDropState]):
     # --- chance --------------------------------------------------------------------
 
     def resolve(self, state: DungeonDropState, outcome: ChanceOutcome) -> list[Any]:
+        return self.resolve_folded(state, outcome)[0]
+
+    def resolve_folded(
+        self, state: DungeonDropState, outcome: ChanceOutcome
+    ) -> tuple[list[Any], DungeonDropState]:
         step = next_step(state)
         if not isinstance(step, AwaitingChance):
             raise RuleViolation("NO_CHANCE_PENDING", "No dice or cubes are awaited now.")
-        return advance(state, self._resolve(state, step.request, outcome))
+        return advance_folded(state, self._resolve(state, step.request, outcome))
 
     def _resolve(self, state: DungeonDropState, request: Any, outcome: ChanceOutcome) -> list[Any]:
         match request, outcome:
