@@ -16,6 +16,7 @@ KAFKA := deploy/kafka/kafka.sh
 
 include deploy/make/tools.mk
 include deploy/make/image.mk
+include deploy/make/cluster.mk
 
 GRPCURL_VERSION ?= v1.9.3
 
@@ -44,7 +45,7 @@ $(COMPILED_STAMP): $(STAMP) $(COMPILED_PY) pyproject.toml
 	@rm -f $@; find services -name '*.cpython-*.so' -delete; rm -f ./*__mypyc.cpython-*.so
 	@mkdir -p .cache
 	@echo "compiling $(words $(COMPILED_PY)) engine modules with mypyc (log: .cache/mypyc.log)"
-	@$(VENV)/bin/mypyc $(COMPILED_PY) > .cache/mypyc.log 2>&1 || { tail -40 .cache/mypyc.log; exit 1; }
+	@$(PY) deploy/compile_engines.py $(COMPILED_PY) > .cache/mypyc.log 2>&1 || { tail -40 .cache/mypyc.log; exit 1; }
 	touch $@
 
 install: $(STAMP) $(if $(PURE),,$(COMPILED_STAMP))  ## create .venv, install the project with its dev tools, compile the engines (PURE=1: not)
@@ -114,7 +115,7 @@ status:  ## show what is running
 
 test: install tools tools-web kafka check-protos web  ## unit + integration tests against the real Kafka
 	cd web && npm test --silent
-	$(VENV)/bin/pytest -q -ra --timeout=600 -m 'not faults'
+	$(VENV)/bin/pytest -q -ra --timeout=600 -m 'not faults and not cluster'
 
 faults: install  ## fault injection: SIGKILL each process and a private Kafka while bots play (2–3 min)
 	@$(KAFKA) fetch
@@ -124,9 +125,9 @@ test-unit: install  ## unit tests only (no Kafka)
 	$(VENV)/bin/pytest -q -m 'not integration' tests/unit
 
 lint: install web-deps  ## ruff, mypy and tsc
-	$(VENV)/bin/ruff check services tests deploy/k8s deploy/image
-	$(VENV)/bin/ruff format --check services tests deploy/k8s deploy/image
-	$(VENV)/bin/mypy services tests deploy/k8s deploy/image
+	$(VENV)/bin/ruff check services tests deploy/k8s deploy/image deploy/compile_engines.py
+	$(VENV)/bin/ruff format --check services tests deploy/k8s deploy/image deploy/compile_engines.py
+	$(VENV)/bin/mypy services tests deploy/k8s deploy/image deploy/compile_engines.py
 	cd web && npm run -s check
 
 prometheus: tools-prometheus  ## local Prometheus on 127.0.0.1:9090 scraping every process
@@ -135,8 +136,7 @@ prometheus: tools-prometheus  ## local Prometheus on 127.0.0.1:9090 scraping eve
 prometheus-stop:  ## stop the local Prometheus
 	@deploy/prometheus/prometheus.sh stop
 
-k8s-generate: $(STAMP)  ## regenerate the KafkaTopics and the PrometheusRule from their sources
-	$(PY) deploy/k8s/gen_topics.py
+k8s-generate: $(STAMP)  ## regenerate the PrometheusRule from the rules file
 	$(PY) deploy/k8s/gen_rules.py
 
 bench: install kafka  ## benchmarks against floors and boardgame.io (npm ci into .cache/peer; needs Node and Go) in the same run; BENCH_ARGS=--capacity-full for the full human-pace ramp

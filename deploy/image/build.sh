@@ -10,6 +10,8 @@ IMAGE=${IMAGE:-localhost/tabletop:latest}
 IMAGE_BASE=${IMAGE_BASE:-localhost/tabletop-base:bookworm}
 
 deploy/image/engine.sh
+export CONTAINERS_STORAGE_CONF=${CONTAINERS_STORAGE_CONF:-$PWD/.cache/podman/storage.conf}
+deploy/image/store.sh
 if [[ $IMAGE_BASE == localhost/tabletop-base:* ]]; then
   deploy/image/base.sh "$IMAGE_BASE"
 fi

@@ -1,5 +1,6 @@
 """A digest of what the image is built from: the Dockerfile and the build context that
-.dockerignore lets through (pyproject.toml, protos/, services/, web/dist/, caches left out).
+.dockerignore lets through (pyproject.toml, protos/, services/, web/dist/; caches and
+locally compiled .so files left out).
 
 `make image` stamps it on the image (label io.tabletop.context); the container smoke test
 compares it with the working tree, so it never passes on a stale image.
@@ -28,7 +29,7 @@ def _files(root: Path) -> Iterator[Path]:
             continue
         for file in sorted(path.rglob("*")):
             parts = set(file.relative_to(root).parts)
-            if file.is_file() and not parts & _SKIPPED_DIRS and file.suffix != ".pyc":
+            if file.is_file() and not parts & _SKIPPED_DIRS and file.suffix not in (".pyc", ".so"):
                 yield file
 
 

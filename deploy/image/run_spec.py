@@ -17,7 +17,9 @@ passed as the manifests say.
 from __future__ import annotations
 
 import base64
+import functools
 import re
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -136,8 +138,8 @@ def container_specs(objs: Sequence[Obj]) -> dict[str, ContainerSpec]:
     """Every Tabletop workload's container in a rendered overlay, by service name."""
     specs: dict[str, ContainerSpec] = {}
     for o in objs:
-        if o["kind"] not in ("Deployment", "StatefulSet"):
-            continue
+        if o["kind"] not in ("Deployment", "StatefulSet") or o["metadata"]["name"] == "kafka":
+            continue  # Kafka runs its own image (deploy/image/kafka)
         pod = o["spec"]["template"]["spec"]
         (container,) = pod["containers"]
         security = {**pod.get("securityContext", {}), **container.get("securityContext", {})}
@@ -192,6 +194,16 @@ def _cpus(quantity: str) -> str:
     return str(int(quantity[:-1]) / 1000) if quantity.endswith("m") else quantity
 
 
+#: the variables a Secret fills (k8s/base: secretKeyRef of tabletop-secret)
+_SECRET_VARS = ("TABLETOP_SECRET", "TABLETOP_TOKEN_KEY", "TABLETOP_PEER_TOKEN")
+
+
+@functools.cache
+def _run_secret(name: str) -> str:
+    """One random value per variable for this process: every service of a run shares it."""
+    return secrets.token_hex(32)
+
+
 def local_env(
     spec: ContainerSpec,
     port_map: Mapping[int, int],
@@ -211,6 +223,10 @@ def local_env(
         port = int(addr.rsplit(":", 1)[1])
         return f"127.0.0.1:{port_map[port]}"
 
+    for name, value in spec.env.items():
+        if name in _SECRET_VARS and not value:
+            # created out of band in a cluster: this run makes its own, as a user would
+            env[name] = _run_secret(name)
     replace("TABLETOP_KAFKA_BOOTSTRAP", kafka_bootstrap)
     replace("TABLETOP_TOPIC_PREFIX", topic_prefix)
     for name, value in spec.env.items():

@@ -2,6 +2,9 @@
 #   make image        engine + local Debian base (once, cached) + deploy/Dockerfile
 #   make test-image   the container smoke test: six services from the image, like k8s/ runs them
 IMAGE ?= localhost/tabletop:latest
+# podman's images live in the project's cache (deploy/image/store.sh), never /var/lib/containers;
+# exported, so every podman call of a recipe (and of the tests it runs) uses that store.
+export CONTAINERS_STORAGE_CONF ?= $(abspath .cache/podman/storage.conf)
 IMAGE_BASE ?= localhost/tabletop-base:bookworm
 
 .PHONY: image test-image

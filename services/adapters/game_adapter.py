@@ -67,10 +67,6 @@ def action_from_game_action(game_name: str, wrapper: games_pb2.GameAction) -> An
     return messages_for(game_name).action_from_message(getattr(wrapper, game_name))
 
 
-def view_to_game_view(game_name: str, view: Any) -> games_pb2.GameView:
-    return fill_game_view(games_pb2.GameView(), game_name, view)
-
-
 def fill_game_view(wrapper: games_pb2.GameView, game_name: str, view: Any) -> games_pb2.GameView:
     """Set ``view`` in ``wrapper`` in place (e.g. a MatchView's ``game_view``): passing a
     filled GameView to a message's constructor copies the whole view (~15% of filling it)."""

@@ -30,7 +30,12 @@ from typing import Any, Union
 
 from google.protobuf import any_pb2, descriptor_pool, message, message_factory
 
-from services.adapters.protogen import camel_case, message_name, snake_case
+from services.adapters.protogen import (
+    camel_case,
+    former_event_messages,
+    message_name,
+    snake_case,
+)
 from services.games.contract import Game
 from services.games.frozen import is_reused
 
@@ -345,6 +350,9 @@ class GameMessages:
         self.prefix = camel_case(game.name)
         importlib.import_module(f"tabletop.v1.{game.name}_pb2")
         self._events = {self.message_name(c): c for c in game.event_types}
+        # events of older logs, under the names their classes had then
+        for name, cls in former_event_messages(game).items():
+            self._events[f"{_PACKAGE}.{name}"] = cls
         self._actions = {snake_case(c.__name__): c for c in game.action_types}
         #: per dataclass: its message class and filler (worked out on first use)
         self._out: dict[type, tuple[type[message.Message], Filler]] = {}

@@ -60,6 +60,15 @@ def message_name(game_prefix: str, cls: type) -> str:
     return game_prefix + cls.__name__.removeprefix(game_prefix)
 
 
+def former_event_messages(game: Game[Any]) -> dict[str, type]:
+    """The message name of each of the game's ``renamed_events`` under its old class name
+    (named as the class was) → the event class that reads it now."""
+    game_prefix = prefix(game)
+    return {
+        game_prefix + old.removeprefix(game_prefix): cls for old, cls in game.renamed_events.items()
+    }
+
+
 class UnsupportedType(TypeError):
     """A dataclass field whose type docs/CONVENTIONS.md does not allow on the wire."""
 
@@ -97,6 +106,14 @@ class _Schema:
         self.names: dict[str, type] = {}
         for root in (*game.action_types, *game.event_types, game.view_type):
             self._reach(root)
+        for name, cls in former_event_messages(game).items():
+            if cls not in game.event_types:
+                raise UnsupportedType(f"{name} is kept for {cls.__name__}, not an event")
+            if name in self.names:
+                raise UnsupportedType(
+                    f"{name}, an event's former name, is the message of "
+                    f"{self.names[name].__name__} too"
+                )
         wrapper = f"{self.prefix}Action"
         if wrapper in self.names:
             raise UnsupportedType(
@@ -149,13 +166,17 @@ class _Schema:
             return f"map<string, {self._value_type(value_tp, where)}>"
         return self._value_type(tp, where)
 
-    def message(self, cls: type) -> list[str]:
+    def message(self, cls: type, name: str = "") -> list[str]:
+        """``cls``'s message, under ``name`` when given (an event's former name, whose
+        comment says so instead of the class docstring)."""
         hints = typing.get_type_hints(cls)
-        lines = _comment(cls)
+        current = message_name(self.prefix, cls)
+        lines = [f"// The name older logs give {current}: read as it."] if name else _comment(cls)
+        name = name or current
         fields = dataclasses.fields(cls)
         if not fields:
-            return [*lines, f"message {message_name(self.prefix, cls)} {{}}"]
-        lines.append(f"message {message_name(self.prefix, cls)} {{")
+            return [*lines, f"message {name} {{}}"]
+        lines.append(f"message {name} {{")
         for number, f in enumerate(fields, start=1):
             kind = self._field_type(hints[f.name], f"{cls.__name__}.{f.name}")
             lines.append(f"  {kind} {f.name} = {number};")
@@ -185,10 +206,10 @@ def game_proto(game: Game[Any]) -> str:
         "package tabletop.v1;",
     ]
 
-    def section(title: str, classes: list[type]) -> None:
+    def section(title: str, classes: list[type], names: list[str] | None = None) -> None:
         out.extend(["", f"// --- {title} " + "-" * (74 - len(title))])
-        for cls in classes:
-            out.extend(["", *schema.message(cls)])
+        for cls, name in zip(classes, names or [""] * len(classes), strict=True):
+            out.extend(["", *schema.message(cls, name)])
 
     section("actions", actions)
     out.extend(["", f"message {schema.prefix}Action {{", "  oneof action {"])
@@ -196,6 +217,9 @@ def game_proto(game: Game[Any]) -> str:
         out.append(f"    {message_name(schema.prefix, cls)} {snake_case(cls.__name__)} = {number};")
     out.extend(["  }", "}"])
     section("events", events)
+    former = former_event_messages(game)
+    if former:
+        section("events under their former names (older logs)", [*former.values()], [*former])
     section("view", [game.view_type])
     if parts:
         section("parts of actions, events and the view", parts)

@@ -1,4 +1,4 @@
-"""Verifying a finished match's randomness from its exported log (DESIGN.md §4).
+"""Verifying a finished match's randomness from its exported log (docs/DESIGN.md §4).
 
 Checks that each revealed seed matches its commitment (published before play; a game
 commits only with the chance services it uses, and the others must stay silent), that every

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import cast
 
 import grpc
 
 from services.board.chance import RemoteChance
-from services.board.chance_calls import StreamedDecks, StreamedDice
 from services.board.lobby import LobbyService
 from services.board.reveals import unrevealed
 from services.board.service import BoardService
+from services.common.calls.channel import CallChannel
 from services.common.config import Config
 from services.common.eventlog import EventLog
 from services.common.ledger import EventSourceServicer, StreamWriter
@@ -43,10 +42,10 @@ async def main(config: Config) -> None:
     writer = StreamWriter("board", event_log, config.kafka_bootstrap, config.shard, config.shards)
     dice_channel = peer_channel(config.dice_addrs[config.shard % len(config.dice_addrs)], config)
     decks_channel = peer_channel(config.decks_addrs[config.shard % len(config.decks_addrs)], config)
-    # the stubs' unary calls, carried on one stream per service (chance_calls.py)
-    dice = StreamedDice(dice_pb2_grpc.DiceStub(dice_channel))
-    decks = StreamedDecks(decks_pb2_grpc.DecksStub(decks_channel))
-    chance = RemoteChance(cast(dice_pb2_grpc.DiceStub, dice), cast(decks_pb2_grpc.DecksStub, decks))
+    # the calls to dice and decks go on one stream to each (services/common/calls/)
+    dice = CallChannel(dice_channel, "dice")
+    decks = CallChannel(decks_channel, "decks")
+    chance = RemoteChance(dice_pb2_grpc.DiceStub(dice), decks_pb2_grpc.DecksStub(decks))
     service = BoardService(writer, chance)
     store, snapshotter = snapshotter_for(
         config, "board", lambda: writer.snapshot() + service.snapshot(), lambda: writer.changes

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import grpc
 
+from services.board.matches import fold
 from services.board.service import BoardService, _abort, view_update
 from services.games.commands import Refusal, RefusalKind
 from tabletop.v1 import board_pb2, board_pb2_grpc, platform_events_pb2
@@ -68,7 +69,7 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
                 match.match_id, match.game, [joined], request.join_id, "lobby"
             )
             for envelope in envelopes:
-                match.fold(envelope)
+                fold(match, envelope)
             return board_pb2.JoinSeatReply(
                 seat=seat,
                 version=match.version,

@@ -4,51 +4,40 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from services.adapters.folding import FoldedMatch
+from services.adapters import folding
 from services.common.envelope import is_a
-from services.games.commands import Accepted
+from services.games.match import Accepted, Match
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 
 
-@dataclass
-class Match(FoldedMatch):
-    """A match as the command handler keeps it (a ``MatchRecord``); envelopes are folded
-    only when recovering from board.events."""
+def created(envelope: envelope_pb2.EventEnvelope) -> Match:
+    """A match read back from its MatchCreated, its create remembered."""
+    match = folding.created(envelope)
+    _remember(match, envelope)
+    return match
 
-    #: client command id → the reply it got, so a retry appends nothing
-    replies: dict[str, Accepted] = field(default_factory=dict)
-    #: client command id → (player, action) of the commands accepted since the start
-    commands: dict[str, tuple[str, Any]] = field(default_factory=dict)
 
-    @classmethod
-    def created(cls, envelope: envelope_pb2.EventEnvelope) -> Match:
-        match = super().created(envelope)
-        assert isinstance(match, Match)
-        match._remember(envelope)
-        return match
+def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
+    """Fold an envelope the board appended (or reads back) into its match, as every reader
+    does, and remember the command it answered: a retry gets that answer again and
+    appends nothing. False (and no change) for an envelope folded already."""
+    if not folding.fold(match, envelope):
+        return False
+    _remember(match, envelope)
+    return True
 
-    def fold(self, envelope: envelope_pb2.EventEnvelope) -> bool:
-        if not super().fold(envelope):
-            return False
-        self._remember(envelope)
-        return True
 
-    def superseded(self, player: str, seat_token: str) -> bool:
-        """True if ``seat_token`` (when given) is not the seat's newest token."""
-        return bool(seat_token) and self.seat_tokens.get(player) != seat_token
-
-    def _remember(self, envelope: envelope_pb2.EventEnvelope) -> None:
-        if not envelope.correlation_id:
-            return
-        previous = self.replies.get(envelope.correlation_id)
-        self.replies[envelope.correlation_id] = Accepted(
-            version=self.version,
-            events_appended=(previous.events_appended if previous else 0) + 1,
-            finished=self.finished,
-        )
+def _remember(match: Match, envelope: envelope_pb2.EventEnvelope) -> None:
+    if not envelope.correlation_id:
+        return
+    previous = match.replies.get(envelope.correlation_id)
+    match.replies[envelope.correlation_id] = Accepted(
+        version=match.version,
+        events_appended=(previous.events_appended if previous else 0) + 1,
+        finished=match.finished,
+    )
 
 
 #: finished matches reloaded from the log that stay in memory (the most recently used)
@@ -85,9 +74,9 @@ class Matches:
 
     def reload(self, envelopes: Sequence[envelope_pb2.EventEnvelope]) -> Match:
         """Fold a finished match's events (read back from the log) and keep it a while."""
-        match = Match.created(envelopes[0])
+        match = created(envelopes[0])
         for envelope in envelopes[1:]:
-            match.fold(envelope)
+            fold(match, envelope)
         self._reloaded[match.match_id] = match
         while len(self._reloaded) > self._kept:
             self._reloaded.popitem(last=False)
@@ -96,8 +85,8 @@ class Matches:
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
         """Recovery: fold an envelope read back from board.events."""
         if is_a(envelope, platform_events_pb2.MatchCreated):
-            self.add(Match.created(envelope))
+            self.add(created(envelope))
             return
         match = self._matches.get(envelope.match_id)
         if match is not None:
-            match.fold(envelope)
+            fold(match, envelope)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -20,12 +19,11 @@ from google.protobuf import message
 from services.adapters.game_adapter import (
     action_from_game_action,
     legal_action_message,
-    messages_for,
     next_step_message,
 )
-from services.adapters.projection import Projection
+from services.adapters.views import update_bytes
 from services.board.chance import ChanceFailed, RemoteChance
-from services.board.matches import Match, Matches
+from services.board.matches import Matches
 from services.board.reveals import RevealOutbox
 from services.board.store import BoardEventStore
 from services.common.envelope import is_a
@@ -39,10 +37,8 @@ from services.common.metrics import (
     MATCHES_CREATED,
     MATCHES_FINISHED,
 )
-from services.common.replies import grouped_replies
 from services.common.snapshots import Snapshot, batches
 from services.games.commands import (
-    Accepted,
     Command,
     CommandHandler,
     Opening,
@@ -51,6 +47,7 @@ from services.games.commands import (
     require_command_id,
 )
 from services.games.contract import AwaitingPlayers, Game
+from services.games.match import Accepted, Match
 from services.games.registry import all_games
 from tabletop.v1 import (
     board_pb2,
@@ -215,7 +212,6 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 match = Match(
                     match_id=match_id,
                     game=game,
-                    messages=messages_for(game.name),
                     players=tuple(request.players),
                     options=dict(request.options),
                     state=game.initial_state(),
@@ -246,7 +242,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     self._chance.forget(match_id)  # not created: no reveal will come for it
                     raise
                 if seated is not None:
-                    match.seat(seated)
+                    match.seat(seated.seat, seated.display_name, seated.join_id)
                 self.matches.add(match)
                 MATCHES_ACTIVE.labels(game.name).inc()
                 if accepted.finished:
@@ -273,50 +269,23 @@ class BoardService(board_pb2_grpc.BoardServicer):
         except ChanceFailed as failed:
             raise failed.refusal() from failed
 
-    async def SubmitAction(
+    async def SubmitCommand(
         self, request: board_pb2.SubmitActionRequest, context: grpc.aio.ServicerContext
-    ) -> board_pb2.SubmitActionReply:
+    ) -> board_pb2.AcknowledgedAction:
+        """The command carried out (or refused, nothing appended), with the match's update
+        at its version (the caller is a gateway, which shows it at once)."""
         try:
-            reply, _ = await self._submit(request)
-            return reply
+            reply, update = await self._submit(request)
+            return board_pb2.AcknowledgedAction(reply=reply, view_update=update)
         except Refusal as refused:
             await _abort(context, refused)
             raise AssertionError from refused
 
-    async def SubmitActions(
-        self,
-        requests: AsyncIterator[board_pb2.SubmitActionsRequest],
-        context: grpc.aio.ServicerContext,
-    ) -> AsyncIterator[board_pb2.SubmitActionsReply]:
-        """Each command as SubmitAction would carry it out, concurrently (a match's
-        commands take turns on its lock, as ever); answered as each finishes, an accepted
-        one with the match's update at its version (the caller is a gateway)."""
-
-        async def carry_out(
-            item: board_pb2.SubmitActionsRequest,
-        ) -> list[board_pb2.SubmitActionsReply]:
-            try:
-                reply, update = await self._submit(item.command, publish=True)
-                return [board_pb2.SubmitActionsReply(id=item.id, reply=reply, view_update=update)]
-            except Refusal as refused:
-                outcome = board_pb2.CommandRefused(
-                    code=refused.kind.value, message=refused.message, reason=refused.code
-                )
-            except Exception:
-                log.exception("command_failed", match_id=item.command.match_id)
-                outcome = board_pb2.CommandRefused(
-                    code="INTERNAL", message="the command failed", reason="INTERNAL"
-                )
-            return [board_pb2.SubmitActionsReply(id=item.id, refused=outcome)]
-
-        async for answer in grouped_replies(requests, carry_out, context):
-            yield answer
-
     async def _submit(
-        self, request: board_pb2.SubmitActionRequest, publish: bool = False
+        self, request: board_pb2.SubmitActionRequest
     ) -> tuple[board_pb2.SubmitActionReply, bytes]:
-        """One command, carried out (or refused: Refusal, nothing appended); with
-        ``publish``, the match's update at the new version too (empty for a retry)."""
+        """One command, carried out (or refused: Refusal, nothing appended), and the
+        match's update at the new version (empty for a retry)."""
         structlog.contextvars.bind_contextvars(
             match_id=request.match_id, command_id=request.command_id
         )
@@ -341,7 +310,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 if accepted.duplicate:
                     ACTIONS.labels(game_name, "duplicate").inc()
                     return _reply(accepted), b""
-                update = view_update(match) if publish else b""
+                update = view_update(match)
                 if accepted.finished:
                     self._after_end(match, request.command_id)
                 ACTIONS.labels(game_name, "accepted").inc()
@@ -407,7 +376,7 @@ def view_update(match: Match) -> bytes:
     """The match's update at its version, as the projector will publish it (no seed is
     revealed while the board acts on a match), for the gateway to show at once; nothing
     when it would exceed the bound the projector holds views to (it sets that match aside)."""
-    update = Projection(match).update_bytes()
+    update = update_bytes(match)
     return update if len(update) <= MAX_RECORD_BYTES else b""
 
 

@@ -27,13 +27,14 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.config import DEFAULT_PORTS, DEFAULT_WEB_PORT
 from services.common.eventlog import create_topics
+from services.common.roster import NAMES
 from services.common.topics import topic_specs
 
 #: the secrets a stack generates once into its run folder (never a built-in default)
 SECRET_NAMES = ("TABLETOP_SECRET", "TABLETOP_TOKEN_KEY", "TABLETOP_PEER_TOKEN")
 
-#: start order: what a service calls must be up before it
-ORDER = ("dice", "decks", "scoring", "board", "projector", "gateway")
+#: start order: what a service calls must be up before it (the roster's order)
+ORDER = NAMES
 
 
 #: where the kernel says its ephemeral range is (the ports it picks for outgoing connections)
@@ -182,9 +183,9 @@ class Stack:
             return None
         return None if state in ("Z", "X") else pid
 
-    def create_topics(self) -> list[str]:
+    def create_topics(self, replication_factor: int = 1) -> list[str]:
         specs = topic_specs(self.topic_prefix, self.partitions)
-        return asyncio.run(create_topics(self.kafka_bootstrap, specs))
+        return asyncio.run(create_topics(self.kafka_bootstrap, specs, replication_factor))
 
     def start(self, service: str) -> None:
         if self.pid(service) is not None:

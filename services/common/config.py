@@ -6,17 +6,11 @@ import os
 import tempfile
 from dataclasses import dataclass
 
+from services.common.roster import ROSTER
 from services.common.topics import DEFAULT_PARTITIONS
 
-DEFAULT_PORTS = {
-    # service: (gRPC port, metrics port)
-    "gateway": (50050, 9100),
-    "dice": (50051, 9101),
-    "decks": (50052, 9102),
-    "board": (50053, 9103),
-    "scoring": (50054, 9104),
-    "projector": (0, 9105),
-}
+#: service → (gRPC port, metrics port), where TABLETOP_GRPC_PORT and _METRICS_PORT say none
+DEFAULT_PORTS = {s.name: (s.grpc_port, s.metrics_port) for s in ROSTER}
 
 #: the gateway's web port (page, static files and gRPC-Web)
 DEFAULT_WEB_PORT = 8080
@@ -33,14 +27,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: the shortest secret accepted (bytes): a random 32-byte value, hex- or base64-encoded
 MIN_SECRET_BYTES = 32
 #: the secrets each service needs; a service refuses to start without them (outside a dev stack)
-SECRETS_NEEDED = {
-    "dice": ("SECRET", "PEER_TOKEN"),
-    "decks": ("SECRET", "PEER_TOKEN"),
-    "board": ("PEER_TOKEN",),
-    "scoring": ("PEER_TOKEN",),
-    "gateway": ("TOKEN_KEY", "PEER_TOKEN"),
-    "projector": (),
-}
+SECRETS_NEEDED = {s.name: s.secrets for s in ROSTER}
 
 
 class ConfigError(ValueError):

@@ -1,4 +1,4 @@
-"""Building and reading event envelopes (DESIGN.md §2)."""
+"""Building and reading event envelopes (docs/DESIGN.md §2)."""
 
 from __future__ import annotations
 

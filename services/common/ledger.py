@@ -43,7 +43,6 @@ from services.common.eventlog import (
 )
 from services.common.logging import get_logger
 from services.common.metrics import APPENDS_SETTLED, EVENTS_APPENDED, LOG_DUPLICATES
-from services.common.replies import replies_as_finished
 from services.common.sharding import shard_of
 from services.common.snapshots import Snapshot, batches, sized
 from tabletop.v1 import envelope_pb2, envelope_pb2_grpc, snapshot_pb2
@@ -487,41 +486,3 @@ class EventSourceServicer(envelope_pb2_grpc.EventSourceServicer):
         envelopes = await self._read(request, context)
         for part in sized(envelopes, LIST_BATCH_BYTES):
             yield envelope_pb2.EventBatch(events=envelopes[part])
-
-    async def StreamEventBatches(
-        self,
-        requests: AsyncIterator[envelope_pb2.EventBatchesRequest],
-        context: grpc.aio.ServicerContext,
-    ) -> AsyncIterator[envelope_pb2.EventBatchesReply]:
-        """Each read as ListEventBatches answers it, concurrently (one from the log waits
-        on Kafka, one from memory does not), its replies together as it finishes."""
-        async for reply in replies_as_finished(requests, self._answer):
-            yield reply
-
-    async def _answer(
-        self, item: envelope_pb2.EventBatchesRequest
-    ) -> list[envelope_pb2.EventBatchesReply]:
-        read = item.read
-        try:
-            if not read.match_id:
-                return [_refused(item.id, "INVALID_ARGUMENT", "match_id is required")]
-            envelopes = await self._writer.read_events(read.match_id, int(read.after_sequence))
-        except LogUnavailable as error:
-            return [_refused(item.id, "UNAVAILABLE", f"{error}; retry")]
-        except Exception:  # one read's fault must not end the others' stream
-            log.exception("read_failed", match_id=read.match_id[:200])
-            return [_refused(item.id, "INTERNAL", "the read failed")]
-        replies = [
-            envelope_pb2.EventBatchesReply(
-                id=item.id, batch=envelope_pb2.EventBatch(events=envelopes[part])
-            )
-            for part in sized(envelopes, LIST_BATCH_BYTES) or [slice(0, 0)]
-        ]
-        replies[-1].last = True
-        return replies
-
-
-def _refused(ident: int, code: str, message: str) -> envelope_pb2.EventBatchesReply:
-    return envelope_pb2.EventBatchesReply(
-        id=ident, last=True, refused=envelope_pb2.ReadRefused(code=code, message=message)
-    )

@@ -48,7 +48,7 @@ ACTIONS = Counter(
 COMMAND_SECONDS = Histogram(
     "tabletop_board_command_seconds",
     "Time the board took for one submitted action (rules, chance, append), whether it came "
-    "by SubmitAction or on the SubmitActions stream.",
+    "by a SubmitCommand call of its own or on a Calls stream.",
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
 )
 REVEALS_PENDING = Gauge(

@@ -14,8 +14,10 @@ import uvloop
 
 from services.common.config import Config, ConfigError
 from services.common.logging import configure_logging
+from services.common.roster import NAMES
 
-SERVICES = ("dice", "decks", "board", "scoring", "gateway", "projector")
+#: what ``tabletop-serve`` runs: each service of the roster
+SERVICES = NAMES
 
 # Before grpc is imported (it reads its experiments once): serve gRPC on its classic
 # endpoints, whose reads and writes the completion queue's poller thread does itself,

@@ -10,6 +10,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from services.common.calls.handler import CallsServicer, Registrar
 from services.common.config import Config
 from services.common.heap import settle_after_startup
 from services.common.logging import get_logger
@@ -20,16 +21,18 @@ from services.common.peer_auth import (
     channel_credentials,
     server_credentials,
 )
+from services.common.roster import BY_NAME
+from tabletop.v1 import calls_pb2, calls_pb2_grpc
 
 log = get_logger(__name__)
 
-#: the services only other Tabletop services may call (the gateway is the public edge)
-INTERNAL_SERVICES = ("dice", "decks", "board", "scoring")
 #: the largest request any server accepts (bytes); the gateway's public API is smaller still
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 
 #: registers servicers on the server and returns the full names of the services added
 Register = Callable[[grpc.aio.Server], Sequence[str]]
+
+CALLS = calls_pb2.DESCRIPTOR.services_by_name["Calls"].full_name
 
 
 class GrpcService:
@@ -39,8 +42,9 @@ class GrpcService:
         self, config: Config, register: Register, max_request_bytes: int = MAX_REQUEST_BYTES
     ) -> None:
         self.config = config
+        internal = BY_NAME[config.service].internal
         interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
-        if config.service in INTERNAL_SERVICES:
+        if internal:
             interceptors.append(PeerAuthInterceptor(config.peer_token))
         self.server = grpc.aio.server(
             interceptors=interceptors,
@@ -51,7 +55,13 @@ class GrpcService:
         )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        self.service_names = list(register(self.server))
+        if internal:
+            # its peers call its methods on Calls streams too (services/common/calls/)
+            calls = CallsServicer()
+            self.service_names = [*register(Registrar(self.server, calls)), CALLS]
+            calls_pb2_grpc.add_CallsServicer_to_server(calls, self.server)
+        else:
+            self.service_names = list(register(self.server))
         reflection.enable_server_reflection(
             [*self.service_names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server
         )
@@ -103,11 +113,15 @@ async def run_until_signalled(
 
 
 #: Service-to-service channels reconnect quickly after a peer restarts (a pod replaced,
-#: a process restarted), instead of backing off for up to two minutes.
+#: a process restarted), instead of backing off for up to two minutes. A replaced pod comes
+#: back at a new address under the same name: the name is resolved again within a second,
+#: not after gRPC's default 30 s (in a cluster, calls to a deleted board, dice or decks pod
+#: failed for ~20 s after its replacement was ready).
 CHANNEL_OPTIONS = (
     ("grpc.initial_reconnect_backoff_ms", 200),
     ("grpc.min_reconnect_backoff_ms", 200),
     ("grpc.max_reconnect_backoff_ms", 2000),
+    ("grpc.dns_min_time_between_resolutions_ms", 1000),
 )
 
 

@@ -6,10 +6,12 @@ in Any): the stream writer's (``StreamWriter.snapshot``) and its owner's. It liv
 compacted topic ``<prefix><stream>.snapshots``, in the partition ``shard % partitions``:
 first its chunks (records well under Kafka's 1 MB limit, keyed ``<shard>/<slot>/<index>``),
 then its head (keyed ``<shard>/head``) naming the snapshot id, the slot and the number of
-chunks. A reader takes a snapshot only through its head, so a snapshot whose writer died
-midway is never read. Each snapshot writes the slot the current head does not name: the
-chunks the head needs are never overwritten, so compaction (which keeps the newest record
-of each key) never removes them. Chunks a smaller snapshot leaves beyond its count get
+chunks. With several shards the keys start ``<shard>of<shards>/``: a service whose shard
+count changed never reads a snapshot of matches it no longer owns. A reader takes a
+snapshot only through its head, so a snapshot whose writer died midway is never read.
+Each snapshot writes the slot the current head does not name: the chunks the head needs
+are never overwritten, so compaction (which keeps the newest record of each key) never
+removes them. Chunks a smaller snapshot leaves beyond its count get
 tombstones.
 
 ``Snapshotter`` takes the state synchronously (a consistent cut between two appends) and
@@ -159,11 +161,16 @@ class KafkaSnapshotStore:
         stream: str,
         shard: int = 0,
         timeout: float = KAFKA_TIMEOUT_S,
+        shards: int = 1,
     ) -> None:
         self.topic = topic
         self._bootstrap = bootstrap
         self._stream = stream
         self._shard = shard
+        #: a snapshot holds the matches its shard owned under this shard count; after a
+        #: rescale the same shard number owns other matches, so it reads only snapshots
+        #: taken under the same count (keys "<shard>/…" for one shard, "<shard>of<n>/…")
+        self._owner = str(shard) if shards <= 1 else f"{shard}of{shards}"
         self._timeout = timeout
         self._producer: AIOKafkaProducer | None = None
         self._partition = 0
@@ -198,7 +205,7 @@ class KafkaSnapshotStore:
                 await asyncio.wait_for(self._producer.stop(), self._timeout)
 
     def _key(self, name: str) -> bytes:
-        return f"{self._shard}/{name}".encode()
+        return f"{self._owner}/{name}".encode()
 
     async def load(self) -> Snapshot | None:
         """The newest complete snapshot of this shard, or None."""

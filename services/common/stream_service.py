@@ -48,6 +48,7 @@ def snapshotter_for(
         snapshot_topic(stream, config.topic_prefix),
         stream,
         config.shard,
+        shards=config.shards,
     )
     snapshotter = Snapshotter(
         store,

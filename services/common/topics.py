@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: the four event streams; each service is the only writer of its own
-STREAMS = ("dice", "decks", "board", "scoring")
+from services.common.roster import ROSTER
+
+#: the event streams, one per service that writes one (the only writer of its own)
+STREAMS = tuple(s.name for s in ROSTER if s.stream)
 
 #: Faust app id of the projector; its tables' changelog topics derive from it
 PROJECTOR_APP_ID = "tabletop-projector"

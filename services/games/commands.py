@@ -20,7 +20,7 @@ by id, so a reused id among those is answered as a retry.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -35,6 +35,7 @@ from services.games.contract import (
     RuleViolation,
 )
 from services.games.frozen import quick_init_all
+from services.games.match import Accepted, Match
 
 #: a command resolving more chance nodes than this is a bug in an engine
 MAX_CHANCE_NODES = 10_000
@@ -127,55 +128,12 @@ class EventStore(Protocol):
 
 
 @dataclass(frozen=True)
-class Accepted:
-    """The reply to an accepted command; a retry gets it again with ``duplicate``."""
-
-    version: int
-    events_appended: int
-    finished: bool
-    duplicate: bool = False
-
-
-@dataclass(frozen=True)
 class Command:
     command_id: str
     player: str
     #: the action as submitted; ``CommandHandler.decode`` turns it into an engine action
     action: Any
     expected_version: int | None = None
-
-
-class MatchRecord(Protocol):
-    """What the handler reads and updates of one match."""
-
-    match_id: str
-    game: Game[Any]
-    players: tuple[str, ...]
-    state: Any
-    version: int
-    finished: bool
-    results: dict[str, str]
-    end_reason: str
-    #: command id → the reply it got
-    replies: dict[str, Accepted]
-    #: command id → (player, action) of the commands this process accepted
-    commands: dict[str, tuple[str, Any]]
-
-
-@dataclass
-class OpenMatch:
-    """A MatchRecord kept in memory only (playouts, tests)."""
-
-    match_id: str
-    game: Game[Any]
-    players: tuple[str, ...]
-    state: Any
-    version: int = 0
-    finished: bool = False
-    results: dict[str, str] = field(default_factory=dict)
-    end_reason: str = ""
-    replies: dict[str, Accepted] = field(default_factory=dict)
-    commands: dict[str, tuple[str, Any]] = field(default_factory=dict)
 
 
 def require_command_id(command_id: str) -> None:
@@ -206,7 +164,7 @@ class CommandHandler:
 
     async def create(
         self,
-        match: MatchRecord,
+        match: Match,
         options: Mapping[str, str],
         command_id: str,
         actor: str,
@@ -227,7 +185,7 @@ class CommandHandler:
         after = match.game.fold(setup, match.state)
         return await self._carry_out(match, setup, after, command_id, actor, await opening())
 
-    async def submit(self, match: MatchRecord, command: Command) -> Accepted:
+    async def submit(self, match: Match, command: Command) -> Accepted:
         command_id, player = command.command_id, command.player
         if not command_id:
             require_command_id(command_id)
@@ -279,7 +237,7 @@ class CommandHandler:
 
     async def _carry_out(
         self,
-        match: MatchRecord,
+        match: Match,
         decided: list[Any],
         after: Any,
         command_id: str,
@@ -330,4 +288,4 @@ class CommandHandler:
         return reply
 
 
-quick_init_all((Batch, Accepted, Command))
+quick_init_all((Batch, Command))

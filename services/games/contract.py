@@ -1,4 +1,4 @@
-"""The contract every game engine follows (DESIGN.md §3).
+"""The contract every game engine follows (docs/DESIGN.md §3).
 
 A game is a *decider*: ``decide`` turns a player's action into events or refuses it,
 ``evolve`` folds one event into the state, and ``next_step`` says who acts next, which
@@ -300,6 +300,10 @@ class Game(ABC, Generic[State]):
     #: commits to a seed with these and reveals it at the end, and with no other (a seed
     #: nothing was drawn from verifies nothing, and costs its service two appends a match)
     chance_services: ClassVar[frozenset[str]] = frozenset({"dice", "decks"})
+    #: event classes under the names older logs gave them (old class name → the class that
+    #: reads those events now, with the same fields): each old name keeps its message, so
+    #: stored and exported logs still fold (docs/CONVENTIONS.md, "Renaming an event")
+    renamed_events: ClassVar[Mapping[str, type]] = {}
 
     @abstractmethod
     def initial_state(self) -> State:
@@ -319,7 +323,10 @@ class Game(ABC, Generic[State]):
 
     @abstractmethod
     def decide(self, state: State, player: str, action: Any) -> list[Any]:
-        """Events for ``player`` doing ``action``, or raise RuleViolation / MalformedAction."""
+        """Events for ``player`` doing ``action``, or raise RuleViolation / MalformedAction.
+
+        Asked only for a match in play and one of its players: the command handler refuses
+        the rest (MATCH_OVER, NOT_A_PLAYER; docs/CONVENTIONS.md, "Who refuses what")."""
 
     @abstractmethod
     def resolve(self, state: State, outcome: ChanceOutcome) -> list[Any]:

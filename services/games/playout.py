@@ -18,7 +18,6 @@ from services.games.commands import (
     Command,
     CommandHandler,
     Opening,
-    OpenMatch,
     Refusal,
 )
 from services.games.contract import (
@@ -31,6 +30,7 @@ from services.games.contract import (
     RuleViolation,
     concrete,
 )
+from services.games.match import Match
 
 T = TypeVar("T")
 
@@ -135,7 +135,7 @@ def play(
     dice_seed, decks_seed = seeds_for(seed)
     store = _EventList()
     handler = CommandHandler(_SeededResolver(SeededChance(match_id, dice_seed, decks_seed)), store)
-    match = OpenMatch(match_id, game, tuple(players), game.initial_state())
+    match = Match(match_id, game, tuple(players), game.initial_state())
     # the whole match in one coroutine, run once: the handler's steps are awaited in it
     # (running each on its own ended each in a StopIteration, a few thousand instructions)
     try:
@@ -146,7 +146,7 @@ def play(
 
 async def _played(
     handler: CommandHandler,
-    match: OpenMatch,
+    match: Match,
     store: _EventList,
     options: Mapping[str, str],
     policies: Mapping[str, Policy],

@@ -1,4 +1,4 @@
-"""Verifiable randomness (DESIGN.md §4).
+"""Verifiable randomness (docs/DESIGN.md §4).
 
 Every outcome is derived from ``HMAC-SHA256(seed, "match_id:counter")``. A match's seed is
 secret while it is played; only ``commitment(seed)`` is published. When the seed is

@@ -1,5 +1,6 @@
 """A match's replay: its board events folded afresh, the view after each (ReplayMatch one
-step a message, ReplayMatchBatches many), and the bounds of a batch.
+step a message, ReplayMatchBatches many; the views made by ``views.StepViews``), and the
+bounds of a batch.
 
 gRPC costs ~170 µs per message of a stream, more than a step's fold and view; batches pay it
 once for many steps. Both RPCs send the same steps (tests/unit/platform/test_replay.py).
@@ -12,10 +13,8 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from services.adapters.folding import FoldedMatch
-from services.adapters.game_adapter import next_step_message
-from services.adapters.projection import STATUS, Projection
-from services.adapters.refill import Refill
+from services.adapters.folding import created, fold
+from services.adapters.views import StepViews
 from tabletop.v1 import envelope_pb2, gateway_pb2, match_pb2
 
 #: steps per ReplayStepBatch: unset (0) → the default, more → INVALID_ARGUMENT. A batch is
@@ -46,77 +45,16 @@ def describe(envelope: envelope_pb2.EventEnvelope) -> str:
     return f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}"
 
 
-class StepViews:
-    """One viewer's views of a match folded event by event (a replay): each equals
-    ``projection.view_for(viewer)`` at that point, but one view message is kept from step
-    to step and filled again only where it changed: nothing but the version when the fold
-    left the engine state as it was (a view is a function of the state and the viewer),
-    else the game view by ``Refill`` and the next step when the engine's differs; the rest
-    of the frame when the match's facts differ."""
-
-    def __init__(self, projection: Projection, viewer: str) -> None:
-        self.projection = projection
-        self.viewer = viewer
-        self._view = match_pb2.MatchView(viewer=viewer)
-        self._game_view = Refill(getattr(self._view.game_view, projection.match.game.name))
-        self._frame: tuple[Any, ...] = ()
-        self._state: Any = self  # no state yet (a state is never this object)
-        self._next: Any = None
-
-    def view(self) -> match_pb2.MatchView:
-        """The view of the match as folded so far: the same message on every call, changed
-        by the next call (copy it to keep it)."""
-        p = self.projection
-        m = p.match
-        shown = self._view
-        frame = (
-            m.match_id,
-            m.game.name,
-            m.players,
-            m.finished,
-            m.results,
-            m.end_reason,
-            m.dice_commitment,
-            m.decks_commitment,
-            p.dice_seed,
-            p.decks_seed,
-        )
-        if frame != self._frame:  # once, and when the match ends
-            self._frame = frame
-            shown.match_id = m.match_id
-            shown.game = m.game.name
-            shown.status = STATUS[m.finished]
-            del shown.players[:]
-            shown.players.extend(m.players)
-            shown.results.clear()
-            shown.results.update(m.results)
-            shown.end_reason = m.end_reason
-            shown.provenance.CopyFrom(p.provenance())
-            shown.provenance.SetInParent()  # present even when empty, as view_for sets it
-        shown.version = m.version
-        state = m.state
-        if state is self._state:
-            return shown
-        self._state = state
-        step = m.game.next_step(state)
-        if self._next is None or step != self._next:
-            self._next = step
-            shown.next.CopyFrom(next_step_message(step))
-            shown.next.SetInParent()
-        self._game_view.update(m.game.view(state, self.viewer or None))
-        return shown
-
-
 def views(
     events: Sequence[envelope_pb2.EventEnvelope], viewer: str
 ) -> Iterator[tuple[envelope_pb2.EventEnvelope, match_pb2.MatchView]]:
     """Each event (MatchCreated first) and the view after it. The view is one message
     refilled from step to step: copy it before the next one is drawn."""
-    match = FoldedMatch.created(events[0])
-    shown = StepViews(Projection(match), viewer)
+    match = created(events[0])
+    shown = StepViews(match, viewer)
     for index, envelope in enumerate(events):
         if index:
-            match.fold(envelope)
+            fold(match, envelope)
         yield envelope, shown.view()
 
 

@@ -16,9 +16,10 @@ from typing import NoReturn, Protocol, TypeVar
 
 import grpc
 
-from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection
+from services.adapters.folding import created, fold
 from services.adapters.verify import verify_match
+from services.adapters.views import view
+from services.common.calls.channel import CallChannel, StreamBroken
 from services.common.config import Config
 from services.common.envelope import is_a
 from services.common.logging import get_logger
@@ -45,11 +46,9 @@ from services.gateway.auth import (
     bounded_options,
     creation,
 )
-from services.gateway.commands import CommandStream, Refused
 from services.gateway.inplay import MatchesInPlay
 from services.gateway.pictures import Pictures
 from services.gateway.play import AckWithView, Play
-from services.gateway.reads import ReadStream
 from services.gateway.replay import batch_bounds, replay_steps, step_batches
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
@@ -109,19 +108,46 @@ class Shard:
         """``on_update`` takes the match updates the board sends with acknowledgements."""
         self.channels = [peer_channel(a, config) for a in (board, dice, decks)]
         self.board = board_pb2_grpc.BoardStub(self.channels[0])
-        self.commands = CommandStream(self.board, on_update)
         self.lobby = board_pb2_grpc.LobbyStub(self.channels[0])
-        self.reads = {
-            stream: ReadStream(envelope_pb2_grpc.EventSourceStub(channel))
+        # Commands go on a Calls stream of their own, and each service's event reads on
+        # another (services/common/calls/): a large read holds back no command.
+        self._calls = CallChannel(self.channels[0], "board")
+        self.commands = board_pb2_grpc.BoardStub(self._calls)
+        self._reads = {
+            stream: CallChannel(channel, stream)
             for stream, channel in zip(("board", "dice", "decks"), self.channels, strict=True)
         }
+        self.events = {s: envelope_pb2_grpc.EventSourceStub(c) for s, c in self._reads.items()}
+        self._on_update = on_update
+
+    async def submit(self, request: board_pb2.SubmitActionRequest) -> board_pb2.SubmitActionReply:
+        """The board's reply to the command, once its update is in the views (so that the
+        caller's watchers see it without waiting for the projector)."""
+        acknowledged: board_pb2.AcknowledgedAction = await self.commands.SubmitCommand(request)
+        if acknowledged.view_update and self._on_update is not None:
+            try:
+                self._on_update(acknowledged.view_update)
+            except Exception:  # the command is done all the same; its view will come
+                log.exception("acknowledged_update_unreadable")
+        return acknowledged.reply
 
     async def close(self) -> None:
-        await self.commands.close()
-        for reads in self.reads.values():
-            await reads.close()
+        for calls in (self._calls, *self._reads.values()):
+            await calls.close()
         for channel in self.channels:
             await channel.close()
+
+
+async def read_events(
+    source: envelope_pb2_grpc.EventSourceStub, match_id: str
+) -> list[envelope_pb2.EventEnvelope]:
+    """Every event of one match's stream; raises AioRpcError. Reads change nothing: a read
+    whose stream broke is made once more (on a new stream)."""
+    request = envelope_pb2.ListEventsRequest(match_id=match_id)
+    try:
+        return [e async for batch in source.ListEventBatches(request) for e in batch.events]
+    except StreamBroken:
+        return [e async for batch in source.ListEventBatches(request) for e in batch.events]
 
 
 async def _refuse(
@@ -136,11 +162,12 @@ async def _exhausted(context: grpc.aio.ServicerContext, refusal: Refusal) -> NoR
     await _refuse(context, grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message)
 
 
-async def _forward(context: grpc.aio.ServicerContext, refused: Refused) -> NoReturn:
+async def _forward(context: grpc.aio.ServicerContext, refused: grpc.aio.AioRpcError) -> NoReturn:
     """Pass a downstream refusal to the client (code, reason, a bounded message)."""
-    if refused.reason:
-        context.set_trailing_metadata((("tabletop-reason", refused.reason),))
-    code = refused.code
+    reason = dict(refused.trailing_metadata() or ()).get("tabletop-reason", "")
+    if reason:
+        context.set_trailing_metadata((("tabletop-reason", str(reason)),))
+    code = refused.code()
     if code in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL):
         # A peer's bug is not the client's business; its log has the detail.
         await _refuse(context, grpc.StatusCode.UNAVAILABLE, "the service failed; try again")
@@ -152,7 +179,7 @@ async def _forward(context: grpc.aio.ServicerContext, refused: Refused) -> NoRet
         # Infrastructure trouble (its message may name internals): the reason code stays.
         code = grpc.StatusCode.UNAVAILABLE if code == grpc.StatusCode.CANCELLED else code
         await _refuse(context, code, "a service is unavailable; retry with the same command id")
-    await _refuse(context, code, refused.message[:MAX_DETAIL])
+    await _refuse(context, code, (refused.details() or "")[:MAX_DETAIL])
 
 
 async def _relay(context: grpc.aio.ServicerContext, call: Awaitable[Reply]) -> Reply:
@@ -160,9 +187,7 @@ async def _relay(context: grpc.aio.ServicerContext, call: Awaitable[Reply]) -> R
     try:
         return await call
     except grpc.aio.AioRpcError as error:
-        await _forward(context, Refused.from_rpc(error))
-    except Refused as refused:
-        await _forward(context, refused)
+        await _forward(context, error)
 
 
 def _all_revealed(provenance: match_pb2.Provenance) -> bool:
@@ -203,7 +228,8 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
     ) -> None:
         self._shards = list(shards)
         self._scoring = scoring_pb2_grpc.ScoringStub(scoring)
-        self._scoring_events = ReadStream(envelope_pb2_grpc.EventSourceStub(scoring))
+        self._scoring_calls = CallChannel(scoring, "scoring")
+        self._scoring_events = envelope_pb2_grpc.EventSourceStub(self._scoring_calls)
         self._views = views
         self._pictures = Pictures()
         self._key = config.token_key
@@ -219,7 +245,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
 
     async def close(self) -> None:
         """Closes what the service opened on its channels (the caller closes them)."""
-        await self._scoring_events.close()
+        await self._scoring_calls.close()
 
     def _show(self, update: bytes) -> None:
         """The match's update that came with the board's acknowledgement, to the views."""
@@ -603,8 +629,8 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         forwarded.CopyFrom(request)
         forwarded.player = claims.seat
         forwarded.seat_token = claims.token_id
-        commands = self._shard(request.match_id).commands
-        return await self._admitted(context, request.match_id, lambda: commands.submit(forwarded))
+        shard = self._shard(request.match_id)
+        return await self._admitted(context, request.match_id, lambda: shard.submit(forwarded))
 
     async def WatchMatch(
         self, request: gateway_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext
@@ -725,21 +751,20 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             )
         if not any(is_a(e, platform_events_pb2.MatchEnded) for e in events):
             viewer = ""
-        match = FoldedMatch.created(events[0])
-        projection = Projection(match)
+        match = created(events[0])
         for envelope in events[1:]:
             if envelope.sequence > request.version:
                 break
-            match.fold(envelope)
-        return self._pictures.draw(projection.view_for(viewer))
+            fold(match, envelope)
+        return self._pictures.draw(view(match, viewer))
 
     async def _board_events(
         self, match_id: str, context: grpc.aio.ServicerContext
     ) -> list[envelope_pb2.EventEnvelope]:
         try:
-            events = await self._shard(match_id).reads["board"].read(match_id)
-        except Refused as refused:
-            await _forward(context, refused)
+            events = await read_events(self._shard(match_id).events["board"], match_id)
+        except grpc.aio.AioRpcError as error:
+            await _forward(context, error)
         if not events:
             await _refuse(context, grpc.StatusCode.NOT_FOUND, "no such match")
         return events
@@ -763,12 +788,12 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
         shard = self._shard(match_id)
         try:
             others = [
-                *await shard.reads["dice"].read(match_id),
-                *await shard.reads["decks"].read(match_id),
-                *await self._scoring_events.read(match_id),
+                *await read_events(shard.events["dice"], match_id),
+                *await read_events(shard.events["decks"], match_id),
+                *await read_events(self._scoring_events, match_id),
             ]
-        except Refused as refused:
-            await _forward(context, refused)
+        except grpc.aio.AioRpcError as error:
+            await _forward(context, error)
         return gateway_pb2.MatchLog(match_id=match_id, game=board[0].game, events=[*board, *others])
 
     async def ExportMatch(

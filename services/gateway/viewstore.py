@@ -23,9 +23,10 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 
-from services.adapters.projection import PublishedMatch
+from services.adapters.views import Decoded, decode_state_reusing, from_update, view
 from services.common.eventlog import Tail
 from services.common.logging import get_logger
+from services.games.match import Match
 from tabletop.v1 import match_pb2
 
 log = get_logger(__name__)
@@ -34,6 +35,41 @@ log = get_logger(__name__)
 #: projector may be behind, or have set a match aside); the oldest are forgotten first,
 #: which costs only parsing their copy when it comes
 MAX_ACKNOWLEDGED = 10_000
+
+
+class _Drawn:
+    """A match's update as this gateway draws it: decoded into its ``Match`` for the first
+    view asked of it, each viewer's view kept until the match's next update.
+
+    Given the match's update drawn before (``before``), the state is decoded reusing what
+    did not change since (``views.decode_state_reusing``)."""
+
+    def __init__(self, update: match_pb2.ViewUpdate, before: _Drawn | None) -> None:
+        self.update = update
+        self._match: Match | None = None
+        #: the state's data and the state, to reuse for the next update; none for a
+        #: finished match (no update follows, and a gateway keeps every match's last)
+        self._decoded: Decoded | None = None
+        self._before = before._decoded if before is not None else None
+        self._views: dict[str, match_pb2.MatchView] = {}
+
+    def match(self) -> Match:
+        if self._match is None:
+            update = self.update
+            before, self._before = self._before, None
+            data, state = decode_state_reusing(update.summary.game, update.state, before)
+            self._match = from_update(update, state)
+            self._decoded = None if self._match.finished else (data, state)
+        return self._match
+
+    def view(self, viewer: str) -> match_pb2.MatchView | None:
+        """None for a viewer that is no seat of the match ("" is the spectator)."""
+        shown = self._views.get(viewer)
+        if shown is None:
+            if viewer and viewer not in self.update.summary.players:
+                return None
+            shown = self._views[viewer] = view(self.match(), viewer)
+        return shown
 
 
 class _Signal:
@@ -50,9 +86,9 @@ class ViewStore:
 
     def __init__(self) -> None:
         self._updates: dict[str, match_pb2.ViewUpdate] = {}
-        #: the views rendered from each match's update drawn last (replaced by the next
-        #: update's once that is drawn, which reuses its decoded state)
-        self._published: dict[str, PublishedMatch] = {}
+        #: each match's update drawn last, with its views (replaced by the next update's
+        #: once that is drawn, which reuses its decoded state)
+        self._drawn: dict[str, _Drawn] = {}
         #: bumped on every accepted update, including same-version ones (revealed seeds)
         self._revisions: dict[str, int] = {}
         #: only matches someone waits on (dropped when the last waiter leaves)
@@ -73,13 +109,13 @@ class ViewStore:
     def view(self, update: match_pb2.ViewUpdate, viewer: str) -> match_pb2.MatchView | None:
         """``viewer``'s view of ``update`` (None: no such seat); rendered once per update."""
         match_id = update.summary.match_id
-        published = self._published.get(match_id)
-        if published is None or published.update is not update:
+        drawn = self._drawn.get(match_id)
+        if drawn is None or drawn.update is not update:
             # the match's update before, if it was drawn: what did not change is reused
-            published = PublishedMatch(update, published)
+            drawn = _Drawn(update, drawn)
             if self._updates.get(match_id) is update:
-                self._published[match_id] = published
-        return published.view(viewer)
+                self._drawn[match_id] = drawn
+        return drawn.view(viewer)
 
     def summaries(self) -> list[match_pb2.MatchSummary]:
         return [u.summary for u in self._updates.values()]

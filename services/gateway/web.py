@@ -74,7 +74,7 @@ class _Metered(grpc.GenericRpcHandler):  # type: ignore[misc]
 
 
 class GrpcWeb(grpcASGI):  # type: ignore[misc]
-    """sonora's gRPC-Web app, completed and corrected (docs/DESIGN-NOTES.md §16): the
+    """sonora's gRPC-Web app, completed and corrected (docs/DESIGN-NOTES.md 21): the
     generated ``add_…Servicer_to_server`` works, contexts have ``peer()``, replies carry text
     trailers, errors keep their trailing metadata, streams end when the client leaves."""
 

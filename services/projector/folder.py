@@ -1,8 +1,8 @@
 """Folding a match's envelopes into its table record and its published ``ViewUpdate``
-(pure: no Faust, no Kafka; the agent in ``app.py`` reads and writes).
+(pure: no Faust, no Kafka; the agent in ``match_views.py`` reads and writes).
 
-The folder keeps each match it folds in memory (``MatchFold``: the projection, the ids of
-its last board events, and the record it was last stored as), so a batch folds straight
+The folder keeps each match it folds in memory (a ``Match``, beside it the ids of its
+newest board events and the record it was last stored as), so a batch folds straight
 into it: no record is decoded while the table holds what the folder wrote, and none is
 built per event. A batch ends with one record (``encode_record``) and at most one update.
 
@@ -17,15 +17,16 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
-from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection, revealed_seed
+from services.adapters import folding
+from services.adapters.game_adapter import game_and_messages
+from services.adapters.views import decode_state, encode_state, state_from_data, update_bytes
 from services.common.eventlog import BATCH_CONTENT_TYPE, CONTENT_TYPE, MAX_RECORD_BYTES
 from services.common.logging import get_logger
 from services.common.metrics import LOG_DUPLICATES
-from tabletop.v1 import envelope_pb2, platform_events_pb2
+from services.games.match import Match
+from tabletop.v1 import envelope_pb2
 
 log = get_logger(__name__)
 
@@ -38,7 +39,6 @@ RECENT_IDS = 32
 #: the first byte of a binary record (a JSON record starts with "{")
 _RECORD_V1 = b"\x01"
 _LENGTH = struct.Struct(">I")
-_MATCH_CREATED = platform_events_pb2.MatchCreated.DESCRIPTOR.full_name
 
 #: what folding one event did to its match
 UNCHANGED, CHANGED, WHOLE = 0, 1, 2
@@ -48,74 +48,101 @@ class TooLarge(ValueError):
     """A match's record or view would exceed the broker's message limit."""
 
 
-@dataclass
-class MatchFold:
-    """A match as the folder holds it between events."""
-
-    #: None until its MatchCreated is folded
-    projection: Projection | None = None
-    #: seeds revealed before the match was known (a rebuild reading dice before board)
-    seeds: dict[str, str] = field(default_factory=dict)
-    #: board sequence → event id of its newest events, oldest first
-    recent: dict[int, str] = field(default_factory=dict)
-    #: the table record this fold was last read from or encoded to
-    stored: bytes | None = None
-
-
-def encode_record(fold: MatchFold) -> bytes:
-    """The table record of ``fold``: see the module's docstring."""
-    p = fold.projection
-    if p is None:
-        facts: dict[str, Any] = dict(fold.seeds)
-        state = b""
+def encode_record(
+    match: Match | None,
+    seeds: Mapping[str, str],
+    recent: Mapping[int, str],
+    state: str | None = None,
+) -> bytes:
+    """The table record of a match (see the module's docstring): its facts and state; or,
+    before it is created, the ``seeds`` revealed for it so far. ``recent``: the ids of
+    its newest board events; ``state``: its state's ``encode_state``, when made already."""
+    if match is None:
+        facts: dict[str, Any] = dict(seeds)
+        encoded = b""
     else:
-        m = p.match
-        facts = {
-            "match_id": m.match_id,
-            "game": m.game.name,
-            "players": m.players,
-            "options": m.options,
-            "version": m.version,
-            "finished": m.finished,
-            "results": m.results,
-            "end_reason": m.end_reason,
-            "dice_commitment": m.dice_commitment,
-            "decks_commitment": m.decks_commitment,
-            "dice_seed": p.dice_seed,
-            "decks_seed": p.decks_seed,
-            "private": m.private,
-            "bots": m.bots,
-            "creator": m.creator,
-            "seats": m.seats,
-            "seat_tokens": m.seat_tokens,
-            # the ids of the board events up to the version, oldest first
-            "recent": list(fold.recent.values()),
-        }
-        state = p.encoded_state().encode()
-    encoded = json.dumps(facts, separators=(",", ":")).encode()
-    return b"".join((_RECORD_V1, _LENGTH.pack(len(encoded)), encoded, state))
+        # the ids of the board events up to the version, oldest first
+        facts = {**_facts(match), "recent": list(recent.values())}
+        encoded = (encode_state(match.state) if state is None else state).encode()
+    text = json.dumps(facts, separators=(",", ":")).encode()
+    return b"".join((_RECORD_V1, _LENGTH.pack(len(text)), text, encoded))
 
 
-def decode_record(stored: bytes | None) -> MatchFold:
-    """A match as a table record holds it (an empty fold for no record)."""
+def decode_record(stored: bytes | None) -> tuple[Match | None, dict[str, str], dict[int, str]]:
+    """A match as a table record holds it: the match (None before it is created), the
+    seeds revealed before it was, and the ids of its newest board events by sequence."""
     if stored is None:
-        return MatchFold()
+        return None, {}, {}
     if stored[:1] == _RECORD_V1:
         (length,) = _LENGTH.unpack_from(stored, 1)
         facts = json.loads(stored[5 : 5 + length])
         state: Any = stored[5 + length :]
         if "game" not in facts:
-            return MatchFold(seeds=facts, stored=stored)
+            return None, facts, {}
         version = int(facts["version"])
         recent = facts.get("recent", [])
         ids = dict(zip(range(version - len(recent) + 1, version + 1), recent, strict=True))
     else:  # a JSON record, written before records were binary
         facts = json.loads(stored)
         if "game" not in facts:
-            return MatchFold(seeds=facts, stored=stored)
+            return None, facts, {}
         state = facts["state"]
         ids = {int(s): i for s, i in sorted(facts.get("recent_ids", {}).items(), key=_seq)}
-    return MatchFold(Projection.from_record({**facts, "state": state}), recent=ids, stored=stored)
+    return _match(facts, state), {}, ids
+
+
+def _facts(match: Match) -> dict[str, Any]:
+    """What a record holds of a match besides its state (JSON-safe)."""
+    return {
+        "match_id": match.match_id,
+        "game": match.game.name,
+        "players": match.players,
+        "options": match.options,
+        "version": match.version,
+        "finished": match.finished,
+        "results": match.results,
+        "end_reason": match.end_reason,
+        "dice_commitment": match.dice_commitment,
+        "decks_commitment": match.decks_commitment,
+        "dice_seed": match.dice_seed,
+        "decks_seed": match.decks_seed,
+        "private": match.private,
+        "bots": match.bots,
+        "creator": match.creator,
+        "seats": match.seats,
+        "seat_tokens": match.seat_tokens,
+    }
+
+
+def _match(facts: dict[str, Any], state: Any) -> Match:
+    game, _ = game_and_messages(facts["game"])
+    return Match(
+        match_id=facts["match_id"],
+        game=game,
+        players=tuple(facts["players"]),
+        # the state as encode_state wrote it (str or its UTF-8 bytes); records written
+        # before updates carried the state hold its data
+        state=(
+            decode_state(game.name, state)
+            if isinstance(state, str | bytes)
+            else state_from_data(game.name, state)
+        ),
+        version=facts["version"],
+        finished=facts["finished"],
+        results=facts["results"],
+        end_reason=facts["end_reason"],
+        options=facts["options"],
+        dice_commitment=facts["dice_commitment"],
+        decks_commitment=facts["decks_commitment"],
+        dice_seed=facts["dice_seed"],
+        decks_seed=facts["decks_seed"],
+        # records written before the lobby existed have none
+        private=facts.get("private", False),
+        bots=tuple(facts.get("bots", ())),
+        creator=facts.get("creator", ""),
+        seats=dict(facts.get("seats", {})),
+        seat_tokens=dict(facts.get("seat_tokens", {})),
+    )
 
 
 def _seq(item: tuple[str, str]) -> int:
@@ -150,73 +177,105 @@ class ProjectionFolder:
     table (and its changelog) stays the authority."""
 
     def __init__(self) -> None:
-        self._matches: dict[str, MatchFold] = {}
+        self._matches: dict[str, Match] = {}
+        #: seeds revealed before their match was created (a rebuild reading dice first)
+        self._seeds: dict[str, dict[str, str]] = {}
+        #: board sequence → event id of each known match's newest events, oldest first
+        self._recent: dict[str, dict[int, str]] = {}
+        #: the table record each match was last read from or written as
+        self._stored: dict[str, bytes] = {}
 
     def forget(self) -> None:
         """Drop every match (partitions moved: another worker may have folded since)."""
-        self._matches.clear()
+        for held in (self._matches, self._seeds, self._recent, self._stored):
+            held.clear()
 
     def forget_match(self, match_id: str) -> None:
         """Decode this match from its stored record next time (a fold of it failed)."""
-        self._matches.pop(match_id, None)
+        for held in (self._matches, self._seeds, self._recent, self._stored):
+            held.pop(match_id, None)
 
-    def projection(self, match_id: str) -> Projection:
-        """The match as folded so far (one this folder has folded since its creation)."""
-        projection = self._matches[match_id].projection
-        if projection is None:
-            raise KeyError(match_id)
-        return projection
+    def match(self, match_id: str) -> Match:
+        """The match as folded so far (KeyError before its creation is folded)."""
+        return self._matches[match_id]
 
-    def projections(self) -> dict[str, Projection]:
+    def matches(self) -> dict[str, Match]:
         """Every match folded since its creation."""
-        return {k: m.projection for k, m in self._matches.items() if m.projection is not None}
+        return dict(self._matches)
 
-    def match(self, match_id: str, stored: bytes | None = None) -> MatchFold:
-        """The match as held, or as ``stored`` holds it if that is not what was held."""
-        held = self._matches.get(match_id)
-        if held is None or held.stored is not stored:
-            held = self._matches[match_id] = decode_record(stored)
-        return held
+    def load(self, match_id: str, stored: bytes | None) -> None:
+        """Hold the match as the table's record ``stored`` holds it, unless that is the
+        record the folder holds it as (what it wrote, or read, last)."""
+        if match_id in self._recent and self._stored.get(match_id) is stored:
+            return
+        self.forget_match(match_id)
+        match, seeds, recent = decode_record(stored)
+        self._recent[match_id] = recent
+        if match is not None:
+            self._matches[match_id] = match
+        if seeds:
+            self._seeds[match_id] = seeds
+        if stored is not None:
+            self._stored[match_id] = stored
 
-    def fold(self, fold: MatchFold, envelope: envelope_pb2.EventEnvelope) -> int:
-        """Fold one envelope into ``fold``: UNCHANGED, CHANGED (mid-command), or WHOLE
+    def record(self, match_id: str, state: str | None = None) -> bytes:
+        """The match's table record as folded so far (see ``encode_record``)."""
+        return encode_record(
+            self._matches.get(match_id),
+            self._seeds.get(match_id, {}),
+            self._recent.get(match_id, {}),
+            state,
+        )
+
+    def written(self, match_id: str, stored: bytes) -> None:
+        """The table holds ``stored`` for the match now (from ``record``)."""
+        self._stored[match_id] = stored
+
+    def update(self, match_id: str) -> bytes:
+        """The match's serialized ``ViewUpdate`` as folded so far."""
+        return update_bytes(self._matches[match_id])
+
+    def fold(self, envelope: envelope_pb2.EventEnvelope) -> int:
+        """Fold one envelope into its match: UNCHANGED, CHANGED (mid-command), or WHOLE
         (a state to publish: a command's last event, or a seed revealed)."""
-        p = fold.projection
+        match_id = envelope.match_id
+        match = self._matches.get(match_id)
         if envelope.stream != "board":
-            seed = revealed_seed(envelope)
+            seed = folding.revealed_seed(envelope)
             if seed is None:
                 return UNCHANGED
-            if p is None:
-                fold.seeds[seed[0]] = seed[1]
+            if match is None:
+                self._seeds.setdefault(match_id, {})[seed[0]] = seed[1]
+                self._recent.setdefault(match_id, {})
                 return CHANGED
-            setattr(p, seed[0], seed[1])
+            folding.reveal(match, seed)
             return WHOLE
         sequence = envelope.sequence
-        if p is not None and sequence <= p.match.version:
+        recent = self._recent.setdefault(match_id, {})
+        if match is not None and sequence <= match.version:
             # Read again (at-least-once, after a restart): folded already. A re-read
             # MatchCreated must not start the match over (it would drop revealed seeds).
-            seen = fold.recent.get(sequence)
+            seen = recent.get(sequence)
             if seen is not None and seen != envelope.event_id:
                 LOG_DUPLICATES.labels("board").inc()
                 log.error(
                     "duplicate_sequence",
-                    match_id=envelope.match_id,
+                    match_id=match_id,
                     sequence=sequence,
                     event_id=envelope.event_id,
                 )
             return UNCHANGED
-        recent = fold.recent
-        if envelope.payload.type_url.rpartition("/")[2] == _MATCH_CREATED:  # as Any.Is reads
-            p = fold.projection = Projection(FoldedMatch.created(envelope))
-            if fold.seeds:  # revealed before the board stream was read (a rebuild)
-                p.dice_seed = fold.seeds.get("dice_seed", "")
-                p.decks_seed = fold.seeds.get("decks_seed", "")
-                fold.seeds = {}
+        if folding.is_created(envelope):
+            match = self._matches[match_id] = folding.created(envelope)
+            seeds = self._seeds.pop(match_id, None)
+            if seeds:  # revealed before the board stream was read (a rebuild)
+                match.dice_seed = seeds.get("dice_seed", "")
+                match.decks_seed = seeds.get("decks_seed", "")
             recent.clear()
-        elif p is None:
+        elif match is None:
             return UNCHANGED  # a board event of a match not created here: nothing to show
         else:
-            p.match.fold(envelope)
+            folding.fold(match, envelope)
         recent[sequence] = envelope.event_id
         if len(recent) > RECENT_IDS:
             del recent[next(iter(recent))]
@@ -236,7 +295,7 @@ class ProjectionFolder:
         only when no later whole command in the batch supersedes it; when the batch ends
         mid-command, the last whole state is rendered before that command's first event
         is folded."""
-        fold = self.match(match_id, stored)
+        self.load(match_id, stored)
         # events after the last one that ends a command belong to an unfinished command
         end = _last_command_end(appends)
         owed = False  # a whole state not rendered yet
@@ -246,18 +305,22 @@ class ProjectionFolder:
         for r, envelopes in enumerate(appends):
             for i, envelope in enumerate(envelopes):
                 if owed and envelope.stream == "board" and (r, i) > end:
-                    rendered, owed = _update(fold), False
-                done = fold_one(fold, envelope)
+                    rendered, owed = self.update(match_id), False
+                done = fold_one(envelope)
                 if done:
                     changed = True
                     if done == WHOLE:
                         owed = True
+        match = self._matches.get(match_id)
+        # the record and the update of one version share one encoding of its state
+        state = encode_state(match.state) if match is not None and (owed or changed) else None
         if owed:
-            rendered = _update(fold)
+            assert match is not None  # (only a created match has a whole state)
+            rendered = update_bytes(match, state)
         if not changed:
             return None, rendered
-        fold.stored = encode_record(fold)
-        return fold.stored, rendered
+        stored = self._stored[match_id] = self.record(match_id, state)
+        return stored, rendered
 
 
 def _last_command_end(
@@ -285,7 +348,3 @@ def appended(
     ):
         return envelope_pb2.EventBatch.FromString(value).events
     return [envelope_pb2.EventEnvelope.FromString(value)]
-
-
-def _update(fold: MatchFold) -> bytes:
-    return cast(Projection, fold.projection).update_bytes()

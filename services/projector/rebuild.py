@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from services.adapters.projection import Projection
+from services.adapters.views import view
 from services.common.eventlog import read_stream
 from services.common.topics import STREAMS, event_topic
+from services.games.match import Match
 from services.gateway.auth import Role, Tokens
-from services.projector.app import ProjectionFolder
+from services.projector.folder import ProjectionFolder
 from tabletop.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2
 
 
@@ -26,8 +27,8 @@ class RebuildReport:
     differences: list[str] = field(default_factory=list)
 
 
-async def rebuild(bootstrap: str, prefix: str) -> tuple[dict[str, Projection], int]:
-    """Every match's projection folded afresh from all four streams; and the event count."""
+async def rebuild(bootstrap: str, prefix: str) -> tuple[dict[str, Match], int]:
+    """Every match folded afresh from all four streams; and the event count."""
     folder = ProjectionFolder()
     events = 0
     topics = [event_topic(s, prefix) for s in STREAMS]
@@ -35,8 +36,8 @@ async def rebuild(bootstrap: str, prefix: str) -> tuple[dict[str, Projection], i
     # Nothing is stored: the folder's matches are the read model.
     async for envelope in read_stream(bootstrap, topics):
         events += 1
-        folder.fold(folder.match(envelope.match_id), envelope)
-    return folder.projections(), events
+        folder.fold(envelope)
+    return folder.matches(), events
 
 
 def _comparable(view: match_pb2.MatchView) -> bytes:
@@ -49,16 +50,16 @@ async def compare_with_live(
     """``token_key`` is the gateway's: the operator reads every seat's view with a token
     made for it, as that seat's player would."""
     tokens = Tokens(token_key, ttl_seconds=600)
-    projections, events = await rebuild(bootstrap, prefix)
-    report = RebuildReport(events=events, matches=len(projections))
+    matches, events = await rebuild(bootstrap, prefix)
+    report = RebuildReport(events=events, matches=len(matches))
     async with grpc.aio.insecure_channel(gateway) as channel:
         stub = gateway_pb2_grpc.GatewayStub(channel)
-        for match_id, projection in sorted(projections.items()):
-            for viewer in [*projection.match.players, ""]:
-                fresh = projection.view_for(viewer)
+        for match_id, match in sorted(matches.items()):
+            for viewer in [*match.players, ""]:
+                fresh = view(match, viewer)
                 role = Role.SEAT if viewer else Role.SPECTATOR
                 # the seat's newest token id: older ones no longer see the seat
-                newest = projection.match.seat_tokens.get(viewer)
+                newest = match.seat_tokens.get(viewer)
                 token, _ = tokens.issue(match_id, role, "operator", viewer, token_id=newest)
                 try:
                     live = await stub.GetView(

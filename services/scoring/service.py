@@ -16,13 +16,14 @@ from collections.abc import Sequence
 import grpc
 from google.protobuf import message
 
-from services.adapters.folding import FoldedMatch
+from services.adapters.folding import created, fold
 from services.common.envelope import Cause, is_a, unpack
 from services.common.eventlog import LogRecord, LogUnavailable
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
 from services.common.metrics import LOG_DUPLICATES
 from services.common.snapshots import Snapshot, batches, sized
+from services.games.match import Match
 from services.scoring.standings import GameStandings
 from tabletop.v1 import (
     envelope_pb2,
@@ -41,7 +42,7 @@ RETRY_S = 1.0
 class ScoringService(scoring_pb2_grpc.ScoringServicer):
     def __init__(self, writer: StreamWriter) -> None:
         self._writer = writer
-        self._playing: dict[str, FoldedMatch] = {}
+        self._playing: dict[str, Match] = {}
         #: the board envelopes of the matches in ``_playing`` (for snapshots, and to tell
         #: a redelivered event from a duplicate sequence)
         self._followed: dict[str, list[envelope_pb2.EventEnvelope]] = {}
@@ -104,7 +105,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
 
         The position moves past a match's end before its result is recorded; a snapshot
         taken meanwhile still holds the match's envelopes, and ``resume`` scores it."""
-        ended: list[tuple[FoldedMatch, envelope_pb2.EventEnvelope]] = []
+        ended: list[tuple[Match, envelope_pb2.EventEnvelope]] = []
         for record in records:
             try:
                 match = self._take(record.envelope)
@@ -123,7 +124,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
             elif isinstance(outcome, BaseException):
                 raise outcome
 
-    def _take(self, envelope: envelope_pb2.EventEnvelope) -> FoldedMatch | None:
+    def _take(self, envelope: envelope_pb2.EventEnvelope) -> Match | None:
         """Fold a board event; the match if this event ended it (and it is not scored)."""
         self.followed_events += 1
         if envelope.match_id in self._scored:
@@ -131,7 +132,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
         match = self._fold(envelope)
         return match if match is not None and match.finished else None
 
-    def _fold(self, envelope: envelope_pb2.EventEnvelope) -> FoldedMatch | None:
+    def _fold(self, envelope: envelope_pb2.EventEnvelope) -> Match | None:
         """Fold the next envelope of a followed match; None for a match not followed, or
         an envelope folded already."""
         match_id = envelope.match_id
@@ -151,17 +152,17 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
                 )
             return None
         if is_a(envelope, platform_events_pb2.MatchCreated):
-            self._playing[match_id] = FoldedMatch.created(envelope)
+            self._playing[match_id] = created(envelope)
             self._followed[match_id] = [envelope]
             return self._playing[match_id]
         match = self._playing.get(match_id)
         if match is None or followed is None:
             return None
-        match.fold(envelope)
+        fold(match, envelope)
         followed.append(envelope)
         return match
 
-    async def _score(self, match: FoldedMatch, envelope: envelope_pb2.EventEnvelope) -> None:
+    async def _score(self, match: Match, envelope: envelope_pb2.EventEnvelope) -> None:
         ended = unpack(envelope, platform_events_pb2.MatchEnded)
         assert isinstance(ended, platform_events_pb2.MatchEnded)
         scored = platform_events_pb2.MatchScored(

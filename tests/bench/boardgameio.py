@@ -85,13 +85,6 @@ class PeerLoad:
         }
 
 
-@dataclass
-class PeerRun:
-    version: str = ""
-    loads: list[PeerLoad] = field(default_factory=list)
-    error: str = ""
-
-
 # -- install ---------------------------------------------------------------------------------
 def install(cache: Path) -> Path:
     """The peer project under ``cache`` with its node_modules (``npm ci`` when the lock

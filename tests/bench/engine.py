@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.adapters.folding import FoldedMatch
+from services.adapters.folding import created, fold
 from services.adapters.game_adapter import messages_for
 from services.common.envelope import Cause, make_envelope
 from services.games.playout import Playout, play, random_policy
@@ -77,9 +77,9 @@ def envelope_rate(envelopes: Sequence[envelope_pb2.EventEnvelope]) -> float:
     raw = [e.SerializeToString() for e in envelopes]
     began = now()
     decoded = [envelope_pb2.EventEnvelope.FromString(r) for r in raw]
-    match = FoldedMatch.created(decoded[0])
+    match = created(decoded[0])
     for envelope in decoded[1:]:
-        match.fold(envelope)
+        fold(match, envelope)
     elapsed = now() - began
     return len(raw) / elapsed if elapsed > 0 else 0.0
 

@@ -14,7 +14,7 @@
   end of its last batch (its ``tabletop_projector_last_fold_timestamp_seconds``), plus its
   time to be ready (Faust's start and rebalance, not in the rate). Floor: the same
   events read with ``services.common.eventlog.read_stream`` and folded in-process
-  (``FoldedMatch`` for board events, seed notes for the others) without Faust, tables,
+  (``folding.fold`` for board events, seed reveals for the others) without Faust, tables,
   changelogs or publishing.
 """
 
@@ -36,12 +36,12 @@ from pathlib import Path
 import grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection
+from services.adapters import folding
 from services.cli.stack import Stack, free_port
 from services.common.envelope import is_a
 from services.common.eventlog import read_stream
 from services.common.topics import STREAMS, event_topic
+from services.games.match import Match
 from services.gateway.replay import DEFAULT_BATCH_BYTES, DEFAULT_BATCH_STEPS, step_batches
 from tabletop.v1 import envelope_pb2, gateway_pb2, gateway_pb2_grpc, platform_events_pb2
 
@@ -170,16 +170,16 @@ async def read_and_fold(bootstrap: str, prefix: str) -> tuple[int, float, float]
     raw = [e async for e in read_stream(bootstrap, topics)]
     read_s = now() - began
     began = now()
-    matches: dict[str, Projection] = {}
+    matches: dict[str, Match] = {}
     for envelope in raw:
-        projection = matches.get(envelope.match_id)
+        match = matches.get(envelope.match_id)
         if envelope.stream == "board":
             if is_a(envelope, platform_events_pb2.MatchCreated):
-                matches[envelope.match_id] = Projection(FoldedMatch.created(envelope))
-            elif projection is not None:
-                projection.match.fold(envelope)
-        elif projection is not None:
-            projection.note(envelope)
+                matches[envelope.match_id] = folding.created(envelope)
+            elif match is not None:
+                folding.fold(match, envelope)
+        elif match is not None and (seed := folding.revealed_seed(envelope)) is not None:
+            folding.reveal(match, seed)
     fold_s = now() - began
     total = read_s + fold_s
     return len(raw), (len(raw) / total if total else 0.0), (len(raw) / read_s if read_s else 0.0)

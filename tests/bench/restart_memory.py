@@ -74,13 +74,13 @@ async def play_one_match(seed: int) -> dict[str, list[envelope_pb2.EventEnvelope
             board_pb2.GetLegalActionsRequest(match_id=match_id, player="ann"), context()
         )
         action = legal.actions[rng.randrange(len(legal.actions))].action
-        reply = await board.SubmitAction(
+        reply = await board.SubmitCommand(
             board_pb2.SubmitActionRequest(
                 match_id=match_id, player="ann", command_id=f"c{turn}", action=action
             ),
             context(),
         )
-        if reply.finished:
+        if reply.reply.finished:
             break
     scoring = ScoringService(scoring_writer)
     await scoring.on_board_records(

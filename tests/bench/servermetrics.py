@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-#: the board's time per action, whichever RPC carried it (SubmitAction or SubmitActions)
+#: the board's time per action, however SubmitCommand came (a call of its own or on a stream)
 COMMAND_SECONDS = "tabletop_board_command_seconds"
-#: long-lived streams carrying many commands: their handling time is their lifetime
+#: long-lived streams carrying many calls (tabletop.v1.Calls): their handling time is their
+#: lifetime (the calls they carry are counted under their own methods)
 STREAMS_OF_COMMANDS = frozenset({"bidi_stream"})
 
 

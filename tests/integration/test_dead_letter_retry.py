@@ -39,12 +39,12 @@ if sys.argv[-1:] == ["projector"]:
     marker = os.environ["TABLETOP_TEST_POISON_FILE"]
     original = app.ProjectionFolder.fold
 
-    def fold(self, match, envelope):
+    def fold(self, envelope):
         with open(marker) as f:
             poisoned = f.read().split()
         if envelope.stream == "board" and envelope.sequence >= 3 and envelope.game in poisoned:
             raise RuntimeError("a bug in this build's fold")
-        return original(self, match, envelope)
+        return original(self, envelope)
 
     app.ProjectionFolder.fold = fold
 """

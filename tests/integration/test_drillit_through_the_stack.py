@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from services.adapters.folding import fold_board_events
-from services.adapters.projection import Projection
 from services.adapters.verify import verify_match
+from services.adapters.views import view
 from services.cli.client import GatewayClient
 from services.cli.stack import Stack
 from tabletop.v1 import gateway_pb2, match_pb2
@@ -60,11 +60,11 @@ def test_the_live_view_of_each_seat_equals_a_fresh_fold(
 ) -> None:
     board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"]
     for match_id in matches:
-        folded = Projection(fold_board_events(board[match_id]))
+        folded = fold_board_events(board[match_id])
         for viewer in [*SEATS, ""]:
             live = client.view(match_id, viewer)
             live.ClearField("provenance")
-            fresh = folded.view_for(viewer)
+            fresh = view(folded, viewer)
             fresh.ClearField("provenance")
             assert fresh == live
 

@@ -19,8 +19,8 @@ import grpc
 import pytest
 
 from services.adapters.folding import fold_board_events
-from services.adapters.projection import Projection
 from services.adapters.verify import verify_match
+from services.adapters.views import view
 from services.cli.client import GatewayClient
 from services.cli.stack import Stack
 from services.games.contract import Game
@@ -72,10 +72,10 @@ def test_every_live_view_equals_a_fresh_fold(
 ) -> None:
     match_id = played[game]
     board = topic_events(stack.kafka_bootstrap, stack.topic_prefix)["board"][match_id]
-    folded = Projection(fold_board_events(board))
+    folded = fold_board_events(board)
     for viewer in [*seats_for(all_games()[game]), ""]:
         live = client.view(match_id, viewer)
-        assert comparable(folded.view_for(viewer)) == comparable(live), viewer
+        assert comparable(view(folded, viewer)) == comparable(live), viewer
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -14,20 +13,15 @@ from pathlib import Path
 
 import grpc
 import pytest
-from aiokafka import AIOKafkaProducer
 
 from services.cli.client import GatewayClient
 from services.cli.stack import Stack
-from services.common.envelope import Cause, make_envelope
-from services.common.topics import event_topic
 from services.games.randomness import DerivedRandom, commitment
 from tabletop.v1 import (
     decks_pb2,
     decks_pb2_grpc,
     dice_pb2,
     dice_pb2_grpc,
-    gateway_pb2,
-    platform_events_pb2,
 )
 from tests.integration.helpers import play_bot_match
 
@@ -186,42 +180,3 @@ def test_the_cli_plays_replays_verifies_and_exports(stack: Stack, tmp_path: Path
     )
     assert tampered.returncode == 1
     assert json.loads(tampered.stdout)["ok"] is False
-
-
-def test_the_projector_never_folds_an_aborted_board_transaction(stack: Stack) -> None:
-    match_id = f"aborted-{uuid.uuid4()}"
-
-    async def append_and_abort() -> None:
-        producer = AIOKafkaProducer(
-            bootstrap_servers=stack.kafka_bootstrap,
-            transactional_id=f"test-abort-{uuid.uuid4()}",
-            enable_idempotence=True,
-        )
-        await producer.start()
-        try:
-            envelope = make_envelope(
-                match_id=match_id,
-                stream="board",
-                sequence=1,
-                payload=platform_events_pb2.MatchCreated(game="crashland", players=["ghost"]),
-                cause=Cause("test", "test", "test"),
-                game="crashland",
-            )
-            envelope.last_in_batch = True
-            await producer.begin_transaction()
-            await producer.send_and_wait(
-                event_topic("board", stack.topic_prefix),
-                envelope.SerializeToString(),
-                key=match_id.encode(),
-            )
-            await producer.abort_transaction()
-        finally:
-            await producer.stop()
-
-    asyncio.run(append_and_abort())
-    client = GatewayClient(stack.addr("gateway"))
-    # A match played after the abort is projected, so the projector has read past it.
-    later, _ = play_bot_match(client, "crashland", ["after"], seed=11)
-    listed = {m.match_id for m in client.stub.ListMatches(gateway_pb2.ListMatchesRequest()).matches}
-    assert later in listed
-    assert match_id not in listed

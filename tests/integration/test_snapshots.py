@@ -106,8 +106,8 @@ def test_services_restart_from_a_snapshot_and_the_tail_and_answer_as_before(
             match_id=active, player=mover, action=legal.actions[0].action, command_id=command_id
         )
         sent[command_id] = request
-        reply: board_pb2.SubmitActionReply = board.SubmitAction(request, timeout=30)
-        return reply
+        acknowledged: board_pb2.AcknowledgedAction = board.SubmitCommand(request, timeout=30)
+        return acknowledged.reply
 
     first = act("before-the-snapshot")
     scored(stack, before + 1)
@@ -127,7 +127,7 @@ def test_services_restart_from_a_snapshot_and_the_tail_and_answer_as_before(
     assert answers(stack, finished, active) == expected
     # retried commands get their first answers, from before and after the snapshot
     for command_id, reply in (("before-the-snapshot", first), ("after-the-snapshot", after)):
-        again = board.SubmitAction(sent[command_id], timeout=30)
+        again = board.SubmitCommand(sent[command_id], timeout=30).reply
         assert again.duplicate
         assert again.version == reply.version
     assert listed(stack, "board", active) == expected["active"]

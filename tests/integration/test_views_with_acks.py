@@ -10,9 +10,9 @@ import uuid
 
 import grpc
 
-from services.adapters.projection import PublishedMatch
 from services.cli.client import GatewayClient
 from services.cli.stack import Stack
+from services.gateway.viewstore import ViewStore
 from tabletop.v1 import board_pb2, gateway_pb2
 from tests.integration.helpers import eventually, newest_published, open_match, open_play
 
@@ -76,7 +76,7 @@ def test_acknowledged_versions_are_shown_while_the_projector_is_stopped(stack: S
             timeout=60,
         )
         assert published.summary.version == legal.version
-        assert PublishedMatch(published).view(PLAYER) == shown
+        assert ViewStore().view(published, PLAYER) == shown
     finally:
         session.close()
         watch.cancel()

@@ -22,109 +22,34 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
-class SubmitActionsRequest(_message.Message):
+class AcknowledgedAction(_message.Message):
+    """The board's answer to an accepted command."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
-    ID_FIELD_NUMBER: _builtins.int
-    COMMAND_FIELD_NUMBER: _builtins.int
-    MORE_FIELD_NUMBER: _builtins.int
-    id: _builtins.int
-    """chosen by the caller, unique among its commands in flight on the stream"""
-    @_builtins.property
-    def command(self) -> Global___SubmitActionRequest: ...
-    @_builtins.property
-    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___SubmitActionsRequest]:
-        """Further commands sent at the same moment, each with an empty `more`. Sent only to a
-        board that announced `tabletop-requests: batched` in the stream's initial metadata.
-        """
-
-    def __init__(
-        self,
-        *,
-        id: _builtins.int = ...,
-        command: Global___SubmitActionRequest | None = ...,
-        more: _abc.Iterable[Global___SubmitActionsRequest] | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "id", b"id", "more", b"more"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___SubmitActionsRequest: _TypeAlias = SubmitActionsRequest  # noqa: Y015
-
-@_typing.final
-class SubmitActionsReply(_message.Message):
-    DESCRIPTOR: _descriptor.Descriptor
-
-    ID_FIELD_NUMBER: _builtins.int
     REPLY_FIELD_NUMBER: _builtins.int
-    REFUSED_FIELD_NUMBER: _builtins.int
     VIEW_UPDATE_FIELD_NUMBER: _builtins.int
-    MORE_FIELD_NUMBER: _builtins.int
-    id: _builtins.int
     view_update: _builtins.bytes
-    """With a reply: the match at the acknowledged version (see CreateMatchReply.view_update)."""
+    """The match at the acknowledged version (see CreateMatchReply.view_update); empty for a
+    retried command's answer.
+    """
     @_builtins.property
-    def reply(self) -> Global___SubmitActionReply: ...
-    @_builtins.property
-    def refused(self) -> Global___CommandRefused: ...
-    @_builtins.property
-    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___SubmitActionsReply]:
-        """Further replies ready at the same moment (commands that shared a Kafka transaction
-        finish together), each with an empty `more`. Sent only on a stream whose caller sent
-        the metadata `tabletop-replies: batched`: a caller that does not read `more` never
-        gets any.
-        """
+    def reply(self) -> Global___SubmitActionReply:
+        """what the gateway answers its client"""
 
     def __init__(
         self,
         *,
-        id: _builtins.int = ...,
         reply: Global___SubmitActionReply | None = ...,
-        refused: Global___CommandRefused | None = ...,
         view_update: _builtins.bytes = ...,
-        more: _abc.Iterable[Global___SubmitActionsReply] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["outcome", b"outcome", "refused", b"refused", "reply", b"reply"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["reply", b"reply"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "more", b"more", "outcome", b"outcome", "refused", b"refused", "reply", b"reply", "view_update", b"view_update"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["reply", "refused"]  # noqa: Y015
-    _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
-    def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
-
-Global___SubmitActionsReply: _TypeAlias = SubmitActionsReply  # noqa: Y015
-
-@_typing.final
-class CommandRefused(_message.Message):
-    """What SubmitAction would have ended the call with."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    CODE_FIELD_NUMBER: _builtins.int
-    MESSAGE_FIELD_NUMBER: _builtins.int
-    REASON_FIELD_NUMBER: _builtins.int
-    code: _builtins.str
-    """the gRPC status code's name, e.g. "FAILED_PRECONDITION" """
-    message: _builtins.str
-    """for the player"""
-    reason: _builtins.str
-    """the rules' reason code (SubmitAction's tabletop-reason trailer)"""
-    def __init__(
-        self,
-        *,
-        code: _builtins.str = ...,
-        message: _builtins.str = ...,
-        reason: _builtins.str = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reply", b"reply", "view_update", b"view_update"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___CommandRefused: _TypeAlias = CommandRefused  # noqa: Y015
+Global___AcknowledgedAction: _TypeAlias = AcknowledgedAction  # noqa: Y015
 
 @_typing.final
 class CreateMatchRequest(_message.Message):

@@ -40,20 +40,15 @@ class BoardStub:
                 request_serializer=tabletop_dot_v1_dot_board__pb2.CreateMatchRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_board__pb2.CreateMatchReply.FromString,
                 _registered_method=True)
-        self.SubmitAction = channel.unary_unary(
-                '/tabletop.v1.Board/SubmitAction',
+        self.SubmitCommand = channel.unary_unary(
+                '/tabletop.v1.Board/SubmitCommand',
                 request_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.SerializeToString,
-                response_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionReply.FromString,
+                response_deserializer=tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.FromString,
                 _registered_method=True)
         self.GetLegalActions = channel.unary_unary(
                 '/tabletop.v1.Board/GetLegalActions',
                 request_serializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.FromString,
-                _registered_method=True)
-        self.SubmitActions = channel.stream_stream(
-                '/tabletop.v1.Board/SubmitActions',
-                request_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsRequest.SerializeToString,
-                response_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsReply.FromString,
                 _registered_method=True)
 
 
@@ -67,8 +62,11 @@ class BoardServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def SubmitAction(self, request, context):
-        """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when stale).
+    def SubmitCommand(self, request, context):
+        """A player's action as a command (the gateway's SubmitAction, authorised): idempotent by
+        command_id; optimistic concurrency with expected_version (ABORTED when stale). A
+        refusal's trailing metadata `tabletop-reason` is the rules' reason code. The gateway
+        calls it on a Calls stream per board shard (calls.proto).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -76,16 +74,6 @@ class BoardServicer:
 
     def GetLegalActions(self, request, context):
         """Missing associated documentation comment in .proto file."""
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def SubmitActions(self, request_iterator, context):
-        """SubmitAction for many commands on one long-lived stream (the gateway keeps one per
-        board shard): each request is answered once, by id, in the order commands finish; a
-        refused command is answered with its status and never ends the stream. A call set-up
-        per command cost about as much CPU as the rest of the board's work on it.
-        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -98,20 +86,15 @@ def add_BoardServicer_to_server(servicer, server):
                     request_deserializer=tabletop_dot_v1_dot_board__pb2.CreateMatchRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_board__pb2.CreateMatchReply.SerializeToString,
             ),
-            'SubmitAction': grpc.unary_unary_rpc_method_handler(
-                    servicer.SubmitAction,
+            'SubmitCommand': grpc.unary_unary_rpc_method_handler(
+                    servicer.SubmitCommand,
                     request_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.FromString,
-                    response_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionReply.SerializeToString,
+                    response_serializer=tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.SerializeToString,
             ),
             'GetLegalActions': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLegalActions,
                     request_deserializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.SerializeToString,
-            ),
-            'SubmitActions': grpc.stream_stream_rpc_method_handler(
-                    servicer.SubmitActions,
-                    request_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsRequest.FromString,
-                    response_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionsReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -153,7 +136,7 @@ class Board:
             _registered_method=True)
 
     @staticmethod
-    def SubmitAction(request,
+    def SubmitCommand(request,
             target,
             options=(),
             channel_credentials=None,
@@ -166,9 +149,9 @@ class Board:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/tabletop.v1.Board/SubmitAction',
+            '/tabletop.v1.Board/SubmitCommand',
             tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.SerializeToString,
-            tabletop_dot_v1_dot_board__pb2.SubmitActionReply.FromString,
+            tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.FromString,
             options,
             channel_credentials,
             insecure,
@@ -196,33 +179,6 @@ class Board:
             '/tabletop.v1.Board/GetLegalActions',
             tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.SerializeToString,
             tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def SubmitActions(request_iterator,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.stream_stream(
-            request_iterator,
-            target,
-            '/tabletop.v1.Board/SubmitActions',
-            tabletop_dot_v1_dot_board__pb2.SubmitActionsRequest.SerializeToString,
-            tabletop_dot_v1_dot_board__pb2.SubmitActionsReply.FromString,
             options,
             channel_credentials,
             insecure,

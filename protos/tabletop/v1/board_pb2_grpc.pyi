@@ -34,15 +34,13 @@ class BoardStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> BoardAsyncStub: ...
     CreateMatch: _grpc.UnaryUnaryMultiCallable[_board_pb2.CreateMatchRequest, _board_pb2.CreateMatchReply]
-    SubmitAction: _grpc.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.SubmitActionReply]
-    """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when stale)."""
-    GetLegalActions: _grpc.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]
-    SubmitActions: _grpc.StreamStreamMultiCallable[_board_pb2.SubmitActionsRequest, _board_pb2.SubmitActionsReply]
-    """SubmitAction for many commands on one long-lived stream (the gateway keeps one per
-    board shard): each request is answered once, by id, in the order commands finish; a
-    refused command is answered with its status and never ends the stream. A call set-up
-    per command cost about as much CPU as the rest of the board's work on it.
+    SubmitCommand: _grpc.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.AcknowledgedAction]
+    """A player's action as a command (the gateway's SubmitAction, authorised): idempotent by
+    command_id; optimistic concurrency with expected_version (ABORTED when stale). A
+    refusal's trailing metadata `tabletop-reason` is the rules' reason code. The gateway
+    calls it on a Calls stream per board shard (calls.proto).
     """
+    GetLegalActions: _grpc.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]
 
 @_typing.type_check_only
 class BoardAsyncStub(BoardStub):
@@ -50,15 +48,13 @@ class BoardAsyncStub(BoardStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateMatch: _aio.UnaryUnaryMultiCallable[_board_pb2.CreateMatchRequest, _board_pb2.CreateMatchReply]  # type: ignore[assignment]
-    SubmitAction: _aio.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.SubmitActionReply]  # type: ignore[assignment]
-    """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when stale)."""
-    GetLegalActions: _aio.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]  # type: ignore[assignment]
-    SubmitActions: _aio.StreamStreamMultiCallable[_board_pb2.SubmitActionsRequest, _board_pb2.SubmitActionsReply]  # type: ignore[assignment]
-    """SubmitAction for many commands on one long-lived stream (the gateway keeps one per
-    board shard): each request is answered once, by id, in the order commands finish; a
-    refused command is answered with its status and never ends the stream. A call set-up
-    per command cost about as much CPU as the rest of the board's work on it.
+    SubmitCommand: _aio.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.AcknowledgedAction]  # type: ignore[assignment]
+    """A player's action as a command (the gateway's SubmitAction, authorised): idempotent by
+    command_id; optimistic concurrency with expected_version (ABORTED when stale). A
+    refusal's trailing metadata `tabletop-reason` is the rules' reason code. The gateway
+    calls it on a Calls stream per board shard (calls.proto).
     """
+    GetLegalActions: _aio.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]  # type: ignore[assignment]
 
 class BoardServicer(metaclass=_abc_1.ABCMeta):
     """Owns the rules and the authoritative state of each match (single writer per match)."""
@@ -71,12 +67,16 @@ class BoardServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_board_pb2.CreateMatchReply, _abc.Awaitable[_board_pb2.CreateMatchReply]]: ...
 
     @_abc_1.abstractmethod
-    def SubmitAction(
+    def SubmitCommand(
         self,
         request: _board_pb2.SubmitActionRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_board_pb2.SubmitActionReply, _abc.Awaitable[_board_pb2.SubmitActionReply]]:
-        """Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when stale)."""
+    ) -> _typing.Union[_board_pb2.AcknowledgedAction, _abc.Awaitable[_board_pb2.AcknowledgedAction]]:
+        """A player's action as a command (the gateway's SubmitAction, authorised): idempotent by
+        command_id; optimistic concurrency with expected_version (ABORTED when stale). A
+        refusal's trailing metadata `tabletop-reason` is the rules' reason code. The gateway
+        calls it on a Calls stream per board shard (calls.proto).
+        """
 
     @_abc_1.abstractmethod
     def GetLegalActions(
@@ -84,18 +84,6 @@ class BoardServicer(metaclass=_abc_1.ABCMeta):
         request: _board_pb2.GetLegalActionsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_board_pb2.GetLegalActionsReply, _abc.Awaitable[_board_pb2.GetLegalActionsReply]]: ...
-
-    @_abc_1.abstractmethod
-    def SubmitActions(
-        self,
-        request_iterator: _MaybeAsyncIterator[_board_pb2.SubmitActionsRequest],
-        context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_board_pb2.SubmitActionsReply], _abc.AsyncIterator[_board_pb2.SubmitActionsReply]]:
-        """SubmitAction for many commands on one long-lived stream (the gateway keeps one per
-        board shard): each request is answered once, by id, in the order commands finish; a
-        refused command is answered with its status and never ends the stream. A call set-up
-        per command cost about as much CPU as the rest of the board's work on it.
-        """
 
 def add_BoardServicer_to_server(servicer: BoardServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

@@ -283,8 +283,12 @@ class CrashlandAction(_message.Message):
 Global___CrashlandAction: _TypeAlias = CrashlandAction  # noqa: Y015
 
 @_typing.final
-class CrashlandGameStarted(_message.Message):
-    """--- events --------------------------------------------------------------------"""
+class CrashlandMatchSetUp(_message.Message):
+    """--- events --------------------------------------------------------------------
+
+    The match's first event: its one player and its options (logs written before the
+    games shared this name call it GameStarted).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -325,7 +329,7 @@ class CrashlandGameStarted(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___CrashlandGameStarted: _TypeAlias = CrashlandGameStarted  # noqa: Y015
+Global___CrashlandMatchSetUp: _TypeAlias = CrashlandMatchSetUp  # noqa: Y015
 
 @_typing.final
 class CrashlandMapShuffled(_message.Message):
@@ -922,6 +926,54 @@ class CrashlandGameLost(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CrashlandGameLost: _TypeAlias = CrashlandGameLost  # noqa: Y015
+
+@_typing.final
+class CrashlandGameStarted(_message.Message):
+    """--- events under their former names (older logs) ------------------------------
+
+    The name older logs give CrashlandMatchSetUp: read as it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class OptionsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    PLAYER_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    player: _builtins.str
+    @_builtins.property
+    def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        player: _builtins.str = ...,
+        options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "player", b"player"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CrashlandGameStarted: _TypeAlias = CrashlandGameStarted  # noqa: Y015
 
 @_typing.final
 class CrashlandView(_message.Message):

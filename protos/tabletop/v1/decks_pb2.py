@@ -25,25 +25,21 @@ _sym_db = _symbol_database.Default()
 from tabletop.v1 import dice_pb2 as tabletop_dot_v1_dot_dice__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17tabletop/v1/decks.proto\x12\x0btabletop.v1\x1a\x16tabletop/v1/dice.proto\"\xa5\x02\n\tDecksCall\x12\n\n\x02id\x18\x01 \x01(\x04\x12,\n\x06\x63ommit\x18\x02 \x01(\x0b\x32\x1a.tabletop.v1.CommitRequestH\x00\x12.\n\x07shuffle\x18\x03 \x01(\x0b\x32\x1b.tabletop.v1.ShuffleRequestH\x00\x12(\n\x04\x64raw\x18\x04 \x01(\x0b\x32\x18.tabletop.v1.DrawRequestH\x00\x12(\n\x04seal\x18\x05 \x01(\x0b\x32\x18.tabletop.v1.SealRequestH\x00\x12,\n\x06reveal\x18\x06 \x01(\x0b\x32\x1a.tabletop.v1.RevealRequestH\x00\x12$\n\x04more\x18\x07 \x03(\x0b\x32\x16.tabletop.v1.DecksCallB\x06\n\x04\x63\x61ll\"\xce\x02\n\x0b\x44\x65\x63ksAnswer\x12\n\n\x02id\x18\x01 \x01(\x04\x12*\n\x06\x63ommit\x18\x02 \x01(\x0b\x32\x18.tabletop.v1.CommitReplyH\x00\x12,\n\x07shuffle\x18\x03 \x01(\x0b\x32\x19.tabletop.v1.ShuffleReplyH\x00\x12&\n\x04\x64raw\x18\x04 \x01(\x0b\x32\x16.tabletop.v1.DrawReplyH\x00\x12&\n\x04seal\x18\x05 \x01(\x0b\x32\x16.tabletop.v1.SealReplyH\x00\x12*\n\x06reveal\x18\x06 \x01(\x0b\x32\x18.tabletop.v1.RevealReplyH\x00\x12+\n\x07refused\x18\x07 \x01(\x0b\x32\x18.tabletop.v1.CallRefusedH\x00\x12&\n\x04more\x18\x08 \x03(\x0b\x32\x18.tabletop.v1.DecksAnswerB\x08\n\x06\x61nswer\"\x92\x01\n\x0eShuffleRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x65\x63k\x18\x02 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x03 \x03(\t\x12\x0f\n\x07purpose\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x06 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x65r_append\x18\x07 \x01(\x08\".\n\x0cShuffleReply\x12\x0c\n\x04size\x18\x01 \x01(\r\x12\x10\n\x08sequence\x18\x02 \x01(\x04\"\x8f\x01\n\x0b\x44rawRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x65\x63k\x18\x02 \x01(\t\x12\r\n\x05\x63ount\x18\x03 \x01(\r\x12\x0f\n\x07purpose\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x06 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x65r_append\x18\x07 \x01(\x08\"?\n\tDrawReply\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\t\x12\x11\n\tremaining\x18\x02 \x01(\r\x12\x10\n\x08sequence\x18\x03 \x01(\x04\x32\xfd\x02\n\x05\x44\x65\x63ks\x12>\n\x06\x43ommit\x12\x1a.tabletop.v1.CommitRequest\x1a\x18.tabletop.v1.CommitReply\x12\x41\n\x07Shuffle\x12\x1b.tabletop.v1.ShuffleRequest\x1a\x19.tabletop.v1.ShuffleReply\x12\x38\n\x04\x44raw\x12\x18.tabletop.v1.DrawRequest\x1a\x16.tabletop.v1.DrawReply\x12\x38\n\x04Seal\x12\x18.tabletop.v1.SealRequest\x1a\x16.tabletop.v1.SealReply\x12>\n\x06Reveal\x12\x1a.tabletop.v1.RevealRequest\x1a\x18.tabletop.v1.RevealReply\x12=\n\x05\x43\x61lls\x12\x16.tabletop.v1.DecksCall\x1a\x18.tabletop.v1.DecksAnswer(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17tabletop/v1/decks.proto\x12\x0btabletop.v1\x1a\x16tabletop/v1/dice.proto\"\x92\x01\n\x0eShuffleRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x65\x63k\x18\x02 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x03 \x03(\t\x12\x0f\n\x07purpose\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x06 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x65r_append\x18\x07 \x01(\x08\".\n\x0cShuffleReply\x12\x0c\n\x04size\x18\x01 \x01(\r\x12\x10\n\x08sequence\x18\x02 \x01(\x04\"\x8f\x01\n\x0b\x44rawRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x65\x63k\x18\x02 \x01(\t\x12\r\n\x05\x63ount\x18\x03 \x01(\r\x12\x0f\n\x07purpose\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x06 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x65r_append\x18\x07 \x01(\x08\"?\n\tDrawReply\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\t\x12\x11\n\tremaining\x18\x02 \x01(\r\x12\x10\n\x08sequence\x18\x03 \x01(\x04\x32\xbe\x02\n\x05\x44\x65\x63ks\x12>\n\x06\x43ommit\x12\x1a.tabletop.v1.CommitRequest\x1a\x18.tabletop.v1.CommitReply\x12\x41\n\x07Shuffle\x12\x1b.tabletop.v1.ShuffleRequest\x1a\x19.tabletop.v1.ShuffleReply\x12\x38\n\x04\x44raw\x12\x18.tabletop.v1.DrawRequest\x1a\x16.tabletop.v1.DrawReply\x12\x38\n\x04Seal\x12\x18.tabletop.v1.SealRequest\x1a\x16.tabletop.v1.SealReply\x12>\n\x06Reveal\x12\x1a.tabletop.v1.RevealRequest\x1a\x18.tabletop.v1.RevealReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tabletop.v1.decks_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_DECKSCALL']._serialized_start=65
-  _globals['_DECKSCALL']._serialized_end=358
-  _globals['_DECKSANSWER']._serialized_start=361
-  _globals['_DECKSANSWER']._serialized_end=695
-  _globals['_SHUFFLEREQUEST']._serialized_start=698
-  _globals['_SHUFFLEREQUEST']._serialized_end=844
-  _globals['_SHUFFLEREPLY']._serialized_start=846
-  _globals['_SHUFFLEREPLY']._serialized_end=892
-  _globals['_DRAWREQUEST']._serialized_start=895
-  _globals['_DRAWREQUEST']._serialized_end=1038
-  _globals['_DRAWREPLY']._serialized_start=1040
-  _globals['_DRAWREPLY']._serialized_end=1103
-  _globals['_DECKS']._serialized_start=1106
-  _globals['_DECKS']._serialized_end=1487
+  _globals['_SHUFFLEREQUEST']._serialized_start=65
+  _globals['_SHUFFLEREQUEST']._serialized_end=211
+  _globals['_SHUFFLEREPLY']._serialized_start=213
+  _globals['_SHUFFLEREPLY']._serialized_end=259
+  _globals['_DRAWREQUEST']._serialized_start=262
+  _globals['_DRAWREQUEST']._serialized_end=405
+  _globals['_DRAWREPLY']._serialized_start=407
+  _globals['_DRAWREPLY']._serialized_end=470
+  _globals['_DECKS']._serialized_start=473
+  _globals['_DECKS']._serialized_end=791
 # @@protoc_insertion_point(module_scope)

@@ -7,7 +7,6 @@ from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
-from tabletop.v1 import dice_pb2 as _dice_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -18,109 +17,6 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
-
-@_typing.final
-class DecksCall(_message.Message):
-    DESCRIPTOR: _descriptor.Descriptor
-
-    ID_FIELD_NUMBER: _builtins.int
-    COMMIT_FIELD_NUMBER: _builtins.int
-    SHUFFLE_FIELD_NUMBER: _builtins.int
-    DRAW_FIELD_NUMBER: _builtins.int
-    SEAL_FIELD_NUMBER: _builtins.int
-    REVEAL_FIELD_NUMBER: _builtins.int
-    MORE_FIELD_NUMBER: _builtins.int
-    id: _builtins.int
-    """chosen by the caller, unique among its calls in flight on the stream"""
-    @_builtins.property
-    def commit(self) -> _dice_pb2.CommitRequest: ...
-    @_builtins.property
-    def shuffle(self) -> Global___ShuffleRequest: ...
-    @_builtins.property
-    def draw(self) -> Global___DrawRequest: ...
-    @_builtins.property
-    def seal(self) -> _dice_pb2.SealRequest: ...
-    @_builtins.property
-    def reveal(self) -> _dice_pb2.RevealRequest: ...
-    @_builtins.property
-    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___DecksCall]:
-        """Further calls sent at the same moment, each with an empty `more`: sent only to a
-        service that said `tabletop-requests: batched` in the stream's initial metadata.
-        """
-
-    def __init__(
-        self,
-        *,
-        id: _builtins.int = ...,
-        commit: _dice_pb2.CommitRequest | None = ...,
-        shuffle: Global___ShuffleRequest | None = ...,
-        draw: Global___DrawRequest | None = ...,
-        seal: _dice_pb2.SealRequest | None = ...,
-        reveal: _dice_pb2.RevealRequest | None = ...,
-        more: _abc.Iterable[Global___DecksCall] | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "commit", b"commit", "draw", b"draw", "reveal", b"reveal", "seal", b"seal", "shuffle", b"shuffle"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "commit", b"commit", "draw", b"draw", "id", b"id", "more", b"more", "reveal", b"reveal", "seal", b"seal", "shuffle", b"shuffle"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["commit", "shuffle", "draw", "seal", "reveal"]  # noqa: Y015
-    _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
-    def WhichOneof(self, oneof_group: _WhichOneofArgType_call) -> _WhichOneofReturnType_call | None: ...
-
-Global___DecksCall: _TypeAlias = DecksCall  # noqa: Y015
-
-@_typing.final
-class DecksAnswer(_message.Message):
-    DESCRIPTOR: _descriptor.Descriptor
-
-    ID_FIELD_NUMBER: _builtins.int
-    COMMIT_FIELD_NUMBER: _builtins.int
-    SHUFFLE_FIELD_NUMBER: _builtins.int
-    DRAW_FIELD_NUMBER: _builtins.int
-    SEAL_FIELD_NUMBER: _builtins.int
-    REVEAL_FIELD_NUMBER: _builtins.int
-    REFUSED_FIELD_NUMBER: _builtins.int
-    MORE_FIELD_NUMBER: _builtins.int
-    id: _builtins.int
-    @_builtins.property
-    def commit(self) -> _dice_pb2.CommitReply: ...
-    @_builtins.property
-    def shuffle(self) -> Global___ShuffleReply: ...
-    @_builtins.property
-    def draw(self) -> Global___DrawReply: ...
-    @_builtins.property
-    def seal(self) -> _dice_pb2.SealReply: ...
-    @_builtins.property
-    def reveal(self) -> _dice_pb2.RevealReply: ...
-    @_builtins.property
-    def refused(self) -> _dice_pb2.CallRefused: ...
-    @_builtins.property
-    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___DecksAnswer]:
-        """Further answers ready at the same moment, each with an empty `more`: sent only on a
-        stream whose caller sent the metadata `tabletop-replies: batched`.
-        """
-
-    def __init__(
-        self,
-        *,
-        id: _builtins.int = ...,
-        commit: _dice_pb2.CommitReply | None = ...,
-        shuffle: Global___ShuffleReply | None = ...,
-        draw: Global___DrawReply | None = ...,
-        seal: _dice_pb2.SealReply | None = ...,
-        reveal: _dice_pb2.RevealReply | None = ...,
-        refused: _dice_pb2.CallRefused | None = ...,
-        more: _abc.Iterable[Global___DecksAnswer] | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "commit", b"commit", "draw", b"draw", "refused", b"refused", "reveal", b"reveal", "seal", b"seal", "shuffle", b"shuffle"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "commit", b"commit", "draw", b"draw", "id", b"id", "more", b"more", "refused", b"refused", "reveal", b"reveal", "seal", b"seal", "shuffle", b"shuffle"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_answer: _TypeAlias = _typing.Literal["commit", "shuffle", "draw", "seal", "reveal", "refused"]  # noqa: Y015
-    _WhichOneofArgType_answer: _TypeAlias = _typing.Literal["answer", b"answer"]  # noqa: Y015
-    def WhichOneof(self, oneof_group: _WhichOneofArgType_answer) -> _WhichOneofReturnType_answer | None: ...
-
-Global___DecksAnswer: _TypeAlias = DecksAnswer  # noqa: Y015
 
 @_typing.final
 class ShuffleRequest(_message.Message):

@@ -27,7 +27,7 @@ if _version_not_supported:
 
 
 class DecksStub:
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4).
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4).
     """
 
     def __init__(self, channel):
@@ -61,15 +61,10 @@ class DecksStub:
                 request_serializer=tabletop_dot_v1_dot_dice__pb2.RevealRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_dice__pb2.RevealReply.FromString,
                 _registered_method=True)
-        self.Calls = channel.stream_stream(
-                '/tabletop.v1.Decks/Calls',
-                request_serializer=tabletop_dot_v1_dot_decks__pb2.DecksCall.SerializeToString,
-                response_deserializer=tabletop_dot_v1_dot_decks__pb2.DecksAnswer.FromString,
-                _registered_method=True)
 
 
 class DecksServicer:
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4).
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4).
     """
 
     def Commit(self, request, context):
@@ -104,13 +99,6 @@ class DecksServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def Calls(self, request_iterator, context):
-        """As Dice.Calls.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
 
 def add_DecksServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -139,11 +127,6 @@ def add_DecksServicer_to_server(servicer, server):
                     request_deserializer=tabletop_dot_v1_dot_dice__pb2.RevealRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_dice__pb2.RevealReply.SerializeToString,
             ),
-            'Calls': grpc.stream_stream_rpc_method_handler(
-                    servicer.Calls,
-                    request_deserializer=tabletop_dot_v1_dot_decks__pb2.DecksCall.FromString,
-                    response_serializer=tabletop_dot_v1_dot_decks__pb2.DecksAnswer.SerializeToString,
-            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'tabletop.v1.Decks', rpc_method_handlers)
@@ -153,7 +136,7 @@ def add_DecksServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Decks:
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4).
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4).
     """
 
     @staticmethod
@@ -281,33 +264,6 @@ class Decks:
             '/tabletop.v1.Decks/Reveal',
             tabletop_dot_v1_dot_dice__pb2.RevealRequest.SerializeToString,
             tabletop_dot_v1_dot_dice__pb2.RevealReply.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def Calls(request_iterator,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.stream_stream(
-            request_iterator,
-            target,
-            '/tabletop.v1.Decks/Calls',
-            tabletop_dot_v1_dot_decks__pb2.DecksCall.SerializeToString,
-            tabletop_dot_v1_dot_decks__pb2.DecksAnswer.FromString,
             options,
             channel_credentials,
             insecure,

@@ -28,7 +28,7 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class DecksStub:
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4)."""
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4)."""
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
@@ -41,12 +41,10 @@ class DecksStub:
     Seal: _grpc.UnaryUnaryMultiCallable[_dice_pb2.SealRequest, _dice_pb2.SealReply]
     """As Dice.Seal: appends the shuffles and draws given out with defer_append."""
     Reveal: _grpc.UnaryUnaryMultiCallable[_dice_pb2.RevealRequest, _dice_pb2.RevealReply]
-    Calls: _grpc.StreamStreamMultiCallable[_decks_pb2.DecksCall, _decks_pb2.DecksAnswer]
-    """As Dice.Calls."""
 
 @_typing.type_check_only
 class DecksAsyncStub(DecksStub):
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4)."""
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4)."""
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Commit: _aio.UnaryUnaryMultiCallable[_dice_pb2.CommitRequest, _dice_pb2.CommitReply]  # type: ignore[assignment]
@@ -56,11 +54,9 @@ class DecksAsyncStub(DecksStub):
     Seal: _aio.UnaryUnaryMultiCallable[_dice_pb2.SealRequest, _dice_pb2.SealReply]  # type: ignore[assignment]
     """As Dice.Seal: appends the shuffles and draws given out with defer_append."""
     Reveal: _aio.UnaryUnaryMultiCallable[_dice_pb2.RevealRequest, _dice_pb2.RevealReply]  # type: ignore[assignment]
-    Calls: _aio.StreamStreamMultiCallable[_decks_pb2.DecksCall, _decks_pb2.DecksAnswer]  # type: ignore[assignment]
-    """As Dice.Calls."""
 
 class DecksServicer(metaclass=_abc_1.ABCMeta):
-    """Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4)."""
+    """Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4)."""
 
     @_abc_1.abstractmethod
     def Commit(
@@ -98,13 +94,5 @@ class DecksServicer(metaclass=_abc_1.ABCMeta):
         request: _dice_pb2.RevealRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_dice_pb2.RevealReply, _abc.Awaitable[_dice_pb2.RevealReply]]: ...
-
-    @_abc_1.abstractmethod
-    def Calls(
-        self,
-        request_iterator: _MaybeAsyncIterator[_decks_pb2.DecksCall],
-        context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_decks_pb2.DecksAnswer], _abc.AsyncIterator[_decks_pb2.DecksAnswer]]:
-        """As Dice.Calls."""
 
 def add_DecksServicer_to_server(servicer: DecksServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

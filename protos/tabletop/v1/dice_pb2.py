@@ -24,35 +24,29 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16tabletop/v1/dice.proto\x12\x0btabletop.v1\"\xf3\x01\n\x08\x44iceCall\x12\n\n\x02id\x18\x01 \x01(\x04\x12,\n\x06\x63ommit\x18\x02 \x01(\x0b\x32\x1a.tabletop.v1.CommitRequestH\x00\x12(\n\x04roll\x18\x03 \x01(\x0b\x32\x18.tabletop.v1.RollRequestH\x00\x12(\n\x04seal\x18\x04 \x01(\x0b\x32\x18.tabletop.v1.SealRequestH\x00\x12,\n\x06reveal\x18\x05 \x01(\x0b\x32\x1a.tabletop.v1.RevealRequestH\x00\x12#\n\x04more\x18\x06 \x03(\x0b\x32\x15.tabletop.v1.DiceCallB\x06\n\x04\x63\x61ll\"\x9e\x02\n\nDiceAnswer\x12\n\n\x02id\x18\x01 \x01(\x04\x12*\n\x06\x63ommit\x18\x02 \x01(\x0b\x32\x18.tabletop.v1.CommitReplyH\x00\x12&\n\x04roll\x18\x03 \x01(\x0b\x32\x16.tabletop.v1.RollReplyH\x00\x12&\n\x04seal\x18\x04 \x01(\x0b\x32\x16.tabletop.v1.SealReplyH\x00\x12*\n\x06reveal\x18\x05 \x01(\x0b\x32\x18.tabletop.v1.RevealReplyH\x00\x12+\n\x07refused\x18\x06 \x01(\x0b\x32\x18.tabletop.v1.CallRefusedH\x00\x12%\n\x04more\x18\x07 \x03(\x0b\x32\x17.tabletop.v1.DiceAnswerB\x08\n\x06\x61nswer\",\n\x0b\x43\x61llRefused\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"O\n\rCommitRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x65r_append\x18\x03 \x01(\x08\"!\n\x0b\x43ommitReply\x12\x12\n\ncommitment\x18\x01 \x01(\t\"\x90\x01\n\x0bRollRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\r\x12\r\n\x05sides\x18\x03 \x01(\r\x12\x0f\n\x07purpose\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x06 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x65r_append\x18\x07 \x01(\x08\"-\n\tRollReply\x12\x0e\n\x06values\x18\x01 \x03(\r\x12\x10\n\x08sequence\x18\x02 \x01(\x04\"7\n\x0bSealRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x02 \x01(\t\"\x1d\n\tSealReply\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"9\n\rRevealRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x02 \x01(\t\"/\n\x0bRevealReply\x12\x0c\n\x04seed\x18\x01 \x01(\t\x12\x12\n\ncommitment\x18\x02 \x01(\t2\xb7\x02\n\x04\x44ice\x12>\n\x06\x43ommit\x12\x1a.tabletop.v1.CommitRequest\x1a\x18.tabletop.v1.CommitReply\x12\x38\n\x04Roll\x12\x18.tabletop.v1.RollRequest\x1a\x16.tabletop.v1.RollReply\x12\x38\n\x04Seal\x12\x18.tabletop.v1.SealRequest\x1a\x16.tabletop.v1.SealReply\x12>\n\x06Reveal\x12\x1a.tabletop.v1.RevealRequest\x1a\x18.tabletop.v1.RevealReply\x12;\n\x05\x43\x61lls\x12\x15.tabletop.v1.DiceCall\x1a\x17.tabletop.v1.DiceAnswer(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16tabletop/v1/dice.proto\x12\x0btabletop.v1\"O\n\rCommitRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x65r_append\x18\x03 \x01(\x08\"!\n\x0b\x43ommitReply\x12\x12\n\ncommitment\x18\x01 \x01(\t\"\x90\x01\n\x0bRollRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\r\x12\r\n\x05sides\x18\x03 \x01(\r\x12\x0f\n\x07purpose\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x06 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x65r_append\x18\x07 \x01(\x08\"-\n\tRollReply\x12\x0e\n\x06values\x18\x01 \x03(\r\x12\x10\n\x08sequence\x18\x02 \x01(\x04\"7\n\x0bSealRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x02 \x01(\t\"\x1d\n\tSealReply\x12\x10\n\x08sequence\x18\x01 \x01(\x04\"9\n\rRevealRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x02 \x01(\t\"/\n\x0bRevealReply\x12\x0c\n\x04seed\x18\x01 \x01(\t\x12\x12\n\ncommitment\x18\x02 \x01(\t2\xfa\x01\n\x04\x44ice\x12>\n\x06\x43ommit\x12\x1a.tabletop.v1.CommitRequest\x1a\x18.tabletop.v1.CommitReply\x12\x38\n\x04Roll\x12\x18.tabletop.v1.RollRequest\x1a\x16.tabletop.v1.RollReply\x12\x38\n\x04Seal\x12\x18.tabletop.v1.SealRequest\x1a\x16.tabletop.v1.SealReply\x12>\n\x06Reveal\x12\x1a.tabletop.v1.RevealRequest\x1a\x18.tabletop.v1.RevealReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tabletop.v1.dice_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_DICECALL']._serialized_start=40
-  _globals['_DICECALL']._serialized_end=283
-  _globals['_DICEANSWER']._serialized_start=286
-  _globals['_DICEANSWER']._serialized_end=572
-  _globals['_CALLREFUSED']._serialized_start=574
-  _globals['_CALLREFUSED']._serialized_end=618
-  _globals['_COMMITREQUEST']._serialized_start=620
-  _globals['_COMMITREQUEST']._serialized_end=699
-  _globals['_COMMITREPLY']._serialized_start=701
-  _globals['_COMMITREPLY']._serialized_end=734
-  _globals['_ROLLREQUEST']._serialized_start=737
-  _globals['_ROLLREQUEST']._serialized_end=881
-  _globals['_ROLLREPLY']._serialized_start=883
-  _globals['_ROLLREPLY']._serialized_end=928
-  _globals['_SEALREQUEST']._serialized_start=930
-  _globals['_SEALREQUEST']._serialized_end=985
-  _globals['_SEALREPLY']._serialized_start=987
-  _globals['_SEALREPLY']._serialized_end=1016
-  _globals['_REVEALREQUEST']._serialized_start=1018
-  _globals['_REVEALREQUEST']._serialized_end=1075
-  _globals['_REVEALREPLY']._serialized_start=1077
-  _globals['_REVEALREPLY']._serialized_end=1124
-  _globals['_DICE']._serialized_start=1127
-  _globals['_DICE']._serialized_end=1438
+  _globals['_COMMITREQUEST']._serialized_start=39
+  _globals['_COMMITREQUEST']._serialized_end=118
+  _globals['_COMMITREPLY']._serialized_start=120
+  _globals['_COMMITREPLY']._serialized_end=153
+  _globals['_ROLLREQUEST']._serialized_start=156
+  _globals['_ROLLREQUEST']._serialized_end=300
+  _globals['_ROLLREPLY']._serialized_start=302
+  _globals['_ROLLREPLY']._serialized_end=347
+  _globals['_SEALREQUEST']._serialized_start=349
+  _globals['_SEALREQUEST']._serialized_end=404
+  _globals['_SEALREPLY']._serialized_start=406
+  _globals['_SEALREPLY']._serialized_end=435
+  _globals['_REVEALREQUEST']._serialized_start=437
+  _globals['_REVEALREQUEST']._serialized_end=494
+  _globals['_REVEALREPLY']._serialized_start=496
+  _globals['_REVEALREPLY']._serialized_end=543
+  _globals['_DICE']._serialized_start=546
+  _globals['_DICE']._serialized_end=796
 # @@protoc_insertion_point(module_scope)

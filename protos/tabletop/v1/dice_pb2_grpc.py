@@ -26,7 +26,8 @@ if _version_not_supported:
 
 
 class DiceStub:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4).
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
+    a Calls stream per shard (calls.proto).
     """
 
     def __init__(self, channel):
@@ -55,15 +56,11 @@ class DiceStub:
                 request_serializer=tabletop_dot_v1_dot_dice__pb2.RevealRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_dice__pb2.RevealReply.FromString,
                 _registered_method=True)
-        self.Calls = channel.stream_stream(
-                '/tabletop.v1.Dice/Calls',
-                request_serializer=tabletop_dot_v1_dot_dice__pb2.DiceCall.SerializeToString,
-                response_deserializer=tabletop_dot_v1_dot_dice__pb2.DiceAnswer.FromString,
-                _registered_method=True)
 
 
 class DiceServicer:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4).
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
+    a Calls stream per shard (calls.proto).
     """
 
     def Commit(self, request, context):
@@ -93,15 +90,6 @@ class DiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def Calls(self, request_iterator, context):
-        """The calls above on one long-lived stream, each answered by id (the board keeps one
-        per shard): a unary call's set-up costs several times a message pair on an open
-        stream. A refused call is answered with what it would have ended with.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
 
 def add_DiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -125,11 +113,6 @@ def add_DiceServicer_to_server(servicer, server):
                     request_deserializer=tabletop_dot_v1_dot_dice__pb2.RevealRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_dice__pb2.RevealReply.SerializeToString,
             ),
-            'Calls': grpc.stream_stream_rpc_method_handler(
-                    servicer.Calls,
-                    request_deserializer=tabletop_dot_v1_dot_dice__pb2.DiceCall.FromString,
-                    response_serializer=tabletop_dot_v1_dot_dice__pb2.DiceAnswer.SerializeToString,
-            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'tabletop.v1.Dice', rpc_method_handlers)
@@ -139,7 +122,8 @@ def add_DiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Dice:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4).
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
+    a Calls stream per shard (calls.proto).
     """
 
     @staticmethod
@@ -240,33 +224,6 @@ class Dice:
             '/tabletop.v1.Dice/Reveal',
             tabletop_dot_v1_dot_dice__pb2.RevealRequest.SerializeToString,
             tabletop_dot_v1_dot_dice__pb2.RevealReply.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def Calls(request_iterator,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.stream_stream(
-            request_iterator,
-            target,
-            '/tabletop.v1.Dice/Calls',
-            tabletop_dot_v1_dot_dice__pb2.DiceCall.SerializeToString,
-            tabletop_dot_v1_dot_dice__pb2.DiceAnswer.FromString,
             options,
             channel_credentials,
             insecure,

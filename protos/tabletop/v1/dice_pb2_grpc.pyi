@@ -27,7 +27,9 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class DiceStub:
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4)."""
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
+    a Calls stream per shard (calls.proto).
+    """
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
@@ -41,15 +43,12 @@ class DiceStub:
     (the board asks it once per command, before it appends the command's own events).
     """
     Reveal: _grpc.UnaryUnaryMultiCallable[_dice_pb2.RevealRequest, _dice_pb2.RevealReply]
-    Calls: _grpc.StreamStreamMultiCallable[_dice_pb2.DiceCall, _dice_pb2.DiceAnswer]
-    """The calls above on one long-lived stream, each answered by id (the board keeps one
-    per shard): a unary call's set-up costs several times a message pair on an open
-    stream. A refused call is answered with what it would have ended with.
-    """
 
 @_typing.type_check_only
 class DiceAsyncStub(DiceStub):
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4)."""
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
+    a Calls stream per shard (calls.proto).
+    """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Commit: _aio.UnaryUnaryMultiCallable[_dice_pb2.CommitRequest, _dice_pb2.CommitReply]  # type: ignore[assignment]
@@ -60,14 +59,11 @@ class DiceAsyncStub(DiceStub):
     (the board asks it once per command, before it appends the command's own events).
     """
     Reveal: _aio.UnaryUnaryMultiCallable[_dice_pb2.RevealRequest, _dice_pb2.RevealReply]  # type: ignore[assignment]
-    Calls: _aio.StreamStreamMultiCallable[_dice_pb2.DiceCall, _dice_pb2.DiceAnswer]  # type: ignore[assignment]
-    """The calls above on one long-lived stream, each answered by id (the board keeps one
-    per shard): a unary call's set-up costs several times a message pair on an open
-    stream. A refused call is answered with what it would have ended with.
-    """
 
 class DiceServicer(metaclass=_abc_1.ABCMeta):
-    """Owns randomness for dice: commit–reveal per match (DESIGN.md §4)."""
+    """Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
+    a Calls stream per shard (calls.proto).
+    """
 
     @_abc_1.abstractmethod
     def Commit(
@@ -100,16 +96,5 @@ class DiceServicer(metaclass=_abc_1.ABCMeta):
         request: _dice_pb2.RevealRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_dice_pb2.RevealReply, _abc.Awaitable[_dice_pb2.RevealReply]]: ...
-
-    @_abc_1.abstractmethod
-    def Calls(
-        self,
-        request_iterator: _MaybeAsyncIterator[_dice_pb2.DiceCall],
-        context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_dice_pb2.DiceAnswer], _abc.AsyncIterator[_dice_pb2.DiceAnswer]]:
-        """The calls above on one long-lived stream, each answered by id (the board keeps one
-        per shard): a unary call's set-up costs several times a message pair on an open
-        stream. A refused call is answered with what it would have ended with.
-        """
 
 def add_DiceServicer_to_server(servicer: DiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -26,7 +26,7 @@ from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atabletop/v1/envelope.proto\x12\x0btabletop.v1\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xba\x02\n\rEventEnvelope\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0e\n\x06stream\x18\x03 \x01(\t\x12\x10\n\x08sequence\x18\x04 \x01(\x04\x12\x12\n\nevent_type\x18\x05 \x01(\t\x12/\n\x0boccurred_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63\x61usation_id\x18\x07 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x08 \x01(\t\x12\r\n\x05\x61\x63tor\x18\t \x01(\t\x12\x15\n\rrules_version\x18\n \x01(\t\x12\x0c\n\x04game\x18\x0b \x01(\t\x12%\n\x07payload\x18\x0c \x01(\x0b\x32\x14.google.protobuf.Any\x12\x15\n\rlast_in_batch\x18\r \x01(\x08\"8\n\nEventBatch\x12*\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1a.tabletop.v1.EventEnvelope\"O\n\x13\x45ventBatchesRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12,\n\x04read\x18\x02 \x01(\x0b\x32\x1e.tabletop.v1.ListEventsRequest\"\x80\x01\n\x11\x45ventBatchesReply\x12\n\n\x02id\x18\x01 \x01(\x04\x12&\n\x05\x62\x61tch\x18\x02 \x01(\x0b\x32\x17.tabletop.v1.EventBatch\x12\x0c\n\x04last\x18\x03 \x01(\x08\x12)\n\x07refused\x18\x04 \x01(\x0b\x32\x18.tabletop.v1.ReadRefused\",\n\x0bReadRefused\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"=\n\x11ListEventsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\x32\x84\x02\n\x0b\x45ventSource\x12J\n\nListEvents\x12\x1e.tabletop.v1.ListEventsRequest\x1a\x1a.tabletop.v1.EventEnvelope0\x01\x12M\n\x10ListEventBatches\x12\x1e.tabletop.v1.ListEventsRequest\x1a\x17.tabletop.v1.EventBatch0\x01\x12Z\n\x12StreamEventBatches\x12 .tabletop.v1.EventBatchesRequest\x1a\x1e.tabletop.v1.EventBatchesReply(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atabletop/v1/envelope.proto\x12\x0btabletop.v1\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xba\x02\n\rEventEnvelope\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0e\n\x06stream\x18\x03 \x01(\t\x12\x10\n\x08sequence\x18\x04 \x01(\x04\x12\x12\n\nevent_type\x18\x05 \x01(\t\x12/\n\x0boccurred_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63\x61usation_id\x18\x07 \x01(\t\x12\x16\n\x0e\x63orrelation_id\x18\x08 \x01(\t\x12\r\n\x05\x61\x63tor\x18\t \x01(\t\x12\x15\n\rrules_version\x18\n \x01(\t\x12\x0c\n\x04game\x18\x0b \x01(\t\x12%\n\x07payload\x18\x0c \x01(\x0b\x32\x14.google.protobuf.Any\x12\x15\n\rlast_in_batch\x18\r \x01(\x08\"8\n\nEventBatch\x12*\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1a.tabletop.v1.EventEnvelope\"=\n\x11ListEventsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\x32\xa8\x01\n\x0b\x45ventSource\x12J\n\nListEvents\x12\x1e.tabletop.v1.ListEventsRequest\x1a\x1a.tabletop.v1.EventEnvelope0\x01\x12M\n\x10ListEventBatches\x12\x1e.tabletop.v1.ListEventsRequest\x1a\x17.tabletop.v1.EventBatch0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,14 +37,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EVENTENVELOPE']._serialized_end=418
   _globals['_EVENTBATCH']._serialized_start=420
   _globals['_EVENTBATCH']._serialized_end=476
-  _globals['_EVENTBATCHESREQUEST']._serialized_start=478
-  _globals['_EVENTBATCHESREQUEST']._serialized_end=557
-  _globals['_EVENTBATCHESREPLY']._serialized_start=560
-  _globals['_EVENTBATCHESREPLY']._serialized_end=688
-  _globals['_READREFUSED']._serialized_start=690
-  _globals['_READREFUSED']._serialized_end=734
-  _globals['_LISTEVENTSREQUEST']._serialized_start=736
-  _globals['_LISTEVENTSREQUEST']._serialized_end=797
-  _globals['_EVENTSOURCE']._serialized_start=800
-  _globals['_EVENTSOURCE']._serialized_end=1060
+  _globals['_LISTEVENTSREQUEST']._serialized_start=478
+  _globals['_LISTEVENTSREQUEST']._serialized_end=539
+  _globals['_EVENTSOURCE']._serialized_start=542
+  _globals['_EVENTSOURCE']._serialized_end=710
 # @@protoc_insertion_point(module_scope)

@@ -22,7 +22,7 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class EventEnvelope(_message.Message):
-    """Every event of every stream travels in this envelope (DESIGN.md §2)."""
+    """Every event of every stream travels in this envelope (docs/DESIGN.md §2)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -111,90 +111,6 @@ class EventBatch(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___EventBatch: _TypeAlias = EventBatch  # noqa: Y015
-
-@_typing.final
-class EventBatchesRequest(_message.Message):
-    DESCRIPTOR: _descriptor.Descriptor
-
-    ID_FIELD_NUMBER: _builtins.int
-    READ_FIELD_NUMBER: _builtins.int
-    id: _builtins.int
-    """chosen by the caller, unique among its reads in flight on the stream"""
-    @_builtins.property
-    def read(self) -> Global___ListEventsRequest: ...
-    def __init__(
-        self,
-        *,
-        id: _builtins.int = ...,
-        read: Global___ListEventsRequest | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["read", b"read"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "read", b"read"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___EventBatchesRequest: _TypeAlias = EventBatchesRequest  # noqa: Y015
-
-@_typing.final
-class EventBatchesReply(_message.Message):
-    DESCRIPTOR: _descriptor.Descriptor
-
-    ID_FIELD_NUMBER: _builtins.int
-    BATCH_FIELD_NUMBER: _builtins.int
-    LAST_FIELD_NUMBER: _builtins.int
-    REFUSED_FIELD_NUMBER: _builtins.int
-    id: _builtins.int
-    last: _builtins.bool
-    """the read's last reply"""
-    @_builtins.property
-    def batch(self) -> Global___EventBatch:
-        """the read's next events, in order"""
-
-    @_builtins.property
-    def refused(self) -> Global___ReadRefused:
-        """set (on the read's only reply) when it is refused"""
-
-    def __init__(
-        self,
-        *,
-        id: _builtins.int = ...,
-        batch: Global___EventBatch | None = ...,
-        last: _builtins.bool = ...,
-        refused: Global___ReadRefused | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "refused", b"refused"]  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "id", b"id", "last", b"last", "refused", b"refused"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___EventBatchesReply: _TypeAlias = EventBatchesReply  # noqa: Y015
-
-@_typing.final
-class ReadRefused(_message.Message):
-    """What ListEventBatches would have ended the call with."""
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    CODE_FIELD_NUMBER: _builtins.int
-    MESSAGE_FIELD_NUMBER: _builtins.int
-    code: _builtins.str
-    """the gRPC status code's name, e.g. "UNAVAILABLE" """
-    message: _builtins.str
-    def __init__(
-        self,
-        *,
-        code: _builtins.str = ...,
-        message: _builtins.str = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___ReadRefused: _TypeAlias = ReadRefused  # noqa: Y015
 
 @_typing.final
 class ListEventsRequest(_message.Message):

@@ -45,11 +45,6 @@ class EventSourceStub:
                 request_serializer=tabletop_dot_v1_dot_envelope__pb2.ListEventsRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_envelope__pb2.EventBatch.FromString,
                 _registered_method=True)
-        self.StreamEventBatches = channel.stream_stream(
-                '/tabletop.v1.EventSource/StreamEventBatches',
-                request_serializer=tabletop_dot_v1_dot_envelope__pb2.EventBatchesRequest.SerializeToString,
-                response_deserializer=tabletop_dot_v1_dot_envelope__pb2.EventBatchesReply.FromString,
-                _registered_method=True)
 
 
 class EventSourceServicer:
@@ -66,16 +61,7 @@ class EventSourceServicer:
         """The same events, many to a message (in order, each batch under about 1 MB): a reader
         of a whole match pays gRPC's per-message cost once per batch, not once per event.
         A batch here is a slice of the list, not one command's events.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def StreamEventBatches(self, request_iterator, context):
-        """Many reads on one long-lived stream (a reader keeps one per service): each request is
-        answered by its id with ListEventBatches' batches, the last reply marked; a refused
-        read is answered with its status and never ends the stream. A call per read cost
-        ~0.6 ms of CPU in set-up (caller and service), a message pair on an open stream ~0.1.
+        The gateway reads them on a Calls stream per service (calls.proto).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -93,11 +79,6 @@ def add_EventSourceServicer_to_server(servicer, server):
                     servicer.ListEventBatches,
                     request_deserializer=tabletop_dot_v1_dot_envelope__pb2.ListEventsRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_envelope__pb2.EventBatch.SerializeToString,
-            ),
-            'StreamEventBatches': grpc.stream_stream_rpc_method_handler(
-                    servicer.StreamEventBatches,
-                    request_deserializer=tabletop_dot_v1_dot_envelope__pb2.EventBatchesRequest.FromString,
-                    response_serializer=tabletop_dot_v1_dot_envelope__pb2.EventBatchesReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -155,33 +136,6 @@ class EventSource:
             '/tabletop.v1.EventSource/ListEventBatches',
             tabletop_dot_v1_dot_envelope__pb2.ListEventsRequest.SerializeToString,
             tabletop_dot_v1_dot_envelope__pb2.EventBatch.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def StreamEventBatches(request_iterator,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.stream_stream(
-            request_iterator,
-            target,
-            '/tabletop.v1.EventSource/StreamEventBatches',
-            tabletop_dot_v1_dot_envelope__pb2.EventBatchesRequest.SerializeToString,
-            tabletop_dot_v1_dot_envelope__pb2.EventBatchesReply.FromString,
             options,
             channel_credentials,
             insecure,

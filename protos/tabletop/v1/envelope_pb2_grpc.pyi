@@ -38,12 +38,7 @@ class EventSourceStub:
     """The same events, many to a message (in order, each batch under about 1 MB): a reader
     of a whole match pays gRPC's per-message cost once per batch, not once per event.
     A batch here is a slice of the list, not one command's events.
-    """
-    StreamEventBatches: _grpc.StreamStreamMultiCallable[_envelope_pb2.EventBatchesRequest, _envelope_pb2.EventBatchesReply]
-    """Many reads on one long-lived stream (a reader keeps one per service): each request is
-    answered by its id with ListEventBatches' batches, the last reply marked; a refused
-    read is answered with its status and never ends the stream. A call per read cost
-    ~0.6 ms of CPU in set-up (caller and service), a message pair on an open stream ~0.1.
+    The gateway reads them on a Calls stream per service (calls.proto).
     """
 
 @_typing.type_check_only
@@ -56,12 +51,7 @@ class EventSourceAsyncStub(EventSourceStub):
     """The same events, many to a message (in order, each batch under about 1 MB): a reader
     of a whole match pays gRPC's per-message cost once per batch, not once per event.
     A batch here is a slice of the list, not one command's events.
-    """
-    StreamEventBatches: _aio.StreamStreamMultiCallable[_envelope_pb2.EventBatchesRequest, _envelope_pb2.EventBatchesReply]  # type: ignore[assignment]
-    """Many reads on one long-lived stream (a reader keeps one per service): each request is
-    answered by its id with ListEventBatches' batches, the last reply marked; a refused
-    read is answered with its status and never ends the stream. A call per read cost
-    ~0.6 ms of CPU in set-up (caller and service), a message pair on an open stream ~0.1.
+    The gateway reads them on a Calls stream per service (calls.proto).
     """
 
 class EventSourceServicer(metaclass=_abc_1.ABCMeta):
@@ -83,18 +73,7 @@ class EventSourceServicer(metaclass=_abc_1.ABCMeta):
         """The same events, many to a message (in order, each batch under about 1 MB): a reader
         of a whole match pays gRPC's per-message cost once per batch, not once per event.
         A batch here is a slice of the list, not one command's events.
-        """
-
-    @_abc_1.abstractmethod
-    def StreamEventBatches(
-        self,
-        request_iterator: _MaybeAsyncIterator[_envelope_pb2.EventBatchesRequest],
-        context: _ServicerContext,
-    ) -> _typing.Union[_abc.Iterator[_envelope_pb2.EventBatchesReply], _abc.AsyncIterator[_envelope_pb2.EventBatchesReply]]:
-        """Many reads on one long-lived stream (a reader keeps one per service): each request is
-        answered by its id with ListEventBatches' batches, the last reply marked; a refused
-        read is answered with its status and never ends the stream. A call per read cost
-        ~0.6 ms of CPU in set-up (caller and service), a message pair on an open stream ~0.1.
+        The gateway reads them on a Calls stream per service (calls.proto).
         """
 
 def add_EventSourceServicer_to_server(servicer: EventSourceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

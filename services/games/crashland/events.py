@@ -22,7 +22,10 @@ from services.games.frozen import quick_init_all
 
 
 @dataclass(frozen=True)
-class GameStarted:
+class MatchSetUp:
+    """The match's first event: its one player and its options (logs written before the
+    games shared this name call it GameStarted)."""
+
     player: str
     options: dict[str, str]
 
@@ -195,38 +198,8 @@ class GameLost:
     reason: str
 
 
-Event = (
-    GameStarted
-    | MapShuffled
-    | MapDealt
-    | CardRevealed
-    | AstronautPlaced
-    | EventDeckShuffled
-    | PhaseBegan
-    | AstronautMoved
-    | FuelTankLocated
-    | FuelTankCollected
-    | MovementEnded
-    | EventCardsDrawn
-    | EventApplied
-    | EventsDiscarded
-    | EquipmentKept
-    | HandCheckBegan
-    | EquipmentDiscarded
-    | PairSpent
-    | ShelterEntered
-    | JetpackFlown
-    | SolarRecharged
-    | UplinkActivated
-    | UplinkCardsDrawn
-    | UplinkArranged
-    | SystemsChecked
-    | GameWon
-    | GameLost
-)
-
 EVENT_TYPES: tuple[type, ...] = (
-    GameStarted,
+    MatchSetUp,
     MapShuffled,
     MapDealt,
     CardRevealed,

@@ -30,6 +30,7 @@ class Crashland(Game[CrashlandState]):
     event_types = ev.EVENT_TYPES
     view_type = CrashlandView
     chance_services = frozenset({"decks"})  # it shuffles and draws, and rolls no dice
+    renamed_events = {"GameStarted": ev.MatchSetUp}
 
     def initial_state(self) -> CrashlandState:
         return CrashlandState()
@@ -40,7 +41,7 @@ class Crashland(Game[CrashlandState]):
         if options:
             unknown = ", ".join(sorted(options))
             raise MalformedAction("UNKNOWN_OPTION", f"Crashland has no options ({unknown}).")
-        return [ev.GameStarted(players[0], {})]
+        return [ev.MatchSetUp(players[0], {})]
 
     # The rules' functions themselves (no method of their own delegating to them): the
     # command handler and playouts call these several times per action.

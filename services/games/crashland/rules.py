@@ -259,10 +259,6 @@ def decide_folded(
     """The events of ``player`` doing ``action``, and the state they lead to (folded on
     the way, as later rules need their effect)."""
     step = next_step(state)
-    if isinstance(step, Finished):
-        raise RuleViolation("GAME_OVER", "The match is over.")
-    if state.player is None or player != state.player:
-        raise RuleViolation("NOT_YOUR_TURN", "You are not playing this match.")
     if isinstance(step, AwaitingChance):
         raise RuleViolation("AWAITING_CHANCE", "Cards are being drawn or shuffled.")
     decider = _DECIDERS.get(type(action)) or _decider_of(action)

@@ -97,7 +97,7 @@ def evolve(state: CrashlandState, event: object) -> CrashlandState:
 # tried them in turn and cost as much as the copy itself.
 
 
-def _game_started(s: CrashlandState, e: ev.GameStarted) -> CrashlandState:
+def _match_set_up(s: CrashlandState, e: ev.MatchSetUp) -> CrashlandState:
     return _with(s, player=e.player, options=dict(e.options))
 
 
@@ -223,7 +223,7 @@ def _game_lost(s: CrashlandState, e: ev.GameLost) -> CrashlandState:
 
 
 _FOLDS: dict[type, Callable[[CrashlandState, Any], CrashlandState]] = {
-    ev.GameStarted: _game_started,
+    ev.MatchSetUp: _match_set_up,
     ev.MapShuffled: _map_shuffled,
     ev.MapDealt: _map_dealt,
     ev.CardRevealed: _card_revealed,

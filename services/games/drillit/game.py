@@ -53,7 +53,7 @@ from services.games.drillit.setup_rules import (
     room_has_space,
     setup_chooser,
 )
-from services.games.drillit.state import ACTIONS, FIRE, OVER, SETUP, TURBO, DrillitState
+from services.games.drillit.state import ACTIONS, FIRE, SETUP, TURBO, DrillitState
 from services.games.drillit.turn_start import resolve_fire_die
 from services.games.drillit.view import DrillitView, describe_action, make_view
 
@@ -118,12 +118,6 @@ class Drillit(Game[DrillitState]):
             and offered_player == player
         ):  # listed by ``legal_choices`` (a policy's pick)
             return advance_folded(state, listed_turn_action(state, player, action))
-        if not isinstance(action, ACTION_TYPES):
-            raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not a Drillit! action.")
-        if state.phase == OVER:
-            raise RuleViolation("MATCH_OVER", "The match is over.")
-        if player not in state.players:
-            raise RuleViolation("NOT_A_PLAYER", f"{player!r} does not play in this match.")
         return advance_folded(state, self._decide(state, player, action))
 
     def _decide(self, state: DrillitState, player: str, action: Any) -> list[Any]:

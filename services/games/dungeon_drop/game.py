@@ -146,12 +146,6 @@ class DungeonDrop(Game[DungeonDropState]):
         self, state: DungeonDropState, player: str, action: Any
     ) -> tuple[list[Any], DungeonDropState]:
         """The events, and the state ``advance`` folded them into on the way."""
-        if not isinstance(action, ACTION_TYPES):
-            raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not a Dungeon Drop action.")
-        if state.phase == Phase.OVER:
-            raise RuleViolation("MATCH_OVER", "The match is over.")
-        if player not in state.players:
-            raise RuleViolation("NOT_A_PLAYER", f"{player!r} does not play in this match.")
         step = next_step(state)
         if not isinstance(step, AwaitingPlayers) or not step.players:
             raise RuleViolation("NOT_NOW", "Nobody may act now; the cubes are still falling.")

@@ -48,11 +48,6 @@ def loot_result(state: DungeonDropState, player: str, cubes: Iterable[str]) -> L
     return LootResult(healed, damage, spent, health + healed - damage)
 
 
-def survivable(state: DungeonDropState, player: str, cubes: Iterable[str]) -> bool:
-    """Looting these cubes leaves the hero at least one Health point."""
-    return loot_result(state, player, cubes).health >= 1
-
-
 def is_treasure(cube: str) -> bool:
     return CONTENT.kind(cube).category == TREASURE
 

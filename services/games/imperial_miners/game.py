@@ -45,7 +45,7 @@ from services.games.imperial_miners.flow import advance_folded, next_step
 from services.games.imperial_miners.mine import complete_carts, faction_count
 from services.games.imperial_miners.picture import draw as draw_picture
 from services.games.imperial_miners.rules import effect_event, final_scores
-from services.games.imperial_miners.state import ImperialMinersState, Phase
+from services.games.imperial_miners.state import ImperialMinersState
 from services.games.imperial_miners.view import ImperialMinersView, make_view
 
 OPTIONS = (
@@ -99,12 +99,6 @@ class ImperialMiners(Game[ImperialMinersState]):
         self, state: ImperialMinersState, player: str, action: Any
     ) -> tuple[list[Any], ImperialMinersState]:
         """The events, and the state ``advance`` folded them into on the way."""
-        if not isinstance(action, ACTION_TYPES):
-            raise MalformedAction("UNKNOWN_ACTION", f"{action!r} is not an Imperial Miners action.")
-        if state.phase == Phase.OVER:
-            raise RuleViolation("MATCH_OVER", "The match is over.")
-        if player not in state.players:
-            raise RuleViolation("NOT_A_PLAYER", f"{player!r} does not play in this match.")
         return advance_folded(state, decide_action(state, player, action))
 
     def legal_actions(self, state: ImperialMinersState, player: str) -> tuple[Any, ...]:

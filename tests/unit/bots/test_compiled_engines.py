@@ -66,3 +66,21 @@ def test_sources_and_compiled_modules_play_the_same_matches() -> None:
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
     assert pure == [_digest(name, seats) for name, seats in GAMES.items()]
+
+
+def test_a_compiled_engine_imports_outside_the_checkout(tmp_path: Path) -> None:
+    """The console scripts run from any folder: the modules' shared runtime library must
+    be found through the ``services`` package, not the checkout's root."""
+    import services.games.crashland.rules as rules
+
+    if not (rules.__file__ or "").endswith(".so"):
+        pytest.skip("the engines are not compiled here (make install PURE=1, or make pure)")
+    imported = subprocess.run(
+        [sys.executable, "-c", "import services.games.crashland.rules as r; print(r.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert imported.returncode == 0, imported.stderr[-2000:]
+    assert imported.stdout.strip().endswith(".so")

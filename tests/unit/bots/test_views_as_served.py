@@ -8,11 +8,7 @@ import random
 
 import pytest
 
-from services.adapters.game_adapter import (
-    legal_action_message,
-    legal_entry,
-    view_to_game_view,
-)
+from services.adapters.game_adapter import fill_game_view, legal_action_message, legal_entry
 from services.adapters.protoconv import read
 from services.bots.search.determinization import sampler_for
 from services.games.registry import get_game
@@ -35,7 +31,7 @@ def test_a_view_read_back_from_its_message_samples_consistent_states(game_name: 
     rng = random.Random(5)
     for decision in found[:: max(1, len(found) // 8)]:
         view = game.view(decision.state, decision.player)
-        sent = view_to_game_view(game_name, view).SerializeToString()
+        sent = fill_game_view(games_pb2.GameView(), game_name, view).SerializeToString()
         wrapper = games_pb2.GameView.FromString(sent)
         served = read(game.view_type, getattr(wrapper, game_name))
         legal = tuple(

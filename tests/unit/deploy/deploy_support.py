@@ -90,11 +90,19 @@ def of_kind(objs: tuple[Obj, ...], *kinds: str) -> list[Obj]:
 
 
 def workloads(objs: tuple[Obj, ...]) -> dict[str, Obj]:
-    """Deployments and StatefulSets by app.kubernetes.io/name."""
+    """The services' Deployments and StatefulSets by app.kubernetes.io/name (Kafka's is
+    ``kafka(objs)``)."""
     return {
         o["metadata"]["labels"]["app.kubernetes.io/name"]: o
         for o in of_kind(objs, "Deployment", "StatefulSet")
+        if o["metadata"]["name"] != "kafka"
     }
+
+
+def kafka(objs: tuple[Obj, ...]) -> Obj | None:
+    """The Kafka StatefulSet of k8s/components/kafka, if the overlay has it."""
+    found = [o for o in of_kind(objs, "StatefulSet") if o["metadata"]["name"] == "kafka"]
+    return found[0] if found else None
 
 
 def config_env(objs: tuple[Obj, ...]) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The prod network policies allow exactly DESIGN.md's flows. A small evaluator of the
+"""The prod network policies allow exactly docs/DESIGN.md's flows. A small evaluator of the
 rendered NetworkPolicies (pod selectors, ports by number or name) answers "may A reach B on
 port P", both sides' policies considered, as a cluster would."""
 
@@ -13,6 +13,7 @@ from tests.unit.deploy.deploy_support import (
     GRPC_PORTS,
     METRICS_PORTS,
     Obj,
+    kafka,
     of_kind,
     render,
     workloads,
@@ -40,10 +41,17 @@ def _pods(objs: tuple[Obj, ...]) -> dict[str, Pod]:
         )
         for name, w in workloads(objs).items()
     }
-    # what Strimzi labels a broker pod of the `tabletop` Kafka with
+    broker = kafka(objs)
+    assert broker is not None
     pods[KAFKA] = Pod(
-        {"strimzi.io/cluster": "tabletop", "strimzi.io/kind": "Kafka"}, {"plain": 9092}
+        broker["spec"]["template"]["metadata"]["labels"],
+        {
+            p["name"]: p["containerPort"]
+            for p in broker["spec"]["template"]["spec"]["containers"][0]["ports"]
+        },
     )
+    (job,) = of_kind(objs, "Job")
+    pods["topics"] = Pod(job["spec"]["template"]["metadata"]["labels"])
     pods[OUTSIDE] = Pod({}, {}, {"kubernetes.io/metadata.name": "elsewhere"})
     pods["prometheus"] = Pod(
         {"app.kubernetes.io/name": "prometheus"}, {}, {"kubernetes.io/metadata.name": "monitoring"}
@@ -135,7 +143,9 @@ ALLOWED = [
     ("board", "decks", GRPC_PORTS["decks"]),
     *[(s, KAFKA, 9092) for s in ("gateway", "dice", "decks", "board", "scoring", "projector")],
     *[("prometheus", s, port) for s, port in METRICS_PORTS.items()],
-    (KAFKA, KAFKA, 9091),  # replication between brokers
+    (KAFKA, KAFKA, 9092),  # replication between brokers
+    (KAFKA, KAFKA, 9093),  # the KRaft quorum
+    ("topics", KAFKA, 9092),
 ]
 
 DENIED = [
@@ -149,7 +159,9 @@ DENIED = [
     ("scoring", "board", GRPC_PORTS["board"]),
     ("projector", "gateway", GRPC_PORTS["gateway"]),
     ("board", "gateway", GRPC_PORTS["gateway"]),
-    ("dice", KAFKA, 9091),  # only the plain listener
+    ("dice", KAFKA, 9093),  # only the client listener
+    ("topics", "board", GRPC_PORTS["board"]),
+    (OUTSIDE, KAFKA, 9092),
     ("gateway", "board", METRICS_PORTS["board"]),
     ("prometheus", "board", GRPC_PORTS["board"]),
 ]

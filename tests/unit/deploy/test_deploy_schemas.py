@@ -21,7 +21,7 @@ Schemas = dict[tuple[str, str, str], dict[str, Any]]  # (group, version, kind) -
 
 
 def test_overlays_exist() -> None:
-    assert {"dev", "prod"} <= set(OVERLAYS)
+    assert {"small", "local", "prod"} <= set(OVERLAYS)
 
 
 def test_k8s_schema_version_is_newest_shipped() -> None:
@@ -123,11 +123,11 @@ def test_custom_resources_match_their_crds(overlay: str) -> None:
 
 
 def test_strict_crd_validation_catches_a_misspelt_field() -> None:
-    topic = {
-        "apiVersion": "kafka.strimzi.io/v1",
-        "kind": "KafkaTopic",
-        "metadata": {"name": "t"},
-        "spec": {"partitions": 1, "partiton": 2},
+    monitor = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {"name": "m"},
+        "spec": {"selector": {}, "endpoints": [{"port": "metrics", "intervall": "15s"}]},
     }
-    validator = jsonschema.Draft7Validator(crd_schemas()[_gvk(topic)])
-    assert any("partiton" in e.message for e in validator.iter_errors(topic))
+    validator = jsonschema.Draft7Validator(crd_schemas()[_gvk(monitor)])
+    assert any("intervall" in e.message for e in validator.iter_errors(monitor))

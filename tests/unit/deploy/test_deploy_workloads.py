@@ -17,6 +17,7 @@ from tests.unit.deploy.deploy_support import (
     SERVICES,
     Obj,
     config_env,
+    kafka,
     of_kind,
     render,
     workloads,
@@ -241,14 +242,25 @@ def test_config_wiring(overlay: str) -> None:
     env = config_env(render(overlay))
     assert env["TABLETOP_GRPC_HOST"] == "0.0.0.0"
     assert env["TABLETOP_SCORING_ADDR"] == f"scoring:{GRPC_PORTS['scoring']}"
-    kafkas = of_kind(render(overlay), "Kafka")
-    if kafkas:
-        (kafka,) = kafkas
-        (plain,) = [li for li in kafka["spec"]["kafka"]["listeners"] if not li["tls"]]
-        bootstrap = f"{kafka['metadata']['name']}-kafka-bootstrap:{plain['port']}"
-        assert env["TABLETOP_KAFKA_BOOTSTRAP"] == bootstrap
-        # DESIGN.md: topics are created explicitly
-        assert kafka["spec"]["kafka"]["config"]["auto.create.topics.enable"] is False
+    objs = render(overlay)
+    broker = kafka(objs)
+    assert broker is not None
+    (bootstrap,) = [
+        s for s in of_kind(objs, "Service") if s["metadata"]["name"] == "kafka-bootstrap"
+    ]
+    assert (
+        env["TABLETOP_KAFKA_BOOTSTRAP"]
+        == f"kafka-bootstrap:{bootstrap['spec']['ports'][0]['port']}"
+    )
+    assert (
+        bootstrap["spec"]["selector"].items()
+        <= broker["spec"]["template"]["metadata"]["labels"].items()
+    )
+    # docs/DESIGN.md: topics are created explicitly
+    (config,) = [
+        c for c in of_kind(objs, "ConfigMap") if c["metadata"]["name"].startswith("kafka-config")
+    ]
+    assert "auto.create.topics.enable=false" in config["data"]["server.properties"].splitlines()
 
 
 @by_overlay
@@ -287,12 +299,55 @@ def test_monitored(overlay: str) -> None:
     assert of_kind(objs, "PrometheusRule")
 
 
-def test_dev_runs_one_of_each_and_its_own_secret() -> None:
-    objs = render("dev")
+def test_small_runs_one_of_each_and_brings_no_secret() -> None:
+    objs = render("small")
     for service, w in workloads(objs).items():
         assert w["spec"]["replicas"] == 1, service
-    (secret,) = of_kind(objs, "Secret")
-    assert secret["metadata"]["name"].startswith("tabletop-secret")
+    broker = kafka(objs)
+    assert broker is not None and broker["spec"]["replicas"] == 1
+    assert not of_kind(objs, "Secret"), "the Secret is created out of band, never rendered"
+
+
+def test_local_is_small_with_what_this_machine_needs() -> None:
+    def named(objs: tuple[Obj, ...]) -> list[tuple[str, str]]:
+        # generated ConfigMaps carry a content hash: compare them by name only
+        return sorted(
+            (o["kind"], re.sub(r"-[a-z0-9]{10}$", "", o["metadata"]["name"])) for o in objs
+        )
+
+    small, local = render("small"), render("local")
+    assert named(local) == named(small), "the local overlay adds or drops objects"
+    (gateway,) = [s for s in of_kind(local, "Service") if s["metadata"]["name"] == "gateway"]
+    assert gateway["spec"]["type"] == "NodePort"
+    assert {p["name"]: p["nodePort"] for p in gateway["spec"]["ports"] if "nodePort" in p} == {
+        "grpc": 30050,
+        "web": 30080,
+    }
+    for w in workloads(local).values():
+        image = w["spec"]["template"]["spec"]["containers"][0]["image"]
+        assert image.startswith("localhost/tabletop:"), image
+
+
+def test_kafka_is_hardened_and_keeps_its_data() -> None:
+    for overlay in OVERLAYS:
+        broker = kafka(render(overlay))
+        assert broker is not None, overlay
+        pod = broker["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsUser"]
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        assert container["securityContext"]["capabilities"]["drop"] == ["ALL"]
+        assert {"startupProbe", "readinessProbe", "livenessProbe"} <= set(container)
+        # its log lives on a claim, not in the pod: a deleted pod loses nothing
+        (claim,) = broker["spec"]["volumeClaimTemplates"]
+        mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+        assert mounts[claim["metadata"]["name"]] == "/var/lib/kafka"
+        env = {e["name"]: e.get("value", "") for e in container["env"]}
+        voters = env["KAFKA_CONTROLLER_QUORUM_VOTERS"].split(",")
+        assert [v.split("@")[0] for v in voters] == [
+            str(n) for n in range(broker["spec"]["replicas"])
+        ]
 
 
 def test_prod_brings_no_secret_and_runs_several_replicas() -> None:

@@ -92,8 +92,13 @@ class MemorySnapshotStore(KafkaSnapshotStore):
     """The snapshot store over a list of (key, value) records instead of a compacted topic
     (compaction only removes what a reader would overwrite anyway)."""
 
-    def __init__(self, records: list[tuple[bytes, bytes | None]] | None = None) -> None:
-        super().__init__("", "memory.snapshots", "memory")
+    def __init__(
+        self,
+        records: list[tuple[bytes, bytes | None]] | None = None,
+        shard: int = 0,
+        shards: int = 1,
+    ) -> None:
+        super().__init__("", "memory.snapshots", "memory", shard, shards=shards)
         self.records = records if records is not None else []
         #: sends that fail (a broker that went away midway), counted down
         self.failing_after: int | None = None

@@ -1,12 +1,11 @@
 """The match update the board sends with each acknowledgement (CreateMatch, JoinSeat, an
-accepted command on SubmitActions) is the one the projector publishes for that version,
+accepted command's SubmitCommand) is the one the projector publishes for that version,
 byte for byte: a gateway shows it at once and skips the projector's copy by comparing
 bytes. Every game, random matches, the projector's own folder over the board's log."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -24,10 +23,6 @@ SEATS = {
     "imperial_miners": ("cy", "ann", "bob"),
     "dungeon_drop": ("bob", "ann"),
 }
-
-
-async def one(item: board_pb2.SubmitActionsRequest) -> AsyncIterator[object]:
-    yield item
 
 
 async def play(board: Board, game: str, seed: int, actions: int) -> dict[int, bytes]:
@@ -60,13 +55,8 @@ async def play(board: Board, game: str, seed: int, actions: int) -> dict[int, by
         request = board_pb2.SubmitActionRequest(
             match_id=MATCH, player=seat, command_id=f"c{n}", action=action
         )
-        stream = board.service.SubmitActions(
-            one(board_pb2.SubmitActionsRequest(id=n, command=request)),  # type: ignore[arg-type]
-            context(),
-        )
-        answers = [answer async for answer in stream]
-        assert answers[0].WhichOneof("outcome") == "reply", answers[0].refused
-        updates[answers[0].reply.version] = answers[0].view_update
+        acknowledged = await board.service.SubmitCommand(request, context())
+        updates[acknowledged.reply.version] = acknowledged.view_update
     return updates
 
 
@@ -74,12 +64,10 @@ def published(board: Board) -> dict[int, bytes]:
     """What the projector publishes folding the board's log: the update of each version
     that ends a command."""
     folder = ProjectionFolder()
-    fold = folder.match(MATCH)
     out: dict[int, bytes] = {}
     for envelope in board.event_log.envelopes:
-        if folder.fold(fold, envelope) == WHOLE:
-            assert fold.projection is not None
-            out[fold.projection.match.version] = fold.projection.update_bytes()
+        if folder.fold(envelope) == WHOLE:
+            out[folder.match(MATCH).version] = folder.update(MATCH)
     return out
 
 
@@ -100,29 +88,16 @@ async def test_each_acknowledgement_brings_the_update_the_projector_publishes(
     assert sorted(last.seat_tokens) == sorted(SEATS[game])
 
 
-async def test_a_retried_command_and_the_unary_call_bring_no_update() -> None:
+async def test_a_retried_command_brings_no_update_and_clients_get_none() -> None:
     board = Board()
     await board.create()
     legal = (await board.legal())[0]
     request = board_pb2.SubmitActionRequest(
         match_id=MATCH, player="ann", command_id="c-1", action=legal
     )
-    first = [
-        a
-        async for a in board.service.SubmitActions(
-            one(board_pb2.SubmitActionsRequest(id=1, command=request)),  # type: ignore[arg-type]
-            context(),
-        )
-    ]
-    again = [
-        a
-        async for a in board.service.SubmitActions(
-            one(board_pb2.SubmitActionsRequest(id=2, command=request)),  # type: ignore[arg-type]
-            context(),
-        )
-    ]
-    assert first[0].view_update and not again[0].view_update
-    assert again[0].reply.duplicate and again[0].reply.version == first[0].reply.version
-    unary = await board.submit("c-2", (await board.legal())[0])
-    assert not unary.duplicate  # SubmitActionReply has no update: it goes to clients as is
+    first = await board.service.SubmitCommand(request, context())
+    again = await board.service.SubmitCommand(request, context())
+    assert first.view_update and not again.view_update
+    assert again.reply.duplicate and again.reply.version == first.reply.version
+    # the reply a gateway passes on to its client has no place for the update
     assert "view_update" not in board_pb2.SubmitActionReply.DESCRIPTOR.fields_by_name

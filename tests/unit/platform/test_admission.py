@@ -86,18 +86,16 @@ def test_a_match_whose_views_never_come_holds_nobody_back() -> None:
 
 
 class SlowBoard:
-    """A board shard whose SubmitAction answers when told to."""
+    """A board shard whose commands are answered when told to."""
 
     def __init__(self) -> None:
         self.release = asyncio.Event()
         self.calls = 0
 
-    async def SubmitAction(self, request: board_pb2.SubmitActionRequest) -> Any:
+    async def submit(self, request: board_pb2.SubmitActionRequest) -> Any:
         self.calls += 1
         await self.release.wait()
         return board_pb2.SubmitActionReply(version=7)
-
-    submit = SubmitAction  # the gateway's CommandStream's face
 
 
 #: ann's seat token, and her command to match m-1 (whose view is at version 6)
@@ -109,7 +107,7 @@ async def _gateway(
     board: SlowBoard, max_in_flight: int, max_view_lag_ms: int
 ) -> tuple[GatewayService, ViewStore]:
     """A gateway with these admission bounds in front of ``board``, match m-1 in its views."""
-    shard = cast(Shard, type("FakeShard", (), {"board": board, "commands": board})())
+    shard = cast(Shard, board)
     views = ViewStore()
     await views.put(match_pb2.ViewUpdate(summary=match_pb2.MatchSummary(match_id="m-1", version=6)))
     config = dataclasses.replace(

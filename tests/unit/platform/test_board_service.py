@@ -84,7 +84,7 @@ class Board:
             action=action,
             expected_version=expected,
         )
-        return await self.service.SubmitAction(request, context())
+        return (await self.service.SubmitCommand(request, context())).reply
 
 
 async def refused(call: Awaitable[object]) -> tuple[grpc.StatusCode, str]:

@@ -7,16 +7,15 @@ from typing import Any
 import pytest
 
 from services.games.commands import (
-    Accepted,
     Batch,
     Command,
     CommandHandler,
     Opening,
-    OpenMatch,
     Refusal,
     RefusalKind,
 )
 from services.games.contract import ChanceOutcome, ChanceRequest, DiceRolled, Game
+from services.games.match import Accepted, Match
 from tests.unit.platform.race_game import (
     FirstPlayerChosen,
     Pushed,
@@ -82,7 +81,7 @@ class Table:
         self.store = MemoryStore()
         self.dice.store = self.store
         self.handler = CommandHandler(self.dice, self.store, self._decode)
-        self.match = OpenMatch("m-1", self.game, PLAYERS, self.game.initial_state())
+        self.match = Match("m-1", self.game, PLAYERS, self.game.initial_state())
         self.openings = 0
 
     @staticmethod
@@ -291,7 +290,7 @@ async def test_a_refused_command_id_can_be_used_again() -> None:
 
 async def test_bad_players_refuse_the_creation_before_the_opening() -> None:
     table = Table(1)
-    table.match = OpenMatch("m-1", table.game, ("solo",), table.game.initial_state())
+    table.match = Match("m-1", table.game, ("solo",), table.game.initial_state())
     with pytest.raises(Refusal) as refused:
         await table.create()
     assert (refused.value.kind, refused.value.code) == (RefusalKind.INVALID_ARGUMENT, "PLAYERS")

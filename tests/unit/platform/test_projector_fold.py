@@ -4,18 +4,24 @@ records that read back (binary, and the JSON records written before)."""
 from __future__ import annotations
 
 import json
+import struct
+from typing import Any
 
 import pytest
 
 from services.adapters.game_adapter import messages_for
-from services.adapters.projection import Projection
+from services.adapters.views import view
 from services.common.envelope import Cause, make_envelope
 from services.common.metrics import LOG_DUPLICATES
 from services.games.chance import SeededChance
 from services.games.contract import AwaitingChance
+from services.games.match import Match
 from services.games.registry import get_game
-from services.projector.app import (
+from services.projector.folder import (
+    CHANGED,
     MAX_VIEW_BYTES,
+    UNCHANGED,
+    WHOLE,
     ProjectionFolder,
     TooLarge,
     check_sizes,
@@ -23,7 +29,6 @@ from services.projector.app import (
     decode_record,
     encode_record,
 )
-from services.projector.folder import CHANGED, UNCHANGED, WHOLE, MatchFold
 from tabletop.v1 import envelope_pb2, match_pb2
 from tabletop.v1 import platform_events_pb2 as pe
 
@@ -61,47 +66,49 @@ def dice_reveal(seed: str = "ab") -> envelope_pb2.EventEnvelope:
     )
 
 
-def folded(envelopes: list[envelope_pb2.EventEnvelope]) -> MatchFold:
-    """A match folded event by event, as the careful path does."""
+def folded(envelopes: list[envelope_pb2.EventEnvelope]) -> ProjectionFolder:
+    """A folder that folded match "m" event by event, as the careful path does."""
     folder = ProjectionFolder()
-    fold = folder.match("m")
     for envelope in envelopes:
-        folder.fold(fold, envelope)
-    return fold
+        folder.fold(envelope)
+    return folder
+
+
+def record_of(envelopes: list[envelope_pb2.EventEnvelope]) -> bytes:
+    return folded(envelopes).record("m")
 
 
 def test_a_view_is_published_only_when_the_command_is_whole() -> None:
     folder = ProjectionFolder()
-    fold = folder.match("m")
-    done = [folder.fold(fold, envelope) for envelope in board_batch()]
+    done = [folder.fold(envelope) for envelope in board_batch()]
     assert done[-1] == WHOLE and set(done[:-1]) == {CHANGED}
-    assert fold.projection is not None and fold.projection.match.version == len(done)
+    assert folder.match("m").version == len(done)
 
 
 def test_an_event_folded_twice_changes_nothing() -> None:
     batch = board_batch()
-    fold = folded(batch)
-    record = encode_record(fold)
-    assert ProjectionFolder().fold(fold, batch[-1]) == UNCHANGED
-    assert encode_record(fold) == record
+    folder = folded(batch)
+    record = folder.record("m")
+    assert folder.fold(batch[-1]) == UNCHANGED
+    assert folder.record("m") == record
 
 
 def test_a_seed_revealed_before_the_match_is_read_is_kept() -> None:
-    fold = folded([dice_reveal(), *board_batch()])
-    assert fold.projection is not None
-    assert fold.projection.view_for("p").provenance.dice_seed == "ab"
+    folder = folded([dice_reveal(), *board_batch()])
+    assert view(folder.match("m"), "p").provenance.dice_seed == "ab"
 
 
 def test_a_seed_revealed_before_the_match_is_read_is_stored_until_it_is() -> None:
     # Given only the reveal folded (a rebuild reads dice.events before board.events)
-    pending = folded([dice_reveal()])
+    pending = record_of([dice_reveal()])
+    assert decode_record(pending) == (None, {"dice_seed": "ab"}, {})
     # When its record is read back and the board events are folded into it
-    fold = decode_record(encode_record(pending))
     folder = ProjectionFolder()
+    folder.load("m", pending)
     for envelope in board_batch():
-        folder.fold(fold, envelope)
+        folder.fold(envelope)
     # Then the match shows the seed
-    assert fold.projection is not None and fold.projection.dice_seed == "ab"
+    assert folder.match("m").dice_seed == "ab"
 
 
 def test_folding_from_the_stored_record_every_time_gives_the_same_record() -> None:
@@ -111,12 +118,12 @@ def test_folding_from_the_stored_record_every_time_gives_the_same_record() -> No
     stored: bytes | None = None
     for envelope in batch:
         fresh = ProjectionFolder()  # as after a restart or a rebalance
-        fold = fresh.match("m", stored)
-        fresh.fold(fold, envelope)
-        stored = encode_record(fold)
-        kept.fold(kept.match("m"), envelope)
+        fresh.load("m", stored)
+        fresh.fold(envelope)
+        stored = fresh.record("m")
+        kept.fold(envelope)
     # Then both hold the same record
-    assert stored == encode_record(kept.match("m"))
+    assert stored == kept.record("m")
 
 
 def test_a_match_is_read_again_when_the_table_holds_another_record() -> None:
@@ -124,36 +131,38 @@ def test_a_match_is_read_again_when_the_table_holds_another_record() -> None:
     folder = ProjectionFolder()
     mine, _ = folder.fold_batch("m", None, [board_batch()])
     assert mine is not None
-    assert folder.match("m", mine) is folder.match("m", mine)  # what it wrote: kept
+    held = folder.match("m")
+    folder.load("m", mine)
+    assert folder.match("m") is held  # what it wrote: kept
     # When the table holds another record of the match (another worker folded it)
-    other = encode_record(folded([*board_batch(), dice_reveal("cd")]))
+    other = record_of([*board_batch(), dice_reveal("cd")])
+    folder.load("m", other)
     # Then the folder folds from that record
-    fold = folder.match("m", other)
-    assert fold.projection is not None and fold.projection.dice_seed == "cd"
+    assert folder.match("m") is not held and folder.match("m").dice_seed == "cd"
 
 
 def test_a_match_created_read_again_after_a_restart_keeps_the_revealed_seeds() -> None:
     batch = board_batch()
-    stored = encode_record(folded([*batch, dice_reveal()]))
+    stored = record_of([*batch, dice_reveal()])
     folder = ProjectionFolder()  # restarted
-    fold = folder.match("m", stored)
+    folder.load("m", stored)
     for envelope in batch:  # the board partition re-read from an older committed offset
-        assert folder.fold(fold, envelope) == UNCHANGED
-    assert fold.projection is not None
-    assert fold.projection.dice_seed == "ab"
-    assert fold.projection.match.version == len(batch)
+        assert folder.fold(envelope) == UNCHANGED
+    assert folder.match("m").dice_seed == "ab"
+    assert folder.match("m").version == len(batch)
 
 
 def test_a_second_event_id_at_a_folded_sequence_is_counted_as_a_duplicate() -> None:
     batch = board_batch()
-    fold = decode_record(encode_record(folded(batch)))  # the ids survive the record
+    folder = ProjectionFolder()
+    folder.load("m", record_of(batch))  # the ids survive the record
     twin = envelope_pb2.EventEnvelope()
     twin.CopyFrom(batch[-1])
     twin.event_id = "another-id"
     before = LOG_DUPLICATES.labels("board")._value.get()
-    assert ProjectionFolder().fold(fold, batch[-1]) == UNCHANGED  # the same event re-read
+    assert folder.fold(batch[-1]) == UNCHANGED  # the same event re-read
     assert LOG_DUPLICATES.labels("board")._value.get() == before
-    assert ProjectionFolder().fold(fold, twin) == UNCHANGED
+    assert folder.fold(twin) == UNCHANGED
     assert LOG_DUPLICATES.labels("board")._value.get() == before + 1
 
 
@@ -165,37 +174,53 @@ def test_a_record_or_view_over_the_message_limit_is_refused_before_it_is_written
         check_sizes(b"r" * (MAX_VIEW_BYTES + 1), None)
 
 
+def same(one: Match | None, other: Match | None) -> None:
+    """Two matches hold the same facts and show the same views."""
+    assert one is not None and other is not None
+    assert encode_record(one, {}, {}) == encode_record(other, {}, {})
+    for viewer in (*one.players, ""):
+        assert view(one, viewer) == view(other, viewer)
+
+
 def test_a_stored_record_reads_back_as_it_was_folded() -> None:
-    fold = folded([*board_batch(), dice_reveal()])
-    again = decode_record(encode_record(fold))
-    assert again.projection is not None and fold.projection is not None
-    assert again.projection.to_record() == fold.projection.to_record()
-    assert again.recent == fold.recent
-    assert again.projection.view_for("p") == fold.projection.view_for("p")
-    assert decode_record(None) == MatchFold()
+    envelopes = [*board_batch(), dice_reveal()]
+    folder = folded(envelopes)
+    match, seeds, recent = decode_record(folder.record("m"))
+    same(match, folder.match("m"))
+    assert seeds == {}
+    assert recent == {e.sequence: e.event_id for e in envelopes if e.stream == "board"}
+    assert decode_record(None) == (None, {}, {})
+
+
+def legacy_record(folder: ProjectionFolder) -> dict[str, Any]:
+    """The match's record as JSON, as records were written before they were binary."""
+    stored = folder.record("m")
+    (length,) = struct.unpack_from(">I", stored, 1)
+    facts = json.loads(stored[5 : 5 + length])
+    recent = facts.pop("recent")
+    first = facts["version"] - len(recent) + 1
+    ids = {str(first + i): event_id for i, event_id in enumerate(recent)}
+    return {**facts, "state": stored[5 + length :].decode(), "recent_ids": ids}
 
 
 def test_a_json_record_written_before_records_were_binary_still_reads() -> None:
-    fold = folded([*board_batch(), dice_reveal()])
-    assert fold.projection is not None
-    ids = {str(sequence): event_id for sequence, event_id in fold.recent.items()}
-    legacy = {**fold.projection.to_record(), "recent_ids": ids}
+    folder = folded([*board_batch(), dice_reveal()])
+    legacy = legacy_record(folder)
     # the state as a string (updates carry it), and before that as data
     for state in (legacy["state"], json.loads(legacy["state"])):
-        again = decode_record(json.dumps({**legacy, "state": state}).encode())
-        assert again.projection is not None
-        assert again.projection.to_record() == fold.projection.to_record()
-        assert again.recent == fold.recent
-    pending = decode_record(json.dumps({"dice_seed": "ab"}).encode())
-    assert pending.projection is None and pending.seeds == {"dice_seed": "ab"}
+        match, _, recent = decode_record(json.dumps({**legacy, "state": state}).encode())
+        same(match, folder.match("m"))
+        assert recent == decode_record(folder.record("m"))[2]
+    assert decode_record(json.dumps({"dice_seed": "ab"}).encode()) == (
+        None,
+        {"dice_seed": "ab"},
+        {},
+    )
 
 
 def test_a_binary_record_is_smaller_than_the_json_one() -> None:
-    fold = folded(board_batch())
-    assert fold.projection is not None
-    ids = {str(sequence): event_id for sequence, event_id in fold.recent.items()}
-    legacy = json.dumps({**fold.projection.to_record(), "recent_ids": ids}).encode()
-    assert len(encode_record(fold)) < len(legacy)
+    folder = folded(board_batch())
+    assert len(folder.record("m")) < len(json.dumps(legacy_record(folder)).encode())
 
 
 def test_a_dead_letter_names_the_event_and_the_reason_but_not_its_payload() -> None:
@@ -217,12 +242,10 @@ def updates_one_by_one(
     envelopes: list[envelope_pb2.EventEnvelope],
 ) -> list[match_pb2.ViewUpdate]:
     folder = ProjectionFolder()
-    fold = folder.match("m")
     published = []
     for envelope in envelopes:
-        if folder.fold(fold, envelope) == WHOLE:
-            assert fold.projection is not None
-            published.append(fold.projection.update())
+        if folder.fold(envelope) == WHOLE:
+            published.append(match_pb2.ViewUpdate.FromString(folder.update("m")))
     return published
 
 
@@ -231,7 +254,7 @@ def test_a_batch_publishes_its_last_whole_command_as_one_by_one_would() -> None:
     record, update = ProjectionFolder().fold_batch("m", None, [batch])
     assert update is not None
     assert match_pb2.ViewUpdate.FromString(update) == updates_one_by_one(batch)[-1]
-    assert record == encode_record(folded(batch))
+    assert record == record_of(batch)
 
 
 def test_a_batch_ending_mid_command_publishes_the_command_before() -> None:
@@ -241,8 +264,8 @@ def test_a_batch_ending_mid_command_publishes_the_command_before() -> None:
     shown = match_pb2.ViewUpdate.FromString(update)
     assert shown == updates_one_by_one(batch)[-1]
     assert shown.summary.version == 4
-    fold = decode_record(record)
-    assert fold.projection is not None and fold.projection.match.version == 6
+    match, _, _ = decode_record(record)
+    assert match is not None and match.version == 6
 
 
 def test_a_batch_of_events_already_folded_publishes_and_stores_nothing() -> None:
@@ -259,16 +282,13 @@ def test_a_seed_revealed_after_the_match_ended_publishes_it() -> None:
     assert match_pb2.ViewUpdate.FromString(update).provenance.dice_seed == "ab"
 
 
-def test_folding_without_storing_keeps_the_same_projection() -> None:
+def test_folding_without_storing_keeps_the_same_match() -> None:
     """What the rebuild does: fold into the folder's matches, encode nothing."""
     folder = ProjectionFolder()
     for envelope in board_batch():
-        folder.fold(folder.match(envelope.match_id), envelope)
+        folder.fold(envelope)
     stored, _ = ProjectionFolder().fold_batch("m", None, [board_batch()])
-    again = decode_record(stored)
-    assert again.projection is not None
-    assert folder.projections()["m"].to_record() == again.projection.to_record()
-    assert isinstance(folder.projection("m"), Projection)
+    same(folder.matches()["m"], decode_record(stored)[0])
 
 
 def test_a_batch_of_several_appends_publishes_as_one_by_one_would() -> None:
@@ -281,7 +301,7 @@ def test_a_batch_of_several_appends_publishes_as_one_by_one_would() -> None:
     # Then the first command is shown and the record holds all six events
     assert update is not None
     assert match_pb2.ViewUpdate.FromString(update) == updates_one_by_one(batch[:6])[-1]
-    assert record == encode_record(folded(batch[:6]))
+    assert record == record_of(batch[:6])
 
 
 def test_a_record_reads_as_the_event_log_reads_it() -> None:

@@ -77,7 +77,9 @@ class BadTuple:
     mixed: tuple[int, str]
 
 
-def toy(actions: tuple[type, ...], name: str = "toy_box") -> Game[None]:
+def toy(
+    actions: tuple[type, ...], name: str = "toy_box", renamed: Mapping[str, type] | None = None
+) -> Game[None]:
     class Toy(Game[None]):
         title = "Toy"
         rules_version = "1"
@@ -85,6 +87,7 @@ def toy(actions: tuple[type, ...], name: str = "toy_box") -> Game[None]:
         action_types = actions
         event_types = (Poked,)
         view_type = Part
+        renamed_events = renamed or {}
 
         def initial_state(self) -> None:
             return None
@@ -143,6 +146,30 @@ def test_every_allowed_shape_has_its_proto_field() -> None:
 def test_unsupported_field_types_are_refused_by_field(action: type, complaint: str) -> None:
     with pytest.raises(protogen.UnsupportedType, match=complaint):
         protogen.game_proto(toy((action,)))
+
+
+def test_a_renamed_event_keeps_its_former_message_with_the_same_fields() -> None:
+    text = protogen.game_proto(toy((Poke,), renamed={"Prodded": Poked}))
+    current = text.index("message ToyBoxPoked {")
+    former = text.index(
+        "// The name older logs give ToyBoxPoked: read as it.\nmessage ToyBoxProdded {\n"
+        "  double force = 1;\n}\n"
+    )
+    assert current < former
+
+
+@pytest.mark.parametrize(
+    ("renamed", "complaint"),
+    [
+        ({"Poke": Poked}, "ToyBoxPoke, an event's former name, is the message of Poke too"),
+        ({"Prodded": Part}, "ToyBoxProdded is kept for Part, not an event"),
+    ],
+)
+def test_a_former_name_must_be_free_and_kept_for_an_event(
+    renamed: dict[str, type], complaint: str
+) -> None:
+    with pytest.raises(protogen.UnsupportedType, match=complaint):
+        protogen.game_proto(toy((Poke,), renamed=renamed))
 
 
 def test_a_new_game_gets_the_next_number_and_a_gone_one_stays_reserved() -> None:

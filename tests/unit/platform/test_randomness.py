@@ -1,4 +1,4 @@
-"""Verifiable randomness: determinism, unbiased mapping, commitments (DESIGN.md §4)."""
+"""Verifiable randomness: determinism, unbiased mapping, commitments (docs/DESIGN.md §4)."""
 
 from __future__ import annotations
 

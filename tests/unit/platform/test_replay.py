@@ -4,6 +4,7 @@ equal steps drawn the plain way (a fresh view per step); bad bounds are refused 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 from collections.abc import Sequence
 
@@ -11,8 +12,8 @@ import grpc
 import pytest
 from google.protobuf import wrappers_pb2
 
-from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection, render_view
+from services.adapters.folding import created, fold
+from services.adapters.views import view
 from services.gateway import replay
 from services.gateway.replay import batch_bounds, replay_steps, step_batches
 from tabletop.v1 import envelope_pb2, gateway_pb2
@@ -26,22 +27,15 @@ def plain_steps(
 ) -> list[gateway_pb2.ReplayStep]:
     """What ReplayMatch sent before views were kept from step to step, each view drawn from
     a copy of the state (which shares nothing an engine's view finds by identity)."""
-    match = FoldedMatch.created(events[0])
-    projection = Projection(match)
+    match = created(events[0])
     steps = []
     for number, envelope in enumerate(events, start=1):
         if number > 1:
-            match.fold(envelope)
+            fold(match, envelope)
         step = gateway_pb2.ReplayStep(
             step=number,
             event=envelope,
-            view=render_view(
-                projection.summary(),
-                projection.provenance(),
-                match.game,
-                copy.deepcopy(match.state),
-                viewer,
-            ),
+            view=view(dataclasses.replace(match, state=copy.deepcopy(match.state)), viewer),
             description=f"{envelope.actor}: {envelope.event_type.rsplit('.', 1)[-1]}",
         )
         if not payloads:

@@ -48,7 +48,7 @@ def test_dice_forget_the_rolls_of_a_revealed_match() -> None:
     rolled = pe.DiceRolled(count=1, sides=6, values=[4], counter_to=1, request_id="r")
     for envelope in envelopes("dice", pe.DiceCommitted(commitment="x"), rolled):
         dice.apply(envelope)
-    assert "r" in dice._matches["m"].rolls
+    assert "r" in dice._matches["m"].replies
     dice.apply(envelopes("dice", pe.DiceSeedRevealed(seed="00"))[0])
     assert "m" not in dice._matches and dice._revealed == {"m": "x"}
     assert not writer.is_open("m")

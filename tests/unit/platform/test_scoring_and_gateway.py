@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Sequence
 import grpc
 import pytest
 
-from services.adapters.folding import FoldedMatch
+from services.adapters import views
+from services.adapters.folding import created as created_match
 from services.adapters.game_adapter import messages_for
-from services.adapters.projection import Projection
 from services.common.config import Config
 from services.common.envelope import Cause, is_a, make_envelope, unpack
 from services.common.eventlog import LogRecord
@@ -164,7 +164,7 @@ def update(
         payload=platform_events_pb2.MatchCreated(game="drillit", players=["ann", "bob"]),
         cause=Cause("c", "c", "board"),
     )
-    published = Projection(FoldedMatch.created(created)).update()
+    published = views.update(created_match(created))
     published.summary.version = version
     published.summary.status = status
     return published

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from services.cli.main import build_parser, cmd_simulate
+from services.cli.main import build_parser
 from services.cli.simulate import Simulation, grouped, simulate
 from services.games.contract import MalformedAction
 
@@ -89,8 +89,8 @@ def test_the_command_takes_options_and_the_old_shorthands(
             "--json",
         ]
     )
-    assert cmd_simulate(args) == 0
+    assert args.func(args) == 0
     options = json.loads(capsys.readouterr().out)["options"]
     assert (options["difficulty"], options["distance"]) == ("hard", "medium")
     bad = build_parser().parse_args(["simulate", "crashland", "--option", "speed=9"])
-    assert cmd_simulate(bad) == 2
+    assert bad.func(bad) == 2

@@ -134,6 +134,21 @@ async def test_a_snapshot_reads_back_whole_across_chunks() -> None:
     assert loaded.of(snapshot_pb2.MatchSpans) == parts
 
 
+async def test_a_shard_reads_only_the_snapshots_taken_under_its_shard_count() -> None:
+    # Shard 0 of one owns every match; shard 0 of three a third of them. After a rescale a
+    # snapshot of the other count would bring (or, the other way, leave out) matches: the
+    # shard rebuilds from its stream instead.
+    records: list[tuple[bytes, bytes | None]] = []
+    await MemorySnapshotStore(records).save(pack([spans(3)]))
+    assert await MemorySnapshotStore(records, shard=0, shards=3).load() is None
+    await MemorySnapshotStore(records, shard=0, shards=3).save(pack([spans(4)]))
+    one = await MemorySnapshotStore(records).load()
+    three = await MemorySnapshotStore(records, shard=0, shards=3).load()
+    assert one is not None and one.of(snapshot_pb2.MatchSpans) == [spans(3)]
+    assert three is not None and three.of(snapshot_pb2.MatchSpans) == [spans(4)]
+    assert await MemorySnapshotStore(records, shard=1, shards=3).load() is None
+
+
 async def test_a_snapshot_whose_writer_died_midway_is_never_read() -> None:
     store = MemorySnapshotStore()
     first = [spans(20_000, first=n * 20_000) for n in range(3)]
@@ -334,7 +349,7 @@ async def test_a_board_keeps_its_pending_reveals_and_finished_matches_in_the_sna
         match_id=MATCH, player="ann", command_id="late", action=games_pb2.GameAction()
     )
     with pytest.raises(Aborted) as aborted:
-        await service.SubmitAction(late, context())
+        await service.SubmitCommand(late, context())
     assert aborted.value.reason == "MATCH_OVER"
 
 
@@ -351,7 +366,7 @@ async def test_an_active_match_goes_on_and_one_ending_after_the_snapshot_is_reve
     retried = board_pb2.SubmitActionRequest(
         match_id=MATCH, player="ann", command_id="c-first", action=action
     )
-    again = await service.SubmitAction(retried, context())
+    again = (await service.SubmitCommand(retried, context())).reply
     assert again.duplicate and again.version == first.version
     assert len(board.event_log.envelopes) == logged
 

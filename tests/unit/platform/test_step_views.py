@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from typing import Any
 
 import pytest
 
-from services.adapters.folding import FoldedMatch
+from services.adapters.folding import created, fold
 from services.adapters.game_adapter import messages_for
-from services.adapters.projection import Projection, render_view
 from services.adapters.protoconv import fill
 from services.adapters.refill import Refill
+from services.adapters.views import StepViews, view
 from services.common.envelope import Cause, make_envelope
 from services.games.playout import play, random_policy
 from services.games.registry import all_games, get_game
-from services.gateway.replay import StepViews
 from tabletop.v1 import envelope_pb2, games_pb2, match_pb2, platform_events_pb2
 
 GAMES = sorted(all_games())
@@ -46,15 +46,15 @@ def board_events(game: str, seed: int) -> list[envelope_pb2.EventEnvelope]:
 def kept_views(events: list[envelope_pb2.EventEnvelope], viewer: str) -> list[match_pb2.MatchView]:
     """A copy of ``StepViews``' view at every step, drawn with nothing else in between
     (the engines' views keep what they drew last: another view would replace it)."""
-    match = FoldedMatch.created(events[0])
-    views = StepViews(Projection(match), viewer)
+    match = created(events[0])
+    views = StepViews(match, viewer)
     kept = []
     for step, envelope in enumerate(events, start=1):
         if step > 1:
-            match.fold(envelope)
-        view = match_pb2.MatchView()
-        view.CopyFrom(views.view())
-        kept.append(view)
+            fold(match, envelope)
+        shown = match_pb2.MatchView()
+        shown.CopyFrom(views.view())
+        kept.append(shown)
     return kept
 
 
@@ -63,25 +63,18 @@ def test_every_step_of_a_playout_shows_what_a_fresh_view_shows(game: str) -> Non
     for viewer in ("", players(game)[0]):
         events = board_events(game, seed=3)
         kept = kept_views(events, viewer)
-        match = FoldedMatch.created(events[0])
-        projection = Projection(match)
+        match = created(events[0])
         for step, envelope in enumerate(events, start=1):
             if step > 1:
-                match.fold(envelope)
+                fold(match, envelope)
             shown = kept[step - 1]
-            fresh = projection.view_for(viewer)
+            fresh = view(match, viewer)
             assert shown == fresh, (viewer, step)
             assert shown.SerializeToString(deterministic=True) == fresh.SerializeToString(
                 deterministic=True
             )
             # a copy of the state shares nothing an engine's view finds by identity
-            copied = render_view(
-                projection.summary(),
-                projection.provenance(),
-                match.game,
-                copy.deepcopy(match.state),
-                viewer,
-            )
+            copied = view(dataclasses.replace(match, state=copy.deepcopy(match.state)), viewer)
             assert shown == copied, (viewer, step)
 
 
@@ -92,12 +85,12 @@ def test_views_in_any_order_refill_to_what_fill_makes(game: str) -> None:
     views: list[Any] = []
     for seed in range(3):
         events = board_events(game, seed)
-        match = FoldedMatch.created(events[0])
+        match = created(events[0])
         for envelope in events[1:]:
-            match.fold(envelope)
+            fold(match, envelope)
             views.append(engine.view(match.state, None))
     random.Random(5).shuffle(views)
     refill = Refill(getattr(games_pb2.GameView(), game))
-    for view in views:
-        expected = fill(getattr(games_pb2.GameView(), game), view)
-        assert refill.update(view) == expected
+    for drawn in views:
+        expected = fill(getattr(games_pb2.GameView(), game), drawn)
+        assert refill.update(drawn) == expected

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from services.adapters.game_adapter import view_to_game_view
+from services.adapters.game_adapter import fill_game_view
 from services.games.chance import SeededChance
 from services.games.codec import to_data
 from services.games.contract import (
@@ -34,6 +34,7 @@ from services.games.contract import (
 )
 from services.games.playout import seeds_for
 from services.games.registry import all_games
+from tabletop.v1 import games_pb2
 
 MATCHES_PER_GAME = 12
 MAX_COMMANDS = 400
@@ -208,7 +209,7 @@ def test_no_view_contains_a_seed(name: str) -> None:
         secrets = [dice, decks, dice.hex().encode(), decks.hex().encode()]
         for views in run.views:
             for view in views.values():
-                wire = view_to_game_view(name, view).SerializeToString()
+                wire = fill_game_view(games_pb2.GameView(), name, view).SerializeToString()
                 assert not any(s in wire for s in secrets)
 
 

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.adapters.folding import FoldedMatch
-from services.adapters.projection import Projection, PublishedMatch, encode_state
+from services.adapters import views
+from services.adapters.folding import created
 from services.common.envelope import Cause, make_envelope
 from services.games.playout import play, random_policy
 from services.games.registry import all_games
@@ -29,14 +29,14 @@ def update(match_id: str, version: int, seed: str = "") -> match_pb2.ViewUpdate:
 
 def crashland(version: int) -> match_pb2.ViewUpdate:
     """A new Crashland match's update, as the projector publishes it, at ``version``."""
-    created = make_envelope(
+    opened = make_envelope(
         match_id="m",
         stream="board",
         sequence=version,
         payload=pe.MatchCreated(game="crashland", players=["ann"]),
         cause=Cause("c", "c", "board"),
     )
-    return Projection(FoldedMatch.created(created)).update()
+    return views.update(created(opened))
 
 
 async def test_a_view_is_rendered_from_the_newest_update_once_and_only_for_a_seat() -> None:
@@ -56,21 +56,25 @@ async def test_a_view_is_rendered_from_the_newest_update_once_and_only_for_a_sea
     assert store.view(second, "ann") is newer
 
 
-def test_a_published_view_is_the_view_the_projection_renders() -> None:
-    created = make_envelope(
+def test_a_view_drawn_from_an_update_is_the_view_of_the_match_it_was_made_from() -> None:
+    opened = make_envelope(
         match_id="m",
         stream="board",
         sequence=1,
         payload=pe.MatchCreated(game="drillit", players=["ann", "bob"]),
         cause=Cause("c", "c", "board"),
     )
-    projection = Projection(FoldedMatch.created(created))
-    projection.dice_seed = "ab"
-    published = PublishedMatch(
-        match_pb2.ViewUpdate.FromString(projection.update().SerializeToString())
-    )
+    match = created(opened)
+    match.dice_seed = "ab"
+    published = match_pb2.ViewUpdate.FromString(views.update_bytes(match))
     for viewer in ("ann", "bob", ""):
-        assert published.view(viewer) == projection.view_for(viewer)
+        assert ViewStore().view(published, viewer) == views.view(match, viewer)
+
+
+def fresh(update: match_pb2.ViewUpdate, viewer: str) -> match_pb2.MatchView:
+    """``viewer``'s view of ``update`` decoded alone (reusing nothing)."""
+    state = views.decode_state(update.summary.game, update.state)
+    return views.view(views.from_update(update, state), viewer)
 
 
 def _playout_updates(
@@ -87,7 +91,8 @@ def _playout_updates(
         summary = match_pb2.MatchSummary(
             match_id=match_id, game=game_name, version=version, players=players
         )
-        updates.append(match_pb2.ViewUpdate(summary=summary, state=encode_state(state).encode()))
+        encoded = views.encode_state(state).encode()
+        updates.append(match_pb2.ViewUpdate(summary=summary, state=encoded))
     return updates
 
 
@@ -107,7 +112,7 @@ async def test_matches_drawn_in_turn_show_the_views_a_fresh_decoding_shows(
                 continue
             await store.put(update)
             for viewer in ("p1", ""):
-                assert store.view(update, viewer) == PublishedMatch(update).view(viewer)
+                assert store.view(update, viewer) == fresh(update, viewer)
 
 
 def test_a_finished_match_keeps_no_data_for_a_next_update() -> None:
@@ -115,15 +120,15 @@ def test_a_finished_match_keeps_no_data_for_a_next_update() -> None:
     one (~9 KB for Crashland) is dropped once the match is over."""
     *_, last = _playout_updates("m1", 1)
     assert last.summary.status != match_pb2.MATCH_STATUS_FINISHED
-    playing = PublishedMatch(last)
+    playing = viewstore._Drawn(last, None)
     playing.view("p1")
     assert playing._decoded is not None and playing._decoded[0] is not None
     over = match_pb2.ViewUpdate()
     over.CopyFrom(last)
     over.summary.status = match_pb2.MATCH_STATUS_FINISHED
-    finished = PublishedMatch(over, playing)
-    assert finished.view("p1") == PublishedMatch(over).view("p1")
-    assert finished._decoded is not None and finished._decoded[0] is None
+    finished = viewstore._Drawn(over, playing)
+    assert finished.view("p1") == fresh(over, "p1")
+    assert finished._decoded is None
 
 
 async def test_an_older_update_never_replaces_a_newer_one() -> None:

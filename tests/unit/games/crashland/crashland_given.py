@@ -46,7 +46,7 @@ GRID: tuple[str, ...] = (
 SHIP = P(2, 2)
 
 OPENING: list[Any] = [
-    ev.GameStarted(PLAYER, {}),
+    ev.MatchSetUp(PLAYER, {}),
     ev.MapShuffled(30),
     ev.MapDealt(GRID),
     ev.CardRevealed(SHIP, "map-spaceship"),

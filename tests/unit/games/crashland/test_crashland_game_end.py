@@ -74,9 +74,11 @@ def test_systems_check_only_in_phase_three() -> None:
     refused(given(), EndTurn(), "WRONG_PHASE")
 
 
-def test_game_over_refuses_every_action() -> None:
+def test_game_over_leaves_no_action() -> None:
+    # an action after the end is the command handler's to refuse (MATCH_OVER:
+    # tests/unit/games/test_handler_refusals.py)
     state = given(*levels(0, 5), phase(Phase.SYSTEMS_CHECK), ev.GameLost(1, "out"))
-    refused(state, Move(Direction.NORTH, Payment.FREE), "GAME_OVER")
+    assert isinstance(GAME.next_step(state), Finished)
     assert GAME.legal_actions(state, PLAYER) == ()
 
 

@@ -135,10 +135,6 @@ def test_movement_only_in_phase_one() -> None:
     refused(given(phase(Phase.SYSTEMS_CHECK)), EndMovement(), "WRONG_PHASE")
 
 
-def test_movement_not_your_turn_for_anyone_else() -> None:
-    refused(given(), Move(N, FREE), "NOT_YOUR_TURN", player="bob")
-
-
 def test_movement_refused_while_cards_are_being_drawn() -> None:
     state = given(*walk((N, FREE)), ev.MovementEnded(1), phase(Phase.EVENTS))
     refused(state, Move(N, FREE), "AWAITING_CHANCE")

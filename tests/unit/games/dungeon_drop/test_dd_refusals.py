@@ -35,8 +35,8 @@ def test_actions_out_of_their_step_are_refused() -> None:
     assert code(at_loot("ann"), "ann", act.PlaceMeeple(1.0, 1.0)) == "NOT_NOW"
 
 
-def test_strangers_and_unknown_actions_are_refused() -> None:
-    assert code(at_act("ann"), "zed", act.SkipAbility()) == "NOT_A_PLAYER"
+def test_unknown_actions_are_refused() -> None:
+    # strangers are the command handler's to refuse (tests/unit/games/test_handler_refusals.py)
     with pytest.raises(MalformedAction):
         GAME.decide(at_act("ann"), "ann", "jump")
 

@@ -16,125 +16,36 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/board.proto.
  */
 export const file_tabletop_v1_board: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YWJsZXRvcC92MS9ib2FyZC5wcm90bxILdGFibGV0b3AudjEihgEKFFN1Ym1pdEFjdGlvbnNSZXF1ZXN0EgoKAmlkGAEgASgEEjEKB2NvbW1hbmQYAiABKAsyIC50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Ei8KBG1vcmUYAyADKAsyIS50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25zUmVxdWVzdCLQAQoSU3VibWl0QWN0aW9uc1JlcGx5EgoKAmlkGAEgASgEEi8KBXJlcGx5GAIgASgLMh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHlIABIuCgdyZWZ1c2VkGAMgASgLMhsudGFibGV0b3AudjEuQ29tbWFuZFJlZnVzZWRIABITCgt2aWV3X3VwZGF0ZRgEIAEoDBItCgRtb3JlGAUgAygLMh8udGFibGV0b3AudjEuU3VibWl0QWN0aW9uc1JlcGx5QgkKB291dGNvbWUiPwoOQ29tbWFuZFJlZnVzZWQSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEg4KBnJlYXNvbhgDIAEoCSKZAgoSQ3JlYXRlTWF0Y2hSZXF1ZXN0EgwKBGdhbWUYASABKAkSDwoHcGxheWVycxgCIAMoCRI9CgdvcHRpb25zGAMgAygLMiwudGFibGV0b3AudjEuQ3JlYXRlTWF0Y2hSZXF1ZXN0Lk9wdGlvbnNFbnRyeRISCgpjb21tYW5kX2lkGAQgASgJEhAKCG1hdGNoX2lkGAUgASgJEiYKBWxvYmJ5GAYgASgLMhcudGFibGV0b3AudjEuTWF0Y2hMb2JieRInCgZzZWF0ZWQYByABKAsyFy50YWJsZXRvcC52MS5TZWF0Sm9pbmVkGi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBImQKD0pvaW5TZWF0UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRzZWF0GAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRIPCgdqb2luX2lkGAQgASgJEgoKAmJ5GAUgASgJIlQKDUpvaW5TZWF0UmVwbHkSDAoEc2VhdBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEg8KB3ByaXZhdGUYAyABKAgSEwoLdmlld191cGRhdGUYBCABKAwihAEKEENyZWF0ZU1hdGNoUmVwbHkSEAoIbWF0Y2hfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBITCgt2aWV3X3VwZGF0ZRgDIAEoDBI4Cg1sZWdhbF9hY3Rpb25zGAQgASgLMiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHki2gEKE1N1Ym1pdEFjdGlvblJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGcGxheWVyGAIgASgJEicKBmFjdGlvbhgDIAEoCzIXLnRhYmxldG9wLnYxLkdhbWVBY3Rpb24SEgoKY29tbWFuZF9pZBgEIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAUgASgESACIAQESHAoUcmV0dXJuX2xlZ2FsX2FjdGlvbnMYBiABKAgSEgoKc2VhdF90b2tlbhgHIAEoCUITChFfZXhwZWN0ZWRfdmVyc2lvbiKcAQoRU3VibWl0QWN0aW9uUmVwbHkSDwoHdmVyc2lvbhgBIAEoBBIXCg9ldmVudHNfYXBwZW5kZWQYAiABKA0SEQoJZHVwbGljYXRlGAMgASgIEhAKCGZpbmlzaGVkGAQgASgIEjgKDWxlZ2FsX2FjdGlvbnMYBSABKAsyIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseSJOChZHZXRMZWdhbEFjdGlvbnNSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnBsYXllchgCIAEoCRISCgpzZWF0X3Rva2VuGAMgASgJIncKFEdldExlZ2FsQWN0aW9uc1JlcGx5Eg8KB3ZlcnNpb24YASABKAQSKQoHYWN0aW9ucxgCIAMoCzIYLnRhYmxldG9wLnYxLkxlZ2FsQWN0aW9uEiMKBG5leHQYAyABKAsyFS50YWJsZXRvcC52MS5OZXh0U3RlcDLcAgoFQm9hcmQSTQoLQ3JlYXRlTWF0Y2gSHy50YWJsZXRvcC52MS5DcmVhdGVNYXRjaFJlcXVlc3QaHS50YWJsZXRvcC52MS5DcmVhdGVNYXRjaFJlcGx5ElAKDFN1Ym1pdEFjdGlvbhIgLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHi50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXBseRJZCg9HZXRMZWdhbEFjdGlvbnMSIy50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXF1ZXN0GiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkSVwoNU3VibWl0QWN0aW9ucxIhLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvbnNSZXF1ZXN0Gh8udGFibGV0b3AudjEuU3VibWl0QWN0aW9uc1JlcGx5KAEwATJNCgVMb2JieRJECghKb2luU2VhdBIcLnRhYmxldG9wLnYxLkpvaW5TZWF0UmVxdWVzdBoaLnRhYmxldG9wLnYxLkpvaW5TZWF0UmVwbHliBnByb3RvMw", [file_tabletop_v1_games, file_tabletop_v1_match, file_tabletop_v1_platform_events]);
+  fileDesc("Chd0YWJsZXRvcC92MS9ib2FyZC5wcm90bxILdGFibGV0b3AudjEiWAoSQWNrbm93bGVkZ2VkQWN0aW9uEi0KBXJlcGx5GAEgASgLMh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHkSEwoLdmlld191cGRhdGUYAiABKAwimQIKEkNyZWF0ZU1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSPQoHb3B0aW9ucxgDIAMoCzIsLnRhYmxldG9wLnYxLkNyZWF0ZU1hdGNoUmVxdWVzdC5PcHRpb25zRW50cnkSEgoKY29tbWFuZF9pZBgEIAEoCRIQCghtYXRjaF9pZBgFIAEoCRImCgVsb2JieRgGIAEoCzIXLnRhYmxldG9wLnYxLk1hdGNoTG9iYnkSJwoGc2VhdGVkGAcgASgLMhcudGFibGV0b3AudjEuU2VhdEpvaW5lZBouCgxPcHRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJkCg9Kb2luU2VhdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSDwoHam9pbl9pZBgEIAEoCRIKCgJieRgFIAEoCSJUCg1Kb2luU2VhdFJlcGx5EgwKBHNlYXQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIPCgdwcml2YXRlGAMgASgIEhMKC3ZpZXdfdXBkYXRlGAQgASgMIoQBChBDcmVhdGVNYXRjaFJlcGx5EhAKCG1hdGNoX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSEwoLdmlld191cGRhdGUYAyABKAwSOAoNbGVnYWxfYWN0aW9ucxgEIAEoCzIhLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcGx5ItoBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnBsYXllchgCIAEoCRInCgZhY3Rpb24YAyABKAsyFy50YWJsZXRvcC52MS5HYW1lQWN0aW9uEhIKCmNvbW1hbmRfaWQYBCABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgFIAEoBEgAiAEBEhwKFHJldHVybl9sZWdhbF9hY3Rpb25zGAYgASgIEhIKCnNlYXRfdG9rZW4YByABKAlCEwoRX2V4cGVjdGVkX3ZlcnNpb24inAEKEVN1Ym1pdEFjdGlvblJlcGx5Eg8KB3ZlcnNpb24YASABKAQSFwoPZXZlbnRzX2FwcGVuZGVkGAIgASgNEhEKCWR1cGxpY2F0ZRgDIAEoCBIQCghmaW5pc2hlZBgEIAEoCBI4Cg1sZWdhbF9hY3Rpb25zGAUgASgLMiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkiTgoWR2V0TGVnYWxBY3Rpb25zUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZwbGF5ZXIYAiABKAkSEgoKc2VhdF90b2tlbhgDIAEoCSJ3ChRHZXRMZWdhbEFjdGlvbnNSZXBseRIPCgd2ZXJzaW9uGAEgASgEEikKB2FjdGlvbnMYAiADKAsyGC50YWJsZXRvcC52MS5MZWdhbEFjdGlvbhIjCgRuZXh0GAMgASgLMhUudGFibGV0b3AudjEuTmV4dFN0ZXAyhQIKBUJvYXJkEk0KC0NyZWF0ZU1hdGNoEh8udGFibGV0b3AudjEuQ3JlYXRlTWF0Y2hSZXF1ZXN0Gh0udGFibGV0b3AudjEuQ3JlYXRlTWF0Y2hSZXBseRJSCg1TdWJtaXRDb21tYW5kEiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdBofLnRhYmxldG9wLnYxLkFja25vd2xlZGdlZEFjdGlvbhJZCg9HZXRMZWdhbEFjdGlvbnMSIy50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXF1ZXN0GiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkyTQoFTG9iYnkSRAoISm9pblNlYXQSHC50YWJsZXRvcC52MS5Kb2luU2VhdFJlcXVlc3QaGi50YWJsZXRvcC52MS5Kb2luU2VhdFJlcGx5YgZwcm90bzM", [file_tabletop_v1_games, file_tabletop_v1_match, file_tabletop_v1_platform_events]);
 
 /**
- * @generated from message tabletop.v1.SubmitActionsRequest
+ * The board's answer to an accepted command.
+ *
+ * @generated from message tabletop.v1.AcknowledgedAction
  */
-export type SubmitActionsRequest = Message<"tabletop.v1.SubmitActionsRequest"> & {
+export type AcknowledgedAction = Message<"tabletop.v1.AcknowledgedAction"> & {
   /**
-   * chosen by the caller, unique among its commands in flight on the stream
+   * what the gateway answers its client
    *
-   * @generated from field: uint64 id = 1;
+   * @generated from field: tabletop.v1.SubmitActionReply reply = 1;
    */
-  id: bigint;
+  reply?: SubmitActionReply | undefined;
 
   /**
-   * @generated from field: tabletop.v1.SubmitActionRequest command = 2;
-   */
-  command?: SubmitActionRequest | undefined;
-
-  /**
-   * Further commands sent at the same moment, each with an empty `more`. Sent only to a
-   * board that announced `tabletop-requests: batched` in the stream's initial metadata.
+   * The match at the acknowledged version (see CreateMatchReply.view_update); empty for a
+   * retried command's answer.
    *
-   * @generated from field: repeated tabletop.v1.SubmitActionsRequest more = 3;
-   */
-  more: SubmitActionsRequest[];
-};
-
-/**
- * Describes the message tabletop.v1.SubmitActionsRequest.
- * Use `create(SubmitActionsRequestSchema)` to create a new message.
- */
-export const SubmitActionsRequestSchema: GenMessage<SubmitActionsRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 0);
-
-/**
- * @generated from message tabletop.v1.SubmitActionsReply
- */
-export type SubmitActionsReply = Message<"tabletop.v1.SubmitActionsReply"> & {
-  /**
-   * @generated from field: uint64 id = 1;
-   */
-  id: bigint;
-
-  /**
-   * @generated from oneof tabletop.v1.SubmitActionsReply.outcome
-   */
-  outcome: {
-    /**
-     * @generated from field: tabletop.v1.SubmitActionReply reply = 2;
-     */
-    value: SubmitActionReply;
-    case: "reply";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.CommandRefused refused = 3;
-     */
-    value: CommandRefused;
-    case: "refused";
-  } | { case: undefined; value?: undefined };
-
-  /**
-   * With a reply: the match at the acknowledged version (see CreateMatchReply.view_update).
-   *
-   * @generated from field: bytes view_update = 4;
+   * @generated from field: bytes view_update = 2;
    */
   viewUpdate: Uint8Array;
-
-  /**
-   * Further replies ready at the same moment (commands that shared a Kafka transaction
-   * finish together), each with an empty `more`. Sent only on a stream whose caller sent
-   * the metadata `tabletop-replies: batched`: a caller that does not read `more` never
-   * gets any.
-   *
-   * @generated from field: repeated tabletop.v1.SubmitActionsReply more = 5;
-   */
-  more: SubmitActionsReply[];
 };
 
 /**
- * Describes the message tabletop.v1.SubmitActionsReply.
- * Use `create(SubmitActionsReplySchema)` to create a new message.
+ * Describes the message tabletop.v1.AcknowledgedAction.
+ * Use `create(AcknowledgedActionSchema)` to create a new message.
  */
-export const SubmitActionsReplySchema: GenMessage<SubmitActionsReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 1);
-
-/**
- * What SubmitAction would have ended the call with.
- *
- * @generated from message tabletop.v1.CommandRefused
- */
-export type CommandRefused = Message<"tabletop.v1.CommandRefused"> & {
-  /**
-   * the gRPC status code's name, e.g. "FAILED_PRECONDITION"
-   *
-   * @generated from field: string code = 1;
-   */
-  code: string;
-
-  /**
-   * for the player
-   *
-   * @generated from field: string message = 2;
-   */
-  message: string;
-
-  /**
-   * the rules' reason code (SubmitAction's tabletop-reason trailer)
-   *
-   * @generated from field: string reason = 3;
-   */
-  reason: string;
-};
-
-/**
- * Describes the message tabletop.v1.CommandRefused.
- * Use `create(CommandRefusedSchema)` to create a new message.
- */
-export const CommandRefusedSchema: GenMessage<CommandRefused> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 2);
+export const AcknowledgedActionSchema: GenMessage<AcknowledgedAction> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_board, 0);
 
 /**
  * @generated from message tabletop.v1.CreateMatchRequest
@@ -185,7 +96,7 @@ export type CreateMatchRequest = Message<"tabletop.v1.CreateMatchRequest"> & {
  * Use `create(CreateMatchRequestSchema)` to create a new message.
  */
 export const CreateMatchRequestSchema: GenMessage<CreateMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 3);
+  messageDesc(file_tabletop_v1_board, 1);
 
 /**
  * @generated from message tabletop.v1.JoinSeatRequest
@@ -228,7 +139,7 @@ export type JoinSeatRequest = Message<"tabletop.v1.JoinSeatRequest"> & {
  * Use `create(JoinSeatRequestSchema)` to create a new message.
  */
 export const JoinSeatRequestSchema: GenMessage<JoinSeatRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 4);
+  messageDesc(file_tabletop_v1_board, 2);
 
 /**
  * @generated from message tabletop.v1.JoinSeatReply
@@ -262,7 +173,7 @@ export type JoinSeatReply = Message<"tabletop.v1.JoinSeatReply"> & {
  * Use `create(JoinSeatReplySchema)` to create a new message.
  */
 export const JoinSeatReplySchema: GenMessage<JoinSeatReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 5);
+  messageDesc(file_tabletop_v1_board, 3);
 
 /**
  * @generated from message tabletop.v1.CreateMatchReply
@@ -306,7 +217,7 @@ export type CreateMatchReply = Message<"tabletop.v1.CreateMatchReply"> & {
  * Use `create(CreateMatchReplySchema)` to create a new message.
  */
 export const CreateMatchReplySchema: GenMessage<CreateMatchReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 6);
+  messageDesc(file_tabletop_v1_board, 4);
 
 /**
  * @generated from message tabletop.v1.SubmitActionRequest
@@ -359,7 +270,7 @@ export type SubmitActionRequest = Message<"tabletop.v1.SubmitActionRequest"> & {
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema: GenMessage<SubmitActionRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 7);
+  messageDesc(file_tabletop_v1_board, 5);
 
 /**
  * @generated from message tabletop.v1.SubmitActionReply
@@ -402,7 +313,7 @@ export type SubmitActionReply = Message<"tabletop.v1.SubmitActionReply"> & {
  * Use `create(SubmitActionReplySchema)` to create a new message.
  */
 export const SubmitActionReplySchema: GenMessage<SubmitActionReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 8);
+  messageDesc(file_tabletop_v1_board, 6);
 
 /**
  * @generated from message tabletop.v1.GetLegalActionsRequest
@@ -431,7 +342,7 @@ export type GetLegalActionsRequest = Message<"tabletop.v1.GetLegalActionsRequest
  * Use `create(GetLegalActionsRequestSchema)` to create a new message.
  */
 export const GetLegalActionsRequestSchema: GenMessage<GetLegalActionsRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 9);
+  messageDesc(file_tabletop_v1_board, 7);
 
 /**
  * @generated from message tabletop.v1.GetLegalActionsReply
@@ -458,7 +369,7 @@ export type GetLegalActionsReply = Message<"tabletop.v1.GetLegalActionsReply"> &
  * Use `create(GetLegalActionsReplySchema)` to create a new message.
  */
 export const GetLegalActionsReplySchema: GenMessage<GetLegalActionsReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 10);
+  messageDesc(file_tabletop_v1_board, 8);
 
 /**
  * Owns the rules and the authoritative state of each match (single writer per match).
@@ -475,14 +386,17 @@ export const Board: GenService<{
     output: typeof CreateMatchReplySchema;
   },
   /**
-   * Idempotent by command_id; optimistic concurrency with expected_version (ABORTED when stale).
+   * A player's action as a command (the gateway's SubmitAction, authorised): idempotent by
+   * command_id; optimistic concurrency with expected_version (ABORTED when stale). A
+   * refusal's trailing metadata `tabletop-reason` is the rules' reason code. The gateway
+   * calls it on a Calls stream per board shard (calls.proto).
    *
-   * @generated from rpc tabletop.v1.Board.SubmitAction
+   * @generated from rpc tabletop.v1.Board.SubmitCommand
    */
-  submitAction: {
+  submitCommand: {
     methodKind: "unary";
     input: typeof SubmitActionRequestSchema;
-    output: typeof SubmitActionReplySchema;
+    output: typeof AcknowledgedActionSchema;
   },
   /**
    * @generated from rpc tabletop.v1.Board.GetLegalActions
@@ -491,19 +405,6 @@ export const Board: GenService<{
     methodKind: "unary";
     input: typeof GetLegalActionsRequestSchema;
     output: typeof GetLegalActionsReplySchema;
-  },
-  /**
-   * SubmitAction for many commands on one long-lived stream (the gateway keeps one per
-   * board shard): each request is answered once, by id, in the order commands finish; a
-   * refused command is answered with its status and never ends the stream. A call set-up
-   * per command cost about as much CPU as the rest of the board's work on it.
-   *
-   * @generated from rpc tabletop.v1.Board.SubmitActions
-   */
-  submitActions: {
-    methodKind: "bidi_streaming";
-    input: typeof SubmitActionsRequestSchema;
-    output: typeof SubmitActionsReplySchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tabletop_v1_board, 0);

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { CallRefused, CommitReply, CommitReplySchema, CommitRequest, CommitRequestSchema, RevealReply, RevealReplySchema, RevealRequest, RevealRequestSchema, SealReply, SealReplySchema, SealRequest, SealRequestSchema } from "./dice_pb";
+import type { CommitReplySchema, CommitRequestSchema, RevealReplySchema, RevealRequestSchema, SealReplySchema, SealRequestSchema } from "./dice_pb";
 import { file_tabletop_v1_dice } from "./dice_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,135 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/decks.proto.
  */
 export const file_tabletop_v1_decks: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YWJsZXRvcC92MS9kZWNrcy5wcm90bxILdGFibGV0b3AudjEipQIKCURlY2tzQ2FsbBIKCgJpZBgBIAEoBBIsCgZjb21taXQYAiABKAsyGi50YWJsZXRvcC52MS5Db21taXRSZXF1ZXN0SAASLgoHc2h1ZmZsZRgDIAEoCzIbLnRhYmxldG9wLnYxLlNodWZmbGVSZXF1ZXN0SAASKAoEZHJhdxgEIAEoCzIYLnRhYmxldG9wLnYxLkRyYXdSZXF1ZXN0SAASKAoEc2VhbBgFIAEoCzIYLnRhYmxldG9wLnYxLlNlYWxSZXF1ZXN0SAASLAoGcmV2ZWFsGAYgASgLMhoudGFibGV0b3AudjEuUmV2ZWFsUmVxdWVzdEgAEiQKBG1vcmUYByADKAsyFi50YWJsZXRvcC52MS5EZWNrc0NhbGxCBgoEY2FsbCLOAgoLRGVja3NBbnN3ZXISCgoCaWQYASABKAQSKgoGY29tbWl0GAIgASgLMhgudGFibGV0b3AudjEuQ29tbWl0UmVwbHlIABIsCgdzaHVmZmxlGAMgASgLMhkudGFibGV0b3AudjEuU2h1ZmZsZVJlcGx5SAASJgoEZHJhdxgEIAEoCzIWLnRhYmxldG9wLnYxLkRyYXdSZXBseUgAEiYKBHNlYWwYBSABKAsyFi50YWJsZXRvcC52MS5TZWFsUmVwbHlIABIqCgZyZXZlYWwYBiABKAsyGC50YWJsZXRvcC52MS5SZXZlYWxSZXBseUgAEisKB3JlZnVzZWQYByABKAsyGC50YWJsZXRvcC52MS5DYWxsUmVmdXNlZEgAEiYKBG1vcmUYCCADKAsyGC50YWJsZXRvcC52MS5EZWNrc0Fuc3dlckIICgZhbnN3ZXIikgEKDlNodWZmbGVSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBGRlY2sYAiABKAkSDQoFY2FyZHMYAyADKAkSDwoHcHVycG9zZRgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJEhYKDmNvcnJlbGF0aW9uX2lkGAYgASgJEhQKDGRlZmVyX2FwcGVuZBgHIAEoCCIuCgxTaHVmZmxlUmVwbHkSDAoEc2l6ZRgBIAEoDRIQCghzZXF1ZW5jZRgCIAEoBCKPAQoLRHJhd1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEZGVjaxgCIAEoCRINCgVjb3VudBgDIAEoDRIPCgdwdXJwb3NlGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSFgoOY29ycmVsYXRpb25faWQYBiABKAkSFAoMZGVmZXJfYXBwZW5kGAcgASgIIj8KCURyYXdSZXBseRINCgVjYXJkcxgBIAMoCRIRCglyZW1haW5pbmcYAiABKA0SEAoIc2VxdWVuY2UYAyABKAQy/QIKBURlY2tzEj4KBkNvbW1pdBIaLnRhYmxldG9wLnYxLkNvbW1pdFJlcXVlc3QaGC50YWJsZXRvcC52MS5Db21taXRSZXBseRJBCgdTaHVmZmxlEhsudGFibGV0b3AudjEuU2h1ZmZsZVJlcXVlc3QaGS50YWJsZXRvcC52MS5TaHVmZmxlUmVwbHkSOAoERHJhdxIYLnRhYmxldG9wLnYxLkRyYXdSZXF1ZXN0GhYudGFibGV0b3AudjEuRHJhd1JlcGx5EjgKBFNlYWwSGC50YWJsZXRvcC52MS5TZWFsUmVxdWVzdBoWLnRhYmxldG9wLnYxLlNlYWxSZXBseRI+CgZSZXZlYWwSGi50YWJsZXRvcC52MS5SZXZlYWxSZXF1ZXN0GhgudGFibGV0b3AudjEuUmV2ZWFsUmVwbHkSPQoFQ2FsbHMSFi50YWJsZXRvcC52MS5EZWNrc0NhbGwaGC50YWJsZXRvcC52MS5EZWNrc0Fuc3dlcigBMAFiBnByb3RvMw", [file_tabletop_v1_dice]);
-
-/**
- * @generated from message tabletop.v1.DecksCall
- */
-export type DecksCall = Message<"tabletop.v1.DecksCall"> & {
-  /**
-   * chosen by the caller, unique among its calls in flight on the stream
-   *
-   * @generated from field: uint64 id = 1;
-   */
-  id: bigint;
-
-  /**
-   * @generated from oneof tabletop.v1.DecksCall.call
-   */
-  call: {
-    /**
-     * @generated from field: tabletop.v1.CommitRequest commit = 2;
-     */
-    value: CommitRequest;
-    case: "commit";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.ShuffleRequest shuffle = 3;
-     */
-    value: ShuffleRequest;
-    case: "shuffle";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.DrawRequest draw = 4;
-     */
-    value: DrawRequest;
-    case: "draw";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.SealRequest seal = 5;
-     */
-    value: SealRequest;
-    case: "seal";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.RevealRequest reveal = 6;
-     */
-    value: RevealRequest;
-    case: "reveal";
-  } | { case: undefined; value?: undefined };
-
-  /**
-   * Further calls sent at the same moment, each with an empty `more`: sent only to a
-   * service that said `tabletop-requests: batched` in the stream's initial metadata.
-   *
-   * @generated from field: repeated tabletop.v1.DecksCall more = 7;
-   */
-  more: DecksCall[];
-};
-
-/**
- * Describes the message tabletop.v1.DecksCall.
- * Use `create(DecksCallSchema)` to create a new message.
- */
-export const DecksCallSchema: GenMessage<DecksCall> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_decks, 0);
-
-/**
- * @generated from message tabletop.v1.DecksAnswer
- */
-export type DecksAnswer = Message<"tabletop.v1.DecksAnswer"> & {
-  /**
-   * @generated from field: uint64 id = 1;
-   */
-  id: bigint;
-
-  /**
-   * @generated from oneof tabletop.v1.DecksAnswer.answer
-   */
-  answer: {
-    /**
-     * @generated from field: tabletop.v1.CommitReply commit = 2;
-     */
-    value: CommitReply;
-    case: "commit";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.ShuffleReply shuffle = 3;
-     */
-    value: ShuffleReply;
-    case: "shuffle";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.DrawReply draw = 4;
-     */
-    value: DrawReply;
-    case: "draw";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.SealReply seal = 5;
-     */
-    value: SealReply;
-    case: "seal";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.RevealReply reveal = 6;
-     */
-    value: RevealReply;
-    case: "reveal";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.CallRefused refused = 7;
-     */
-    value: CallRefused;
-    case: "refused";
-  } | { case: undefined; value?: undefined };
-
-  /**
-   * Further answers ready at the same moment, each with an empty `more`: sent only on a
-   * stream whose caller sent the metadata `tabletop-replies: batched`.
-   *
-   * @generated from field: repeated tabletop.v1.DecksAnswer more = 8;
-   */
-  more: DecksAnswer[];
-};
-
-/**
- * Describes the message tabletop.v1.DecksAnswer.
- * Use `create(DecksAnswerSchema)` to create a new message.
- */
-export const DecksAnswerSchema: GenMessage<DecksAnswer> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_decks, 1);
+  fileDesc("Chd0YWJsZXRvcC92MS9kZWNrcy5wcm90bxILdGFibGV0b3AudjEikgEKDlNodWZmbGVSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBGRlY2sYAiABKAkSDQoFY2FyZHMYAyADKAkSDwoHcHVycG9zZRgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJEhYKDmNvcnJlbGF0aW9uX2lkGAYgASgJEhQKDGRlZmVyX2FwcGVuZBgHIAEoCCIuCgxTaHVmZmxlUmVwbHkSDAoEc2l6ZRgBIAEoDRIQCghzZXF1ZW5jZRgCIAEoBCKPAQoLRHJhd1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEZGVjaxgCIAEoCRINCgVjb3VudBgDIAEoDRIPCgdwdXJwb3NlGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSFgoOY29ycmVsYXRpb25faWQYBiABKAkSFAoMZGVmZXJfYXBwZW5kGAcgASgIIj8KCURyYXdSZXBseRINCgVjYXJkcxgBIAMoCRIRCglyZW1haW5pbmcYAiABKA0SEAoIc2VxdWVuY2UYAyABKAQyvgIKBURlY2tzEj4KBkNvbW1pdBIaLnRhYmxldG9wLnYxLkNvbW1pdFJlcXVlc3QaGC50YWJsZXRvcC52MS5Db21taXRSZXBseRJBCgdTaHVmZmxlEhsudGFibGV0b3AudjEuU2h1ZmZsZVJlcXVlc3QaGS50YWJsZXRvcC52MS5TaHVmZmxlUmVwbHkSOAoERHJhdxIYLnRhYmxldG9wLnYxLkRyYXdSZXF1ZXN0GhYudGFibGV0b3AudjEuRHJhd1JlcGx5EjgKBFNlYWwSGC50YWJsZXRvcC52MS5TZWFsUmVxdWVzdBoWLnRhYmxldG9wLnYxLlNlYWxSZXBseRI+CgZSZXZlYWwSGi50YWJsZXRvcC52MS5SZXZlYWxSZXF1ZXN0GhgudGFibGV0b3AudjEuUmV2ZWFsUmVwbHliBnByb3RvMw", [file_tabletop_v1_dice]);
 
 /**
  * @generated from message tabletop.v1.ShuffleRequest
@@ -189,7 +61,7 @@ export type ShuffleRequest = Message<"tabletop.v1.ShuffleRequest"> & {
  * Use `create(ShuffleRequestSchema)` to create a new message.
  */
 export const ShuffleRequestSchema: GenMessage<ShuffleRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_decks, 2);
+  messageDesc(file_tabletop_v1_decks, 0);
 
 /**
  * @generated from message tabletop.v1.ShuffleReply
@@ -211,7 +83,7 @@ export type ShuffleReply = Message<"tabletop.v1.ShuffleReply"> & {
  * Use `create(ShuffleReplySchema)` to create a new message.
  */
 export const ShuffleReplySchema: GenMessage<ShuffleReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_decks, 3);
+  messageDesc(file_tabletop_v1_decks, 1);
 
 /**
  * @generated from message tabletop.v1.DrawRequest
@@ -260,7 +132,7 @@ export type DrawRequest = Message<"tabletop.v1.DrawRequest"> & {
  * Use `create(DrawRequestSchema)` to create a new message.
  */
 export const DrawRequestSchema: GenMessage<DrawRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_decks, 4);
+  messageDesc(file_tabletop_v1_decks, 2);
 
 /**
  * @generated from message tabletop.v1.DrawReply
@@ -287,10 +159,10 @@ export type DrawReply = Message<"tabletop.v1.DrawReply"> & {
  * Use `create(DrawReplySchema)` to create a new message.
  */
 export const DrawReplySchema: GenMessage<DrawReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_decks, 5);
+  messageDesc(file_tabletop_v1_decks, 3);
 
 /**
- * Owns deck orders: shuffles from a committed seed, draws (DESIGN.md §4).
+ * Owns deck orders: shuffles from a committed seed, draws (docs/DESIGN.md §4).
  *
  * @generated from service tabletop.v1.Decks
  */
@@ -338,16 +210,6 @@ export const Decks: GenService<{
     methodKind: "unary";
     input: typeof RevealRequestSchema;
     output: typeof RevealReplySchema;
-  },
-  /**
-   * As Dice.Calls.
-   *
-   * @generated from rpc tabletop.v1.Decks.Calls
-   */
-  calls: {
-    methodKind: "bidi_streaming";
-    input: typeof DecksCallSchema;
-    output: typeof DecksAnswerSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tabletop_v1_decks, 0);

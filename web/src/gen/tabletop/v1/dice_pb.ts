@@ -10,149 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/dice.proto.
  */
 export const file_tabletop_v1_dice: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0YWJsZXRvcC92MS9kaWNlLnByb3RvEgt0YWJsZXRvcC52MSLzAQoIRGljZUNhbGwSCgoCaWQYASABKAQSLAoGY29tbWl0GAIgASgLMhoudGFibGV0b3AudjEuQ29tbWl0UmVxdWVzdEgAEigKBHJvbGwYAyABKAsyGC50YWJsZXRvcC52MS5Sb2xsUmVxdWVzdEgAEigKBHNlYWwYBCABKAsyGC50YWJsZXRvcC52MS5TZWFsUmVxdWVzdEgAEiwKBnJldmVhbBgFIAEoCzIaLnRhYmxldG9wLnYxLlJldmVhbFJlcXVlc3RIABIjCgRtb3JlGAYgAygLMhUudGFibGV0b3AudjEuRGljZUNhbGxCBgoEY2FsbCKeAgoKRGljZUFuc3dlchIKCgJpZBgBIAEoBBIqCgZjb21taXQYAiABKAsyGC50YWJsZXRvcC52MS5Db21taXRSZXBseUgAEiYKBHJvbGwYAyABKAsyFi50YWJsZXRvcC52MS5Sb2xsUmVwbHlIABImCgRzZWFsGAQgASgLMhYudGFibGV0b3AudjEuU2VhbFJlcGx5SAASKgoGcmV2ZWFsGAUgASgLMhgudGFibGV0b3AudjEuUmV2ZWFsUmVwbHlIABIrCgdyZWZ1c2VkGAYgASgLMhgudGFibGV0b3AudjEuQ2FsbFJlZnVzZWRIABIlCgRtb3JlGAcgAygLMhcudGFibGV0b3AudjEuRGljZUFuc3dlckIICgZhbnN3ZXIiLAoLQ2FsbFJlZnVzZWQSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIk8KDUNvbW1pdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOY29ycmVsYXRpb25faWQYAiABKAkSFAoMZGVmZXJfYXBwZW5kGAMgASgIIiEKC0NvbW1pdFJlcGx5EhIKCmNvbW1pdG1lbnQYASABKAkikAEKC1JvbGxSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg0KBWNvdW50GAIgASgNEg0KBXNpZGVzGAMgASgNEg8KB3B1cnBvc2UYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgGIAEoCRIUCgxkZWZlcl9hcHBlbmQYByABKAgiLQoJUm9sbFJlcGx5Eg4KBnZhbHVlcxgBIAMoDRIQCghzZXF1ZW5jZRgCIAEoBCI3CgtTZWFsUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgCIAEoCSIdCglTZWFsUmVwbHkSEAoIc2VxdWVuY2UYASABKAQiOQoNUmV2ZWFsUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgCIAEoCSIvCgtSZXZlYWxSZXBseRIMCgRzZWVkGAEgASgJEhIKCmNvbW1pdG1lbnQYAiABKAkytwIKBERpY2USPgoGQ29tbWl0EhoudGFibGV0b3AudjEuQ29tbWl0UmVxdWVzdBoYLnRhYmxldG9wLnYxLkNvbW1pdFJlcGx5EjgKBFJvbGwSGC50YWJsZXRvcC52MS5Sb2xsUmVxdWVzdBoWLnRhYmxldG9wLnYxLlJvbGxSZXBseRI4CgRTZWFsEhgudGFibGV0b3AudjEuU2VhbFJlcXVlc3QaFi50YWJsZXRvcC52MS5TZWFsUmVwbHkSPgoGUmV2ZWFsEhoudGFibGV0b3AudjEuUmV2ZWFsUmVxdWVzdBoYLnRhYmxldG9wLnYxLlJldmVhbFJlcGx5EjsKBUNhbGxzEhUudGFibGV0b3AudjEuRGljZUNhbGwaFy50YWJsZXRvcC52MS5EaWNlQW5zd2VyKAEwAWIGcHJvdG8z");
-
-/**
- * @generated from message tabletop.v1.DiceCall
- */
-export type DiceCall = Message<"tabletop.v1.DiceCall"> & {
-  /**
-   * chosen by the caller, unique among its calls in flight on the stream
-   *
-   * @generated from field: uint64 id = 1;
-   */
-  id: bigint;
-
-  /**
-   * @generated from oneof tabletop.v1.DiceCall.call
-   */
-  call: {
-    /**
-     * @generated from field: tabletop.v1.CommitRequest commit = 2;
-     */
-    value: CommitRequest;
-    case: "commit";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.RollRequest roll = 3;
-     */
-    value: RollRequest;
-    case: "roll";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.SealRequest seal = 4;
-     */
-    value: SealRequest;
-    case: "seal";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.RevealRequest reveal = 5;
-     */
-    value: RevealRequest;
-    case: "reveal";
-  } | { case: undefined; value?: undefined };
-
-  /**
-   * Further calls sent at the same moment, each with an empty `more`: sent only to a
-   * service that said `tabletop-requests: batched` in the stream's initial metadata.
-   *
-   * @generated from field: repeated tabletop.v1.DiceCall more = 6;
-   */
-  more: DiceCall[];
-};
-
-/**
- * Describes the message tabletop.v1.DiceCall.
- * Use `create(DiceCallSchema)` to create a new message.
- */
-export const DiceCallSchema: GenMessage<DiceCall> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 0);
-
-/**
- * @generated from message tabletop.v1.DiceAnswer
- */
-export type DiceAnswer = Message<"tabletop.v1.DiceAnswer"> & {
-  /**
-   * @generated from field: uint64 id = 1;
-   */
-  id: bigint;
-
-  /**
-   * @generated from oneof tabletop.v1.DiceAnswer.answer
-   */
-  answer: {
-    /**
-     * @generated from field: tabletop.v1.CommitReply commit = 2;
-     */
-    value: CommitReply;
-    case: "commit";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.RollReply roll = 3;
-     */
-    value: RollReply;
-    case: "roll";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.SealReply seal = 4;
-     */
-    value: SealReply;
-    case: "seal";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.RevealReply reveal = 5;
-     */
-    value: RevealReply;
-    case: "reveal";
-  } | {
-    /**
-     * @generated from field: tabletop.v1.CallRefused refused = 6;
-     */
-    value: CallRefused;
-    case: "refused";
-  } | { case: undefined; value?: undefined };
-
-  /**
-   * Further answers ready at the same moment, each with an empty `more`: sent only on a
-   * stream whose caller sent the metadata `tabletop-replies: batched`.
-   *
-   * @generated from field: repeated tabletop.v1.DiceAnswer more = 7;
-   */
-  more: DiceAnswer[];
-};
-
-/**
- * Describes the message tabletop.v1.DiceAnswer.
- * Use `create(DiceAnswerSchema)` to create a new message.
- */
-export const DiceAnswerSchema: GenMessage<DiceAnswer> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 1);
-
-/**
- * What the unary call would have ended with.
- *
- * @generated from message tabletop.v1.CallRefused
- */
-export type CallRefused = Message<"tabletop.v1.CallRefused"> & {
-  /**
-   * the gRPC status code's name, e.g. "FAILED_PRECONDITION"
-   *
-   * @generated from field: string code = 1;
-   */
-  code: string;
-
-  /**
-   * @generated from field: string message = 2;
-   */
-  message: string;
-};
-
-/**
- * Describes the message tabletop.v1.CallRefused.
- * Use `create(CallRefusedSchema)` to create a new message.
- */
-export const CallRefusedSchema: GenMessage<CallRefused> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 2);
+  fileDesc("ChZ0YWJsZXRvcC92MS9kaWNlLnByb3RvEgt0YWJsZXRvcC52MSJPCg1Db21taXRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhYKDmNvcnJlbGF0aW9uX2lkGAIgASgJEhQKDGRlZmVyX2FwcGVuZBgDIAEoCCIhCgtDb21taXRSZXBseRISCgpjb21taXRtZW50GAEgASgJIpABCgtSb2xsUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRINCgVjb3VudBgCIAEoDRINCgVzaWRlcxgDIAEoDRIPCgdwdXJwb3NlGAQgASgJEhIKCnJlcXVlc3RfaWQYBSABKAkSFgoOY29ycmVsYXRpb25faWQYBiABKAkSFAoMZGVmZXJfYXBwZW5kGAcgASgIIi0KCVJvbGxSZXBseRIOCgZ2YWx1ZXMYASADKA0SEAoIc2VxdWVuY2UYAiABKAQiNwoLU2VhbFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOY29ycmVsYXRpb25faWQYAiABKAkiHQoJU2VhbFJlcGx5EhAKCHNlcXVlbmNlGAEgASgEIjkKDVJldmVhbFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOY29ycmVsYXRpb25faWQYAiABKAkiLwoLUmV2ZWFsUmVwbHkSDAoEc2VlZBgBIAEoCRISCgpjb21taXRtZW50GAIgASgJMvoBCgREaWNlEj4KBkNvbW1pdBIaLnRhYmxldG9wLnYxLkNvbW1pdFJlcXVlc3QaGC50YWJsZXRvcC52MS5Db21taXRSZXBseRI4CgRSb2xsEhgudGFibGV0b3AudjEuUm9sbFJlcXVlc3QaFi50YWJsZXRvcC52MS5Sb2xsUmVwbHkSOAoEU2VhbBIYLnRhYmxldG9wLnYxLlNlYWxSZXF1ZXN0GhYudGFibGV0b3AudjEuU2VhbFJlcGx5Ej4KBlJldmVhbBIaLnRhYmxldG9wLnYxLlJldmVhbFJlcXVlc3QaGC50YWJsZXRvcC52MS5SZXZlYWxSZXBseWIGcHJvdG8z");
 
 /**
  * @generated from message tabletop.v1.CommitRequest
@@ -181,7 +39,7 @@ export type CommitRequest = Message<"tabletop.v1.CommitRequest"> & {
  * Use `create(CommitRequestSchema)` to create a new message.
  */
 export const CommitRequestSchema: GenMessage<CommitRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 3);
+  messageDesc(file_tabletop_v1_dice, 0);
 
 /**
  * @generated from message tabletop.v1.CommitReply
@@ -198,7 +56,7 @@ export type CommitReply = Message<"tabletop.v1.CommitReply"> & {
  * Use `create(CommitReplySchema)` to create a new message.
  */
 export const CommitReplySchema: GenMessage<CommitReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 4);
+  messageDesc(file_tabletop_v1_dice, 1);
 
 /**
  * @generated from message tabletop.v1.RollRequest
@@ -250,7 +108,7 @@ export type RollRequest = Message<"tabletop.v1.RollRequest"> & {
  * Use `create(RollRequestSchema)` to create a new message.
  */
 export const RollRequestSchema: GenMessage<RollRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 5);
+  messageDesc(file_tabletop_v1_dice, 2);
 
 /**
  * @generated from message tabletop.v1.RollReply
@@ -272,7 +130,7 @@ export type RollReply = Message<"tabletop.v1.RollReply"> & {
  * Use `create(RollReplySchema)` to create a new message.
  */
 export const RollReplySchema: GenMessage<RollReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 6);
+  messageDesc(file_tabletop_v1_dice, 3);
 
 /**
  * @generated from message tabletop.v1.SealRequest
@@ -294,7 +152,7 @@ export type SealRequest = Message<"tabletop.v1.SealRequest"> & {
  * Use `create(SealRequestSchema)` to create a new message.
  */
 export const SealRequestSchema: GenMessage<SealRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 7);
+  messageDesc(file_tabletop_v1_dice, 4);
 
 /**
  * @generated from message tabletop.v1.SealReply
@@ -313,7 +171,7 @@ export type SealReply = Message<"tabletop.v1.SealReply"> & {
  * Use `create(SealReplySchema)` to create a new message.
  */
 export const SealReplySchema: GenMessage<SealReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 8);
+  messageDesc(file_tabletop_v1_dice, 5);
 
 /**
  * @generated from message tabletop.v1.RevealRequest
@@ -335,7 +193,7 @@ export type RevealRequest = Message<"tabletop.v1.RevealRequest"> & {
  * Use `create(RevealRequestSchema)` to create a new message.
  */
 export const RevealRequestSchema: GenMessage<RevealRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 9);
+  messageDesc(file_tabletop_v1_dice, 6);
 
 /**
  * @generated from message tabletop.v1.RevealReply
@@ -357,10 +215,11 @@ export type RevealReply = Message<"tabletop.v1.RevealReply"> & {
  * Use `create(RevealReplySchema)` to create a new message.
  */
 export const RevealReplySchema: GenMessage<RevealReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_dice, 10);
+  messageDesc(file_tabletop_v1_dice, 7);
 
 /**
- * Owns randomness for dice: commit–reveal per match (DESIGN.md §4).
+ * Owns randomness for dice: commit–reveal per match (docs/DESIGN.md §4). The board calls it on
+ * a Calls stream per shard (calls.proto).
  *
  * @generated from service tabletop.v1.Dice
  */
@@ -401,18 +260,6 @@ export const Dice: GenService<{
     methodKind: "unary";
     input: typeof RevealRequestSchema;
     output: typeof RevealReplySchema;
-  },
-  /**
-   * The calls above on one long-lived stream, each answered by id (the board keeps one
-   * per shard): a unary call's set-up costs several times a message pair on an open
-   * stream. A refused call is answered with what it would have ended with.
-   *
-   * @generated from rpc tabletop.v1.Dice.Calls
-   */
-  calls: {
-    methodKind: "bidi_streaming";
-    input: typeof DiceCallSchema;
-    output: typeof DiceAnswerSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tabletop_v1_dice, 0);

@@ -12,10 +12,10 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/envelope.proto.
  */
 export const file_tabletop_v1_envelope: GenFile = /*@__PURE__*/
-  fileDesc("Chp0YWJsZXRvcC92MS9lbnZlbG9wZS5wcm90bxILdGFibGV0b3AudjEiugIKDUV2ZW50RW52ZWxvcGUSEAoIZXZlbnRfaWQYASABKAkSEAoIbWF0Y2hfaWQYAiABKAkSDgoGc3RyZWFtGAMgASgJEhAKCHNlcXVlbmNlGAQgASgEEhIKCmV2ZW50X3R5cGUYBSABKAkSLwoLb2NjdXJyZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNhdXNhdGlvbl9pZBgHIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgIIAEoCRINCgVhY3RvchgJIAEoCRIVCg1ydWxlc192ZXJzaW9uGAogASgJEgwKBGdhbWUYCyABKAkSJQoHcGF5bG9hZBgMIAEoCzIULmdvb2dsZS5wcm90b2J1Zi5BbnkSFQoNbGFzdF9pbl9iYXRjaBgNIAEoCCI4CgpFdmVudEJhdGNoEioKBmV2ZW50cxgBIAMoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUiTwoTRXZlbnRCYXRjaGVzUmVxdWVzdBIKCgJpZBgBIAEoBBIsCgRyZWFkGAIgASgLMh4udGFibGV0b3AudjEuTGlzdEV2ZW50c1JlcXVlc3QigAEKEUV2ZW50QmF0Y2hlc1JlcGx5EgoKAmlkGAEgASgEEiYKBWJhdGNoGAIgASgLMhcudGFibGV0b3AudjEuRXZlbnRCYXRjaBIMCgRsYXN0GAMgASgIEikKB3JlZnVzZWQYBCABKAsyGC50YWJsZXRvcC52MS5SZWFkUmVmdXNlZCIsCgtSZWFkUmVmdXNlZBIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiPQoRTGlzdEV2ZW50c1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQyhAIKC0V2ZW50U291cmNlEkoKCkxpc3RFdmVudHMSHi50YWJsZXRvcC52MS5MaXN0RXZlbnRzUmVxdWVzdBoaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUwARJNChBMaXN0RXZlbnRCYXRjaGVzEh4udGFibGV0b3AudjEuTGlzdEV2ZW50c1JlcXVlc3QaFy50YWJsZXRvcC52MS5FdmVudEJhdGNoMAESWgoSU3RyZWFtRXZlbnRCYXRjaGVzEiAudGFibGV0b3AudjEuRXZlbnRCYXRjaGVzUmVxdWVzdBoeLnRhYmxldG9wLnYxLkV2ZW50QmF0Y2hlc1JlcGx5KAEwAWIGcHJvdG8z", [file_google_protobuf_any, file_google_protobuf_timestamp]);
+  fileDesc("Chp0YWJsZXRvcC92MS9lbnZlbG9wZS5wcm90bxILdGFibGV0b3AudjEiugIKDUV2ZW50RW52ZWxvcGUSEAoIZXZlbnRfaWQYASABKAkSEAoIbWF0Y2hfaWQYAiABKAkSDgoGc3RyZWFtGAMgASgJEhAKCHNlcXVlbmNlGAQgASgEEhIKCmV2ZW50X3R5cGUYBSABKAkSLwoLb2NjdXJyZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNhdXNhdGlvbl9pZBgHIAEoCRIWCg5jb3JyZWxhdGlvbl9pZBgIIAEoCRINCgVhY3RvchgJIAEoCRIVCg1ydWxlc192ZXJzaW9uGAogASgJEgwKBGdhbWUYCyABKAkSJQoHcGF5bG9hZBgMIAEoCzIULmdvb2dsZS5wcm90b2J1Zi5BbnkSFQoNbGFzdF9pbl9iYXRjaBgNIAEoCCI4CgpFdmVudEJhdGNoEioKBmV2ZW50cxgBIAMoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUiPQoRTGlzdEV2ZW50c1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQyqAEKC0V2ZW50U291cmNlEkoKCkxpc3RFdmVudHMSHi50YWJsZXRvcC52MS5MaXN0RXZlbnRzUmVxdWVzdBoaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUwARJNChBMaXN0RXZlbnRCYXRjaGVzEh4udGFibGV0b3AudjEuTGlzdEV2ZW50c1JlcXVlc3QaFy50YWJsZXRvcC52MS5FdmVudEJhdGNoMAFiBnByb3RvMw", [file_google_protobuf_any, file_google_protobuf_timestamp]);
 
 /**
- * Every event of every stream travels in this envelope (DESIGN.md §2).
+ * Every event of every stream travels in this envelope (docs/DESIGN.md §2).
  *
  * @generated from message tabletop.v1.EventEnvelope
  */
@@ -132,94 +132,6 @@ export const EventBatchSchema: GenMessage<EventBatch> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_envelope, 1);
 
 /**
- * @generated from message tabletop.v1.EventBatchesRequest
- */
-export type EventBatchesRequest = Message<"tabletop.v1.EventBatchesRequest"> & {
-  /**
-   * chosen by the caller, unique among its reads in flight on the stream
-   *
-   * @generated from field: uint64 id = 1;
-   */
-  id: bigint;
-
-  /**
-   * @generated from field: tabletop.v1.ListEventsRequest read = 2;
-   */
-  read?: ListEventsRequest | undefined;
-};
-
-/**
- * Describes the message tabletop.v1.EventBatchesRequest.
- * Use `create(EventBatchesRequestSchema)` to create a new message.
- */
-export const EventBatchesRequestSchema: GenMessage<EventBatchesRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_envelope, 2);
-
-/**
- * @generated from message tabletop.v1.EventBatchesReply
- */
-export type EventBatchesReply = Message<"tabletop.v1.EventBatchesReply"> & {
-  /**
-   * @generated from field: uint64 id = 1;
-   */
-  id: bigint;
-
-  /**
-   * the read's next events, in order
-   *
-   * @generated from field: tabletop.v1.EventBatch batch = 2;
-   */
-  batch?: EventBatch | undefined;
-
-  /**
-   * the read's last reply
-   *
-   * @generated from field: bool last = 3;
-   */
-  last: boolean;
-
-  /**
-   * set (on the read's only reply) when it is refused
-   *
-   * @generated from field: tabletop.v1.ReadRefused refused = 4;
-   */
-  refused?: ReadRefused | undefined;
-};
-
-/**
- * Describes the message tabletop.v1.EventBatchesReply.
- * Use `create(EventBatchesReplySchema)` to create a new message.
- */
-export const EventBatchesReplySchema: GenMessage<EventBatchesReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_envelope, 3);
-
-/**
- * What ListEventBatches would have ended the call with.
- *
- * @generated from message tabletop.v1.ReadRefused
- */
-export type ReadRefused = Message<"tabletop.v1.ReadRefused"> & {
-  /**
-   * the gRPC status code's name, e.g. "UNAVAILABLE"
-   *
-   * @generated from field: string code = 1;
-   */
-  code: string;
-
-  /**
-   * @generated from field: string message = 2;
-   */
-  message: string;
-};
-
-/**
- * Describes the message tabletop.v1.ReadRefused.
- * Use `create(ReadRefusedSchema)` to create a new message.
- */
-export const ReadRefusedSchema: GenMessage<ReadRefused> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_envelope, 4);
-
-/**
  * @generated from message tabletop.v1.ListEventsRequest
  */
 export type ListEventsRequest = Message<"tabletop.v1.ListEventsRequest"> & {
@@ -239,7 +151,7 @@ export type ListEventsRequest = Message<"tabletop.v1.ListEventsRequest"> & {
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_envelope, 5);
+  messageDesc(file_tabletop_v1_envelope, 2);
 
 /**
  * What every service that owns a stream offers: its events of one match, in order.
@@ -259,6 +171,7 @@ export const EventSource: GenService<{
    * The same events, many to a message (in order, each batch under about 1 MB): a reader
    * of a whole match pays gRPC's per-message cost once per batch, not once per event.
    * A batch here is a slice of the list, not one command's events.
+   * The gateway reads them on a Calls stream per service (calls.proto).
    *
    * @generated from rpc tabletop.v1.EventSource.ListEventBatches
    */
@@ -266,19 +179,6 @@ export const EventSource: GenService<{
     methodKind: "server_streaming";
     input: typeof ListEventsRequestSchema;
     output: typeof EventBatchSchema;
-  },
-  /**
-   * Many reads on one long-lived stream (a reader keeps one per service): each request is
-   * answered by its id with ListEventBatches' batches, the last reply marked; a refused
-   * read is answered with its status and never ends the stream. A call per read cost
-   * ~0.6 ms of CPU in set-up (caller and service), a message pair on an open stream ~0.1.
-   *
-   * @generated from rpc tabletop.v1.EventSource.StreamEventBatches
-   */
-  streamEventBatches: {
-    methodKind: "bidi_streaming";
-    input: typeof EventBatchesRequestSchema;
-    output: typeof EventBatchesReplySchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tabletop_v1_envelope, 0);

@@ -1,0 +1,3 @@
+module tabletop.invalid/pause
+
+go 1.24.0

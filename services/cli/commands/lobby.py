@@ -1,0 +1,46 @@
+"""``tabletop matches`` and ``tabletop standings``: what the lobby and scoring list."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from google.protobuf import json_format
+
+from services.cli.commands.shared import client_for
+from tabletop.v1 import gateway_pb2, match_pb2, scoring_pb2
+
+if TYPE_CHECKING:
+    from services.cli.commands.shared import Subcommands
+
+
+def add_to(sub: Subcommands) -> None:
+    matches = sub.add_parser("matches", help="list matches")
+    matches.add_argument("--game")
+    matches.add_argument("--json", action="store_true")
+    matches.set_defaults(func=cmd_matches)
+
+    standings = sub.add_parser("standings", help="results and statistics of a game")
+    standings.add_argument("game")
+    standings.add_argument("--json", action="store_true")
+    standings.set_defaults(func=cmd_standings)
+
+
+def cmd_matches(args: argparse.Namespace) -> int:
+    reply = client_for(args).stub.ListMatches(gateway_pb2.ListMatchesRequest(game=args.game or ""))
+    rows = [json_format.MessageToDict(m, preserving_proto_field_name=True) for m in reply.matches]
+    if args.json:
+        print(json.dumps(rows))
+    else:
+        for m in reply.matches:
+            status = match_pb2.MatchStatus.Name(m.status).removeprefix("MATCH_STATUS_").lower()
+            print(f"{m.match_id}  {m.game:10s} {status:8s} v{m.version:<5d} {m.end_reason}")
+    return 0
+
+
+def cmd_standings(args: argparse.Namespace) -> int:
+    reply = client_for(args).stub.GetStandings(scoring_pb2.GetStandingsRequest(game=args.game))
+    data = json_format.MessageToDict(reply, preserving_proto_field_name=True)
+    print(json.dumps(data) if args.json else json.dumps(data, indent=2))
+    return 0

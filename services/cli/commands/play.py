@@ -1,0 +1,199 @@
+"""``tabletop play`` and ``tabletop join``: a match at the terminal, seats by hand or by bots."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+import grpc
+from rich.progress import Progress
+
+from services.adapters.game_adapter import chosen_action, legal_entry
+from services.cli.bots import bot_seats
+from services.cli.client import GatewayClient, play_on, play_seats, reason_of, render_view
+from services.cli.commands.shared import client_for, console, game_name, game_options
+from services.games.registry import all_games
+from tabletop.v1 import match_pb2
+
+if TYPE_CHECKING:
+    from services.cli.commands.shared import Subcommands
+
+
+def add_to(sub: Subcommands) -> None:
+    play = sub.add_parser("play", help="play a match against the running gateway")
+    play.add_argument("game", type=game_name, choices=sorted(all_games()))
+    play.add_argument("--players", help="comma-separated seat names, in turn order")
+    play.add_argument("--seats", type=int, help="number of seats (default: the game's minimum)")
+    play.add_argument(
+        "--bot",
+        help="'random' or 'greedy' for every seat, or SEAT=KIND,… for some (others: hot seat)",
+    )
+    play.add_argument("--option", action="append", default=[], help="game option KEY=VALUE")
+    play.add_argument("--seed", type=int, default=None, help="seed of the bots' choices")
+    play.add_argument("--json", action="store_true", help="print the final result as JSON")
+    play.add_argument("--private", action="store_true", help="unlisted: the match id invites")
+    play.add_argument(
+        "--open", help="comma-separated seats left for others (they run `tabletop join MATCH`)"
+    )
+    play.set_defaults(func=cmd_play)
+
+    join = sub.add_parser("join", help="take a seat of a match (or yours again) and play it")
+    join.add_argument("match_id")
+    join.add_argument("--seat", help="which seat (default: the first free one)")
+    join.add_argument("--name", help="the name others see")
+    join.add_argument("--bot", help="let a bot play the seat: 'random' or 'greedy'")
+    join.add_argument("--seed", type=int, default=None, help="seed of the bot's choices")
+    join.set_defaults(func=cmd_join)
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    game = all_games()[args.game]
+    players = (
+        args.players.split(",")
+        if args.players
+        else [
+            f"player{i + 1}" for i in range(max(game.min_players, args.seats or game.min_players))
+        ]
+    )
+    try:
+        bots = bot_seats(args.game, args.bot, players, args.seed)
+    except ValueError as bad:
+        console.print(f"[red]{bad}[/]")
+        return 2
+    client = client_for(args)
+    # Seats left open (--open) wait for others: `tabletop join MATCH` from another terminal.
+    opened = set(args.open.split(",")) if args.open else set()
+    mine = [p for p in players if p not in opened]
+    try:
+        # the first of our seats is taken with the create: one round trip fewer
+        match_id = client.create(
+            args.game,
+            players,
+            game_options(args.option),
+            private=args.private,
+            bots=list(bots),
+            seat=mine[0] if mine else "",
+            name=mine[0] if mine else "",
+        )
+        client.join_all(match_id, mine[1:])
+    except grpc.RpcError as error:
+        console.print(f"[red]cannot create the match:[/] {reason_of(error)}")
+        return 2
+    if opened:
+        console.print(f"match {match_id}: seats {', '.join(sorted(opened))} wait for players")
+    interactive = len(bots) < len(players)
+    left = False
+    with Progress(console=console, transient=True, disable=interactive or args.json) as bar:
+        task = bar.add_task(f"{args.game} {match_id[:8]}", total=None)
+
+        def choose(mover: str, legal: Any) -> match_pb2.LegalAction | None:
+            nonlocal left
+            bar.advance(task)
+            if mover in bots:
+                view = client.view(match_id, mover, min_version=legal.version)
+                return bots[mover].choose(view, legal)
+            chosen = _ask(client, match_id, mover, legal)
+            left = chosen is None
+            return chosen
+
+        def refused(error: grpc.RpcError) -> None:
+            console.print(f"[red]refused:[/] {reason_of(error)}")
+
+        if opened:
+            actions, state = play_seats(client, match_id, mine, choose, refused)
+            left = left or state is None
+        else:
+            actions, state = play_on(client, match_id, players[0], choose, refused)
+    if left or state is None:
+        console.print(f"left match {match_id}; it stays open")
+        return 0
+    final = client.view(match_id, "", min_version=state.version)
+    result = {
+        "match_id": match_id,
+        "game": args.game,
+        "outcome": final.end_reason,
+        "results": dict(final.results),
+        "events": final.version,
+        "actions": actions,
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(render_view(final))
+        print(
+            f"\nmatch {match_id}: {final.end_reason} — {result['results']} ({final.version} events)"
+        )
+    return 0
+
+
+def cmd_join(args: argparse.Namespace) -> int:
+    """Take a seat of someone's match (or your seat again, e.g. on a new device) and play it."""
+    client = client_for(args)
+    try:
+        joined = client.join(args.match_id, args.seat or "", args.name or "")
+        view = client.view(args.match_id, joined.seat)
+        bots = bot_seats(view.game, args.bot, [joined.seat], args.seed) if args.bot else {}
+    except grpc.RpcError as error:
+        console.print(f"[red]cannot join:[/] {reason_of(error)}")
+        return 2
+    except ValueError as bad:
+        console.print(f"[red]{bad}[/]")
+        return 2
+    console.print(f"joined match {args.match_id} as {joined.seat}")
+
+    def choose(mover: str, legal: Any) -> match_pb2.LegalAction | None:
+        if mover in bots:
+            seen = client.view(args.match_id, mover, min_version=legal.version)
+            return bots[mover].choose(seen, legal)
+        return _ask(client, args.match_id, mover, legal)
+
+    def refused(error: grpc.RpcError) -> None:
+        console.print(f"[red]refused:[/] {reason_of(error)}")
+
+    _, legal = play_seats(client, args.match_id, [joined.seat], choose, refused)
+    if legal is None:
+        console.print(f"left match {args.match_id}; join again to go on")
+        return 0
+    final = client.view(args.match_id, joined.seat, min_version=legal.version)
+    print(render_view(final))
+    print(f"\nmatch {args.match_id}: {final.end_reason} — {dict(final.results)}")
+    return 0
+
+
+def _ask(
+    client: GatewayClient, match_id: str, player: str, legal: Any
+) -> match_pb2.LegalAction | None:
+    view = client.view(match_id, player, min_version=legal.version)
+    print(render_view(view))
+    print(f"\n{player}, choose an action ({legal.next.phase}):")
+    for i, action in enumerate(legal.actions, start=1):
+        print(f"  {i:3d}. {action.label}")
+    while True:
+        answer = input("> ").strip()
+        if answer in ("q", "quit"):
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= len(legal.actions):
+            chosen: match_pb2.LegalAction = legal.actions[int(answer) - 1]
+            return _fill_in(view.game, chosen) if chosen.params else chosen
+        print(f"type a number from 1 to {len(legal.actions)}, or q to leave")
+
+
+def _fill_in(game: str, template: match_pb2.LegalAction) -> match_pb2.LegalAction:
+    """Ask for each parameter of a parametric action, within its range."""
+    entry = legal_entry(game, template)
+    values = {}
+    for p in template.params:
+        while True:
+            answer = input(
+                f"  {p.name} ({p.low:g} to {p.high:g}{' ' + p.unit if p.unit else ''}): "
+            )
+            try:
+                value = float(answer)
+            except ValueError:
+                value = float("nan")
+            if p.low <= value <= p.high:
+                values[p.name] = value
+                break
+            print(f"  a number from {p.low:g} to {p.high:g}, please")
+    return chosen_action(all_games()[game], entry.instantiate(**values))

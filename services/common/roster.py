@@ -1,0 +1,46 @@
+"""Tabletop's services: one entry per kind of process, the one list that the configuration
+(default ports, required secrets), ``tabletop-serve`` (its choices), the gRPC server (who
+is internal), the topics (who owns an event stream) and the local stack (start order) read.
+k8s/base declares the same workloads; tests/unit/platform/test_roster.py holds it to this.
+
+Adding a service: an entry here, a package ``services/<name>/`` whose ``app.main(config)``
+runs it, and its workload in k8s/base (docs/CONVENTIONS.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    #: its gRPC port (0: it serves no gRPC) and its metrics port, unless configured
+    grpc_port: int
+    metrics_port: int
+    #: the secrets (TABLETOP_<NAME>) it refuses to start without, outside a dev stack
+    secrets: tuple[str, ...] = ()
+    #: only other Tabletop services may call it: every call carries the peer token
+    internal: bool = False
+    #: the single writer of an event stream of its own (``<name>.events``, snapshots)
+    stream: bool = False
+    #: one process per shard (board-N calls dice-N and decks-N): a StatefulSet
+    sharded: bool = False
+
+
+#: in start order: a service comes after the services it calls
+ROSTER = (
+    Service(
+        "dice", 50051, 9101, ("SECRET", "PEER_TOKEN"), internal=True, stream=True, sharded=True
+    ),
+    Service(
+        "decks", 50052, 9102, ("SECRET", "PEER_TOKEN"), internal=True, stream=True, sharded=True
+    ),
+    Service("scoring", 50054, 9104, ("PEER_TOKEN",), internal=True, stream=True),
+    Service("board", 50053, 9103, ("PEER_TOKEN",), internal=True, stream=True, sharded=True),
+    Service("projector", 0, 9105),
+    Service("gateway", 50050, 9100, ("TOKEN_KEY", "PEER_TOKEN")),
+)
+
+NAMES = tuple(service.name for service in ROSTER)
+BY_NAME = {service.name: service for service in ROSTER}

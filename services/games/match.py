@@ -1,0 +1,74 @@
+"""A match, as its events have made it: the one type for a match in every process.
+
+The command handler decides on a ``Match`` (the board's, a playout's), and every reader
+folds a match's events into one (services/adapters/folding.py: the board after a
+restart, the projector, scoring, a replay, a picture, ``tabletop replay``). Its wire form
+is the ``ViewUpdate`` (services/adapters/views.py): the board sends it with its
+acknowledgements, the projector publishes it, and a gateway decodes it back into a
+``Match`` to make the views its clients ask for, in one place (``views.view``).
+
+Plain data: no protobuf, no Kafka, nothing of gRPC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.games.contract import Game
+from services.games.frozen import quick_init_all
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """The reply to an accepted command; a retry gets it again with ``duplicate``."""
+
+    version: int
+    events_appended: int
+    finished: bool
+    duplicate: bool = False
+
+
+@dataclass(slots=True)
+class Match:
+    match_id: str
+    game: Game[Any]
+    players: tuple[str, ...]
+    #: the engine's state after the match's last whole command
+    state: Any
+    #: the number of the match's board events
+    version: int = 0
+    finished: bool = False
+    results: dict[str, str] = field(default_factory=dict)
+    end_reason: str = ""
+    options: dict[str, str] = field(default_factory=dict)
+    #: provenance: the seeds' commitments (MatchCreated) and, at the end, the seeds
+    #: (dice and decks reveal them; "" until then, and for a service the game does not use)
+    dice_commitment: str = ""
+    decks_commitment: str = ""
+    dice_seed: str = ""
+    decks_seed: str = ""
+    #: the lobby (MatchCreated.lobby, SeatJoined): how the match is offered, who sits where
+    private: bool = False
+    bots: tuple[str, ...] = ()
+    creator: str = ""
+    #: joined seat → display name
+    seats: dict[str, str] = field(default_factory=dict)
+    #: joined seat → the id of its newest token (older ones no longer act)
+    seat_tokens: dict[str, str] = field(default_factory=dict)
+    #: the command handler's: command id → the reply it got, so a retry appends nothing
+    replies: dict[str, Accepted] = field(default_factory=dict)
+    #: command id → (player, action) of the commands this process accepted
+    commands: dict[str, tuple[str, Any]] = field(default_factory=dict)
+
+    def seat(self, seat: str, display_name: str, token_id: str) -> None:
+        """A seat joined (again): its newest token is ``token_id``."""
+        self.seats[seat] = display_name
+        self.seat_tokens[seat] = token_id
+
+    def superseded(self, player: str, seat_token: str) -> bool:
+        """True if ``seat_token`` (when given) is not the seat's newest token."""
+        return bool(seat_token) and self.seat_tokens.get(player) != seat_token
+
+
+quick_init_all((Accepted,))
