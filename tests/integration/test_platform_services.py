@@ -150,7 +150,7 @@ def test_the_cli_plays_replays_verifies_and_exports(stack: Stack, tmp_path: Path
             cwd=ROOT,
         ).stdout
 
-    played = json.loads(tabletop("play", "crashland", "--bot", "random", "--seed", "5", "--json"))
+    played = json.loads(tabletop("play", "crashland", "--bot", "medium", "--seed", "5", "--json"))
     assert played["results"] and played["events"] > 0
     match_id = played["match_id"]
     replayed = json.loads(tabletop("replay", match_id, "--verify", "--json").splitlines()[-1])
