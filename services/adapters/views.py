@@ -74,6 +74,7 @@ def summary(match: Match) -> match_pb2.MatchSummary:
         private=match.private,
         seats=match.seats,
         bots=match.bots,
+        bot_levels=match.bot_levels,
     )
 
 
@@ -112,7 +113,7 @@ def from_update(published: match_pb2.ViewUpdate, state: Any) -> Match:
     game, _ = game_and_messages(summary.game)
     # (empty maps and lists not converted: a gateway decodes an update for every first
     # view asked of it, and most of these are empty)
-    results, bots, seats = summary.results, summary.bots, summary.seats
+    results, bots, seats, levels = summary.results, summary.bots, summary.seats, summary.bot_levels
     tokens = published.seat_tokens
     return Match(
         match_id=summary.match_id,
@@ -129,6 +130,7 @@ def from_update(published: match_pb2.ViewUpdate, state: Any) -> Match:
         decks_seed=shown.decks_seed,
         private=summary.private,
         bots=tuple(bots) if bots else (),
+        bot_levels=dict(levels) if levels else {},
         seats=dict(seats) if seats else {},
         seat_tokens=dict(tokens) if tokens else {},
     )

@@ -217,6 +217,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     state=game.initial_state(),
                     private=request.lobby.private,
                     bots=tuple(request.lobby.bots),
+                    bot_levels=dict(request.lobby.bot_levels),
                     creator=request.lobby.creator,
                 )
 

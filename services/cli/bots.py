@@ -33,6 +33,13 @@ class NetworkBot:
     game: str
     player: str
     policy: ViewPolicy
+    #: what the seat was given: a level (easy, medium, hard) or a game's bot's name
+    kind: str = ""
+
+    @property
+    def level(self) -> str:
+        """The bot's level as the lobby shows it ("" for a game's random or greedy bot)."""
+        return self.kind if self.kind in LEVELS else ""
 
     def choose(
         self, view: match_pb2.MatchView, legal: board_pb2.GetLegalActionsReply
@@ -68,6 +75,6 @@ def bot_seats(
         kinds = {p: spec for p in players}
     base = random.Random(seed).randrange(1 << 30) if seed is not None else random.randrange(1 << 30)
     return {
-        seat: NetworkBot(game, seat, view_policy_for(game, kind, base + i))
+        seat: NetworkBot(game, seat, view_policy_for(game, kind, base + i), kind)
         for i, (seat, kind) in enumerate(kinds.items())
     }

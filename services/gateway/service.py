@@ -19,6 +19,7 @@ import grpc
 from services.adapters.folding import created, fold
 from services.adapters.verify import verify_match
 from services.adapters.views import view
+from services.bots.levels import levels_for
 from services.common.calls.channel import CallChannel, StreamBroken
 from services.common.config import Config
 from services.common.envelope import is_a
@@ -376,6 +377,10 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             bounded("command_id", request.command_id, MAX_ID)
             players = bounded_names("players", list(request.players), MAX_SEATS, MAX_NAME)
             bots = bounded_names("bots", list(request.bots), MAX_SEATS, MAX_NAME)
+            bot_levels = dict(request.bot_levels)
+            bounded_names("bot_levels", list(bot_levels), MAX_SEATS, MAX_NAME)
+            for named in bot_levels.values():
+                bounded("a bot level", named, MAX_NAME)
             options = bounded_options(dict(request.options))
             bounded("seat", request.seat, MAX_NAME)
             bounded("display_name", request.display_name, MAX_NAME)
@@ -393,6 +398,19 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             )
         if not set(bots) <= set(players):
             await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, "a bot seat is not a seat")
+        if not set(bot_levels) <= set(bots):
+            await _refuse(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "a seat with a bot level is not a bot seat",
+            )
+        offered = levels_for(request.game)
+        if not set(bot_levels.values()) <= set(offered):
+            await _refuse(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"unknown bot level; {request.game} offers {', '.join(offered)}",
+            )
         if request.seat and request.seat not in players:
             await _refuse(
                 context, grpc.StatusCode.INVALID_ARGUMENT, "the seat to take is not a seat"
@@ -413,7 +431,7 @@ class GatewayService(gateway_pb2_grpc.GatewayServicer):
             command_id=ids.command_id,
             match_id=match_id,
             lobby=platform_events_pb2.MatchLobby(
-                private=request.private, bots=bots, creator=subject
+                private=request.private, bots=bots, bot_levels=bot_levels, creator=subject
             ),
         )
         if request.seat:

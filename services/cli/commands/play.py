@@ -75,6 +75,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             game_options(args.option),
             private=args.private,
             bots=list(bots),
+            bot_levels={seat: bot.level for seat, bot in bots.items() if bot.level},
             seat=mine[0] if mine else "",
             name=mine[0] if mine else "",
         )
