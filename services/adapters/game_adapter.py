@@ -10,6 +10,7 @@ from services.games.contract import (
     ActionTemplate,
     AwaitingChance,
     AwaitingPlayers,
+    Described,
     DrawCards,
     Finished,
     Game,
@@ -74,21 +75,42 @@ def fill_game_view(wrapper: games_pb2.GameView, game_name: str, view: Any) -> ga
     return wrapper
 
 
-def legal_action_message(game: Game[Any], entry: Any) -> match_pb2.LegalAction:
+def legal_action_message(
+    game: Game[Any], entry: Any, view: Any | None = None
+) -> match_pb2.LegalAction:
     """One entry of ``legal_actions`` on the wire: a concrete action, or an
-    ``ActionTemplate`` as its example with the ranges of its free fields in ``params``."""
-    if not isinstance(entry, ActionTemplate):
-        return match_pb2.LegalAction(
-            action=action_to_game_action(game.name, entry), label=game.describe_action(entry)
-        )
-    return match_pb2.LegalAction(
-        action=action_to_game_action(game.name, entry.example),
-        label=game.describe_action(entry.example),
-        params=[
-            match_pb2.ParamRange(name=r.name, low=r.low, high=r.high, unit=r.unit)
-            for r in entry.ranges
-        ],
+    ``ActionTemplate`` as its example with the ranges of its free fields in ``params``.
+    Described as the player whose ``view`` this is sees it (``Game.describe``); without a
+    view, by ``describe_action`` alone."""
+    example = entry.example if isinstance(entry, ActionTemplate) else entry
+    if view is None:
+        described = Described(game.describe_action(example))
+    else:
+        described = game.describe(view, example)
+    message = match_pb2.LegalAction(
+        action=action_to_game_action(game.name, example),
+        label=described.label,
+        targets=described.targets,
+        affects=described.affects,
     )
+    if isinstance(entry, ActionTemplate):
+        for r in entry.ranges:
+            param = message.params.add(name=r.name, low=r.low, high=r.high, unit=r.unit)
+            axis = described.axes.get(r.name)
+            if axis is not None:
+                param.picture.measure = axis.measure
+                param.picture.scale = axis.scale
+                param.picture.offset = axis.offset
+    return message
+
+
+def legal_action_messages(game: Game[Any], state: Any, player: str) -> list[match_pb2.LegalAction]:
+    """``player``'s legal actions in ``state`` on the wire, described from their view."""
+    entries = game.legal_actions(state, player)
+    if not entries:
+        return []
+    view = game.view(state, player)
+    return [legal_action_message(game, entry, view) for entry in entries]
 
 
 def legal_entry(game_name: str, legal: match_pb2.LegalAction) -> Any:

@@ -18,7 +18,7 @@ from google.protobuf import message
 
 from services.adapters.game_adapter import (
     action_from_game_action,
-    legal_action_message,
+    legal_action_messages,
     next_step_message,
 )
 from services.adapters.views import update_bytes
@@ -349,10 +349,7 @@ def _legal_actions(match: Match, player: str) -> board_pb2.GetLegalActionsReply:
     step = match.game.next_step(match.state)
     actions: list[match_pb2.LegalAction] = []
     if isinstance(step, AwaitingPlayers) and player in step.players:
-        actions = [
-            legal_action_message(match.game, entry)
-            for entry in match.game.legal_actions(match.state, player)
-        ]
+        actions = legal_action_messages(match.game, match.state, player)
     return board_pb2.GetLegalActionsReply(
         version=match.version, actions=actions, next=next_step_message(step)
     )

@@ -264,6 +264,38 @@ def random_view_policy(seed: int) -> ViewPolicy:
     return choose
 
 
+# --- how a legal action shows on the game's picture ------------------------------------
+
+
+@dataclass(frozen=True)
+class PictureAxis:
+    """How one parameter of an ``ActionTemplate`` is read off a pointer on the picture:
+    ``value = offset + scale * measure``. The measure is the pointer's ``x`` or ``y`` where
+    it is released (picture units), or the ``angle`` (degrees counter-clockwise from the
+    picture's x axis, as seen: y up) or ``length`` (picture units) of a drag from where it
+    began. A client clamps the value into the parameter's range (an angle wraps)."""
+
+    measure: str  # x | y | angle | length
+    scale: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class Described:
+    """A legal action as the player who may take it sees it (``Game.describe``).
+
+    ``label`` names it as a player would say it. ``targets`` are the ids of the elements
+    of ``Game.picture`` (of the same view) the player picks to make it, in the order they
+    would pick them; ``affects`` the ids of elements it would change (a client shows them
+    while it is offered). For a template, ``axes`` says how a pointer on the picture sets
+    each parameter (by name); a parameter without one is set some other way."""
+
+    label: str
+    targets: tuple[str, ...] = ()
+    affects: tuple[str, ...] = ()
+    axes: Mapping[str, PictureAxis] = field(default_factory=dict)
+
+
 # --- options a match is created with ---------------------------------------------------
 
 
@@ -405,6 +437,12 @@ class Game(ABC, Generic[State]):
     def describe_action(self, action: Any) -> str:
         """A short human label for an action, for menus and logs."""
         return repr(action)
+
+    def describe(self, view: Any, action: Any) -> Described:
+        """``action`` (a template's example, for a template) as the player whose ``view``
+        this is names it and picks it on ``picture(view)``. Games with a picture override
+        it; by default the label is ``describe_action``'s and nothing is picked."""
+        return Described(self.describe_action(action))
 
 
 quick_init_all(

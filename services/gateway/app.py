@@ -12,10 +12,10 @@ from services.common.eventlog import Tail
 from services.common.server import peer_channel, run_until_signalled
 from services.common.topics import views_topic
 from services.gateway.auth import MAX_REQUEST_BYTES
-from services.gateway.service import GatewayService, Shard
+from services.gateway.service import GatewayService
+from services.gateway.shards import Shard
 from services.gateway.viewstore import ViewStore
 from services.gateway.web import WebServer, web_app
-from tabletop.v1 import gateway_pb2, gateway_pb2_grpc
 
 
 async def main(config: Config) -> None:
@@ -42,13 +42,13 @@ async def main(config: Config) -> None:
         isolation_level="read_uncommitted",
     )
     service = GatewayService(shards, scoring, views, config)
+    edge = service.edge()
     consumer: asyncio.Task[None] | None = None
 
     def register(server: grpc.Server) -> list[str]:
-        gateway_pb2_grpc.add_GatewayServicer_to_server(service, server)
-        return [gateway_pb2.DESCRIPTOR.services_by_name["Gateway"].full_name]
+        return edge.register(server)
 
-    # The web port serves the same servicer instance over gRPC-Web, and the page.
+    # The web port serves the same handlers over gRPC-Web, and the page.
     web = (
         WebServer(
             config,

@@ -1,7 +1,7 @@
-"""The gateway's web port: the browser client's files and gRPC-Web for the same servicer.
+"""The gateway's web port: the browser client's files and gRPC-Web for the same handlers.
 
-One API: the page speaks gRPC-Web (sonora's ASGI app) to the very ``GatewayService``
-instance the gRPC port serves, so every authorisation, quota and bound applies alike.
+One API: the page speaks gRPC-Web (sonora's ASGI app) to the very handlers the gRPC port
+serves (services/gateway/edge.py), so every authorisation, quota and bound applies alike.
 Around it: Starlette's CORS middleware (only the configured origins; the page the gateway
 serves itself is same-origin), a request size limit like the gRPC port's, security headers
 for the page, and uvicorn running inside the gateway's event loop, with the gRPC port's

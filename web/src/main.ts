@@ -1,7 +1,7 @@
 // Tabletop in a browser: the lobby, a match's board (an SVG the gateway draws of exactly the
-// view this page's token may see), its legal moves as buttons, live updates (WatchMatch), a
-// replay scrubber (ReplayMatchBatches + GetPicture at a version) and a finished match's
-// verification. Every call is gRPC-Web to the gateway's own servicers, with the same tokens.
+// view this page's token may see), its legal moves played on the picture (onboard.ts) and as
+// buttons, live updates (WatchMatch), a replay scrubber (ReplayMatchBatches + GetPicture at a
+// version) and a finished match's verification. Every call is gRPC-Web to the gateway's own servicers, with the same tokens.
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import type { LegalAction, MatchSummary, MatchView } from "./gen/tabletop/v1/match_pb";
@@ -10,10 +10,12 @@ import type { GameAction } from "./gen/tabletop/v1/games_pb";
 import { GameViewSchema } from "./gen/tabletop/v1/games_pb";
 import type { Picture, ReplayStep } from "./gen/tabletop/v1/gateway_pb";
 import { Gateway } from "./gen/tabletop/v1/gateway_pb";
+import { PictureMoves } from "./onboard";
 import { paramsOf, withParams } from "./params";
 import { boardImageUrl } from "./picture";
 import { sanitizeSvg } from "./sanitize";
 import { type Tokens, loadTokens, saveTokens } from "./tokens";
+import { Zoom } from "./zoom";
 
 const gateway = createClient(Gateway, createGrpcWebTransport({ baseUrl: location.origin }));
 
@@ -191,6 +193,7 @@ interface Current {
   steps: ReplayStep[] | undefined; // set while replaying
   stop: AbortController;
   drawn: number; // the newest picture request, so a slow reply never overwrites a newer one
+  legal: LegalAction[]; // the moves offered now (buttons and picture)
 }
 
 let current: Current | undefined;
@@ -208,6 +211,7 @@ function openMatch(matchId: string): void {
     steps: undefined,
     stop: new AbortController(),
     drawn: 0,
+    legal: [],
   };
   if (location.hash !== `#match/${matchId}`) history.pushState(null, "", `#match/${matchId}`);
   $("lobby").hidden = true;
@@ -281,7 +285,9 @@ async function drawPicture(c: Current, version: bigint | undefined): Promise<voi
   const board = $("board");
   const who = picture.viewer || "a spectator";
   const label = `The ${picture.game} board at version ${picture.version}, as ${who} sees it`;
-  const svg = picture.svg ? sanitizeSvg(picture.svg, "pic-") : null;
+  const svg = picture.svg ? sanitizeSvg(picture.svg, PICTURE_IDS) : null;
+  onBoard.clear();
+  zoom.attach(svg ?? undefined);
   if (svg) {
     board.replaceChildren(svg);
   } else if (picture.svg) {
@@ -304,6 +310,7 @@ async function drawPicture(c: Current, version: bigint | undefined): Promise<voi
 async function refreshActions(c: Current, view: MatchView): Promise<void> {
   const actions = $("actions");
   const turn = $("turn");
+  c.legal = [];
   if (!c.seat) {
     actions.replaceChildren();
     turn.textContent = "Spectators watch; only seats move.";
@@ -323,7 +330,13 @@ async function refreshActions(c: Current, view: MatchView): Promise<void> {
   try {
     const legal = await gateway.getLegalActions({ matchId: c.matchId }, auth(c.token));
     if (c !== current || c.live !== view) return; // a newer view came meanwhile
+    c.legal = legal.actions;
     showActions(c, legal.actions);
+    // On the picture only if it shows the very version the moves are legal at.
+    const svg = $("board").querySelector("svg");
+    const same = $("board-area").dataset.version === String(legal.version);
+    if (svg && !c.steps && same) onBoard.offer(svg, legal.actions);
+    $("board").dataset.moves = same ? String(legal.version) : ""; // the version offered
   } catch (error) {
     showError(error);
   }
@@ -390,6 +403,18 @@ async function submit(c: Current, label: string, action: GameAction | undefined)
   }
 }
 
+/** Ids of the picture's elements get this prefix in the page (sanitize.ts). */
+const PICTURE_IDS = "pic-";
+
+const zoom = new Zoom($("board"));
+const onBoard = new PictureMoves($("board"), $("board-hint"), PICTURE_IDS, (move, values) => {
+  const c = current;
+  const action = move.legal.action;
+  // Offered with the moves legal now, never an older list's.
+  if (!c || !action || !c.legal.includes(move.legal)) return;
+  void submit(c, move.label, move.params.length ? withParams(action, move.params, values) : action);
+});
+
 // -- replay ---------------------------------------------------------------------------------
 function setUpReplay(): void {
   const range = $<HTMLInputElement>("replay-step");
@@ -399,10 +424,11 @@ function setUpReplay(): void {
   $("replay-next").addEventListener("click", () => void showStep(Number(range.value) + 1));
   $("replay-live").addEventListener("click", () => {
     if (!current) return;
-    current.steps = undefined;
+    const c = current;
+    c.steps = undefined;
     $("replay-controls").hidden = true;
     $("replay-label").textContent = "";
-    void drawPicture(current, undefined);
+    void drawPicture(c, undefined).then(() => (c.live ? refreshActions(c, c.live) : undefined));
   });
 }
 

@@ -11,11 +11,14 @@ export interface ParamRange {
   name: string;
   low: number;
   high: number;
+  unit?: string;
+  /** how a pointer on the picture sets it (value = offset + scale * measure) */
+  picture?: { measure: string; scale: number; offset: number };
 }
 
-/** The action's parameters (none for a concrete action, or before the protos have them). */
+/** The action's parameters (none for a concrete action). */
 export function paramsOf(legal: LegalAction): ParamRange[] {
-  return (legal as LegalAction & { params?: ParamRange[] }).params ?? [];
+  return legal.params;
 }
 
 const INTEGERS = new Set([ScalarType.INT32, ScalarType.UINT32, ScalarType.SINT32, ScalarType.FIXED32, ScalarType.SFIXED32]);

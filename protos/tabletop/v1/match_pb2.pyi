@@ -375,21 +375,39 @@ class LegalAction(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     LABEL_FIELD_NUMBER: _builtins.int
     PARAMS_FIELD_NUMBER: _builtins.int
+    TARGETS_FIELD_NUMBER: _builtins.int
+    AFFECTS_FIELD_NUMBER: _builtins.int
     label: _builtins.str
+    """as a player would say it"""
     @_builtins.property
     def action(self) -> _games_pb2.GameAction: ...
     @_builtins.property
     def params(self) -> _containers.RepeatedCompositeFieldContainer[Global___ParamRange]: ...
+    @_builtins.property
+    def targets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The ids of the elements of the match's picture (GetPicture's svg, at the same version
+        and for the same seat) a player picks to make this move, in the order they pick them;
+        empty when it is not made on the picture.
+        """
+
+    @_builtins.property
+    def affects(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The ids of the picture's elements the move would change (e.g. the cubes a room would
+        collect), for a client to show while it offers the move.
+        """
+
     def __init__(
         self,
         *,
         action: _games_pb2.GameAction | None = ...,
         label: _builtins.str = ...,
         params: _abc.Iterable[Global___ParamRange] | None = ...,
+        targets: _abc.Iterable[_builtins.str] | None = ...,
+        affects: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "label", b"label", "params", b"params"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "affects", b"affects", "label", b"label", "params", b"params", "targets", b"targets"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -405,10 +423,15 @@ class ParamRange(_message.Message):
     LOW_FIELD_NUMBER: _builtins.int
     HIGH_FIELD_NUMBER: _builtins.int
     UNIT_FIELD_NUMBER: _builtins.int
+    PICTURE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     low: _builtins.float
     high: _builtins.float
     unit: _builtins.str
+    @_builtins.property
+    def picture(self) -> Global___PictureAxis:
+        """How a pointer on the picture sets it; unset: a client offers a control for it."""
+
     def __init__(
         self,
         *,
@@ -416,11 +439,43 @@ class ParamRange(_message.Message):
         low: _builtins.float = ...,
         high: _builtins.float = ...,
         unit: _builtins.str = ...,
+        picture: Global___PictureAxis | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["picture", b"picture"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["high", b"high", "low", b"low", "name", b"name", "unit", b"unit"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["high", b"high", "low", b"low", "name", b"name", "picture", b"picture", "unit", b"unit"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ParamRange: _TypeAlias = ParamRange  # noqa: Y015
+
+@_typing.final
+class PictureAxis(_message.Message):
+    """value = offset + scale * measure, then clamped into the range (an angle wraps). The
+    measure: "x" or "y", the pointer's picture coordinate where it is released; "angle",
+    the direction of a drag from where it began, in degrees counter-clockwise from the
+    picture's x axis as seen (y up); "length", that drag's length in picture units.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEASURE_FIELD_NUMBER: _builtins.int
+    SCALE_FIELD_NUMBER: _builtins.int
+    OFFSET_FIELD_NUMBER: _builtins.int
+    measure: _builtins.str
+    scale: _builtins.float
+    offset: _builtins.float
+    def __init__(
+        self,
+        *,
+        measure: _builtins.str = ...,
+        scale: _builtins.float = ...,
+        offset: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["measure", b"measure", "offset", b"offset", "scale", b"scale"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PictureAxis: _TypeAlias = PictureAxis  # noqa: Y015

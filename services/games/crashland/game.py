@@ -6,13 +6,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from services.games.contract import (
+    Described,
     Game,
     MalformedAction,
     ViewPolicy,
     random_view_policy,
 )
 from services.games.crashland import actions as act
-from services.games.crashland import bots, rules
+from services.games.crashland import bots, naming, rules
 from services.games.crashland import events as ev
 from services.games.crashland import render as text
 from services.games.crashland.picture import draw as draw_picture
@@ -85,6 +86,9 @@ class Crashland(Game[CrashlandState]):
                 "score": float(len(state.collected)),
             }
         ]
+
+    def describe(self, view: Any, action: Any) -> Described:
+        return naming.describe(view, action)
 
     def describe_action(self, action: Any) -> str:
         match action:

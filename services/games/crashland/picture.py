@@ -9,6 +9,7 @@ escaping and keeps attribute order, so the same view always gives the same bytes
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 
 from services.games.crashland.model import Axis, MapKind
 from services.games.crashland.view import CardView, CellView, CrashlandView
@@ -19,9 +20,10 @@ MARGIN = 20
 GRID_TOP = 70
 CELL_W = 90
 CELL_H = 60
-CARD_W = 96
-CARD_H = 44
-PIP = 22
+CARD_W = 92
+CARD_H = 50
+PIP = 24
+TANK_W = 26
 FONT = "sans-serif"
 
 UNEXPLORED = "#5a606b"
@@ -66,6 +68,18 @@ def _line(svg: ET.Element, x: float, y: float, text: str, size: int = 13) -> Non
     element(svg, "text", text, x=x, y=y, font_size=size, font_family=FONT, fill="#eee")
 
 
+def cell_id(row: int, column: int) -> str:
+    return f"cell-{row}-{column}"
+
+
+def hand_id(index: int) -> str:
+    return f"hand-{index}"
+
+
+def uplink_id(index: int) -> str:
+    return f"uplink-{index}"
+
+
 def cell_origin(row: int, column: int) -> tuple[int, int]:
     """Top-left corner of a map card's rectangle."""
     return MARGIN + column * CELL_W, GRID_TOP + row * CELL_H
@@ -74,7 +88,7 @@ def cell_origin(row: int, column: int) -> tuple[int, int]:
 def tank_origin(row: int, column: int) -> tuple[int, int]:
     """Top-left corner of a located fuel tank's token (bottom right of its card)."""
     x, y = cell_origin(row, column)
-    return x + CELL_W - PIP - 6, y + CELL_H - 22
+    return x + CELL_W - TANK_W - 6, y + CELL_H - 24
 
 
 def _cell_text(cell: CellView) -> tuple[str, str, str]:
@@ -95,7 +109,7 @@ def _cell(svg: ET.Element, cell: CellView) -> None:
     )
     title += ", astronaut here" if cell.astronaut else ""
     title += f", fuel tank {cell.tank}" if cell.tank is not None else ""
-    group = titled_group(svg, f"cell-{row}-{column}", title)
+    group = titled_group(svg, cell_id(row, column), title)
     x, y = cell_origin(row, column)
     element(
         group,
@@ -108,16 +122,16 @@ def _cell(svg: ET.Element, cell: CellView) -> None:
         fill=fill,
         stroke="#000",
     )
-    _label(group, x + CELL_W / 2, y + 20, text, 13, "#111" if cell.explored else "#fff")
+    _label(group, x + CELL_W / 2, y + 20, text, 14, "#111" if cell.explored else "#fff")
     if sub:
-        _label(group, x + CELL_W / 2, y + 34, sub, 10)
+        _label(group, x + CELL_W / 2, y + 35, sub, 12)
     if cell.astronaut:
-        element(group, "circle", cx=x + 16, cy=y + CELL_H - 16, r=10, fill=ASTRONAUT, stroke="#000")
-        _label(group, x + 16, y + CELL_H - 12, "A", 11)
+        element(group, "circle", cx=x + 17, cy=y + CELL_H - 17, r=12, fill=ASTRONAUT, stroke="#000")
+        _label(group, x + 17, y + CELL_H - 12.5, "A", 13)
     if cell.tank is not None:
         tx, ty = tank_origin(row, column)
-        element(group, "rect", x=tx, y=ty, width=PIP, height=16, fill=TANK, stroke="#000")
-        _label(group, tx + PIP / 2, ty + 12, f"T{cell.tank}", 10, "#fff")
+        element(group, "rect", x=tx, y=ty, width=TANK_W, height=18, fill=TANK, stroke="#000")
+        _label(group, tx + TANK_W / 2, ty + 14, f"T{cell.tank}", 12, "#fff")
 
 
 def track_box(system: str, index: int, top: int) -> tuple[int, int]:
@@ -134,7 +148,7 @@ def _tracks(svg: ET.Element, view: CrashlandView, top: int) -> None:
             bx, by = track_box(system, i, top)
             fill = TRACK_FILL[system] if i < level else EMPTY
             element(group, "rect", x=bx, y=by, width=PIP, height=PIP, fill=fill, stroke="#888")
-            _label(group, bx + PIP / 2, by + 15, str(i + 1), 10, "#111" if i < level else "#888")
+            _label(group, bx + PIP / 2, by + 17, str(i + 1), 12, "#111" if i < level else "#999")
 
 
 def _tanks(svg: ET.Element, view: CrashlandView, top: int) -> None:
@@ -148,9 +162,9 @@ def _tanks(svg: ET.Element, view: CrashlandView, top: int) -> None:
         group = titled_group(svg, f"tank-{tank.number}", f"fuel tank {tank.number}: {where}")
         x = MARGIN + i * 190
         fill = TANK if tank.collected else EMPTY
-        element(group, "rect", x=x, y=top, width=PIP, height=16, fill=fill, stroke="#888")
-        _label(group, x + PIP / 2, top + 12, f"T{tank.number}", 10, "#fff")
-        _line(group, x + PIP + 4, top + 12, where, 11)
+        element(group, "rect", x=x, y=top, width=TANK_W, height=18, fill=fill, stroke="#888")
+        _label(group, x + TANK_W / 2, top + 14, f"T{tank.number}", 12, "#fff")
+        _line(group, x + TANK_W + 5, top + 14, where, 12)
 
 
 def card_text(card: CardView) -> str:
@@ -160,22 +174,34 @@ def card_text(card: CardView) -> str:
     return card.kind.replace("_", " ")
 
 
+def face_lines(card: CardView) -> tuple[str, str]:
+    """A card face's two lines: "Event 3" over "-2 oxygen", "Solar" over "Recharge"."""
+    if card.kind == "event":
+        system = card.system.value if card.system else "?"
+        return f"Event {card.number}", f"-{card.loss} {system}"
+    first, _, rest = card.kind.replace("_", " ").title().partition(" ")
+    return first, rest
+
+
 def _cards(
-    svg: ET.Element, prefix: str, cards: tuple[CardView, ...], hidden: int, top: int
+    svg: ET.Element, ident: Callable[[int], str], cards: tuple[CardView, ...], hidden: int, top: int
 ) -> None:
     """Faces when the viewer may see them, else ``hidden`` backs."""
     faces: list[CardView | None] = [*cards] if cards else [None] * hidden
     for i, card in enumerate(faces):
-        text = card_text(card) if card is not None else "hidden card"
-        group = titled_group(svg, f"{prefix}-{i}", text)
+        group = titled_group(svg, ident(i), card_text(card) if card else "hidden card")
         x = MARGIN + i * (CARD_W + 6)
         fill = CARD_FACE if card is not None else CARD_BACK
         element(
             group, "rect", x=x, y=top, width=CARD_W, height=CARD_H, rx=4, fill=fill, stroke="#000"
         )
-        _label(
-            group, x + CARD_W / 2, top + 26, text if card else "?", 10, "#111" if card else "#fff"
-        )
+        if card is None:
+            _label(group, x + CARD_W / 2, top + 30, "?", 14, "#fff")
+            continue
+        first, second = face_lines(card)
+        _label(group, x + CARD_W / 2, top + 21, first, 13)
+        if second:
+            _label(group, x + CARD_W / 2, top + 39, second, 13)
 
 
 def _status(view: CrashlandView) -> str:
@@ -188,7 +214,7 @@ def draw(view: CrashlandView) -> str:
     hand_top = grid_bottom + 150
     uplink_top = hand_top + CARD_H + 30
     bottom = uplink_top + CARD_H + 22
-    height = bottom + 40
+    height = bottom + 60
     box = {"width": str(WIDTH), "height": str(height), "viewBox": f"0 0 {WIDTH} {height}"}
     svg = ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "version": "1.1", **box})
     element(svg, "title", _status(view))
@@ -201,13 +227,14 @@ def draw(view: CrashlandView) -> str:
     _tracks(svg, view, grid_bottom + 12)
     _tanks(svg, view, grid_bottom + 84)
     _line(svg, MARGIN, hand_top - 8, f"Hand ({view.hand_size})")
-    _cards(svg, "hand", view.hand, view.hand_size, hand_top)
+    _cards(svg, hand_id, view.hand, view.hand_size, hand_top)
     _line(svg, MARGIN, uplink_top - 8, f"Top of the deck known ({view.uplink_size})")
-    _cards(svg, "uplink", view.uplink_cards, view.uplink_size, uplink_top)
+    _cards(svg, uplink_id, view.uplink_cards, view.uplink_size, uplink_top)
     piles = f"Draw pile {view.draw_pile_size}, discard pile {len(view.discard_pile)}"
     moved = f"moved {view.cards_moved} card(s), {view.free_cards_left} free left"
-    _line(svg, MARGIN, bottom, f"{piles}; {moved}", 12)
+    _line(svg, MARGIN, bottom, f"{piles}; {moved}")
     drawn = ", ".join(card_text(c) for c in view.last_drawn) or "none"
     applied = card_text(view.applied_event) if view.applied_event else "none"
-    _line(svg, MARGIN, bottom + 20, f"Last drawn: {drawn}; event applied: {applied}", 12)
+    _line(svg, MARGIN, bottom + 20, f"Last drawn: {drawn}")
+    _line(svg, MARGIN, bottom + 40, f"Event applied: {applied}")
     return ET.tostring(svg, encoding="unicode")

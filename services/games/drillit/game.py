@@ -13,6 +13,7 @@ from services.games.contract import (
     ChanceOutcome,
     Choices,
     DeckShuffled,
+    Described,
     DiceRolled,
     DrawCards,
     Game,
@@ -26,6 +27,7 @@ from services.games.contract import (
 )
 from services.games.drillit import actions as act
 from services.games.drillit import events as ev
+from services.games.drillit import naming
 from services.games.drillit import render as text
 from services.games.drillit.actions import ACTION_TYPES
 from services.games.drillit.bots import greedy_view_policy
@@ -269,6 +271,9 @@ class Drillit(Game[DrillitState]):
             }
             for player in state.players
         ]
+
+    def describe(self, view: Any, action: Any) -> Described:
+        return naming.describe(view, action)
 
     def describe_action(self, action: Any) -> str:
         return describe_action(action)

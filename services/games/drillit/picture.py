@@ -4,14 +4,17 @@ rooms, the hex tunnel map (Tank, Path pieces with their openings, abysses, the E
 and the other exit option Plan B would move it to), the Life Track, crystals, the Event
 card in force and the players.
 
-Drawn from the view alone; every coloured piece also carries a text label, clickable
-pieces carry a stable ``id`` and a ``<title>``. ElementTree does the escaping and keeps
-attribute order, so the same view always gives the same bytes."""
+Drawn from the view alone; every coloured piece also carries a text label, pieces a move
+can pick carry a stable ``id`` (``naming.py`` names the moves by them) and a ``<title>``.
+Text is 14 units or more, but for the letters on the map's hexes: a hex is a ``zoom``
+piece, shown magnified on hover. ElementTree does the escaping and keeps attribute order,
+so the same view always gives the same bytes."""
 
 from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 
 from services.games.drillit.hexgrid import Hex, disc
 from services.games.drillit.view import (
@@ -22,16 +25,23 @@ from services.games.drillit.view import (
 )
 from services.games.svg import element, titled_group
 
-WIDTH = 1120
-TANK_CENTRE = (300.0, 335.0)
-ROOM_RING = 105.0
-ROOM_W, ROOM_H = 92, 60
-RADAR_RING = 211.0
+TANK_CENTRE = (331.0, 380.0)
+ROOM_RING = 108.0
+ROOM_W, ROOM_H = 100, 70
+RADAR_RING = 226.0
 RADAR_STEP = 34.0
-HEX = 12.0
-MAP_CENTRE = (850.0, 335.0)
-INFO_TOP = 600
+RADAR_R = 17.0
+#: the tunnel map's left edge and the width its hexes are sized to fill
+MAP_LEFT = 660.0
+MAP_WIDTH = 420.0
+MAP_MIDDLE = TANK_CENTRE[1]
+#: the largest hex (a short map's) and the widest picture
+MAX_HEX = 14.0
+WIDTH = int(MAP_LEFT + MAP_WIDTH + 20)
+INFO_TOP = 672
+LINE = 24
 FONT = "sans-serif"
+TEXT = 14
 
 BACKGROUND = "#20232a"
 ROOM_FILL = "#b0a18a"
@@ -53,8 +63,50 @@ TEMPORARY = "#f76707"
 EMPTY = "#343a40"
 
 
+# -- the ids moves pick (naming.py) --------------------------------------------------------
+
+
+def room_id(room: int) -> str:
+    return f"room-{room}"
+
+
+def armor_id(room: int) -> str:
+    return f"armor-{room}"
+
+
+def fires_id(room: int) -> str:
+    return f"fires-{room}"
+
+
+def goblins_inside_id(room: int) -> str:
+    return f"goblins-in-{room}"
+
+
+def sector_id(sector: int) -> str:
+    return f"sector-{sector}"
+
+
+def radar_id(sector: int, space: int) -> str:
+    return f"radar-{sector}-{space}"
+
+
+def hex_id(cell: Hex) -> str:
+    return f"hex-{cell.q}-{cell.r}"
+
+
+def crystal_id(colour: str) -> str:
+    return f"crystal-{colour}"
+
+
+def player_id(index: int) -> str:
+    return f"player-{index}"
+
+
+# -- drawing ---------------------------------------------------------------------------------
+
+
 def _text(
-    parent: ET.Element, x: float, y: float, text: str, size: int = 11, fill: str = "#111"
+    parent: ET.Element, x: float, y: float, text: str, size: float = TEXT, fill: str = "#111"
 ) -> None:
     element(
         parent,
@@ -69,7 +121,7 @@ def _text(
     )
 
 
-def _line(svg: ET.Element, x: float, y: float, text: str, size: int = 13) -> None:
+def _line(svg: ET.Element, x: float, y: float, text: str, size: int = TEXT) -> None:
     element(svg, "text", text, x=x, y=y, font_size=size, font_family=FONT, fill="#eee")
 
 
@@ -88,12 +140,17 @@ def radar_centre(sector: int, space: int) -> tuple[float, float]:
     return _polar(RADAR_RING + (space - 1) * RADAR_STEP, sector)
 
 
+def gnome_centre(room: int, index: int) -> tuple[float, float]:
+    x, y = room_centre(room)
+    return x - 28 + 30 * index, y + 2
+
+
 def _room(svg: ET.Element, room: DrillitRoomView) -> None:
     name = "centre" if room.room == 0 else f"room {room.room}"
     armor = "" if room.room == 0 else (", armor intact" if room.armor_intact else ", ARMOR BROKEN")
     gnomes = ", ".join(room.gnomes) or "nobody"
     title = f"{name}: {gnomes}, {room.fires} fire(s){armor}, {room.goblins_inside} goblin(s) inside"
-    group = titled_group(svg, f"room-{room.room}", title)
+    group = titled_group(svg, room_id(room.room), title)
     x, y = room_centre(room.room)
     fill = CENTRE_FILL if room.room == 0 else ROOM_FILL
     element(
@@ -107,22 +164,30 @@ def _room(svg: ET.Element, room: DrillitRoomView) -> None:
         fill=fill,
         stroke="#000",
     )
-    _text(group, x, y - 16, name.upper())
+    _text(group, x, y - 20, name.upper())
     for i, gnome in enumerate(room.gnomes):
-        element(group, "circle", cx=x - 30 + 28 * i, cy=y + 4, r=9, fill=GNOME, stroke="#000")
-        _text(group, x - 30 + 28 * i, y + 8, gnome[:2], 9)
-    for i in range(room.fires):
-        fx, fy = fire_origin(room.room, i)
-        element(group, "rect", x=fx, y=fy, width=14, height=14, fill=FIRE, stroke="#000")
-        _text(group, fx + 7, fy + 11, "F", 10)
+        gx, gy = gnome_centre(room.room, i)
+        element(group, "circle", cx=gx, cy=gy, r=13, fill=GNOME, stroke="#000")
+        _text(group, gx, gy + 4.5, gnome[:2])
+    if room.fires:
+        fires = titled_group(group, fires_id(room.room), f"{room.fires} Fire(s) in {name}")
+        for i in range(room.fires):
+            fx, fy = fire_origin(room.room, i)
+            element(fires, "rect", x=fx, y=fy, width=18, height=18, fill=FIRE, stroke="#000")
+            _text(fires, fx + 9, fy + 14, "F")
     if room.goblins_inside:
-        _text(group, x + 30, y + 8, f"{room.goblins_inside}g", 11, "#2b8a3e")
+        inside = titled_group(
+            group, goblins_inside_id(room.room), f"{room.goblins_inside} Goblin(s) inside {name}"
+        )
+        gx, gy = x + ROOM_W / 2 - 18, y + ROOM_H / 2 - 13
+        element(inside, "circle", cx=gx, cy=gy, r=11, fill=GOBLIN, stroke="#000")
+        _text(inside, gx, gy + 4.5, f"{room.goblins_inside}g", TEXT, "#fff")
     if room.room:
         ax, ay = armor_centre(room.room)
         fill = ARMOR_OK if room.armor_intact else ARMOR_BROKEN
-        group = titled_group(svg, f"armor-{room.room}", f"armor of room {room.room}{armor}")
-        element(group, "rect", x=ax - 16, y=ay - 7, width=32, height=14, fill=fill, stroke="#000")
-        _text(group, ax, ay + 4, "ARM" if room.armor_intact else "X", 9, "#fff")
+        group = titled_group(svg, armor_id(room.room), f"armor of room {room.room}{armor}")
+        element(group, "rect", x=ax - 20, y=ay - 10, width=40, height=20, fill=fill, stroke="#000")
+        _text(group, ax, ay + 4.5, "ARM" if room.armor_intact else "X", TEXT, "#fff")
 
 
 def armor_centre(room: int) -> tuple[float, float]:
@@ -130,35 +195,52 @@ def armor_centre(room: int) -> tuple[float, float]:
     angle = math.radians(-90 + 72 * (room - 1))
     cos, sin = abs(math.cos(angle)), abs(math.sin(angle))
     leave = min(ROOM_W / 2 / cos if cos else math.inf, ROOM_H / 2 / sin if sin else math.inf)
-    return _polar(ROOM_RING + leave + 16 * cos + 7 * sin + 3, room)
+    return _polar(ROOM_RING + leave + 20 * cos + 10 * sin + 2, room)
 
 
 def fire_origin(room: int, index: int) -> tuple[float, float]:
     x, y = room_centre(room)
-    return x - ROOM_W / 2 + 6 + 18 * index, y + ROOM_H / 2 - 18
+    return x - ROOM_W / 2 + 6 + 21 * index, y + ROOM_H / 2 - 21
 
 
 def _radar(svg: ET.Element, view: DrillitView) -> None:
     for sector in view.radar:
-        for i, goblins in enumerate(sector.spaces):
+        goblins = sum(sector.spaces)
+        fan = titled_group(
+            svg, sector_id(sector.sector), f"sector {sector.sector}: {goblins} goblin(s)"
+        )
+        for i, count in enumerate(sector.spaces):
             space = i + 1
-            title = f"sector {sector.sector}, space {space}: {goblins} goblin(s)"
-            group = titled_group(svg, f"radar-{sector.sector}-{space}", title)
+            title = f"sector {sector.sector}, space {space}: {count} goblin(s)"
+            group = titled_group(fan, radar_id(sector.sector, space), title)
             x, y = radar_centre(sector.sector, space)
             fill = RADAR_BLUE if space == len(sector.spaces) else RADAR_SPACE
-            element(group, "circle", cx=x, cy=y, r=17, fill=fill, stroke="#000")
-            if goblins:
-                element(group, "circle", cx=x, cy=y, r=11, fill=GOBLIN, stroke="#000")
-            _text(group, x, y + 4, f"{goblins}g" if goblins else str(space), 10, "#fff")
+            element(group, "circle", cx=x, cy=y, r=RADAR_R, fill=fill, stroke="#000")
+            if count:
+                element(group, "circle", cx=x, cy=y, r=12, fill=GOBLIN, stroke="#000")
+            _text(group, x, y + 4.5, f"{count}g" if count else str(space), TEXT, "#fff")
 
 
-def hex_centre(cell: Hex) -> tuple[float, float]:
+@dataclass(frozen=True)
+class MapLayout:
+    """Where the tunnel map's hexes go: sized so the map fills ``MAP_WIDTH``."""
+
+    size: float
+    centre: tuple[float, float]
+
+
+def map_layout(radius: int) -> MapLayout:
+    size = min(MAX_HEX, MAP_WIDTH / (math.sqrt(3) * (2 * radius + 1)))
+    return MapLayout(size, (MAP_LEFT + MAP_WIDTH / 2, MAP_MIDDLE))
+
+
+def hex_centre(cell: Hex, layout: MapLayout) -> tuple[float, float]:
     """Pointy-top hexes: axial east is +x, axial r grows downwards."""
-    x = MAP_CENTRE[0] + HEX * math.sqrt(3) * (cell.q + cell.r / 2)
-    return x, MAP_CENTRE[1] + HEX * 1.5 * cell.r
+    x = layout.centre[0] + layout.size * math.sqrt(3) * (cell.q + cell.r / 2)
+    return x, layout.centre[1] + layout.size * 1.5 * cell.r
 
 
-def _hex_points(x: float, y: float, size: float = HEX) -> str:
+def _hex_points(x: float, y: float, size: float) -> str:
     corners = (math.radians(30 + 60 * k) for k in range(6))
     return " ".join(f"{x + size * math.cos(a):.1f},{y + size * math.sin(a):.1f}" for a in corners)
 
@@ -200,21 +282,30 @@ def _hex_look(
 
 def _tunnels(svg: ET.Element, view: DrillitView) -> None:
     tiles = {t.cell: t for t in view.tiles}
+    layout = map_layout(view.map_radius)
     for cell in disc(view.map_radius):
         fill, text, title = _hex_look(view, cell, tiles)
-        group = titled_group(svg, f"hex-{cell.q}-{cell.r}", f"({cell.q},{cell.r}): {title}")
-        x, y = hex_centre(cell)
+        group = titled_group(svg, hex_id(cell), f"({cell.q},{cell.r}): {title}")
+        group.set("class", "zoom")
+        x, y = hex_centre(cell, layout)
         element(
-            group, "polygon", points=_hex_points(x, y), fill=fill, stroke="#555", stroke_width=0.6
+            group,
+            "polygon",
+            points=_hex_points(x, y, layout.size),
+            fill=fill,
+            stroke="#555",
+            stroke_width=0.6,
         )
         if cell in tiles:
-            _openings(group, x, y, tiles[cell].openings, HEX)
+            _openings(group, x, y, tiles[cell].openings, layout.size)
         if text:
-            _text(group, x, y + 3, text, 8, "#fff" if fill in (ABYSS, TANK_HEX) else "#111")
+            dark = fill in (ABYSS, TANK_HEX)
+            size = round(layout.size * 0.75, 1)
+            _text(group, x, y + size / 3, text, size, "#fff" if dark else "#111")
 
 
 def life_box(index: int) -> tuple[int, int]:
-    return 20 + index * 30, INFO_TOP + 10
+    return 20 + index * 32, INFO_TOP + 10
 
 
 def _life(svg: ET.Element, view: DrillitView) -> None:
@@ -231,44 +322,51 @@ def _life(svg: ET.Element, view: DrillitView) -> None:
             fill, text = PERMANENT, "P"
         elif i < used:
             fill, text = TEMPORARY, "T"
-        element(group, "rect", x=x, y=y, width=24, height=24, fill=fill, stroke="#aaa")
-        _text(group, x + 12, y + 16, text, 11, "#fff")
+        element(group, "rect", x=x, y=y, width=28, height=28, fill=fill, stroke="#aaa")
+        _text(group, x + 14, y + 19, text, TEXT, "#fff")
 
 
 def crystal_box(index: int) -> tuple[int, int]:
-    return 200 + index * 90, INFO_TOP + 10
+    return 220 + index * 110, INFO_TOP + 10
 
 
 def _crystals(svg: ET.Element, view: DrillitView) -> None:
     for i, (colour, fill) in enumerate(CRYSTAL_FILL.items()):
         count = view.crystals.get(colour, 0)
         title = f"{count} {colour} crystal(s) of {view.storage_limit}"
-        group = titled_group(svg, f"crystal-{colour}", title)
+        group = titled_group(svg, crystal_id(colour), title)
         x, y = crystal_box(i)
-        element(group, "rect", x=x, y=y, width=24, height=24, fill=fill, stroke="#000")
-        _text(group, x + 12, y + 17, colour[:1])
-        _line(group, x + 30, y + 17, f"{count}/{view.storage_limit}", 12)
+        element(group, "rect", x=x, y=y, width=28, height=28, fill=fill, stroke="#000")
+        _text(group, x + 14, y + 19, colour[:1])
+        _line(group, x + 34, y + 19, f"{count}/{view.storage_limit}")
 
 
 def _texts(svg: ET.Element, view: DrillitView) -> None:
     head = f"Drillit! - {view.phase}, turn {view.turn}, {view.difficulty}/{view.distance}"
     active = f"; {view.active} to play, {view.action_points} AP" if view.active else ""
-    result = f"; {view.result.upper()}: {view.end_reason}" if view.result else ""
-    _line(svg, 20, 26, head + active + result, 15)
+    _line(svg, 20, 28, head + active, 16)
+    if view.result:
+        _line(svg, 20, 52, f"{view.result.upper()}: {view.end_reason}", 15)
     plan_b = f"Plan B to option {view.plan_b_option}" if view.plan_b_option else "no Plan B"
     exits = f"Exit option {view.exit_option}, {plan_b}; {view.abysses_found} abyss(es) found"
     piles = f"event deck {view.event_deck_size}, path pile {view.path_pile_size}"
-    _line(svg, 20, INFO_TOP + 60, f"{exits}; attack box {view.lightest_attack_box}; {piles}", 12)
+    _line(svg, 20, INFO_TOP + 66, f"{exits}; attack box {view.lightest_attack_box}; {piles}")
     card = view.current_event
     if card is not None:
         subs = (
             f"goblins advance {card.goblin_advance}, fires {card.fire_intensification},"
             f" overheating {card.overheating}"
         )
-        text = f"Event {card.card}: {subs}, {card.main_event}, attack {'/'.join(card.attack)}"
-        _line(svg, 20, INFO_TOP + 80, text, 12)
+        _line(svg, 20, INFO_TOP + 66 + LINE, f"Event {card.card}: {subs},")
+        attack = f"{card.main_event}, attack {'/'.join(card.attack)}"
+        _line(svg, 20, INFO_TOP + 66 + 2 * LINE, f"    {attack}")
     for i, p in enumerate(view.players):
-        _player(svg, i, p, INFO_TOP + 104 + 22 * i)
+        _player(svg, i, p, player_line(i))
+
+
+def player_line(index: int) -> float:
+    """The baseline of player ``index``'s line."""
+    return INFO_TOP + 66 + 3 * LINE + 10 + LINE * index
 
 
 def _player(svg: ET.Element, index: int, p: DrillitPlayerView, y: float) -> None:
@@ -278,16 +376,17 @@ def _player(svg: ET.Element, index: int, p: DrillitPlayerView, y: float) -> None
         piece = f"{p.path_piece.piece} {p.path_piece.shape} ({p.path_piece.crystal})"
     where = "not in the Tank" if p.room is None else f"room {p.room}"
     text = f"{p.player} ({p.character or '?'}): {where}, {piece}"
-    group = titled_group(svg, f"player-{index}", text)
+    group = titled_group(svg, player_id(index), text)
+    element(group, "rect", x=14, y=y - 18, width=WIDTH - 28, height=LINE - 1, fill=BACKGROUND)
     if p.path_piece is not None:
         fill = CRYSTAL_FILL.get(p.path_piece.crystal, ROCK)
-        element(group, "polygon", points=_hex_points(28, y - 4, 9.0), fill=fill, stroke="#000")
-        _openings(group, 28, y - 4, p.path_piece.openings, 9.0)
-    _line(group, 44, y, text, 12)
+        element(group, "polygon", points=_hex_points(30, y - 5, 10.0), fill=fill, stroke="#000")
+        _openings(group, 30, y - 5, p.path_piece.openings, 10.0)
+    _line(group, 48, y, text)
 
 
 def draw(view: DrillitView) -> str:
-    height = INFO_TOP + 110 + 22 * len(view.players)
+    height = int(player_line(len(view.players)))
     box = {"width": str(WIDTH), "height": str(height), "viewBox": f"0 0 {WIDTH} {height}"}
     svg = ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "version": "1.1", **box})
     element(svg, "title", f"Drillit! {view.phase}, turn {view.turn}")

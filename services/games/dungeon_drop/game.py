@@ -42,6 +42,7 @@ from services.games.contract import (
     CardsDrawn,
     ChanceOutcome,
     DeckShuffled,
+    Described,
     DiceRolled,
     DrawCards,
     Game,
@@ -55,6 +56,7 @@ from services.games.contract import (
     random_view_policy,
 )
 from services.games.dungeon_drop import events as ev
+from services.games.dungeon_drop import naming
 from services.games.dungeon_drop.actions import ACTION_TYPES
 from services.games.dungeon_drop.bots import greedy_view_policy
 from services.games.dungeon_drop.content import CONTENT
@@ -299,6 +301,9 @@ class DungeonDrop(Game[DungeonDropState]):
 
     def picture(self, view: Any) -> str | None:
         return picture(view)
+
+    def describe(self, view: Any, action: Any) -> Described:
+        return naming.describe(view, action)
 
     def describe_action(self, action: Any) -> str:
         name = type(action).__name__

@@ -23,6 +23,7 @@ from services.games.contract import (
     CardsDrawn,
     ChanceOutcome,
     DeckShuffled,
+    Described,
     DiceRolled,
     DrawCards,
     Game,
@@ -179,6 +180,11 @@ class ImperialMiners(Game[ImperialMinersState]):
 
     def picture(self, view: Any) -> str | None:
         return draw_picture(view)
+
+    def describe(self, view: Any, action: Any) -> Described:
+        from services.games.imperial_miners.naming import describe
+
+        return describe(view, action)
 
     def describe_action(self, action: Any) -> str:
         from services.games.imperial_miners.render import describe_action

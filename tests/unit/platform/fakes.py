@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import grpc
 
@@ -246,3 +246,15 @@ class DirectDecks(_Direct):
     async def Reveal(self, request: dice_pb2.RevealRequest, **call: object) -> dice_pb2.RevealReply:
         self._check("Reveal")
         return await _answer(self.servicer.Reveal(request, context()))
+
+
+class Served:
+    """A gateway's RPCs as its edge serves them (the token verified, refusals as aborts):
+    ``Served(service).GetView(request, context(token))``."""
+
+    def __init__(self, service: Any) -> None:
+        self._handlers = service.edge().handlers
+
+    def __getattr__(self, method: str) -> Any:
+        handler = self._handlers[method]
+        return handler.unary_unary or handler.unary_stream or handler.stream_stream

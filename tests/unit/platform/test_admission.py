@@ -12,10 +12,11 @@ import pytest
 from prometheus_client import REGISTRY
 
 from services.gateway.admission import LAG_REFRESH_S, Admission
-from services.gateway.service import GatewayService, Shard
+from services.gateway.service import GatewayService
+from services.gateway.shards import Shard
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import board_pb2, match_pb2
-from tests.unit.platform.fakes import Aborted, FakeContext
+from tests.unit.platform.fakes import Aborted, FakeContext, Served
 from tests.unit.platform.test_scoring_and_gateway import CONFIG, seat_token
 
 
@@ -105,7 +106,7 @@ REQUEST = board_pb2.SubmitActionRequest(match_id="m-1", player="ann", command_id
 
 async def _gateway(
     board: SlowBoard, max_in_flight: int, max_view_lag_ms: int
-) -> tuple[GatewayService, ViewStore]:
+) -> tuple[Served, ViewStore]:
     """A gateway with these admission bounds in front of ``board``, match m-1 in its views."""
     shard = cast(Shard, board)
     views = ViewStore()
@@ -113,7 +114,8 @@ async def _gateway(
     config = dataclasses.replace(
         CONFIG, max_in_flight=max_in_flight, max_view_lag_ms=max_view_lag_ms
     )
-    return GatewayService([shard], grpc.aio.insecure_channel("127.0.0.1:9"), views, config), views
+    service = GatewayService([shard], grpc.aio.insecure_channel("127.0.0.1:9"), views, config)
+    return Served(service), views
 
 
 async def test_the_gateway_refuses_with_a_retry_after_and_forwards_nothing() -> None:

@@ -17,13 +17,14 @@ from services.adapters.views import from_update, summary, update
 from services.common.envelope import make_envelope
 from services.games.match import Match
 from services.games.registry import get_game
-from services.gateway.service import GatewayService, Shard
+from services.gateway.service import GatewayService
+from services.gateway.shards import Shard
 from services.gateway.viewstore import ViewStore
 from services.projector import folder
 from services.projector.folder import decode_record, encode_record
 from tabletop.v1 import board_pb2, gateway_pb2
 from tabletop.v1 import platform_events_pb2 as pe
-from tests.unit.platform.fakes import Aborted, FakeContext
+from tests.unit.platform.fakes import Aborted, FakeContext, Served
 from tests.unit.platform.test_projector_fold import CAUSE
 from tests.unit.platform.test_scoring_and_gateway import CONFIG
 
@@ -39,12 +40,12 @@ class Board:
         return board_pb2.CreateMatchReply(match_id=request.match_id, version=1)
 
 
-def _gateway() -> tuple[GatewayService, Board]:
+def _gateway() -> tuple[Served, Board]:
     board = Board()
     shard = cast(Shard, type("FakeShard", (), {"board": board})())
     config = dataclasses.replace(CONFIG, max_view_lag_ms=0)
     channel = grpc.aio.insecure_channel("127.0.0.1:9")
-    return GatewayService([shard], channel, ViewStore(), config), board
+    return Served(GatewayService([shard], channel, ViewStore(), config)), board
 
 
 def _opening(**levels: str) -> gateway_pb2.OpenMatchRequest:

@@ -27,7 +27,7 @@ from services.common.server import GrpcService, peer_channel
 from services.decks.service import DecksService
 from services.dice.service import DiceService
 from services.games.randomness import DerivedRandom, match_seed
-from services.gateway.service import read_events
+from services.gateway.shards import read_events
 from tabletop.v1 import (
     calls_pb2,
     decks_pb2,

@@ -20,7 +20,7 @@ from services.gateway.auth import MAX_REQUEST_BYTES, Role, Tokens
 from services.gateway.service import GatewayService
 from services.gateway.viewstore import ViewStore
 from services.gateway.web import web_app
-from tabletop.v1 import gateway_pb2, gateway_pb2_grpc, match_pb2
+from tabletop.v1 import gateway_pb2, match_pb2
 
 ORIGIN = "https://play.example"
 MATCH = "0b0f7a62-0000-4000-8000-000000000001"
@@ -40,8 +40,7 @@ async def app(config: Config, tmp_path: Path) -> AsyncIterator[Any]:
     service = GatewayService([], scoring, ViewStore(), config)
 
     def register(server: grpc.Server) -> list[str]:
-        gateway_pb2_grpc.add_GatewayServicer_to_server(service, server)
-        return []
+        return service.edge().register(server)
 
     yield web_app(register, [ORIGIN], str(tmp_path), MAX_REQUEST_BYTES)
 

@@ -14,10 +14,11 @@ import pytest
 
 from services.gateway import inplay
 from services.gateway.inplay import MAX_RETRY_MS, RETRY_JITTER, MatchesInPlay
-from services.gateway.service import GatewayService, Shard
+from services.gateway.service import GatewayService
+from services.gateway.shards import Shard
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
-from tests.unit.platform.fakes import Aborted, FakeContext
+from tests.unit.platform.fakes import Aborted, FakeContext, Served
 from tests.unit.platform.test_admission import Clock
 from tests.unit.platform.test_scoring_and_gateway import CONFIG
 
@@ -210,7 +211,9 @@ async def test_the_gateway_refuses_create_match_past_the_bound_and_forwards_noth
     shard = cast(Shard, type("FakeShard", (), {"board": board})())
     config = dataclasses.replace(CONFIG, max_matches_in_play=1, max_view_lag_ms=0)
     views = ViewStore()
-    service = GatewayService([shard], grpc.aio.insecure_channel("127.0.0.1:9"), views, config)
+    service = Served(
+        GatewayService([shard], grpc.aio.insecure_channel("127.0.0.1:9"), views, config)
+    )
 
     def opening() -> gateway_pb2.OpenMatchRequest:
         return gateway_pb2.OpenMatchRequest(game="crashland", players=["ann"])

@@ -1,4 +1,4 @@
-"""The merging of a PlayMatch stream (services/gateway/play.py), without a server: answers
+"""The merging of a PlayMatch stream (services/gateway/play_stream.py), without a server: answers
 by id, the bound on actions in flight, faults, and the end once the views are over."""
 
 from __future__ import annotations
@@ -11,25 +11,17 @@ import grpc
 import pytest
 
 from services.common.metrics import INTERNAL_DETAILS
-from services.gateway.play import (
+from services.gateway.play_stream import (
     MAX_IN_FLIGHT,
     MAX_UNREAD,
     AckWithView,
-    ActionContext,
-    ActionRefused,
     Play,
+    refusal_answer,
 )
+from services.gateway.refusals import Refused
 from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
 
 MATCH = "m1"
-
-
-class StreamContext:
-    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
-        return (("authorization", "Bearer t"),)
-
-    def peer(self) -> str:
-        return "ipv4:127.0.0.1:5000"
 
 
 async def _requests(queue: asyncio.Queue[gateway_pb2.PlayRequest | None]) -> AsyncIterator[Any]:
@@ -58,7 +50,7 @@ class Harness:
     def __init__(self, submit: Any, latest: Any = None) -> None:
         self.requests: asyncio.Queue[gateway_pb2.PlayRequest | None] = asyncio.Queue()
         self.views: asyncio.Queue[match_pb2.ViewUpdate] = asyncio.Queue()
-        self.play = Play(MATCH, StreamContext(), submit, latest)
+        self.play = Play(MATCH, submit, latest)
         self.out = self.play.run(_requests(self.requests), _views(self.views))
 
     async def next(self) -> Any:
@@ -68,9 +60,8 @@ class Harness:
 async def test_actions_are_answered_by_id_with_the_match_filled_in() -> None:
     seen: list[str] = []
 
-    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+    async def submit(request: board_pb2.SubmitActionRequest) -> Any:
         seen.append(request.match_id)
-        assert context.invocation_metadata() == StreamContext().invocation_metadata()
         return board_pb2.SubmitActionReply(version=int(request.command_id))
 
     harness = Harness(submit)
@@ -84,7 +75,7 @@ async def test_actions_are_answered_by_id_with_the_match_filled_in() -> None:
 async def test_an_ack_brings_the_newest_update_when_it_has_the_acks_version() -> None:
     newest = {"update": _update(1)}
 
-    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+    async def submit(request: board_pb2.SubmitActionRequest) -> Any:
         version = int(request.command_id)
         if version <= 3:  # the board's update reaches the view store before its ack
             newest["update"] = _update(version)
@@ -111,7 +102,7 @@ async def test_an_ack_brings_the_newest_update_when_it_has_the_acks_version() ->
 
 
 async def test_without_latest_acks_and_views_go_apart() -> None:
-    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+    async def submit(request: board_pb2.SubmitActionRequest) -> Any:
         return board_pb2.SubmitActionReply(version=int(request.command_id))
 
     harness = Harness(submit)
@@ -122,10 +113,13 @@ async def test_without_latest_acks_and_views_go_apart() -> None:
 
 
 async def test_a_refusal_is_an_answer_with_its_retry_after_and_the_stream_goes_on() -> None:
-    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+    async def submit(request: board_pb2.SubmitActionRequest) -> Any:
         if request.command_id == "no":
-            context.set_trailing_metadata((("retry-after-ms", "250"),))
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many requests")
+            raise Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "too many requests",
+                (("retry-after-ms", "250"),),
+            )
         return board_pb2.SubmitActionReply(version=9)
 
     harness = Harness(submit)
@@ -144,7 +138,7 @@ async def test_a_refusal_is_an_answer_with_its_retry_after_and_the_stream_goes_o
 async def test_past_the_bound_an_action_is_refused_not_queued() -> None:
     release = asyncio.Event()
 
-    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+    async def submit(request: board_pb2.SubmitActionRequest) -> Any:
         await release.wait()
         return board_pb2.SubmitActionReply(version=1)
 
@@ -160,7 +154,7 @@ async def test_past_the_bound_an_action_is_refused_not_queued() -> None:
 
 
 async def test_a_fault_is_internal_with_a_fixed_sentence() -> None:
-    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+    async def submit(request: board_pb2.SubmitActionRequest) -> Any:
         raise KeyError("level_4")
 
     harness = Harness(submit)
@@ -174,7 +168,7 @@ async def test_a_fault_is_internal_with_a_fixed_sentence() -> None:
 async def test_once_the_views_are_over_it_sends_the_answers_owed_and_ends() -> None:
     release = asyncio.Event()
 
-    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+    async def submit(request: board_pb2.SubmitActionRequest) -> Any:
         await release.wait()
         return board_pb2.SubmitActionReply(version=5)
 
@@ -191,22 +185,24 @@ async def test_once_the_views_are_over_it_sends_the_answers_owed_and_ends() -> N
         await harness.next()
 
 
-async def test_the_action_context_refuses_without_ending_anything() -> None:
-    context = ActionContext(StreamContext())
-    context.set_trailing_metadata((("tabletop-reason", "NOT_YOUR_TURN"),))
-    with pytest.raises(ActionRefused) as refused:
-        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "not your turn")
-    answer = refused.value.answer
-    assert (answer.code, answer.message, answer.reason) == (
+def test_a_refusal_answers_what_submit_action_would_have_ended_with() -> None:
+    refusal = Refused(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "not your turn",
+        (("tabletop-reason", "NOT_YOUR_TURN"),),
+    )
+    answer = refusal_answer(3, refusal)
+    assert answer.id == 3
+    assert (answer.refused.code, answer.refused.message, answer.refused.reason) == (
         "FAILED_PRECONDITION",
         "not your turn",
         "NOT_YOUR_TURN",
     )
-    assert context.time_remaining() is None and context.peer() == "ipv4:127.0.0.1:5000"
+    assert answer.refused.retry_after_ms == 0
 
 
 async def test_views_are_coalesced_to_the_newest_for_a_slow_reader() -> None:
-    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+    async def submit(request: board_pb2.SubmitActionRequest) -> Any:
         raise AssertionError("no action is sent")
 
     harness = Harness(submit)
@@ -222,7 +218,7 @@ async def test_views_are_coalesced_to_the_newest_for_a_slow_reader() -> None:
 
 
 async def test_a_client_that_does_not_read_is_not_read_either() -> None:
-    async def submit(request: board_pb2.SubmitActionRequest, context: Any) -> Any:
+    async def submit(request: board_pb2.SubmitActionRequest) -> Any:
         raise AssertionError("no action is sent")
 
     harness = Harness(submit)

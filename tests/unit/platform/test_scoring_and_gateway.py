@@ -27,7 +27,7 @@ from tabletop.v1 import (
     platform_events_pb2,
     scoring_pb2,
 )
-from tests.unit.platform.fakes import Aborted, context, memory_writer
+from tests.unit.platform.fakes import Aborted, Served, context, memory_writer
 
 # -- scoring --------------------------------------------------------------------------
 
@@ -184,12 +184,12 @@ def seat_token(seat: str, match_id: str = "m-1") -> str:
     return TOKENS.issue(match_id, Role.SEAT, f"client-{seat}", seat=seat)[0]
 
 
-async def gateway(*updates: match_pb2.ViewUpdate) -> GatewayService:
+async def gateway(*updates: match_pb2.ViewUpdate) -> Served:
     views = ViewStore()
     for u in updates:
         await views.put(u)
     # a channel is connected lazily: this one is never used
-    return GatewayService([], grpc.aio.insecure_channel("127.0.0.1:9"), views, CONFIG)
+    return Served(GatewayService([], grpc.aio.insecure_channel("127.0.0.1:9"), views, CONFIG))
 
 
 async def refused(call: Awaitable[object]) -> grpc.StatusCode:

@@ -76,9 +76,10 @@ def by_id(svg: str) -> dict[str, ET.Element]:
 
 def inside_hex(view: DrillitView, q: int, r: int) -> tuple[float, float]:
     """A point of a hex clear of its label and of the openings drawn from its centre."""
-    x, y = pic.hex_centre(type(view.exit_piece)(q, r))
+    layout = pic.map_layout(view.map_radius)
+    x, y = pic.hex_centre(type(view.exit_piece)(q, r), layout)
     a = math.radians(30)
-    return x + 0.6 * pic.HEX * math.cos(a), y + 0.6 * pic.HEX * math.sin(a)
+    return x + 0.6 * layout.size * math.cos(a), y + 0.6 * layout.size * math.sin(a)
 
 
 def test_every_piece_has_an_id_and_a_title() -> None:
@@ -146,7 +147,7 @@ def test_fires_and_broken_armor_are_painted() -> None:
     rows = raster(broken)
     for r in broken.rooms[1:]:
         ax, ay = pic.armor_centre(r.room)
-        assert colour_at(rows, ax - 13, ay - 4) == (
+        assert colour_at(rows, ax - 17, ay - 8) == (  # a corner the label leaves bare
             pic.ARMOR_OK if r.armor_intact else pic.ARMOR_BROKEN
         )
 
@@ -199,5 +200,5 @@ def test_each_players_path_piece_leads_their_line() -> None:
         title = ids[f"player-{i}"].find(f"{SVG}title")
         assert title is not None and title.text is not None and player.player in title.text
         if player.path_piece is not None:
-            x, y = 28 + 5.4 * math.cos(math.radians(30)), pic.INFO_TOP + 100 + 22 * i + 2.7
+            x, y = 30 + 6 * math.cos(math.radians(30)), pic.player_line(i) - 5 + 3
             assert colour_at(rows, x, y) == pic.CRYSTAL_FILL[player.path_piece.crystal]

@@ -12,7 +12,13 @@ import resvg_py
 from services.games.dungeon_drop import GAME
 from services.games.dungeon_drop import events as ev
 from services.games.dungeon_drop.content import CONTENT
-from services.games.dungeon_drop.picture import TABLE_FILL
+from services.games.dungeon_drop.picture import (
+    LEGEND_H,
+    STASH_CUBE,
+    TABLE_FILL,
+    TABLE_TOP,
+    table_y,
+)
 from tests.unit.games.dungeon_drop.dd_given import at, given, looted, room_table
 
 
@@ -91,21 +97,22 @@ def test_the_picture_shows_known_cubes_in_their_colours_where_they_lie() -> None
     svg = GAME.picture(GAME.view(state, "ann"))
     assert svg is not None and svg.startswith("<svg")
     assert 'width="900"' in svg
-    table_h = CONTENT.table.height
     for cube in (*CUBES, at("pillar04", 800.0, 500.0)):
-        assert pixel(svg, cube.x, table_h - cube.y) == CONTENT.kind(cube.cube).colour, cube.cube
-    assert pixel(svg, 50.0, 50.0) == TABLE_FILL  # bare table
+        colour = pixel(svg, cube.x, table_y(cube.y))
+        assert colour == CONTENT.kind(cube.cube).colour, cube.cube
+    assert pixel(svg, 50.0, TABLE_TOP + 50.0) == TABLE_FILL  # bare table
     # a turned cube: its unturned corner is bare table, its turned edge is dragon red
-    assert pixel(svg, 600 + 9.5, table_h - 400 - 9.5) == TABLE_FILL
+    assert pixel(svg, 600 + 9.5, table_y(400) - 9.5) == TABLE_FILL
     # ann's stash row under the table shows her crystal
-    assert pixel(svg, 4 + 6, table_h + 20 + 6 + 6) == CONTENT.kinds["crystal"].colour
+    stash_top = table_y(0) + 22 + LEGEND_H + 12
+    assert pixel(svg, 8 + STASH_CUBE - 2, stash_top + 2) == CONTENT.kinds["crystal"].colour
 
 
 def test_the_last_room_is_drawn_under_the_cubes() -> None:
     state = given(looted("ann", health=3), table=room_table(*CUBES))
     svg = GAME.picture(GAME.view(state, "ann"))
     assert svg is not None and 'class="last-room"' in svg
-    inside = pixel(svg, 300.0, CONTENT.table.height - 300.0)
+    inside = pixel(svg, 300.0, table_y(300.0))
     assert inside not in (TABLE_FILL, CONTENT.kinds["gold"].colour)  # tinted floor
 
 

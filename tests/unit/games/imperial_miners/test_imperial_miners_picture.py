@@ -135,13 +135,13 @@ def test_machinery_and_cave_ins_are_painted() -> None:
     mine = view.seats[0].mine
     placed = next(p for p in mine if p.machinery)
     x, y = pic.card_origin(mine, pic.SEATS_TOP, placed.level, placed.column)
-    assert colour_at(rows, x + pic.CARD_W - 22, y + 20) == pic.MACHINERY
+    assert colour_at(rows, x + pic.CARD_W - 14 - 7, y + 30) == pic.MACHINERY
     state = first_state(lambda s: any(p.cave_in for p in s.mine("ann")))
     view, rows = view_of(state), raster(view_of(state))
     mine = view.seats[0].mine
     placed = next(p for p in mine if p.cave_in)
     x, y = pic.card_origin(mine, pic.SEATS_TOP, placed.level, placed.column)
-    assert colour_at(rows, x + 32, y + 30) == pic.CAVE_IN
+    assert colour_at(rows, x + 26, y + 42) == pic.CAVE_IN
 
 
 def test_progress_markers_stand_on_their_spaces() -> None:
@@ -151,7 +151,7 @@ def test_progress_markers_stand_on_their_spaces() -> None:
         if seat.progress:
             x, y = pic.progress_space(seat.progress)
             n = [s.player for s in view.seats if s.progress == seat.progress].index(seat.player)
-            assert colour_at(rows, x + 10 + 14 * n, y + 23) == pic.SEAT_FILL[k]
+            assert colour_at(rows, x + 12 + 17 * n - 6, y + 36) == pic.SEAT_FILL[k]
 
 
 def test_hands_faces_for_the_viewer_backs_for_the_others() -> None:

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/match.proto.
  */
 export const file_tabletop_v1_match: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YWJsZXRvcC92MS9tYXRjaC5wcm90bxILdGFibGV0b3AudjEiTAoITmV4dFN0ZXASDwoHcGxheWVycxgBIAMoCRINCgVwaGFzZRgCIAEoCRIOCgZjaGFuY2UYAyABKAkSEAoIZmluaXNoZWQYBCABKAgiZgoKUHJvdmVuYW5jZRIXCg9kaWNlX2NvbW1pdG1lbnQYASABKAkSGAoQZGVja3NfY29tbWl0bWVudBgCIAEoCRIRCglkaWNlX3NlZWQYAyABKAkSEgoKZGVja3Nfc2VlZBgEIAEoCSL9AgoJTWF0Y2hWaWV3EhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoBBIOCgZ2aWV3ZXIYBCABKAkSKAoGc3RhdHVzGAUgASgOMhgudGFibGV0b3AudjEuTWF0Y2hTdGF0dXMSDwoHcGxheWVycxgGIAMoCRIjCgRuZXh0GAcgASgLMhUudGFibGV0b3AudjEuTmV4dFN0ZXASKAoJZ2FtZV92aWV3GAggASgLMhUudGFibGV0b3AudjEuR2FtZVZpZXcSNAoHcmVzdWx0cxgJIAMoCzIjLnRhYmxldG9wLnYxLk1hdGNoVmlldy5SZXN1bHRzRW50cnkSEgoKZW5kX3JlYXNvbhgKIAEoCRIrCgpwcm92ZW5hbmNlGAsgASgLMhcudGFibGV0b3AudjEuUHJvdmVuYW5jZRouCgxSZXN1bHRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKOBAoMTWF0Y2hTdW1tYXJ5EhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHcGxheWVycxgDIAMoCRIoCgZzdGF0dXMYBCABKA4yGC50YWJsZXRvcC52MS5NYXRjaFN0YXR1cxIPCgd2ZXJzaW9uGAUgASgEEjcKB3Jlc3VsdHMYBiADKAsyJi50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuUmVzdWx0c0VudHJ5EhIKCmVuZF9yZWFzb24YByABKAkSIwoEbmV4dBgIIAEoCzIVLnRhYmxldG9wLnYxLk5leHRTdGVwEg8KB3ByaXZhdGUYCSABKAgSMwoFc2VhdHMYCiADKAsyJC50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuU2VhdHNFbnRyeRIMCgRib3RzGAsgAygJEjwKCmJvdF9sZXZlbHMYDCADKAsyKC50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuQm90TGV2ZWxzRW50cnkaLgoMUmVzdWx0c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLAoKU2VhdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi8gEKClZpZXdVcGRhdGUSKgoHc3VtbWFyeRgBIAEoCzIZLnRhYmxldG9wLnYxLk1hdGNoU3VtbWFyeRI8CgtzZWF0X3Rva2VucxgDIAMoCzInLnRhYmxldG9wLnYxLlZpZXdVcGRhdGUuU2VhdFRva2Vuc0VudHJ5EisKCnByb3ZlbmFuY2UYBCABKAsyFy50YWJsZXRvcC52MS5Qcm92ZW5hbmNlEg0KBXN0YXRlGAUgASgMGjEKD1NlYXRUb2tlbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBSgQIAhADUgV2aWV3cyJuCgtMZWdhbEFjdGlvbhInCgZhY3Rpb24YASABKAsyFy50YWJsZXRvcC52MS5HYW1lQWN0aW9uEg0KBWxhYmVsGAIgASgJEicKBnBhcmFtcxgDIAMoCzIXLnRhYmxldG9wLnYxLlBhcmFtUmFuZ2UiQwoKUGFyYW1SYW5nZRIMCgRuYW1lGAEgASgJEgsKA2xvdxgCIAEoARIMCgRoaWdoGAMgASgBEgwKBHVuaXQYBCABKAkqXwoLTWF0Y2hTdGF0dXMSHAoYTUFUQ0hfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTTUFUQ0hfU1RBVFVTX0FDVElWRRABEhkKFU1BVENIX1NUQVRVU19GSU5JU0hFRBACYgZwcm90bzM", [file_tabletop_v1_games]);
+  fileDesc("Chd0YWJsZXRvcC92MS9tYXRjaC5wcm90bxILdGFibGV0b3AudjEiTAoITmV4dFN0ZXASDwoHcGxheWVycxgBIAMoCRINCgVwaGFzZRgCIAEoCRIOCgZjaGFuY2UYAyABKAkSEAoIZmluaXNoZWQYBCABKAgiZgoKUHJvdmVuYW5jZRIXCg9kaWNlX2NvbW1pdG1lbnQYASABKAkSGAoQZGVja3NfY29tbWl0bWVudBgCIAEoCRIRCglkaWNlX3NlZWQYAyABKAkSEgoKZGVja3Nfc2VlZBgEIAEoCSL9AgoJTWF0Y2hWaWV3EhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoBBIOCgZ2aWV3ZXIYBCABKAkSKAoGc3RhdHVzGAUgASgOMhgudGFibGV0b3AudjEuTWF0Y2hTdGF0dXMSDwoHcGxheWVycxgGIAMoCRIjCgRuZXh0GAcgASgLMhUudGFibGV0b3AudjEuTmV4dFN0ZXASKAoJZ2FtZV92aWV3GAggASgLMhUudGFibGV0b3AudjEuR2FtZVZpZXcSNAoHcmVzdWx0cxgJIAMoCzIjLnRhYmxldG9wLnYxLk1hdGNoVmlldy5SZXN1bHRzRW50cnkSEgoKZW5kX3JlYXNvbhgKIAEoCRIrCgpwcm92ZW5hbmNlGAsgASgLMhcudGFibGV0b3AudjEuUHJvdmVuYW5jZRouCgxSZXN1bHRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKOBAoMTWF0Y2hTdW1tYXJ5EhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHcGxheWVycxgDIAMoCRIoCgZzdGF0dXMYBCABKA4yGC50YWJsZXRvcC52MS5NYXRjaFN0YXR1cxIPCgd2ZXJzaW9uGAUgASgEEjcKB3Jlc3VsdHMYBiADKAsyJi50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuUmVzdWx0c0VudHJ5EhIKCmVuZF9yZWFzb24YByABKAkSIwoEbmV4dBgIIAEoCzIVLnRhYmxldG9wLnYxLk5leHRTdGVwEg8KB3ByaXZhdGUYCSABKAgSMwoFc2VhdHMYCiADKAsyJC50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuU2VhdHNFbnRyeRIMCgRib3RzGAsgAygJEjwKCmJvdF9sZXZlbHMYDCADKAsyKC50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuQm90TGV2ZWxzRW50cnkaLgoMUmVzdWx0c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLAoKU2VhdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi8gEKClZpZXdVcGRhdGUSKgoHc3VtbWFyeRgBIAEoCzIZLnRhYmxldG9wLnYxLk1hdGNoU3VtbWFyeRI8CgtzZWF0X3Rva2VucxgDIAMoCzInLnRhYmxldG9wLnYxLlZpZXdVcGRhdGUuU2VhdFRva2Vuc0VudHJ5EisKCnByb3ZlbmFuY2UYBCABKAsyFy50YWJsZXRvcC52MS5Qcm92ZW5hbmNlEg0KBXN0YXRlGAUgASgMGjEKD1NlYXRUb2tlbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBSgQIAhADUgV2aWV3cyKQAQoLTGVnYWxBY3Rpb24SJwoGYWN0aW9uGAEgASgLMhcudGFibGV0b3AudjEuR2FtZUFjdGlvbhINCgVsYWJlbBgCIAEoCRInCgZwYXJhbXMYAyADKAsyFy50YWJsZXRvcC52MS5QYXJhbVJhbmdlEg8KB3RhcmdldHMYBCADKAkSDwoHYWZmZWN0cxgFIAMoCSJuCgpQYXJhbVJhbmdlEgwKBG5hbWUYASABKAkSCwoDbG93GAIgASgBEgwKBGhpZ2gYAyABKAESDAoEdW5pdBgEIAEoCRIpCgdwaWN0dXJlGAUgASgLMhgudGFibGV0b3AudjEuUGljdHVyZUF4aXMiPQoLUGljdHVyZUF4aXMSDwoHbWVhc3VyZRgBIAEoCRINCgVzY2FsZRgCIAEoARIOCgZvZmZzZXQYAyABKAEqXwoLTWF0Y2hTdGF0dXMSHAoYTUFUQ0hfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTTUFUQ0hfU1RBVFVTX0FDVElWRRABEhkKFU1BVENIX1NUQVRVU19GSU5JU0hFRBACYgZwcm90bzM", [file_tabletop_v1_games]);
 
 /**
  * Who must act next, or which chance outcome the match waits for.
@@ -291,6 +291,8 @@ export type LegalAction = Message<"tabletop.v1.LegalAction"> & {
   action?: GameAction | undefined;
 
   /**
+   * as a player would say it
+   *
    * @generated from field: string label = 2;
    */
   label: string;
@@ -299,6 +301,23 @@ export type LegalAction = Message<"tabletop.v1.LegalAction"> & {
    * @generated from field: repeated tabletop.v1.ParamRange params = 3;
    */
   params: ParamRange[];
+
+  /**
+   * The ids of the elements of the match's picture (GetPicture's svg, at the same version
+   * and for the same seat) a player picks to make this move, in the order they pick them;
+   * empty when it is not made on the picture.
+   *
+   * @generated from field: repeated string targets = 4;
+   */
+  targets: string[];
+
+  /**
+   * The ids of the picture's elements the move would change (e.g. the cubes a room would
+   * collect), for a client to show while it offers the move.
+   *
+   * @generated from field: repeated string affects = 5;
+   */
+  affects: string[];
 };
 
 /**
@@ -333,6 +352,13 @@ export type ParamRange = Message<"tabletop.v1.ParamRange"> & {
    * @generated from field: string unit = 4;
    */
   unit: string;
+
+  /**
+   * How a pointer on the picture sets it; unset: a client offers a control for it.
+   *
+   * @generated from field: tabletop.v1.PictureAxis picture = 5;
+   */
+  picture?: PictureAxis | undefined;
 };
 
 /**
@@ -341,6 +367,38 @@ export type ParamRange = Message<"tabletop.v1.ParamRange"> & {
  */
 export const ParamRangeSchema: GenMessage<ParamRange> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_match, 6);
+
+/**
+ * value = offset + scale * measure, then clamped into the range (an angle wraps). The
+ * measure: "x" or "y", the pointer's picture coordinate where it is released; "angle",
+ * the direction of a drag from where it began, in degrees counter-clockwise from the
+ * picture's x axis as seen (y up); "length", that drag's length in picture units.
+ *
+ * @generated from message tabletop.v1.PictureAxis
+ */
+export type PictureAxis = Message<"tabletop.v1.PictureAxis"> & {
+  /**
+   * @generated from field: string measure = 1;
+   */
+  measure: string;
+
+  /**
+   * @generated from field: double scale = 2;
+   */
+  scale: number;
+
+  /**
+   * @generated from field: double offset = 3;
+   */
+  offset: number;
+};
+
+/**
+ * Describes the message tabletop.v1.PictureAxis.
+ * Use `create(PictureAxisSchema)` to create a new message.
+ */
+export const PictureAxisSchema: GenMessage<PictureAxis> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_match, 7);
 
 /**
  * @generated from enum tabletop.v1.MatchStatus

@@ -5,9 +5,9 @@ A unary SubmitAction per action costs the client and the gateway a call's set-up
 ~165 µs), and a player who also watches holds a second call for the views. A game client
 holds one socket for both (boardgame.io's socket.io does); this is that socket in gRPC.
 
-Each action is judged by the very code that judges SubmitAction, given an ``ActionContext``
-instead of the call's: the stream's token and peer, and a refusal that becomes an answer on
-the stream (``PlayRefused``) instead of the end of it.
+Each action is judged by the very code that judges SubmitAction, with the stream's caller:
+its refusal (``Refused``) becomes an answer on the stream (``PlayRefused``) instead of the
+end of it.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, NamedTuple, NoReturn
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from typing import NamedTuple
 
 import grpc
 
 from services.common.logging import get_logger
 from services.common.metrics import INTERNAL_DETAILS
+from services.gateway.refusals import Refused
 from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
 
 log = get_logger(__name__)
@@ -31,49 +32,26 @@ MAX_IN_FLIGHT = 16
 #: answers waiting for a client that does not read; past this no more requests are read
 MAX_UNREAD = 16
 
-Submit = Callable[[board_pb2.SubmitActionRequest, Any], Awaitable[board_pb2.SubmitActionReply]]
-
-
-class ActionRefused(Exception):
-    """A refusal of one action: what SubmitAction would have ended its call with."""
-
-    def __init__(self, code: grpc.StatusCode, message: str, trailers: Mapping[str, str]) -> None:
-        super().__init__(message)
-        self.answer = gateway_pb2.PlayRefused(
-            code=code.name,
-            message=message,
-            reason=trailers.get("tabletop-reason", ""),
-            retry_after_ms=int(trailers.get("retry-after-ms", "0") or 0),
-        )
-
-
-class ActionContext:
-    """The part of a call's context that judging an action uses, over the stream's."""
-
-    def __init__(self, stream: grpc.aio.ServicerContext) -> None:
-        self._stream = stream
-        self._trailers: dict[str, str] = {}
-
-    def invocation_metadata(self) -> Sequence[tuple[str, str | bytes]]:
-        metadata: Sequence[tuple[str, str | bytes]] = self._stream.invocation_metadata() or ()
-        return metadata
-
-    def peer(self) -> str:
-        return str(self._stream.peer())
-
-    def time_remaining(self) -> float | None:
-        return None
-
-    def set_trailing_metadata(self, metadata: Sequence[tuple[str, str]]) -> None:
-        self._trailers.update((key, str(value)) for key, value in metadata)
-
-    async def abort(self, code: grpc.StatusCode, details: str = "", *_: Any) -> NoReturn:
-        raise ActionRefused(code, details, self._trailers)
+#: SubmitAction, for the stream's caller
+Submit = Callable[[board_pb2.SubmitActionRequest], Awaitable[board_pb2.SubmitActionReply]]
 
 
 def refused(ident: int, code: grpc.StatusCode, message: str) -> gateway_pb2.PlayUpdate:
     return gateway_pb2.PlayUpdate(
         id=ident, refused=gateway_pb2.PlayRefused(code=code.name, message=message)
+    )
+
+
+def refusal_answer(ident: int, refusal: Refused) -> gateway_pb2.PlayUpdate:
+    """What SubmitAction would have ended its call with, as an answer on the stream."""
+    return gateway_pb2.PlayUpdate(
+        id=ident,
+        refused=gateway_pb2.PlayRefused(
+            code=refusal.code.name,
+            message=refusal.message,
+            reason=refusal.trailer("tabletop-reason"),
+            retry_after_ms=int(refusal.trailer("retry-after-ms") or 0),
+        ),
     )
 
 
@@ -99,12 +77,10 @@ class Play:
     def __init__(
         self,
         match_id: str,
-        context: grpc.aio.ServicerContext,
         submit: Submit,
         latest: Callable[[], match_pb2.ViewUpdate | None] | None = None,
     ) -> None:
         self._match_id = match_id
-        self._context = context
         self._submit = submit
         #: the match's newest update, for a stream whose acks bring their view
         self._latest = latest
@@ -220,10 +196,10 @@ class Play:
         if not action.match_id:
             action.match_id = self._match_id
         try:
-            reply = await self._submit(action, ActionContext(self._context))
+            reply = await self._submit(action)
             answer = gateway_pb2.PlayUpdate(id=ident, ack=reply)
-        except ActionRefused as refusal:
-            answer = gateway_pb2.PlayUpdate(id=ident, refused=refusal.answer)
+        except Refused as refusal:
+            answer = refusal_answer(ident, refusal)
         except asyncio.CancelledError:
             raise
         except Exception:
