@@ -39,6 +39,7 @@ def created(envelope: envelope_pb2.EventEnvelope) -> Match:
         decks_commitment=opened.decks_commitment,
         private=opened.lobby.private,
         bots=tuple(opened.lobby.bots),
+        bot_levels=dict(opened.lobby.bot_levels),
         creator=opened.lobby.creator,
         open_s=opened.lobby.open_s,
         open_until=opened.lobby.open_until,

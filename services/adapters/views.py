@@ -76,6 +76,7 @@ def summary(match: Match) -> match_pb2.MatchSummary:
         bots=match.bots,
         started=match.started,
         open_until=match.open_until,
+        bot_levels=match.bot_levels,
     )
 
 
@@ -114,7 +115,7 @@ def from_update(published: match_pb2.ViewUpdate, state: Any) -> Match:
     game, _ = game_and_messages(summary.game)
     # (empty maps and lists not converted: a gateway decodes an update for every first
     # view asked of it, and most of these are empty)
-    results, bots, seats = summary.results, summary.bots, summary.seats
+    results, bots, seats, levels = summary.results, summary.bots, summary.seats, summary.bot_levels
     tokens = published.seat_tokens
     return Match(
         match_id=summary.match_id,
@@ -131,6 +132,7 @@ def from_update(published: match_pb2.ViewUpdate, state: Any) -> Match:
         decks_seed=shown.decks_seed,
         private=summary.private,
         bots=tuple(bots) if bots else (),
+        bot_levels=dict(levels) if levels else {},
         seats=dict(seats) if seats else {},
         seat_tokens=dict(tokens) if tokens else {},
         started=summary.started,

@@ -219,6 +219,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     state=game.initial_state(),
                     private=lobby.private,
                     bots=tuple(lobby.bots),
+                    bot_levels=dict(lobby.bot_levels),
                     creator=lobby.creator,
                     open_s=lobby.open_s,
                     open_until=lobby.open_until,

@@ -8,16 +8,23 @@ from dataclasses import dataclass
 
 from services.adapters.game_adapter import chosen_action, legal_entry, messages_for
 from services.adapters.protoconv import read
+from services.bots.levels import LEVELS, level_policy, levels_for
 from services.games.contract import ActionTemplate, ViewPolicy
 from services.games.registry import get_game
 from tabletop.v1 import board_pb2, match_pb2
 
 
 def view_policy_for(game: str, kind: str, seed: int) -> ViewPolicy:
-    """The game's view-based bot named ``kind`` (``Game.bots()``)."""
+    """The bot named ``kind``: a level the lobby offers (``services.bots.levels``: easy,
+    medium, hard) or one of the game's own bots (``Game.bots()``: random, greedy)."""
+    if kind in LEVELS:
+        return level_policy(game, kind, seed)
     bots = get_game(game).bots()
     if kind not in bots:
-        raise ValueError(f"{game} has no {kind!r} bot; bots: {', '.join(sorted(bots))}")
+        raise ValueError(
+            f"{game} has no {kind!r} bot; bots: {', '.join(sorted(bots))}; "
+            f"levels: {', '.join(levels_for(game))}"
+        )
     return bots[kind](seed)
 
 
@@ -26,6 +33,13 @@ class NetworkBot:
     game: str
     player: str
     policy: ViewPolicy
+    #: what the seat was given: a level (easy, medium, hard) or a game's bot's name
+    kind: str = ""
+
+    @property
+    def level(self) -> str:
+        """The bot's level as the lobby shows it ("" for a game's random or greedy bot)."""
+        return self.kind if self.kind in LEVELS else ""
 
     def choose(
         self, view: match_pb2.MatchView, legal: board_pb2.GetLegalActionsReply
@@ -46,7 +60,8 @@ class NetworkBot:
 def bot_seats(
     game: str, spec: str | None, players: list[str], seed: int | None
 ) -> dict[str, NetworkBot]:
-    """``random`` / ``greedy`` for every seat, or ``SEAT=KIND,…``; the others are people."""
+    """A bot (a level or one of the game's bots, ``view_policy_for``) for every seat, or
+    ``SEAT=KIND,…``; the others are people."""
     if not spec:
         return {}
     if "=" in spec:
@@ -60,6 +75,6 @@ def bot_seats(
         kinds = {p: spec for p in players}
     base = random.Random(seed).randrange(1 << 30) if seed is not None else random.randrange(1 << 30)
     return {
-        seat: NetworkBot(game, seat, view_policy_for(game, kind, base + i))
+        seat: NetworkBot(game, seat, view_policy_for(game, kind, base + i), kind)
         for i, (seat, kind) in enumerate(kinds.items())
     }

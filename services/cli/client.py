@@ -138,6 +138,7 @@ class GatewayClient:
         bots: list[str] | None = None,
         seat: str = "",
         name: str = "",
+        bot_levels: dict[str, str] | None = None,
     ) -> str:
         """A new match; with ``seat``, the creator sits there at once (its token kept)."""
         request = gateway_pb2.OpenMatchRequest(
@@ -147,6 +148,7 @@ class GatewayClient:
             command_id=str(uuid.uuid4()),
             private=private,
             bots=bots or [],
+            bot_levels=bot_levels or {},
             seat=seat,
             display_name=name,
         )

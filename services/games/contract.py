@@ -424,6 +424,12 @@ class Game(ABC, Generic[State]):
         events = self.resolve(state, outcome)
         return events, self.fold(events, state)
 
+    def rollout_engine(self) -> Game[State]:
+        """The engine search bots play their rollouts with: the same rules and states,
+        its bots (``bots``) included, where a game's own simulation is costly a coarser one
+        (Dungeon Drop's physics). Nothing it decides is ever recorded. Default: this one."""
+        return self
+
     def outcome(self, state: State) -> Outcome | None:
         step = self.next_step(state)
         return step.outcome if isinstance(step, Finished) else None

@@ -51,6 +51,8 @@ class Match:
     #: the lobby (MatchCreated.lobby, SeatJoined): how the match is offered, who sits where
     private: bool = False
     bots: tuple[str, ...] = ()
+    #: bot seat → its level (easy, medium, hard), where the creator gave one
+    bot_levels: dict[str, str] = field(default_factory=dict)
     creator: str = ""
     #: joined seat → display name
     seats: dict[str, str] = field(default_factory=dict)

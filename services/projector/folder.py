@@ -108,6 +108,7 @@ def _facts(match: Match) -> dict[str, Any]:
         "decks_seed": match.decks_seed,
         "private": match.private,
         "bots": match.bots,
+        "bot_levels": match.bot_levels,
         "creator": match.creator,
         "seats": match.seats,
         "seat_tokens": match.seat_tokens,
@@ -142,6 +143,7 @@ def _match(facts: dict[str, Any], state: Any) -> Match:
         # records written before the lobby existed have none
         private=facts.get("private", False),
         bots=tuple(facts.get("bots", ())),
+        bot_levels=dict(facts.get("bot_levels", {})),
         creator=facts.get("creator", ""),
         seats=dict(facts.get("seats", {})),
         seat_tokens=dict(facts.get("seat_tokens", {})),

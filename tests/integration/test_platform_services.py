@@ -150,9 +150,12 @@ def test_the_cli_plays_replays_verifies_and_exports(stack: Stack, tmp_path: Path
             cwd=ROOT,
         ).stdout
 
-    played = json.loads(tabletop("play", "crashland", "--bot", "random", "--seed", "5", "--json"))
+    played = json.loads(tabletop("play", "crashland", "--bot", "medium", "--seed", "5", "--json"))
     assert played["results"] and played["events"] > 0
     match_id = played["match_id"]
+    listed = json.loads(tabletop("matches", "--game", "crashland", "--json"))
+    lobby = next(m for m in listed if m["match_id"] == match_id)
+    assert lobby["bots"] == ["player1"] and lobby["bot_levels"] == {"player1": "medium"}
     replayed = json.loads(tabletop("replay", match_id, "--verify", "--json").splitlines()[-1])
     assert replayed["equal"] is True and replayed["steps"] == played["events"]
     verified = json.loads(tabletop("verify", match_id, "--json"))

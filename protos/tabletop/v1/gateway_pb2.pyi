@@ -45,6 +45,26 @@ class OpenMatchRequest(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class BotLevelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     GAME_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
@@ -53,6 +73,7 @@ class OpenMatchRequest(_message.Message):
     BOTS_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    BOT_LEVELS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     command_id: _builtins.str
     private: _builtins.bool
@@ -74,6 +95,12 @@ class OpenMatchRequest(_message.Message):
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """seats bots will play"""
 
+    @_builtins.property
+    def bot_levels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """bot seat -> its level, as the lobby offers them ("easy", "medium", "hard"; a game
+        without search bots offers "easy" only); a bot seat left out plays at no stated level
+        """
+
     def __init__(
         self,
         *,
@@ -85,10 +112,11 @@ class OpenMatchRequest(_message.Message):
         bots: _abc.Iterable[_builtins.str] | None = ...,
         seat: _builtins.str = ...,
         display_name: _builtins.str = ...,
+        bot_levels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "command_id", b"command_id", "display_name", b"display_name", "game", b"game", "options", b"options", "players", b"players", "private", b"private", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_levels", b"bot_levels", "bots", b"bots", "command_id", b"command_id", "display_name", b"display_name", "game", b"game", "options", b"options", "players", b"players", "private", b"private", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

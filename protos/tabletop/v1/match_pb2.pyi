@@ -220,6 +220,26 @@ class MatchSummary(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class BotLevelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     MATCH_ID_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
@@ -233,6 +253,7 @@ class MatchSummary(_message.Message):
     BOTS_FIELD_NUMBER: _builtins.int
     STARTED_FIELD_NUMBER: _builtins.int
     OPEN_UNTIL_FIELD_NUMBER: _builtins.int
+    BOT_LEVELS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     status: Global___MatchStatus.ValueType
@@ -258,6 +279,10 @@ class MatchSummary(_message.Message):
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """seats bots play"""
 
+    @_builtins.property
+    def bot_levels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """bot seat -> its level (easy, medium, hard)"""
+
     def __init__(
         self,
         *,
@@ -274,10 +299,11 @@ class MatchSummary(_message.Message):
         bots: _abc.Iterable[_builtins.str] | None = ...,
         started: _builtins.bool = ...,
         open_until: _builtins.int = ...,
+        bot_levels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["next", b"next"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "open_until", b"open_until", "players", b"players", "private", b"private", "results", b"results", "seats", b"seats", "started", b"started", "status", b"status", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_levels", b"bot_levels", "bots", b"bots", "end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "open_until", b"open_until", "players", b"players", "private", b"private", "results", b"results", "seats", b"seats", "started", b"started", "status", b"status", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!tabletop/v1/platform_events.proto\x12\x0btabletop.v1\"6\n\rDiceCommitted\x12\x12\n\ncommitment\x18\x01 \x01(\t\x12\x11\n\talgorithm\x18\x02 \x01(\t\"\x89\x01\n\nDiceRolled\x12\r\n\x05\x63ount\x18\x01 \x01(\r\x12\r\n\x05sides\x18\x02 \x01(\r\x12\x0e\n\x06values\x18\x03 \x03(\r\x12\x0f\n\x07purpose\x18\x04 \x01(\t\x12\x14\n\x0c\x63ounter_from\x18\x05 \x01(\x04\x12\x12\n\ncounter_to\x18\x06 \x01(\x04\x12\x12\n\nrequest_id\x18\x07 \x01(\t\" \n\x10\x44iceSeedRevealed\x12\x0c\n\x04seed\x18\x01 \x01(\t\"7\n\x0e\x44\x65\x63ksCommitted\x12\x12\n\ncommitment\x18\x01 \x01(\t\x12\x11\n\talgorithm\x18\x02 \x01(\t\"z\n\x0c\x44\x65\x63kShuffled\x12\x0c\n\x04\x64\x65\x63k\x18\x01 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12\x0f\n\x07purpose\x18\x03 \x01(\t\x12\x14\n\x0c\x63ounter_from\x18\x04 \x01(\x04\x12\x12\n\ncounter_to\x18\x05 \x01(\x04\x12\x12\n\nrequest_id\x18\x06 \x01(\t\"a\n\nCardsDrawn\x12\x0c\n\x04\x64\x65\x63k\x18\x01 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12\x0f\n\x07purpose\x18\x03 \x01(\t\x12\x11\n\tremaining\x18\x04 \x01(\r\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"!\n\x11\x44\x65\x63ksSeedRevealed\x12\x0c\n\x04seed\x18\x01 \x01(\t\"\xf1\x01\n\x0cMatchCreated\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x03(\t\x12\x37\n\x07options\x18\x03 \x03(\x0b\x32&.tabletop.v1.MatchCreated.OptionsEntry\x12\x17\n\x0f\x64ice_commitment\x18\x04 \x01(\t\x12\x18\n\x10\x64\x65\x63ks_commitment\x18\x05 \x01(\t\x12&\n\x05lobby\x18\x06 \x01(\x0b\x32\x17.tabletop.v1.MatchLobby\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"`\n\nMatchLobby\x12\x0f\n\x07private\x18\x01 \x01(\x08\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12\x0f\n\x07\x63reator\x18\x03 \x01(\t\x12\x0e\n\x06open_s\x18\x04 \x01(\r\x12\x12\n\nopen_until\x18\x05 \x01(\x03\"a\n\nSeatJoined\x12\x0c\n\x04seat\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12\x0f\n\x07join_id\x18\x03 \x01(\t\x12\n\n\x02\x62y\x18\x04 \x01(\t\x12\x12\n\nopen_until\x18\x05 \x01(\x03\"\xf8\x01\n\nMatchEnded\x12\x35\n\x07results\x18\x01 \x03(\x0b\x32$.tabletop.v1.MatchEnded.ResultsEntry\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x33\n\x06scores\x18\x03 \x03(\x0b\x32#.tabletop.v1.MatchEnded.ScoresEntry\x12\x0f\n\x07\x65xpired\x18\x04 \x01(\x08\x1a.\n\x0cResultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"\xff\x02\n\x0bMatchScored\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x36\n\x07results\x18\x02 \x03(\x0b\x32%.tabletop.v1.MatchScored.ResultsEntry\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x34\n\x06scores\x18\x04 \x03(\x0b\x32$.tabletop.v1.MatchScored.ScoresEntry\x12<\n\nstatistics\x18\x05 \x03(\x0b\x32(.tabletop.v1.MatchScored.StatisticsEntry\x12\x14\n\x0c\x62oard_events\x18\x06 \x01(\x04\x1a.\n\x0cResultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\x1a\x31\n\x0fStatisticsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!tabletop/v1/platform_events.proto\x12\x0btabletop.v1\"6\n\rDiceCommitted\x12\x12\n\ncommitment\x18\x01 \x01(\t\x12\x11\n\talgorithm\x18\x02 \x01(\t\"\x89\x01\n\nDiceRolled\x12\r\n\x05\x63ount\x18\x01 \x01(\r\x12\r\n\x05sides\x18\x02 \x01(\r\x12\x0e\n\x06values\x18\x03 \x03(\r\x12\x0f\n\x07purpose\x18\x04 \x01(\t\x12\x14\n\x0c\x63ounter_from\x18\x05 \x01(\x04\x12\x12\n\ncounter_to\x18\x06 \x01(\x04\x12\x12\n\nrequest_id\x18\x07 \x01(\t\" \n\x10\x44iceSeedRevealed\x12\x0c\n\x04seed\x18\x01 \x01(\t\"7\n\x0e\x44\x65\x63ksCommitted\x12\x12\n\ncommitment\x18\x01 \x01(\t\x12\x11\n\talgorithm\x18\x02 \x01(\t\"z\n\x0c\x44\x65\x63kShuffled\x12\x0c\n\x04\x64\x65\x63k\x18\x01 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12\x0f\n\x07purpose\x18\x03 \x01(\t\x12\x14\n\x0c\x63ounter_from\x18\x04 \x01(\x04\x12\x12\n\ncounter_to\x18\x05 \x01(\x04\x12\x12\n\nrequest_id\x18\x06 \x01(\t\"a\n\nCardsDrawn\x12\x0c\n\x04\x64\x65\x63k\x18\x01 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12\x0f\n\x07purpose\x18\x03 \x01(\t\x12\x11\n\tremaining\x18\x04 \x01(\r\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"!\n\x11\x44\x65\x63ksSeedRevealed\x12\x0c\n\x04seed\x18\x01 \x01(\t\"\xf1\x01\n\x0cMatchCreated\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x03(\t\x12\x37\n\x07options\x18\x03 \x03(\x0b\x32&.tabletop.v1.MatchCreated.OptionsEntry\x12\x17\n\x0f\x64ice_commitment\x18\x04 \x01(\t\x12\x18\n\x10\x64\x65\x63ks_commitment\x18\x05 \x01(\t\x12&\n\x05lobby\x18\x06 \x01(\x0b\x32\x17.tabletop.v1.MatchLobby\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xce\x01\n\nMatchLobby\x12\x0f\n\x07private\x18\x01 \x01(\x08\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12\x0f\n\x07\x63reator\x18\x03 \x01(\t\x12\x0e\n\x06open_s\x18\x04 \x01(\r\x12\x12\n\nopen_until\x18\x05 \x01(\x03\x12:\n\nbot_levels\x18\x06 \x03(\x0b\x32&.tabletop.v1.MatchLobby.BotLevelsEntry\x1a\x30\n\x0e\x42otLevelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"a\n\nSeatJoined\x12\x0c\n\x04seat\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12\x0f\n\x07join_id\x18\x03 \x01(\t\x12\n\n\x02\x62y\x18\x04 \x01(\t\x12\x12\n\nopen_until\x18\x05 \x01(\x03\"\xf8\x01\n\nMatchEnded\x12\x35\n\x07results\x18\x01 \x03(\x0b\x32$.tabletop.v1.MatchEnded.ResultsEntry\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x33\n\x06scores\x18\x03 \x03(\x0b\x32#.tabletop.v1.MatchEnded.ScoresEntry\x12\x0f\n\x07\x65xpired\x18\x04 \x01(\x08\x1a.\n\x0cResultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"\xff\x02\n\x0bMatchScored\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x36\n\x07results\x18\x02 \x03(\x0b\x32%.tabletop.v1.MatchScored.ResultsEntry\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x34\n\x06scores\x18\x04 \x03(\x0b\x32$.tabletop.v1.MatchScored.ScoresEntry\x12<\n\nstatistics\x18\x05 \x03(\x0b\x32(.tabletop.v1.MatchScored.StatisticsEntry\x12\x14\n\x0c\x62oard_events\x18\x06 \x01(\x04\x1a.\n\x0cResultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\x1a\x31\n\x0fStatisticsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,6 +33,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_MATCHCREATED_OPTIONSENTRY']._loaded_options = None
   _globals['_MATCHCREATED_OPTIONSENTRY']._serialized_options = b'8\001'
+  _globals['_MATCHLOBBY_BOTLEVELSENTRY']._loaded_options = None
+  _globals['_MATCHLOBBY_BOTLEVELSENTRY']._serialized_options = b'8\001'
   _globals['_MATCHENDED_RESULTSENTRY']._loaded_options = None
   _globals['_MATCHENDED_RESULTSENTRY']._serialized_options = b'8\001'
   _globals['_MATCHENDED_SCORESENTRY']._loaded_options = None
@@ -61,22 +63,24 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MATCHCREATED']._serialized_end=837
   _globals['_MATCHCREATED_OPTIONSENTRY']._serialized_start=791
   _globals['_MATCHCREATED_OPTIONSENTRY']._serialized_end=837
-  _globals['_MATCHLOBBY']._serialized_start=839
-  _globals['_MATCHLOBBY']._serialized_end=935
-  _globals['_SEATJOINED']._serialized_start=937
-  _globals['_SEATJOINED']._serialized_end=1034
-  _globals['_MATCHENDED']._serialized_start=1037
-  _globals['_MATCHENDED']._serialized_end=1285
-  _globals['_MATCHENDED_RESULTSENTRY']._serialized_start=1192
-  _globals['_MATCHENDED_RESULTSENTRY']._serialized_end=1238
-  _globals['_MATCHENDED_SCORESENTRY']._serialized_start=1240
-  _globals['_MATCHENDED_SCORESENTRY']._serialized_end=1285
-  _globals['_MATCHSCORED']._serialized_start=1288
-  _globals['_MATCHSCORED']._serialized_end=1671
-  _globals['_MATCHSCORED_RESULTSENTRY']._serialized_start=1192
-  _globals['_MATCHSCORED_RESULTSENTRY']._serialized_end=1238
-  _globals['_MATCHSCORED_SCORESENTRY']._serialized_start=1240
-  _globals['_MATCHSCORED_SCORESENTRY']._serialized_end=1285
-  _globals['_MATCHSCORED_STATISTICSENTRY']._serialized_start=1622
-  _globals['_MATCHSCORED_STATISTICSENTRY']._serialized_end=1671
+  _globals['_MATCHLOBBY']._serialized_start=840
+  _globals['_MATCHLOBBY']._serialized_end=1046
+  _globals['_MATCHLOBBY_BOTLEVELSENTRY']._serialized_start=998
+  _globals['_MATCHLOBBY_BOTLEVELSENTRY']._serialized_end=1046
+  _globals['_SEATJOINED']._serialized_start=1048
+  _globals['_SEATJOINED']._serialized_end=1145
+  _globals['_MATCHENDED']._serialized_start=1148
+  _globals['_MATCHENDED']._serialized_end=1396
+  _globals['_MATCHENDED_RESULTSENTRY']._serialized_start=1303
+  _globals['_MATCHENDED_RESULTSENTRY']._serialized_end=1349
+  _globals['_MATCHENDED_SCORESENTRY']._serialized_start=1351
+  _globals['_MATCHENDED_SCORESENTRY']._serialized_end=1396
+  _globals['_MATCHSCORED']._serialized_start=1399
+  _globals['_MATCHSCORED']._serialized_end=1782
+  _globals['_MATCHSCORED_RESULTSENTRY']._serialized_start=1303
+  _globals['_MATCHSCORED_RESULTSENTRY']._serialized_end=1349
+  _globals['_MATCHSCORED_SCORESENTRY']._serialized_start=1351
+  _globals['_MATCHSCORED_SCORESENTRY']._serialized_end=1396
+  _globals['_MATCHSCORED_STATISTICSENTRY']._serialized_start=1733
+  _globals['_MATCHSCORED_STATISTICSENTRY']._serialized_end=1782
 # @@protoc_insertion_point(module_scope)

@@ -285,11 +285,32 @@ class MatchLobby(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class BotLevelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     PRIVATE_FIELD_NUMBER: _builtins.int
     BOTS_FIELD_NUMBER: _builtins.int
     CREATOR_FIELD_NUMBER: _builtins.int
     OPEN_S_FIELD_NUMBER: _builtins.int
     OPEN_UNTIL_FIELD_NUMBER: _builtins.int
+    BOT_LEVELS_FIELD_NUMBER: _builtins.int
     private: _builtins.bool
     """unlisted: ListMatches shows it only to its own players"""
     creator: _builtins.str
@@ -304,6 +325,10 @@ class MatchLobby(_message.Message):
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """seats bots will play (they still join with seat tokens)"""
 
+    @_builtins.property
+    def bot_levels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """bot seat -> its level (easy, medium, hard)"""
+
     def __init__(
         self,
         *,
@@ -312,10 +337,11 @@ class MatchLobby(_message.Message):
         creator: _builtins.str = ...,
         open_s: _builtins.int = ...,
         open_until: _builtins.int = ...,
+        bot_levels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "creator", b"creator", "open_s", b"open_s", "open_until", b"open_until", "private", b"private"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_levels", b"bot_levels", "bots", b"bots", "creator", b"creator", "open_s", b"open_s", "open_until", b"open_until", "private", b"private"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -167,6 +167,9 @@ class Search:
         evaluation: Evaluation | None = None,
     ) -> None:
         self.game = game
+        #: the engine (and its bots) the playouts run on: the game's own, or a coarser
+        #: one where the game offers it (``Game.rollout_engine``: Dungeon Drop's physics)
+        self.engine = game.rollout_engine()
         self.sampler = sampler
         self.settings = settings
         self._horizon = settings.horizon if evaluation is not None else None
@@ -175,9 +178,11 @@ class Search:
         bots = game.bots()
         if settings.rollout != "random" and settings.rollout not in bots:
             raise ValueError(f"{game.name} has no {settings.rollout!r} bot to play out with")
-        self._make_bot = bots.get(settings.rollout)
+        make_bot = bots.get(settings.rollout)
         #: the bot the search improves on, deciding for this seat from the real view
-        self._own = self._make_bot(self._rng.getrandbits(32)) if self._make_bot else None
+        self._own = make_bot(self._rng.getrandbits(32)) if make_bot else None
+        #: the same bot for every seat of the playouts (the rollout engine's)
+        self._rollout_bot = self.engine.bots().get(settings.rollout)
         #: what the last decision cost: rounds, and determinizations the engine refused
         self.last_rounds = 0
         self.last_inconsistent = 0
@@ -291,7 +296,7 @@ class Search:
         """The seat's reward for ``action`` in the sampled state, the match played out by
         every seat's bot with chance and bots seeded by ``seed`` (the same for every
         candidate of a round); _OutOfTime when the budget ends first."""
-        game = self.game
+        game = self.engine
         rng = random.Random(seed)
         chance = SearchChance(determinization.piles, rng)
         policies = self._policies(rng)
@@ -323,9 +328,9 @@ class Search:
         return reward(outcome, player, self.settings.score_weight)
 
     def _policies(self, rng: random.Random) -> Mapping[str, StatePolicy]:
-        make = self._make_bot
+        make = self._rollout_bot
         if make is None:
             uniform = _uniform(rng)
             return _SeatPolicies(lambda: uniform)
-        game = self.game
-        return _SeatPolicies(lambda: state_policy(game, make(rng.getrandbits(32))))
+        engine = self.engine
+        return _SeatPolicies(lambda: state_policy(engine, make(rng.getrandbits(32))))

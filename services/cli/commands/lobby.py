@@ -35,7 +35,14 @@ def cmd_matches(args: argparse.Namespace) -> int:
     else:
         for m in reply.matches:
             status = match_pb2.MatchStatus.Name(m.status).removeprefix("MATCH_STATUS_").lower()
-            print(f"{m.match_id}  {m.game:10s} {status:8s} v{m.version:<5d} {m.end_reason}")
+            bots = ", ".join(
+                f"{seat} ({m.bot_levels[seat]})" if seat in m.bot_levels else seat
+                for seat in m.bots
+            )
+            print(
+                f"{m.match_id}  {m.game:10s} {status:8s} v{m.version:<5d} {m.end_reason}"
+                + (f"  bots: {bots}" if bots else "")
+            )
     return 0
 
 

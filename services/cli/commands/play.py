@@ -27,7 +27,9 @@ def add_to(sub: Subcommands) -> None:
     play.add_argument("--seats", type=int, help="number of seats (default: the game's minimum)")
     play.add_argument(
         "--bot",
-        help="'random' or 'greedy' for every seat, or SEAT=KIND,… for some (others: hot seat)",
+        help="a bot for every seat, or SEAT=KIND,… for some (others: hot seat); KIND is a "
+        "level (easy, medium, hard: search for 0.1 s or 0.75 s of CPU a move) or "
+        "random or greedy",
     )
     play.add_argument("--option", action="append", default=[], help="game option KEY=VALUE")
     play.add_argument("--seed", type=int, default=None, help="seed of the bots' choices")
@@ -42,7 +44,7 @@ def add_to(sub: Subcommands) -> None:
     join.add_argument("match_id")
     join.add_argument("--seat", help="which seat (default: the first free one)")
     join.add_argument("--name", help="the name others see")
-    join.add_argument("--bot", help="let a bot play the seat: 'random' or 'greedy'")
+    join.add_argument("--bot", help="let a bot play the seat: easy, medium, hard, random or greedy")
     join.add_argument("--seed", type=int, default=None, help="seed of the bot's choices")
     join.set_defaults(func=cmd_join)
 
@@ -73,6 +75,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             game_options(args.option),
             private=args.private,
             bots=list(bots),
+            bot_levels={seat: bot.level for seat, bot in bots.items() if bot.level},
             seat=mine[0] if mine else "",
             name=mine[0] if mine else "",
         )

@@ -18,7 +18,14 @@ from services.games.contract import ActionTemplate, ViewPolicy, concrete
 from services.games.dungeon_drop import actions as act
 from services.games.dungeon_drop.content import CONTENT, MONSTER, PAIR
 from services.games.dungeon_drop.rooms import is_pillar, open_rooms, room_cubes, triangle
-from services.games.dungeon_drop.table import FLICK_REALS, REAL_SIDES, Placement, flick
+from services.games.dungeon_drop.table import (
+    FLICK_REALS,
+    FULL,
+    REAL_SIDES,
+    Physics,
+    Placement,
+    flick,
+)
 from services.games.dungeon_drop.view import DungeonDropView, SeatView
 
 #: a die value that maps to the middle of the noise range: the flick the finger intends
@@ -102,7 +109,7 @@ def rooms_value(
     return best
 
 
-def _flick_choice(view: DungeonDropView, me: SeatView) -> Any:
+def _flick_choice(view: DungeonDropView, me: SeatView, physics: Physics) -> Any:
     table = table_of(view)
     rooms = top_rooms(table, me, view.ward, FLICK_ROOMS)
     if not rooms:
@@ -132,6 +139,7 @@ def _flick_choice(view: DungeonDropView, me: SeatView) -> Any:
             candidate.direction,
             candidate.strength,
             (_NO_NOISE,) * FLICK_REALS,
+            physics,
         )
         after = {p.cube: p for p in settled.placements}
         value = rooms_value(after, trios, me, view.ward)
@@ -204,7 +212,8 @@ def _meeple_choice(view: DungeonDropView) -> Any:
     return act.PlaceMeeple(float(centre.x), float(centre.y))
 
 
-def greedy_view_policy(seed: int) -> ViewPolicy:
+def greedy_view_policy(seed: int, physics: Physics = FULL) -> ViewPolicy:
+    """``physics``: how its trial flicks are simulated (ROLLOUT in search's playouts)."""
     rng = random.Random(seed)
 
     def choose(view: DungeonDropView, player: str, legal: Sequence[Any]) -> Any:
@@ -214,7 +223,7 @@ def greedy_view_policy(seed: int) -> ViewPolicy:
         if isinstance(example, act.UseAbility):
             return _act_choice(view, me, rng)
         if isinstance(example, act.Flick):
-            return _flick_choice(view, me)
+            return _flick_choice(view, me, physics)
         if isinstance(example, act.MovePillar):
             return _pillar_choice(view, me)
         if isinstance(example, act.PlaceMeeple):

@@ -12,7 +12,7 @@ from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.loot import is_treasure, loot_result
 from services.games.dungeon_drop.rooms import contains_point, is_pillar, open_rooms, pillars_on
 from services.games.dungeon_drop.state import DungeonDropState, Phase
-from services.games.dungeon_drop.table import place
+from services.games.dungeon_drop.table import FULL, Physics, place
 
 SOURCES = ("race", "class")
 
@@ -91,7 +91,9 @@ def _in_range(action: Any, template: ActionTemplate) -> None:
         raise MalformedAction("OUT_OF_RANGE", f"Choose {ranges}.")
 
 
-def decide_action(state: DungeonDropState, player: str, action: Any) -> list[Any]:
+def decide_action(
+    state: DungeonDropState, player: str, action: Any, physics: Physics = FULL
+) -> list[Any]:
     match action:
         case act.UseAbility(source=source):
             _refuse_phase(state, (Phase.ACT,), "use an ability")
@@ -118,7 +120,7 @@ def decide_action(state: DungeonDropState, player: str, action: Any) -> list[Any
             if pillar not in state.table or not is_pillar(pillar):
                 raise RuleViolation("NOT_A_PILLAR", f"{pillar} is not a Pillar on the table.")
             _in_range(action, pillar_template(pillar))
-            settled = place(state.table, pillar, float(x), float(y))
+            settled = place(state.table, pillar, float(x), float(y), physics)
             return [
                 ev.PillarMoved(
                     player, pillar, float(x), float(y), settled.placements, settled.off_table

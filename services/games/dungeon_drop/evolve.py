@@ -3,19 +3,18 @@ physics results are copied from them."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from services.games.dungeon_drop import events as ev
 from services.games.dungeon_drop.content import CONTENT
-from services.games.dungeon_drop.state import DungeonDropState, FlickAim, Phase
+from services.games.dungeon_drop.state import DungeonDropState, FlickAim, Phase, changed
 from services.games.dungeon_drop.table import Placement
 
 
 def _settle(
     state: DungeonDropState, placements: tuple[Placement, ...], off: tuple[str, ...]
 ) -> DungeonDropState:
-    return replace(
+    return changed(
         state,
         table={p.cube: p for p in placements},
         aside=state.aside + off,
@@ -25,7 +24,7 @@ def _settle(
 
 def _after_ability(state: DungeonDropState) -> DungeonDropState:
     teamwork = state.variant == "teamwork" and len(state.players) > 1
-    return replace(
+    return changed(
         state,
         phase=Phase.MEEPLES if teamwork else Phase.LOOT,
         ability=None,
@@ -37,7 +36,7 @@ def _after_ability(state: DungeonDropState) -> DungeonDropState:
 def _ability_step(state: DungeonDropState) -> DungeonDropState:
     """One use of a flick / move-pillar ability is done."""
     left = state.ability_left - 1
-    state = replace(state, ability_left=left, pending_flick=None)
+    state = changed(state, ability_left=left, pending_flick=None)
     return _after_ability(state) if left <= 0 else state
 
 
@@ -58,20 +57,20 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
             )
         case ev.PileShuffled(deck=deck, size=size):
             box = size if deck == "box" else state.box_left
-            return replace(state, shuffled=(*state.shuffled, deck), box_left=box)
+            return changed(state, shuffled=(*state.shuffled, deck), box_left=box)
         case ev.RacesDealt(races=races):
             health = {p: CONTENT.races[r].health for p, r in races.items()}
-            return replace(
+            return changed(
                 state, races=dict(races), health=health, order=_order_by_initiative(races)
             )
         case ev.ClassesDealt(classes=classes):
-            return replace(state, classes=dict(classes))
+            return changed(state, classes=dict(classes))
         case ev.QuestsDealt(quests=quests):
-            return replace(state, quests=dict(quests))
+            return changed(state, quests=dict(quests))
         case ev.TurnStarted(player=player, explore=explore):
             pending = state.aside
             phase = Phase.EXPLORE if explore or pending else Phase.ACT
-            return replace(
+            return changed(
                 state,
                 phase=phase,
                 active=player,
@@ -83,37 +82,37 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
                 meeples={},
             )
         case ev.CubesExplored(cubes=cubes, box_left=left):
-            return replace(state, to_draw=0, box_left=left, pending_drop=state.pending_drop + cubes)
+            return changed(state, to_draw=0, box_left=left, pending_drop=state.pending_drop + cubes)
         case ev.CubesDropped(placements=placements, off_table=off):
-            state = replace(_settle(state, placements, off), pending_drop=())
+            state = changed(_settle(state, placements, off), pending_drop=())
             if state.phase == Phase.SETUP:
-                return replace(state, phase=Phase.NEXT_TURN, round=1, turn=0)
+                return changed(state, phase=Phase.NEXT_TURN, round=1, turn=0)
             if state.phase == Phase.ABILITY:
                 return _after_ability(state)
-            return replace(state, phase=Phase.ACT)
+            return changed(state, phase=Phase.ACT)
         case ev.SetupDropRedone():
-            return replace(state, setup_redrops=state.setup_redrops + 1)
+            return changed(state, setup_redrops=state.setup_redrops + 1)
         case ev.AbilityUsed(primitive=primitive, amount=amount):
             if primitive in ("flick", "move_pillar"):
-                return replace(state, phase=Phase.ABILITY, ability=primitive, ability_left=amount)
+                return changed(state, phase=Phase.ABILITY, ability=primitive, ability_left=amount)
             if primitive == "extra_drop" and min(amount, state.box_left) > 0:
-                return replace(
+                return changed(
                     state,
                     phase=Phase.ABILITY,
                     ability=primitive,
                     to_draw=min(amount, state.box_left),
                 )
             if primitive == "ward":
-                state = replace(state, ward=True)
+                state = changed(state, ward=True)
             if primitive == "take_outside":
-                state = replace(state, take_left=amount)
+                state = changed(state, take_left=amount)
             return _after_ability(state)
         case ev.Healed(player=player, health=health):
-            return replace(state, health={**state.health, player: health})
+            return changed(state, health={**state.health, player: health})
         case ev.FlickAimed(cube=cube, direction=direction, strength=strength):
-            return replace(state, pending_flick=FlickAim(cube, direction, strength))
+            return changed(state, pending_flick=FlickAim(cube, direction, strength))
         case ev.CubeFlicked(placements=placements, off_table=off):
-            state = replace(_settle(state, placements, off), flicks=state.flicks + 1)
+            state = changed(_settle(state, placements, off), flicks=state.flicks + 1)
             return _ability_step(state)
         case ev.PillarMoved(placements=placements, off_table=off):
             return _ability_step(_settle(state, placements, off))
@@ -122,13 +121,13 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
         case ev.MeeplePlaced(player=player, x=x, y=y):
             meeples = {**state.meeples, player: (x, y)}
             done = len(meeples) == len(state.players) - 1
-            return replace(state, meeples=meeples, phase=Phase.LOOT if done else state.phase)
+            return changed(state, meeples=meeples, phase=Phase.LOOT if done else state.phase)
         case ev.RoomLooted(player=player, pillars=pillars, cubes=cubes, health=health) as e:
             teamwork = dict(state.teamwork)
             for owner in e.meeples:
                 teamwork[owner] = teamwork.get(owner, 0) + 1
             taken = set(cubes)
-            return replace(
+            return changed(
                 state,
                 table={c: p for c, p in state.table.items() if c not in taken},
                 stash={**state.stash, player: state.stash[player] + tuple(cubes)},
@@ -143,11 +142,11 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
                 phase=Phase.TAKE if state.take_left else Phase.TURN_OVER,
             )
         case ev.LeftEmptyHanded():
-            return replace(
+            return changed(
                 state, meeples={}, phase=Phase.TAKE if state.take_left else Phase.TURN_OVER
             )
         case ev.CubeTaken(player=player, cube=cube):
-            return replace(
+            return changed(
                 state,
                 table={c: p for c, p in state.table.items() if c != cube},
                 stash={**state.stash, player: (*state.stash[player], cube)},
@@ -155,10 +154,10 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
                 phase=Phase.TAKE if state.take_left > 1 else Phase.TURN_OVER,
             )
         case ev.TakeSkipped():
-            return replace(state, phase=Phase.TURN_OVER)
+            return changed(state, phase=Phase.TURN_OVER)
         case ev.TurnEnded():
             turn = state.turn + 1
-            return replace(
+            return changed(
                 state,
                 turn=turn,
                 turns_played=state.turns_played + 1,
@@ -167,7 +166,7 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
             )
         case ev.RoundEnded(round=done, order=order):
             last = done >= CONTENT.rounds
-            return replace(
+            return changed(
                 state,
                 round=done + 1 if not last else done,
                 turn=0,
@@ -175,11 +174,11 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
                 phase=Phase.REVEAL if last else Phase.NEXT_TURN,
             )
         case ev.QuestsRevealed():
-            return replace(state, quests_revealed=True, phase=Phase.SCORING)
+            return changed(state, quests_revealed=True, phase=Phase.SCORING)
         case ev.ChestsRolled(rolls=rolls):
-            return replace(
+            return changed(
                 state, chests_rolled=True, chest_rolls={r.player: r.values for r in rolls}
             )
         case ev.MatchEnded(scores=scores, winner=winner):
-            return replace(state, scores=dict(scores), winner=winner, phase=Phase.OVER)
+            return changed(state, scores=dict(scores), winner=winner, phase=Phase.OVER)
     raise TypeError(f"not a Dungeon Drop event: {event!r}")

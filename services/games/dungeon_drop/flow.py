@@ -142,13 +142,18 @@ def automatic_events(state: DungeonDropState) -> list[Any]:
 
 def advance(state: DungeonDropState, new: list[Any]) -> list[Any]:
     """``new`` plus every automatic event that follows it."""
+    return advance_folded(state, new)[0]
+
+
+def advance_folded(state: DungeonDropState, new: list[Any]) -> tuple[list[Any], DungeonDropState]:
+    """``advance``, and the state with all those events folded in (folded on the way)."""
     out = list(new)
     for event in new:
         state = evolve(state, event)
     while True:
         more = automatic_events(state)
         if not more:
-            return out
+            return out, state
         for event in more:
             state = evolve(state, event)
         out += more

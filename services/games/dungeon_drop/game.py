@@ -32,6 +32,7 @@ pack's ``house_choices``; house content is labelled there):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -62,13 +63,21 @@ from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.decide import decide_action, phase_actions
 from services.games.dungeon_drop.events import EVENT_TYPES
 from services.games.dungeon_drop.evolve import evolve
-from services.games.dungeon_drop.flow import BOX, advance, next_step, outcome
+from services.games.dungeon_drop.flow import BOX, advance_folded, next_step, outcome
 from services.games.dungeon_drop.picture import picture
 from services.games.dungeon_drop.render import render
 from services.games.dungeon_drop.scoring import breakdown, pairs
 from services.games.dungeon_drop.spread import spread_evenly, touching_pairs
 from services.games.dungeon_drop.state import DungeonDropState, Phase
-from services.games.dungeon_drop.table import FLICK_REALS, drop, drop_height, flick
+from services.games.dungeon_drop.table import (
+    FLICK_REALS,
+    FULL,
+    ROLLOUT,
+    Physics,
+    drop,
+    drop_height,
+    flick,
+)
 from services.games.dungeon_drop.view import DungeonDropView, make_view
 
 VARIANTS = ("standard", "teamwork", "solo")
@@ -110,6 +119,14 @@ class DungeonDrop(Game[DungeonDropState]):
         ),
     )
 
+    def __init__(self, physics: Physics = FULL) -> None:
+        #: how drops, flicks and Pillar moves are simulated: FULL for matches, ROLLOUT
+        #: only in the engine search bots play out with (``rollout_engine``)
+        self.physics = physics
+
+    def rollout_engine(self) -> DungeonDrop:
+        return self if self.physics == ROLLOUT else _rollout_engine()
+
     def initial_state(self) -> DungeonDropState:
         return DungeonDropState()
 
@@ -125,12 +142,18 @@ class DungeonDrop(Game[DungeonDropState]):
     # --- players -------------------------------------------------------------------
 
     def decide(self, state: DungeonDropState, player: str, action: Any) -> list[Any]:
+        return self.decide_folded(state, player, action)[0]
+
+    def decide_folded(
+        self, state: DungeonDropState, player: str, action: Any
+    ) -> tuple[list[Any], DungeonDropState]:
+        """The events, and the state ``advance`` folded them into on the way."""
         step = next_step(state)
         if not isinstance(step, AwaitingPlayers) or not step.players:
             raise RuleViolation("NOT_NOW", "Nobody may act now; the cubes are still falling.")
         if player not in step.players:
             raise RuleViolation("NOT_YOUR_TURN", f"It is {step.players[0]}'s move.")
-        return advance(state, decide_action(state, player, action))
+        return advance_folded(state, decide_action(state, player, action, self.physics))
 
     def legal_actions(self, state: DungeonDropState, player: str) -> tuple[Any, ...]:
         step = next_step(state)
@@ -141,10 +164,15 @@ class DungeonDrop(Game[DungeonDropState]):
     # --- chance --------------------------------------------------------------------
 
     def resolve(self, state: DungeonDropState, outcome: ChanceOutcome) -> list[Any]:
+        return self.resolve_folded(state, outcome)[0]
+
+    def resolve_folded(
+        self, state: DungeonDropState, outcome: ChanceOutcome
+    ) -> tuple[list[Any], DungeonDropState]:
         step = next_step(state)
         if not isinstance(step, AwaitingChance):
             raise RuleViolation("NO_CHANCE_PENDING", "No dice or cubes are awaited now.")
-        return advance(state, self._resolve(state, step.request, outcome))
+        return advance_folded(state, self._resolve(state, step.request, outcome))
 
     def _resolve(self, state: DungeonDropState, request: Any, outcome: ChanceOutcome) -> list[Any]:
         match request, outcome:
@@ -183,7 +211,9 @@ class DungeonDrop(Game[DungeonDropState]):
         if state.pending_flick is not None:
             aim = state.pending_flick
             assert state.active is not None and len(values) == FLICK_REALS
-            settled = flick(state.table, aim.cube, aim.direction, aim.strength, values)
+            settled = flick(
+                state.table, aim.cube, aim.direction, aim.strength, values, self.physics
+            )
             return ev.CubeFlicked(
                 state.active,
                 aim.cube,
@@ -197,7 +227,7 @@ class DungeonDrop(Game[DungeonDropState]):
         cubes = state.pending_drop
         assert state.active is not None
         player, reason = state.active, "explore" if state.phase == Phase.EXPLORE else "ability"
-        settled = drop(state.table, cubes, values)
+        settled = drop(state.table, cubes, values, self.physics)
         return ev.CubesDropped(
             player,
             reason,
@@ -212,7 +242,7 @@ class DungeonDrop(Game[DungeonDropState]):
         picked up and redone from new dice (up to ``max_setup_drops``: that one stands)."""
         cubes = CONTENT.setup_cubes(state.variant == "solo")
         player, height = state.order[0], drop_height(values)
-        settled = drop({}, cubes, values)
+        settled = drop({}, cubes, values, self.physics)
         touching = touching_pairs(settled.placements)
         last = state.setup_redrops + 1 >= CONTENT.table.max_setup_drops
         if not spread_evenly(settled, touching) and not last:
@@ -258,7 +288,13 @@ class DungeonDrop(Game[DungeonDropState]):
         return rows
 
     def bots(self) -> Mapping[str, Callable[[int], ViewPolicy]]:
-        return {"random": random_view_policy, "greedy": greedy_view_policy}
+        physics = self.physics
+
+        def greedy(seed: int) -> ViewPolicy:
+            """Its trial flicks simulated as this engine simulates flicks."""
+            return greedy_view_policy(seed, physics)
+
+        return {"random": random_view_policy, "greedy": greedy}
 
     def render(self, view: Any) -> str:
         return render(view)
@@ -275,3 +311,8 @@ class DungeonDrop(Game[DungeonDropState]):
             f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in vars(action).items()
         )
         return f"{name}({fields})" if fields else name
+
+
+@functools.cache
+def _rollout_engine() -> DungeonDrop:
+    return DungeonDrop(ROLLOUT)

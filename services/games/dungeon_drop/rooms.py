@@ -5,6 +5,12 @@ intersects the closed triangle whose corners are the three Pillars' centres (so 
 merely touching an edge counts). The three corner Pillars form the room and are never
 collected; a room that any other Pillar touches would collect a Pillar and is not
 allowed. A degenerate triangle (three Pillars in a line) is no room.
+
+Shapely (GEOS) decides "intersects" exactly. Asking it for every cube and every trio of
+Pillars was most of a match's time (a table has tens of cubes and of trios), so the
+separating-axis test decides in floating point every pair that is clearly apart or
+clearly overlapping, for all trios at once (numpy), and shapely only the pairs within a
+millionth of a millimetre of touching: the same answers (test_dd_rooms_geometry.py).
 """
 
 from __future__ import annotations
@@ -12,8 +18,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
+import numpy as np
 import shapely
 from shapely.geometry import Point, Polygon
 
@@ -27,13 +34,24 @@ MIN_ROOM_AREA = 50.0
 @functools.lru_cache(maxsize=8192)
 def square(at: Placement) -> Polygon:
     """The rotated square a cube covers (cached: placements are immutable)."""
-    half = CONTENT.edge(at.cube) / 2.0
-    rad = math.radians(at.angle)
-    c, s = math.cos(rad), math.sin(rad)
-    corners = [(dx, dy) for dx, dy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+    half, c, s = _frame(at)
     return Polygon(
-        [(at.x + half * (dx * c - dy * s), at.y + half * (dx * s + dy * c)) for dx, dy in corners]
+        [
+            (at.x + half * (dx * c - dy * s), at.y + half * (dx * s + dy * c))
+            for dx, dy in ((-1, -1), (1, -1), (1, 1), (-1, 1))
+        ]
     )
+
+
+def _frame(at: Placement) -> tuple[float, float, float]:
+    """Half the cube's edge, and the cosine and sine of its turn. (Not cached: a cache
+    hashes the placement, which costs more than the sums.)"""
+    rad = math.radians(at.angle)
+    return CONTENT.edge(at.cube) / 2.0, math.cos(rad), math.sin(rad)
+
+
+#: beyond the corners of the largest cube, from its centre
+_REACH = max(CONTENT.edge(cube) for cube in CONTENT.cubes) / 2.0 * 1.415 + 1e-6
 
 
 def triangle(table: Mapping[str, Placement], pillars: tuple[str, ...]) -> Polygon:
@@ -42,10 +60,78 @@ def triangle(table: Mapping[str, Placement], pillars: tuple[str, ...]) -> Polygo
 
 def room_cubes(table: Mapping[str, Placement], pillars: tuple[str, ...]) -> tuple[str, ...]:
     """Every cube within or touching the room, its three corner Pillars left out."""
-    room = triangle(table, pillars)
-    others = sorted(c for c in table if c not in pillars)
-    hits = shapely.intersects(room, [square(table[c]) for c in others])
-    return tuple(c for c, hit in zip(others, hits, strict=True) if hit)
+    a, b, c = (table[p] for p in pillars)
+    edges = _edges(a.x, a.y, b.x, b.y, c.x, c.y)
+    # the triangle's bounding box, widened by the largest cube's reach
+    low_x, high_x = min(a.x, b.x, c.x) - _REACH, max(a.x, b.x, c.x) + _REACH
+    low_y, high_y = min(a.y, b.y, c.y) - _REACH, max(a.y, b.y, c.y) + _REACH
+    (n1x, n1y, l1), (n2x, n2y, l2), (n3x, n3y, l3) = edges or ((0.0, 0.0, 0.0),) * 3
+    inside = []
+    for cube in sorted(c for c in table if c not in pillars):
+        at = table[cube]
+        x, y = at.x, at.y
+        if x < low_x or x > high_x or y < low_y or y > high_y:
+            continue  # too far from the triangle to touch it
+        if edges is None:
+            gap = 0.0  # (shapely decides)
+        else:
+            # how far the centre lies beyond the farthest of the edges' lines
+            beyond = max(n1x * x + n1y * y - l1, n2x * x + n2y * y - l2, n3x * x + n3y * y - l3)
+            if beyond > _REACH:
+                continue  # the whole cube beyond that edge
+            if beyond < -_REACH:
+                inside.append(cube)  # the whole cube inside
+                continue
+            half, ux, uy = _frame(at)
+            gap = _gap(edges, (a, b, c), x, y, half, ux, uy)
+        if gap < -_SURE or (
+            gap <= _SURE and shapely.intersects(square(at), triangle(table, pillars))
+        ):
+            inside.append(cube)
+    return tuple(inside)
+
+
+#: a triangle's edges: (outward unit normal x, y, the edge line's offset along it) each
+Edges = tuple[tuple[float, float, float], ...]
+
+
+def _edges(ax: float, ay: float, bx: float, by: float, cx: float, cy: float) -> Edges | None:
+    """None for a triangle smaller than a room (nearly or exactly in a line: shapely
+    decides, exactly, what floating point would only approximate)."""
+    cross = (bx - ax) * (cy - ay) - (cx - ax) * (by - ay)
+    if abs(cross) < 2.0 * MIN_ROOM_AREA:
+        return None
+    turning = 1.0 if cross > 0 else -1.0
+    out = []
+    for px, py, qx, qy in ((ax, ay, bx, by), (bx, by, cx, cy), (cx, cy, ax, ay)):
+        ex, ey = qx - px, qy - py
+        scale = turning / math.hypot(ex, ey)
+        nx, ny = ey * scale, -ex * scale
+        out.append((nx, ny, nx * px + ny * py))
+    return tuple(out)
+
+
+def _gap(
+    edges: Edges,
+    corners: tuple[Placement, Placement, Placement],
+    x: float,
+    y: float,
+    half: float,
+    ux: float,
+    uy: float,
+) -> float:
+    """The widest gap between the triangle and the square (centre x, y, sides along
+    (ux, uy) and (-uy, ux)) over their edges' normals: > 0 apart, < 0 overlapping (what
+    ``_touching`` computes for many at once, written out for one)."""
+    gap = -math.inf
+    for nx, ny, line in edges:
+        beyond = nx * x + ny * y - line - half * (abs(nx * ux + ny * uy) + abs(ny * ux - nx * uy))
+        gap = max(gap, beyond)
+    for sx, sy in ((ux, uy), (-uy, ux)):
+        a, b, c = (p.x * sx + p.y * sy for p in corners)
+        centre = x * sx + y * sy
+        gap = max(gap, min(a, b, c) - (centre + half), (centre - half) - max(a, b, c))
+    return gap
 
 
 def contains_point(
@@ -53,6 +139,64 @@ def contains_point(
 ) -> bool:
     """A meeple at (x, y) is within or touching the room."""
     return bool(triangle(table, pillars).intersects(Point(x, y)))
+
+
+#: how far (mm) two shapes must be apart, or overlap, for floating-point arithmetic to
+#: decide it: far above its rounding on a 900 mm table, far below any distance that matters
+_SURE = 1e-6
+
+
+def _touching(
+    triangles: np.ndarray,
+    places: list[Placement],
+    room: Callable[[int, int], Polygon],
+) -> np.ndarray:
+    """Which cube squares each triangle (a T×3×2 array of corners) intersects: T×N, as
+    shapely's ``intersects`` says. Decided by separating axes (two convex shapes are apart
+    exactly when their projections onto one of their edges' normals are), in floating
+    point where the shapes are apart or overlap by more than ``_SURE``; the few pairs
+    closer than that to touching (a cube exactly on an edge), and triangles smaller than
+    a room, are left to shapely, which decides them exactly: ``room(t, n)`` is triangle t's
+    polygon."""
+    count = len(places)
+    if not count:
+        return np.zeros((len(triangles), 0), dtype=bool)
+    x = np.array([p.x for p in places])
+    y = np.array([p.y for p in places])
+    frames = np.array([_frame(p) for p in places])
+    # half the edge; the square's sides: u = (ux, uy), v = (-uy, ux)
+    half, ux, uy = frames[:, 0], frames[:, 1], frames[:, 2]
+    ax, ay = triangles[:, 0, 0], triangles[:, 0, 1]
+    bx, by = triangles[:, 1, 0], triangles[:, 1, 1]
+    cx, cy = triangles[:, 2, 0], triangles[:, 2, 1]
+    cross = (bx - ax) * (cy - ay) - (cx - ax) * (by - ay)
+    turning = np.sign(cross)  # +1 counter-clockwise, -1 clockwise
+    gap = np.full((len(triangles), count), -np.inf)
+    # the triangle's edges, each with its outward unit normal n: the square's lowest point
+    # along n is its centre's less half * (|n.u| + |n.v|), the triangle's highest the edge
+    for px, py, qx, qy in ((ax, ay, bx, by), (bx, by, cx, cy), (cx, cy, ax, ay)):
+        ex, ey = qx - px, qy - py
+        length = np.hypot(ex, ey)
+        scale = turning / np.where(length > 0, length, 1.0)
+        nx, ny = (ey * scale)[:, None], (-ex * scale)[:, None]
+        reach = half * (np.abs(nx * ux + ny * uy) + np.abs(ny * ux - nx * uy))
+        line = (nx[:, 0] * px + ny[:, 0] * py)[:, None]
+        np.maximum(gap, nx * x + ny * y - line - reach, out=gap)
+    # the square's sides: the triangle's interval along each against the square's
+    for sx, sy in ((ux, uy), (-uy, ux)):
+        pa = ax[:, None] * sx + ay[:, None] * sy
+        pb = bx[:, None] * sx + by[:, None] * sy
+        pc = cx[:, None] * sx + cy[:, None] * sy
+        centre = x * sx + y * sy
+        below = np.minimum(np.minimum(pa, pb), pc) - (centre + half)
+        above = (centre - half) - np.maximum(np.maximum(pa, pb), pc)
+        np.maximum(gap, np.maximum(below, above), out=gap)
+    hits: np.ndarray = gap < -_SURE  # overlapping along every axis
+    unsure = np.abs(gap) <= _SURE
+    unsure[np.abs(cross) < 2.0 * MIN_ROOM_AREA] = True  # smaller than a room: as _edges
+    for t, n in zip(*np.nonzero(unsure), strict=True):
+        hits[t, n] = shapely.intersects(square(places[n]), room(int(t), int(n)))
+    return hits
 
 
 def is_pillar(cube: str) -> bool:
@@ -68,20 +212,48 @@ def _open_rooms(
     placements: tuple[Placement, ...],
 ) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     table = {p.cube: p for p in placements}
-    cubes = sorted(table)
-    squares = [square(table[c]) for c in cubes]
-    shapely.prepare(squares)
     pillars = pillars_on(table)
-    rooms = []
-    for trio in itertools.combinations(pillars, 3):
-        room = triangle(table, trio)
-        if room.area < MIN_ROOM_AREA:
-            continue
-        hits = shapely.intersects(squares, room)
-        inside = tuple(c for c, hit in zip(cubes, hits, strict=True) if hit and c not in trio)
-        if not any(is_pillar(c) for c in inside):
-            rooms.append((trio, inside))
-    return tuple(rooms)
+    if len(pillars) < 3:
+        return ()
+    trios = _trios(len(pillars))  # T×3 indices into pillars, in combinations' order
+    spots = np.array([(table[p].x, table[p].y) for p in pillars])
+    corners_of = spots[trios]  # T×3×2
+    a, b, c = corners_of[:, 0], corners_of[:, 1], corners_of[:, 2]
+    area = np.abs(
+        (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (c[:, 0] - a[:, 0]) * (b[:, 1] - a[:, 1])
+    )
+    area /= 2.0
+    for t in np.nonzero(np.abs(area - MIN_ROOM_AREA) <= _SURE)[0].tolist():
+        area[t] = triangle(table, _names(pillars, trios[t])).area  # as shapely says there
+    rooms = np.nonzero(area >= MIN_ROOM_AREA)[0]
+    # a room no other Pillar is within or touching (its own three always are)
+    pillar_hits = _touching(
+        corners_of[rooms],
+        [table[p] for p in pillars],
+        lambda t, n: triangle(table, _names(pillars, trios[rooms[t]])),
+    )
+    open_ones = rooms[pillar_hits.sum(axis=1) == 3]
+    if not len(open_ones):
+        return ()
+    cubes = sorted(c for c in table if not is_pillar(c))
+    hits = _touching(
+        corners_of[open_ones],
+        [table[c] for c in cubes],
+        lambda t, n: triangle(table, _names(pillars, trios[open_ones[t]])),
+    )
+    return tuple(
+        (_names(pillars, trios[t]), tuple(cubes[i] for i in np.nonzero(row)[0].tolist()))
+        for t, row in zip(open_ones.tolist(), hits, strict=True)
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _trios(count: int) -> np.ndarray:
+    return np.array(list(itertools.combinations(range(count), 3)), dtype=np.intp)
+
+
+def _names(pillars: tuple[str, ...], trio: np.ndarray) -> tuple[str, ...]:
+    return tuple(pillars[i] for i in trio.tolist())
 
 
 def open_rooms(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from typing import Any
 
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.table import Placement
@@ -83,3 +84,19 @@ class DungeonDropState:
         if self.variant == "solo":
             return CONTENT.solo_explore
         return CONTENT.explore[len(self.players)]
+
+
+FIELDS = frozenset(f.name for f in fields(DungeonDropState))
+_new = object.__new__
+_set = object.__setattr__
+
+
+def changed(state: DungeonDropState, **changes: Any) -> DungeonDropState:
+    """``dataclasses.replace`` for the state, which every event goes through: the instance
+    dict merged with ``changes``, without running ``__init__`` with every field again (the
+    state has no ``__post_init__`` to honour). mypy cannot check the names in ``changes``:
+    a test folds every event of many matches and checks each state has exactly the
+    state's fields (test_dd_folded.py), so a misspelt one cannot pass."""
+    new = _new(DungeonDropState)
+    _set(new, "__dict__", state.__dict__ | changes)  # past the frozen __setattr__
+    return new

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
 from typing import Any
 
 from services.games.imperial_miners import events as ev
@@ -15,109 +15,151 @@ from services.games.imperial_miners.state import (
     PendingDraw,
     Phase,
     Stage,
+    changed,
 )
 
 LEVEL_DECKS = ("level_1", "level_2", "level_3")
 
 
+Fold = Callable[[ImperialMinersState, Any], ImperialMinersState]
+
+
 def evolve(s: ImperialMinersState, e: Any) -> ImperialMinersState:
-    match e:
-        case ev.MatchSetUp():
-            return _set_up(e)
-        case ev.ProgressSidesRolled(sides=sides):
-            return replace(s, sides=sides)
-        case ev.PileShuffled():
-            discards = {**s.discards, e.deck: ()} if e.from_discard else s.discards
-            return replace(
-                s,
-                shuffled=s.shuffled | {e.deck},
-                piles={**s.piles, e.deck: e.size},
-                discards=discards,
-            )
-        case ev.MineCardsDrawn():
-            return _drawn(s, e)
-        case ev.DrawCutShort():
-            return replace(s, draws=s.draws[1:])
-        case ev.CardsKept(player=p, kept=kept, discarded=discarded):
-            discards = dict(s.discards)
-            for card in discarded:
-                deck = _deck_of(card)
-                discards[deck] = (*discards.get(deck, ()), card)
-            return replace(s, hands={**s.hands, p: kept}, discards=discards, kept=s.kept | {p})
-        case ev.DealFinished() | ev.HandsDealt():
-            everyone = frozenset(s.players) if s.first_game else frozenset()
-            return replace(s, phase=Phase.KEEP, kept=everyone)
-        case ev.RoundStarted(round=n):
-            return replace(
-                s,
-                phase=Phase.EVENT,
-                round=n,
-                event=None,
-                forced=(),
-                chosen={},
-                revealed=False,
-                chains={},
-                end_resolved=False,
-            )
-        case ev.EventDeckFormed(cards=cards):
-            return replace(s, piles={**s.piles, "events": cards})
-        case ev.EventRevealed(card=card):
-            return replace(
-                s,
-                event=card,
-                events_revealed=s.events_revealed + 1,
-                piles={**s.piles, "events": s.piles["events"] - 1},
-            )
-        case ev.EffectResolved():
-            return _effect(s, e)
-        case ev.MinePhaseStarted(forced=forced):
-            draws = tuple(PendingDraw(p, "level_1", 1, to_play=True) for p in forced)
-            return replace(s, phase=Phase.CHOOSE, forced=forced, draws=s.draws + draws)
-        case ev.CardChosen(player=p, card=card):
-            return replace(s, chosen={**s.chosen, p: card})
-        case ev.CardsRevealed(cards=cards, costs=costs):
-            hands = {p: tuple(c for c in hand if c != cards.get(p)) for p, hand in s.hands.items()}
-            coins = {p: n - costs.get(p, 0) for p, n in s.coins.items()}
-            # a forced player whose Level I draw was cut short plays nothing this round
-            chains = {
-                p: Chain(cards[p], Stage.PLACE) if p in cards else Chain("", Stage.DONE)
-                for p in s.players
-            }
-            return replace(
-                s, phase=Phase.MINE, revealed=True, hands=hands, coins=coins, chains=chains
-            )
-        case ev.CardPlaced(player=p, card=card, level=level, column=column):
-            mine = (*s.mine(p), PlacedCard(card, level, column))
-            chain = Chain(card, Stage.EFFECT, level, column)
-            return replace(s, mines={**s.mines, p: mine}, chains={**s.chains, p: chain})
-        case ev.EffectSkipped(player=p):
-            return _after_activation(s, p)
-        case ev.CaveInRemoved(player=p, level=level, column=column):
-            placed = at(s.mine(p), level, column)
-            assert placed is not None
-            mine = replace_card(s.mine(p), replace(placed, cave_in=False))
-            return _after_activation(replace(s, mines={**s.mines, p: mine}), p)
-        case ev.ChainClimbed(player=p, level=level, column=column):
-            chain = s.chains[p]
-            stage = Stage.SURFACE if level == 0 else Stage.EFFECT
-            return replace(s, chains={**s.chains, p: Chain(chain.card, stage, level, column)})
-        case ev.ChainFinished(player=p):
-            chain = s.chains[p]
-            return replace(s, chains={**s.chains, p: replace(chain, stage=Stage.DONE)})
-        case ev.EndOfRoundResolved():
-            return replace(s, end_resolved=True)
-        case ev.RoundEnded():
-            return s
-        case ev.MatchEnded(scores=scores, results=results, reason=reason):
-            return replace(s, phase=Phase.OVER, scores=scores, results=results, end_reason=reason)
-    raise TypeError(f"unknown event {e!r}")
+    # a table by the event's class, not ``match``: its class patterns test the cases one by
+    # one, and every event of every match comes here
+    fold = _FOLDS.get(type(e))
+    if fold is None:
+        raise TypeError(f"unknown event {e!r}")
+    return fold(s, e)
+
+
+def _sides_rolled(s: ImperialMinersState, e: ev.ProgressSidesRolled) -> ImperialMinersState:
+    return changed(s, sides=e.sides)
+
+
+def _pile_shuffled(s: ImperialMinersState, e: ev.PileShuffled) -> ImperialMinersState:
+    discards = {**s.discards, e.deck: ()} if e.from_discard else s.discards
+    return changed(
+        s,
+        shuffled=s.shuffled | {e.deck},
+        piles={**s.piles, e.deck: e.size},
+        discards=discards,
+    )
+
+
+def _draw_cut_short(s: ImperialMinersState, e: ev.DrawCutShort) -> ImperialMinersState:
+    return changed(s, draws=s.draws[1:])
+
+
+def _kept(s: ImperialMinersState, e: ev.CardsKept) -> ImperialMinersState:
+    p = e.player
+    discards = dict(s.discards)
+    for card in e.discarded:
+        deck = _deck_of(card)
+        discards[deck] = (*discards.get(deck, ()), card)
+    return changed(s, hands={**s.hands, p: e.kept}, discards=discards, kept=s.kept | {p})
+
+
+def _dealt(s: ImperialMinersState, e: ev.DealFinished | ev.HandsDealt) -> ImperialMinersState:
+    everyone = frozenset(s.players) if s.first_game else frozenset()
+    return changed(s, phase=Phase.KEEP, kept=everyone)
+
+
+def _round_started(s: ImperialMinersState, e: ev.RoundStarted) -> ImperialMinersState:
+    return changed(
+        s,
+        phase=Phase.EVENT,
+        round=e.round,
+        event=None,
+        forced=(),
+        chosen={},
+        revealed=False,
+        chains={},
+        end_resolved=False,
+    )
+
+
+def _event_deck_formed(s: ImperialMinersState, e: ev.EventDeckFormed) -> ImperialMinersState:
+    return changed(s, piles={**s.piles, "events": e.cards})
+
+
+def _event_revealed(s: ImperialMinersState, e: ev.EventRevealed) -> ImperialMinersState:
+    return changed(
+        s,
+        event=e.card,
+        events_revealed=s.events_revealed + 1,
+        piles={**s.piles, "events": s.piles["events"] - 1},
+    )
+
+
+def _mine_phase_started(s: ImperialMinersState, e: ev.MinePhaseStarted) -> ImperialMinersState:
+    draws = tuple(PendingDraw(p, "level_1", 1, to_play=True) for p in e.forced)
+    return changed(s, phase=Phase.CHOOSE, forced=e.forced, draws=s.draws + draws)
+
+
+def _chosen(s: ImperialMinersState, e: ev.CardChosen) -> ImperialMinersState:
+    return changed(s, chosen={**s.chosen, e.player: e.card})
+
+
+def _revealed(s: ImperialMinersState, e: ev.CardsRevealed) -> ImperialMinersState:
+    cards, costs = e.cards, e.costs
+    hands = {p: tuple(c for c in hand if c != cards.get(p)) for p, hand in s.hands.items()}
+    coins = {p: n - costs.get(p, 0) for p, n in s.coins.items()}
+    # a forced player whose Level I draw was cut short plays nothing this round
+    chains = {
+        p: Chain(cards[p], Stage.PLACE) if p in cards else Chain("", Stage.DONE) for p in s.players
+    }
+    return changed(s, phase=Phase.MINE, revealed=True, hands=hands, coins=coins, chains=chains)
+
+
+def _placed(s: ImperialMinersState, e: ev.CardPlaced) -> ImperialMinersState:
+    p = e.player
+    mine = (*s.mine(p), PlacedCard(e.card, e.level, e.column))
+    chain = Chain(e.card, Stage.EFFECT, e.level, e.column)
+    return changed(s, mines={**s.mines, p: mine}, chains={**s.chains, p: chain})
+
+
+def _skipped(s: ImperialMinersState, e: ev.EffectSkipped) -> ImperialMinersState:
+    return _after_activation(s, e.player)
+
+
+def _cave_in_removed(s: ImperialMinersState, e: ev.CaveInRemoved) -> ImperialMinersState:
+    p = e.player
+    placed = at(s.mine(p), e.level, e.column)
+    assert placed is not None
+    mine = replace_card(s.mine(p), _cleared(placed))
+    return _after_activation(changed(s, mines={**s.mines, p: mine}), p)
+
+
+def _climbed(s: ImperialMinersState, e: ev.ChainClimbed) -> ImperialMinersState:
+    p, level = e.player, e.level
+    chain = s.chains[p]
+    stage = Stage.SURFACE if level == 0 else Stage.EFFECT
+    return changed(s, chains={**s.chains, p: Chain(chain.card, stage, level, e.column)})
+
+
+def _chain_finished(s: ImperialMinersState, e: ev.ChainFinished) -> ImperialMinersState:
+    p = e.player
+    return changed(s, chains={**s.chains, p: _at_stage(s.chains[p], Stage.DONE)})
+
+
+def _end_of_round(s: ImperialMinersState, e: ev.EndOfRoundResolved) -> ImperialMinersState:
+    return changed(s, end_resolved=True)
+
+
+def _round_ended(s: ImperialMinersState, e: ev.RoundEnded) -> ImperialMinersState:
+    return s
+
+
+def _match_ended(s: ImperialMinersState, e: ev.MatchEnded) -> ImperialMinersState:
+    return changed(s, phase=Phase.OVER, scores=e.scores, results=e.results, end_reason=e.reason)
 
 
 def _deck_of(card: str) -> str:
     return f"level_{CONTENT.cards[card].level}"
 
 
-def _set_up(e: ev.MatchSetUp) -> ImperialMinersState:
+def _set_up(s: ImperialMinersState, e: ev.MatchSetUp) -> ImperialMinersState:
     deal = CONTENT.first_game_deal if e.first_game else CONTENT.deal
     draws = tuple(
         PendingDraw(p, f"level_{level}", n) for p in e.players for level, n in deal.items()
@@ -140,15 +182,16 @@ def _set_up(e: ev.MatchSetUp) -> ImperialMinersState:
 def _drawn(s: ImperialMinersState, e: ev.MineCardsDrawn) -> ImperialMinersState:
     pending = s.draws[0]
     rest = pending.count - len(e.cards)
-    draws = ((replace(pending, count=rest),) if rest > 0 else ()) + s.draws[1:]
+    rest_of = PendingDraw(pending.player, pending.deck, rest, pending.to_play)
+    draws = ((rest_of,) if rest > 0 else ()) + s.draws[1:]
     if e.deck == "level_4":
-        s = replace(s, level_4=s.level_4[len(e.cards) :])
+        s = changed(s, level_4=s.level_4[len(e.cards) :])
     else:
-        s = replace(s, piles={**s.piles, e.deck: s.piles[e.deck] - len(e.cards)})
+        s = changed(s, piles={**s.piles, e.deck: s.piles[e.deck] - len(e.cards)})
     if e.to_play:
-        return replace(s, draws=draws, chosen={**s.chosen, e.player: e.cards[0]})
+        return changed(s, draws=draws, chosen={**s.chosen, e.player: e.cards[0]})
     hand = (*s.hands[e.player], *e.cards)
-    return replace(s, draws=draws, hands={**s.hands, e.player: hand})
+    return changed(s, draws=draws, hands={**s.hands, e.player: hand})
 
 
 def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState:
@@ -157,16 +200,20 @@ def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState
     if e.level:
         placed = at(mine, e.level, e.column)
         assert placed is not None
-        changed = replace(
-            placed, machinery=placed.machinery + e.machinery, cave_in=placed.cave_in or e.cave_in
+        boosted = PlacedCard(
+            placed.card,
+            placed.level,
+            placed.column,
+            placed.machinery + e.machinery,
+            placed.cave_in or e.cave_in,
         )
-        mine = replace_card(mine, changed)
+        mine = replace_card(mine, boosted)
     for pos in e.cleared:
         blocked = at(mine, pos.level, pos.column)
         assert blocked is not None
-        mine = replace_card(mine, replace(blocked, cave_in=False))
+        mine = replace_card(mine, _cleared(blocked))
     draws = tuple(PendingDraw(p, deck, n) for deck, n in e.draws.items() if n > 0)
-    s = replace(
+    s = changed(
         s,
         coins={**s.coins, p: s.coins[p] + e.coins},
         vp={**s.vp, p: s.vp[p] + e.vp},
@@ -180,12 +227,49 @@ def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState
     if chain.stage == Stage.EFFECT and e.source.startswith("card"):
         return _after_activation(s, p)
     if chain.stage == Stage.SURFACE and e.source == "surface":
-        return replace(s, chains={**s.chains, p: replace(chain, stage=Stage.FINISHING)})
+        return changed(s, chains={**s.chains, p: _at_stage(chain, Stage.FINISHING)})
     return s
 
 
 def _after_activation(s: ImperialMinersState, p: str) -> ImperialMinersState:
     chain = s.chains[p]
     if chain.stage == Stage.SURFACE:
-        return replace(s, chains={**s.chains, p: replace(chain, stage=Stage.FINISHING)})
-    return replace(s, chains={**s.chains, p: replace(chain, stage=Stage.CLIMB)})
+        return changed(s, chains={**s.chains, p: _at_stage(chain, Stage.FINISHING)})
+    return changed(s, chains={**s.chains, p: _at_stage(chain, Stage.CLIMB)})
+
+
+def _at_stage(chain: Chain, stage: Stage) -> Chain:
+    return Chain(chain.card, stage, chain.level, chain.column)
+
+
+def _cleared(placed: PlacedCard) -> PlacedCard:
+    """The card without its Cave-in token."""
+    return PlacedCard(placed.card, placed.level, placed.column, placed.machinery, False)
+
+
+_FOLDS: dict[type, Fold] = {
+    ev.MatchSetUp: _set_up,
+    ev.ProgressSidesRolled: _sides_rolled,
+    ev.PileShuffled: _pile_shuffled,
+    ev.MineCardsDrawn: _drawn,
+    ev.DrawCutShort: _draw_cut_short,
+    ev.CardsKept: _kept,
+    ev.DealFinished: _dealt,
+    ev.HandsDealt: _dealt,
+    ev.RoundStarted: _round_started,
+    ev.EventDeckFormed: _event_deck_formed,
+    ev.EventRevealed: _event_revealed,
+    ev.EffectResolved: _effect,
+    ev.MinePhaseStarted: _mine_phase_started,
+    ev.CardChosen: _chosen,
+    ev.CardsRevealed: _revealed,
+    ev.CardPlaced: _placed,
+    ev.EffectSkipped: _skipped,
+    ev.CaveInRemoved: _cave_in_removed,
+    ev.ChainClimbed: _climbed,
+    ev.ChainFinished: _chain_finished,
+    ev.EndOfRoundResolved: _end_of_round,
+    ev.RoundEnded: _round_ended,
+    ev.MatchEnded: _match_ended,
+}
+assert set(_FOLDS) == set(ev.EVENT_TYPES), "every event has its fold"

@@ -49,7 +49,23 @@ def setup_cards(deck: str) -> tuple[str, ...]:
     return CONTENT.deck(int(deck[-1]))
 
 
+#: the last state asked about and its step: a command asks for the same state's step
+#: several times (the caller, legal actions, decide, the handler), and states never change.
+#: One tuple, replaced whole, so concurrent callers never see a state with another's step.
+_last_step: tuple[ImperialMinersState | None, Step] = (None, AwaitingPlayers((), "none"))
+
+
 def next_step(s: ImperialMinersState) -> Step:
+    global _last_step
+    last, step = _last_step
+    if last is s:
+        return step
+    step = _next_step(s)
+    _last_step = (s, step)
+    return step
+
+
+def _next_step(s: ImperialMinersState) -> Step:
     if s.phase == Phase.OVER:
         return Finished(Outcome(dict(s.results), s.end_reason, dict(s.scores)))
     if not s.sides:
@@ -79,27 +95,30 @@ def next_step(s: ImperialMinersState) -> Step:
 
 
 def automatic(s: ImperialMinersState) -> list[Any]:
-    if s.phase == Phase.OVER:
+    phase = s.phase
+    if phase == Phase.OVER:
         return []
-    if s.phase == Phase.SETUP and s.piles.get("events", 0) > CONTENT.event_deck:
-        # setup 3: "draw 10 of them to form the Event deck; return the rest to the box"
-        size = s.piles["events"]
-        return [ev.EventDeckFormed(CONTENT.event_deck, size - CONTENT.event_deck)]
-    if not s.sides or any(d not in s.shuffled for d in SHUFFLED_AT_SETUP):
-        return []
+    # (the sides are rolled and the decks shuffled before the setup ends)
+    if phase == Phase.SETUP:
+        if s.piles.get("events", 0) > CONTENT.event_deck:
+            # setup 3: "draw 10 of them to form the Event deck; return the rest to the box"
+            size = s.piles["events"]
+            return [ev.EventDeckFormed(CONTENT.event_deck, size - CONTENT.event_deck)]
+        if not s.sides or any(d not in s.shuffled for d in SHUFFLED_AT_SETUP):
+            return []
     if s.draws:
         return _draw_without_chance(s)
-    if s.phase == Phase.SETUP:
+    if phase == Phase.SETUP:
         dealt = sum((CONTENT.first_game_deal if s.first_game else CONTENT.deal).values())
         return [ev.DealFinished(dealt, dealt if s.first_game else CONTENT.keep)]
-    if s.phase == Phase.KEEP:
+    if phase == Phase.KEEP:
         return [ev.RoundStarted(1)] if len(s.kept) == len(s.players) else []
-    if s.phase == Phase.EVENT:
+    if phase == Phase.EVENT:
         if s.event is None:
             return []
         forced = tuple(p for p in s.players if not playable(s, p))
         return [ev.MinePhaseStarted(s.round, forced)]
-    if s.phase == Phase.CHOOSE:
+    if phase == Phase.CHOOSE:
         # forced players' draws are resolved (draws is empty): a card, or none at all
         if any(p not in s.chosen and p not in s.forced for p in s.players):
             return []
@@ -161,6 +180,13 @@ def _mine_phase(s: ImperialMinersState) -> list[Any]:
 
 def advance(s: ImperialMinersState, events: Iterable[Any]) -> list[Any]:
     """``events`` followed by every automatic event they lead to."""
+    return advance_folded(s, events)[0]
+
+
+def advance_folded(
+    s: ImperialMinersState, events: Iterable[Any]
+) -> tuple[list[Any], ImperialMinersState]:
+    """``advance``, and the state with all those events folded in (folded on the way)."""
     out = list(events)
     for e in out:
         s = evolve(s, e)
@@ -168,4 +194,4 @@ def advance(s: ImperialMinersState, events: Iterable[Any]) -> list[Any]:
         for e in more:
             s = evolve(s, e)
         out += more
-    return out
+    return out, s

@@ -42,7 +42,7 @@ from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.decide import decide_action, legal
 from services.games.imperial_miners.events import EVENT_TYPES
 from services.games.imperial_miners.evolve import evolve
-from services.games.imperial_miners.flow import advance, next_step
+from services.games.imperial_miners.flow import advance_folded, next_step
 from services.games.imperial_miners.mine import complete_carts, faction_count
 from services.games.imperial_miners.picture import draw as draw_picture
 from services.games.imperial_miners.rules import effect_event, final_scores
@@ -94,16 +94,27 @@ class ImperialMiners(Game[ImperialMinersState]):
         return next_step(state)
 
     def decide(self, state: ImperialMinersState, player: str, action: Any) -> list[Any]:
-        return advance(state, decide_action(state, player, action))
+        return self.decide_folded(state, player, action)[0]
+
+    def decide_folded(
+        self, state: ImperialMinersState, player: str, action: Any
+    ) -> tuple[list[Any], ImperialMinersState]:
+        """The events, and the state ``advance`` folded them into on the way."""
+        return advance_folded(state, decide_action(state, player, action))
 
     def legal_actions(self, state: ImperialMinersState, player: str) -> tuple[Any, ...]:
         return legal(state, player)
 
     def resolve(self, state: ImperialMinersState, outcome: ChanceOutcome) -> list[Any]:
+        return self.resolve_folded(state, outcome)[0]
+
+    def resolve_folded(
+        self, state: ImperialMinersState, outcome: ChanceOutcome
+    ) -> tuple[list[Any], ImperialMinersState]:
         step = next_step(state)
         if not isinstance(step, AwaitingChance):
             raise RuleViolation("NO_CHANCE_PENDING", "No dice or cards are awaited now.")
-        return advance(state, self._resolve(state, step.request, outcome))
+        return advance_folded(state, self._resolve(state, step.request, outcome))
 
     def _resolve(self, s: ImperialMinersState, request: Any, outcome: ChanceOutcome) -> list[Any]:
         match request, outcome:

@@ -12,6 +12,7 @@ import uuid
 
 import grpc
 
+from services.bots.levels import levels_for
 from services.games.registry import all_games
 from services.gateway.access import Access, check_bounds
 from services.gateway.auth import (
@@ -93,6 +94,10 @@ class LobbyRpcs:
             bounded("command_id", request.command_id, MAX_ID)
             players = bounded_names("players", list(request.players), MAX_SEATS, MAX_NAME)
             bots = bounded_names("bots", list(request.bots), MAX_SEATS, MAX_NAME)
+            bot_levels = dict(request.bot_levels)
+            bounded_names("bot_levels", list(bot_levels), MAX_SEATS, MAX_NAME)
+            for named in bot_levels.values():
+                bounded("a bot level", named, MAX_NAME)
             options = bounded_options(dict(request.options))
             bounded("seat", request.seat, MAX_NAME)
             bounded("display_name", request.display_name, MAX_NAME)
@@ -105,6 +110,11 @@ class LobbyRpcs:
             raise _invalid("seat names must be distinct, not empty")
         if not set(bots) <= set(players):
             raise _invalid("a bot seat is not a seat")
+        if not set(bot_levels) <= set(bots):
+            raise _invalid("a seat with a bot level is not a bot seat")
+        offered = levels_for(request.game)
+        if not set(bot_levels.values()) <= set(offered):
+            raise _invalid(f"unknown bot level; {request.game} offers {', '.join(offered)}")
         if request.seat and request.seat not in players:
             raise _invalid("the seat to take is not a seat")
         if 0 < len(request.command_id) < MIN_COMMAND_ID:
@@ -121,7 +131,11 @@ class LobbyRpcs:
             command_id=ids.command_id,
             match_id=match_id,
             lobby=platform_events_pb2.MatchLobby(
-                private=request.private, bots=bots, creator=subject, open_s=self._lobby_ttl_s
+                private=request.private,
+                bots=bots,
+                bot_levels=bot_levels,
+                creator=subject,
+                open_s=self._lobby_ttl_s,
             ),
         )
         if request.seat:

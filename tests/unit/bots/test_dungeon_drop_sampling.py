@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from services.games.dungeon_drop.flow import BOX
-from services.games.dungeon_drop.sampling import evaluate
+from services.games.dungeon_drop.sampling import MARGIN_SCALE, _ahead, evaluate
 from services.games.dungeon_drop.scoring import score
 from services.games.dungeon_drop.state import DungeonDropState
 from tests.unit.bots.sampling_kit import check_sampler, decisions
@@ -27,16 +27,25 @@ def test_samples_show_the_same_view_and_legal_actions(seats: int) -> None:
 
 
 def test_the_evaluation_ranks_the_stashes_as_the_final_scoring_would() -> None:
-    """``evaluate`` (what search takes for a playout it stops early) is the share of the
-    other heroes the stash outscores now, by the rules' own scoring."""
+    """``evaluate`` (what search takes for a playout it stops early) ranks the heroes as the
+    rules' own scoring ranks their stashes now, a tie even, a larger lead worth more."""
     found = decisions("dungeon_drop", 3, 2)
     late = found[-1].state
     scores = {p: score(late, p) for p in late.players}
-    for player in late.players:
-        beaten = sum(
-            1.0 if scores[player] > s else 0.5 if scores[player] == s else 0.0
-            for p, s in scores.items()
-            if p != player
-        )
-        assert evaluate(late, player) == beaten / 2
-    assert sum(evaluate(late, p) for p in late.players) == 1.5  # 3 seats, 3 pairs
+    values = {p: evaluate(late, p) for p in late.players}
+    for a in late.players:
+        for b in late.players:
+            assert (values[a] > values[b]) == (scores[a] > scores[b])
+    assert sum(values.values()) == pytest.approx(1.5)  # 3 seats: each pair shares 1
+
+
+def test_the_evaluation_grows_with_the_lead() -> None:
+    late = decisions("dungeon_drop", 2, 2)[-1].state
+    me, other = late.players
+    assert score(late, me) != score(late, other)
+    assert evaluate(late, me) == pytest.approx(_ahead(score(late, me) - score(late, other)))
+    assert evaluate(late, me) + evaluate(late, other) == pytest.approx(1.0)
+    # a tie is even; a lead of MARGIN_SCALE points is 73%, twice that 88%
+    for lead, value in ((0, 0.5), (MARGIN_SCALE, 0.731), (2 * MARGIN_SCALE, 0.881)):
+        assert _ahead(lead) == pytest.approx(value, abs=1e-3)
+        assert _ahead(-lead) == pytest.approx(1 - value, abs=1e-3)

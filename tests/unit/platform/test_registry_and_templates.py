@@ -17,12 +17,16 @@ from services.adapters.game_adapter import (
     legal_action_message,
     legal_entry,
 )
+from services.bots.levels import settings_for
+from services.bots.search.rollouts import Search
 from services.cli.bots import NetworkBot, view_policy_for
 from services.games import registry
 from services.games.contract import ActionTemplate, ParamRange, random_view_policy
 from services.games.drillit import GAME as DRILLIT
 from services.games.drillit.actions import Move
+from services.games.registry import get_game
 from tabletop.v1 import board_pb2, match_pb2
+from tests.unit.bots.sampling_kit import decisions
 
 TEMPLATE = ActionTemplate(Move(room=1), (ParamRange("room", 0, 6, "room"),))
 
@@ -99,5 +103,20 @@ def test_a_network_bot_refuses_an_action_outside_every_entry() -> None:
 
 
 def test_unknown_bot_names_are_refused_with_the_game_s_bots() -> None:
-    with pytest.raises(ValueError, match="drillit has no 'smart' bot; bots: greedy, random"):
+    with pytest.raises(
+        ValueError,
+        match="drillit has no 'smart' bot; bots: greedy, random; levels: easy, medium, hard",
+    ):
         view_policy_for("drillit", "smart", 0)
+
+
+def test_a_bot_level_names_a_bot_for_the_cli() -> None:
+    hard = view_policy_for("crashland", "hard", 0)
+    assert isinstance(hard, Search) and hard.settings == settings_for("crashland", "hard")
+    easy, greedy = view_policy_for("drillit", "easy", 3), view_policy_for("drillit", "greedy", 3)
+    engine = get_game("drillit")
+    for decision in decisions("drillit", 3, 1, {"difficulty": "medium", "distance": "medium"})[:20]:
+        view = engine.view(decision.state, decision.player)
+        assert easy(view, decision.player, decision.legal) == greedy(
+            view, decision.player, decision.legal
+        )
