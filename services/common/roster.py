@@ -2,7 +2,7 @@
 (default ports, required secrets), ``tabletop-serve`` (its choices), the gRPC server (who
 is internal), the topics (who owns an event stream), the Kafka users and their ACLs (who
 writes and reads which stream) and the local stack (start order) read.
-k8s/base declares the same workloads; tests/unit/platform/test_roster.py holds it to this.
+k8s/base declares the same workloads; tests/unit/common/test_roster.py holds it to this.
 
 Adding a service: an entry here, a package ``services/<name>/`` whose ``app.main(config)``
 runs it, and its workload in k8s/base (docs/CONVENTIONS.md).

@@ -3,7 +3,7 @@ step a message, ReplayMatchBatches many; the views made by ``views.StepViews``),
 bounds of a batch.
 
 gRPC costs ~170 µs per message of a stream, more than a step's fold and view; batches pay it
-once for many steps. Both RPCs send the same steps (tests/unit/platform/test_replay.py).
+once for many steps. Both RPCs send the same steps (tests/unit/gateway/test_replay.py).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def views(
 # Crashland view) and serialized it twice (its size, then gRPC), against one serialization
 # of the kept view here. The bytes reach gRPC in a message that holds them as unknown
 # fields (kept verbatim): its serializer, ReplayStep's or ReplayStepBatch's
-# ``SerializeToString``, writes them out unchanged (tests/unit/platform/test_replay.py
+# ``SerializeToString``, writes them out unchanged (tests/unit/gateway/test_replay.py
 # checks it, and that the bytes parse to the steps drawn the plain way).
 
 

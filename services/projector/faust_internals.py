@@ -1,7 +1,7 @@
 """Every reach of the projector into Faust's and aiokafka's internals, and why.
 
 Checked against faust-streaming 0.15.3 and aiokafka 0.14.0 (``FAUST_VERSION``,
-``AIOKAFKA_VERSION``; pyproject.toml pins both). ``tests/unit/platform/
+``AIOKAFKA_VERSION``; pyproject.toml pins both). ``tests/unit/projector/
 test_faust_internals.py`` holds a test per reach that fails when the library changes what
 it relies on (a name, a signature, a line it depends on, or the effect): after an upgrade,
 run it, then ``python -m tests.bench.ab`` against the code before, and the integration

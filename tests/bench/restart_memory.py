@@ -51,7 +51,7 @@ async def play_one_match(seed: int) -> dict[str, list[envelope_pb2.EventEnvelope
     from services.dice.service import DiceService
     from services.scoring.service import ScoringService
     from tabletop.v1 import board_pb2, decks_pb2_grpc, dice_pb2_grpc
-    from tests.unit.platform.fakes import DirectDecks, DirectDice, context, memory_writer
+    from tests.unit.fakes import DirectDecks, DirectDice, context, memory_writer
 
     secret = b"m" * 32
     dice_writer, dice_log = memory_writer("dice")

@@ -37,7 +37,7 @@ from tabletop.v1 import (
     envelope_pb2,
     envelope_pb2_grpc,
 )
-from tests.unit.platform.fakes import memory_writer
+from tests.unit.fakes import memory_writer
 
 SECRET = b"k" * 32
 MATCH = "m-1"

@@ -24,9 +24,9 @@ from services.projector import folder
 from services.projector.folder import decode_record, encode_record
 from tabletop.v1 import board_pb2, gateway_pb2
 from tabletop.v1 import platform_events_pb2 as pe
-from tests.unit.platform.fakes import Aborted, FakeContext, Served
-from tests.unit.platform.test_projector_fold import CAUSE
-from tests.unit.platform.test_scoring_and_gateway import CONFIG
+from tests.unit.fakes import Aborted, FakeContext, Served
+from tests.unit.gateway.test_scoring_and_gateway import CONFIG
+from tests.unit.projector.test_projector_fold import CAUSE
 
 LEVELS = {"ann": "hard", "bo": "easy"}
 

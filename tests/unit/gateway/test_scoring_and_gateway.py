@@ -27,7 +27,7 @@ from tabletop.v1 import (
     platform_events_pb2,
     scoring_pb2,
 )
-from tests.unit.platform.fakes import Aborted, Served, context, memory_writer
+from tests.unit.fakes import Aborted, Served, context, memory_writer
 
 # -- scoring --------------------------------------------------------------------------
 

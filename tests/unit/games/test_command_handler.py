@@ -16,7 +16,7 @@ from services.games.commands import (
 )
 from services.games.contract import ChanceOutcome, ChanceRequest, DiceRolled, Game
 from services.games.match import Accepted, Match
-from tests.unit.platform.race_game import (
+from tests.unit.games.race_game import (
     FirstPlayerChosen,
     Pushed,
     Race,

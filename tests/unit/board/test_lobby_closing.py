@@ -11,8 +11,8 @@ from services.adapters.folding import fold_board_events
 from services.board.lobby import EXPIRED_REASON, LobbyService
 from services.projector.folder import WHOLE, ProjectionFolder
 from tabletop.v1 import board_pb2, platform_events_pb2
-from tests.unit.platform.fakes import context
-from tests.unit.platform.test_board_service import MATCH, Board
+from tests.unit.board.test_board_service import MATCH, Board
+from tests.unit.fakes import context
 
 OPEN_S = 300
 

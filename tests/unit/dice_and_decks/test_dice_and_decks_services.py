@@ -13,7 +13,7 @@ from services.decks.service import DecksService
 from services.dice.service import MAX_DICE, MAX_SIDES, DiceService
 from services.games.randomness import DerivedRandom, commitment, match_seed
 from tabletop.v1 import decks_pb2, dice_pb2, envelope_pb2
-from tests.unit.platform.fakes import Aborted, context, memory_writer
+from tests.unit.fakes import Aborted, context, memory_writer
 
 SECRET = b"k" * 32
 MATCH = "m-1"

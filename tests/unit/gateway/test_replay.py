@@ -17,9 +17,9 @@ from services.adapters.views import view
 from services.gateway import replay
 from services.gateway.replay import batch_bounds, replay_steps, step_batches
 from tabletop.v1 import envelope_pb2, gateway_pb2
-from tests.unit.platform.fakes import Aborted, context
-from tests.unit.platform.test_scoring_and_gateway import gateway
-from tests.unit.platform.test_step_views import GAMES, board_events, players
+from tests.unit.adapters.test_step_views import GAMES, board_events, players
+from tests.unit.fakes import Aborted, context
+from tests.unit.gateway.test_scoring_and_gateway import gateway
 
 
 def plain_steps(

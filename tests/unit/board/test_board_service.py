@@ -24,7 +24,7 @@ from tabletop.v1 import (
     games_pb2,
     platform_events_pb2,
 )
-from tests.unit.platform.fakes import (
+from tests.unit.fakes import (
     Aborted,
     DirectDecks,
     DirectDice,

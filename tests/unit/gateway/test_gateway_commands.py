@@ -18,8 +18,8 @@ from services.common.ledger import EventSourceServicer
 from services.common.server import GrpcService
 from services.gateway.shards import Shard, read_events
 from tabletop.v1 import board_pb2, board_pb2_grpc, envelope_pb2_grpc, games_pb2, match_pb2
-from tests.unit.platform.fakes import context
-from tests.unit.platform.test_board_service import MATCH, Board
+from tests.unit.board.test_board_service import MATCH, Board
+from tests.unit.fakes import context
 
 
 @contextlib.asynccontextmanager

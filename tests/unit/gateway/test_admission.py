@@ -16,8 +16,8 @@ from services.gateway.service import GatewayService
 from services.gateway.shards import Shard
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import board_pb2, match_pb2
-from tests.unit.platform.fakes import Aborted, FakeContext, Served
-from tests.unit.platform.test_scoring_and_gateway import CONFIG, seat_token
+from tests.unit.fakes import Aborted, FakeContext, Served
+from tests.unit.gateway.test_scoring_and_gateway import CONFIG, seat_token
 
 
 class Clock:

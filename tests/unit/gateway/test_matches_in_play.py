@@ -18,9 +18,9 @@ from services.gateway.service import GatewayService
 from services.gateway.shards import Shard
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
-from tests.unit.platform.fakes import Aborted, FakeContext, Served
-from tests.unit.platform.test_admission import Clock
-from tests.unit.platform.test_scoring_and_gateway import CONFIG
+from tests.unit.fakes import Aborted, FakeContext, Served
+from tests.unit.gateway.test_admission import Clock
+from tests.unit.gateway.test_scoring_and_gateway import CONFIG
 
 
 def summary(match_id: str, finished: bool = False) -> match_pb2.ViewUpdate:

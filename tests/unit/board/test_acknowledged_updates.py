@@ -12,8 +12,8 @@ import pytest
 from services.board.lobby import LobbyService
 from services.projector.folder import WHOLE, ProjectionFolder
 from tabletop.v1 import board_pb2, match_pb2
-from tests.unit.platform.fakes import context
-from tests.unit.platform.test_board_service import MATCH, Board
+from tests.unit.board.test_board_service import MATCH, Board
+from tests.unit.fakes import context
 
 #: seats out of alphabetical order: an engine fills its dicts in seat order, protobuf's
 #: maps (the events the projector folds) keep none

@@ -10,7 +10,7 @@ from services.decks.service import DecksService
 from services.dice.service import DiceService
 from tabletop.v1 import decks_pb2, dice_pb2, envelope_pb2
 from tabletop.v1 import platform_events_pb2 as pe
-from tests.unit.platform.fakes import context, memory_writer
+from tests.unit.fakes import context, memory_writer
 
 CAUSE = Cause("c", "c", "test")
 SECRET = b"k" * 32

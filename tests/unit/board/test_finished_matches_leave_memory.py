@@ -16,8 +16,8 @@ from services.common.eventlog import LogUnavailable
 from services.common.ledger import EventSourceServicer, StreamWriter
 from tabletop.v1 import board_pb2, envelope_pb2, games_pb2
 from tabletop.v1 import platform_events_pb2 as pe
-from tests.unit.platform.fakes import Aborted, context, memory_writer
-from tests.unit.platform.test_board_service import MATCH, Board, play_to_the_end, refused
+from tests.unit.board.test_board_service import MATCH, Board, play_to_the_end, refused
+from tests.unit.fakes import Aborted, context, memory_writer
 
 
 async def listed(writer: StreamWriter, match_id: str, after: int = 0) -> list[str]:

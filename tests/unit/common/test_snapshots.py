@@ -34,7 +34,8 @@ from tabletop.v1 import (
     snapshot_pb2,
 )
 from tabletop.v1 import platform_events_pb2 as pe
-from tests.unit.platform.fakes import (
+from tests.unit.board.test_board_service import MATCH, SECRET, Board, play_to_the_end
+from tests.unit.fakes import (
     NO_KAFKA,
     Aborted,
     MemoryEventLog,
@@ -43,8 +44,7 @@ from tests.unit.platform.fakes import (
     memory_writer,
     unavailable,
 )
-from tests.unit.platform.test_board_service import MATCH, SECRET, Board, play_to_the_end
-from tests.unit.platform.test_scoring_and_gateway import board_envelopes, fetched
+from tests.unit.gateway.test_scoring_and_gateway import board_envelopes, fetched
 
 
 class Owner(Protocol):
