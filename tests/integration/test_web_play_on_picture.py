@@ -154,6 +154,13 @@ def one_move(page: Any, rng: random.Random, how: Counter[str]) -> None:
                 # the room's cubes are shown before it is confirmed
                 assert page.locator("#board .affected").count() > 0, label
                 how["room"] += 1
+                # A second click on a Pillar unpicks it (the offer goes); picked again, it is back.
+                page.mouse.click(x, y)
+                page.wait_for_function("document.querySelector('#picked-moves').hidden")
+                assert page.locator("#board .affected").count() == 0
+                page.mouse.click(x, y)
+                menu.wait_for()
+                entry = menu.get_by_role("button", name=label, exact=True)
             entry.click()
             how["menu"] += 1
             how["on the picture"] += 1

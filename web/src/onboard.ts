@@ -59,8 +59,8 @@ export class PictureMoves {
     board.addEventListener("pointermove", (e) => this.move(e));
     board.addEventListener("pointerup", (e) => this.up(e));
     board.addEventListener("pointercancel", () => this.endPress());
-    board.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") this.reset();
+    document.addEventListener("keydown", (e) => {
+      if (e.key === "Escape" && (this.picked.length || this.awaitingPoint)) this.reset();
     });
   }
 
@@ -103,12 +103,15 @@ export class PictureMoves {
     mark(this.choice.complete.flatMap((m) => m.affects), "affected");
     this.showMenu();
     if (!this.svg || this.moves.length === 0) this.hint.textContent = "";
-    else if (this.awaitingPoint) this.hint.textContent = `Click where: ${this.awaitingPoint.label}.`;
+    else if (this.awaitingPoint) this.hint.textContent = `Click where: ${this.awaitingPoint.label} (Esc cancels).`;
     else if (this.picked.length === 0) {
       const drag = this.moves.some((m) => pointerKind(m) === "drag");
       this.hint.textContent = `Click a marked piece to play it${drag ? ", or drag from it to flick it" : ""}.`;
     }
-    else this.hint.textContent = `Picked ${this.picked.map((id) => this.name(id)).join(", ")}: pick a marked piece, or a move below the board. Esc undoes the picks.`;
+    else {
+      const names = this.picked.map((id) => this.name(id)).join(", ");
+      this.hint.textContent = `Picked ${names}: pick a marked piece to go on (Esc, or a click elsewhere on the board, undoes the picks).`;
+    }
   }
 
   /** The element's own title, as the picture names it. */
@@ -185,8 +188,16 @@ export class PictureMoves {
       this.startPress(e, "", [this.awaitingPoint], at);
       return;
     }
-    const id = this.hit(e, this.choice.next);
-    if (id === undefined) return;
+    const id = this.hit(e, new Set([...this.choice.next, ...this.picked]));
+    if (id === undefined) {
+      if (this.picked.length) this.reset(); // a click beside the marks: start again
+      return;
+    }
+    if (this.picked.includes(id)) {
+      this.picked = this.picked.filter((p) => p !== id); // a second click unpicks
+      this.update();
+      return;
+    }
     const complete = choose(this.moves, [...this.picked, id]).complete;
     this.startPress(e, id, complete.filter((m) => pointerKind(m) !== "none"), at);
     e.preventDefault(); // no text selection, no scrolling while dragging a piece
