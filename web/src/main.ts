@@ -289,7 +289,11 @@ async function drawPicture(c: Current, version: bigint | undefined): Promise<voi
   onBoard.clear();
   zoom.attach(svg ?? undefined);
   if (svg) {
-    board.replaceChildren(svg);
+    const scroller = document.createElement("div");
+    scroller.className = "scroller";
+    scroller.append(svg);
+    board.replaceChildren(scroller);
+    keepLegible(svg);
   } else if (picture.svg) {
     // Not parsable as a document: an image still shows it (and can run nothing).
     const img = new Image();
@@ -305,6 +309,22 @@ async function drawPicture(c: Current, version: bigint | undefined): Promise<voi
   $("board-text").textContent = picture.text;
   $("board-caption").textContent = `Version ${picture.version}, as ${who} sees it`;
   $("board-area").dataset.version = String(picture.version);
+}
+
+/** The smallest size (CSS px) a picture's text renders at on a wide screen: a picture too
+ * wide for its box at that size scrolls sideways instead of shrinking further (an Imperial
+ * Miners Mine grows wide). Small print in zoom pieces is the magnifier's (zoom.ts); a phone
+ * shows the whole picture and its owner zooms. */
+const LEGIBLE_PX = 11;
+
+function keepLegible(svg: SVGSVGElement): void {
+  const width = svg.viewBox.baseVal?.width;
+  if (!width || !matchMedia("(min-width: 40rem)").matches) return;
+  const sizes = Array.from(svg.querySelectorAll("text"))
+    .filter((t) => !t.closest(".zoom") && t.textContent?.trim())
+    .map((t) => parseFloat(getComputedStyle(t).fontSize))
+    .filter((size) => size > 0);
+  if (sizes.length) svg.style.minWidth = `${Math.ceil((width * LEGIBLE_PX) / Math.min(...sizes))}px`;
 }
 
 async function refreshActions(c: Current, view: MatchView): Promise<void> {
