@@ -134,7 +134,7 @@ def test_a_phone_plays_by_tapping_the_picture(browser: Any, web: str, stack: Sta
         page.evaluate("document.querySelector('#status').textContent = ''")
         marked = page.locator("#board .playable")
         if marked.count() == 0:
-            page.locator("#actions button").first.tap()
+            page.locator("#board-bar button").first.tap()  # above the picture
         else:
             marked.first.scroll_into_view_if_needed()
             box = marked.first.bounding_box()

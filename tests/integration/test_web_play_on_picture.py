@@ -3,7 +3,7 @@ against the real stack, by mouse alone: a whole Crashland match and a round of e
 game, each move made by clicking the marked elements of the SVG (then, where a few moves
 share them, one of the menu the page opens there), by dragging from a Dungeon Drop cube to
 flick it, or by clicking where on the table a piece goes. A move the picture has no element
-for (end the turn, use no ability) is its button beside the board, clicked with the mouse.
+for (end the turn, use no ability) is a button of the bar above the picture.
 
 Which element, which menu entry and which drag are chosen by a seeded random generator, so
 a run is repeatable and different seeds explore other moves.
@@ -122,12 +122,12 @@ def one_move(page: Any, rng: random.Random, how: Counter[str]) -> None:
     page.evaluate("document.querySelector('#status').textContent = ''")
     marked = page.locator("#board .playable")
     if marked.count() == 0:
-        buttons = page.locator("#actions button")
+        buttons = page.locator("#board-bar button")  # the moves made on no element
         labels = buttons.all_inner_texts()
         # a hero uses an ability when there is one: its moves are made on the picture
         use = [i for i, label in enumerate(labels) if label.startswith("use your")]
         buttons.nth(use[0] if use else rng.randrange(len(labels))).click()
-        how["button"] += 1
+        how["bar"] += 1
         return
     for _ in range(8):  # a few picks make one move (a room's three Pillars)
         marked = page.locator("#board .playable")
@@ -276,7 +276,7 @@ def play_by_mouse(
 
 def test_a_whole_crashland_match_by_mouse(browser: Any, web: str, stack: Stack) -> None:
     how = play_by_mouse(browser, web, stack, "crashland", ["solo"], seed=1, whole=True)
-    assert how["on the picture"] > how["button"], how  # the cards, the hand
+    assert how["on the picture"] > how["bar"], how  # the cards, the hand
 
 
 @pytest.mark.parametrize(

@@ -427,7 +427,7 @@ async function submit(c: Current, label: string, action: GameAction | undefined)
 const PICTURE_IDS = "pic-";
 
 const zoom = new Zoom($("board"));
-const onBoard = new PictureMoves($("board"), $("board-hint"), PICTURE_IDS, (move, values) => {
+const onBoard = new PictureMoves($("board"), $("board-hint"), $("board-bar"), PICTURE_IDS, (move, values) => {
   const c = current;
   const action = move.legal.action;
   // Offered with the moves legal now, never an older list's.

@@ -3,8 +3,10 @@
 // others that share those elements, in a small menu; a move that changes other elements,
 // e.g. the cubes a room would collect, shows them and waits for a confirmation). A move with
 // pointer parameters is a drag from its element (a flick: direction and strength, shown while
-// dragging) or a point on the picture (where a piece goes). The buttons beside the board stay
-// the way to play by keyboard or screen reader.
+// dragging) or a point on the picture (where a piece goes). Moves made on no element (end
+// the turn) are a bar of buttons above the picture, for the mouse (and a phone, where the
+// list of moves is below the picture); the list beside the board stays the way to play by
+// keyboard or screen reader.
 import type { LegalAction } from "./gen/tabletop/v1/match_pb";
 import {
   type Choice,
@@ -12,6 +14,7 @@ import {
   type Pointer,
   choose,
   describeValues,
+  movesOffPicture,
   movesOnPicture,
   pointerKind,
   pointerValues,
@@ -36,6 +39,7 @@ interface Press {
 export class PictureMoves {
   private svg: SVGSVGElement | undefined;
   private moves: Move[] = [];
+  private others: Move[] = []; // made on no element: the bar
   private picked: string[] = [];
   private choice: Choice = { candidates: [], next: new Set(), complete: [] };
   private awaitingPoint: Move | undefined; // picked; the next click says where
@@ -47,6 +51,7 @@ export class PictureMoves {
   constructor(
     private readonly board: HTMLElement,
     private readonly hint: HTMLElement,
+    private readonly bar: HTMLElement,
     private readonly prefix: string,
     private readonly play: Play,
   ) {
@@ -68,6 +73,7 @@ export class PictureMoves {
   offer(svg: SVGSVGElement, legal: LegalAction[]): void {
     this.svg = svg;
     this.moves = movesOnPicture(legal);
+    this.others = movesOffPicture(legal);
     this.board.append(this.menu);
     this.reset();
   }
@@ -76,6 +82,7 @@ export class PictureMoves {
   clear(): void {
     this.svg = undefined;
     this.moves = [];
+    this.others = [];
     this.reset();
   }
 
@@ -102,6 +109,7 @@ export class PictureMoves {
     mark(this.picked, "picked");
     mark(this.choice.complete.flatMap((m) => m.affects), "affected");
     this.showMenu();
+    this.showBar();
     if (!this.svg || this.moves.length === 0) this.hint.textContent = "";
     else if (this.awaitingPoint) this.hint.textContent = `Click where: ${this.awaitingPoint.label} (Esc cancels).`;
     else if (this.picked.length === 0) {
@@ -154,8 +162,25 @@ export class PictureMoves {
     this.menu.style.width = `${width}px`;
   }
 
+  /** The moves made on no element, while nothing is picked. */
+  private showBar(): void {
+    const shown = this.picked.length === 0 && !this.awaitingPoint ? this.others : [];
+    this.bar.replaceChildren(
+      ...shown.map((move) => {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.tabIndex = -1; // the list of moves is the keyboard's (and screen readers') way
+        b.textContent = move.label;
+        b.addEventListener("click", () => this.make(move, {}));
+        return b;
+      }),
+    );
+    this.bar.hidden = shown.length === 0;
+  }
+
   private make(move: Move, values: Record<string, number>): void {
     this.moves = []; // until the next view offers moves again
+    this.others = [];
     this.reset();
     this.play(move, values);
   }
