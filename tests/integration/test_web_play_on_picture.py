@@ -30,7 +30,6 @@ from tests.integration.test_web_browser import (
     TIMEOUT_MS,
     new_page,
     take_seat,
-    version_of,
 )
 
 pytestmark = pytest.mark.integration
@@ -103,15 +102,14 @@ def drag_to_flick(page: Any, rng: random.Random, how: Counter[str]) -> None:
     how["drag"] += 1
 
 
-def try_move(page: Any, rng: random.Random, how: Counter[str]) -> bool:
-    """One move with the mouse, as ``one_move``; False when the board moved on meanwhile (a
-    card drawn, the turn passed on): the page redraws, and a player looks again."""
-    version = version_of(page)
+def try_move(page: Any, rng: random.Random, how: Counter[str], retry: bool) -> bool:
+    """One move with the mouse, as ``one_move``; False when the page redrew meanwhile (a card
+    drawn, the turn passed on, the same view again) and ``retry``: a player looks again."""
     try:
         one_move(page, rng, how)
         wait_played(page)
     except (PlaywrightError, ValueError, IndexError):  # an element gone, an empty list
-        if version_of(page) != version or not ready(page):
+        if retry:
             return False
         raise
     return True
@@ -233,6 +231,7 @@ def play_by_mouse(
     how: Counter[str] = Counter()
     first_round = 0 if whole else round_of(client, match_id, game)
     moved: list[str] = []
+    retries = 0  # in a row, at one position
     for _ in range(600):
         mover = wait_for_mover(pages)
         if mover is None:
@@ -240,8 +239,10 @@ def play_by_mouse(
         if not whole and round_of(client, match_id, game) >= first_round + ROUND[game][1]:
             break
         try:
-            if not try_move(pages[mover], rng, how):
+            if not try_move(pages[mover], rng, how, retry=retries < 3):
+                retries += 1
                 continue
+            retries = 0
         except Exception:
             page = pages[mover]
             ARTEFACTS.mkdir(parents=True, exist_ok=True)

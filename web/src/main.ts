@@ -287,6 +287,7 @@ async function drawPicture(c: Current, version: bigint | undefined): Promise<voi
   const label = `The ${picture.game} board at version ${picture.version}, as ${who} sees it`;
   const svg = picture.svg ? sanitizeSvg(picture.svg, PICTURE_IDS) : null;
   onBoard.clear();
+  board.dataset.moves = ""; // none offered on this picture yet
   zoom.attach(svg ?? undefined);
   if (svg) {
     const scroller = document.createElement("div");
