@@ -325,7 +325,8 @@ function keepLegible(svg: SVGSVGElement): void {
     .filter((t) => !t.closest(".zoom") && t.textContent?.trim())
     .map((t) => parseFloat(getComputedStyle(t).fontSize))
     .filter((size) => size > 0);
-  if (sizes.length) svg.style.minWidth = `${Math.ceil((width * LEGIBLE_PX) / Math.min(...sizes))}px`;
+  // one px more: layout rounds the scale a hair below the exact ratio
+  if (sizes.length) svg.style.minWidth = `${Math.ceil((width * LEGIBLE_PX) / Math.min(...sizes)) + 1}px`;
 }
 
 async function refreshActions(c: Current, view: MatchView): Promise<void> {
