@@ -16,6 +16,7 @@ from services.cli.client import GatewayClient
 from services.cli.stack import Stack
 from services.games.registry import all_games, get_game
 from tests.integration import test_web_browser as page_tests
+from tests.integration.helpers import play_bot_match
 from tests.integration.test_web_browser import ARTEFACTS, new_page
 
 pytestmark = pytest.mark.integration
@@ -26,10 +27,11 @@ web = page_tests.web
 #: the smallest text a player reads without leaning in (CSS px)
 LEGIBLE_PX = 11.0
 
-#: each text of ROOT in view (in the lens: within its box): its rendered size (font-size
+#: each text of ROOT (with CLIP, only those within its box): its rendered size (font-size
 #: times the picture's scale on screen), its words, and the zoom piece it lies in (-1: none)
-TEXT_SIZES = """(root) => {
-  const frame = document.querySelector(root).getBoundingClientRect();
+TEXT_SIZES = """([root, clip]) => {
+  const frame = clip ? document.querySelector(root).getBoundingClientRect()
+                     : {left: -Infinity, right: Infinity, top: -Infinity, bottom: Infinity};
   const pieces = [...document.querySelectorAll(root + ' .zoom')];
   return [...document.querySelectorAll(root + ' text')].filter(t => {
     const r = t.getBoundingClientRect();
@@ -60,7 +62,7 @@ def open_match(browser: Any, stack: Stack, web: str, game: str, viewport: dict[s
 @pytest.mark.parametrize("game", sorted(all_games()))
 def test_every_picture_reads_at_1280_px(browser: Any, web: str, stack: Stack, game: str) -> None:
     page = open_match(browser, stack, web, game, {"width": 1280, "height": 900})
-    sizes = page.evaluate(TEXT_SIZES, "#board")
+    sizes = page.evaluate(TEXT_SIZES, ["#board", False])
     assert sizes, "the picture has text"
     small = [s for s in sizes if s["px"] < LEGIBLE_PX and s["piece"] < 0]
     plain = min(s["px"] for s in sizes if s["piece"] < 0)
@@ -76,11 +78,31 @@ def test_every_picture_reads_at_1280_px(browser: Any, web: str, stack: Stack, ga
         piece.scroll_into_view_if_needed()
         piece.hover()
         page.wait_for_selector("#zoom-lens:not([hidden])")
-        lens = page.evaluate(TEXT_SIZES, "#zoom-lens")
+        lens = page.evaluate(TEXT_SIZES, ["#zoom-lens", True])
         assert lens, "the lens shows the piece's text"
         assert min(s["px"] for s in lens) >= LEGIBLE_PX, lens
     if pieces:
         page.screenshot(path=str(ARTEFACTS / f"legible-{game}-zoom.png"))
+    page.context.close()
+
+
+@pytest.mark.parametrize("game", sorted(all_games()))
+def test_a_finished_match_reads_at_1280_px(browser: Any, web: str, stack: Stack, game: str) -> None:
+    """The end of a match, where a picture is at its fullest (an Imperial Miners Mine grows
+    wide): it scrolls sideways in its box rather than shrink its text below 11 px."""
+    rules = get_game(game)
+    players = ["ann", "bob"][: min(max(2, rules.min_players), rules.max_players)]
+    match_id, _ = play_bot_match(GatewayClient(stack.addr("gateway")), game, players, seed=3)
+    page = new_page(browser)
+    page.goto(f"{web}#match/{match_id}")
+    page.wait_for_selector("#board svg")
+    sizes = page.evaluate(TEXT_SIZES, ["#board", False])
+    plain = [s["px"] for s in sizes if s["piece"] < 0]
+    print(f"{game}, finished: smallest text {min(plain):.1f} px outside zoom pieces")
+    assert min(plain) >= LEGIBLE_PX, [s for s in sizes if s["piece"] < 0 and s["px"] < 11][:5]
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= 1280  # the page does not
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#board-area").screenshot(path=str(ARTEFACTS / f"legible-{game}-end.png"))
     page.context.close()
 
 
@@ -112,7 +134,7 @@ def test_a_phone_plays_by_tapping_the_picture(browser: Any, web: str, stack: Sta
         page.evaluate("document.querySelector('#status').textContent = ''")
         marked = page.locator("#board .playable")
         if marked.count() == 0:
-            page.locator("#actions button").first.tap()
+            page.locator("#board-bar button").first.tap()  # above the picture
         else:
             marked.first.scroll_into_view_if_needed()
             box = marked.first.bounding_box()

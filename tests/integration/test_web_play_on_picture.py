@@ -3,7 +3,7 @@ against the real stack, by mouse alone: a whole Crashland match and a round of e
 game, each move made by clicking the marked elements of the SVG (then, where a few moves
 share them, one of the menu the page opens there), by dragging from a Dungeon Drop cube to
 flick it, or by clicking where on the table a piece goes. A move the picture has no element
-for (end the turn, use no ability) is its button beside the board, clicked with the mouse.
+for (end the turn, use no ability) is a button of the bar above the picture.
 
 Which element, which menu entry and which drag are chosen by a seeded random generator, so
 a run is repeatable and different seeds explore other moves.
@@ -30,7 +30,6 @@ from tests.integration.test_web_browser import (
     TIMEOUT_MS,
     new_page,
     take_seat,
-    version_of,
 )
 
 pytestmark = pytest.mark.integration
@@ -103,15 +102,14 @@ def drag_to_flick(page: Any, rng: random.Random, how: Counter[str]) -> None:
     how["drag"] += 1
 
 
-def try_move(page: Any, rng: random.Random, how: Counter[str]) -> bool:
-    """One move with the mouse, as ``one_move``; False when the board moved on meanwhile (a
-    card drawn, the turn passed on): the page redraws, and a player looks again."""
-    version = version_of(page)
+def try_move(page: Any, rng: random.Random, how: Counter[str], retry: bool) -> bool:
+    """One move with the mouse, as ``one_move``; False when the page redrew meanwhile (a card
+    drawn, the turn passed on, the same view again) and ``retry``: a player looks again."""
     try:
         one_move(page, rng, how)
         wait_played(page)
     except (PlaywrightError, ValueError, IndexError):  # an element gone, an empty list
-        if version_of(page) != version or not ready(page):
+        if retry:
             return False
         raise
     return True
@@ -122,12 +120,12 @@ def one_move(page: Any, rng: random.Random, how: Counter[str]) -> None:
     page.evaluate("document.querySelector('#status').textContent = ''")
     marked = page.locator("#board .playable")
     if marked.count() == 0:
-        buttons = page.locator("#actions button")
+        buttons = page.locator("#board-bar button")  # the moves made on no element
         labels = buttons.all_inner_texts()
         # a hero uses an ability when there is one: its moves are made on the picture
         use = [i for i, label in enumerate(labels) if label.startswith("use your")]
         buttons.nth(use[0] if use else rng.randrange(len(labels))).click()
-        how["button"] += 1
+        how["bar"] += 1
         return
     for _ in range(8):  # a few picks make one move (a room's three Pillars)
         marked = page.locator("#board .playable")
@@ -154,6 +152,13 @@ def one_move(page: Any, rng: random.Random, how: Counter[str]) -> None:
                 # the room's cubes are shown before it is confirmed
                 assert page.locator("#board .affected").count() > 0, label
                 how["room"] += 1
+                # A second click on a Pillar unpicks it (the offer goes); picked again, it is back.
+                page.mouse.click(x, y)
+                page.wait_for_function("document.querySelector('#picked-moves').hidden")
+                assert page.locator("#board .affected").count() == 0
+                page.mouse.click(x, y)
+                menu.wait_for()
+                entry = menu.get_by_role("button", name=label, exact=True)
             entry.click()
             how["menu"] += 1
             how["on the picture"] += 1
@@ -226,6 +231,7 @@ def play_by_mouse(
     how: Counter[str] = Counter()
     first_round = 0 if whole else round_of(client, match_id, game)
     moved: list[str] = []
+    retries = 0  # in a row, at one position
     for _ in range(600):
         mover = wait_for_mover(pages)
         if mover is None:
@@ -233,8 +239,10 @@ def play_by_mouse(
         if not whole and round_of(client, match_id, game) >= first_round + ROUND[game][1]:
             break
         try:
-            if not try_move(pages[mover], rng, how):
+            if not try_move(pages[mover], rng, how, retry=retries < 3):
+                retries += 1
                 continue
+            retries = 0
         except Exception:
             page = pages[mover]
             ARTEFACTS.mkdir(parents=True, exist_ok=True)
@@ -269,7 +277,7 @@ def play_by_mouse(
 
 def test_a_whole_crashland_match_by_mouse(browser: Any, web: str, stack: Stack) -> None:
     how = play_by_mouse(browser, web, stack, "crashland", ["solo"], seed=1, whole=True)
-    assert how["on the picture"] > how["button"], how  # the cards, the hand
+    assert how["on the picture"] > how["bar"], how  # the cards, the hand
 
 
 @pytest.mark.parametrize(

@@ -287,9 +287,14 @@ async function drawPicture(c: Current, version: bigint | undefined): Promise<voi
   const label = `The ${picture.game} board at version ${picture.version}, as ${who} sees it`;
   const svg = picture.svg ? sanitizeSvg(picture.svg, PICTURE_IDS) : null;
   onBoard.clear();
+  board.dataset.moves = ""; // none offered on this picture yet
   zoom.attach(svg ?? undefined);
   if (svg) {
-    board.replaceChildren(svg);
+    const scroller = document.createElement("div");
+    scroller.className = "scroller";
+    scroller.append(svg);
+    board.replaceChildren(scroller);
+    keepLegible(svg);
   } else if (picture.svg) {
     // Not parsable as a document: an image still shows it (and can run nothing).
     const img = new Image();
@@ -305,6 +310,23 @@ async function drawPicture(c: Current, version: bigint | undefined): Promise<voi
   $("board-text").textContent = picture.text;
   $("board-caption").textContent = `Version ${picture.version}, as ${who} sees it`;
   $("board-area").dataset.version = String(picture.version);
+}
+
+/** The smallest size (CSS px) a picture's text renders at on a wide screen: a picture too
+ * wide for its box at that size scrolls sideways instead of shrinking further (an Imperial
+ * Miners Mine grows wide). Small print in zoom pieces is the magnifier's (zoom.ts); a phone
+ * shows the whole picture and its owner zooms. */
+const LEGIBLE_PX = 11;
+
+function keepLegible(svg: SVGSVGElement): void {
+  const width = svg.viewBox.baseVal?.width;
+  if (!width || !matchMedia("(min-width: 40rem)").matches) return;
+  const sizes = Array.from(svg.querySelectorAll("text"))
+    .filter((t) => !t.closest(".zoom") && t.textContent?.trim())
+    .map((t) => parseFloat(getComputedStyle(t).fontSize))
+    .filter((size) => size > 0);
+  // one px more: layout rounds the scale a hair below the exact ratio
+  if (sizes.length) svg.style.minWidth = `${Math.ceil((width * LEGIBLE_PX) / Math.min(...sizes)) + 1}px`;
 }
 
 async function refreshActions(c: Current, view: MatchView): Promise<void> {
@@ -407,7 +429,7 @@ async function submit(c: Current, label: string, action: GameAction | undefined)
 const PICTURE_IDS = "pic-";
 
 const zoom = new Zoom($("board"));
-const onBoard = new PictureMoves($("board"), $("board-hint"), PICTURE_IDS, (move, values) => {
+const onBoard = new PictureMoves($("board"), $("board-hint"), $("board-bar"), PICTURE_IDS, (move, values) => {
   const c = current;
   const action = move.legal.action;
   // Offered with the moves legal now, never an older list's.

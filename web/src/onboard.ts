@@ -3,8 +3,10 @@
 // others that share those elements, in a small menu; a move that changes other elements,
 // e.g. the cubes a room would collect, shows them and waits for a confirmation). A move with
 // pointer parameters is a drag from its element (a flick: direction and strength, shown while
-// dragging) or a point on the picture (where a piece goes). The buttons beside the board stay
-// the way to play by keyboard or screen reader.
+// dragging) or a point on the picture (where a piece goes). Moves made on no element (end
+// the turn) are a bar of buttons above the picture, for the mouse (and a phone, where the
+// list of moves is below the picture); the list beside the board stays the way to play by
+// keyboard or screen reader.
 import type { LegalAction } from "./gen/tabletop/v1/match_pb";
 import {
   type Choice,
@@ -12,6 +14,7 @@ import {
   type Pointer,
   choose,
   describeValues,
+  movesOffPicture,
   movesOnPicture,
   pointerKind,
   pointerValues,
@@ -36,6 +39,7 @@ interface Press {
 export class PictureMoves {
   private svg: SVGSVGElement | undefined;
   private moves: Move[] = [];
+  private others: Move[] = []; // made on no element: the bar
   private picked: string[] = [];
   private choice: Choice = { candidates: [], next: new Set(), complete: [] };
   private awaitingPoint: Move | undefined; // picked; the next click says where
@@ -47,6 +51,7 @@ export class PictureMoves {
   constructor(
     private readonly board: HTMLElement,
     private readonly hint: HTMLElement,
+    private readonly bar: HTMLElement,
     private readonly prefix: string,
     private readonly play: Play,
   ) {
@@ -59,8 +64,8 @@ export class PictureMoves {
     board.addEventListener("pointermove", (e) => this.move(e));
     board.addEventListener("pointerup", (e) => this.up(e));
     board.addEventListener("pointercancel", () => this.endPress());
-    board.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") this.reset();
+    document.addEventListener("keydown", (e) => {
+      if (e.key === "Escape" && (this.picked.length || this.awaitingPoint)) this.reset();
     });
   }
 
@@ -68,6 +73,7 @@ export class PictureMoves {
   offer(svg: SVGSVGElement, legal: LegalAction[]): void {
     this.svg = svg;
     this.moves = movesOnPicture(legal);
+    this.others = movesOffPicture(legal);
     this.board.append(this.menu);
     this.reset();
   }
@@ -76,6 +82,7 @@ export class PictureMoves {
   clear(): void {
     this.svg = undefined;
     this.moves = [];
+    this.others = [];
     this.reset();
   }
 
@@ -102,13 +109,17 @@ export class PictureMoves {
     mark(this.picked, "picked");
     mark(this.choice.complete.flatMap((m) => m.affects), "affected");
     this.showMenu();
+    this.showBar();
     if (!this.svg || this.moves.length === 0) this.hint.textContent = "";
-    else if (this.awaitingPoint) this.hint.textContent = `Click where: ${this.awaitingPoint.label}.`;
+    else if (this.awaitingPoint) this.hint.textContent = `Click where: ${this.awaitingPoint.label} (Esc cancels).`;
     else if (this.picked.length === 0) {
       const drag = this.moves.some((m) => pointerKind(m) === "drag");
       this.hint.textContent = `Click a marked piece to play it${drag ? ", or drag from it to flick it" : ""}.`;
     }
-    else this.hint.textContent = `Picked ${this.picked.map((id) => this.name(id)).join(", ")}: pick a marked piece, or a move below the board. Esc undoes the picks.`;
+    else {
+      const names = this.picked.map((id) => this.name(id)).join(", ");
+      this.hint.textContent = `Picked ${names}: pick a marked piece to go on (Esc, or a click elsewhere on the board, undoes the picks).`;
+    }
   }
 
   /** The element's own title, as the picture names it. */
@@ -151,8 +162,25 @@ export class PictureMoves {
     this.menu.style.width = `${width}px`;
   }
 
+  /** The moves made on no element, while nothing is picked. */
+  private showBar(): void {
+    const shown = this.picked.length === 0 && !this.awaitingPoint ? this.others : [];
+    this.bar.replaceChildren(
+      ...shown.map((move) => {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.tabIndex = -1; // the list of moves is the keyboard's (and screen readers') way
+        b.textContent = move.label;
+        b.addEventListener("click", () => this.make(move, {}));
+        return b;
+      }),
+    );
+    this.bar.hidden = shown.length === 0;
+  }
+
   private make(move: Move, values: Record<string, number>): void {
     this.moves = []; // until the next view offers moves again
+    this.others = [];
     this.reset();
     this.play(move, values);
   }
@@ -185,8 +213,16 @@ export class PictureMoves {
       this.startPress(e, "", [this.awaitingPoint], at);
       return;
     }
-    const id = this.hit(e, this.choice.next);
-    if (id === undefined) return;
+    const id = this.hit(e, new Set([...this.choice.next, ...this.picked]));
+    if (id === undefined) {
+      if (this.picked.length) this.reset(); // a click beside the marks: start again
+      return;
+    }
+    if (this.picked.includes(id)) {
+      this.picked = this.picked.filter((p) => p !== id); // a second click unpicks
+      this.update();
+      return;
+    }
     const complete = choose(this.moves, [...this.picked, id]).complete;
     this.startPress(e, id, complete.filter((m) => pointerKind(m) !== "none"), at);
     e.preventDefault(); // no text selection, no scrolling while dragging a piece

@@ -30,6 +30,14 @@ export function movesOnPicture(legal: LegalAction[]): Move[] {
   return moves;
 }
 
+/** The concrete moves made on no element (end the turn, pass): a mouse player finds them
+ * in a bar above the picture. */
+export function movesOffPicture(legal: LegalAction[]): Move[] {
+  return legal
+    .filter((action) => action.targets.length === 0 && paramsOf(action).length === 0)
+    .map((action) => ({ legal: action, label: action.label, targets: [], affects: [], params: [] }));
+}
+
 /** Where the picking stands. Targets are a set: the three Pillars of a room, or the cards
  * kept, may be picked in any order. */
 export function choose(moves: Move[], picked: string[]): Choice {

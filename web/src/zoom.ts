@@ -53,6 +53,7 @@ export class Zoom {
       this.copy.removeAttribute("id");
       this.copy.removeAttribute("width");
       this.copy.removeAttribute("height");
+      this.copy.removeAttribute("style"); // the board's minimum width is not the lens's
       this.lens.replaceChildren(this.copy);
     }
     const box = piece.getBoundingClientRect();

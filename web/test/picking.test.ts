@@ -2,20 +2,22 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { LegalActionSchema } from "../src/gen/tabletop/v1/match_pb";
-import { choose, describeValues, movesOnPicture, pointerKind, pointerValues } from "../src/picking";
+import { choose, describeValues, movesOffPicture, movesOnPicture, pointerKind, pointerValues } from "../src/picking";
 
 function legal(label: string, targets: string[], affects: string[] = [], params: object[] = []) {
   return create(LegalActionSchema, { label, targets, affects, params } as never);
 }
 
-const rooms = movesOnPicture([
+const loot = [
   legal("loot the room of Pillars 1, 2 and 3", ["p1", "p2", "p3"], ["gold1"]),
   legal("loot the room of Pillars 1, 3 and 4", ["p1", "p3", "p4"]),
   legal("leave empty-handed", []),
-]);
+];
+const rooms = movesOnPicture(loot);
 
-test("a move without targets is not made on the picture", () => {
+test("a move without targets is not made on the picture, but in the bar above it", () => {
   assert.deepEqual(rooms.map((m) => m.label), ["loot the room of Pillars 1, 2 and 3", "loot the room of Pillars 1, 3 and 4"]);
+  assert.deepEqual(movesOffPicture(loot).map((m) => m.label), ["leave empty-handed"]);
 });
 
 test("targets are picked in any order; the next picks are the candidates' other targets", () => {
