@@ -150,10 +150,10 @@ class Config:
     max_view_lag_ms: int = 0
     #: gateway: the most matches in play for the whole stack (0: no bound); CreateMatch past
     #: it is refused; a match stops counting once finished or after this long without a
-    #: view (services/gateway/inplay.py). 32 by default: on 2 cores, with 100 matches
-    #: asking, 32 in play served 672 actions/s at 2.35 ms of CPU each against 568 at 2.61
-    #: with 20 (more commands share each transaction, fetch and batch), view p99 80 ms
-    #: against 61 (tests.bench.ab, 4 alternated rounds)
+    #: view (services/gateway/inplay.py). Off by default: a count says nothing about load
+    #: (people think for seconds between moves), so admission goes by the measured view
+    #: lag and the commands in flight (max_view_lag_ms, max_in_flight); set it only to cap
+    #: a machine whose capacity was measured (python -m tests.bench --capacity-only)
     max_matches_in_play: int = 0
     match_idle_s: float = 600.0
     #: gateway: a match's lobby closes (its board ends it) this long after its last seat
@@ -230,7 +230,7 @@ class Config:
             projector_linger_ms=int(_env("PROJECTOR_LINGER_MS", "5")),
             max_in_flight=int(_env("GATEWAY_MAX_IN_FLIGHT", "256")),
             max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "750")),
-            max_matches_in_play=int(_env("GATEWAY_MAX_MATCHES_IN_PLAY", "32")),
+            max_matches_in_play=int(_env("GATEWAY_MAX_MATCHES_IN_PLAY", "0")),
             match_idle_s=float(_env("GATEWAY_MATCH_IDLE_S", "600")),
             lobby_ttl_s=int(_env("GATEWAY_LOBBY_TTL_S", "300")),
             max_streams_per_identity=int(_env("GATEWAY_MAX_STREAMS_PER_IDENTITY", "32")),

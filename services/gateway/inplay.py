@@ -111,6 +111,8 @@ class MatchesInPlay:
         else:
             self._active[match_id] = now
             self._active.move_to_end(match_id)
+        # with no bound nothing calls count(): abandoned matches must leave here too
+        _drop_older(self._active, now - self._idle_s)
         GATEWAY_MATCHES_IN_PLAY.set(len(self._active) + len(self._pending))
 
     def count(self) -> int:

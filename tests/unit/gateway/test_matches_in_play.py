@@ -11,7 +11,9 @@ from typing import Any, cast
 
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 
+from services.common.config import Config
 from services.gateway import inplay
 from services.gateway.inplay import MAX_RETRY_MS, RETRY_JITTER, MatchesInPlay
 from services.gateway.service import GatewayService
@@ -211,6 +213,33 @@ def test_with_many_clients_waiting_far_fewer_retries_are_refused_and_places_stay
 def test_a_bound_of_zero_admits_everything() -> None:
     in_play = MatchesInPlay(limit=0, idle_s=600, clock=Clock())
     assert all(in_play.reserve(f"m{i}") is None for i in range(1000))
+
+
+def test_with_no_bound_matches_idle_past_the_timeout_are_not_kept() -> None:
+    """With the bound off nothing calls count(): the views alone must let abandoned
+    matches go, or the gateway keeps every unfinished match it ever saw."""
+    clock = Clock()
+    in_play = MatchesInPlay(limit=0, idle_s=600, clock=clock)
+    for i in range(100):
+        in_play.viewed(f"abandoned{i}", finished=False)
+    clock.now += 601
+    in_play.viewed("live", finished=False)
+    assert in_play.reserve("new") is None
+    assert REGISTRY.get_sample_value("tabletop_gateway_matches_in_play") == 1
+
+
+def test_as_shipped_a_quiet_evening_of_100_tables_is_never_refused_by_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Admission goes by load (view lag, commands in flight), not by a count of matches
+    that says nothing about it: the 33rd table was refused when the bound was 32."""
+    monkeypatch.delenv("TABLETOP_GATEWAY_MAX_MATCHES_IN_PLAY", raising=False)
+    monkeypatch.setenv("TABLETOP_DEV_STACK", "1")
+    config = Config.from_env("gateway")
+    in_play = MatchesInPlay(config.max_matches_in_play, config.match_idle_s, clock=Clock())
+    for i in range(100):
+        assert in_play.reserve(f"table{i}") is None
+        in_play.viewed(f"table{i}", finished=False)
 
 
 async def test_the_count_comes_from_the_views_so_a_new_gateway_counts_the_same() -> None:
