@@ -54,7 +54,7 @@ kafka() {
   # rebuilt when what goes into it changes (the tag is Kafka's version only)
   local inputs
   inputs=$(cat deploy/image/kafka/Containerfile deploy/image/kafka/entrypoint.sh \
-    deploy/kafka/log4j2.yaml deploy/kafka/pom.xml | sha256sum | cut -c1-16)
+    deploy/kafka/log4j2.yaml deploy/kafka/pom.xml deploy/cluster/images.sh | sha256sum | cut -c1-16)
   if have "$KAFKA_IMAGE" && [ "$(podman image inspect --format \
       '{{index .Labels "tabletop.inputs"}}' "$KAFKA_IMAGE")" = "$inputs" ]; then
     return
@@ -65,6 +65,9 @@ kafka() {
   local ctx; ctx=$(mktemp -d)
   cp -rL "${KAFKA_HOME:-.cache/kafka}/libs" "$ctx/libs"
   rm -f "$ctx/libs/.complete"
+  # the local broker's folder is private (kafka.sh's umask 077): the image's broker runs as
+  # uid 1001 and must read the jars, which are public content
+  chmod -R a+rX "$ctx"
   cp deploy/kafka/log4j2.yaml deploy/image/kafka/entrypoint.sh "$ctx/"
   local t0=$SECONDS
   podman build --quiet --network host --file deploy/image/kafka/Containerfile \
