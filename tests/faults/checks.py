@@ -6,11 +6,12 @@ import asyncio
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import cast
 
 import grpc
 
 from services.adapters.verify import verify_match
-from services.common.envelope import is_a
+from services.common.envelope import is_a, unpack
 from services.common.eventlog import read_stream
 from services.common.kafka_access import KafkaAccess
 from services.common.topics import STREAMS, event_topic
@@ -72,8 +73,22 @@ def finished_matches(log: Log) -> list[str]:
 
 
 def unscored(log: Log) -> list[str]:
-    """Finished matches without a result on scoring.events."""
-    return [m for m in finished_matches(log) if not log["scoring"].get(m)]
+    """Finished matches without a result on scoring.events. A lobby nobody joined in time
+    is ended by its board unscored (``MatchEnded.expired``): the probes that create a match
+    and only wait for its view leave such lobbies behind."""
+    return [
+        m
+        for m in finished_matches(log)
+        if not log["scoring"].get(m) and not _expired(log["board"][m])
+    ]
+
+
+def _expired(envelopes: list[envelope_pb2.EventEnvelope]) -> bool:
+    return any(
+        is_a(e, platform_events_pb2.MatchEnded)
+        and cast(platform_events_pb2.MatchEnded, unpack(e, platform_events_pb2.MatchEnded)).expired
+        for e in envelopes
+    )
 
 
 def unverified(log: Log) -> dict[str, list[str]]:
