@@ -220,6 +220,29 @@ class GatewayClient:
         )
         return view
 
+    # -- table talk -----------------------------------------------------------------------
+    def talk(
+        self, match_id: str, text: str, seat: str = "", name: str = ""
+    ) -> gateway_pb2.PostTalkReply:
+        """Post to the match's talk as ``seat`` ("": as its spectator token)."""
+        metadata = self.auth(match_id, seat) if seat else self._spectator(match_id)
+        reply: gateway_pb2.PostTalkReply = self.stub.PostTalk(
+            gateway_pb2.PostTalkRequest(match_id=match_id, text=text, display_name=name),
+            metadata=metadata,
+        )
+        return reply
+
+    def watch_talk(self, match_id: str, seat: str = "", after: int = 0) -> Any:
+        """The match's talk as ``seat`` may read it (a gRPC stream: iterate it, cancel it)."""
+        return self.stub.WatchTalk(
+            gateway_pb2.WatchTalkRequest(match_id=match_id, after_sequence=after),
+            metadata=self.auth(match_id, seat),
+        )
+
+    def _spectator(self, match_id: str) -> tuple[tuple[str, str], ...]:
+        token = self.token(match_id, SPECTATOR)
+        return (("authorization", f"Bearer {token}"),) if token else ()
+
 
 def play_on(
     client: GatewayClient,

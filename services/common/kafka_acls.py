@@ -7,7 +7,8 @@ broker have users of their own, as they have topics of their own), allowed exact
   its transactional ids; nobody else writes them;
 - a service reads the streams the roster says it follows (``Service.follows``);
 - the projector reads what it folds and writes the views, its dead letters and its
-  table's changelog, in its consumer group; the gateway reads the views;
+  table's changelog, in its consumer group; the gateway reads the views, and writes and
+  reads table talk (the only writer of ``talk.events``);
 - ``bench`` (the benchmarks' and tests' user) reads every topic of the installation and
   owns what it names ``<prefix>bench.*`` (scratch topics, their groups and transactions).
 
@@ -31,6 +32,7 @@ from services.common.topics import (
     projector_group,
     retry_topic,
     snapshot_topic,
+    talk_topic,
     topic_specs,
     transactional_id,
     views_topic,
@@ -144,6 +146,10 @@ def _projector(user: str, prefix: str) -> Iterator[Acl]:
 
 def _gateway(user: str, prefix: str) -> Iterator[Acl]:
     yield Acl(user, Resource.TOPIC, Pattern.LITERAL, views_topic(prefix), Operation.READ)
+    # table talk: appended by an idempotent producer (no transactions), followed by every
+    # replica from the beginning (no consumer group)
+    yield Acl(user, Resource.TOPIC, Pattern.LITERAL, talk_topic(prefix), Operation.READ)
+    yield Acl(user, Resource.TOPIC, Pattern.LITERAL, talk_topic(prefix), Operation.WRITE)
 
 
 def _no_more(user: str, prefix: str) -> Iterator[Acl]:

@@ -11,6 +11,10 @@ from services.common.roster import ROSTER
 #: the event streams, one per service that writes one (the only writer of its own)
 STREAMS = tuple(s.name for s in ROSTER if s.stream)
 
+#: table talk (services/gateway/talk.py): a stream beside the game's, written by the gateway
+#: for every match, that no rule and no verification reads
+TALK_STREAM = "talk"
+
 #: Faust app id of the projector; its tables' changelog topics derive from it
 PROJECTOR_APP_ID = "tabletop-projector"
 #: the projector's tables (changelog-backed, keyed by match id)
@@ -33,6 +37,10 @@ def event_topic(stream: str, prefix: str = "") -> str:
 
 def snapshot_topic(stream: str, prefix: str = "") -> str:
     return f"{prefix}{stream}.snapshots"
+
+
+def talk_topic(prefix: str = "") -> str:
+    return event_topic(TALK_STREAM, prefix)
 
 
 def views_topic(prefix: str = "") -> str:
@@ -75,6 +83,9 @@ def topic_specs(prefix: str = "", partitions: int = DEFAULT_PARTITIONS) -> list[
         TopicSpec(event_topic(s, prefix), partitions, dict(keep_forever), f"{s} events")
         for s in STREAMS
     ]
+    # Table talk is part of a match's log (replays show it): kept forever, partitioned by
+    # match id like the game's streams.
+    specs.append(TopicSpec(talk_topic(prefix), partitions, dict(keep_forever), "table talk events"))
     # A service's newest snapshot per shard (services/common/snapshots.py): compacted;
     # segments roll every 10 minutes so that old snapshots are compacted away and a restart
     # reads little more than the newest.

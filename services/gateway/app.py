@@ -14,6 +14,8 @@ from services.common.topics import views_topic
 from services.gateway.auth import MAX_REQUEST_BYTES
 from services.gateway.service import GatewayService
 from services.gateway.shards import Shard
+from services.gateway.talk import TalkStore
+from services.gateway.talklog import TalkLog
 from services.gateway.viewstore import ViewStore
 from services.gateway.web import WebServer, web_app
 
@@ -41,7 +43,9 @@ async def main(config: Config) -> None:
         None,
         isolation_level="read_uncommitted",
     )
-    service = GatewayService(shards, scoring, views, config)
+    # table talk: its own producer and reader, beside the game's path (talklog.py)
+    talk = TalkLog(config.kafka, config.topic_prefix, TalkStore())
+    service = GatewayService(shards, scoring, views, config, talk)
     edge = service.edge()
     consumer: asyncio.Task[None] | None = None
 
@@ -62,6 +66,7 @@ async def main(config: Config) -> None:
         nonlocal consumer
         await tail.start()
         consumer = asyncio.create_task(views.consume(tail))
+        await talk.start()
         if web is not None:
             await web.start()
 
@@ -73,6 +78,7 @@ async def main(config: Config) -> None:
             with contextlib.suppress(asyncio.CancelledError):
                 await consumer
         await tail.stop()
+        await talk.stop()
         for shard in shards:
             await shard.close()
         await service.close()

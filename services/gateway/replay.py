@@ -8,14 +8,17 @@ once for many steps. Both RPCs send the same steps (tests/unit/gateway/test_repl
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from services.adapters.folding import created, fold
 from services.adapters.views import StepViews
-from tabletop.v1 import envelope_pb2, gateway_pb2, match_pb2
+from tabletop.v1 import envelope_pb2, gateway_pb2, match_pb2, talk_pb2
+
+#: the talk shown with each step, by the step's event sequence (services/gateway/talk.py)
+TalkBySteps = Mapping[int, Sequence[talk_pb2.TalkMessage]]
 
 #: steps per ReplayStepBatch: unset (0) → the default, more → INVALID_ARGUMENT. A batch is
 #: drawn without yielding the event loop (~0.1 ms a step): 64 keep other calls' waits short
@@ -104,16 +107,24 @@ def _varint(value: int) -> bytes:
 
 _SMALL = [bytes((i,)) for i in range(0x80)]
 
-#: the keys of ReplayStep's fields (number << 3 | wire type): step (varint), event, view and
-#: description (length-delimited); and of ReplayStepBatch.steps
-_STEP, _EVENT, _VIEW, _DESCRIPTION, _STEPS = b"\x08", b"\x12", b"\x1a", b"\x22", b"\x0a"
+#: the keys of ReplayStep's fields (number << 3 | wire type): step (varint), event, view,
+#: description and talk (length-delimited); and of ReplayStepBatch.steps
+_STEP, _EVENT, _VIEW, _DESCRIPTION, _TALK, _STEPS = (
+    b"\x08",
+    b"\x12",
+    b"\x1a",
+    b"\x22",
+    b"\x2a",
+    b"\x0a",
+)
 
 
 class _Steps:
     """Each step's bytes as ``ReplayStep(step, event, view, description)`` serializes."""
 
-    def __init__(self, payloads: bool) -> None:
+    def __init__(self, payloads: bool, talk: TalkBySteps | None = None) -> None:
         self._payloads = payloads
+        self._talk = talk or {}
         self._descriptions: dict[tuple[str, str], bytes] = {}
         self._hidden = envelope_pb2.EventEnvelope()
 
@@ -134,6 +145,10 @@ class _Steps:
             text = describe(envelope).encode()
             description = _DESCRIPTION + _varint(len(text)) + text if text else b""
             self._descriptions[key] = description
+        talk = b"".join(
+            _TALK + _varint(len(said)) + said
+            for said in (m.SerializeToString() for m in self._talk.get(envelope.sequence, ()))
+        )
         return b"".join(
             (
                 _STEP,
@@ -145,15 +160,19 @@ class _Steps:
                 _varint(len(shown)),
                 shown,
                 description,
+                talk,
             )
         )
 
 
 def replay_steps(
-    events: Sequence[envelope_pb2.EventEnvelope], viewer: str, payloads: bool
+    events: Sequence[envelope_pb2.EventEnvelope],
+    viewer: str,
+    payloads: bool,
+    talk: TalkBySteps | None = None,
 ) -> Iterator[Any]:
     """ReplayMatch's messages (as ``wire`` messages): one ReplayStep each, numbered from 1."""
-    steps = _Steps(payloads)
+    steps = _Steps(payloads, talk)
     for number, (envelope, view) in enumerate(views(events, viewer), start=1):
         yield wire(steps.step(number, envelope, view))
 
@@ -164,11 +183,12 @@ def step_batches(
     payloads: bool,
     max_steps: int,
     max_bytes: int,
+    talk: TalkBySteps | None = None,
 ) -> Iterator[Any]:
     """ReplayMatchBatches' messages (as ``wire`` messages): ``replay_steps``' steps, in
     order, at most ``max_steps`` to a ReplayStepBatch and, but for a step larger than that
     alone, at most ``max_bytes`` of steps."""
-    steps = _Steps(payloads)
+    steps = _Steps(payloads, talk)
     batch: list[bytes] = []
     size = 0
     for number, (envelope, view) in enumerate(views(events, viewer), start=1):

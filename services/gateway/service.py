@@ -26,6 +26,7 @@ from services.gateway.api.history import HistoryRpcs
 from services.gateway.api.lobby import LobbyRpcs
 from services.gateway.api.play import PlayRpcs
 from services.gateway.api.standings import StandingsRpcs
+from services.gateway.api.talk import TalkRpcs
 from services.gateway.api.views import ViewRpcs
 from services.gateway.auth import Quota, Tokens
 from services.gateway.commands import Commands
@@ -33,6 +34,8 @@ from services.gateway.edge import Call, Edge
 from services.gateway.inplay import MatchesInPlay
 from services.gateway.shards import Shard, Shards
 from services.gateway.streams import StreamBounds, Streams
+from services.gateway.talk import TalkQuotas, TalkStore
+from services.gateway.talklog import TalkLog
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import (
     board_pb2,
@@ -41,6 +44,7 @@ from tabletop.v1 import (
     match_pb2,
     scoring_pb2,
     scoring_pb2_grpc,
+    talk_pb2,
 )
 
 
@@ -51,7 +55,9 @@ class GatewayService:
         scoring: grpc.aio.Channel,
         views: ViewStore,
         config: Config,
+        talk: TalkLog | None = None,
     ) -> None:
+        """``talk``: table talk's log (None: PostTalk is UNAVAILABLE, nothing is read)."""
         routed = Shards(shards)
         self._scoring_calls = CallChannel(scoring, "scoring")
         self.tokens = Tokens(config.token_key, config.token_ttl_seconds)
@@ -83,8 +89,15 @@ class GatewayService:
         self.play = PlayRpcs(
             commands, views, access, Quota(config.action_rate, config.action_burst), self.views
         )
+        self.talk = TalkRpcs(
+            talk, talk.store if talk else TalkStore(), views, access, self.views, TalkQuotas()
+        )
         self.history = HistoryRpcs(
-            routed, views, access, envelope_pb2_grpc.EventSourceStub(self._scoring_calls)
+            routed,
+            views,
+            access,
+            envelope_pb2_grpc.EventSourceStub(self._scoring_calls),
+            self.talk.for_replay,
         )
         self.standings = StandingsRpcs(scoring_pb2_grpc.ScoringStub(scoring))
 
@@ -170,3 +183,14 @@ class GatewayService:
         self, request: scoring_pb2.GetStandingsRequest, call: Call
     ) -> Awaitable[scoring_pb2.GetStandingsReply]:
         return self.standings.standings(request, call)
+
+    # -- table talk (services/gateway/api/talk.py) -----------------------------------------
+    def PostTalk(
+        self, request: gateway_pb2.PostTalkRequest, call: Call
+    ) -> Awaitable[gateway_pb2.PostTalkReply]:
+        return self.talk.post(request, call)
+
+    def WatchTalk(
+        self, request: gateway_pb2.WatchTalkRequest, call: Call
+    ) -> AsyncIterator[talk_pb2.TalkMessage]:
+        return self.talk.watch(request, call)

@@ -10,6 +10,7 @@ from google.protobuf.internal import containers as _containers
 from tabletop.v1 import board_pb2 as _board_pb2
 from tabletop.v1 import envelope_pb2 as _envelope_pb2
 from tabletop.v1 import match_pb2 as _match_pb2
+from tabletop.v1 import talk_pb2 as _talk_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -475,12 +476,19 @@ class ReplayStep(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
     DESCRIPTION_FIELD_NUMBER: _builtins.int
+    TALK_FIELD_NUMBER: _builtins.int
     step: _builtins.int
     description: _builtins.str
     @_builtins.property
     def event(self) -> _envelope_pb2.EventEnvelope: ...
     @_builtins.property
     def view(self) -> _match_pb2.MatchView: ...
+    @_builtins.property
+    def talk(self) -> _containers.RepeatedCompositeFieldContainer[_talk_pb2.TalkMessage]:
+        """The talk posted while the match stood at this step (TalkMessage.board_version is the
+        step's event sequence), that the caller may read (as WatchTalk).
+        """
+
     def __init__(
         self,
         *,
@@ -488,10 +496,11 @@ class ReplayStep(_message.Message):
         event: _envelope_pb2.EventEnvelope | None = ...,
         view: _match_pb2.MatchView | None = ...,
         description: _builtins.str = ...,
+        talk: _abc.Iterable[_talk_pb2.TalkMessage] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "event", b"event", "step", b"step", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "event", b"event", "step", b"step", "talk", b"talk", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -714,3 +723,77 @@ class MatchVerification(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchVerification: _TypeAlias = MatchVerification  # noqa: Y015
+
+@_typing.final
+class PostTalkRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    text: _builtins.str
+    """printable, not blank, at most 500 UTF-8 bytes"""
+    display_name: _builtins.str
+    """A spectator's name as shown (at most 40 characters; default "spectator"). A seat is
+    shown by its seat's display name.
+    """
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        text: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "match_id", b"match_id", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PostTalkRequest: _TypeAlias = PostTalkRequest  # noqa: Y015
+
+@_typing.final
+class PostTalkReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def message(self) -> _talk_pb2.TalkMessage:
+        """as readers will get it, but for its sequence (0: not read yet)"""
+
+    def __init__(
+        self,
+        *,
+        message: _talk_pb2.TalkMessage | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PostTalkReply: _TypeAlias = PostTalkReply  # noqa: Y015
+
+@_typing.final
+class WatchTalkRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    after_sequence: _builtins.int
+    """0: from the first message"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        after_sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchTalkRequest: _TypeAlias = WatchTalkRequest  # noqa: Y015

@@ -7,6 +7,7 @@ from tabletop.v1 import board_pb2 as tabletop_dot_v1_dot_board__pb2
 from tabletop.v1 import gateway_pb2 as tabletop_dot_v1_dot_gateway__pb2
 from tabletop.v1 import match_pb2 as tabletop_dot_v1_dot_match__pb2
 from tabletop.v1 import scoring_pb2 as tabletop_dot_v1_dot_scoring__pb2
+from tabletop.v1 import talk_pb2 as tabletop_dot_v1_dot_talk__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -115,6 +116,16 @@ class GatewayStub:
                 '/tabletop.v1.Gateway/VerifyMatch',
                 request_serializer=tabletop_dot_v1_dot_gateway__pb2.VerifyMatchRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_gateway__pb2.MatchVerification.FromString,
+                _registered_method=True)
+        self.PostTalk = channel.unary_unary(
+                '/tabletop.v1.Gateway/PostTalk',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.PostTalkRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.PostTalkReply.FromString,
+                _registered_method=True)
+        self.WatchTalk = channel.unary_stream(
+                '/tabletop.v1.Gateway/WatchTalk',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.WatchTalkRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_talk__pb2.TalkMessage.FromString,
                 _registered_method=True)
 
 
@@ -237,6 +248,26 @@ class GatewayServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PostTalk(self, request, context):
+        """Table talk (talk.proto): a seat token posts to the players' channel, a spectator token
+        to the spectators'. At most 500 UTF-8 bytes of printable text; a quota per token and
+        per match (RESOURCE_EXHAUSTED with retry-after-ms). A creator token without a seat
+        cannot talk (join a seat or as a spectator); no token: UNAUTHENTICATED. Talk is kept
+        on its own stream: a refused or failed post never touches the game.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchTalk(self, request, context):
+        """The match's talk the caller may read (authorised like WatchMatch), from after_sequence
+        on, then each new message, until the client leaves. A seat reads the players' channel
+        while the match is in play, both once it is over; spectators read both.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GatewayServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -309,6 +340,16 @@ def add_GatewayServicer_to_server(servicer, server):
                     servicer.VerifyMatch,
                     request_deserializer=tabletop_dot_v1_dot_gateway__pb2.VerifyMatchRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_gateway__pb2.MatchVerification.SerializeToString,
+            ),
+            'PostTalk': grpc.unary_unary_rpc_method_handler(
+                    servicer.PostTalk,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.PostTalkRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.PostTalkReply.SerializeToString,
+            ),
+            'WatchTalk': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchTalk,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.WatchTalkRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_talk__pb2.TalkMessage.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -698,6 +739,60 @@ class Gateway:
             '/tabletop.v1.Gateway/VerifyMatch',
             tabletop_dot_v1_dot_gateway__pb2.VerifyMatchRequest.SerializeToString,
             tabletop_dot_v1_dot_gateway__pb2.MatchVerification.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PostTalk(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Gateway/PostTalk',
+            tabletop_dot_v1_dot_gateway__pb2.PostTalkRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.PostTalkReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchTalk(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/tabletop.v1.Gateway/WatchTalk',
+            tabletop_dot_v1_dot_gateway__pb2.WatchTalkRequest.SerializeToString,
+            tabletop_dot_v1_dot_talk__pb2.TalkMessage.FromString,
             options,
             channel_credentials,
             insecure,

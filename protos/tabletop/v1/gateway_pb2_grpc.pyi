@@ -9,6 +9,7 @@ from tabletop.v1 import board_pb2 as _board_pb2
 from tabletop.v1 import gateway_pb2 as _gateway_pb2
 from tabletop.v1 import match_pb2 as _match_pb2
 from tabletop.v1 import scoring_pb2 as _scoring_pb2
+from tabletop.v1 import talk_pb2 as _talk_pb2
 import abc as _abc_1
 import grpc as _grpc
 import sys
@@ -87,6 +88,18 @@ class GatewayStub:
     checks them against the commitments (what `tabletop verify` does); allowed like
     ExportMatch.
     """
+    PostTalk: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.PostTalkRequest, _gateway_pb2.PostTalkReply]
+    """Table talk (talk.proto): a seat token posts to the players' channel, a spectator token
+    to the spectators'. At most 500 UTF-8 bytes of printable text; a quota per token and
+    per match (RESOURCE_EXHAUSTED with retry-after-ms). A creator token without a seat
+    cannot talk (join a seat or as a spectator); no token: UNAUTHENTICATED. Talk is kept
+    on its own stream: a refused or failed post never touches the game.
+    """
+    WatchTalk: _grpc.UnaryStreamMultiCallable[_gateway_pb2.WatchTalkRequest, _talk_pb2.TalkMessage]
+    """The match's talk the caller may read (authorised like WatchMatch), from after_sequence
+    on, then each new message, until the client leaves. A seat reads the players' channel
+    while the match is in play, both once it is over; spectators read both.
+    """
 
 @_typing.type_check_only
 class GatewayAsyncStub(GatewayStub):
@@ -143,6 +156,18 @@ class GatewayAsyncStub(GatewayStub):
     """Re-derives every roll and shuffle of a finished match from its revealed seeds and
     checks them against the commitments (what `tabletop verify` does); allowed like
     ExportMatch.
+    """
+    PostTalk: _aio.UnaryUnaryMultiCallable[_gateway_pb2.PostTalkRequest, _gateway_pb2.PostTalkReply]  # type: ignore[assignment]
+    """Table talk (talk.proto): a seat token posts to the players' channel, a spectator token
+    to the spectators'. At most 500 UTF-8 bytes of printable text; a quota per token and
+    per match (RESOURCE_EXHAUSTED with retry-after-ms). A creator token without a seat
+    cannot talk (join a seat or as a spectator); no token: UNAUTHENTICATED. Talk is kept
+    on its own stream: a refused or failed post never touches the game.
+    """
+    WatchTalk: _aio.UnaryStreamMultiCallable[_gateway_pb2.WatchTalkRequest, _talk_pb2.TalkMessage]  # type: ignore[assignment]
+    """The match's talk the caller may read (authorised like WatchMatch), from after_sequence
+    on, then each new message, until the client leaves. A seat reads the players' channel
+    while the match is in play, both once it is over; spectators read both.
     """
 
 class GatewayServicer(metaclass=_abc_1.ABCMeta):
@@ -281,6 +306,30 @@ class GatewayServicer(metaclass=_abc_1.ABCMeta):
         """Re-derives every roll and shuffle of a finished match from its revealed seeds and
         checks them against the commitments (what `tabletop verify` does); allowed like
         ExportMatch.
+        """
+
+    @_abc_1.abstractmethod
+    def PostTalk(
+        self,
+        request: _gateway_pb2.PostTalkRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.PostTalkReply, _abc.Awaitable[_gateway_pb2.PostTalkReply]]:
+        """Table talk (talk.proto): a seat token posts to the players' channel, a spectator token
+        to the spectators'. At most 500 UTF-8 bytes of printable text; a quota per token and
+        per match (RESOURCE_EXHAUSTED with retry-after-ms). A creator token without a seat
+        cannot talk (join a seat or as a spectator); no token: UNAUTHENTICATED. Talk is kept
+        on its own stream: a refused or failed post never touches the game.
+        """
+
+    @_abc_1.abstractmethod
+    def WatchTalk(
+        self,
+        request: _gateway_pb2.WatchTalkRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_talk_pb2.TalkMessage], _abc.AsyncIterator[_talk_pb2.TalkMessage]]:
+        """The match's talk the caller may read (authorised like WatchMatch), from after_sequence
+        on, then each new message, until the client leaves. A seat reads the players' channel
+        while the match is in play, both once it is over; spectators read both.
         """
 
 def add_GatewayServicer_to_server(servicer: GatewayServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

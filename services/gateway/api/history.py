@@ -8,7 +8,7 @@ its log, which holds every hidden card, is exported only once the match is over.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -19,10 +19,20 @@ from services.gateway.access import Access, check_bounds
 from services.gateway.api.views import all_revealed
 from services.gateway.edge import Call
 from services.gateway.refusals import Refused, forwarded
-from services.gateway.replay import batch_bounds, replay_steps, step_batches
+from services.gateway.replay import TalkBySteps, batch_bounds, replay_steps, step_batches
 from services.gateway.shards import Shards, read_events
+from services.gateway.talk import by_step
 from services.gateway.viewstore import ViewStore
-from tabletop.v1 import envelope_pb2, envelope_pb2_grpc, gateway_pb2, platform_events_pb2
+from tabletop.v1 import (
+    envelope_pb2,
+    envelope_pb2_grpc,
+    gateway_pb2,
+    platform_events_pb2,
+    talk_pb2,
+)
+
+#: the match's talk a reader may read: (match id, its seat or "", finished) → messages
+TalkReader = Callable[[str, str, bool], list[talk_pb2.TalkMessage]]
 
 #: VerifyMatch lists at most this many problems
 MAX_PROBLEMS = 50
@@ -43,29 +53,36 @@ class HistoryRpcs:
         views: ViewStore,
         access: Access,
         scoring_events: envelope_pb2_grpc.EventSourceStub,
+        talk: TalkReader | None = None,
     ) -> None:
         self._shards = shards
         self._views = views
         self._access = access
         self._scoring_events = scoring_events
+        self._talk = talk
 
     async def _replay(
         self, match_id: str, viewer: str, call: Call
-    ) -> tuple[list[envelope_pb2.EventEnvelope], str, bool]:
-        """(board events, viewer, finished) of a replay the caller may see; a match in play
-        replays as a spectator sees it, without payloads (hidden information)."""
+    ) -> tuple[list[envelope_pb2.EventEnvelope], str, bool, TalkBySteps]:
+        """(board events, viewer, finished, talk by step) of a replay the caller may see; a
+        match in play replays as a spectator sees it, without payloads (hidden
+        information), with the talk its caller may read."""
         check_bounds(("match_id", match_id))
         await self._views.wait_for(match_id, 1, 0)
         viewer = self._access.viewer(call.caller, match_id, viewer)
         events = await self._shards.board_events(match_id)
         finished = _ended(events)
-        return events, viewer if finished else "", finished
+        talk: TalkBySteps = {}
+        if self._talk is not None:
+            said = self._talk(match_id, viewer, finished)
+            talk = by_step(said, [e.sequence for e in events]) if said else {}
+        return events, viewer if finished else "", finished, talk
 
     async def replay(
         self, request: gateway_pb2.ReplayMatchRequest, call: Call
     ) -> AsyncIterator[Any]:
-        events, viewer, finished = await self._replay(request.match_id, request.viewer, call)
-        for step in replay_steps(events, viewer, payloads=finished):
+        events, viewer, finished, talk = await self._replay(request.match_id, request.viewer, call)
+        for step in replay_steps(events, viewer, payloads=finished, talk=talk):
             yield step
 
     async def replay_batches(
@@ -75,8 +92,8 @@ class HistoryRpcs:
             max_steps, max_bytes = batch_bounds(request)
         except ValueError as bad:
             raise Refused(grpc.StatusCode.INVALID_ARGUMENT, str(bad)) from bad
-        events, viewer, finished = await self._replay(request.match_id, request.viewer, call)
-        for batch in step_batches(events, viewer, finished, max_steps, max_bytes):
+        events, viewer, finished, talk = await self._replay(request.match_id, request.viewer, call)
+        for batch in step_batches(events, viewer, finished, max_steps, max_bytes, talk):
             yield batch
 
     async def _export(self, match_id: str, call: Call) -> gateway_pb2.MatchLog:

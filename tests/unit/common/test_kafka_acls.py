@@ -29,6 +29,7 @@ from services.common.topics import (
     projector_group,
     retry_topic,
     snapshot_topic,
+    talk_topic,
     topic_specs,
     transactional_id,
     views_topic,
@@ -73,10 +74,11 @@ def test_only_the_owner_writes_its_stream_and_its_snapshots(stream: str) -> None
 def test_what_is_not_an_event_stream_has_one_writer_too() -> None:
     writers = {topic: who(Resource.TOPIC, topic, Operation.WRITE) for topic in TOPICS}
     assert writers[views_topic(PREFIX)] == {"projector"}
+    assert writers[talk_topic(PREFIX)] == {"gateway"}
     # a request to fold a match again is an operator's (tabletop admin, as admin)
     assert writers.pop(retry_topic(PREFIX)) == set()
     assert all(len(names) == 1 for names in writers.values()), writers
-    assert set().union(*writers.values()) == {*STREAMS, "projector"}
+    assert set().union(*writers.values()) == {*STREAMS, "projector", "gateway"}
 
 
 @pytest.mark.parametrize("service", NAMES)
@@ -87,11 +89,16 @@ def test_a_service_reads_its_own_stream_and_those_it_follows_and_no_other(servic
     assert read == {*entry.follows, *([service] if entry.stream else [])}
 
 
-def test_the_projector_follows_every_stream_and_the_gateway_reads_only_the_views() -> None:
+def test_the_projector_follows_every_stream_the_gateway_reads_views_and_talk() -> None:
     assert set(BY_NAME["projector"].follows) == set(STREAMS)
     gateway = user_name(PREFIX, "gateway")
-    assert [t for t in TOPICS if allowed(gateway, Resource.TOPIC, t, Operation.READ)] == [
-        views_topic(PREFIX)
+    assert {t for t in TOPICS if allowed(gateway, Resource.TOPIC, t, Operation.READ)} == {
+        views_topic(PREFIX),
+        talk_topic(PREFIX),
+    }
+    # talk is the one topic the gateway writes
+    assert [t for t in TOPICS if allowed(gateway, Resource.TOPIC, t, Operation.WRITE)] == [
+        talk_topic(PREFIX)
     ]
 
 

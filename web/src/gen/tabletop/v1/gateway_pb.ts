@@ -12,13 +12,15 @@ import type { MatchStatus, MatchSummary, MatchView, MatchViewSchema } from "./ma
 import { file_tabletop_v1_match } from "./match_pb";
 import type { GetStandingsReplySchema, GetStandingsRequestSchema } from "./scoring_pb";
 import { file_tabletop_v1_scoring } from "./scoring_pb";
+import type { TalkMessage, TalkMessageSchema } from "./talk_pb";
+import { file_tabletop_v1_talk } from "./talk_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file tabletop/v1/gateway.proto.
  */
 export const file_tabletop_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSLpAgoQT3Blbk1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSOwoHb3B0aW9ucxgDIAMoCzIqLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuT3B0aW9uc0VudHJ5EhIKCmNvbW1hbmRfaWQYBCABKAkSDwoHcHJpdmF0ZRgFIAEoCBIMCgRib3RzGAYgAygJEgwKBHNlYXQYByABKAkSFAoMZGlzcGxheV9uYW1lGAggASgJEkAKCmJvdF9sZXZlbHMYCSADKAsyLC50YWJsZXRvcC52MS5PcGVuTWF0Y2hSZXF1ZXN0LkJvdExldmVsc0VudHJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEitwEKDk9wZW5NYXRjaFJlcGx5EhAKCG1hdGNoX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSFQoNY3JlYXRvcl90b2tlbhgDIAEoCRISCgpzZWF0X3Rva2VuGAQgASgJEh0KFXNlYXRfdG9rZW5fZXhwaXJlc19hdBgFIAEoAxI4Cg1sZWdhbF9hY3Rpb25zGAYgASgLMiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkiWgoQSm9pbk1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRzZWF0GAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRIQCghzcGVjdGF0ZRgEIAEoCCJSCg5Kb2luTWF0Y2hSZXBseRINCgV0b2tlbhgBIAEoCRIMCgRzZWF0GAIgASgJEhIKCmV4cGlyZXNfYXQYAyABKAMSDwoHdmVyc2lvbhgEIAEoBCJzChJMaXN0TWF0Y2hlc1JlcXVlc3QSDAoEZ2FtZRgBIAEoCRIoCgZzdGF0dXMYAiABKA4yGC50YWJsZXRvcC52MS5NYXRjaFN0YXR1cxIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCSJXChBMaXN0TWF0Y2hlc1JlcGx5EioKB21hdGNoZXMYASADKAsyGS50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlgKDkdldFZpZXdSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRITCgttaW5fdmVyc2lvbhgDIAEoBBIPCgd3YWl0X21zGAQgASgNIjUKEVdhdGNoTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCSKfAQoLUGxheVJlcXVlc3QSCgoCaWQYASABKAQSLwoFd2F0Y2gYAiABKAsyHi50YWJsZXRvcC52MS5XYXRjaE1hdGNoUmVxdWVzdEgAEjIKBmFjdGlvbhgDIAEoCzIgLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3RIABIXCg92aWV3c193aXRoX2Fja3MYBCABKAhCBgoEa2luZCJUCgtQbGF5UmVmdXNlZBIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSDgoGcmVhc29uGAMgASgJEhYKDnJldHJ5X2FmdGVyX21zGAQgASgNItMBCgpQbGF5VXBkYXRlEgoKAmlkGAEgASgEEiYKBHZpZXcYAiABKAsyFi50YWJsZXRvcC52MS5NYXRjaFZpZXdIABItCgNhY2sYAyABKAsyHi50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXBseUgAEisKB3JlZnVzZWQYBCABKAsyGC50YWJsZXRvcC52MS5QbGF5UmVmdXNlZEgAEi0KDXZpZXdfd2l0aF9hY2sYBSABKAsyFi50YWJsZXRvcC52MS5NYXRjaFZpZXdCBgoEa2luZCI2ChJSZXBsYXlNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJIoABCgpSZXBsYXlTdGVwEgwKBHN0ZXAYASABKAQSKQoFZXZlbnQYAiABKAsyGi50YWJsZXRvcC52MS5FdmVudEVudmVsb3BlEiQKBHZpZXcYAyABKAsyFi50YWJsZXRvcC52MS5NYXRjaFZpZXcSEwoLZGVzY3JpcHRpb24YBCABKAkiYwoZUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkSEQoJbWF4X3N0ZXBzGAMgASgNEhEKCW1heF9ieXRlcxgEIAEoDSI5Cg9SZXBsYXlTdGVwQmF0Y2gSJgoFc3RlcHMYASADKAsyFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwIiYKEkV4cG9ydE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSJWCghNYXRjaExvZxIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEioKBmV2ZW50cxgDIAMoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUiRwoRR2V0UGljdHVyZVJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFAoHdmVyc2lvbhgCIAEoBEgAiAEBQgoKCF92ZXJzaW9uImUKB1BpY3R1cmUSEAoIbWF0Y2hfaWQYASABKAkSDAoEZ2FtZRgCIAEoCRIPCgd2ZXJzaW9uGAMgASgEEg4KBnZpZXdlchgEIAEoCRILCgNzdmcYBSABKAkSDAoEdGV4dBgGIAEoCSImChJWZXJpZnlNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiVAoRTWF0Y2hWZXJpZmljYXRpb24SEAoIbWF0Y2hfaWQYASABKAkSCgoCb2sYAiABKAgSDwoHY2hlY2tlZBgDIAEoDRIQCghwcm9ibGVtcxgEIAMoCTK7CAoHR2F0ZXdheRJJCgtDcmVhdGVNYXRjaBIdLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QaGy50YWJsZXRvcC52MS5PcGVuTWF0Y2hSZXBseRJHCglKb2luTWF0Y2gSHS50YWJsZXRvcC52MS5Kb2luTWF0Y2hSZXF1ZXN0GhsudGFibGV0b3AudjEuSm9pbk1hdGNoUmVwbHkSTQoLTGlzdE1hdGNoZXMSHy50YWJsZXRvcC52MS5MaXN0TWF0Y2hlc1JlcXVlc3QaHS50YWJsZXRvcC52MS5MaXN0TWF0Y2hlc1JlcGx5Ej4KB0dldFZpZXcSGy50YWJsZXRvcC52MS5HZXRWaWV3UmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldxJZCg9HZXRMZWdhbEFjdGlvbnMSIy50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXF1ZXN0GiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkSUAoMU3VibWl0QWN0aW9uEiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdBoeLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcGx5EkYKCldhdGNoTWF0Y2gSHi50YWJsZXRvcC52MS5XYXRjaE1hdGNoUmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldzABEkIKCVBsYXlNYXRjaBIYLnRhYmxldG9wLnYxLlBsYXlSZXF1ZXN0GhcudGFibGV0b3AudjEuUGxheVVwZGF0ZSgBMAESSQoLUmVwbGF5TWF0Y2gSHy50YWJsZXRvcC52MS5SZXBsYXlNYXRjaFJlcXVlc3QaFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwMAESXAoSUmVwbGF5TWF0Y2hCYXRjaGVzEiYudGFibGV0b3AudjEuUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBocLnRhYmxldG9wLnYxLlJlcGxheVN0ZXBCYXRjaDABEkUKC0V4cG9ydE1hdGNoEh8udGFibGV0b3AudjEuRXhwb3J0TWF0Y2hSZXF1ZXN0GhUudGFibGV0b3AudjEuTWF0Y2hMb2cSUAoMR2V0U3RhbmRpbmdzEiAudGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVxdWVzdBoeLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcGx5EkIKCkdldFBpY3R1cmUSHi50YWJsZXRvcC52MS5HZXRQaWN0dXJlUmVxdWVzdBoULnRhYmxldG9wLnYxLlBpY3R1cmUSTgoLVmVyaWZ5TWF0Y2gSHy50YWJsZXRvcC52MS5WZXJpZnlNYXRjaFJlcXVlc3QaHi50YWJsZXRvcC52MS5NYXRjaFZlcmlmaWNhdGlvbmIGcHJvdG8z", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring]);
+  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSLpAgoQT3Blbk1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSOwoHb3B0aW9ucxgDIAMoCzIqLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuT3B0aW9uc0VudHJ5EhIKCmNvbW1hbmRfaWQYBCABKAkSDwoHcHJpdmF0ZRgFIAEoCBIMCgRib3RzGAYgAygJEgwKBHNlYXQYByABKAkSFAoMZGlzcGxheV9uYW1lGAggASgJEkAKCmJvdF9sZXZlbHMYCSADKAsyLC50YWJsZXRvcC52MS5PcGVuTWF0Y2hSZXF1ZXN0LkJvdExldmVsc0VudHJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEitwEKDk9wZW5NYXRjaFJlcGx5EhAKCG1hdGNoX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSFQoNY3JlYXRvcl90b2tlbhgDIAEoCRISCgpzZWF0X3Rva2VuGAQgASgJEh0KFXNlYXRfdG9rZW5fZXhwaXJlc19hdBgFIAEoAxI4Cg1sZWdhbF9hY3Rpb25zGAYgASgLMiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkiWgoQSm9pbk1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRzZWF0GAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRIQCghzcGVjdGF0ZRgEIAEoCCJSCg5Kb2luTWF0Y2hSZXBseRINCgV0b2tlbhgBIAEoCRIMCgRzZWF0GAIgASgJEhIKCmV4cGlyZXNfYXQYAyABKAMSDwoHdmVyc2lvbhgEIAEoBCJzChJMaXN0TWF0Y2hlc1JlcXVlc3QSDAoEZ2FtZRgBIAEoCRIoCgZzdGF0dXMYAiABKA4yGC50YWJsZXRvcC52MS5NYXRjaFN0YXR1cxIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCSJXChBMaXN0TWF0Y2hlc1JlcGx5EioKB21hdGNoZXMYASADKAsyGS50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlgKDkdldFZpZXdSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRITCgttaW5fdmVyc2lvbhgDIAEoBBIPCgd3YWl0X21zGAQgASgNIjUKEVdhdGNoTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCSKfAQoLUGxheVJlcXVlc3QSCgoCaWQYASABKAQSLwoFd2F0Y2gYAiABKAsyHi50YWJsZXRvcC52MS5XYXRjaE1hdGNoUmVxdWVzdEgAEjIKBmFjdGlvbhgDIAEoCzIgLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3RIABIXCg92aWV3c193aXRoX2Fja3MYBCABKAhCBgoEa2luZCJUCgtQbGF5UmVmdXNlZBIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSDgoGcmVhc29uGAMgASgJEhYKDnJldHJ5X2FmdGVyX21zGAQgASgNItMBCgpQbGF5VXBkYXRlEgoKAmlkGAEgASgEEiYKBHZpZXcYAiABKAsyFi50YWJsZXRvcC52MS5NYXRjaFZpZXdIABItCgNhY2sYAyABKAsyHi50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXBseUgAEisKB3JlZnVzZWQYBCABKAsyGC50YWJsZXRvcC52MS5QbGF5UmVmdXNlZEgAEi0KDXZpZXdfd2l0aF9hY2sYBSABKAsyFi50YWJsZXRvcC52MS5NYXRjaFZpZXdCBgoEa2luZCI2ChJSZXBsYXlNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJIqgBCgpSZXBsYXlTdGVwEgwKBHN0ZXAYASABKAQSKQoFZXZlbnQYAiABKAsyGi50YWJsZXRvcC52MS5FdmVudEVudmVsb3BlEiQKBHZpZXcYAyABKAsyFi50YWJsZXRvcC52MS5NYXRjaFZpZXcSEwoLZGVzY3JpcHRpb24YBCABKAkSJgoEdGFsaxgFIAMoCzIYLnRhYmxldG9wLnYxLlRhbGtNZXNzYWdlImMKGVJlcGxheU1hdGNoQmF0Y2hlc1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJEhEKCW1heF9zdGVwcxgDIAEoDRIRCgltYXhfYnl0ZXMYBCABKA0iOQoPUmVwbGF5U3RlcEJhdGNoEiYKBXN0ZXBzGAEgAygLMhcudGFibGV0b3AudjEuUmVwbGF5U3RlcCImChJFeHBvcnRNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiVgoITWF0Y2hMb2cSEAoIbWF0Y2hfaWQYASABKAkSDAoEZ2FtZRgCIAEoCRIqCgZldmVudHMYAyADKAsyGi50YWJsZXRvcC52MS5FdmVudEVudmVsb3BlIkcKEUdldFBpY3R1cmVSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhQKB3ZlcnNpb24YAiABKARIAIgBAUIKCghfdmVyc2lvbiJlCgdQaWN0dXJlEhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoBBIOCgZ2aWV3ZXIYBCABKAkSCwoDc3ZnGAUgASgJEgwKBHRleHQYBiABKAkiJgoSVmVyaWZ5TWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIlQKEU1hdGNoVmVyaWZpY2F0aW9uEhAKCG1hdGNoX2lkGAEgASgJEgoKAm9rGAIgASgIEg8KB2NoZWNrZWQYAyABKA0SEAoIcHJvYmxlbXMYBCADKAkiRwoPUG9zdFRhbGtSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHRleHQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJIjoKDVBvc3RUYWxrUmVwbHkSKQoHbWVzc2FnZRgBIAEoCzIYLnRhYmxldG9wLnYxLlRhbGtNZXNzYWdlIjwKEFdhdGNoVGFsa1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQyyQkKB0dhdGV3YXkSSQoLQ3JlYXRlTWF0Y2gSHS50YWJsZXRvcC52MS5PcGVuTWF0Y2hSZXF1ZXN0GhsudGFibGV0b3AudjEuT3Blbk1hdGNoUmVwbHkSRwoJSm9pbk1hdGNoEh0udGFibGV0b3AudjEuSm9pbk1hdGNoUmVxdWVzdBobLnRhYmxldG9wLnYxLkpvaW5NYXRjaFJlcGx5Ek0KC0xpc3RNYXRjaGVzEh8udGFibGV0b3AudjEuTGlzdE1hdGNoZXNSZXF1ZXN0Gh0udGFibGV0b3AudjEuTGlzdE1hdGNoZXNSZXBseRI+CgdHZXRWaWV3EhsudGFibGV0b3AudjEuR2V0Vmlld1JlcXVlc3QaFi50YWJsZXRvcC52MS5NYXRjaFZpZXcSWQoPR2V0TGVnYWxBY3Rpb25zEiMudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVxdWVzdBohLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcGx5ElAKDFN1Ym1pdEFjdGlvbhIgLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHi50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXBseRJGCgpXYXRjaE1hdGNoEh4udGFibGV0b3AudjEuV2F0Y2hNYXRjaFJlcXVlc3QaFi50YWJsZXRvcC52MS5NYXRjaFZpZXcwARJCCglQbGF5TWF0Y2gSGC50YWJsZXRvcC52MS5QbGF5UmVxdWVzdBoXLnRhYmxldG9wLnYxLlBsYXlVcGRhdGUoATABEkkKC1JlcGxheU1hdGNoEh8udGFibGV0b3AudjEuUmVwbGF5TWF0Y2hSZXF1ZXN0GhcudGFibGV0b3AudjEuUmVwbGF5U3RlcDABElwKElJlcGxheU1hdGNoQmF0Y2hlcxImLnRhYmxldG9wLnYxLlJlcGxheU1hdGNoQmF0Y2hlc1JlcXVlc3QaHC50YWJsZXRvcC52MS5SZXBsYXlTdGVwQmF0Y2gwARJFCgtFeHBvcnRNYXRjaBIfLnRhYmxldG9wLnYxLkV4cG9ydE1hdGNoUmVxdWVzdBoVLnRhYmxldG9wLnYxLk1hdGNoTG9nElAKDEdldFN0YW5kaW5ncxIgLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcXVlc3QaHi50YWJsZXRvcC52MS5HZXRTdGFuZGluZ3NSZXBseRJCCgpHZXRQaWN0dXJlEh4udGFibGV0b3AudjEuR2V0UGljdHVyZVJlcXVlc3QaFC50YWJsZXRvcC52MS5QaWN0dXJlEk4KC1ZlcmlmeU1hdGNoEh8udGFibGV0b3AudjEuVmVyaWZ5TWF0Y2hSZXF1ZXN0Gh4udGFibGV0b3AudjEuTWF0Y2hWZXJpZmljYXRpb24SRAoIUG9zdFRhbGsSHC50YWJsZXRvcC52MS5Qb3N0VGFsa1JlcXVlc3QaGi50YWJsZXRvcC52MS5Qb3N0VGFsa1JlcGx5EkYKCVdhdGNoVGFsaxIdLnRhYmxldG9wLnYxLldhdGNoVGFsa1JlcXVlc3QaGC50YWJsZXRvcC52MS5UYWxrTWVzc2FnZTABYgZwcm90bzM", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring, file_tabletop_v1_talk]);
 
 /**
  * @generated from message tabletop.v1.OpenMatchRequest
@@ -520,6 +522,14 @@ export type ReplayStep = Message<"tabletop.v1.ReplayStep"> & {
    * @generated from field: string description = 4;
    */
   description: string;
+
+  /**
+   * The talk posted while the match stood at this step (TalkMessage.board_version is the
+   * step's event sequence), that the caller may read (as WatchTalk).
+   *
+   * @generated from field: repeated tabletop.v1.TalkMessage talk = 5;
+   */
+  talk: TalkMessage[];
 };
 
 /**
@@ -761,6 +771,81 @@ export const MatchVerificationSchema: GenMessage<MatchVerification> = /*@__PURE_
   messageDesc(file_tabletop_v1_gateway, 20);
 
 /**
+ * @generated from message tabletop.v1.PostTalkRequest
+ */
+export type PostTalkRequest = Message<"tabletop.v1.PostTalkRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * printable, not blank, at most 500 UTF-8 bytes
+   *
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * A spectator's name as shown (at most 40 characters; default "spectator"). A seat is
+   * shown by its seat's display name.
+   *
+   * @generated from field: string display_name = 3;
+   */
+  displayName: string;
+};
+
+/**
+ * Describes the message tabletop.v1.PostTalkRequest.
+ * Use `create(PostTalkRequestSchema)` to create a new message.
+ */
+export const PostTalkRequestSchema: GenMessage<PostTalkRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 21);
+
+/**
+ * @generated from message tabletop.v1.PostTalkReply
+ */
+export type PostTalkReply = Message<"tabletop.v1.PostTalkReply"> & {
+  /**
+   * as readers will get it, but for its sequence (0: not read yet)
+   *
+   * @generated from field: tabletop.v1.TalkMessage message = 1;
+   */
+  message?: TalkMessage | undefined;
+};
+
+/**
+ * Describes the message tabletop.v1.PostTalkReply.
+ * Use `create(PostTalkReplySchema)` to create a new message.
+ */
+export const PostTalkReplySchema: GenMessage<PostTalkReply> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 22);
+
+/**
+ * @generated from message tabletop.v1.WatchTalkRequest
+ */
+export type WatchTalkRequest = Message<"tabletop.v1.WatchTalkRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * 0: from the first message
+   *
+   * @generated from field: uint64 after_sequence = 2;
+   */
+  afterSequence: bigint;
+};
+
+/**
+ * Describes the message tabletop.v1.WatchTalkRequest.
+ * Use `create(WatchTalkRequestSchema)` to create a new message.
+ */
+export const WatchTalkRequestSchema: GenMessage<WatchTalkRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 23);
+
+/**
  * The public API: lobby, actions, views (per viewer), live updates and replay.
  * It never decides a rule: commands go to the board, views come from the projector.
  *
@@ -916,6 +1001,32 @@ export const Gateway: GenService<{
     methodKind: "unary";
     input: typeof VerifyMatchRequestSchema;
     output: typeof MatchVerificationSchema;
+  },
+  /**
+   * Table talk (talk.proto): a seat token posts to the players' channel, a spectator token
+   * to the spectators'. At most 500 UTF-8 bytes of printable text; a quota per token and
+   * per match (RESOURCE_EXHAUSTED with retry-after-ms). A creator token without a seat
+   * cannot talk (join a seat or as a spectator); no token: UNAUTHENTICATED. Talk is kept
+   * on its own stream: a refused or failed post never touches the game.
+   *
+   * @generated from rpc tabletop.v1.Gateway.PostTalk
+   */
+  postTalk: {
+    methodKind: "unary";
+    input: typeof PostTalkRequestSchema;
+    output: typeof PostTalkReplySchema;
+  },
+  /**
+   * The match's talk the caller may read (authorised like WatchMatch), from after_sequence
+   * on, then each new message, until the client leaves. A seat reads the players' channel
+   * while the match is in play, both once it is over; spectators read both.
+   *
+   * @generated from rpc tabletop.v1.Gateway.WatchTalk
+   */
+  watchTalk: {
+    methodKind: "server_streaming";
+    input: typeof WatchTalkRequestSchema;
+    output: typeof TalkMessageSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tabletop_v1_gateway, 0);
