@@ -55,6 +55,15 @@ class TokenStore:
     def get(self, gateway: str, match_id: str, seat: str) -> str | None:
         return self._tokens.get(f"{gateway}/{match_id}/{seat}")
 
+    def seats(self, gateway: str, match_id: str) -> list[str]:
+        """The seats of the match we hold a token for (not the creator's or spectator's)."""
+        kept = f"{gateway}/{match_id}/"
+        return [
+            key[len(kept) :]
+            for key in self._tokens
+            if key.startswith(kept) and not key[len(kept) :].startswith("@")
+        ]
+
     def put(self, gateway: str, match_id: str, seat: str, token: str) -> None:
         self._tokens[f"{gateway}/{match_id}/{seat}"] = token
         if self.path is None:

@@ -5,16 +5,21 @@ refused with nothing appended, and the game's own log and play are untouched."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import queue
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 
-from services.cli.client import GatewayClient
+from services.cli.client import GatewayClient, TokenStore
 from services.cli.stack import Stack
 from services.common.eventlog import read_stream
 from services.common.kafka_acls import BENCH
@@ -24,6 +29,7 @@ from tabletop.v1 import envelope_pb2, gateway_pb2, talk_pb2
 from tests.integration.helpers import open_match, topic_events
 
 SEATS = ["ana", "bo"]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Reader:
@@ -242,3 +248,48 @@ def test_a_flood_is_refused_with_when_to_come_back_and_play_goes_on(
     reply = client.submit(match_id, mover, legal.actions[0].action, expected_version=legal.version)
     assert reply.version > legal.version
     assert len(talk_records(stack, match_id)) == len(accepted) + 1
+
+
+def test_talk_at_the_terminal(stack: Stack, tmp_path: Path) -> None:
+    """`tabletop talk MATCH "…"` as a seat and as a spectator (joined for the purpose),
+    `tabletop talk MATCH --json` following the talk, `tabletop replay` showing it."""
+    tokens = tmp_path / "tokens.json"
+
+    def tabletop(*args: str, store: Path = tokens) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "services.cli.main", "--gateway", stack.addr("gateway"), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "TABLETOP_TOKENS": str(store)},
+        )
+
+    client = GatewayClient(stack.addr("gateway"), store=TokenStore(tokens))
+    match_id = open_match(client, "drillit", SEATS, {"difficulty": "easy"})
+    client.close()
+    follower = tabletop("talk", match_id, "--seat", "bo", "--json")
+    try:
+        said = tabletop("talk", match_id, "I take the drill", "--seat", "ana")
+        assert said.wait(60) == 0, said.stderr.read() if said.stderr else ""
+        # someone else, holding no token of the match, talks as a spectator
+        other = tabletop("talk", match_id, "go go", "--name", "fan", store=tmp_path / "b.json")
+        assert other.wait(60) == 0, other.stderr.read() if other.stderr else ""
+        bad = tabletop("talk", match_id, "x" * 600, "--seat", "ana")
+        assert bad.wait(60) == 2
+        assert bad.stderr is not None and "longer than 500 bytes" in bad.stderr.read()
+        assert follower.stdout is not None
+        first = json.loads(follower.stdout.readline())
+        assert (first["seat"], first["text"], first["channel"]) == (
+            "ana",
+            "I take the drill",
+            "players",
+        )
+    finally:
+        follower.terminate()
+        follower.wait(10)
+    replay = tabletop("replay", match_id, "--json", store=tmp_path / "b.json")
+    out, err = replay.communicate(timeout=120)
+    assert replay.returncode == 0, err
+    talk = [said for step in map(json.loads, out.splitlines()) for said in step["talk"]]
+    assert talk == ["[1] ana: I take the drill", "[2] fan (spectator): go go"]

@@ -18,6 +18,7 @@ from services.adapters.folding import fold, fold_board_events
 from services.adapters.verify import verify_match
 from services.cli.client import GatewayClient, reason_of, render_view
 from services.cli.commands.shared import client_for, console
+from services.cli.commands.talk import line
 from tabletop.v1 import gateway_pb2, match_pb2
 
 if TYPE_CHECKING:
@@ -77,12 +78,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if args.json:
             print(
                 json.dumps(
-                    {"step": step.step, "event": step.description, "version": step.view.version}
+                    {
+                        "step": step.step,
+                        "event": step.description,
+                        "version": step.view.version,
+                        "talk": [line(m) for m in step.talk],
+                    }
                 )
             )
         elif not args.verify:
             print(f"── step {step.step}: {step.description}")
             print(render_view(step.view))
+            for said in step.talk:
+                print(f"  talk {line(said)}")
             if args.step and sys.stdin.isatty():
                 input("(enter for the next step) ")
     if not args.verify:

@@ -13,6 +13,7 @@ from services.adapters.game_adapter import chosen_action, legal_entry
 from services.cli.bots import bot_seats
 from services.cli.client import GatewayClient, play_on, play_seats, reason_of, render_view
 from services.cli.commands.shared import client_for, console, game_name, game_options
+from services.cli.commands.talk import TalkFeed
 from services.games.registry import all_games
 from tabletop.v1 import match_pb2
 
@@ -86,6 +87,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     if opened:
         console.print(f"match {match_id}: seats {', '.join(sorted(opened))} wait for players")
     interactive = len(bots) < len(players)
+    # the table's talk, shown between moves to whoever plays by hand
+    feed = TalkFeed(client, match_id, mine[0]) if interactive and mine else None
     left = False
     with Progress(console=console, transient=True, disable=interactive or args.json) as bar:
         task = bar.add_task(f"{args.game} {match_id[:8]}", total=None)
@@ -96,7 +99,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             if mover in bots:
                 view = client.view(match_id, mover, min_version=legal.version)
                 return bots[mover].choose(view, legal)
-            chosen = _ask(client, match_id, mover, legal)
+            chosen = _ask(client, match_id, mover, legal, feed)
             left = chosen is None
             return chosen
 
@@ -108,6 +111,8 @@ def cmd_play(args: argparse.Namespace) -> int:
             left = left or state is None
         else:
             actions, state = play_on(client, match_id, players[0], choose, refused)
+    if feed is not None:
+        feed.close()
     if left or state is None:
         console.print(f"left match {match_id}; it stays open")
         return 0
@@ -144,17 +149,20 @@ def cmd_join(args: argparse.Namespace) -> int:
         console.print(f"[red]{bad}[/]")
         return 2
     console.print(f"joined match {args.match_id} as {joined.seat}")
+    feed = None if bots else TalkFeed(client, args.match_id, joined.seat)
 
     def choose(mover: str, legal: Any) -> match_pb2.LegalAction | None:
         if mover in bots:
             seen = client.view(args.match_id, mover, min_version=legal.version)
             return bots[mover].choose(seen, legal)
-        return _ask(client, args.match_id, mover, legal)
+        return _ask(client, args.match_id, mover, legal, feed)
 
     def refused(error: grpc.RpcError) -> None:
         console.print(f"[red]refused:[/] {reason_of(error)}")
 
     _, legal = play_seats(client, args.match_id, [joined.seat], choose, refused)
+    if feed is not None:
+        feed.close()
     if legal is None:
         console.print(f"left match {args.match_id}; join again to go on")
         return 0
@@ -165,17 +173,30 @@ def cmd_join(args: argparse.Namespace) -> int:
 
 
 def _ask(
-    client: GatewayClient, match_id: str, player: str, legal: Any
+    client: GatewayClient,
+    match_id: str,
+    player: str,
+    legal: Any,
+    feed: TalkFeed | None = None,
 ) -> match_pb2.LegalAction | None:
     view = client.view(match_id, player, min_version=legal.version)
     print(render_view(view))
     print(f"\n{player}, choose an action ({legal.next.phase}):")
     for i, action in enumerate(legal.actions, start=1):
         print(f"  {i:3d}. {action.label}")
+    if feed is not None:
+        print("  (say MESSAGE: talk at the table; Enter: show new talk)")
     while True:
+        for said in feed.new() if feed is not None else ():
+            print(f"  talk {said}")
         answer = input("> ").strip()
         if answer in ("q", "quit"):
             return None
+        if feed is not None and (answer == "say" or answer.startswith("say ")):
+            print(f"  {feed.say(player, answer[4:])}")
+            continue
+        if feed is not None and not answer:
+            continue
         if answer.isdigit() and 1 <= int(answer) <= len(legal.actions):
             chosen: match_pb2.LegalAction = legal.actions[int(answer) - 1]
             return _fill_in(view.game, chosen) if chosen.params else chosen
