@@ -14,6 +14,7 @@ import { PictureMoves } from "./onboard";
 import { paramsOf, withParams } from "./params";
 import { boardImageUrl } from "./picture";
 import { sanitizeSvg } from "./sanitize";
+import { TalkPanel, showReplayTalk } from "./talk";
 import { type Tokens, loadTokens, saveTokens } from "./tokens";
 import { Zoom } from "./zoom";
 
@@ -194,6 +195,7 @@ interface Current {
   stop: AbortController;
   drawn: number; // the newest picture request, so a slow reply never overwrites a newer one
   legal: LegalAction[]; // the moves offered now (buttons and picture)
+  talk: TalkPanel; // the table's talk (talk.ts)
 }
 
 let current: Current | undefined;
@@ -202,16 +204,19 @@ function openMatch(matchId: string): void {
   current?.stop.abort();
   const tokens = loadTokens(matchId);
   const seat = tokens.watching ? "" : (tokens.seat ?? "");
+  const token = seat ? tokens.seatToken : (tokens.spectator ?? tokens.creator);
+  const stop = new AbortController();
   current = {
     matchId,
     tokens,
     seat,
-    token: seat ? tokens.seatToken : (tokens.spectator ?? tokens.creator),
+    token,
     live: undefined,
     steps: undefined,
-    stop: new AbortController(),
+    stop,
     drawn: 0,
     legal: [],
+    talk: new TalkPanel(gateway, matchId, auth(token).headers, seat, stop.signal, describeError),
   };
   if (location.hash !== `#match/${matchId}`) history.pushState(null, "", `#match/${matchId}`);
   $("lobby").hidden = true;
@@ -222,7 +227,9 @@ function openMatch(matchId: string): void {
   $("actions").replaceChildren();
   showError(undefined);
   say(seat ? `You play ${seat}` : "You watch as a spectator");
+  $("replay-talk").hidden = true;
   void watch(current);
+  void current.talk.follow();
 }
 
 function showLobby(): void {
@@ -449,6 +456,7 @@ function setUpReplay(): void {
     const c = current;
     c.steps = undefined;
     $("replay-controls").hidden = true;
+    $("replay-talk").hidden = true;
     $("replay-label").textContent = "";
     void drawPicture(c, undefined).then(() => (c.live ? refreshActions(c, c.live) : undefined));
   });
@@ -483,6 +491,7 @@ async function showStep(n: number): Promise<void> {
   const step = c.steps[index - 1];
   $<HTMLInputElement>("replay-step").value = String(index);
   $("replay-label").textContent = `Step ${index} of ${c.steps.length}: ${step.description}`;
+  showReplayTalk(c.steps, index);
   await drawPicture(c, step.view?.version ?? BigInt(index));
 }
 
@@ -545,8 +554,17 @@ function route(): void {
   }
 }
 
+function setUpTalk(): void {
+  $("talk-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    void current?.talk.post();
+  });
+  $("talk-text").addEventListener("input", () => current?.talk.showLeft());
+}
+
 setUpLobby();
 setUpReplay();
+setUpTalk();
 window.addEventListener("popstate", route);
 $("home").addEventListener("click", (event) => {
   event.preventDefault();
