@@ -11,7 +11,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,6 +34,14 @@ def reason_of(error: grpc.RpcError) -> str:
 #: the role names a token store uses besides seat names
 CREATOR = "@creator"
 SPECTATOR = "@spectator"
+#: a stream ended so is opened again (the gateway went away, or is starting)
+RESUMABLE = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.INTERNAL,
+)
 
 
 class TokenStore:
@@ -228,6 +236,34 @@ class GatewayClient:
             metadata=self.auth(match_id, viewer),
         )
         return view
+
+    def follow(
+        self,
+        match_id: str,
+        viewer: str = "",
+        stop: Callable[[], bool] = lambda: False,
+        max_pause_s: float = 10.0,
+    ) -> Iterator[match_pb2.MatchView]:
+        """The match's views as they come (WatchMatch) until it is over; a stream cut short
+        (a gateway restarted, the network dropped) is opened again after a growing pause,
+        resumed after the newest version seen: no view twice. Refusals end it (raised)."""
+        seen, pause = 0, 0.5
+        while not stop():
+            request = gateway_pb2.WatchMatchRequest(
+                match_id=match_id, viewer=viewer, after_version=seen
+            )
+            try:
+                for view in self.stub.WatchMatch(request, metadata=self.auth(match_id, viewer)):
+                    seen, pause = view.version, 0.5
+                    yield view
+                return  # the match is over: the stream ended it
+            except grpc.RpcError as error:
+                # NOT_FOUND of a match seen before: a restarted gateway is reading it back
+                catching_up = seen and error.code() == grpc.StatusCode.NOT_FOUND
+                if error.code() not in RESUMABLE and not catching_up:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, max_pause_s)
 
     # -- table talk -----------------------------------------------------------------------
     def talk(

@@ -8,11 +8,11 @@ import sys
 import grpc
 
 from services.cli.client import reason_of
-from services.cli.commands import history, lobby, operate, play, simulate, talk
+from services.cli.commands import history, lobby, operate, play, simulate, talk, watch
 from services.cli.commands.shared import DEFAULT_GATEWAY, console
 
 #: the command groups, in the order ``tabletop --help`` lists their commands
-GROUPS = (play, talk, history, lobby, simulate, operate)
+GROUPS = (play, talk, watch, history, lobby, simulate, operate)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -240,13 +240,17 @@ function showLobby(): void {
   void listMatches();
 }
 
+// A stream cut short (a gateway restarted, the network dropped) is opened again after a
+// growing pause, resumed after the newest version this page has: it sends no view twice.
 async function watch(c: Current): Promise<void> {
+  let pause = 500;
   while (!c.stop.signal.aborted) {
     try {
       for await (const view of gateway.watchMatch(
-        { matchId: c.matchId },
+        { matchId: c.matchId, afterVersion: c.live?.version ?? 0n },
         { ...auth(c.token), signal: c.stop.signal },
       )) {
+        pause = 500;
         await onView(c, view);
       }
       if (c.live?.status === MatchStatus.FINISHED) return;
@@ -258,7 +262,8 @@ async function watch(c: Current): Promise<void> {
         return;
       }
     }
-    await new Promise((resolve) => setTimeout(resolve, 1000)); // reconnect
+    await new Promise((resolve) => setTimeout(resolve, pause)); // reconnect
+    pause = Math.min(pause * 2, 10_000);
   }
 }
 

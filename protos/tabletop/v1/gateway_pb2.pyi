@@ -317,17 +317,25 @@ class WatchMatchRequest(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     VIEWER_FIELD_NUMBER: _builtins.int
+    AFTER_VERSION_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     viewer: _builtins.str
+    after_version: _builtins.int
+    """Resuming a watch cut short (a gateway restarted, a network gone): the newest version
+    the client has. The stream then skips the views it has and begins with the newest one
+    past it (a view is the whole of what the viewer may see: nothing is missed), or waits
+    for it. 0: begin with the current view.
+    """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         viewer: _builtins.str = ...,
+        after_version: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_version", b"after_version", "match_id", b"match_id", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -7,7 +7,7 @@ import argparse
 import json
 import queue
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -98,23 +98,35 @@ def _follow(client: GatewayClient, match_id: str, seat: str, after: int, as_line
 
 
 class TalkFeed:
-    """A match's talk read in the background while a seat plays at the terminal: ``new()``
-    gives what came since it was last asked."""
+    """A match's talk read in the background while a seat plays (or watches) at the
+    terminal: ``new()`` gives what came since it was last asked. A stream cut short is
+    opened again after a growing pause, resumed after the last message seen."""
 
     def __init__(self, client: GatewayClient, match_id: str, seat: str) -> None:
         self._client = client
         self._match_id = match_id
         self._seat = seat
-        self._stream = client.watch_talk(match_id, seat)
         self._came: queue.Queue[talk_pb2.TalkMessage] = queue.Queue()
+        self._closed = threading.Event()
+        self._stream: Any = None
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
-        try:
-            for message in self._stream:
-                self._came.put(message)
-        except grpc.RpcError:
-            pass  # cancelled, or the gateway went away: the game goes on without talk
+        seen, pause = 0, 0.5
+        while not self._closed.is_set():
+            self._stream = self._client.watch_talk(self._match_id, self._seat, seen)
+            try:
+                for message in self._stream:
+                    seen, pause = message.sequence, 0.5
+                    self._came.put(message)
+            except grpc.RpcError as error:
+                if error.code() in (
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    grpc.StatusCode.PERMISSION_DENIED,
+                ):
+                    return  # no talk for this token: the game goes on without it
+            self._closed.wait(pause)
+            pause = min(pause * 2, 10.0)
 
     def new(self) -> list[str]:
         lines = []
@@ -131,4 +143,6 @@ class TalkFeed:
         return "said"
 
     def close(self) -> None:
-        self._stream.cancel()
+        self._closed.set()
+        if self._stream is not None:
+            self._stream.cancel()

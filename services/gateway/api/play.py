@@ -14,7 +14,7 @@ import grpc
 
 from services.common.metrics import GATEWAY_WATCHERS
 from services.gateway.access import Access, check_bounds
-from services.gateway.api.views import ViewRpcs, over
+from services.gateway.api.views import ViewRpcs, had, over
 from services.gateway.auth import Quota
 from services.gateway.commands import Commands
 from services.gateway.edge import Call
@@ -95,6 +95,9 @@ class PlayRpcs:
                     yield item
                     continue
                 update = item.update if isinstance(item, AckWithView) else item
+                resumed = first.watch.after_version
+                if resumed and update is item and had(update, resumed):
+                    continue  # a resumed stream: the client has this view
                 shown = self._shown.render(update, viewer)
                 if shown is None:  # judged up front: players never change
                     return

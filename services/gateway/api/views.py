@@ -6,7 +6,8 @@ for the viewer ``Access`` allows: a seat token's seat, else the spectator. A wat
 judged before it holds anything: its place among the caller's streams
 (services/gateway/streams.py), and the match: one this gateway does not know is refused at
 once, unless the caller's token is of that match (created a moment ago, elsewhere), which
-alone waits a little for its first view.
+alone waits a little for its first view. A watch resumed after a version (a client cut
+off, e.g. by a gateway restart) skips the views the client has (``had``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,18 @@ def over(shown: match_pb2.MatchView) -> bool:
     """The last view a watch sends: the match is over and its seeds are revealed."""
     finished = shown.status == match_pb2.MATCH_STATUS_FINISHED
     return finished and all_revealed(shown.provenance)
+
+
+def had(update: match_pb2.ViewUpdate, after_version: int) -> bool:
+    """Does a client resuming its watch after ``after_version`` have this update's view
+    already? Older versions, and that version itself, but for the last view of a finished
+    match at that version (its seeds revealed, same version): the watch ends with it, so a
+    client cut off just before it gets it once more rather than never."""
+    version = update.summary.version
+    if version != after_version:
+        return version < after_version
+    finished = update.summary.status == match_pb2.MATCH_STATUS_FINISHED
+    return not (finished and all_revealed(update.provenance))
 
 
 class ViewRpcs:
@@ -140,6 +153,8 @@ class ViewRpcs:
             GATEWAY_WATCHERS.inc()
             try:
                 async for update in self._views.follow(request.match_id):
+                    if request.after_version and had(update, request.after_version):
+                        continue
                     shown = self.render(update, viewer)
                     if shown is None:  # judged up front: players never change
                         return

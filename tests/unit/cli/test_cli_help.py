@@ -15,6 +15,7 @@ COMMANDS = [
     "play",
     "join",
     "talk",
+    "watch",
     "replay",
     "export",
     "render",
