@@ -3,8 +3,10 @@ gateway restart resumes after the last version it showed, with no view twice and
 reached, for a gRPC client, for `tabletop watch` and for an open page in Chromium; a
 reloaded page keeps its seat (its token kept by the page) and shows the newest view.
 
-The tests restart the session's gateway (stop, start, healthy again), as an operator's
-rolling update does."""
+The tests restart a gateway (stop, start, healthy again), as an operator's rolling update
+does, on a stack of their own: a restarted gateway reads the views topic back from its
+beginning, and the session's stack, with every other test's matches on it, must not be
+left catching up."""
 
 from __future__ import annotations
 
@@ -15,25 +17,44 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from services.cli.client import GatewayClient, TokenStore
 from services.cli.stack import Stack
-from tests.integration.helpers import eventually, open_match
+from services.common.kafka_access import KafkaAccess
+from tests.integration.helpers import eventually, open_match, remove
 from tests.integration.test_web_browser import (
     browser,
     new_page,
     seat_token,
     take_seat,
     wait_version,
-    web,
 )
 
-__all__ = ["browser", "web"]  # the fixtures, as test_web_browser defines them
+__all__ = ["browser"]  # the fixture, as test_web_browser defines it
 ROOT = Path(__file__).resolve().parents[2]
 SEATS = ["ana", "bo"]
 EASY = {"difficulty": "easy"}
+
+
+@pytest.fixture(scope="module")
+def stack(kafka_admin: KafkaAccess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A stack of this module's own (its gateway is restarted)."""
+    prefix = f"resume{uuid.uuid4().hex[:8]}."
+    own = Stack.ephemeral(tmp_path_factory.mktemp("resume"), topic_prefix=prefix, partitions=1)
+    own.kafka = kafka_admin
+    own.extra_env = {"TABLETOP_GATEWAY_MAX_VIEW_LAG_MS": "0"}
+    try:
+        own.up()
+        yield own
+    finally:
+        own.down()
+        remove(own)
 
 
 def move(client: GatewayClient, match_id: str, seat: str = SEATS[0]) -> int:
@@ -99,8 +120,9 @@ def test_a_watch_cut_by_a_gateway_restart_resumes_without_a_repeat(
 
 
 def test_an_open_page_resumes_after_a_gateway_restart_and_keeps_its_seat_on_reload(
-    browser: Any, web: str, stack: Stack
+    browser: Any, stack: Stack
 ) -> None:
+    web = stack.web_url
     client = GatewayClient(stack.addr("gateway"))
     match_id = client.create("drillit", ["ann", "bob"], EASY)
     client.join(match_id, "bob", "Bob")

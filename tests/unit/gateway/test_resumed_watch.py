@@ -4,6 +4,7 @@ views the client has and goes on from the newest: no repeated view, none missed.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import grpc
 
@@ -59,3 +60,24 @@ async def test_a_resumed_watch_begins_past_the_version_the_client_has() -> None:
     await views.put(update(10))
     assert (await asyncio.wait_for(pending, 1)).version == 10
     await late.aclose()
+
+
+async def test_a_resumed_play_stream_skips_the_views_the_client_has() -> None:
+    views = ViewStore()
+    await views.put(update(4))
+    served = Served(GatewayService([], grpc.aio.insecure_channel("127.0.0.1:9"), views, CONFIG))
+    held = asyncio.Event()
+
+    async def requests() -> AsyncIterator[gateway_pb2.PlayRequest]:
+        watch = gateway_pb2.WatchMatchRequest(match_id="m-1", after_version=4)
+        yield gateway_pb2.PlayRequest(id=1, watch=watch)
+        await held.wait()  # the client keeps its stream open
+
+    out = served.PlayMatch(requests(), FakeContext(ANN))
+    pending = asyncio.ensure_future(anext(out))
+    await asyncio.sleep(0.05)
+    assert not pending.done()  # it has version 4
+    await views.put(update(5))
+    assert (await asyncio.wait_for(pending, 1)).view.version == 5
+    held.set()
+    await out.aclose()
