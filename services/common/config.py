@@ -156,6 +156,10 @@ class Config:
     #: a machine whose capacity was measured (python -m tests.bench --capacity-only)
     max_matches_in_play: int = 0
     match_idle_s: float = 600.0
+    #: how long the gateway keeps a match's state and views in memory (viewstore.Holding)
+    finished_held_s: float = 300.0
+    idle_held_s: float = 1800.0
+    matches_held: int = 20_000
     #: gateway: a match's lobby closes (its board ends it) this long after its last seat
     #: event unless every seat has been joined; recorded with the match (0: never)
     lobby_ttl_s: int = 300
@@ -232,6 +236,9 @@ class Config:
             max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "750")),
             max_matches_in_play=int(_env("GATEWAY_MAX_MATCHES_IN_PLAY", "0")),
             match_idle_s=float(_env("GATEWAY_MATCH_IDLE_S", "600")),
+            finished_held_s=float(_env("GATEWAY_FINISHED_HELD_S", "300")),
+            idle_held_s=float(_env("GATEWAY_IDLE_HELD_S", "1800")),
+            matches_held=int(_env("GATEWAY_MATCHES_HELD", "20000")),
             lobby_ttl_s=int(_env("GATEWAY_LOBBY_TTL_S", "300")),
             max_streams_per_identity=int(_env("GATEWAY_MAX_STREAMS_PER_IDENTITY", "32")),
             max_streams_per_connection=int(_env("GATEWAY_MAX_STREAMS_PER_CONNECTION", "100")),

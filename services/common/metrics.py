@@ -123,6 +123,14 @@ GATEWAY_MATCHES_IN_PLAY = Gauge(
     "tabletop_gateway_matches_in_play",
     "Unfinished matches with a view in the idle timeout, as this gateway counts them.",
 )
+GATEWAY_MATCHES_HELD = Gauge(
+    "tabletop_gateway_matches_held",
+    "Matches whose state and views this gateway holds in memory (the rest are evicted).",
+)
+GATEWAY_MATCHES_FETCHED = Counter(
+    "tabletop_gateway_matches_fetched_total",
+    "Evicted matches fetched again from their events for a view.",
+)
 GATEWAY_VIEW_LAG = Gauge(
     "tabletop_gateway_view_lag_seconds",
     "How long after the board acknowledged a version its view came from the projector: "

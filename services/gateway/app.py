@@ -14,12 +14,12 @@ from services.common.topics import views_topic
 from services.gateway.auth import MAX_REQUEST_BYTES
 from services.gateway.service import GatewayService
 from services.gateway.shards import Shard
-from services.gateway.viewstore import ViewStore
+from services.gateway.viewstore import Holding, ViewStore
 from services.gateway.web import WebServer, web_app
 
 
 async def main(config: Config) -> None:
-    views = ViewStore()
+    views = ViewStore(Holding(config.finished_held_s, config.idle_held_s, config.matches_held))
     shards = [
         Shard(
             board,
@@ -44,6 +44,7 @@ async def main(config: Config) -> None:
     service = GatewayService(shards, scoring, views, config)
     edge = service.edge()
     consumer: asyncio.Task[None] | None = None
+    evicting: asyncio.Task[None] | None = None
 
     def register(server: grpc.Server) -> list[str]:
         return edge.register(server)
@@ -59,19 +60,21 @@ async def main(config: Config) -> None:
     )
 
     async def start() -> None:
-        nonlocal consumer
+        nonlocal consumer, evicting
         await tail.start()
         consumer = asyncio.create_task(views.consume(tail))
+        evicting = asyncio.create_task(views.evict_forever())
         if web is not None:
             await web.start()
 
     async def stop() -> None:
         if web is not None:
             await web.stop()
-        if consumer is not None:
-            consumer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await consumer
+        for task in (consumer, evicting):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await tail.stop()
         for shard in shards:
             await shard.close()
