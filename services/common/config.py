@@ -141,6 +141,10 @@ class Config:
     projector_fetch_min_bytes: int = 65536
     projector_batch: int = 500
     projector_batch_wait_ms: int = 200
+    #: the projector keeps a match decoded beside its table record while it is folded:
+    #: at most this many, none not folded for this long (projector/folder.py)
+    projector_matches_held: int = 10_000
+    projector_idle_held_s: float = 300.0
     #: projector: how long its producer gathers records into one request
     projector_linger_ms: int = 5
     #: gateway admission control (0: off): commands are refused (RESOURCE_EXHAUSTED) while
@@ -231,6 +235,8 @@ class Config:
             projector_fetch_min_bytes=int(_env("PROJECTOR_FETCH_MIN_BYTES", "65536")),
             projector_batch=int(_env("PROJECTOR_BATCH", "500")),
             projector_batch_wait_ms=int(_env("PROJECTOR_BATCH_WAIT_MS", "200")),
+            projector_matches_held=int(_env("PROJECTOR_MATCHES_HELD", "10000")),
+            projector_idle_held_s=float(_env("PROJECTOR_IDLE_HELD_S", "300")),
             projector_linger_ms=int(_env("PROJECTOR_LINGER_MS", "5")),
             max_in_flight=int(_env("GATEWAY_MAX_IN_FLIGHT", "256")),
             max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "750")),

@@ -1,4 +1,5 @@
-"""A gateway keeps a match's state only while it is used (services/gateway/viewstore.py):
+"""A gateway keeps a match's state only while it is used (services/gateway/viewstore.py),
+and the projector a match decoded only while it folds it (services/projector/folder.py):
 against real services, a finished match it evicted still shows every seat the same view
 (its seeds' reveals included) and replays, and an unfinished match evicted while idle
 plays on to its end, watched and viewed as before, its state fetched again from the
@@ -33,6 +34,8 @@ def forgetful_stack(kafka_admin: KafkaAccess, tmp_path: Path) -> Iterator[Stack]
     stack.extra_env = {
         "TABLETOP_GATEWAY_FINISHED_HELD_S": str(FINISHED_HELD_S),
         "TABLETOP_GATEWAY_IDLE_HELD_S": str(IDLE_HELD_S),
+        # the projector evicts too: the match's next events fold from its table record
+        "TABLETOP_PROJECTOR_IDLE_HELD_S": str(IDLE_HELD_S),
         "TABLETOP_QUOTA_CREATE_BURST": "100",
     }
     try:
