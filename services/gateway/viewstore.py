@@ -58,7 +58,8 @@ Loader = Callable[[str], Awaitable[match_pb2.ViewUpdate]]
 @dataclass(frozen=True)
 class Holding:
     """How long a match's state and views stay in the gateway's memory (see the module
-    docstring); TABLETOP_GATEWAY_FINISHED_HELD_S, _IDLE_HELD_S, _MATCHES_HELD."""
+    docstring); TABLETOP_GATEWAY_FINISHED_HELD_S, _IDLE_HELD_S, _MATCHES_HELD. 0 turns a
+    limit off, as it does the projector's."""
 
     #: a finished match's, after its last update or view (replays and late looks)
     finished_s: float = 300.0
@@ -220,11 +221,14 @@ class ViewStore:
         evicted = 0
         finished_horizon = now - holding.finished_s
         idle_horizon = now - holding.idle_s
-        evicted += self._evict_from(self._finished, lambda used: used < finished_horizon)
-        evicted += self._evict_from(self._playing, lambda used: used < idle_horizon)
-        # past the bound: finished matches first, then the least recently used
-        for held in (self._finished, self._playing):
-            evicted += self._evict_from(held, lambda _used: self.held() > holding.max_held)
+        if holding.finished_s:
+            evicted += self._evict_from(self._finished, lambda used: used < finished_horizon)
+        if holding.idle_s:
+            evicted += self._evict_from(self._playing, lambda used: used < idle_horizon)
+        if holding.max_held:
+            # past the bound: finished matches first, then the least recently used
+            for held in (self._finished, self._playing):
+                evicted += self._evict_from(held, lambda _used: self.held() > holding.max_held)
         GATEWAY_MATCHES_HELD.set(self.held())
         return evicted
 
@@ -259,7 +263,7 @@ class ViewStore:
     async def evict_forever(self) -> None:
         """Evict on a timer too: updates evict as they come, a quiet gateway would not."""
         holding = self._holding
-        every = min(EVICT_EVERY_S, holding.finished_s / 2, holding.idle_s / 2)
+        every = min([EVICT_EVERY_S] + [s / 2 for s in (holding.finished_s, holding.idle_s) if s])
         while True:
             await asyncio.sleep(every)
             self.evict()

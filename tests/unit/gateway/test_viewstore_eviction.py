@@ -176,3 +176,13 @@ async def test_a_fetch_older_than_what_was_shown_is_refused_and_the_match_stays_
     assert evicted(views_, "m")
     latest = views_.latest("m")
     assert latest is not None and latest.summary.version == 5
+
+
+async def test_a_limit_of_zero_is_off() -> None:
+    clock, authority = Clock(), Authority()
+    views_ = ViewStore(Holding(0, 0, 0), clock)
+    views_.load_with(authority)
+    for match_id, finished in (("a", True), ("b", False)):
+        await published(views_, authority, crashland(match_id, 1, finished))
+    clock.now += 10**9
+    assert views_.evict() == 0 and views_.held() == 2
