@@ -180,6 +180,9 @@ class Config:
     #: arriving meanwhile share the next); 0: as soon as the last one ends. 12, not 20,
     #: since commands and answers travel in groups (DESIGN-NOTES 24)
     board_commit_interval_ms: float = 12.0
+    #: board: a started, unfinished match unused this long leaves memory and is reloaded
+    #: from the log at its next command (services/board/service.py; 0: never)
+    board_idle_held_s: float = 1800.0
 
     @classmethod
     def from_env(cls, service: str) -> Config:
@@ -252,6 +255,7 @@ class Config:
             snapshot_every_events=int(_env("SNAPSHOT_EVERY_EVENTS", "20000")),
             snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
             board_commit_interval_ms=float(_env("BOARD_COMMIT_INTERVAL_MS", "12")),
+            board_idle_held_s=float(_env("BOARD_IDLE_HELD_S", "1800")),
             # last: a missing Kafka password is reported after the other secrets
             kafka=_kafka(service, topic_prefix, dev_stack),
         )

@@ -39,6 +39,11 @@ EVENTS_APPENDED = Counter(
 )
 MATCHES_CREATED = Counter("tabletop_matches_created", "Matches created.", ["game"])
 MATCHES_ACTIVE = Gauge("tabletop_matches_active", "Matches in play on this board shard.", ["game"])
+BOARD_MATCHES_EVICTED = Counter(
+    "tabletop_board_matches_evicted_total",
+    "Started matches the board let go of after TABLETOP_BOARD_IDLE_HELD_S unused "
+    "(reloaded from the log at their next command).",
+)
 MATCHES_FINISHED = Counter(
     "tabletop_matches_finished", "Matches that reached their end.", ["game", "result"]
 )

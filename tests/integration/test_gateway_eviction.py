@@ -1,5 +1,6 @@
 """A gateway keeps a match's state only while it is used (services/gateway/viewstore.py),
-and the projector a match decoded only while it folds it (services/projector/folder.py):
+the projector a match decoded only while it folds it (services/projector/folder.py), the
+board a started match only while it is played (services/board/service.py):
 against real services, a finished match it evicted still shows every seat the same view
 (its seeds' reveals included) and replays, and an unfinished match evicted while idle
 plays on to its end, watched and viewed as before, its state fetched again from the
@@ -36,6 +37,8 @@ def forgetful_stack(kafka_admin: KafkaAccess, tmp_path: Path) -> Iterator[Stack]
         "TABLETOP_GATEWAY_IDLE_HELD_S": str(IDLE_HELD_S),
         # the projector evicts too: the match's next events fold from its table record
         "TABLETOP_PROJECTOR_IDLE_HELD_S": str(IDLE_HELD_S),
+        # and the board: the match's next command reloads it from board.events
+        "TABLETOP_BOARD_IDLE_HELD_S": str(IDLE_HELD_S),
         "TABLETOP_QUOTA_CREATE_BURST": "100",
     }
     try:
@@ -46,8 +49,8 @@ def forgetful_stack(kafka_admin: KafkaAccess, tmp_path: Path) -> Iterator[Stack]
         remove(stack)
 
 
-def metric(stack: Stack, name: str) -> float:
-    url = f"http://{stack.metrics_addr('gateway')}/metrics"
+def metric(stack: Stack, name: str, service: str = "gateway") -> float:
+    url = f"http://{stack.metrics_addr(service)}/metrics"
     with urllib.request.urlopen(url, timeout=5) as reply:
         for line in reply.read().decode().splitlines():
             if line.startswith(name + " "):
@@ -108,6 +111,13 @@ def test_an_idle_match_evicted_from_the_gateway_plays_on_to_its_end(
     assert played == 6
     seen = client.view(match_id, "ann", min_version=legal.version)
     eventually(lambda: all_evicted(forgetful_stack), timeout=30)
+    evicted = "tabletop_board_matches_evicted_total"
+    eventually(lambda: metric(forgetful_stack, evicted, "board") >= 1 or None, timeout=30)
+    # the board restarts from the snapshot it writes as it stops, which holds the evicted
+    # match only as its place in the log
+    forgetful_stack.stop("board")
+    forgetful_stack.start("board")
+    forgetful_stack.wait_healthy("board")
     assert client.view(match_id, "ann") == seen  # fetched again: the same view
 
     # evicted again, then watched: the watch starts from the fetched state and follows
