@@ -5,7 +5,8 @@ in each process, before and after the processes let go of what they no longer us
 
 Variants as in ``tests.bench.ab`` (``tree=PATH`` runs another checkout's services), each
 round on a fresh ephemeral stack, the variants alternated. Every stack gets short holding
-times (the gateway: finished matches 5 s, idle ones 10 s; the projector 10 s), which a
+times (the gateway: finished matches 5 s, idle ones 10 s; the projector and the board
+10 s), which a
 checkout without them ignores. In each stack:
 
 1. warm-up: a short closed-loop load and a few idle matches (imports, caches), then the
@@ -51,6 +52,7 @@ HOLDING_ENV = {
     "TABLETOP_GATEWAY_FINISHED_HELD_S": "5",
     "TABLETOP_GATEWAY_IDLE_HELD_S": "10",
     "TABLETOP_PROJECTOR_IDLE_HELD_S": "10",
+    "TABLETOP_BOARD_IDLE_HELD_S": "10",
     "TABLETOP_GATEWAY_MAX_MATCHES_IN_PLAY": "0",
 }
 SETTLE_S = 25.0
