@@ -46,7 +46,7 @@ async def main(config: Config) -> None:
     dice = CallChannel(dice_channel, "dice")
     decks = CallChannel(decks_channel, "decks")
     chance = RemoteChance(dice_pb2_grpc.DiceStub(dice), decks_pb2_grpc.DecksStub(decks))
-    service = BoardService(writer, chance)
+    service = BoardService(writer, chance, config.board_idle_held_s)
     lobby = LobbyService(service)
     store, snapshotter = snapshotter_for(
         config, "board", lambda: writer.snapshot() + service.snapshot(), lambda: writer.changes
@@ -79,6 +79,7 @@ async def main(config: Config) -> None:
         release_memory()
         tasks.append(asyncio.create_task(service.reveals.run()))
         tasks.append(asyncio.create_task(lobby.run()))
+        tasks.append(asyncio.create_task(service.evict_forever()))
         if not restored:
             tasks.append(asyncio.create_task(resume_reveals()))
         else:

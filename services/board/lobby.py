@@ -65,10 +65,10 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
             raise Refusal(
                 RefusalKind.INVALID_ARGUMENT, "MALFORMED_JOIN", "a join needs a claim and an id"
             )
-        match = await self._board.find(request.match_id)
-        if match is None:
-            raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_MATCH", "no such match")
         async with self._board.writer.lock(request.match_id):
+            match = await self._board.find(request.match_id)  # under the lock: see find
+            if match is None:
+                raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_MATCH", "no such match")
             if match.finished:
                 raise Refusal(RefusalKind.FAILED_PRECONDITION, "MATCH_OVER", "the match is over")
             seat = request.seat

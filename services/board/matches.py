@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from services.adapters import folding
@@ -46,16 +47,24 @@ RELOADED_KEPT = 64
 
 class Matches:
     """The active matches this board shard owns, and a few finished ones reloaded from the
-    log on demand (a finished match leaves memory: ``retire``)."""
+    log on demand (a finished match leaves memory: ``retire``). An active match unused for
+    a while can leave memory too (``idle``, ``evict``): ``reload`` brings it back."""
 
-    def __init__(self, kept: int = RELOADED_KEPT) -> None:
+    def __init__(
+        self, kept: int = RELOADED_KEPT, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._matches: dict[str, Match] = {}
         self._reloaded: OrderedDict[str, Match] = OrderedDict()
         self._kept = kept
+        self._clock = clock
+        #: active match → when last asked for or folded into, least recently first
+        self._used: OrderedDict[str, float] = OrderedDict()
 
     def get(self, match_id: str) -> Match | None:
         match = self._matches.get(match_id)
-        if match is None and match_id in self._reloaded:
+        if match is not None:
+            self._use(match_id)
+        elif match_id in self._reloaded:
             match = self._reloaded[match_id]
             self._reloaded.move_to_end(match_id)
         return match
@@ -67,16 +76,47 @@ class Matches:
     def add(self, match: Match) -> None:
         """A match the command handler created."""
         self._matches[match.match_id] = match
+        self._use(match.match_id)
+
+    def _use(self, match_id: str) -> None:
+        self._used[match_id] = self._clock()
+        self._used.move_to_end(match_id)
 
     def retire(self, match_id: str) -> None:
         """A finished match leaves memory (``reload`` brings it back from its events)."""
         self._matches.pop(match_id, None)
+        self._used.pop(match_id, None)
+
+    def idle(self, idle_s: float) -> list[str]:
+        """Started, unfinished matches not used for ``idle_s``, least recently used first
+        (a lobby stays: its closing time is kept by looking at it)."""
+        horizon = self._clock() - idle_s
+        found = []
+        for match_id, used in self._used.items():
+            if used >= horizon:
+                break
+            match = self._matches[match_id]
+            if match.started and not match.finished:
+                found.append(match_id)
+        return found
+
+    def evict(self, match_id: str) -> None:
+        """An active match leaves memory; its events stay in the log (``reload``)."""
+        self.retire(match_id)
 
     def reload(self, envelopes: Sequence[envelope_pb2.EventEnvelope]) -> Match:
-        """Fold a finished match's events (read back from the log) and keep it a while."""
+        """Fold a match's events (read back from the log): a finished one is kept a
+        while, an unfinished one is active again. A match held already at that version or
+        later stays (a read that began before a command's append ended after it)."""
         match = created(envelopes[0])
         for envelope in envelopes[1:]:
             fold(match, envelope)
+        if not match.finished:
+            held = self._matches.get(match.match_id)
+            if held is not None and held.version >= match.version:
+                return held
+            self.add(match)
+            return match
         self._reloaded[match.match_id] = match
         while len(self._reloaded) > self._kept:
             self._reloaded.popitem(last=False)

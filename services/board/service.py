@@ -8,6 +8,7 @@ leaves nothing behind. This module maps requests to commands and refusals to sta
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import Any
@@ -32,6 +33,7 @@ from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
 from services.common.metrics import (
     ACTIONS,
+    BOARD_MATCHES_EVICTED,
     COMMAND_SECONDS,
     MATCHES_ACTIVE,
     MATCHES_CREATED,
@@ -61,6 +63,8 @@ from tabletop.v1 import (
 
 log = get_logger(__name__)
 
+#: how often idle matches are looked for (at most; half the idle time when shorter)
+EVICT_EVERY_S = 60.0
 SEAT_REJOINED = "this seat was joined again elsewhere; join again to play it here"
 
 
@@ -69,8 +73,12 @@ def _decode(game: Game[Any], action: games_pb2.GameAction) -> Any:
 
 
 class BoardService(board_pb2_grpc.BoardServicer):
-    def __init__(self, writer: StreamWriter, chance: RemoteChance) -> None:
+    def __init__(
+        self, writer: StreamWriter, chance: RemoteChance, idle_held_s: float = 0.0
+    ) -> None:
         self.writer = writer
+        #: a started match unused this long leaves memory (0: never; ``evict_idle``)
+        self.idle_held_s = idle_held_s
         self._chance = chance
         self.store = BoardEventStore(writer)
         self._handler = CommandHandler(chance, self.store, _decode)
@@ -139,8 +147,33 @@ class BoardService(board_pb2_grpc.BoardServicer):
         self.writer.close(match_id)
         self.matches.retire(match_id)
 
+    def evict_idle(self) -> int:
+        """Started, unfinished matches unused for ``idle_held_s`` leave memory, their
+        envelopes too (a turn-based match between turns, an abandoned one); ``find``
+        reloads one from the log at its next command. A match whose lock is taken (a
+        command or a join under way) stays. Returns how many left."""
+        if not self.idle_held_s:
+            return 0
+        evicted = 0
+        for match_id in self.matches.idle(self.idle_held_s):
+            if self.writer.lock(match_id).locked():
+                continue
+            self.matches.evict(match_id)
+            self.writer.close(match_id)
+            evicted += 1
+        BOARD_MATCHES_EVICTED.inc(evicted)
+        return evicted
+
+    async def evict_forever(self) -> None:
+        every = min(EVICT_EVERY_S, self.idle_held_s / 2)
+        while self.idle_held_s:
+            await asyncio.sleep(every)
+            self.evict_idle()
+
     async def find(self, match_id: str) -> Match | None:
-        """The match: an active one from memory, a finished one reloaded from the log."""
+        """The match: an active one from memory, an evicted or finished one reloaded from
+        the log. A command calls it under the match's lock: a match reloaded before the
+        lock was taken could miss the events of the command that held it."""
         match = self.matches.get(match_id)
         if match is not None or not self.writer.version(match_id):
             return match
@@ -298,10 +331,6 @@ class BoardService(board_pb2_grpc.BoardServicer):
         began = time.perf_counter()
         try:
             require_command_id(request.command_id)
-            match = await self.find(request.match_id)
-            if match is None:
-                raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_MATCH", "no such match")
-            game_name = match.game.name
             command = Command(
                 request.command_id,
                 request.player,
@@ -309,6 +338,10 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 request.expected_version if request.HasField("expected_version") else None,
             )
             async with self.writer.lock(request.match_id):
+                match = await self.find(request.match_id)
+                if match is None:
+                    raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_MATCH", "no such match")
+                game_name = match.game.name
                 if match.superseded(request.player, request.seat_token):
                     raise Refusal(RefusalKind.PERMISSION_DENIED, "SEAT_REJOINED", SEAT_REJOINED)
                 accepted = await self._handler.submit(match, command)

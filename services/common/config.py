@@ -141,6 +141,10 @@ class Config:
     projector_fetch_min_bytes: int = 65536
     projector_batch: int = 500
     projector_batch_wait_ms: int = 200
+    #: the projector keeps a match decoded beside its table record while it is folded:
+    #: at most this many, none not folded for this long (projector/folder.py)
+    projector_matches_held: int = 10_000
+    projector_idle_held_s: float = 300.0
     #: projector: how long its producer gathers records into one request
     projector_linger_ms: int = 5
     #: gateway admission control (0: off): commands are refused (RESOURCE_EXHAUSTED) while
@@ -156,6 +160,10 @@ class Config:
     #: a machine whose capacity was measured (python -m tests.bench --capacity-only)
     max_matches_in_play: int = 0
     match_idle_s: float = 600.0
+    #: how long the gateway keeps a match's state and views in memory (viewstore.Holding)
+    finished_held_s: float = 300.0
+    idle_held_s: float = 1800.0
+    matches_held: int = 20_000
     #: gateway: a match's lobby closes (its board ends it) this long after its last seat
     #: event unless every seat has been joined; recorded with the match (0: never)
     lobby_ttl_s: int = 300
@@ -172,6 +180,9 @@ class Config:
     #: arriving meanwhile share the next); 0: as soon as the last one ends. 12, not 20,
     #: since commands and answers travel in groups (DESIGN-NOTES 24)
     board_commit_interval_ms: float = 12.0
+    #: board: a started, unfinished match unused this long leaves memory and is reloaded
+    #: from the log at its next command (services/board/service.py; 0: never)
+    board_idle_held_s: float = 1800.0
 
     @classmethod
     def from_env(cls, service: str) -> Config:
@@ -227,11 +238,16 @@ class Config:
             projector_fetch_min_bytes=int(_env("PROJECTOR_FETCH_MIN_BYTES", "65536")),
             projector_batch=int(_env("PROJECTOR_BATCH", "500")),
             projector_batch_wait_ms=int(_env("PROJECTOR_BATCH_WAIT_MS", "200")),
+            projector_matches_held=int(_env("PROJECTOR_MATCHES_HELD", "10000")),
+            projector_idle_held_s=float(_env("PROJECTOR_IDLE_HELD_S", "300")),
             projector_linger_ms=int(_env("PROJECTOR_LINGER_MS", "5")),
             max_in_flight=int(_env("GATEWAY_MAX_IN_FLIGHT", "256")),
             max_view_lag_ms=int(_env("GATEWAY_MAX_VIEW_LAG_MS", "750")),
             max_matches_in_play=int(_env("GATEWAY_MAX_MATCHES_IN_PLAY", "0")),
             match_idle_s=float(_env("GATEWAY_MATCH_IDLE_S", "600")),
+            finished_held_s=float(_env("GATEWAY_FINISHED_HELD_S", "300")),
+            idle_held_s=float(_env("GATEWAY_IDLE_HELD_S", "1800")),
+            matches_held=int(_env("GATEWAY_MATCHES_HELD", "20000")),
             lobby_ttl_s=int(_env("GATEWAY_LOBBY_TTL_S", "300")),
             max_streams_per_identity=int(_env("GATEWAY_MAX_STREAMS_PER_IDENTITY", "32")),
             max_streams_per_connection=int(_env("GATEWAY_MAX_STREAMS_PER_CONNECTION", "100")),
@@ -239,6 +255,7 @@ class Config:
             snapshot_every_events=int(_env("SNAPSHOT_EVERY_EVENTS", "20000")),
             snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
             board_commit_interval_ms=float(_env("BOARD_COMMIT_INTERVAL_MS", "12")),
+            board_idle_held_s=float(_env("BOARD_IDLE_HELD_S", "1800")),
             # last: a missing Kafka password is reported after the other secrets
             kafka=_kafka(service, topic_prefix, dev_stack),
         )

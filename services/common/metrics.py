@@ -39,6 +39,11 @@ EVENTS_APPENDED = Counter(
 )
 MATCHES_CREATED = Counter("tabletop_matches_created", "Matches created.", ["game"])
 MATCHES_ACTIVE = Gauge("tabletop_matches_active", "Matches in play on this board shard.", ["game"])
+BOARD_MATCHES_EVICTED = Counter(
+    "tabletop_board_matches_evicted_total",
+    "Started matches the board let go of after TABLETOP_BOARD_IDLE_HELD_S unused "
+    "(reloaded from the log at their next command).",
+)
 MATCHES_FINISHED = Counter(
     "tabletop_matches_finished", "Matches that reached their end.", ["game", "result"]
 )
@@ -122,6 +127,14 @@ GATEWAY_WATCHERS = Gauge("tabletop_gateway_watchers", "Open WatchMatch and PlayM
 GATEWAY_MATCHES_IN_PLAY = Gauge(
     "tabletop_gateway_matches_in_play",
     "Unfinished matches with a view in the idle timeout, as this gateway counts them.",
+)
+GATEWAY_MATCHES_HELD = Gauge(
+    "tabletop_gateway_matches_held",
+    "Matches whose state and views this gateway holds in memory (the rest are evicted).",
+)
+GATEWAY_MATCHES_FETCHED = Counter(
+    "tabletop_gateway_matches_fetched_total",
+    "Evicted matches fetched again from their events for a view.",
 )
 GATEWAY_VIEW_LAG = Gauge(
     "tabletop_gateway_view_lag_seconds",

@@ -16,12 +16,12 @@ from services.gateway.service import GatewayService
 from services.gateway.shards import Shard
 from services.gateway.talk import TalkStore
 from services.gateway.talklog import TalkLog
-from services.gateway.viewstore import ViewStore
+from services.gateway.viewstore import Holding, ViewStore
 from services.gateway.web import WebServer, web_app
 
 
 async def main(config: Config) -> None:
-    views = ViewStore()
+    views = ViewStore(Holding(config.finished_held_s, config.idle_held_s, config.matches_held))
     shards = [
         Shard(
             board,
@@ -48,6 +48,7 @@ async def main(config: Config) -> None:
     service = GatewayService(shards, scoring, views, config, talk)
     edge = service.edge()
     consumer: asyncio.Task[None] | None = None
+    evicting: asyncio.Task[None] | None = None
 
     def register(server: grpc.Server) -> list[str]:
         return edge.register(server)
@@ -63,20 +64,22 @@ async def main(config: Config) -> None:
     )
 
     async def start() -> None:
-        nonlocal consumer
+        nonlocal consumer, evicting
         await tail.start()
         consumer = asyncio.create_task(views.consume(tail))
         await talk.start()
+        evicting = asyncio.create_task(views.evict_forever())
         if web is not None:
             await web.start()
 
     async def stop() -> None:
         if web is not None:
             await web.stop()
-        if consumer is not None:
-            consumer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await consumer
+        for task in (consumer, evicting):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await tail.stop()
         await talk.stop()
         for shard in shards:

@@ -13,6 +13,7 @@ refusal never reaches the board and appends nothing.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Sequence
+from functools import partial
 from typing import Any
 
 import grpc
@@ -32,6 +33,7 @@ from services.gateway.auth import Quota, Tokens
 from services.gateway.commands import Commands
 from services.gateway.edge import Call, Edge
 from services.gateway.inplay import MatchesInPlay
+from services.gateway.refetch import fetch_update
 from services.gateway.shards import Shard, Shards
 from services.gateway.streams import StreamBounds, Streams
 from services.gateway.talk import TalkQuotas, TalkStore
@@ -59,6 +61,7 @@ class GatewayService:
     ) -> None:
         """``talk``: table talk's log (None: PostTalk is UNAVAILABLE, nothing is read)."""
         routed = Shards(shards)
+        views.load_with(partial(fetch_update, routed))
         self._scoring_calls = CallChannel(scoring, "scoring")
         self.tokens = Tokens(config.token_key, config.token_ttl_seconds)
         admission = Admission(config.max_in_flight, config.max_view_lag_ms)

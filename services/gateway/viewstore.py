@@ -15,17 +15,30 @@ skipped unparsed. ``listeners``
 hear of every update taken, from either source (matches in play); ``projector_listeners``
 of every record read from the topic, the copies too: they measure the projector
 (admission control's view lag).
+
+What stays in memory (``Holding``): a match's state and drawn views only while it is used.
+A finished match's after ``finished_s``, an unfinished one's after ``idle_s`` without an
+update or a view asked of it, and past ``max_held`` the least recently used, are dropped
+(evicted), unless someone follows the match; its summary, seat tokens and provenance stay
+(a few hundred bytes: the lobby lists it, access is judged by them, waits compare its
+version). The next view asked of an evicted match fetches it again from the authority,
+its board events (and its seeds' reveals) folded afresh by ``restore``'s loader: the same
+update, byte for byte, that the projector published for its version. Before, every match
+the compacted views topic ever held stayed here, state and views, for the process's life.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+import time
+from collections import Counter, OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 
 from services.adapters.views import Decoded, decode_state_reusing, from_update, view
 from services.common.eventlog import Tail
 from services.common.logging import get_logger
+from services.common.metrics import GATEWAY_MATCHES_FETCHED, GATEWAY_MATCHES_HELD
 from services.games.match import Match
 from tabletop.v1 import match_pb2
 
@@ -35,6 +48,25 @@ log = get_logger(__name__)
 #: projector may be behind, or have set a match aside); the oldest are forgotten first,
 #: which costs only parsing their copy when it comes
 MAX_ACKNOWLEDGED = 10_000
+#: how often ``evict_forever`` looks for matches to evict when no update comes to do it
+EVICT_EVERY_S = 10.0
+
+#: fetches a match's newest update from the authority (an evicted match's next view)
+Loader = Callable[[str], Awaitable[match_pb2.ViewUpdate]]
+
+
+@dataclass(frozen=True)
+class Holding:
+    """How long a match's state and views stay in the gateway's memory (see the module
+    docstring); TABLETOP_GATEWAY_FINISHED_HELD_S, _IDLE_HELD_S, _MATCHES_HELD. 0 turns a
+    limit off, as it does the projector's."""
+
+    #: a finished match's, after its last update or view (replays and late looks)
+    finished_s: float = 300.0
+    #: an unfinished match's without an update or a view (a turn-based match can last days)
+    idle_s: float = 1800.0
+    #: at most this many matches' states at once; the least recently used go first
+    max_held: int = 20_000
 
 
 class _Drawn:
@@ -84,8 +116,26 @@ class ViewStore:
     """Each match has its own signal: an update wakes that match's waiters only, not every
     waiter of every match (one shared Condition made each update O(all watchers))."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        holding: Holding = Holding(),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._holding = holding
+        self._clock = clock
+        #: each match's newest update; an evicted match's without its state (``_evicted``)
         self._updates: dict[str, match_pb2.ViewUpdate] = {}
+        #: matches whose state is held, by when last used, least recently first: the
+        #: unfinished and the finished apart, each with its own horizon
+        self._playing: OrderedDict[str, float] = OrderedDict()
+        self._finished: OrderedDict[str, float] = OrderedDict()
+        #: matches whose update here lacks its state (fetched again by ``restore``)
+        self._evicted: set[str] = set()
+        #: open ``follow``s of each match: a followed match is never evicted
+        self._followers: Counter[str] = Counter()
+        #: restores under way, so concurrent views of an evicted match fetch it once
+        self._restoring: dict[str, asyncio.Future[None]] = {}
+        self._loader: Loader | None = None
         #: each match's update drawn last, with its views (replaced by the next update's
         #: once that is drawn, which reuses its decoded state)
         self._drawn: dict[str, _Drawn] = {}
@@ -104,11 +154,125 @@ class ViewStore:
         self.projector_listeners: list[Callable[[str, int], None]] = []
 
     def latest(self, match_id: str) -> match_pb2.ViewUpdate | None:
+        """The match's newest update; an evicted match's has no state (``restore`` it
+        before drawing a view), its summary, seat tokens and provenance are whole."""
         return self._updates.get(match_id)
+
+    def load_with(self, loader: Loader) -> None:
+        """Where evicted matches are fetched again from."""
+        self._loader = loader
+
+    def held(self) -> int:
+        """Matches whose state is in memory now."""
+        return len(self._playing) + len(self._finished)
+
+    async def restore(self, match_id: str) -> None:
+        """The match's state back in memory if it was evicted (one fetch however many
+        ask at once), and its use noted. Raises what the loader raises."""
+        if match_id not in self._evicted:
+            self._used(match_id)
+            return
+        pending = self._restoring.get(match_id)
+        if pending is None:
+            pending = asyncio.ensure_future(self._fetch(match_id))
+            self._restoring[match_id] = pending
+            pending.add_done_callback(lambda _: self._restoring.pop(match_id, None))
+        await asyncio.shield(pending)
+
+    async def _fetch(self, match_id: str) -> None:
+        if self._loader is None:
+            raise RuntimeError("ViewStore.load_with was not called")
+        update = await self._loader(match_id)
+        GATEWAY_MATCHES_FETCHED.inc()
+        current = self._updates.get(match_id)
+        if match_id not in self._evicted or current is None:
+            return  # a newer update came meanwhile, with its state
+        if update.summary.version < current.summary.version:
+            raise LookupError(
+                f"match {match_id}: fetched version {update.summary.version}, "
+                f"{current.summary.version} was shown"
+            )
+        # Not an update (no listener, no revision): the same match as shown, or newer
+        # by what the topic is about to bring anyway.
+        self._updates[match_id] = update
+        self._evicted.discard(match_id)
+        self._hold(match_id, update)
+
+    def _used(self, match_id: str) -> None:
+        for held in (self._playing, self._finished):
+            if match_id in held:
+                held[match_id] = self._clock()
+                held.move_to_end(match_id)
+                return
+
+    def _hold(self, match_id: str, update: match_pb2.ViewUpdate) -> None:
+        finished = update.summary.status == match_pb2.MATCH_STATUS_FINISHED
+        held = self._finished if finished else self._playing
+        (self._playing if finished else self._finished).pop(match_id, None)
+        held[match_id] = self._clock()
+        held.move_to_end(match_id)
+        self.evict()
+
+    def evict(self) -> int:
+        """Drop the state of matches held past their time or past the bound, least
+        recently used first (see ``Holding``); returns how many."""
+        now = self._clock()
+        holding = self._holding
+        evicted = 0
+        finished_horizon = now - holding.finished_s
+        idle_horizon = now - holding.idle_s
+        if holding.finished_s:
+            evicted += self._evict_from(self._finished, lambda used: used < finished_horizon)
+        if holding.idle_s:
+            evicted += self._evict_from(self._playing, lambda used: used < idle_horizon)
+        if holding.max_held:
+            # past the bound: finished matches first, then the least recently used
+            for held in (self._finished, self._playing):
+                evicted += self._evict_from(held, lambda _used: self.held() > holding.max_held)
+        GATEWAY_MATCHES_HELD.set(self.held())
+        return evicted
+
+    def _evict_from(self, held: OrderedDict[str, float], due: Callable[[float], bool]) -> int:
+        evicted = 0
+        followed: list[str] = []
+        while held:
+            match_id, used = next(iter(held.items()))
+            if not due(used):
+                break
+            if self._followers[match_id]:
+                # in use: kept, counted as used now (so it is not looked at again at once)
+                followed.append(match_id)
+                del held[match_id]
+                continue
+            del held[match_id]
+            self._evict(match_id)
+            evicted += 1
+        now = self._clock()
+        for match_id in followed:
+            held[match_id] = now
+        return evicted
+
+    def _evict(self, match_id: str) -> None:
+        update = self._updates[match_id]
+        self._updates[match_id] = match_pb2.ViewUpdate(
+            summary=update.summary, seat_tokens=update.seat_tokens, provenance=update.provenance
+        )
+        self._evicted.add(match_id)
+        self._drawn.pop(match_id, None)
+
+    async def evict_forever(self) -> None:
+        """Evict on a timer too: updates evict as they come, a quiet gateway would not."""
+        holding = self._holding
+        every = min([EVICT_EVERY_S] + [s / 2 for s in (holding.finished_s, holding.idle_s) if s])
+        while True:
+            await asyncio.sleep(every)
+            self.evict()
 
     def view(self, update: match_pb2.ViewUpdate, viewer: str) -> match_pb2.MatchView | None:
         """``viewer``'s view of ``update`` (None: no such seat); rendered once per update."""
         match_id = update.summary.match_id
+        if match_id in self._evicted and self._updates.get(match_id) is update:
+            raise LookupError(f"match {match_id} was evicted: restore it first")
         drawn = self._drawn.get(match_id)
         if drawn is None or drawn.update is not update:
             # the match's update before, if it was drawn: what did not change is reused
@@ -151,6 +315,8 @@ class ViewStore:
 
     def _take(self, match_id: str, update: match_pb2.ViewUpdate) -> None:
         self._updates[match_id] = update
+        self._evicted.discard(match_id)
+        self._hold(match_id, update)
         self._revisions[match_id] = self._revisions.get(match_id, 0) + 1
         signal = self._signals.pop(match_id, None)
         if signal is not None:
@@ -220,13 +386,21 @@ class ViewStore:
                 return None
 
     async def follow(self, match_id: str) -> AsyncIterator[match_pb2.ViewUpdate]:
-        """The current update (if any), then every newer one."""
+        """The current update (if any), then every newer one, each with its state (an
+        evicted match is fetched again first; a followed one is not evicted)."""
         seen = 0
-        while True:
-            while self._revisions.get(match_id, 0) <= seen:
-                await self._next_change(match_id, None)
-            seen = self._revisions[match_id]
-            yield self._updates[match_id]
+        self._followers[match_id] += 1
+        try:
+            while True:
+                while self._revisions.get(match_id, 0) <= seen:
+                    await self._next_change(match_id, None)
+                seen = self._revisions[match_id]
+                await self.restore(match_id)
+                yield self._updates[match_id]
+        finally:
+            self._followers[match_id] -= 1
+            if not self._followers[match_id]:
+                del self._followers[match_id]
 
     async def consume(self, tail: Tail) -> None:
         async for key, value in tail.records():

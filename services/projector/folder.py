@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Mapping, Sequence
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from services.adapters import folding
@@ -182,10 +184,26 @@ def dead_letter(envelope: envelope_pb2.EventEnvelope, reason: str, error: BaseEx
 
 class ProjectionFolder:
     """Folds envelopes into matches. Keeps each match in memory between batches (a fold
-    decodes the stored record only after a restart, a rebalance or a failed fold); the
-    table (and its changelog) stays the authority."""
+    decodes the stored record only after a restart, a rebalance, a failed fold or an
+    eviction); the table (and its changelog) stays the authority.
 
-    def __init__(self) -> None:
+    Held, a match is in memory twice: decoded here and encoded in the table. So only the
+    matches folded lately are held: with ``max_held`` set, at most that many, and none
+    not folded for ``idle_s`` (finished and abandoned matches, turn-based ones between
+    turns); an evicted match is decoded from its table record at its next fold. Unbounded
+    (0) for a rebuild, which reads every match back from the folder."""
+
+    def __init__(
+        self,
+        max_held: int = 0,
+        idle_s: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._max_held = max_held
+        self._idle_s = idle_s
+        self._clock = clock
+        #: the matches held, by when last loaded for a fold, least recently first
+        self._used: OrderedDict[str, float] = OrderedDict()
         self._matches: dict[str, Match] = {}
         #: seeds revealed before their match was created (a rebuild reading dice first)
         self._seeds: dict[str, dict[str, str]] = {}
@@ -196,13 +214,34 @@ class ProjectionFolder:
 
     def forget(self) -> None:
         """Drop every match (partitions moved: another worker may have folded since)."""
-        for held in (self._matches, self._seeds, self._recent, self._stored):
+        for held in (self._matches, self._seeds, self._recent, self._stored, self._used):
             held.clear()
 
     def forget_match(self, match_id: str) -> None:
-        """Decode this match from its stored record next time (a fold of it failed)."""
+        """Decode this match from its stored record next time (a fold of it failed, or
+        it was evicted)."""
         for held in (self._matches, self._seeds, self._recent, self._stored):
             held.pop(match_id, None)
+
+    def _hold(self, match_id: str) -> None:
+        """Evict the matches past their time (this one too: it is then decoded from its
+        record, as it would be by any fold after the eviction), note this one's use, and
+        evict the least recently used past the bound."""
+        self.evict()
+        used = self._used
+        used[match_id] = self._clock()
+        used.move_to_end(match_id)
+        while self._max_held and len(used) > self._max_held:
+            self.forget_match(used.popitem(last=False)[0])
+
+    def evict(self) -> None:
+        """Forget the matches not folded for ``idle_s`` (also called on a timer: a quiet
+        projector folds nothing that would evict them)."""
+        used = self._used
+        if self._idle_s:
+            horizon = self._clock() - self._idle_s
+            while used and next(iter(used.values())) < horizon:
+                self.forget_match(used.popitem(last=False)[0])
 
     def match(self, match_id: str) -> Match:
         """The match as folded so far (KeyError before its creation is folded)."""
@@ -212,9 +251,15 @@ class ProjectionFolder:
         """Every match folded since its creation."""
         return dict(self._matches)
 
+    def held(self) -> int:
+        """Matches held in memory (folded lately)."""
+        return len(self._used)
+
     def load(self, match_id: str, stored: bytes | None) -> None:
         """Hold the match as the table's record ``stored`` holds it, unless that is the
         record the folder holds it as (what it wrote, or read, last)."""
+        if self._max_held or self._idle_s:
+            self._hold(match_id)
         if match_id in self._recent and self._stored.get(match_id) is stored:
             return
         self.forget_match(match_id)

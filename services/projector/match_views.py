@@ -62,6 +62,8 @@ LAST_FOLD = Gauge(
 )
 #: a retry reads the match's events for at most this long (the stream waits meanwhile)
 RETRY_READ_LIMIT_S = 60.0
+#: how often the folder evicts matches not folded lately when no batch comes to do it
+EVICT_EVERY_S = 10.0
 
 #: one record's envelopes (an append), as the agent groups them per match
 Appends = Sequence[Sequence[envelope_pb2.EventEnvelope]]
@@ -99,9 +101,14 @@ class MatchViews:
             # event's (both the murmur2 partitioner over the match id's UTF-8 bytes).
             use_partitioner=True,
         )
-        self.folder = ProjectionFolder()
+        self.folder = ProjectionFolder(config.projector_matches_held, config.projector_idle_held_s)
         app.agent(self.events, name="match_views")(self.project)
         app.on_partitions_revoked.connect(self._revoked)  # type: ignore[arg-type]
+        every = min(EVICT_EVERY_S, config.projector_idle_held_s / 2 or EVICT_EVERY_S)
+        app.timer(every, name="evict_folded")(self._evict)
+
+    async def _evict(self) -> None:
+        self.folder.evict()  # between batches: the table holds every match it forgets
 
     async def _revoked(self, sender: Any, *args: Any, **kwargs: Any) -> None:
         self.folder.forget()  # another worker may fold these matches from now on

@@ -75,14 +75,28 @@ class ViewRpcs:
         self._pictures = Pictures()
 
     # -- a view, judged and drawn --------------------------------------------------------
-    def view(self, match_id: str, viewer: str) -> match_pb2.MatchView:
-        update = self._views.latest(match_id)
-        if update is None:
+    async def view(self, match_id: str, viewer: str) -> match_pb2.MatchView:
+        if self._views.latest(match_id) is None:
             raise Refused(grpc.StatusCode.NOT_FOUND, "no such match (or not projected yet)")
+        await self.restore(match_id)
+        update = self._views.latest(match_id)
+        assert update is not None  # never forgotten, only evicted
         shown = self.render(update, viewer)
         if shown is None:
             raise Refused(grpc.StatusCode.NOT_FOUND, "no such seat in this match")
         return shown
+
+    async def restore(self, match_id: str) -> None:
+        """The match's state in memory again if the gateway evicted it (viewstore.py)."""
+        try:
+            await self._views.restore(match_id)
+        except Refused:
+            raise
+        except Exception as error:
+            log.exception("view_restore_failed", match_id=match_id)
+            raise Refused(
+                grpc.StatusCode.UNAVAILABLE, "this match's view could not be fetched; try again"
+            ) from error
 
     def render(self, update: match_pb2.ViewUpdate, viewer: str) -> match_pb2.MatchView | None:
         """The viewer's view of ``update``; a view that cannot be drawn (a game's bug, a
@@ -122,7 +136,7 @@ class ViewRpcs:
             # says it exists, so it gets a little time.
             await self._views.wait_for(request.match_id, 1, NEW_MATCH_GRACE_S)
             viewer = self._access.viewer(call.caller, request.match_id, request.viewer)
-        self.view(request.match_id, viewer)  # NOT_FOUND etc. up front
+        await self.view(request.match_id, viewer)  # NOT_FOUND etc. up front
         return viewer
 
     # -- the RPCs ---------------------------------------------------------------------------
@@ -143,7 +157,7 @@ class ViewRpcs:
                     f"the view has not reached version {request.min_version} yet; try again",
                 )
         viewer = self._access.viewer(call.caller, request.match_id, request.viewer)
-        return self.view(request.match_id, viewer)
+        return await self.view(request.match_id, viewer)
 
     async def watch(
         self, request: gateway_pb2.WatchMatchRequest, call: Call
@@ -170,7 +184,7 @@ class ViewRpcs:
         check_bounds(("match_id", request.match_id))
         viewer = self._access.viewer(call.caller, request.match_id, "")
         if not request.HasField("version"):
-            return self._pictures.draw(self.view(request.match_id, viewer))
+            return self._pictures.draw(await self.view(request.match_id, viewer))
         # A match in play replays as a spectator sees it (like ReplayMatch): a kept picture
         # is served without folding again only when the live view says the match is over.
         update = self._views.latest(request.match_id)
