@@ -28,6 +28,7 @@ from services.gateway.api.play import PlayRpcs
 from services.gateway.api.standings import StandingsRpcs
 from services.gateway.api.views import ViewRpcs
 from services.gateway.auth import Quota, Tokens
+from services.gateway.bot_seats import BotsCredential
 from services.gateway.commands import Commands
 from services.gateway.edge import Call, Edge
 from services.gateway.inplay import MatchesInPlay
@@ -71,6 +72,7 @@ class GatewayService:
             Quota(config.create_rate, config.create_burst),
             in_play,
             config.lobby_ttl_s,
+            BotsCredential(config.bots_token),
         )
         streams = Streams(
             StreamBounds(

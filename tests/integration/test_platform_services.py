@@ -155,7 +155,9 @@ def test_the_cli_plays_replays_verifies_and_exports(stack: Stack, tmp_path: Path
     match_id = played["match_id"]
     listed = json.loads(tabletop("matches", "--game", "crashland", "--json"))
     lobby = next(m for m in listed if m["match_id"] == match_id)
-    assert lobby["bots"] == ["player1"] and lobby["bot_levels"] == {"player1": "medium"}
+    # a bot this terminal plays: not a seat reserved for the bots service, its level named
+    assert lobby["bots"] == ["player1"] and "bot_levels" not in lobby
+    assert lobby["seats"] == {"player1": "player1 (medium bot)"}
     replayed = json.loads(tabletop("replay", match_id, "--verify", "--json").splitlines()[-1])
     assert replayed["equal"] is True and replayed["steps"] == played["events"]
     verified = json.loads(tabletop("verify", match_id, "--json"))
