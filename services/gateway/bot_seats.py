@@ -3,7 +3,8 @@
 bot level, MatchLobby.bot_levels) and only those; nobody else may take them. The board holds
 that rule (services/board/lobby.py, the ``bots`` claim): this module only says whether a
 call comes from the bots service. It also lists the private matches that have such seats,
-which nobody else sees listed, so that no bot seat goes unplayed."""
+which nobody else sees listed, so that no bot seat goes unplayed; and to it only the matches
+with such seats, so that its rounds page through those alone."""
 
 from __future__ import annotations
 

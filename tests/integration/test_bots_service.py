@@ -30,7 +30,7 @@ from services.common.kafka_access import KafkaAccess
 from services.gateway.bot_seats import BOTS_HEADER
 from tabletop.v1 import envelope_pb2, gateway_pb2, platform_events_pb2
 from tests.faults.checks import duplicates, first_copies, read_log
-from tests.integration.helpers import eventually, remove
+from tests.integration.helpers import eventually, running
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,16 +102,8 @@ def bare_stack(
         "TABLETOP_QUOTA_CREATE_PER_S": "1000",
         "TABLETOP_QUOTA_CREATE_BURST": "1000",
     }
-    try:
-        stack.up(tuple(s for s in ORDER if s != "bots"))
+    with running(stack, tuple(s for s in ORDER if s != "bots")):
         yield stack
-    except BaseException:
-        for log in sorted(run_dir.glob("*.log")):
-            print(f"==== {log.name}\n{log.read_text()[-4000:]}")
-        raise
-    finally:
-        stack.down()
-        remove(stack)
 
 
 def _progress(client: GatewayClient, match_ids: list[str]) -> dict[str, int]:
@@ -243,8 +235,11 @@ def test_only_the_bots_credential_takes_a_bot_seat_and_it_takes_no_other(
             request = gateway_pb2.ListMatchesRequest()
             return {m.match_id for m in stub.ListMatches(request, metadata=metadata).matches}
 
-        assert eventually(lambda: hidden in listed(bots) or None)
+        plain = client.create("crashland", ["solo"], {})
+        assert eventually(lambda: (hidden in listed(bots) and plain in listed(())) or None)
         assert hidden not in listed(())
         assert hidden not in listed(creator)  # another match's creator
+        # the bots service pages through matches with bot seats only
+        assert plain not in listed(bots) and match_id in listed(bots)
     finally:
         client.close()

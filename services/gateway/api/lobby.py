@@ -266,7 +266,7 @@ class LobbyRpcs:
             (
                 s
                 for s in self._views.summaries()
-                if (not s.private or s.match_id == mine or (bots and has_bot_seats(s)))
+                if (has_bot_seats(s) if bots else (not s.private or s.match_id == mine))
                 and (not request.game or s.game == request.game)
                 and (not request.status or s.status == request.status)
                 and s.match_id > request.page_token
