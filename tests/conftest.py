@@ -14,7 +14,7 @@ import pytest
 from services.cli.stack import Stack, broker_admin
 from services.common.kafka_access import KafkaAccess
 from services.common.kafka_acls import BENCH, bench_space
-from tests.integration.helpers import delete_topics, remove, topics_named
+from tests.integration.helpers import delete_topics, running, topics_named
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,13 +88,5 @@ def stack(kafka_admin: KafkaAccess, tmp_path_factory: pytest.TempPathFactory) ->
         "TABLETOP_QUOTA_ACTIONS_PER_S": "10000",
         "TABLETOP_QUOTA_ACTIONS_BURST": "10000",
     }
-    try:
-        stack.up()
+    with running(stack):
         yield stack
-    except BaseException:
-        for log in sorted(run_dir.glob("*.log")):
-            print(f"==== {log.name}\n{log.read_text()[-4000:]}")
-        raise
-    finally:
-        stack.down()
-        remove(stack)

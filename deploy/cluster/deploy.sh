@@ -47,8 +47,14 @@ if ! kubectl -n "$NAMESPACE" get secret tabletop-secret >/dev/null 2>&1; then
   kubectl -n "$NAMESPACE" create secret generic tabletop-secret \
     --from-literal=secret="$(openssl rand -hex 32)" \
     --from-literal=token-key="$(openssl rand -hex 32)" \
-    --from-literal=peer-token="$(openssl rand -hex 32)" >/dev/null
+    --from-literal=peer-token="$(openssl rand -hex 32)" \
+    --from-literal=bots-token="$(openssl rand -hex 32)" >/dev/null
   log "secret tabletop-secret: created with random values"
+elif [ -z "$(kubectl -n "$NAMESPACE" get secret tabletop-secret -o jsonpath='{.data.bots-token}')" ]; then
+  # an installation from before the bots service: its credential added, the rest kept
+  kubectl -n "$NAMESPACE" patch secret tabletop-secret --type merge \
+    -p "{\"stringData\":{\"bots-token\":\"$(openssl rand -hex 32)\"}}" >/dev/null
+  log "secret tabletop-secret: bots-token added"
 fi
 # The Kafka users' passwords, one per user: the brokers' own, admin's (the topics Job), each
 # service's and the bench's (services/common/kafka_acls.py ROLES; tools on this machine).

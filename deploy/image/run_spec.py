@@ -198,7 +198,12 @@ def _cpus(quantity: str) -> str:
 
 
 #: the variables a Secret fills (k8s/base: secretKeyRef of tabletop-secret)
-_SECRET_VARS = ("TABLETOP_SECRET", "TABLETOP_TOKEN_KEY", "TABLETOP_PEER_TOKEN")
+_SECRET_VARS = (
+    "TABLETOP_SECRET",
+    "TABLETOP_TOKEN_KEY",
+    "TABLETOP_PEER_TOKEN",
+    "TABLETOP_BOTS_TOKEN",
+)
 
 
 @functools.cache
@@ -231,7 +236,8 @@ def local_env(
             # created out of band in a cluster: this run makes its own, as a user would
             env[name] = _run_secret(name)
     replace("TABLETOP_KAFKA_BOOTSTRAP", kafka.bootstrap)
-    replace("TABLETOP_KAFKA_PASSWORD", kafka.password)
+    if spec.service != "bots":  # a client of the gateway: no Kafka user of its own
+        replace("TABLETOP_KAFKA_PASSWORD", kafka.password)
     replace("TABLETOP_TOPIC_PREFIX", topic_prefix)
     for name, value in spec.env.items():
         if name.endswith("_PORT") and int(value) in port_map:

@@ -30,8 +30,10 @@ from tabletop.v1 import board_pb2, board_pb2_grpc, platform_events_pb2
 log = get_logger(__name__)
 
 #: how a caller may claim a seat: a free one, one it holds a token for (the only claim on a
-#: taken seat), or as the creator (a free seat: hot seat, bots)
-CLAIMS = ("free", "holder", "creator")
+#: taken seat), as the creator (a free seat: hot seat, bots its creator plays), or as the
+#: bots service ("bots": only a seat reserved for a bot at a level, MatchLobby.bot_levels,
+#: which it holds whoever joined it last, so a restarted or another replica takes it again)
+CLAIMS = ("free", "holder", "creator", "bots")
 #: how often the board looks for lobbies to close
 CLOSE_EVERY_S = 5.0
 EXPIRED_REASON = "the match never started: its free seats were not taken in time"
@@ -44,6 +46,24 @@ def closes_at(match: Match, seat: str, now: float) -> int:
     if starts or match.started or not match.open_s:
         return 0
     return int(now) + match.open_s
+
+
+def _check_reserved(match: Match, seat: str, by: str) -> None:
+    """A seat reserved for the bots service (it has a bot level) is its alone, and it
+    takes no other: a person who took a bot's seat would see its hand and play it."""
+    reserved = seat in match.bot_levels
+    if by == "bots" and not reserved:
+        raise Refusal(
+            RefusalKind.PERMISSION_DENIED,
+            "NOT_A_BOT_SEAT",
+            "the bots service plays only seats reserved for bots",
+        )
+    if by != "bots" and reserved:
+        raise Refusal(
+            RefusalKind.PERMISSION_DENIED,
+            "SEAT_FOR_A_BOT",
+            "this seat is reserved for a bot; the bots service plays it",
+        )
 
 
 class LobbyService(board_pb2_grpc.LobbyServicer):
@@ -83,7 +103,8 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
                 seat = free[0]
             if seat not in match.players:
                 raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_SEAT", "no such seat in this match")
-            if seat in match.seats and request.by != "holder":
+            _check_reserved(match, seat, request.by)
+            if seat in match.seats and request.by not in ("holder", "bots"):
                 # not even the creator's: a host who could take a held seat would read its
                 # hand and act for its player
                 raise Refusal(

@@ -411,6 +411,10 @@ def _lobby(
         raise Refusal(
             RefusalKind.INVALID_ARGUMENT, "MALFORMED_JOIN", "a join needs a claim and an id"
         )
+    if seated.seat in lobby.bot_levels:  # the bots service's (services/board/lobby.py)
+        raise Refusal(
+            RefusalKind.PERMISSION_DENIED, "SEAT_FOR_A_BOT", "that seat is reserved for a bot"
+        )
     starts = all(p == seated.seat for p in request.players)
     lobby.open_until = int(now) + lobby.open_s if lobby.open_s and not starts else 0
     seated.open_until = lobby.open_until

@@ -30,7 +30,7 @@ from services.common.eventlog import create_topics
 from services.common.kafka_access import KafkaAccess
 from services.common.kafka_acls import ROLES, user_name
 from services.common.kafka_admin import grant, revoke
-from services.common.roster import NAMES
+from services.common.roster import BY_NAME, NAMES
 from services.common.topics import topic_specs
 
 
@@ -44,6 +44,7 @@ SECRET_NAMES = (
     "TABLETOP_SECRET",
     "TABLETOP_TOKEN_KEY",
     "TABLETOP_PEER_TOKEN",
+    "TABLETOP_BOTS_TOKEN",
     *(kafka_password_name(role) for role in ROLES),
 )
 #: what no service's environment carries: the other users' passwords, and admin's
@@ -214,13 +215,18 @@ class Stack:
 
     def env(self, service: str) -> dict[str, str]:
         grpc_port, metrics_port = self.ports[service]
-        own = self.kafka_as(service)
         inherited = {**os.environ, **self.secrets()}
+        kafka = {}
+        if BY_NAME[service].kafka:
+            own = self.kafka_as(service)
+            kafka = {
+                "TABLETOP_KAFKA_BOOTSTRAP": own.bootstrap,
+                "TABLETOP_KAFKA_USERNAME": own.username,
+                "TABLETOP_KAFKA_PASSWORD": own.password,
+            }
         return {
             **{k: v for k, v in inherited.items() if not k.startswith(_NOT_FOR_SERVICES)},
-            "TABLETOP_KAFKA_BOOTSTRAP": own.bootstrap,
-            "TABLETOP_KAFKA_USERNAME": own.username,
-            "TABLETOP_KAFKA_PASSWORD": own.password,
+            **kafka,
             "TABLETOP_TOPIC_PREFIX": self.topic_prefix,
             "TABLETOP_TOPIC_PARTITIONS": str(self.partitions),
             "TABLETOP_GRPC_PORT": str(grpc_port),
@@ -229,6 +235,7 @@ class Stack:
             "TABLETOP_DECKS_ADDRS": self.addr("decks"),
             "TABLETOP_BOARD_ADDRS": self.addr("board"),
             "TABLETOP_SCORING_ADDR": self.addr("scoring"),
+            "TABLETOP_GATEWAY_ADDR": self.addr("gateway"),
             "TABLETOP_SHARD": "0",
             "TABLETOP_SHUTDOWN_GRACE_SECONDS": "3",
             # one projector per stack: a stable identity (static group membership)

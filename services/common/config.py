@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from services.common.kafka_access import KafkaAccess
 from services.common.kafka_acls import user_name
-from services.common.roster import ROSTER
+from services.common.roster import BY_NAME, ROSTER
 from services.common.topics import DEFAULT_PARTITIONS
 
 #: service → (gRPC port, metrics port), where TABLETOP_GRPC_PORT and _METRICS_PORT say none
@@ -61,7 +61,7 @@ def _kafka(service: str, prefix: str, dev_stack: bool) -> KafkaAccess:
     dev stack without one, the service runs until it connects to Kafka."""
     username = _env("KAFKA_USERNAME", user_name(prefix, service))
     password = _env("KAFKA_PASSWORD", "")
-    if not password and not dev_stack:
+    if not password and not dev_stack and BY_NAME[service].kafka:
         raise ConfigError(
             f"TABLETOP_KAFKA_PASSWORD is not set; {service} connects to Kafka as the user "
             f"{username[:64]} and has no usable default"
@@ -99,6 +99,8 @@ class Config:
     token_key: bytes
     #: every internal call carries it; internal servers refuse calls without it
     peer_token: bytes
+    #: the bots service's credential at the gateway: it takes seats reserved for bots only
+    bots_token: bytes
     #: a local dev stack: built-in secrets allowed, loopback binding only
     dev_stack: bool
     #: TLS: this server's certificate and key (PEM paths; empty: plaintext)
@@ -176,6 +178,11 @@ class Config:
     #: after this many seconds when anything changed (and at a clean stop); 0 events: none
     snapshot_every_events: int = 20_000
     snapshot_every_seconds: float = 300.0
+    #: bots: the gateway it plays through, how many replicas share the matches (this one
+    #: is ``shard``: a StatefulSet's ordinal), its decision processes (0: one per CPU)
+    gateway_addr: str = "127.0.0.1:50050"
+    bots_replicas: int = 1
+    bots_workers: int = 0
     #: board: the least time between the starts of two of its Kafka transactions (commands
     #: arriving meanwhile share the next); 0: as soon as the last one ends. 12, not 20,
     #: since commands and answers travel in groups (DESIGN-NOTES 24)
@@ -218,6 +225,7 @@ class Config:
             secret=_secret("SECRET", service, dev_stack),
             token_key=_secret("TOKEN_KEY", service, dev_stack),
             peer_token=_secret("PEER_TOKEN", service, dev_stack),
+            bots_token=_secret("BOTS_TOKEN", service, dev_stack),
             dev_stack=dev_stack,
             tls_cert=_env("TLS_CERT", ""),
             tls_key=_env("TLS_KEY", ""),
@@ -256,6 +264,9 @@ class Config:
             snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
             board_commit_interval_ms=float(_env("BOARD_COMMIT_INTERVAL_MS", "12")),
             board_idle_held_s=float(_env("BOARD_IDLE_HELD_S", "1800")),
+            gateway_addr=_env("GATEWAY_ADDR", f"127.0.0.1:{DEFAULT_PORTS['gateway'][0]}"),
+            bots_replicas=int(_env("BOTS_REPLICAS", "1")),
+            bots_workers=int(_env("BOTS_WORKERS", "0")),
             # last: a missing Kafka password is reported after the other secrets
             kafka=_kafka(service, topic_prefix, dev_stack),
         )

@@ -43,7 +43,7 @@ ADMIN = "admin"
 #: the benchmarks' and tests' own user
 BENCH = "bench"
 #: an installation's users, by role: one per service, and the bench's
-ROLES = (*(s.name for s in ROSTER), BENCH)
+ROLES = (*(s.name for s in ROSTER if s.kafka), BENCH)
 
 
 class Resource(IntEnum):
@@ -102,7 +102,7 @@ def bench_space(prefix: str = "") -> str:
 
 def acl_table(prefix: str = "") -> list[Acl]:
     """Every ACL of the installation with this topic prefix, sorted."""
-    acls = [acl for service in ROSTER for acl in _service_acls(service, prefix)]
+    acls = [acl for service in ROSTER if service.kafka for acl in _service_acls(service, prefix)]
     acls += _bench_acls(prefix)
     return sorted(set(acls))
 

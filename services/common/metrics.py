@@ -150,6 +150,21 @@ GATEWAY_STREAMS_REFUSED = Counter(
     "WatchMatch and PlayMatch streams refused: their caller, connection or address had "
     "the most streams open.",
 )
+BOTS_LAG = Histogram(
+    "tabletop_bots_lag_seconds",
+    "Bots service: from the moment a bot seat's turn is seen to have begun (the seat's "
+    "legal actions say it must act) to the gateway's acknowledgement of its action.",
+    ["game", "level"],
+    buckets=(0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60),
+)
+BOTS_ACTIONS = Counter(
+    "tabletop_bots_actions",
+    "Bots service: actions it submitted, by how they ended (accepted; duplicate: another "
+    "replica made it first under the same command id; stale: the match had moved on; "
+    "refused).",
+    ["game", "result"],
+)
+BOTS_SEATS = Gauge("tabletop_bots_seats", "Bots service: bot seats this replica plays now.")
 PROJECTOR_DEAD_LETTERED_MATCHES = Gauge(
     "tabletop_projector_dead_lettered_matches",
     "Matches with a dead-lettered event not successfully re-folded since (their views "

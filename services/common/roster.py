@@ -29,6 +29,9 @@ class Service:
     sharded: bool = False
     #: the other services' event streams it reads (its Kafka user may read those only)
     follows: tuple[str, ...] = ()
+    #: it reads or writes Kafka (a user of its own, ACLs); the bots service does not: it is a
+    #: client of the gateway's public API
+    kafka: bool = True
 
 
 #: in start order: a service comes after the services it calls
@@ -56,8 +59,12 @@ ROSTER = (
     ),
     # projector: every stream, folded into the views
     Service("projector", 0, 9105, follows=("dice", "decks", "scoring", "board")),
-    Service("gateway", 50050, 9100, ("TOKEN_KEY", "PEER_TOKEN")),
+    Service("gateway", 50050, 9100, ("TOKEN_KEY", "PEER_TOKEN", "BOTS_TOKEN")),
+    # bots: plays every seat reserved for a bot, through the gateway (services/bots/app.py)
+    Service("bots", 50055, 9106, ("BOTS_TOKEN",), sharded=True, kafka=False),
 )
 
 NAMES = tuple(service.name for service in ROSTER)
+#: the services with a Kafka user of their own
+KAFKA_USERS = tuple(service.name for service in ROSTER if service.kafka)
 BY_NAME = {service.name: service for service in ROSTER}

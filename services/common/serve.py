@@ -15,7 +15,7 @@ import uvloop
 from services.common.config import Config, ConfigError
 from services.common.kafka_access import wait_for_login
 from services.common.logging import configure_logging, get_logger
-from services.common.roster import NAMES
+from services.common.roster import BY_NAME, NAMES
 
 #: what ``tabletop-serve`` runs: each service of the roster
 SERVICES = NAMES
@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     except ConfigError as refused:
         raise SystemExit(f"tabletop-serve {args.service}: {refused}") from None
     configure_logging(args.service, config.log_level)
-    log_in_to_kafka(config)
+    if BY_NAME[args.service].kafka:
+        log_in_to_kafka(config)
     module = importlib.import_module(f"services.{args.service}.app")
     if args.service == "projector":
         module.main(config)  # Faust runs its own event loop

@@ -40,6 +40,13 @@ class Call:
         self.caller = caller
         self._context = context
 
+    def header(self, key: str) -> str | None:
+        """The value of the call's metadata ``key`` (None: not sent)."""
+        for name, value in self._context.invocation_metadata() or ():
+            if name == key and isinstance(value, str):
+                return value
+        return None
+
     def time_remaining(self) -> float | None:
         remaining: float | None = self._context.time_remaining()
         return remaining

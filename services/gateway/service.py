@@ -30,6 +30,7 @@ from services.gateway.api.standings import StandingsRpcs
 from services.gateway.api.talk import TalkRpcs
 from services.gateway.api.views import ViewRpcs
 from services.gateway.auth import Quota, Tokens
+from services.gateway.bot_seats import BotsCredential
 from services.gateway.commands import Commands
 from services.gateway.edge import Call, Edge
 from services.gateway.inplay import MatchesInPlay
@@ -80,6 +81,7 @@ class GatewayService:
             Quota(config.create_rate, config.create_burst),
             in_play,
             config.lobby_ttl_s,
+            BotsCredential(config.bots_token),
         )
         streams = Streams(
             StreamBounds(

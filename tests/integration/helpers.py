@@ -9,13 +9,14 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import grpc
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from services.cli.client import GatewayClient, play_on
-from services.cli.stack import Stack
+from services.cli.stack import ORDER, Stack
 from services.common.eventlog import partitions_of, read_stream
 from services.common.kafka_access import KafkaAccess
 from services.common.kafka_acls import BENCH
@@ -170,6 +171,22 @@ def remove(stack: Stack) -> None:
     ``stack.down()``)."""
     asyncio.run(delete_topics(stack.kafka, [s.name for s in topic_specs(stack.topic_prefix)]))
     stack.revoke()
+
+
+@contextmanager
+def running(stack: Stack, services: tuple[str, ...] = ORDER) -> Iterator[Stack]:
+    """A test stack's ``services`` up for the block (the tail of each log printed if it
+    fails), then stopped and removed from the shared broker."""
+    try:
+        stack.up(services)
+        yield stack
+    except BaseException:
+        for log in sorted(stack.run_dir.glob("*.log")):
+            print(f"==== {log.name}\n{log.read_text()[-4000:]}")
+        raise
+    finally:
+        stack.down()
+        remove(stack)
 
 
 def scratch(kafka: KafkaAccess, name: str) -> str:

@@ -1,4 +1,4 @@
-"""The image, run for real: the six services started from it with podman exactly as the dev
+"""The image, run for real: the seven services started from it with podman exactly as the dev
 overlay of k8s/ runs them (deploy/image/run_spec.py: read-only root, user 10001, no
 capabilities, emptyDirs as tmpfs, ConfigMap and Secret values, limits, grace period), on the
 host network against the local Kafka; a bot match through the containerised gateway; every
@@ -34,6 +34,7 @@ from deploy.image.run_spec import ContainerSpec, Probe, container_specs, local_e
 from services.cli.client import GatewayClient
 from services.cli.stack import ORDER, Stack, free_ports
 from services.common.kafka_access import KafkaAccess
+from services.common.kafka_acls import ROLES
 from tests.integration.helpers import play_bot_match, remove
 from tests.unit.deploy.deploy_support import ROOT, render
 
@@ -184,7 +185,9 @@ def running(
     try:
         for service in ORDER:
             spec = specs[service]
-            env = local_env(spec, port_map, install.kafka_as(service), prefix)
+            # the bots service has no Kafka user: it reads the bootstrap address only
+            kafka = install.kafka_as(service) if service in ROLES else install.kafka
+            env = local_env(spec, port_map, kafka, prefix)
             started = subprocess.run(
                 podman_args(spec, IMAGE, names[service], env),
                 capture_output=True,

@@ -16,14 +16,16 @@ import pytest
 
 from services.cli.client import GatewayClient
 from services.cli.stack import Stack
+from services.common.envelope import is_a, unpack
 from services.games.randomness import DerivedRandom, commitment
 from tabletop.v1 import (
     decks_pb2,
     decks_pb2_grpc,
     dice_pb2,
     dice_pb2_grpc,
+    platform_events_pb2,
 )
-from tests.integration.helpers import play_bot_match
+from tests.integration.helpers import play_bot_match, topic_events
 
 ROOT = Path(__file__).resolve().parents[2]
 GRPC_SERVICES = {
@@ -139,6 +141,30 @@ def test_metrics_endpoints_expose_grpc_and_domain_metrics(stack: Stack) -> None:
     assert 'tabletop_projector_events_folded_total{stream="board"}' in bodies["projector"]
 
 
+def test_the_cli_leaves_bot_seats_to_the_bots_service(stack: Stack) -> None:
+    """``--bots-by-service``: the match's bot seats are reserved at their level and the
+    stack's bots service plays them; the terminal watches the match to its end."""
+    run = subprocess.run(
+        [
+            *(sys.executable, "-m", "services.cli.main", "--gateway", stack.addr("gateway")),
+            *("play", "drillit", "--bot", "easy", "--bots-by-service", "--json"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    played = json.loads(run.stdout.splitlines()[-1])
+    assert played["results"] and played["actions"] == 0  # none of them from here
+    board = topic_events(stack)["board"][played["match_id"]]
+    (created,) = [unpack(e, platform_events_pb2.MatchCreated) for e in board[:1]]
+    assert dict(created.lobby.bot_levels) == {"player1": "easy", "player2": "easy"}  # type: ignore[attr-defined]
+    joins = [e for e in board if is_a(e, platform_events_pb2.SeatJoined)]
+    by = [unpack(e, platform_events_pb2.SeatJoined).by for e in joins]  # type: ignore[attr-defined]
+    assert sorted(by) == ["bots", "bots"]  # the service took both, nobody else any
+
+
 def test_the_cli_plays_replays_verifies_and_exports(stack: Stack, tmp_path: Path) -> None:
     def tabletop(*args: str) -> str:
         return subprocess.run(
@@ -155,7 +181,9 @@ def test_the_cli_plays_replays_verifies_and_exports(stack: Stack, tmp_path: Path
     match_id = played["match_id"]
     listed = json.loads(tabletop("matches", "--game", "crashland", "--json"))
     lobby = next(m for m in listed if m["match_id"] == match_id)
-    assert lobby["bots"] == ["player1"] and lobby["bot_levels"] == {"player1": "medium"}
+    # a bot this terminal plays: not a seat reserved for the bots service, its level named
+    assert lobby["bots"] == ["player1"] and "bot_levels" not in lobby
+    assert lobby["seats"] == {"player1": "player1 (medium bot)"}
     replayed = json.loads(tabletop("replay", match_id, "--verify", "--json").splitlines()[-1])
     assert replayed["equal"] is True and replayed["steps"] == played["events"]
     verified = json.loads(tabletop("verify", match_id, "--json"))

@@ -243,6 +243,60 @@ def test_the_lobby_creates_lists_and_joins_by_keyboard(browser: Any, web: str) -
     other.context.close()
 
 
+def test_a_match_against_a_hard_bot_from_the_lobby(browser: Any, web: str) -> None:
+    """A person asks the lobby for a bot seat at a level; the bots service (running in the
+    stack) takes it and moves; the lobby and the table show the bot's level."""
+    page = new_page(browser)
+    page.goto(web)
+    page.get_by_label("Game").select_option("drillit")
+    page.get_by_label("Seats, in turn order (comma-separated)").fill("ann, bob")
+    page.get_by_label("Seats bots play (comma-separated, optional)").fill("bob")
+    page.get_by_label("Bots' level (the bots service plays them)").select_option("hard")
+    page.get_by_role("button", name="Create the match").click()
+    page.get_by_role("button", name="Play as ann").wait_for()
+    assert page.get_by_role("button", name="Play as bob").count() == 0  # the bot's seat
+    match_id = page.get_by_label("Match id", exact=True).input_value()
+    row = page.get_by_role("row").filter(has_text=match_id)
+    deadline = time.monotonic() + 20
+    while not row.count() or "bob: bot (hard)" not in row.inner_text():
+        assert time.monotonic() < deadline, "the lobby does not list the match with its bot"
+        page.get_by_role("button", name="Refresh the list").click()
+        time.sleep(0.5)
+    page.get_by_role("button", name="Play as ann").click()
+    page.wait_for_selector("#board-text:not(:empty)", state="attached")
+    page.wait_for_function(
+        "document.querySelector('#match-seats').textContent.includes('bob: bot (hard)')"
+    )
+    bot_turns = 0
+    for _ in range(30):  # ann's moves; after each of her turns, the bot's
+        page.wait_for_function(
+            "document.querySelector('#turn').textContent.startsWith('Your move')",
+            timeout=60_000,
+        )
+        end = page.get_by_role("button", name="end the turn")
+        (end if end.count() else page.locator("#actions button").first).click()
+        played = played_version(page)
+        page.evaluate("document.querySelector('#status').textContent = ''")
+        wait_version(page, played)
+        if "next: ann" in page.inner_text("#match-info"):
+            continue  # her turn goes on
+        # only the bot can move the match on now; ann's move comes back after it
+        page.wait_for_function(
+            "v => Number(document.querySelector('#board-area').dataset.version) > v"
+            " && document.querySelector('#turn').textContent.startsWith('Your move')",
+            arg=played,
+            timeout=60_000,
+        )
+        bot_turns += 1
+        if bot_turns == 2:
+            break
+    assert bot_turns == 2
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTEFACTS / "drillit-against-a-hard-bot.png"))
+    assert not page.errors, page.errors
+    page.context.close()
+
+
 def test_a_spectator_sees_no_private_information(
     browser: Any, web: str, drillit: str, gateway: gateway_pb2_grpc.GatewayStub
 ) -> None:

@@ -85,6 +85,8 @@ function setUpLobby(): void {
 
 async function createMatch(): Promise<void> {
   const players = list($<HTMLInputElement>("create-seats").value);
+  const bots = list($<HTMLInputElement>("create-bots").value);
+  const level = $<HTMLSelectElement>("create-bot-level").value;
   const options: Record<string, string> = {};
   for (const pair of list($<HTMLInputElement>("create-options").value)) {
     const [key, ...value] = pair.split("=");
@@ -94,7 +96,9 @@ async function createMatch(): Promise<void> {
     const reply = await gateway.createMatch({
       game: $<HTMLSelectElement>("create-game").value,
       players,
-      bots: list($<HTMLInputElement>("create-bots").value),
+      bots,
+      // every bot seat at the chosen level: the bots service plays seats with a level
+      botLevels: Object.fromEntries(bots.map((seat) => [seat, level])),
       options,
       private: $<HTMLInputElement>("create-private").checked,
       commandId: randomId(),
@@ -103,7 +107,7 @@ async function createMatch(): Promise<void> {
     $<HTMLInputElement>("join-match").value = reply.matchId;
     const created = $("created");
     created.replaceChildren(`Created match ${reply.matchId}. Take a seat: `);
-    for (const seat of players) {
+    for (const seat of players.filter((p) => !bots.includes(p))) {
       created.append(button(`Play as ${seat}`, () => void joinSeat(reply.matchId, seat)));
     }
     say(`Created a ${$<HTMLSelectElement>("create-game").value} match`);
@@ -145,6 +149,18 @@ function statusText(status: MatchStatus): string {
   return status === MatchStatus.FINISHED ? "finished" : status === MatchStatus.ACTIVE ? "in play" : "—";
 }
 
+/** "bot (hard)" for a seat the bots service plays at a level, "bot" for one its creator's bot plays */
+function botLabel(seat: string, levels: Record<string, string>): string {
+  return levels[seat] ? `bot (${levels[seat]})` : "bot";
+}
+
+/** who sits at each seat, as the lobby and the table show it */
+function seatsText(summary: MatchSummary): string {
+  return summary.players
+    .map((p) => `${p}: ${summary.bots.includes(p) ? botLabel(p, summary.botLevels) : (summary.seats[p] ?? "free")}`)
+    .join(", ");
+}
+
 function freeSeats(summary: MatchSummary): string[] {
   return summary.players.filter((p) => !(p in summary.seats) && !summary.bots.includes(p));
 }
@@ -169,9 +185,7 @@ async function listMatches(): Promise<void> {
       row.insertCell().textContent = summary.game;
       row.insertCell().textContent = summary.matchId;
       row.insertCell().textContent = statusText(summary.status);
-      row.insertCell().textContent = summary.players
-        .map((p) => `${p}: ${summary.bots.includes(p) ? "bot" : (summary.seats[p] ?? "free")}`)
-        .join(", ");
+      row.insertCell().textContent = seatsText(summary);
       const open = row.insertCell();
       open.append(button("Watch", () => void spectate(summary.matchId)));
       for (const seat of freeSeats(summary)) {
@@ -196,6 +210,7 @@ interface Current {
   drawn: number; // the newest picture request, so a slow reply never overwrites a newer one
   legal: LegalAction[]; // the moves offered now (buttons and picture)
   talk: TalkPanel; // the table's talk (talk.ts)
+  seatsShownAt: number; // when the seats line was last looked up (ms)
 }
 
 let current: Current | undefined;
@@ -217,6 +232,7 @@ function openMatch(matchId: string): void {
     drawn: 0,
     legal: [],
     talk: new TalkPanel(gateway, matchId, auth(token).headers, seat, stop.signal, describeError),
+    seatsShownAt: 0,
   };
   if (location.hash !== `#match/${matchId}`) history.pushState(null, "", `#match/${matchId}`);
   $("lobby").hidden = true;
@@ -225,6 +241,7 @@ function openMatch(matchId: string): void {
   $("replay-controls").hidden = true;
   $("verify-section").hidden = true;
   $("actions").replaceChildren();
+  $("match-seats").textContent = "";
   showError(undefined);
   say(seat ? `You play ${seat}` : "You watch as a spectator");
   $("replay-talk").hidden = true;
@@ -280,8 +297,34 @@ async function onView(c: Current, view: MatchView): Promise<void> {
       : ` · next: ${next}`) +
     ` · you: ${c.seat || "spectator"}`;
   if (!c.steps) await drawPicture(c, undefined);
+  void showSeats(c, view.game);
   await refreshActions(c, view);
   if (finished) void verify(c, view);
+}
+
+/** how often the table looks its seats up again (who joined; bots' levels never change) */
+const SEATS_EVERY_MS = 10_000;
+
+/** The match's seats with their players and bots' levels, from its lobby entry (listed to a
+ * token of the match also when it is private). */
+async function showSeats(c: Current, game: string): Promise<void> {
+  if (Date.now() - c.seatsShownAt < SEATS_EVERY_MS) return;
+  c.seatsShownAt = Date.now();
+  let pageToken = "";
+  try {
+    for (let page = 0; page < 10; page++) {
+      const reply = await gateway.listMatches({ game, pageSize: LOBBY_PAGE, pageToken }, auth(c.token));
+      const found = reply.matches.find((m) => m.matchId === c.matchId);
+      if (found) {
+        if (c === current) $("match-seats").textContent = `Seats: ${seatsText(found)}`;
+        return;
+      }
+      pageToken = reply.nextPageToken;
+      if (!pageToken) return;
+    }
+  } catch {
+    // the seats line is a courtesy: the match plays on without it
+  }
 }
 
 async function drawPicture(c: Current, version: bigint | undefined): Promise<void> {

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import grpc
 from rich.progress import Progress
 
 from services.adapters.game_adapter import chosen_action, legal_entry
+from services.bots.network_bot import NetworkBot
 from services.cli.bots import bot_seats
 from services.cli.client import GatewayClient, play_on, play_seats, reason_of, render_view
 from services.cli.commands.shared import client_for, console, game_name, game_options
@@ -31,6 +33,12 @@ def add_to(sub: Subcommands) -> None:
         help="a bot for every seat, or SEAT=KIND,… for some (others: hot seat); KIND is a "
         "level (easy, medium, hard: search for 0.1 s or 0.75 s of CPU a move) or "
         "random or greedy",
+    )
+    play.add_argument(
+        "--bots-by-service",
+        action="store_true",
+        help="leave the --bot seats to the bots service (it must run: make up starts it) "
+        "instead of playing them from this terminal; their KIND must be a level",
     )
     play.add_argument("--option", action="append", default=[], help="game option KEY=VALUE")
     play.add_argument("--seed", type=int, default=None, help="seed of the bots' choices")
@@ -61,13 +69,18 @@ def cmd_play(args: argparse.Namespace) -> int:
     )
     try:
         bots = bot_seats(args.game, args.bot, players, args.seed)
+        if args.bots_by_service and any(not bot.level for bot in bots.values()):
+            raise ValueError("the bots service plays levels only: easy, medium or hard")
     except ValueError as bad:
         console.print(f"[red]{bad}[/]")
         return 2
     client = client_for(args)
-    # Seats left open (--open) wait for others: `tabletop join MATCH` from another terminal.
+    # Seats left open (--open) wait for others: `tabletop join MATCH` from another terminal;
+    # seats left to the bots service (--bots-by-service) are its to join.
+    served = {seat: bot.level for seat, bot in bots.items()} if args.bots_by_service else {}
     opened = set(args.open.split(",")) if args.open else set()
-    mine = [p for p in players if p not in opened]
+    mine = [p for p in players if p not in opened and p not in served]
+    bots = {seat: bot for seat, bot in bots.items() if seat not in served}
     try:
         # the first of our seats is taken with the create: one round trip fewer
         match_id = client.create(
@@ -75,18 +88,21 @@ def cmd_play(args: argparse.Namespace) -> int:
             players,
             game_options(args.option),
             private=args.private,
-            bots=list(bots),
-            bot_levels={seat: bot.level for seat, bot in bots.items() if bot.level},
+            bots=[*bots, *served],
+            bot_levels=served,
             seat=mine[0] if mine else "",
-            name=mine[0] if mine else "",
+            name=_name(mine[0], bots) if mine else "",
         )
-        client.join_all(match_id, mine[1:])
+        for seat in mine[1:]:
+            client.join(match_id, seat, _name(seat, bots))
     except grpc.RpcError as error:
         console.print(f"[red]cannot create the match:[/] {reason_of(error)}")
         return 2
     if opened:
         console.print(f"match {match_id}: seats {', '.join(sorted(opened))} wait for players")
-    interactive = len(bots) < len(players)
+    if served:
+        console.print(f"match {match_id}: the bots service plays {', '.join(sorted(served))}")
+    interactive = len(bots) + len(served) < len(players)
     # the table's talk, shown between moves to whoever plays by hand
     feed = TalkFeed(client, match_id, mine[0]) if interactive and mine else None
     left = False
@@ -106,7 +122,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         def refused(error: grpc.RpcError) -> None:
             console.print(f"[red]refused:[/] {reason_of(error)}")
 
-        if opened:
+        if not mine:  # every seat is the bots service's: watch it play
+            actions, state = 0, _watch_to_end(client, match_id, lambda: bar.advance(task))
+        elif opened or served:
             actions, state = play_seats(client, match_id, mine, choose, refused)
             left = left or state is None
         else:
@@ -133,6 +151,25 @@ def cmd_play(args: argparse.Namespace) -> int:
             f"\nmatch {match_id}: {final.end_reason} — {result['results']} ({final.version} events)"
         )
     return 0
+
+
+def _watch_to_end(client: GatewayClient, match_id: str, moved: Callable[[], None]) -> Any:
+    """The match's spectator view once it is over, followed as others play it."""
+    view = client.view(match_id, "")
+    while view.status != match_pb2.MATCH_STATUS_FINISHED:
+        try:
+            view = client.view(match_id, "", min_version=view.version + 1, wait_ms=30_000)
+            moved()
+        except grpc.RpcError as error:
+            if error.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise
+    return view
+
+
+def _name(seat: str, bots: dict[str, NetworkBot]) -> str:
+    """The name a seat shows: a bot played from here says its level."""
+    bot = bots.get(seat)
+    return f"{seat} ({bot.level} bot)" if bot is not None and bot.level else seat
 
 
 def cmd_join(args: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ from services.gateway.auth import (
     bounded_options,
     creation,
 )
+from services.gateway.bot_seats import BotsCredential, has_bot_seats
 from services.gateway.commands import Commands
 from services.gateway.edge import Call
 from services.gateway.inplay import MatchesInPlay
@@ -72,6 +73,7 @@ class LobbyRpcs:
         creates: Quota,
         in_play: MatchesInPlay,
         lobby_ttl_s: int,
+        bots: BotsCredential | None = None,
     ) -> None:
         self._commands = commands
         self._views = views
@@ -83,6 +85,7 @@ class LobbyRpcs:
         self._in_play = in_play
         #: a match's lobby closes this long after its last seat event unless it started
         self._lobby_ttl_s = lobby_ttl_s
+        self._bots = bots or BotsCredential(b"")
 
     async def create(
         self, request: gateway_pb2.OpenMatchRequest, call: Call
@@ -117,6 +120,8 @@ class LobbyRpcs:
             raise _invalid(f"unknown bot level; {request.game} offers {', '.join(offered)}")
         if request.seat and request.seat not in players:
             raise _invalid("the seat to take is not a seat")
+        if request.seat in bot_levels:
+            raise _invalid("the seat to take is reserved for a bot")
         if 0 < len(request.command_id) < MIN_COMMAND_ID:
             raise _invalid(
                 f"command_id must have at least {MIN_COMMAND_ID} random characters (or none)"
@@ -181,7 +186,9 @@ class LobbyRpcs:
         self, request: gateway_pb2.JoinMatchRequest, call: Call
     ) -> gateway_pb2.JoinMatchReply:
         claims = call.caller.claims
-        within_quota(self._creates, call.caller.host)
+        bots = self._bots.presented(call)  # one client for every bot seat: no quota per host
+        if not bots:
+            within_quota(self._creates, call.caller.host)
         check_bounds(("match_id", request.match_id), ("seat", request.seat))
         try:
             bounded("display_name", request.display_name, MAX_NAME)
@@ -216,6 +223,8 @@ class LobbyRpcs:
         ):
             by = "holder"
             request.seat = claims.seat
+        if bots:
+            by = "bots"
         token_id = uuid.uuid4().hex
         joined = await relay(
             self._commands.shard(request.match_id).lobby.JoinSeat(
@@ -251,12 +260,13 @@ class LobbyRpcs:
         except TooLong as long:
             raise _invalid(str(long)) from long
         mine = claims.match_id if claims is not None else None
+        bots = self._bots.presented(call)
         size = min(request.page_size or DEFAULT_PAGE, MAX_PAGE)
         matches = sorted(
             (
                 s
                 for s in self._views.summaries()
-                if (not s.private or s.match_id == mine)
+                if (has_bot_seats(s) if bots else (not s.private or s.match_id == mine))
                 and (not request.game or s.game == request.game)
                 and (not request.status or s.status == request.status)
                 and s.match_id > request.page_token

@@ -18,8 +18,9 @@ from services.adapters.game_adapter import (
     legal_entry,
 )
 from services.bots.levels import settings_for
+from services.bots.network_bot import NetworkBot
 from services.bots.search.rollouts import Search
-from services.cli.bots import NetworkBot, view_policy_for
+from services.cli.bots import view_policy_for
 from services.games import registry
 from services.games.contract import ActionTemplate, ParamRange, random_view_policy
 from services.games.drillit import GAME as DRILLIT

@@ -59,5 +59,5 @@ def test_with_no_room_below_the_ephemeral_range_the_kernel_picks(
 def test_every_server_of_an_ephemeral_stack_has_a_port_of_its_own(tmp_path: Path) -> None:
     stack = Stack.ephemeral(tmp_path, "t.")
     used = [p for pair in stack.ports.values() for p in pair if p] + [stack.web_port]
-    # five gRPC servers (the projector has none), six metrics servers, the web page
-    assert len(used) == len(set(used)) == 12
+    # six gRPC servers (the projector has none), seven metrics servers, the web page
+    assert len(used) == len(set(used)) == 14

@@ -77,9 +77,9 @@ def test_each_workload_is_its_roster_entry(name: str) -> None:
     assert env["TABLETOP_METRICS_PORT"]["value"] == str(service.metrics_port)
     from_secrets = {n for n, e in env.items() if "secretKeyRef" in e.get("valueFrom", {})}
     # and every service its own Kafka user's password (tests/unit/deploy checks which)
-    assert from_secrets == {f"TABLETOP_{secret}" for secret in service.secrets} | {
-        "TABLETOP_KAFKA_PASSWORD"
-    }
+    assert from_secrets == {f"TABLETOP_{secret}" for secret in service.secrets} | (
+        {"TABLETOP_KAFKA_PASSWORD"} if service.kafka else set()
+    )
 
 
 def test_the_shared_config_addresses_each_called_service_on_its_port() -> None:

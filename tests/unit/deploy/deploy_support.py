@@ -19,8 +19,15 @@ OVERLAYS = sorted(p.parent.name for p in (K8S / "overlays").glob("*/kustomizatio
 #: CRDs kept as data beside the project, never copied into it
 CRDS = ROOT.parent / "shared" / "k8s-crds"
 #: the gRPC services and the projector: one workload each
-SERVICES = ("gateway", "dice", "decks", "board", "scoring", "projector")
-GRPC_PORTS = {"gateway": 50050, "dice": 50051, "decks": 50052, "board": 50053, "scoring": 50054}
+SERVICES = ("gateway", "dice", "decks", "board", "scoring", "projector", "bots")
+GRPC_PORTS = {
+    "gateway": 50050,
+    "dice": 50051,
+    "decks": 50052,
+    "board": 50053,
+    "scoring": 50054,
+    "bots": 50055,
+}
 METRICS_PORTS = {
     "gateway": 9100,
     "dice": 9101,
@@ -28,6 +35,7 @@ METRICS_PORTS = {
     "board": 9103,
     "scoring": 9104,
     "projector": 9105,
+    "bots": 9106,
 }
 
 Obj = dict[str, Any]

@@ -146,6 +146,7 @@ ALLOWED = [
     (KAFKA, KAFKA, 9092),  # replication between brokers
     (KAFKA, KAFKA, 9093),  # the KRaft quorum
     ("topics", KAFKA, 9092),
+    ("bots", "gateway", GRPC_PORTS["gateway"]),  # a client of the public API
 ]
 
 DENIED = [
@@ -164,6 +165,11 @@ DENIED = [
     (OUTSIDE, KAFKA, 9092),
     ("gateway", "board", METRICS_PORTS["board"]),
     ("prometheus", "board", GRPC_PORTS["board"]),
+    # the bots service reaches the gateway only, and nobody calls it
+    ("bots", "board", GRPC_PORTS["board"]),
+    ("bots", KAFKA, 9092),
+    (OUTSIDE, "bots", GRPC_PORTS["bots"]),
+    ("gateway", "bots", GRPC_PORTS["bots"]),
 ]
 
 

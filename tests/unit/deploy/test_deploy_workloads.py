@@ -36,6 +36,7 @@ SECRET_KEYS = {
     "TABLETOP_SECRET": ("secret", {"dice", "decks"}),
     "TABLETOP_TOKEN_KEY": ("token-key", {"gateway"}),
     "TABLETOP_PEER_TOKEN": ("peer-token", {"gateway", "dice", "decks", "board", "scoring"}),
+    "TABLETOP_BOTS_TOKEN": ("bots-token", {"gateway", "bots"}),
 }
 #: the Kafka users' passwords, by user (k8s/README.md)
 KAFKA_SECRET = "tabletop-kafka"
@@ -187,8 +188,12 @@ def test_secret_only_where_needed(overlay: str, service: str) -> None:
 
 @by_overlay_and_service
 def test_each_service_connects_to_kafka_as_itself(overlay: str, service: str) -> None:
-    """Its own user (the default name, ``<topic prefix><service>``), its own password."""
+    """Its own user (the default name, ``<topic prefix><service>``), its own password; the
+    bots service, a client of the gateway, has none."""
     env = _env(_container(overlay, service))
+    if service not in ROLES:
+        assert "TABLETOP_KAFKA_PASSWORD" not in env
+        return
     ref = env["TABLETOP_KAFKA_PASSWORD"]["valueFrom"]["secretKeyRef"]
     assert (ref["name"], ref["key"]) == (KAFKA_SECRET, service)
     assert "TABLETOP_KAFKA_USERNAME" not in env
@@ -450,3 +455,12 @@ def test_prod_has_a_disruption_budget_per_workload() -> None:
             p for p in pdbs if p["spec"]["selector"]["matchLabels"].items() <= labels.items()
         ]
         assert len(covering) == 1, service
+
+
+@by_overlay
+def test_the_bots_replicas_know_how_many_they_are(overlay: str) -> None:
+    """Replicas split the matches by TABLETOP_BOTS_REPLICAS: fewer and some matches' bots
+    would not move, more and two replicas would play one seat."""
+    bots = _workload(overlay, "bots")
+    env = _env(_container(overlay, "bots"))
+    assert int(env["TABLETOP_BOTS_REPLICAS"]["value"]) == bots["spec"].get("replicas", 1)

@@ -31,13 +31,21 @@ RANDOM = "0123456789abcdef" * 4
 
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    names = ("SECRET", "TOKEN_KEY", "PEER_TOKEN", "DEV_STACK", "GRPC_HOST", "KAFKA_PASSWORD")
+    names = (
+        "SECRET",
+        "TOKEN_KEY",
+        "PEER_TOKEN",
+        "BOTS_TOKEN",
+        "DEV_STACK",
+        "GRPC_HOST",
+        "KAFKA_PASSWORD",
+    )
     for name in names:
         monkeypatch.delenv(f"TABLETOP_{name}", raising=False)
     return monkeypatch
 
 
-@pytest.mark.parametrize("service", ["dice", "decks", "board", "scoring", "gateway"])
+@pytest.mark.parametrize("service", ["dice", "decks", "board", "scoring", "gateway", "bots"])
 def test_a_service_without_its_secrets_refuses_to_start(
     clean_env: pytest.MonkeyPatch, service: str
 ) -> None:
@@ -65,10 +73,15 @@ def test_given_secrets_are_used(clean_env: pytest.MonkeyPatch) -> None:
 def test_a_service_without_its_kafka_password_refuses_to_start(
     clean_env: pytest.MonkeyPatch, service: str
 ) -> None:
-    for name in ("SECRET", "TOKEN_KEY", "PEER_TOKEN"):
+    for name in ("SECRET", "TOKEN_KEY", "PEER_TOKEN", "BOTS_TOKEN"):
         clean_env.setenv(f"TABLETOP_{name}", RANDOM)
     with pytest.raises(ConfigError, match="TABLETOP_KAFKA_PASSWORD is not set"):
         Config.from_env(service)
+
+
+def test_the_bots_service_needs_no_kafka_password(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("TABLETOP_BOTS_TOKEN", RANDOM)
+    assert Config.from_env("bots").bots_token == RANDOM.encode()
 
 
 def test_a_service_is_its_own_kafka_user_in_its_installation(
