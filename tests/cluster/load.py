@@ -125,5 +125,6 @@ def assert_nothing_lost(found: dict[str, Any]) -> None:
     assert found["lost"] == []
     assert found["views_behind"] == []
     assert found["differences"] == []
+    assert found["dead_lettered"] == {}
     assert found["unverified"] == {}
     assert found["unscored"] == []

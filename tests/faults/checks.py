@@ -15,6 +15,7 @@ from services.common.envelope import is_a, unpack
 from services.common.eventlog import read_stream
 from services.common.kafka_access import KafkaAccess
 from services.common.topics import STREAMS, event_topic
+from services.projector import deadletters
 from services.projector.rebuild import compare_with_live
 from tabletop.v1 import envelope_pb2, gateway_pb2, gateway_pb2_grpc, platform_events_pb2
 
@@ -117,27 +118,50 @@ def wait_for_reveals(
 
 
 def views_behind(gateway: str, log: Log, timeout: float) -> list[str]:
-    """Matches whose live view has not reached the log's last board event in time."""
+    """Matches whose live view has not reached the log's last board event in time, each
+    with the version its view did reach and the log's last event (what a failure needs to
+    be understood without the cluster). A view that is slow (a projector catching up after
+    a restart) is asked again until ``timeout``; each match gets a few seconds even once a
+    slow one has used the time up."""
     deadline = time.monotonic() + timeout
     behind = []
     with grpc.insecure_channel(gateway) as channel:
         stub = gateway_pb2_grpc.GatewayStub(channel)
         for match_id, envelopes in sorted(log["board"].items()):
-            version = len(first_copies(envelopes))
-            wait_ms = max(0, int((deadline - time.monotonic()) * 1000))
-            try:
-                view = stub.GetView(
-                    gateway_pb2.GetViewRequest(
-                        match_id=match_id, min_version=version, wait_ms=wait_ms
-                    ),
-                    timeout=wait_ms / 1000 + 5,
-                )
-            except grpc.RpcError as error:
-                behind.append(f"{match_id}: {error.code().name}")
-                continue
-            if view.version < version:
-                behind.append(f"{match_id}: view v{view.version} < log v{version}")
+            board = first_copies(envelopes)
+            version = len(board)
+            while True:
+                wait_ms = max(5_000, int((deadline - time.monotonic()) * 1000))
+                try:
+                    view = stub.GetView(
+                        gateway_pb2.GetViewRequest(
+                            match_id=match_id, min_version=version, wait_ms=wait_ms
+                        ),
+                        timeout=wait_ms / 1000 + 5,
+                    )
+                except grpc.RpcError as error:
+                    # the gateway waits 30 s at most per call: ask again while time is left
+                    if time.monotonic() < deadline:
+                        time.sleep(1)
+                        continue
+                    behind.append(
+                        f"{match_id}: {error.code().name}, {_reached(stub, match_id)} < log "
+                        f"v{version} (last {board[-1].event_type if board else 'none'})"
+                    )
+                    break
+                if view.version < version:
+                    behind.append(f"{match_id}: view v{view.version} < log v{version}")
+                break
     return behind
+
+
+def _reached(stub: gateway_pb2_grpc.GatewayStub, match_id: str) -> str:
+    """The version a match's view has reached, said for a report."""
+    try:
+        view = stub.GetView(gateway_pb2.GetViewRequest(match_id=match_id), timeout=5)
+    except grpc.RpcError as error:
+        return f"view {error.code().name}"
+    return f"view v{view.version}"
 
 
 @dataclass
@@ -152,6 +176,8 @@ class Findings:
     unscored: list[str] = field(default_factory=list)
     views_behind: list[str] = field(default_factory=list)
     differences: list[str] = field(default_factory=list)
+    #: matches whose views stopped at an event the projector could not fold
+    dead_lettered: dict[str, str] = field(default_factory=dict)
 
 
 def check(
@@ -162,8 +188,15 @@ def check(
     token_key: bytes,
 ) -> Findings:
     log, problems = wait_for_reveals(kafka, prefix, timeout=90)
-    behind = views_behind(gateway, log, timeout=60)  # first: compare skips moving views
-    report = asyncio.run(compare_with_live(kafka, prefix, gateway, token_key))
+    behind = views_behind(gateway, log, timeout=120)  # first: compare skips moving views
+    differences = asyncio.run(compare_with_live(kafka, prefix, gateway, token_key)).differences
+    if differences:
+        # a view of the same version may still be on its way (the seeds a match's outbox
+        # reveals late come as a same-version update): only one that stays differs
+        time.sleep(10)
+        again = asyncio.run(compare_with_live(kafka, prefix, gateway, token_key)).differences
+        differences = [d for d in differences if d in set(again)]
+    stopped = asyncio.run(deadletters.read_outstanding(kafka, prefix))
     return Findings(
         events=sum(len(e) for matches in log.values() for e in matches.values()),
         matches=len(log["board"]),
@@ -174,5 +207,6 @@ def check(
         unverified=problems,
         unscored=unscored(log),
         views_behind=behind,
-        differences=report.differences,
+        differences=differences,
+        dead_lettered={m: f"{o.event_type} #{o.sequence}: {o.reason}" for m, o in stopped.items()},
     )

@@ -175,5 +175,6 @@ def test_bots_lose_and_duplicate_nothing_while_every_process_and_the_broker_die(
     assert findings.lost == []
     assert findings.views_behind == []
     assert findings.differences == []
+    assert findings.dead_lettered == {}
     assert findings.unverified == {}
     assert findings.unscored == []
