@@ -69,6 +69,20 @@ def kafka(
         scratch.revoke()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_credentials(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The CLI run by tests keeps its player's credential in the test's scratch space, not
+    the user's config dir (the test's own player, the same for the whole session)."""
+    before = os.environ.get("TABLETOP_CREDENTIALS")
+    path = tmp_path_factory.mktemp("credentials") / "credentials.json"
+    os.environ["TABLETOP_CREDENTIALS"] = str(path)
+    yield
+    if before is None:
+        os.environ.pop("TABLETOP_CREDENTIALS", None)
+    else:
+        os.environ["TABLETOP_CREDENTIALS"] = before
+
+
 @pytest.fixture(scope="session")
 def stack(kafka_admin: KafkaAccess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """Every service as a real process on free ports, with topics and Kafka users of its own."""
@@ -87,6 +101,11 @@ def stack(kafka_admin: KafkaAccess, tmp_path_factory: pytest.TempPathFactory) ->
         "TABLETOP_QUOTA_CREATE_BURST": "1000",
         "TABLETOP_QUOTA_ACTIONS_PER_S": "10000",
         "TABLETOP_QUOTA_ACTIONS_BURST": "10000",
+        # every test's clients sign up from one address; tests/integration/test_players.py
+        # tests these limits
+        "TABLETOP_QUOTA_SIGNUP_PER_S": "1000",
+        "TABLETOP_QUOTA_SIGNUP_BURST": "1000",
+        "TABLETOP_GATEWAY_MAX_OPEN_LOBBIES_PER_PLAYER": "0",
     }
     with running(stack):
         yield stack

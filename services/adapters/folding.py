@@ -73,7 +73,7 @@ def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
         assert isinstance(joined, platform_events_pb2.SeatJoined)
         if not match.started:
             match.open_until = int(joined.open_until)
-        match.seat(joined.seat, joined.display_name, joined.join_id)
+        match.seat(joined.seat, joined.display_name, joined.join_id, joined.player_id)
     return True
 
 

@@ -95,6 +95,8 @@ def update(match: Match, state: str | None = None) -> match_pb2.ViewUpdate:
         summary=summary(match),
         seat_tokens=match.seat_tokens,
         provenance=provenance(match),
+        creator=match.creator,
+        holders=match.holders,
         state=(encode_state(match.state) if state is None else state).encode(),
     )
 
@@ -109,14 +111,14 @@ def update_bytes(match: Match, state: str | None = None) -> bytes:
 def from_update(published: match_pb2.ViewUpdate, state: Any) -> Match:
     """The match an update was made from, with its ``state`` decoded (by the caller, who
     may reuse the state before: ``decode_state_reusing``). What an update leaves out (the
-    options, the creator) is not part of any view."""
+    options) is not part of any view."""
     summary = published.summary
     shown = published.provenance
     game, _ = game_and_messages(summary.game)
     # (empty maps and lists not converted: a gateway decodes an update for every first
     # view asked of it, and most of these are empty)
     results, bots, seats, levels = summary.results, summary.bots, summary.seats, summary.bot_levels
-    tokens = published.seat_tokens
+    tokens, holders = published.seat_tokens, published.holders
     return Match(
         match_id=summary.match_id,
         game=game,
@@ -135,6 +137,8 @@ def from_update(published: match_pb2.ViewUpdate, state: Any) -> Match:
         bot_levels=dict(levels) if levels else {},
         seats=dict(seats) if seats else {},
         seat_tokens=dict(tokens) if tokens else {},
+        creator=published.creator,
+        holders=dict(holders) if holders else {},
         started=summary.started,
         open_until=summary.open_until,
     )

@@ -4,7 +4,9 @@ Why here: the board is already the single writer of each match, so two gateway r
 racing for the same free seat are serialised by the match's lock, and the join is a fact
 in board.events that every reader (board recovery, the projector's summaries, hence every
 gateway replica) folds the same way after any restart. The gateway verifies tokens and
-says how the caller claims the seat (``by``); the board decides whether that claim holds.
+says who claims the seat (``player_id``) and how (``by``); the board decides whether that
+claim holds. A seat is held by the player who joined it (``Match.holders``): that player
+joins it again from any device; no other player, the creator included, ever takes it.
 
 A match still in its lobby (not every seat joined once) closes ``open_s`` seconds after
 its last seat event (MatchLobby.open_s, the gateway's TABLETOP_GATEWAY_LOBBY_TTL_S): the
@@ -91,7 +93,10 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
                 raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_MATCH", "no such match")
             if match.finished:
                 raise Refusal(RefusalKind.FAILED_PRECONDITION, "MATCH_OVER", "the match is over")
-            seat = request.seat
+            seat, player, by = request.seat, request.player_id, request.by
+            held = [p for p in match.players if player and match.holders.get(p) == player]
+            if not seat and held:
+                seat = held[0]  # the player's own seat, again (from another device, say)
             if not seat:
                 free = [p for p in match.players if p not in match.seats and p not in match.bots]
                 if not free:
@@ -103,21 +108,29 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
                 seat = free[0]
             if seat not in match.players:
                 raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_SEAT", "no such seat in this match")
-            _check_reserved(match, seat, request.by)
-            if seat in match.seats and request.by not in ("holder", "bots"):
+            _check_reserved(match, seat, by)
+            holder = match.holders.get(seat, "")
+            if seat in held:
+                by = "holder"
+            elif (
+                seat in match.seats
+                and by != "bots"
+                and (by != "holder" or (holder and holder != player))
+            ):
                 # not even the creator's: a host who could take a held seat would read its
                 # hand and act for its player
                 raise Refusal(
                     RefusalKind.PERMISSION_DENIED,
                     "SEAT_TAKEN",
-                    "this seat is taken; only its holder can join it again, with its seat token",
+                    "this seat is taken; only the player who holds it can join it again",
                 )
             joined = platform_events_pb2.SeatJoined(
                 seat=seat,
                 display_name=request.display_name,
                 join_id=request.join_id,
-                by=request.by,
+                by=by,
                 open_until=closes_at(match, seat, self._clock()),
+                player_id=holder or player,
             )
             envelopes = await self._board.store.append_payloads(
                 match.match_id, match.game, [joined], request.join_id, "lobby"

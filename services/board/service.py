@@ -280,7 +280,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     self._chance.forget(match_id)  # not created: no reveal will come for it
                     raise
                 if seated is not None:
-                    match.seat(seated.seat, seated.display_name, seated.join_id)
+                    match.seat(seated.seat, seated.display_name, seated.join_id, seated.player_id)
                 self.matches.add(match)
                 MATCHES_ACTIVE.labels(game.name).inc()
                 if accepted.finished:

@@ -1,8 +1,10 @@
 """A small synchronous client for tabletop.v1.Gateway, used by the CLI and bots.
 
-It keeps the tokens the gateway hands out (creator, seat, spectator) and sends the right
-one with each call as ``authorization: Bearer …`` metadata; a ``TokenStore`` keeps them
-across runs, so ``tabletop join`` can take a seat again from the same terminal.
+Every call is signed as a player (services/cli/session.py: the first call signs up, the
+session is refreshed as it expires), so the player's matches and seats are its own from
+any terminal with the same credential. It also keeps the tokens the gateway hands out
+(creator, seat, spectator) and sends the right one with each call about a match as
+``authorization: Bearer …`` metadata; a ``TokenStore`` keeps them across runs.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import grpc
 
 from services.adapters.game_adapter import action_to_game_action, messages_for
 from services.adapters.protoconv import read
+from services.cli.session import Credential, signed_in
 from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc, match_pb2
 
 
@@ -118,20 +121,47 @@ class GatewayClient:
         ca_file: str | None = None,
         store: TokenStore | None = None,
         patience_s: float = PATIENCE_S,
+        credential: Credential | None = None,
     ) -> None:
         self.address = address
         #: how long create and join wait out the gateway's quota or admission control
         self.patience_s = patience_s
-        self.channel = (
+        raw = (
             grpc.secure_channel(address, client_credentials(ca_file))
             if tls or ca_file
             else grpc.insecure_channel(address)
         )
+        #: the player this client is (a new one, for this process only, when none is given)
+        self.credential = credential if credential is not None else Credential()
+        #: the channel as it is, its calls signed by no one (unless given a token)
+        self.bare_channel = raw
+        self.bare = gateway_pb2_grpc.GatewayStub(raw)
+        self.channel = signed_in(raw, address, self.credential)
         self.stub = gateway_pb2_grpc.GatewayStub(self.channel)
         self.tokens = store if store is not None else TokenStore(None)
 
     def close(self) -> None:
         self.channel.close()
+        self.bare_channel.close()
+
+    @property
+    def player_id(self) -> str:
+        """The player this client signs its calls as (signing in if it has not yet)."""
+        self.credential.access_token(self.bare_channel, self.address)
+        return str(self.credential.sessions[self.address].player_id)
+
+    def my_matches(self, status: int = 0) -> list[match_pb2.MatchSummary]:
+        """The player's matches (created or seated in), each with the seats it holds."""
+        found: list[match_pb2.MatchSummary] = []
+        page = ""
+        while True:
+            reply = self.stub.ListMatches(
+                gateway_pb2.ListMatchesRequest(mine=True, status=status, page_token=page)  # type: ignore[arg-type]
+            )
+            found.extend(reply.matches)
+            page = reply.next_page_token
+            if not page:
+                return found
 
     # -- tokens ---------------------------------------------------------------------------
     def token(self, match_id: str, seat: str) -> str | None:
@@ -178,9 +208,10 @@ class GatewayClient:
     def join(
         self, match_id: str, seat: str = "", name: str = "", spectate: bool = False
     ) -> gateway_pb2.JoinMatchReply:
-        """A seat (or spectator) token, kept for later calls. Presents what we hold already:
-        the seat's own token (re-join), else the creator's."""
-        held = (self.token(match_id, seat) if seat else None) or self.token(match_id, CREATOR)
+        """A seat (or spectator) token, kept for later calls. The player's session joins (a
+        free seat, or a seat it holds, again: from another terminal too); a seat token we
+        hold already re-joins its seat."""
+        held = self.token(match_id, seat) if seat else None
         metadata = (("authorization", f"Bearer {held}"),) if held else ()
         request = gateway_pb2.JoinMatchRequest(
             match_id=match_id, seat=seat, display_name=name, spectate=spectate

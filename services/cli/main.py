@@ -20,6 +20,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gateway", default=DEFAULT_GATEWAY, help="gateway address (host:port)")
     parser.add_argument("--tls", action="store_true", help="connect with TLS (system roots)")
     parser.add_argument("--ca", help="connect with TLS, trusting this CA certificate (PEM)")
+    parser.add_argument(
+        "--credentials",
+        help="your player's credential file (made on first use; default "
+        "$TABLETOP_CREDENTIALS, else $XDG_CONFIG_HOME/tabletop/credentials.json)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for group in GROUPS:
         group.add_to(sub)

@@ -174,6 +174,17 @@ class Config:
     max_streams_per_identity: int = 32
     max_streams_per_connection: int = 100
     max_streams_per_address: int = 1000
+    #: gateway: sign-ins (Authenticate) per client address, a token bucket: what bounds how
+    #: many players one address makes, hence every limit per player
+    signup_rate: float = 0.2
+    signup_burst: float = 20.0
+    #: gateway: creates and joins per client address, the second line behind the quota
+    #: per player (create_rate, create_burst); 0: five times the player's
+    address_create_rate: float = 0.0
+    address_create_burst: float = 0.0
+    #: gateway: matches one player created that have not started (not every seat joined)
+    #: nor ended, at once (0: no bound); each closes within lobby_ttl_s unless joined
+    max_open_lobbies_per_player: int = 5
     #: dice, decks, board, scoring: a snapshot of the state after this many new events, or
     #: after this many seconds when anything changed (and at a clean stop); 0 events: none
     snapshot_every_events: int = 20_000
@@ -260,6 +271,11 @@ class Config:
             max_streams_per_identity=int(_env("GATEWAY_MAX_STREAMS_PER_IDENTITY", "32")),
             max_streams_per_connection=int(_env("GATEWAY_MAX_STREAMS_PER_CONNECTION", "100")),
             max_streams_per_address=int(_env("GATEWAY_MAX_STREAMS_PER_ADDRESS", "1000")),
+            signup_rate=float(_env("QUOTA_SIGNUP_PER_S", "0.2")),
+            signup_burst=float(_env("QUOTA_SIGNUP_BURST", "20")),
+            address_create_rate=float(_env("QUOTA_ADDRESS_CREATE_PER_S", "0")),
+            address_create_burst=float(_env("QUOTA_ADDRESS_CREATE_BURST", "0")),
+            max_open_lobbies_per_player=int(_env("GATEWAY_MAX_OPEN_LOBBIES_PER_PLAYER", "5")),
             snapshot_every_events=int(_env("SNAPSHOT_EVERY_EVENTS", "20000")),
             snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
             board_commit_interval_ms=float(_env("BOARD_COMMIT_INTERVAL_MS", "12")),

@@ -58,6 +58,8 @@ class Match:
     seats: dict[str, str] = field(default_factory=dict)
     #: joined seat → the id of its newest token (older ones no longer act)
     seat_tokens: dict[str, str] = field(default_factory=dict)
+    #: joined seat → the player who holds it (seats joined before players: none)
+    holders: dict[str, str] = field(default_factory=dict)
     #: every seat was joined once (the lobby is over)
     started: bool = False
     #: the lobby's time after its last seat event (MatchLobby.open_s; 0: it never closes)
@@ -70,10 +72,12 @@ class Match:
     #: command id → (player, action) of the commands this process accepted
     commands: dict[str, tuple[str, Any]] = field(default_factory=dict)
 
-    def seat(self, seat: str, display_name: str, token_id: str) -> None:
-        """A seat joined (again): its newest token is ``token_id``."""
+    def seat(self, seat: str, display_name: str, token_id: str, player_id: str = "") -> None:
+        """A seat joined (again) by ``player_id``: its newest token is ``token_id``."""
         self.seats[seat] = display_name
         self.seat_tokens[seat] = token_id
+        if player_id:
+            self.holders[seat] = player_id
         if not self.started and all(p in self.seats for p in self.players):
             self.started, self.open_until = True, 0
 

@@ -6,7 +6,9 @@ the RPC a ``Caller``; the RPC asks ``Access`` what that caller may do with the m
 names: which seat's view it sees (``viewer``), for which seat it acts (``seat``). A seat
 token acts and sees for its seat only, and only while it is the seat's newest token; a
 spectator token, or no token on a public match, sees the spectator view; a token of
-another match sees nothing of this one. Each answer is a refusal (``Refused``) or what
+another match sees nothing of this one. A player's access token (its session, no match
+of its own) sees what a caller without a token sees, and a private match's spectator view
+when the player created it or holds one of its seats. Each answer is a refusal (``Refused``) or what
 the caller may do.
 """
 
@@ -38,6 +40,12 @@ class Caller:
         that created or joined), None without a token."""
         return None if self.claims is None else self.claims.subject
 
+    @property
+    def player(self) -> str | None:
+        """The player a player's access token names (None: no such token)."""
+        claims = self.claims
+        return claims.subject if claims is not None and claims.role == Role.PLAYER else None
+
 
 def check_bounds(*checks: tuple[str, str]) -> None:
     """INVALID_ARGUMENT for the first (field, value) longer than an id may be."""
@@ -56,6 +64,13 @@ class Access:
         update = self._views.latest(match_id)
         return update is not None and not update.summary.private
 
+    def member(self, player: str, match_id: str) -> bool:
+        """The player created the match or holds one of its seats."""
+        update = self._views.latest(match_id)
+        return update is not None and (
+            update.creator == player or player in update.holders.values()
+        )
+
     def superseded(self, claims: Claims) -> bool:
         """A newer join of the seat is projected (one not projected yet cannot be judged:
         the token's join version tells which)."""
@@ -69,9 +84,22 @@ class Access:
         """The seat whose view the caller may see ("" for the spectator view)."""
         check_bounds(("match_id", match_id), ("viewer", requested))
         claims = caller.claims
-        if claims is None:
+        if claims is None or claims.role == Role.PLAYER:
             if requested:
-                raise Refused(grpc.StatusCode.UNAUTHENTICATED, "a seat's view needs its seat token")
+                raise Refused(
+                    grpc.StatusCode.UNAUTHENTICATED
+                    if claims is None
+                    else grpc.StatusCode.PERMISSION_DENIED,
+                    "a seat's view needs its seat token (JoinMatch gives one)",
+                )
+            if claims is not None and self.member(claims.subject, match_id):
+                return ""
+            if claims is not None and not self.public(match_id):
+                raise Refused(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    "this match is private (or not known yet): only its players, or a token "
+                    "of it, see it",
+                )
             if not self.public(match_id):
                 raise Refused(
                     grpc.StatusCode.UNAUTHENTICATED,
@@ -96,6 +124,11 @@ class Access:
         claims = caller.claims
         if claims is None:
             raise Refused(grpc.StatusCode.UNAUTHENTICATED, "acting needs a seat token")
+        if claims.role == Role.PLAYER:
+            raise Refused(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "acting needs the seat's token, not your session's (JoinMatch gives one)",
+            )
         if time.time() >= claims.expires_at:  # a PlayMatch stream outlives its token
             raise Refused(grpc.StatusCode.UNAUTHENTICATED, "the token has expired; join again")
         if claims.match_id != match_id:

@@ -1,9 +1,13 @@
-"""Identity at the edge: signed seat/spectator/creator tokens, quotas and input bounds.
+"""Identity at the edge: signed tokens, quotas and input bounds.
 
-Tokens are JWTs (PyJWT, HS256 with ``TABLETOP_TOKEN_KEY``) carrying the match, the role,
-the seat, the client id (``sub``), a token id and an expiry. They travel as gRPC metadata
-``authorization: Bearer <token>``. Verification is stateless, so every gateway replica
-accepts every other replica's tokens.
+Tokens are JWTs (PyJWT, HS256 with ``TABLETOP_TOKEN_KEY``). A player's session is an
+access token (``typ`` access, role player: the player in ``sub``, a short expiry) and a
+refresh token (``typ`` refresh: its family and generation, traded once; services/gateway/
+players.py). A match's tokens (seat, spectator, creator) carry the match, the role, the
+seat, the player or client id (``sub``), a token id and an expiry. They travel as gRPC
+metadata ``authorization: Bearer <token>``. Verification is stateless, so every gateway
+replica accepts every other replica's tokens; each kind is told by its ``typ``, so none
+passes for another (a refresh token is never accepted with a call).
 """
 
 from __future__ import annotations
@@ -15,17 +19,28 @@ import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 import jwt
 
+from tabletop.v1 import gateway_pb2
+
 ALGORITHM = "HS256"
 ISSUER = "tabletop-gateway"
+#: how long a player's access token and refresh token live
+ACCESS_TTL_S = 15 * 60
+REFRESH_TTL_S = 30 * 24 * 3600
+#: the ``typ`` of a session's tokens (a match's tokens have none)
+ACCESS, REFRESH = "access", "refresh"
+#: who vouched for a player signed in with a device credential
+DEVICE_PROVIDER = "device"
 
 
 class Role(StrEnum):
     CREATOR = "creator"  # may take a free seat of its match; sees as a spectator
     SEAT = "seat"  # acts and sees for one seat
     SPECTATOR = "spectator"  # sees the spectator view
+    PLAYER = "player"  # a player's access token: who the caller is, no match of its own
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,17 @@ class Claims:
     version: int = 0
 
 
+@dataclass(frozen=True)
+class Refresh:
+    """A verified refresh token."""
+
+    player: str
+    family: str
+    generation: int
+    expires_at: int
+    provider: str
+
+
 class BadToken(Exception):
     """The presented token is missing, expired, tampered with or malformed."""
 
@@ -49,9 +75,17 @@ VERIFIED_KEPT = 10_000
 
 
 class Tokens:
-    def __init__(self, key: bytes, ttl_seconds: int) -> None:
+    def __init__(
+        self,
+        key: bytes,
+        ttl_seconds: int,
+        access_ttl_s: int = ACCESS_TTL_S,
+        refresh_ttl_s: int = REFRESH_TTL_S,
+    ) -> None:
         self._key = key
         self._ttl = ttl_seconds
+        self._access_ttl = access_ttl_s
+        self._refresh_ttl = refresh_ttl_s
         #: token → its claims, once its signature checked out (PyJWT's decode costs about
         #: a third of a millisecond; the expiry is checked again on every use)
         self._verified: OrderedDict[str, Claims] = OrderedDict()
@@ -82,6 +116,60 @@ class Tokens:
         }
         return jwt.encode(payload, self._key, algorithm=ALGORITHM), claims
 
+    def session(
+        self,
+        player: str,
+        family: str,
+        generation: int,
+        provider: str = DEVICE_PROVIDER,
+        now: float | None = None,
+    ) -> gateway_pb2.Session:
+        """A player's session: an access token, and the refresh token of ``family`` at
+        ``generation`` (services/gateway/players.py ``Sessions`` says which it may trade)."""
+        issued = int(now if now is not None else time.time())
+        common: dict[str, Any] = {"iss": ISSUER, "sub": player, "iat": issued, "pv": provider}
+        access: dict[str, Any] = {
+            **common,
+            "typ": ACCESS,
+            "jti": uuid.uuid4().hex,
+            "exp": issued + self._access_ttl,
+            "r": Role.PLAYER.value,
+            "m": "",
+            "s": "",
+        }
+        refresh: dict[str, Any] = {
+            **common,
+            "typ": REFRESH,
+            "jti": uuid.uuid4().hex,
+            "exp": issued + self._refresh_ttl,
+            "f": family,
+            "g": generation,
+        }
+        return gateway_pb2.Session(
+            player_id=player,
+            access_token=jwt.encode(access, self._key, algorithm=ALGORITHM),
+            access_expires_at=access["exp"],
+            refresh_token=jwt.encode(refresh, self._key, algorithm=ALGORITHM),
+            refresh_expires_at=refresh["exp"],
+            provider=provider,
+        )
+
+    def verify_refresh(self, token: str) -> Refresh:
+        """A refresh token's claims; BadToken for anything else (an access token too)."""
+        payload = self._payload(token, "the refresh token has expired; sign in again")
+        if payload.get("typ") != REFRESH:
+            raise BadToken("not a refresh token (RefreshSession takes a session's refresh token)")
+        try:
+            return Refresh(
+                player=str(payload["sub"]),
+                family=str(payload["f"]),
+                generation=int(payload["g"]),
+                expires_at=int(payload["exp"]),
+                provider=str(payload.get("pv", DEVICE_PROVIDER)),
+            )
+        except (KeyError, ValueError, TypeError) as malformed:
+            raise BadToken("the token is not valid") from malformed
+
     def verify(self, token: str) -> Claims:
         claims = self._verified.get(token)
         if claims is not None:
@@ -95,9 +183,9 @@ class Tokens:
             self._verified.popitem(last=False)
         return claims
 
-    def _decode(self, token: str) -> Claims:
+    def _payload(self, token: str, expired_reason: str) -> dict[str, Any]:
         try:
-            payload = jwt.decode(
+            payload: dict[str, Any] = jwt.decode(
                 token,
                 self._key,
                 algorithms=[ALGORITHM],  # never "none", never another algorithm
@@ -105,13 +193,24 @@ class Tokens:
                 options={"require": ["exp", "iat", "sub", "jti", "iss"]},
             )
         except jwt.ExpiredSignatureError as expired:
-            raise BadToken("the token has expired; join again") from expired
+            raise BadToken(expired_reason) from expired
         except jwt.InvalidTokenError as invalid:
             raise BadToken("the token is not valid") from invalid
+        return payload
+
+    def _decode(self, token: str) -> Claims:
+        payload = self._payload(
+            token, "the token has expired; join again (a player: refresh your session)"
+        )
+        if payload.get("typ") == REFRESH:
+            raise BadToken("a refresh token is traded with RefreshSession, not sent with calls")
         try:
+            role = Role(payload["r"])
+            if (role == Role.PLAYER) != (payload.get("typ") == ACCESS):
+                raise ValueError("a player's token is an access token, and only it")
             return Claims(
                 match_id=str(payload["m"]),
-                role=Role(payload["r"]),
+                role=role,
                 seat=str(payload["s"]),
                 subject=str(payload["sub"]),
                 token_id=str(payload["jti"]),
@@ -149,9 +248,12 @@ class Creation:
     join_id: str
 
 
-def creation(key: bytes, command_id: str) -> Creation:
-    digest = hmac.new(key, f"create:{command_id}".encode(), hashlib.sha256).digest()
-    seat = hmac.new(key, f"create-seat:{command_id}".encode(), hashlib.sha256).digest()
+def creation(key: bytes, player: str, command_id: str) -> Creation:
+    """The ids of ``player``'s create ``command_id`` (another player's same command id is
+    another match)."""
+    own = f"{player}:{command_id}"
+    digest = hmac.new(key, f"create:{own}".encode(), hashlib.sha256).digest()
+    seat = hmac.new(key, f"create-seat:{own}".encode(), hashlib.sha256).digest()
     return Creation(
         match_id=str(uuid.UUID(bytes=digest[:16], version=4)),
         command_id=f"create:{digest[16:].hex()}",

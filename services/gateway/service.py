@@ -26,6 +26,7 @@ from services.gateway.admission import Admission
 from services.gateway.api.history import HistoryRpcs
 from services.gateway.api.lobby import LobbyRpcs
 from services.gateway.api.play import PlayRpcs
+from services.gateway.api.players import PlayerRpcs
 from services.gateway.api.standings import StandingsRpcs
 from services.gateway.api.talk import TalkRpcs
 from services.gateway.api.views import ViewRpcs
@@ -81,7 +82,19 @@ class GatewayService:
             Quota(config.create_rate, config.create_burst),
             in_play,
             config.lobby_ttl_s,
+            Quota(
+                config.address_create_rate or 5 * config.create_rate,
+                config.address_create_burst or 5 * config.create_burst,
+            ),
+            config.max_open_lobbies_per_player,
             BotsCredential(config.bots_token),
+        )
+        self.players = PlayerRpcs(
+            self.tokens,
+            config.token_key,
+            Quota(config.signup_rate, config.signup_burst),
+            # a session lives 15 minutes: a refresh a minute is far more than a client needs
+            Quota(1 / 60, 10),
         )
         streams = Streams(
             StreamBounds(
@@ -113,6 +126,17 @@ class GatewayService:
     async def close(self) -> None:
         """Closes what the service opened on its channels (the caller closes them)."""
         await self._scoring_calls.close()
+
+    # -- players (services/gateway/api/players.py) -----------------------------------------
+    def Authenticate(
+        self, request: gateway_pb2.AuthenticateRequest, call: Call
+    ) -> Awaitable[gateway_pb2.Session]:
+        return self.players.authenticate(request, call)
+
+    def RefreshSession(
+        self, request: gateway_pb2.RefreshSessionRequest, call: Call
+    ) -> Awaitable[gateway_pb2.Session]:
+        return self.players.refresh(request, call)
 
     # -- lobby (services/gateway/api/lobby.py) ---------------------------------------------
     def CreateMatch(

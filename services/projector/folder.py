@@ -114,6 +114,7 @@ def _facts(match: Match) -> dict[str, Any]:
         "creator": match.creator,
         "seats": match.seats,
         "seat_tokens": match.seat_tokens,
+        "holders": match.holders,
         "started": match.started,
         "open_s": match.open_s,
         "open_until": match.open_until,
@@ -149,6 +150,7 @@ def _match(facts: dict[str, Any], state: Any) -> Match:
         creator=facts.get("creator", ""),
         seats=dict(facts.get("seats", {})),
         seat_tokens=dict(facts.get("seat_tokens", {})),
+        holders=dict(facts.get("holders", {})),
         # records written before lobbies closed: started once every seat was joined
         started=facts.get("started", all(p in facts.get("seats", {}) for p in facts["players"])),
         open_s=facts.get("open_s", 0),

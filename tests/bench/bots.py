@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import grpc
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from services.cli.session import AsyncSigner
 from services.common.kafka_access import KafkaAccess
 from services.games.registry import get_game
 from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc, match_pb2
@@ -263,8 +264,11 @@ class Bot:
         stop_at: float,
         timeout: float = RPC_TIMEOUT_S,
         transport: str = "play",
+        signer: AsyncSigner | None = None,
     ) -> None:
         self.stub = stub
+        #: the player the bot is (its creates are signed as it; a bot's first create signs up)
+        self.signer = signer
         #: "play": actions and views on one PlayMatch stream per seat (as a game client
         #: holds one socket); "unary": SubmitAction calls beside a WatchMatch stream
         self.transport = transport
@@ -303,9 +307,12 @@ class Bot:
         the stack is full: wait its retry-after (counted apart, never in a latency) and ask
         again, until admitted or the run is over (None)."""
         while now() < self.stop_at:
+            # the player's session (a sign-up or refresh, now and then) is not the create's
+            signed = await self.signer.metadata() if self.signer is not None else ()
             began = now()
             try:
-                return await self.stub.CreateMatch(opening, timeout=self.timeout), began
+                reply = await self.stub.CreateMatch(opening, metadata=signed, timeout=self.timeout)
+                return reply, began
             except grpc.aio.AioRpcError as error:
                 if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
                     raise
@@ -541,6 +548,7 @@ async def run_load(
                 result.end,
                 rpc_limit_s,
                 transport,
+                AsyncSigner(gateway, channel=pool[i % len(pool)]),
             )
             for i in range(concurrency)
         ]
@@ -570,7 +578,14 @@ async def finish_one_match(gateway: str, game: str, seed: int, limit_s: float = 
     and replay needs a finished match: ExportMatch refuses one still in play)."""
     result = LoadResult(1, 0.0, 0.0)  # an empty window: nothing is sampled
     async with grpc.aio.insecure_channel(gateway) as channel:
-        bot = Bot(gateway_pb2_grpc.GatewayStub(channel), game, seed, result, now() + limit_s)
+        bot = Bot(
+            gateway_pb2_grpc.GatewayStub(channel),
+            game,
+            seed,
+            result,
+            now() + limit_s,
+            signer=AsyncSigner(gateway, channel=channel),
+        )
         while not result.finished_ids and now() < bot.stop_at:
             await bot.play_one()
     return result.finished_ids

@@ -239,6 +239,9 @@ def ephemeral_stack(
             "TABLETOP_QUOTA_CREATE_BURST": "100000",
             "TABLETOP_QUOTA_ACTIONS_PER_S": "1000000",
             "TABLETOP_QUOTA_ACTIONS_BURST": "1000000",
+            # every bot a player of its own, all signing up from one address
+            "TABLETOP_QUOTA_SIGNUP_PER_S": "100000",
+            "TABLETOP_QUOTA_SIGNUP_BURST": "100000",
             # and the bounds on streams per address and per connection (thousands of
             # watchers, many to a connection)
             "TABLETOP_GATEWAY_MAX_STREAMS_PER_ADDRESS": "0",

@@ -13,10 +13,14 @@ from typing import Any
 
 import grpc
 
+from services.cli.session import Credential, signed_in
 from tabletop.v1 import gateway_pb2, gateway_pb2_grpc
 from tests.cluster.kube import Cluster
 from tests.faults.bots import Bot, Record
 from tests.faults.checks import check
+
+#: the probes' player (one, signed in once per gateway address)
+PROBER = Credential()
 
 BOTS = 3
 
@@ -82,7 +86,7 @@ def probe(gateway: str, timeout: float = 300) -> float:
     )
     match_id, version = "", 0
     with grpc.insecure_channel(gateway) as channel:
-        stub = gateway_pb2_grpc.GatewayStub(channel)
+        stub = gateway_pb2_grpc.GatewayStub(signed_in(channel, gateway, PROBER))
         while time.monotonic() - start < timeout:
             try:
                 if not match_id:

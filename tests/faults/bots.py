@@ -22,6 +22,7 @@ from typing import TypeVar
 
 import grpc
 
+from services.cli.session import Credential, signed_in
 from services.gateway.auth import Tokens, creation
 from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc
 
@@ -68,7 +69,11 @@ class Bot(threading.Thread):
         #: correlation ids the board logs), which a client is not told
         self._key = token_key
         self._tokens = Tokens(token_key, ttl_seconds=0)
-        self._channel = grpc.insecure_channel(address)
+        self._address = address
+        self._raw = grpc.insecure_channel(address)
+        #: the bot is a player of its own (its calls signed with its session)
+        self._credential = Credential()
+        self._channel = signed_in(self._raw, address, self._credential)
         self._stub = gateway_pb2_grpc.GatewayStub(self._channel)
         self._rng = random.Random(seed)
         self._halt = stop
@@ -85,6 +90,7 @@ class Bot(threading.Thread):
             self.failure = error
         finally:
             self._channel.close()
+            self._raw.close()
 
     def _call(self, method: Callable[..., T], request: object, metadata: Metadata = ()) -> T:
         """``method(request)`` until it succeeds; retryable failures are retried with the
@@ -121,7 +127,8 @@ class Bot(threading.Thread):
             game=game, players=players, command_id=uuid.uuid4().hex, bots=players
         )
         opened = self._call(self._stub.CreateMatch, open_)
-        ids = creation(self._key, open_.command_id)
+        player = self._credential.sessions[self._address].player_id
+        ids = creation(self._key, player, open_.command_id)
         assert opened.match_id == ids.match_id, "a create answered another match"
         self._acked("create", opened.match_id, ids.command_id, opened.version)
         creator = (("authorization", f"Bearer {opened.creator_token}"),)

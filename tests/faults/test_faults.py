@@ -24,6 +24,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from services.cli.session import Credential, signed_in
 from services.cli.stack import ORDER, Stack
 from services.common.kafka_acls import BENCH
 from tabletop.v1 import gateway_pb2, gateway_pb2_grpc
@@ -54,6 +55,8 @@ def private_stack(tmp_path: Path) -> Iterator[tuple[Stack, PrivateKafka]]:
         "TABLETOP_QUOTA_CREATE_BURST": "100000",
         "TABLETOP_QUOTA_ACTIONS_PER_S": "1000000",
         "TABLETOP_QUOTA_ACTIONS_BURST": "1000000",
+        "TABLETOP_QUOTA_SIGNUP_PER_S": "100000",
+        "TABLETOP_QUOTA_SIGNUP_BURST": "100000",
         # a snapshot every few seconds: each killed service restarts from a snapshot taken
         # while the bots played, plus the tail (and some kills land mid-snapshot)
         "TABLETOP_SNAPSHOT_EVERY_SECONDS": "3",
@@ -81,7 +84,8 @@ def probe(stack: Stack, deadline: float) -> float:
     )
     match_id, version = "", 0
     with grpc.insecure_channel(stack.addr("gateway")) as channel:
-        stub = gateway_pb2_grpc.GatewayStub(channel)
+        signed = signed_in(channel, stack.addr("gateway"), Credential())
+        stub = gateway_pb2_grpc.GatewayStub(signed)
         while time.monotonic() < deadline:
             try:
                 if not match_id:

@@ -207,7 +207,9 @@ class PlaySession:
     def __init__(self, client: GatewayClient, metadata: Any, watch: gateway_pb2.PlayRequest):
         self._requests: queue.Queue[gateway_pb2.PlayRequest | None] = queue.Queue()
         self._requests.put(watch)
-        self.call = client.stub.PlayMatch(self._send(), metadata=metadata, timeout=120)
+        # no metadata: no one's (not even the client's player's session)
+        stub = client.stub if metadata else client.bare
+        self.call = stub.PlayMatch(self._send(), metadata=metadata, timeout=120)
         self.updates: queue.Queue[gateway_pb2.PlayUpdate | grpc.RpcError | None] = queue.Queue()
         self.views = []
         threading.Thread(target=self._receive, daemon=True).start()

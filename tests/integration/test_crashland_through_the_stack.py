@@ -132,9 +132,15 @@ def test_a_stale_expected_version_is_aborted(client: GatewayClient) -> None:
 def test_someone_outside_the_match_cannot_act(client: GatewayClient) -> None:
     match_id = open_match(client, "crashland", [PLAYER])
     legal = client.legal(match_id, PLAYER)
-    with pytest.raises(grpc.RpcError) as anonymous:  # no seat token at all
-        client.submit(match_id, "intruder", legal.actions[0].action)
+    intrusion = board_pb2.SubmitActionRequest(
+        match_id=match_id, player="intruder", action=legal.actions[0].action
+    )
+    with pytest.raises(grpc.RpcError) as anonymous:  # no token at all
+        client.bare.SubmitAction(intrusion)
     assert anonymous.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    with pytest.raises(grpc.RpcError) as session:  # a player's session: no seat's token
+        client.stub.SubmitAction(intrusion)
+    assert session.value.code() == grpc.StatusCode.PERMISSION_DENIED
     with pytest.raises(grpc.RpcError) as denied:  # a seat token, naming another seat
         client.stub.SubmitAction(
             board_pb2.SubmitActionRequest(

@@ -1,8 +1,9 @@
 """Who may do what, through the real gateway: every RPC × every kind of caller.
 
 Callers: no token, a token of another match, the other seat's token, a spectator token,
-the seat's own token, an expired token and a tampered one (signed for one seat, edited to
-name another). Every refusal must leave every topic as it was.
+the seat's own token, an expired token, a tampered one (signed for one seat, edited to
+name another), and another player's session (a player who holds no seat of the match).
+Every refusal must leave every topic as it was.
 """
 
 from __future__ import annotations
@@ -41,7 +42,16 @@ OK = grpc.StatusCode.OK
 UNAUTH = grpc.StatusCode.UNAUTHENTICATED
 DENIED = grpc.StatusCode.PERMISSION_DENIED
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
-CALLERS = ("none", "wrong_match", "other_seat", "spectator", "own_seat", "expired", "tampered")
+CALLERS = (
+    "none",
+    "wrong_match",
+    "other_seat",
+    "spectator",
+    "own_seat",
+    "expired",
+    "tampered",
+    "player",
+)
 SEATS = ["ana", "bo"]
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,6 +69,7 @@ class Matrix:
 
     def __init__(self, stack: Stack) -> None:
         self.client = GatewayClient(stack.addr("gateway"))
+        self.stranger = GatewayClient(stack.addr("gateway"))  # another player
         self.stack = stack
         self.match = open_match(self.client, "drillit", SEATS, {"difficulty": "easy"}, private=True)
         self.other_match = open_match(self.client, "drillit", SEATS, {"difficulty": "easy"})
@@ -80,6 +91,9 @@ class Matrix:
             "own_seat": own,
             "expired": expired,
             "tampered": _tamper(self.client.token(self.match, self.other) or "", self.mover),
+            "player": self.stranger.credential.access_token(
+                self.stranger.bare_channel, stack.addr("gateway")
+            ),
         }
 
     def metadata(self, caller: str) -> tuple[tuple[str, str], ...]:
@@ -108,16 +122,17 @@ def _status(call: Callable[[], Any]) -> grpc.StatusCode:
 
 #: RPC → the status each caller gets (columns in CALLERS order)
 EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
-    "CreateMatch": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH),
-    "JoinMatch(spectate)": (DENIED, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
-    "ListMatches": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH),
-    "GetView(seat)": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
-    "GetView(default)": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
-    "GetLegalActions": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
-    "WatchMatch(seat)": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
-    "PlayMatch(seat)": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
-    "ReplayMatch": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
-    "ReplayMatchBatches": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH),
+    # a match is created by a player (its session), with no other token
+    "CreateMatch": (UNAUTH, UNAUTH, UNAUTH, UNAUTH, UNAUTH, UNAUTH, UNAUTH, OK),
+    "JoinMatch(spectate)": (DENIED, DENIED, OK, OK, OK, UNAUTH, UNAUTH, DENIED),
+    "ListMatches": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH, OK),
+    "GetView(seat)": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH, DENIED),
+    "GetView(default)": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH, DENIED),
+    "GetLegalActions": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH, DENIED),
+    "WatchMatch(seat)": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH, DENIED),
+    "PlayMatch(seat)": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH, DENIED),
+    "ReplayMatch": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH, DENIED),
+    "ReplayMatchBatches": (UNAUTH, DENIED, OK, OK, OK, UNAUTH, UNAUTH, DENIED),
     "ExportMatch(in play)": (
         UNAUTH,
         DENIED,
@@ -126,16 +141,21 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
         PRECONDITION,
         UNAUTH,
         UNAUTH,
+        DENIED,
     ),
-    "GetStandings": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH),
+    "GetStandings": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH, OK),
     # last: the own seat's submit changes the match, its re-join supersedes its token
-    "SubmitAction": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
-    "JoinMatch(taken seat)": (DENIED, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH),
+    "SubmitAction": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH, DENIED),
+    # a held seat: its own token (its holder) joins it again; another player is refused by
+    # the board; no player's claim at all (no token, a token passed on) is asked to sign in
+    "JoinMatch(taken seat)": (UNAUTH, UNAUTH, UNAUTH, UNAUTH, OK, UNAUTH, UNAUTH, DENIED),
 }
 
 
 def _calls(m: Matrix, caller: str) -> dict[str, Callable[[], Any]]:
-    stub, md, match = m.client.stub, m.metadata(caller), m.match
+    # the client's calls carry its player's session unless given a token: "none" has none
+    stub = m.client.bare if caller == "none" else m.client.stub
+    md, match = m.metadata(caller), m.match
     return {
         "CreateMatch": lambda: stub.CreateMatch(
             gateway_pb2.OpenMatchRequest(game="crashland", players=["solo"]), metadata=md
@@ -257,7 +277,8 @@ def test_a_private_match_is_listed_only_to_its_players(matrix: Matrix) -> None:
         ids: set[str] = set()
         token = ""
         while True:
-            reply = matrix.client.stub.ListMatches(
+            stub = matrix.client.bare if caller == "none" else matrix.client.stub
+            reply = stub.ListMatches(
                 gateway_pb2.ListMatchesRequest(page_size=2, page_token=token),
                 metadata=matrix.metadata(caller),
             )
@@ -269,6 +290,7 @@ def test_a_private_match_is_listed_only_to_its_players(matrix: Matrix) -> None:
 
     assert matrix.match in listed("own_seat") and matrix.match in listed("spectator")
     assert matrix.match not in listed("none") and matrix.match not in listed("wrong_match")
+    assert matrix.match not in listed("player")  # another player's private match
     assert matrix.other_match in listed("none")  # public
 
 
@@ -288,10 +310,11 @@ def test_a_free_seat_then_a_taken_one(stack: Stack) -> None:
     with pytest.raises(grpc.RpcError) as by_creator:
         host.join(match, seat=SEATS[0])
     assert by_creator.value.code() == DENIED and host.token(match, SEATS[0]) is None
-    assert "only its holder" in (by_creator.value.details() or "")
+    assert "only the player who holds it" in (by_creator.value.details() or "")
     assert _event_counts(stack) == before
-    second = guest.join(match, name="Guest")  # "first free seat" moves on
-    assert second.seat == SEATS[1]
+    second = GatewayClient(stack.addr("gateway")).join(match, name="Other")
+    assert second.seat == SEATS[1]  # "first free seat" moves on
+    assert guest.join(match).seat == SEATS[0]  # no seat named: the player's own, again
     # The seat was joined again by its holder: the older token no longer acts for it, the
     # newest does; the creator's token sees the spectator's view only.
     assert guest.legal(match, SEATS[0]).version >= again.version
@@ -540,7 +563,7 @@ def test_the_gateway_serves_tls_when_given_a_certificate(
 
 def test_a_second_person_joins_from_another_terminal(stack: Stack, tmp_path: Path) -> None:
     """`tabletop play … --open bo` in one terminal, `tabletop join MATCH` in another; each
-    keeps its own tokens (different token files: different people)."""
+    keeps its own tokens and its own player (different files: different people)."""
 
     def tabletop(tokens: str, *args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
@@ -549,7 +572,11 @@ def test_a_second_person_joins_from_another_terminal(stack: Stack, tmp_path: Pat
             stderr=subprocess.PIPE,
             text=True,
             cwd=ROOT,
-            env={**os.environ, "TABLETOP_TOKENS": str(tmp_path / tokens)},
+            env={
+                **os.environ,
+                "TABLETOP_TOKENS": str(tmp_path / tokens),
+                "TABLETOP_CREDENTIALS": str(tmp_path / f"credentials-{tokens}"),
+            },
         )
 
     host = tabletop(

@@ -88,7 +88,7 @@ def test_grpc_web_answers_every_caller_as_grpc_does(stack: Stack) -> None:
         ),
         "ListMatches": (gateway_pb2.ListMatchesRequest(), gateway_pb2.ListMatchesReply),
     }
-    stub = client.stub
+    stub = client.bare  # each call as its caller: its token, or none
     different = {}
     for caller, token in tokens.items():
         metadata = (("authorization", f"Bearer {token}"),) if token else ()

@@ -89,9 +89,19 @@ def test_past_the_bound_a_new_match_waits_until_one_in_play_finishes(
 def test_a_flood_of_matches_nobody_joins_leaves_the_door_open_and_closes_in_minutes(
     bounded_stack: Stack,
 ) -> None:
-    flooder = GatewayClient(bounded_stack.addr("gateway"), patience_s=0)
-    flood = [flooder.create("drillit", ["a", "b"], {"difficulty": "easy"}) for _ in range(10)]
+    # two players, each with as many matches waiting for players as one may have (5)
+    flooders = [GatewayClient(bounded_stack.addr("gateway"), patience_s=0) for _ in range(2)]
+    flood = [
+        f.create("drillit", ["a", "b"], {"difficulty": "easy"}) for f in flooders for _ in range(5)
+    ]
     assert len(flood) > LIMIT  # none of them holds a place in play
+    flooder = flooders[0]
+    with pytest.raises(grpc.RpcError) as sixth:  # one player alone cannot keep the door shut
+        flooder.create("drillit", ["a", "b"], {"difficulty": "easy"})
+    assert sixth.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert (
+        0 < int(dict(sixth.value.trailing_metadata() or ())["retry-after-ms"]) <= LOBBY_TTL_S * 1000
+    )
 
     honest = GatewayClient(bounded_stack.addr("gateway"), patience_s=0)
     match_id = honest.create("crashland", ["solo"], {}, seat="solo")

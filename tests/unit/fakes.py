@@ -18,6 +18,7 @@ from services.common.ledger import StreamWriter
 from services.common.snapshots import KafkaSnapshotStore
 from services.decks.service import DecksService
 from services.dice.service import DiceService
+from services.gateway.auth import Tokens
 from tabletop.v1 import decks_pb2, dice_pb2, envelope_pb2
 
 T = TypeVar("T")
@@ -165,6 +166,17 @@ class FakeContext:
     async def abort(self, code: grpc.StatusCode, details: str = "") -> None:
         reason = dict(self.trailing).get("tabletop-reason", "")
         raise Aborted(code, details, reason)
+
+
+#: a player, as services/gateway/players.py names one
+PLAYER = "p-" + "0" * 32
+
+
+def player_context(key: bytes, player: str = PLAYER) -> Any:
+    """A call signed with ``player``'s session (an access token made with ``key``, the
+    gateway's token key)."""
+    session = Tokens(key, 60).session(player, "family", 0)
+    return FakeContext((("authorization", f"Bearer {session.access_token}"),))
 
 
 def context(token: str = "") -> grpc.aio.ServicerContext:

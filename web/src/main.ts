@@ -12,6 +12,7 @@ import type { Picture, ReplayStep } from "./gen/tabletop/v1/gateway_pb";
 import { Gateway } from "./gen/tabletop/v1/gateway_pb";
 import { PictureMoves } from "./onboard";
 import { paramsOf, withParams } from "./params";
+import { session } from "./player";
 import { boardImageUrl } from "./picture";
 import { sanitizeSvg } from "./sanitize";
 import { TalkPanel, showReplayTalk } from "./talk";
@@ -28,6 +29,11 @@ function $<T extends HTMLElement>(id: string): T {
 
 function auth(token: string | undefined): { headers: Record<string, string> } {
   return { headers: token ? { authorization: `Bearer ${token}` } : {} };
+}
+
+/** The player's session as headers: the lobby's calls are the player's own. */
+async function asPlayer(): Promise<{ headers: Record<string, string> }> {
+  return auth((await session(gateway)).accessToken);
 }
 
 function say(message: string): void {
@@ -80,7 +86,10 @@ function setUpLobby(): void {
   $("spectate-button").addEventListener("click", () => {
     void spectate($<HTMLInputElement>("join-match").value.trim());
   });
-  $("refresh").addEventListener("click", () => void listMatches());
+  $("refresh").addEventListener("click", () => {
+    void listMatches();
+    void listMine();
+  });
 }
 
 async function createMatch(): Promise<void> {
@@ -93,16 +102,19 @@ async function createMatch(): Promise<void> {
     options[key.trim()] = value.join("=").trim();
   }
   try {
-    const reply = await gateway.createMatch({
-      game: $<HTMLSelectElement>("create-game").value,
-      players,
-      bots,
-      // every bot seat at the chosen level: the bots service plays seats with a level
-      botLevels: Object.fromEntries(bots.map((seat) => [seat, level])),
-      options,
-      private: $<HTMLInputElement>("create-private").checked,
-      commandId: randomId(),
-    });
+    const reply = await gateway.createMatch(
+      {
+        game: $<HTMLSelectElement>("create-game").value,
+        players,
+        bots,
+        // every bot seat at the chosen level: the bots service plays seats with a level
+        botLevels: Object.fromEntries(bots.map((seat) => [seat, level])),
+        options,
+        private: $<HTMLInputElement>("create-private").checked,
+        commandId: randomId(),
+      },
+      await asPlayer(),
+    );
     saveTokens(reply.matchId, { ...loadTokens(reply.matchId), creator: reply.creatorToken });
     $<HTMLInputElement>("join-match").value = reply.matchId;
     const created = $("created");
@@ -112,6 +124,7 @@ async function createMatch(): Promise<void> {
     }
     say(`Created a ${$<HTMLSelectElement>("create-game").value} match`);
     void listMatches();
+    void listMine();
   } catch (error) {
     say(`Could not create the match: ${describeError(error)}`);
   }
@@ -120,9 +133,10 @@ async function createMatch(): Promise<void> {
 async function joinSeat(matchId: string, seat: string): Promise<void> {
   const tokens = loadTokens(matchId);
   try {
+    // as the player: a free seat, or its own seat again (from this device or another)
     const reply = await gateway.joinMatch(
       { matchId, seat, displayName: $<HTMLInputElement>("join-name").value.trim() },
-      auth(tokens.seatToken ?? tokens.creator),
+      await asPlayer(),
     );
     saveTokens(matchId, { ...tokens, seat: reply.seat, seatToken: reply.token, watching: false });
     openMatch(matchId);
@@ -136,7 +150,7 @@ async function spectate(matchId: string): Promise<void> {
   try {
     const reply = await gateway.joinMatch(
       { matchId, spectate: true },
-      auth(tokens.creator ?? tokens.seatToken),
+      tokens.creator || tokens.seatToken ? auth(tokens.creator ?? tokens.seatToken) : await asPlayer(),
     );
     saveTokens(matchId, { ...tokens, spectator: reply.token, watching: true });
     openMatch(matchId);
@@ -198,6 +212,31 @@ async function listMatches(): Promise<void> {
   }
 }
 
+/** The player's own matches (created or seated in), in play and finished. */
+async function listMine(): Promise<void> {
+  const body = $("my-matches").querySelector("tbody");
+  if (!body) return;
+  try {
+    const reply = await gateway.listMatches({ mine: true, pageSize: LOBBY_PAGE }, await asPlayer());
+    body.replaceChildren();
+    for (const summary of reply.matches) {
+      const row = body.insertRow();
+      row.insertCell().textContent = summary.game;
+      row.insertCell().textContent = summary.matchId;
+      row.insertCell().textContent = statusText(summary.status);
+      row.insertCell().textContent = summary.yourSeats.join(", ") || "—";
+      const open = row.insertCell();
+      for (const seat of summary.yourSeats) {
+        open.append(button(`Play as ${seat}`, () => void joinSeat(summary.matchId, seat)));
+      }
+      open.append(button("Watch", () => void spectate(summary.matchId)));
+    }
+    if (reply.matches.length === 0) body.insertRow().insertCell().textContent = "None yet.";
+  } catch (error) {
+    say(`Could not list your matches: ${describeError(error)}`);
+  }
+}
+
 // -- a match ------------------------------------------------------------------------------
 interface Current {
   matchId: string;
@@ -255,6 +294,7 @@ function showLobby(): void {
   $("match").hidden = true;
   $("lobby").hidden = false;
   void listMatches();
+  void listMine();
 }
 
 // A stream cut short (a gateway restarted, the network dropped) is opened again after a

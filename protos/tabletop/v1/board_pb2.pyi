@@ -124,6 +124,7 @@ class JoinSeatRequest(_message.Message):
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     JOIN_ID_FIELD_NUMBER: _builtins.int
     BY_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat: _builtins.str
     """empty: the first free seat that no bot plays"""
@@ -132,6 +133,10 @@ class JoinSeatRequest(_message.Message):
     """the id of the token the gateway will issue"""
     by: _builtins.str
     """"free" | "holder" | "creator" (what the gateway verified)"""
+    player_id: _builtins.str
+    """the player the gateway verified (empty: none). A seat this player holds is joined
+    again by it ("holder"), from any device; a seat another player holds, never.
+    """
     def __init__(
         self,
         *,
@@ -140,10 +145,11 @@ class JoinSeatRequest(_message.Message):
         display_name: _builtins.str = ...,
         join_id: _builtins.str = ...,
         by: _builtins.str = ...,
+        player_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "display_name", b"display_name", "join_id", b"join_id", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "display_name", b"display_name", "join_id", b"join_id", "match_id", b"match_id", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -23,6 +23,141 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class AuthenticateRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEVICE_FIELD_NUMBER: _builtins.int
+    EXTERNAL_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def device(self) -> Global___DeviceCredential: ...
+    @_builtins.property
+    def external(self) -> Global___ExternalCredential:
+        """Room for an external identity provider (an OIDC ID token, say): UNIMPLEMENTED until
+        one is configured.
+        """
+
+    def __init__(
+        self,
+        *,
+        device: Global___DeviceCredential | None = ...,
+        external: Global___ExternalCredential | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "device", b"device", "external", b"external"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "device", b"device", "external", b"external"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_credential: _TypeAlias = _typing.Literal["device", "external"]  # noqa: Y015
+    _WhichOneofArgType_credential: _TypeAlias = _typing.Literal["credential", b"credential"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_credential) -> _WhichOneofReturnType_credential | None: ...
+
+Global___AuthenticateRequest: _TypeAlias = AuthenticateRequest  # noqa: Y015
+
+@_typing.final
+class DeviceCredential(_message.Message):
+    """A secret the client makes once from a random source and keeps (32 to 128 characters of
+    A-Z a-z 0-9 - _): it is the player, as a device id is in Nakama's device sign-in.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SECRET_FIELD_NUMBER: _builtins.int
+    secret: _builtins.str
+    def __init__(
+        self,
+        *,
+        secret: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["secret", b"secret"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeviceCredential: _TypeAlias = DeviceCredential  # noqa: Y015
+
+@_typing.final
+class ExternalCredential(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROVIDER_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    provider: _builtins.str
+    """e.g. "oidc:https://accounts.example.com" """
+    token: _builtins.str
+    def __init__(
+        self,
+        *,
+        provider: _builtins.str = ...,
+        token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["provider", b"provider", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExternalCredential: _TypeAlias = ExternalCredential  # noqa: Y015
+
+@_typing.final
+class Session(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    ACCESS_TOKEN_FIELD_NUMBER: _builtins.int
+    ACCESS_EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    REFRESH_TOKEN_FIELD_NUMBER: _builtins.int
+    REFRESH_EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    PROVIDER_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """"p-" and 32 hex digits"""
+    access_token: _builtins.str
+    """short-lived: sign calls with it"""
+    access_expires_at: _builtins.int
+    """unix seconds"""
+    refresh_token: _builtins.str
+    """for RefreshSession, once"""
+    refresh_expires_at: _builtins.int
+    """unix seconds"""
+    provider: _builtins.str
+    """who vouched for the player: "device" (or an external provider)"""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        access_token: _builtins.str = ...,
+        access_expires_at: _builtins.int = ...,
+        refresh_token: _builtins.str = ...,
+        refresh_expires_at: _builtins.int = ...,
+        provider: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_expires_at", b"access_expires_at", "access_token", b"access_token", "player_id", b"player_id", "provider", b"provider", "refresh_expires_at", b"refresh_expires_at", "refresh_token", b"refresh_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Session: _TypeAlias = Session  # noqa: Y015
+
+@_typing.final
+class RefreshSessionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REFRESH_TOKEN_FIELD_NUMBER: _builtins.int
+    refresh_token: _builtins.str
+    def __init__(
+        self,
+        *,
+        refresh_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["refresh_token", b"refresh_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RefreshSessionRequest: _TypeAlias = RefreshSessionRequest  # noqa: Y015
+
+@_typing.final
 class OpenMatchRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -136,7 +271,7 @@ class OpenMatchReply(_message.Message):
     match_id: _builtins.str
     version: _builtins.int
     creator_token: _builtins.str
-    """joins any seat of this match, also one joined before"""
+    """takes a free seat of this match; sees it as a spectator"""
     seat_token: _builtins.str
     """the seat's token when the request took a seat"""
     seat_token_expires_at: _builtins.int
@@ -231,6 +366,7 @@ class ListMatchesRequest(_message.Message):
     STATUS_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    MINE_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """empty: every game"""
     status: _match_pb2.MatchStatus.ValueType
@@ -239,6 +375,10 @@ class ListMatchesRequest(_message.Message):
     """0: 50; at most 200"""
     page_token: _builtins.str
     """next_page_token of the previous page"""
+    mine: _builtins.bool
+    """only the caller's matches ("my matches"; a player's access token): those it created
+    or holds a seat of, in play and finished, each with your_seats set
+    """
     def __init__(
         self,
         *,
@@ -246,10 +386,11 @@ class ListMatchesRequest(_message.Message):
         status: _match_pb2.MatchStatus.ValueType = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        mine: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "page_size", b"page_size", "page_token", b"page_token", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "mine", b"mine", "page_size", b"page_size", "page_token", b"page_token", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -265,7 +406,7 @@ class ListMatchesReply(_message.Message):
     """empty on the last page"""
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.MatchSummary]:
-        """public matches, and the token's own match"""
+        """public matches, and the caller's own (the token's match; a player's matches)"""
 
     def __init__(
         self,

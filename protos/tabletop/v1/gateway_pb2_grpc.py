@@ -33,12 +33,19 @@ class GatewayStub:
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
 
-    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
-    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
-    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
-    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
-    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
-    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
+    Identity: a player (a person, a bot, a script) signs up once with Authenticate (a device
+    credential: a secret the client makes and keeps) and gets a session: a short-lived
+    access token and a refresh token that RefreshSession trades, once, for a new session.
+    Calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch and
+    JoinMatch take the player's access token: the match's creator and each seat's holder
+    are that player, so the player rejoins its seats from any device with its credential.
+    CreateMatch also returns a creator token; JoinMatch returns a seat token (or a
+    spectator token). A seat token acts and sees for its seat only; a spectator (or no
+    token, or a player's access token, on a public match) sees the spectator view.
+    Refusals: UNAUTHENTICATED (no/expired/tampered token where one is needed, or the wrong
+    kind), PERMISSION_DENIED (a token for another match or seat, a seat another player
+    holds), INVALID_ARGUMENT (a field too long or not printable text), RESOURCE_EXHAUSTED
+    (quota; trailing metadata `retry-after-ms`).
     """
 
     def __init__(self, channel):
@@ -47,6 +54,16 @@ class GatewayStub:
         Args:
             channel: A grpc.Channel.
         """
+        self.Authenticate = channel.unary_unary(
+                '/tabletop.v1.Gateway/Authenticate',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.AuthenticateRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.Session.FromString,
+                _registered_method=True)
+        self.RefreshSession = channel.unary_unary(
+                '/tabletop.v1.Gateway/RefreshSession',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.RefreshSessionRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.Session.FromString,
+                _registered_method=True)
         self.CreateMatch = channel.unary_unary(
                 '/tabletop.v1.Gateway/CreateMatch',
                 request_serializer=tabletop_dot_v1_dot_gateway__pb2.OpenMatchRequest.SerializeToString,
@@ -133,23 +150,51 @@ class GatewayServicer:
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
 
-    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
-    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
-    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
-    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
-    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
-    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
+    Identity: a player (a person, a bot, a script) signs up once with Authenticate (a device
+    credential: a secret the client makes and keeps) and gets a session: a short-lived
+    access token and a refresh token that RefreshSession trades, once, for a new session.
+    Calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch and
+    JoinMatch take the player's access token: the match's creator and each seat's holder
+    are that player, so the player rejoins its seats from any device with its credential.
+    CreateMatch also returns a creator token; JoinMatch returns a seat token (or a
+    spectator token). A seat token acts and sees for its seat only; a spectator (or no
+    token, or a player's access token, on a public match) sees the spectator view.
+    Refusals: UNAUTHENTICATED (no/expired/tampered token where one is needed, or the wrong
+    kind), PERMISSION_DENIED (a token for another match or seat, a seat another player
+    holds), INVALID_ARGUMENT (a field too long or not printable text), RESOURCE_EXHAUSTED
+    (quota; trailing metadata `retry-after-ms`).
     """
 
+    def Authenticate(self, request, context):
+        """A credential -> its player and a session. The same device secret is the same player
+        on any device and any gateway replica. Sign-ins are rate-limited per address.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RefreshSession(self, request, context):
+        """A refresh token -> a new session (a new access token and a new refresh token). Each
+        refresh token is traded once: one presented again closes its session (UNAUTHENTICATED),
+        and the device credential signs in again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CreateMatch(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """With a player's access token: the match, that player its creator. Quotas per player:
+        matches created, and matches not yet started open at once.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def JoinMatch(self, request, context):
-        """A seat token (a free seat; a joined seat again with its token or the creator's), or a
-        spectator token (public match: anyone; private match: a token of the match).
+        """With a player's access token: a seat token (a free seat, or a seat this player holds,
+        again, from any device: the older tokens of the seat stop acting). Or a spectator token
+        (public match: anyone; private match: a token of the match, or one of its players).
+        A seat token of the match still rejoins its own seat, the creator token takes a free one.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -271,6 +316,16 @@ class GatewayServicer:
 
 def add_GatewayServicer_to_server(servicer, server):
     rpc_method_handlers = {
+            'Authenticate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Authenticate,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.AuthenticateRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.Session.SerializeToString,
+            ),
+            'RefreshSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.RefreshSession,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.RefreshSessionRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.Session.SerializeToString,
+            ),
             'CreateMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateMatch,
                     request_deserializer=tabletop_dot_v1_dot_gateway__pb2.OpenMatchRequest.FromString,
@@ -363,13 +418,74 @@ class Gateway:
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
 
-    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
-    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
-    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
-    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
-    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
-    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
+    Identity: a player (a person, a bot, a script) signs up once with Authenticate (a device
+    credential: a secret the client makes and keeps) and gets a session: a short-lived
+    access token and a refresh token that RefreshSession trades, once, for a new session.
+    Calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch and
+    JoinMatch take the player's access token: the match's creator and each seat's holder
+    are that player, so the player rejoins its seats from any device with its credential.
+    CreateMatch also returns a creator token; JoinMatch returns a seat token (or a
+    spectator token). A seat token acts and sees for its seat only; a spectator (or no
+    token, or a player's access token, on a public match) sees the spectator view.
+    Refusals: UNAUTHENTICATED (no/expired/tampered token where one is needed, or the wrong
+    kind), PERMISSION_DENIED (a token for another match or seat, a seat another player
+    holds), INVALID_ARGUMENT (a field too long or not printable text), RESOURCE_EXHAUSTED
+    (quota; trailing metadata `retry-after-ms`).
     """
+
+    @staticmethod
+    def Authenticate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Gateway/Authenticate',
+            tabletop_dot_v1_dot_gateway__pb2.AuthenticateRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RefreshSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Gateway/RefreshSession',
+            tabletop_dot_v1_dot_gateway__pb2.RefreshSessionRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.Session.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
 
     @staticmethod
     def CreateMatch(request,

@@ -34,22 +34,43 @@ class GatewayStub:
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
 
-    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
-    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
-    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
-    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
-    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
-    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
+    Identity: a player (a person, a bot, a script) signs up once with Authenticate (a device
+    credential: a secret the client makes and keeps) and gets a session: a short-lived
+    access token and a refresh token that RefreshSession trades, once, for a new session.
+    Calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch and
+    JoinMatch take the player's access token: the match's creator and each seat's holder
+    are that player, so the player rejoins its seats from any device with its credential.
+    CreateMatch also returns a creator token; JoinMatch returns a seat token (or a
+    spectator token). A seat token acts and sees for its seat only; a spectator (or no
+    token, or a player's access token, on a public match) sees the spectator view.
+    Refusals: UNAUTHENTICATED (no/expired/tampered token where one is needed, or the wrong
+    kind), PERMISSION_DENIED (a token for another match or seat, a seat another player
+    holds), INVALID_ARGUMENT (a field too long or not printable text), RESOURCE_EXHAUSTED
+    (quota; trailing metadata `retry-after-ms`).
     """
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> GatewayAsyncStub: ...
+    Authenticate: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.AuthenticateRequest, _gateway_pb2.Session]
+    """A credential -> its player and a session. The same device secret is the same player
+    on any device and any gateway replica. Sign-ins are rate-limited per address.
+    """
+    RefreshSession: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.RefreshSessionRequest, _gateway_pb2.Session]
+    """A refresh token -> a new session (a new access token and a new refresh token). Each
+    refresh token is traded once: one presented again closes its session (UNAUTHENTICATED),
+    and the device credential signs in again.
+    """
     CreateMatch: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.OpenMatchRequest, _gateway_pb2.OpenMatchReply]
+    """With a player's access token: the match, that player its creator. Quotas per player:
+    matches created, and matches not yet started open at once.
+    """
     JoinMatch: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.JoinMatchRequest, _gateway_pb2.JoinMatchReply]
-    """A seat token (a free seat; a joined seat again with its token or the creator's), or a
-    spectator token (public match: anyone; private match: a token of the match).
+    """With a player's access token: a seat token (a free seat, or a seat this player holds,
+    again, from any device: the older tokens of the seat stop acting). Or a spectator token
+    (public match: anyone; private match: a token of the match, or one of its players).
+    A seat token of the match still rejoins its own seat, the creator token takes a free one.
     """
     ListMatches: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ListMatchesRequest, _gateway_pb2.ListMatchesReply]
     GetView: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _match_pb2.MatchView]
@@ -106,19 +127,40 @@ class GatewayAsyncStub(GatewayStub):
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
 
-    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
-    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
-    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
-    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
-    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
-    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
+    Identity: a player (a person, a bot, a script) signs up once with Authenticate (a device
+    credential: a secret the client makes and keeps) and gets a session: a short-lived
+    access token and a refresh token that RefreshSession trades, once, for a new session.
+    Calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch and
+    JoinMatch take the player's access token: the match's creator and each seat's holder
+    are that player, so the player rejoins its seats from any device with its credential.
+    CreateMatch also returns a creator token; JoinMatch returns a seat token (or a
+    spectator token). A seat token acts and sees for its seat only; a spectator (or no
+    token, or a player's access token, on a public match) sees the spectator view.
+    Refusals: UNAUTHENTICATED (no/expired/tampered token where one is needed, or the wrong
+    kind), PERMISSION_DENIED (a token for another match or seat, a seat another player
+    holds), INVALID_ARGUMENT (a field too long or not printable text), RESOURCE_EXHAUSTED
+    (quota; trailing metadata `retry-after-ms`).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
+    Authenticate: _aio.UnaryUnaryMultiCallable[_gateway_pb2.AuthenticateRequest, _gateway_pb2.Session]  # type: ignore[assignment]
+    """A credential -> its player and a session. The same device secret is the same player
+    on any device and any gateway replica. Sign-ins are rate-limited per address.
+    """
+    RefreshSession: _aio.UnaryUnaryMultiCallable[_gateway_pb2.RefreshSessionRequest, _gateway_pb2.Session]  # type: ignore[assignment]
+    """A refresh token -> a new session (a new access token and a new refresh token). Each
+    refresh token is traded once: one presented again closes its session (UNAUTHENTICATED),
+    and the device credential signs in again.
+    """
     CreateMatch: _aio.UnaryUnaryMultiCallable[_gateway_pb2.OpenMatchRequest, _gateway_pb2.OpenMatchReply]  # type: ignore[assignment]
+    """With a player's access token: the match, that player its creator. Quotas per player:
+    matches created, and matches not yet started open at once.
+    """
     JoinMatch: _aio.UnaryUnaryMultiCallable[_gateway_pb2.JoinMatchRequest, _gateway_pb2.JoinMatchReply]  # type: ignore[assignment]
-    """A seat token (a free seat; a joined seat again with its token or the creator's), or a
-    spectator token (public match: anyone; private match: a token of the match).
+    """With a player's access token: a seat token (a free seat, or a seat this player holds,
+    again, from any device: the older tokens of the seat stop acting). Or a spectator token
+    (public match: anyone; private match: a token of the match, or one of its players).
+    A seat token of the match still rejoins its own seat, the creator token takes a free one.
     """
     ListMatches: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ListMatchesRequest, _gateway_pb2.ListMatchesReply]  # type: ignore[assignment]
     GetView: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _match_pb2.MatchView]  # type: ignore[assignment]
@@ -174,20 +216,51 @@ class GatewayServicer(metaclass=_abc_1.ABCMeta):
     """The public API: lobby, actions, views (per viewer), live updates and replay.
     It never decides a rule: commands go to the board, views come from the projector.
 
-    Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
-    returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
-    token acts and sees for its seat only; a spectator (or no token, on a public match) sees
-    the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
-    needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
-    too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
+    Identity: a player (a person, a bot, a script) signs up once with Authenticate (a device
+    credential: a secret the client makes and keeps) and gets a session: a short-lived
+    access token and a refresh token that RefreshSession trades, once, for a new session.
+    Calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch and
+    JoinMatch take the player's access token: the match's creator and each seat's holder
+    are that player, so the player rejoins its seats from any device with its credential.
+    CreateMatch also returns a creator token; JoinMatch returns a seat token (or a
+    spectator token). A seat token acts and sees for its seat only; a spectator (or no
+    token, or a player's access token, on a public match) sees the spectator view.
+    Refusals: UNAUTHENTICATED (no/expired/tampered token where one is needed, or the wrong
+    kind), PERMISSION_DENIED (a token for another match or seat, a seat another player
+    holds), INVALID_ARGUMENT (a field too long or not printable text), RESOURCE_EXHAUSTED
+    (quota; trailing metadata `retry-after-ms`).
     """
+
+    @_abc_1.abstractmethod
+    def Authenticate(
+        self,
+        request: _gateway_pb2.AuthenticateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.Session, _abc.Awaitable[_gateway_pb2.Session]]:
+        """A credential -> its player and a session. The same device secret is the same player
+        on any device and any gateway replica. Sign-ins are rate-limited per address.
+        """
+
+    @_abc_1.abstractmethod
+    def RefreshSession(
+        self,
+        request: _gateway_pb2.RefreshSessionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.Session, _abc.Awaitable[_gateway_pb2.Session]]:
+        """A refresh token -> a new session (a new access token and a new refresh token). Each
+        refresh token is traded once: one presented again closes its session (UNAUTHENTICATED),
+        and the device credential signs in again.
+        """
 
     @_abc_1.abstractmethod
     def CreateMatch(
         self,
         request: _gateway_pb2.OpenMatchRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_gateway_pb2.OpenMatchReply, _abc.Awaitable[_gateway_pb2.OpenMatchReply]]: ...
+    ) -> _typing.Union[_gateway_pb2.OpenMatchReply, _abc.Awaitable[_gateway_pb2.OpenMatchReply]]:
+        """With a player's access token: the match, that player its creator. Quotas per player:
+        matches created, and matches not yet started open at once.
+        """
 
     @_abc_1.abstractmethod
     def JoinMatch(
@@ -195,8 +268,10 @@ class GatewayServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.JoinMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.JoinMatchReply, _abc.Awaitable[_gateway_pb2.JoinMatchReply]]:
-        """A seat token (a free seat; a joined seat again with its token or the creator's), or a
-        spectator token (public match: anyone; private match: a token of the match).
+        """With a player's access token: a seat token (a free seat, or a seat this player holds,
+        again, from any device: the older tokens of the seat stop acting). Or a spectator token
+        (public match: anyone; private match: a token of the match, or one of its players).
+        A seat token of the match still rejoins its own seat, the creator token takes a free one.
         """
 
     @_abc_1.abstractmethod

@@ -254,6 +254,7 @@ class MatchSummary(_message.Message):
     STARTED_FIELD_NUMBER: _builtins.int
     OPEN_UNTIL_FIELD_NUMBER: _builtins.int
     BOT_LEVELS_FIELD_NUMBER: _builtins.int
+    YOUR_SEATS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     status: Global___MatchStatus.ValueType
@@ -283,6 +284,10 @@ class MatchSummary(_message.Message):
     def bot_levels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """bot seat -> its level (easy, medium, hard)"""
 
+    @_builtins.property
+    def your_seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """in a player's ListMatches: the seats that player holds (empty: it created the match)"""
+
     def __init__(
         self,
         *,
@@ -300,10 +305,11 @@ class MatchSummary(_message.Message):
         started: _builtins.bool = ...,
         open_until: _builtins.int = ...,
         bot_levels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        your_seats: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["next", b"next"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_levels", b"bot_levels", "bots", b"bots", "end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "open_until", b"open_until", "players", b"players", "private", b"private", "results", b"results", "seats", b"seats", "started", b"started", "status", b"status", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_levels", b"bot_levels", "bots", b"bots", "end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "open_until", b"open_until", "players", b"players", "private", b"private", "results", b"results", "seats", b"seats", "started", b"started", "status", b"status", "version", b"version", "your_seats", b"your_seats"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -339,12 +345,38 @@ class ViewUpdate(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class HoldersEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     SUMMARY_FIELD_NUMBER: _builtins.int
     SEAT_TOKENS_FIELD_NUMBER: _builtins.int
     PROVENANCE_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
+    CREATOR_FIELD_NUMBER: _builtins.int
+    HOLDERS_FIELD_NUMBER: _builtins.int
     state: _builtins.bytes
     """the engine state at summary.version, as services.adapters.projection encodes it"""
+    creator: _builtins.str
+    """who is in the match (not served to clients): its creator and each joined seat's
+    holder, by player id (empty for a creator or seat from before players)
+    """
     @_builtins.property
     def summary(self) -> Global___MatchSummary: ...
     @_builtins.property
@@ -355,6 +387,8 @@ class ViewUpdate(_message.Message):
 
     @_builtins.property
     def provenance(self) -> Global___Provenance: ...
+    @_builtins.property
+    def holders(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     def __init__(
         self,
         *,
@@ -362,10 +396,12 @@ class ViewUpdate(_message.Message):
         seat_tokens: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         provenance: Global___Provenance | None = ...,
         state: _builtins.bytes = ...,
+        creator: _builtins.str = ...,
+        holders: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["provenance", b"provenance", "summary", b"summary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["provenance", b"provenance", "seat_tokens", b"seat_tokens", "state", b"state", "summary", b"summary"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["creator", b"creator", "holders", b"holders", "provenance", b"provenance", "seat_tokens", b"seat_tokens", "state", b"state", "summary", b"summary"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -314,7 +314,7 @@ class MatchLobby(_message.Message):
     private: _builtins.bool
     """unlisted: ListMatches shows it only to its own players"""
     creator: _builtins.str
-    """the creator's client id (a token subject, not a person)"""
+    """the creator: a player id (before players: a client id)"""
     open_s: _builtins.int
     """seconds the lobby stays open after its last seat event until every seat is joined;
     then its board ends it (MatchEnded.expired). 0: it never closes.
@@ -358,14 +358,17 @@ class SeatJoined(_message.Message):
     JOIN_ID_FIELD_NUMBER: _builtins.int
     BY_FIELD_NUMBER: _builtins.int
     OPEN_UNTIL_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
     seat: _builtins.str
     display_name: _builtins.str
     join_id: _builtins.str
     """the id of the token issued for it"""
     by: _builtins.str
-    """"free" (a free seat), "holder" (with the seat's token), "creator" """
+    """"free" (a free seat), "holder" (its holder again), "creator" """
     open_until: _builtins.int
     """the lobby's new closing time (unix seconds; 0 once started)"""
+    player_id: _builtins.str
+    """the player who holds the seat now (empty before players)"""
     def __init__(
         self,
         *,
@@ -374,10 +377,11 @@ class SeatJoined(_message.Message):
         join_id: _builtins.str = ...,
         by: _builtins.str = ...,
         open_until: _builtins.int = ...,
+        player_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "display_name", b"display_name", "join_id", b"join_id", "open_until", b"open_until", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "display_name", b"display_name", "join_id", b"join_id", "open_until", b"open_until", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 def add_to(sub: Subcommands) -> None:
     matches = sub.add_parser("matches", help="list matches")
     matches.add_argument("--game")
+    matches.add_argument(
+        "--mine", action="store_true", help="only your matches (created or seated in)"
+    )
     matches.add_argument("--json", action="store_true")
     matches.set_defaults(func=cmd_matches)
 
@@ -28,7 +31,9 @@ def add_to(sub: Subcommands) -> None:
 
 
 def cmd_matches(args: argparse.Namespace) -> int:
-    reply = client_for(args).stub.ListMatches(gateway_pb2.ListMatchesRequest(game=args.game or ""))
+    reply = client_for(args).stub.ListMatches(
+        gateway_pb2.ListMatchesRequest(game=args.game or "", mine=args.mine)
+    )
     rows = [json_format.MessageToDict(m, preserving_proto_field_name=True) for m in reply.matches]
     if args.json:
         print(json.dumps(rows))
@@ -42,6 +47,7 @@ def cmd_matches(args: argparse.Namespace) -> int:
             print(
                 f"{m.match_id}  {m.game:10s} {status:8s} v{m.version:<5d} {m.end_reason}"
                 + (f"  bots: {bots}" if bots else "")
+                + (f"  your seats: {', '.join(m.your_seats)}" if m.your_seats else "")
             )
     return 0
 

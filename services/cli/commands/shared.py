@@ -4,11 +4,13 @@ options describe, ``KEY=VALUE`` game options and game names as typed."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from services.cli.client import GatewayClient, TokenStore
+from services.cli.session import Credential, default_path
 from services.common.config import DEFAULT_PORTS
 
 if TYPE_CHECKING:
@@ -37,5 +39,9 @@ def game_options(pairs: list[str]) -> dict[str, str]:
 
 
 def client_for(args: argparse.Namespace) -> GatewayClient:
-    """A gateway client with the tokens this user kept (TLS when asked)."""
-    return GatewayClient(args.gateway, args.tls, args.ca, TokenStore.default())
+    """A gateway client signed in as this user's player, with the tokens this user kept
+    (TLS when asked)."""
+    path = Path(args.credentials) if getattr(args, "credentials", None) else default_path()
+    return GatewayClient(
+        args.gateway, args.tls, args.ca, TokenStore.default(), credential=Credential.load(path)
+    )

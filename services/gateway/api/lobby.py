@@ -1,20 +1,27 @@
 """The lobby: opening a match (CreateMatch), taking a seat or a spectator's place
-(JoinMatch) and listing matches (ListMatches).
+(JoinMatch) and listing matches (ListMatches, "my matches" with ``mine``).
 
-Quotas and input bounds apply before anything is forwarded, so a refusal never reaches
-the board and appends nothing. Seats are board events (services/board/lobby.py): the
-board decides whether a claim on a seat holds, the gateway says who claims it.
+A match is created and its seats taken by a player (its session's access token,
+services/gateway/api/players.py): the creator and each seat's holder are recorded as that
+player, who joins its seats again from any device. Quotas are per player (creates and
+joins; matches it created that have not started), with a quota per address behind them
+(as sign-ins are per address). Quotas and input bounds apply before anything is
+forwarded, so a refusal never reaches the board and appends nothing. Seats are board
+events (services/board/lobby.py): the board decides whether a claim on a seat holds, the
+gateway says who claims it.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections import Counter
 
 import grpc
 
 from services.bots.levels import levels_for
 from services.games.registry import all_games
-from services.gateway.access import Access, check_bounds
+from services.gateway.access import Access, Caller, check_bounds
 from services.gateway.auth import (
     MAX_GAME,
     MAX_ID,
@@ -37,7 +44,7 @@ from services.gateway.inplay import MatchesInPlay
 from services.gateway.inputs import BadInput, check_name
 from services.gateway.refusals import Refused, exhausted, relay, within_quota
 from services.gateway.viewstore import ViewStore
-from tabletop.v1 import board_pb2, gateway_pb2, platform_events_pb2
+from tabletop.v1 import board_pb2, gateway_pb2, match_pb2, platform_events_pb2
 
 #: how long a spectator's join waits for the first view of a match it does not know yet
 NEW_MATCH_GRACE_S = 10.0
@@ -46,6 +53,19 @@ DEFAULT_PAGE = 50
 MAX_PAGE = 200
 #: a create's command id is its proof of a retry: long enough not to be guessed
 MIN_COMMAND_ID = 16
+SIGN_IN_FIRST = (
+    "sign in first (Authenticate with a device credential) and call with your session's "
+    "access token"
+)
+
+
+def _member(update: match_pb2.ViewUpdate | None, player: str) -> bool:
+    """The player created the match or holds one of its seats."""
+    return update is not None and (update.creator == player or player in update.holders.values())
+
+
+def _created_by(update: match_pb2.ViewUpdate | None, player: str) -> bool:
+    return update is not None and update.creator == player
 
 
 def _invalid(message: str) -> Refused:
@@ -73,6 +93,8 @@ class LobbyRpcs:
         creates: Quota,
         in_play: MatchesInPlay,
         lobby_ttl_s: int,
+        address_creates: Quota,
+        max_open_lobbies: int,
         bots: BotsCredential | None = None,
     ) -> None:
         self._commands = commands
@@ -80,18 +102,65 @@ class LobbyRpcs:
         self._access = access
         self._tokens = tokens
         self._key = key
-        #: matches and joins per client address
+        #: creates and joins per player, and per client address behind it
         self._creates = creates
+        self._address_creates = address_creates
+        #: matches a player created that have not started, at once (0: no bound), and the
+        #: creates of each player under way (not seen in the views yet)
+        self._max_open_lobbies = max_open_lobbies
+        self._creating: Counter[str] = Counter()
         self._in_play = in_play
         #: a match's lobby closes this long after its last seat event unless it started
         self._lobby_ttl_s = lobby_ttl_s
         self._bots = bots or BotsCredential(b"")
 
+    def _within_quotas(self, caller: Caller, player: str) -> None:
+        """The player's quota of creates and joins, then its address's (which many players
+        made at one address share)."""
+        within_quota(self._creates, player)
+        within_quota(self._address_creates, caller.host)
+
+    def _open_lobbies(self, player: str) -> list[match_pb2.MatchSummary]:
+        """The player's matches that have not started nor ended."""
+        return [
+            s
+            for s in self._views.summaries()
+            if not s.started
+            and s.status != match_pb2.MATCH_STATUS_FINISHED
+            and _created_by(self._views.latest(s.match_id), player)
+        ]
+
+    def _within_open_lobbies(self, player: str) -> None:
+        """RESOURCE_EXHAUSTED when the player has as many matches waiting for players as
+        it may: it may create again when the first of them closes (or starts sooner)."""
+        if not self._max_open_lobbies:
+            return
+        waiting = self._open_lobbies(player)
+        if len(waiting) + self._creating[player] < self._max_open_lobbies:
+            return
+        closing = [s.open_until for s in waiting if s.open_until]
+        wait_s = max(1.0, min(closing) - time.time()) if closing else 0.0
+        if not wait_s:
+            raise Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"you have {self._max_open_lobbies} matches waiting for players; start or "
+                "finish one first",
+            )
+        retry_ms = int(wait_s * 1000)
+        raise Refused(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"you have {self._max_open_lobbies} matches waiting for players; the first of "
+            f"them closes unless joined in {int(wait_s + 0.999)} s (or start one sooner)",
+            (("retry-after-ms", str(retry_ms)),),
+        )
+
     async def create(
         self, request: gateway_pb2.OpenMatchRequest, call: Call
     ) -> gateway_pb2.OpenMatchReply:
-        claims = call.caller.claims
-        within_quota(self._creates, call.caller.host)
+        player = call.caller.player
+        if player is None:
+            raise Refused(grpc.StatusCode.UNAUTHENTICATED, SIGN_IN_FIRST)
+        self._within_quotas(call.caller, player)
         try:
             bounded("game", request.game, MAX_GAME)
             bounded("command_id", request.command_id, MAX_ID)
@@ -126,9 +195,9 @@ class LobbyRpcs:
             raise _invalid(
                 f"command_id must have at least {MIN_COMMAND_ID} random characters (or none)"
             )
-        ids = creation(self._key, request.command_id or uuid.uuid4().hex)
+        ids = creation(self._key, player, request.command_id or uuid.uuid4().hex)
         match_id = ids.match_id
-        subject = claims.subject if claims is not None else ids.subject
+        subject = player
         forwarded = board_pb2.CreateMatchRequest(
             game=request.game,
             players=players,
@@ -150,12 +219,17 @@ class LobbyRpcs:
                     display_name=request.display_name or request.seat,
                     join_id=ids.join_id,
                     by="creator",
+                    player_id=player,
                 )
             )
         board = self._commands.shard(match_id).board
+        retried = self._views.latest(match_id) is not None
+        if not retried:
+            self._within_open_lobbies(player)
         full = self._in_play.reserve(match_id)
         if full is not None:
             raise exhausted(full)
+        self._creating[player] += 1
         try:
             reply = await self._commands.admitted(
                 match_id, lambda: board.CreateMatch(forwarded), new_match=True
@@ -163,6 +237,10 @@ class LobbyRpcs:
         except BaseException:
             self._in_play.release(match_id)
             raise
+        finally:
+            self._creating[player] -= 1
+            if not self._creating[player]:
+                del self._creating[player]
         self._commands.show(reply.view_update)
         token, _ = self._tokens.issue(match_id, Role.CREATOR, subject)
         opened = gateway_pb2.OpenMatchReply(
@@ -186,9 +264,8 @@ class LobbyRpcs:
         self, request: gateway_pb2.JoinMatchRequest, call: Call
     ) -> gateway_pb2.JoinMatchReply:
         claims = call.caller.claims
-        bots = self._bots.presented(call)  # one client for every bot seat: no quota per host
-        if not bots:
-            within_quota(self._creates, call.caller.host)
+        # the bots service: one client for every bot seat (no quota), and those seats only
+        bots = self._bots.presented(call)
         check_bounds(("match_id", request.match_id), ("seat", request.seat))
         try:
             bounded("display_name", request.display_name, MAX_NAME)
@@ -196,11 +273,15 @@ class LobbyRpcs:
             raise _invalid(str(long)) from long
         _names(("display_name", [request.display_name]))
         own = claims is not None and claims.match_id == request.match_id
-        subject = claims.subject if claims is not None else uuid.uuid4().hex
+        player = call.caller.player
         if request.spectate:
+            within_quota(self._address_creates, call.caller.host)
+            subject = claims.subject if claims is not None else uuid.uuid4().hex
             if not own:
                 await self._views.wait_for(request.match_id, 1, NEW_MATCH_GRACE_S)
-                if not self._access.public(request.match_id):
+                if not self._access.public(request.match_id) and not (
+                    player is not None and self._access.member(player, request.match_id)
+                ):
                     raise Refused(
                         grpc.StatusCode.PERMISSION_DENIED,
                         "only its players can let you watch a private match",
@@ -212,19 +293,27 @@ class LobbyRpcs:
                 expires_at=issued.expires_at,
                 version=update.summary.version if update is not None else 0,
             )
-        by = "free"
-        if own and claims is not None and claims.role == Role.CREATOR:
-            by = "creator"
-        elif (
-            own
-            and claims is not None
-            and claims.role == Role.SEAT
-            and request.seat in ("", claims.seat)
-        ):
-            by = "holder"
-            request.seat = claims.seat
+        # Who claims the seat: a player (its session: a free seat, or its own again), the
+        # seat's own token (its holder again), or the creator's token (a free seat, for a
+        # hot seat or bots; no player's claim: a creator token passed on takes no one's
+        # seat). A spectator's token is no one's claim: it may have been passed on.
         if bots:
-            by = "bots"
+            by, claimant, subject = "bots", "", "bots"
+        elif claims is None:
+            raise Refused(grpc.StatusCode.UNAUTHENTICATED, SIGN_IN_FIRST)
+        elif player is not None:
+            by, claimant = "free", player
+        elif own and claims.role == Role.SEAT and request.seat in ("", claims.seat):
+            by, claimant = "holder", claims.subject
+            request.seat = claims.seat
+        elif own and claims.role == Role.CREATOR:
+            by, claimant = "creator", ""
+        else:
+            raise Refused(grpc.StatusCode.UNAUTHENTICATED, SIGN_IN_FIRST)
+        if not bots:
+            assert claims is not None
+            subject = claims.subject
+            self._within_quotas(call.caller, subject)
         token_id = uuid.uuid4().hex
         joined = await relay(
             self._commands.shard(request.match_id).lobby.JoinSeat(
@@ -234,6 +323,7 @@ class LobbyRpcs:
                     display_name=request.display_name or request.seat,
                     join_id=token_id,
                     by=by,
+                    player_id=claimant,
                 )
             )
         )
@@ -250,6 +340,16 @@ class LobbyRpcs:
             token=token, seat=joined.seat, expires_at=issued.expires_at, version=joined.version
         )
 
+    def _with_your_seats(
+        self, summary: match_pb2.MatchSummary, player: str
+    ) -> match_pb2.MatchSummary:
+        update = self._views.latest(summary.match_id)
+        held = update.holders if update is not None else {}
+        mine = match_pb2.MatchSummary()
+        mine.CopyFrom(summary)  # the store's copy stays as every caller sees it
+        mine.your_seats.extend(p for p in summary.players if held.get(p) == player)
+        return mine
+
     async def list_matches(
         self, request: gateway_pb2.ListMatchesRequest, call: Call
     ) -> gateway_pb2.ListMatchesReply:
@@ -259,21 +359,39 @@ class LobbyRpcs:
             bounded("page_token", request.page_token, MAX_PAGE_TOKEN)
         except TooLong as long:
             raise _invalid(str(long)) from long
-        mine = claims.match_id if claims is not None else None
+        player = call.caller.player
         bots = self._bots.presented(call)
+        if request.mine and player is None:
+            raise Refused(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "your matches are listed with your session's access token (Authenticate)",
+            )
+        own_match = claims.match_id if claims is not None else None
         size = min(request.page_size or DEFAULT_PAGE, MAX_PAGE)
+
+        def shown(summary: match_pb2.MatchSummary) -> bool:
+            if bots:  # to the bots service only the matches it plays seats of, private too
+                return has_bot_seats(summary)
+            if request.mine:
+                return _member(self._views.latest(summary.match_id), player or "")
+            if not summary.private or summary.match_id == own_match:
+                return True
+            return player is not None and _member(self._views.latest(summary.match_id), player)
+
         matches = sorted(
             (
                 s
                 for s in self._views.summaries()
-                if (has_bot_seats(s) if bots else (not s.private or s.match_id == mine))
-                and (not request.game or s.game == request.game)
+                if (not request.game or s.game == request.game)
                 and (not request.status or s.status == request.status)
                 and s.match_id > request.page_token
+                and shown(s)
             ),
             key=lambda s: s.match_id,
         )
         page = matches[:size]
+        if request.mine:
+            page = [self._with_your_seats(s, player or "") for s in page]
         more = len(matches) > size
         return gateway_pb2.ListMatchesReply(
             matches=page, next_page_token=page[-1].match_id if more else ""

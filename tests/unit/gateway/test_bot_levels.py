@@ -24,7 +24,7 @@ from services.projector import folder
 from services.projector.folder import decode_record, encode_record
 from tabletop.v1 import board_pb2, gateway_pb2
 from tabletop.v1 import platform_events_pb2 as pe
-from tests.unit.fakes import Aborted, FakeContext, Served
+from tests.unit.fakes import Aborted, Served, player_context
 from tests.unit.gateway.test_scoring_and_gateway import CONFIG
 from tests.unit.projector.test_projector_fold import CAUSE
 
@@ -56,7 +56,7 @@ def _opening(**levels: str) -> gateway_pb2.OpenMatchRequest:
 
 async def test_the_gateway_hands_the_levels_to_the_board_with_the_lobby() -> None:
     gateway, board = _gateway()
-    await gateway.CreateMatch(_opening(**LEVELS), FakeContext())
+    await gateway.CreateMatch(_opening(**LEVELS), player_context(CONFIG.token_key))
     (forwarded,) = board.created
     assert dict(forwarded.lobby.bot_levels) == LEVELS
     assert list(forwarded.lobby.bots) == ["ann", "bo"]
@@ -75,7 +75,7 @@ async def test_a_level_that_is_not_offered_or_not_a_bot_s_is_refused(
 ) -> None:
     gateway, board = _gateway()
     with pytest.raises(Aborted) as refused:
-        await gateway.CreateMatch(_opening(**levels), FakeContext())
+        await gateway.CreateMatch(_opening(**levels), player_context(CONFIG.token_key))
     assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert reason in refused.value.details and "x" * 100 not in refused.value.details
     assert board.created == []

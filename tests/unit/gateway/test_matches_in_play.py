@@ -20,7 +20,7 @@ from services.gateway.service import GatewayService
 from services.gateway.shards import Shard
 from services.gateway.viewstore import ViewStore
 from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
-from tests.unit.fakes import Aborted, FakeContext, Served
+from tests.unit.fakes import Aborted, Served, player_context
 from tests.unit.gateway.test_admission import Clock
 from tests.unit.gateway.test_scoring_and_gateway import CONFIG
 
@@ -273,8 +273,8 @@ async def test_the_gateway_refuses_create_match_past_the_bound_and_forwards_noth
     def opening() -> gateway_pb2.OpenMatchRequest:
         return gateway_pb2.OpenMatchRequest(game="crashland", players=["ann"])
 
-    first = await service.CreateMatch(opening(), FakeContext())
-    refused = FakeContext()
+    first = await service.CreateMatch(opening(), player_context(CONFIG.token_key))
+    refused = player_context(CONFIG.token_key)
     with pytest.raises(Aborted) as aborted:
         await service.CreateMatch(opening(), refused)
     assert aborted.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -282,5 +282,5 @@ async def test_the_gateway_refuses_create_match_past_the_bound_and_forwards_noth
     assert int(dict(refused.trailing)["retry-after-ms"]) > 0
     assert board.created == [first.match_id]
     await views.put(summary(first.match_id, finished=True))
-    await service.CreateMatch(opening(), FakeContext())
+    await service.CreateMatch(opening(), player_context(CONFIG.token_key))
     assert len(board.created) == 2

@@ -183,10 +183,11 @@ class _FrozenDatetime:
 
 
 def test_a_retried_create_derives_the_same_ids_which_do_not_reveal_its_command_id() -> None:
-    first, again = creation(KEY, RANDOM), creation(KEY, RANDOM)
+    first, again = creation(KEY, "p", RANDOM), creation(KEY, "p", RANDOM)
     assert first == again
-    assert creation(KEY, RANDOM[::-1]).match_id != first.match_id
-    assert creation(b"o" * 32, RANDOM).match_id != first.match_id
+    assert creation(KEY, "p", RANDOM[::-1]).match_id != first.match_id
+    assert creation(b"o" * 32, "p", RANDOM).match_id != first.match_id
+    assert creation(KEY, "q", RANDOM).match_id != first.match_id  # another player's
     assert RANDOM not in first.command_id and first.command_id.startswith("create:")
 
 

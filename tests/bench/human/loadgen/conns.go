@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -48,6 +51,25 @@ var dialOptions = []grpc.DialOption{
 	grpc.WithWriteBufferSize(8 << 10),
 	grpc.WithSharedWriteBuffer(true),
 	grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(16 << 20)),
+}
+
+// signedIn is ctx carrying a new player's session: a person signs up (a device credential
+// of its own, as the web and the CLI clients make on first use) before it creates a match
+// or takes a seat. One player per person: its limits are its own.
+func (who *person) signedIn(ctx context.Context) (context.Context, error) {
+	secret := make([]byte, 24)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	session, err := who.gw.Authenticate(ctx, &pb.AuthenticateRequest{
+		Credential: &pb.AuthenticateRequest_Device{
+			Device: &pb.DeviceCredential{Secret: hex.EncodeToString(secret)},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return withToken(ctx, session.GetAccessToken()), nil
 }
 
 func (p *Pool) Get() (*person, error) {

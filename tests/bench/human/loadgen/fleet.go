@@ -160,9 +160,10 @@ func (t *table) match() *match {
 	return t.current
 }
 
-// setup creates a match as its people would: the first seat creates it and sits at once,
-// each other seat joins its free seat with no token (a public table), each spectator
-// joins as one; then every stream opens and shows its first view.
+// setup creates a match as its people would: each person a player of its own (signed up
+// first), the first seat creates it and sits at once, each other seat joins its free seat
+// (a public table), each spectator joins as one; then every stream opens and shows its
+// first view.
 func (f *Fleet) setup(ctx context.Context, game string) (*match, *pb.GetLegalActionsReply, error) {
 	select {
 	case f.setups <- struct{}{}:
@@ -189,24 +190,37 @@ func (f *Fleet) setup(ctx context.Context, game string) (*match, *pb.GetLegalAct
 	if err != nil {
 		return fail(err)
 	}
+	var opened *pb.OpenMatchReply
 	callCtx, done := call()
-	created, err := creator.gw.CreateMatch(callCtx, &pb.OpenMatchRequest{
-		Game: game, Players: players, CommandId: commandID(), Seat: players[0],
-	})
+	signed, err := creator.signedIn(callCtx)
+	if err == nil {
+		var created *pb.OpenMatchReply
+		created, err = creator.gw.CreateMatch(signed, &pb.OpenMatchRequest{
+			Game: game, Players: players, CommandId: commandID(), Seat: players[0],
+		})
+		opened = created
+	}
 	done()
 	if err != nil {
 		f.pool.Put(creator)
 		return fail(err)
 	}
-	m.id = created.GetMatchId()
-	m.add(players[0], creator, created.GetSeatToken())
+	m.id = opened.GetMatchId()
+	m.add(players[0], creator, opened.GetSeatToken())
 	join := func(request *pb.JoinMatchRequest) error {
 		who, err := f.pool.Get()
 		if err != nil {
 			return err
 		}
 		callCtx, done := call()
-		joined, err := who.gw.JoinMatch(callCtx, request)
+		signed := callCtx // a spectator needs no player (a public table)
+		if !request.GetSpectate() {
+			signed, err = who.signedIn(callCtx)
+		}
+		var joined *pb.JoinMatchReply
+		if err == nil {
+			joined, err = who.gw.JoinMatch(signed, request)
+		}
 		done()
 		if err != nil {
 			f.pool.Put(who)
@@ -234,7 +248,7 @@ func (f *Fleet) setup(ctx context.Context, game string) (*match, *pb.GetLegalAct
 		}
 	}
 	f.stats.Ready(began, time.Now())
-	return m, created.GetLegalActions(), nil
+	return m, opened.GetLegalActions(), nil
 }
 
 type EnsureReply struct {

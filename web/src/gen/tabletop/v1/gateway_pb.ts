@@ -20,7 +20,154 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/gateway.proto.
  */
 export const file_tabletop_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSLpAgoQT3Blbk1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSOwoHb3B0aW9ucxgDIAMoCzIqLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuT3B0aW9uc0VudHJ5EhIKCmNvbW1hbmRfaWQYBCABKAkSDwoHcHJpdmF0ZRgFIAEoCBIMCgRib3RzGAYgAygJEgwKBHNlYXQYByABKAkSFAoMZGlzcGxheV9uYW1lGAggASgJEkAKCmJvdF9sZXZlbHMYCSADKAsyLC50YWJsZXRvcC52MS5PcGVuTWF0Y2hSZXF1ZXN0LkJvdExldmVsc0VudHJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEitwEKDk9wZW5NYXRjaFJlcGx5EhAKCG1hdGNoX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSFQoNY3JlYXRvcl90b2tlbhgDIAEoCRISCgpzZWF0X3Rva2VuGAQgASgJEh0KFXNlYXRfdG9rZW5fZXhwaXJlc19hdBgFIAEoAxI4Cg1sZWdhbF9hY3Rpb25zGAYgASgLMiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkiWgoQSm9pbk1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRzZWF0GAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRIQCghzcGVjdGF0ZRgEIAEoCCJSCg5Kb2luTWF0Y2hSZXBseRINCgV0b2tlbhgBIAEoCRIMCgRzZWF0GAIgASgJEhIKCmV4cGlyZXNfYXQYAyABKAMSDwoHdmVyc2lvbhgEIAEoBCJzChJMaXN0TWF0Y2hlc1JlcXVlc3QSDAoEZ2FtZRgBIAEoCRIoCgZzdGF0dXMYAiABKA4yGC50YWJsZXRvcC52MS5NYXRjaFN0YXR1cxIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCSJXChBMaXN0TWF0Y2hlc1JlcGx5EioKB21hdGNoZXMYASADKAsyGS50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlgKDkdldFZpZXdSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRITCgttaW5fdmVyc2lvbhgDIAEoBBIPCgd3YWl0X21zGAQgASgNIkwKEVdhdGNoTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRIVCg1hZnRlcl92ZXJzaW9uGAMgASgEIp8BCgtQbGF5UmVxdWVzdBIKCgJpZBgBIAEoBBIvCgV3YXRjaBgCIAEoCzIeLnRhYmxldG9wLnYxLldhdGNoTWF0Y2hSZXF1ZXN0SAASMgoGYWN0aW9uGAMgASgLMiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdEgAEhcKD3ZpZXdzX3dpdGhfYWNrcxgEIAEoCEIGCgRraW5kIlQKC1BsYXlSZWZ1c2VkEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYBCABKA0i0wEKClBsYXlVcGRhdGUSCgoCaWQYASABKAQSJgoEdmlldxgCIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlld0gAEi0KA2FjaxgDIAEoCzIeLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcGx5SAASKwoHcmVmdXNlZBgEIAEoCzIYLnRhYmxldG9wLnYxLlBsYXlSZWZ1c2VkSAASLQoNdmlld193aXRoX2FjaxgFIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlld0IGCgRraW5kIjYKElJlcGxheU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkiqAEKClJlcGxheVN0ZXASDAoEc3RlcBgBIAEoBBIpCgVldmVudBgCIAEoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUSJAoEdmlldxgDIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlldxITCgtkZXNjcmlwdGlvbhgEIAEoCRImCgR0YWxrGAUgAygLMhgudGFibGV0b3AudjEuVGFsa01lc3NhZ2UiYwoZUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkSEQoJbWF4X3N0ZXBzGAMgASgNEhEKCW1heF9ieXRlcxgEIAEoDSI5Cg9SZXBsYXlTdGVwQmF0Y2gSJgoFc3RlcHMYASADKAsyFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwIiYKEkV4cG9ydE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSJWCghNYXRjaExvZxIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEioKBmV2ZW50cxgDIAMoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUiRwoRR2V0UGljdHVyZVJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFAoHdmVyc2lvbhgCIAEoBEgAiAEBQgoKCF92ZXJzaW9uImUKB1BpY3R1cmUSEAoIbWF0Y2hfaWQYASABKAkSDAoEZ2FtZRgCIAEoCRIPCgd2ZXJzaW9uGAMgASgEEg4KBnZpZXdlchgEIAEoCRILCgNzdmcYBSABKAkSDAoEdGV4dBgGIAEoCSImChJWZXJpZnlNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiVAoRTWF0Y2hWZXJpZmljYXRpb24SEAoIbWF0Y2hfaWQYASABKAkSCgoCb2sYAiABKAgSDwoHY2hlY2tlZBgDIAEoDRIQCghwcm9ibGVtcxgEIAMoCSJHCg9Qb3N0VGFsa1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEdGV4dBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkiOgoNUG9zdFRhbGtSZXBseRIpCgdtZXNzYWdlGAEgASgLMhgudGFibGV0b3AudjEuVGFsa01lc3NhZ2UiPAoQV2F0Y2hUYWxrUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIWCg5hZnRlcl9zZXF1ZW5jZRgCIAEoBDLJCQoHR2F0ZXdheRJJCgtDcmVhdGVNYXRjaBIdLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QaGy50YWJsZXRvcC52MS5PcGVuTWF0Y2hSZXBseRJHCglKb2luTWF0Y2gSHS50YWJsZXRvcC52MS5Kb2luTWF0Y2hSZXF1ZXN0GhsudGFibGV0b3AudjEuSm9pbk1hdGNoUmVwbHkSTQoLTGlzdE1hdGNoZXMSHy50YWJsZXRvcC52MS5MaXN0TWF0Y2hlc1JlcXVlc3QaHS50YWJsZXRvcC52MS5MaXN0TWF0Y2hlc1JlcGx5Ej4KB0dldFZpZXcSGy50YWJsZXRvcC52MS5HZXRWaWV3UmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldxJZCg9HZXRMZWdhbEFjdGlvbnMSIy50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXF1ZXN0GiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkSUAoMU3VibWl0QWN0aW9uEiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdBoeLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcGx5EkYKCldhdGNoTWF0Y2gSHi50YWJsZXRvcC52MS5XYXRjaE1hdGNoUmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldzABEkIKCVBsYXlNYXRjaBIYLnRhYmxldG9wLnYxLlBsYXlSZXF1ZXN0GhcudGFibGV0b3AudjEuUGxheVVwZGF0ZSgBMAESSQoLUmVwbGF5TWF0Y2gSHy50YWJsZXRvcC52MS5SZXBsYXlNYXRjaFJlcXVlc3QaFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwMAESXAoSUmVwbGF5TWF0Y2hCYXRjaGVzEiYudGFibGV0b3AudjEuUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBocLnRhYmxldG9wLnYxLlJlcGxheVN0ZXBCYXRjaDABEkUKC0V4cG9ydE1hdGNoEh8udGFibGV0b3AudjEuRXhwb3J0TWF0Y2hSZXF1ZXN0GhUudGFibGV0b3AudjEuTWF0Y2hMb2cSUAoMR2V0U3RhbmRpbmdzEiAudGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVxdWVzdBoeLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcGx5EkIKCkdldFBpY3R1cmUSHi50YWJsZXRvcC52MS5HZXRQaWN0dXJlUmVxdWVzdBoULnRhYmxldG9wLnYxLlBpY3R1cmUSTgoLVmVyaWZ5TWF0Y2gSHy50YWJsZXRvcC52MS5WZXJpZnlNYXRjaFJlcXVlc3QaHi50YWJsZXRvcC52MS5NYXRjaFZlcmlmaWNhdGlvbhJECghQb3N0VGFsaxIcLnRhYmxldG9wLnYxLlBvc3RUYWxrUmVxdWVzdBoaLnRhYmxldG9wLnYxLlBvc3RUYWxrUmVwbHkSRgoJV2F0Y2hUYWxrEh0udGFibGV0b3AudjEuV2F0Y2hUYWxrUmVxdWVzdBoYLnRhYmxldG9wLnYxLlRhbGtNZXNzYWdlMAFiBnByb3RvMw", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring, file_tabletop_v1_talk]);
+  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSKJAQoTQXV0aGVudGljYXRlUmVxdWVzdBIvCgZkZXZpY2UYASABKAsyHS50YWJsZXRvcC52MS5EZXZpY2VDcmVkZW50aWFsSAASMwoIZXh0ZXJuYWwYAiABKAsyHy50YWJsZXRvcC52MS5FeHRlcm5hbENyZWRlbnRpYWxIAEIMCgpjcmVkZW50aWFsIiIKEERldmljZUNyZWRlbnRpYWwSDgoGc2VjcmV0GAEgASgJIjUKEkV4dGVybmFsQ3JlZGVudGlhbBIQCghwcm92aWRlchgBIAEoCRINCgV0b2tlbhgCIAEoCSKSAQoHU2Vzc2lvbhIRCglwbGF5ZXJfaWQYASABKAkSFAoMYWNjZXNzX3Rva2VuGAIgASgJEhkKEWFjY2Vzc19leHBpcmVzX2F0GAMgASgDEhUKDXJlZnJlc2hfdG9rZW4YBCABKAkSGgoScmVmcmVzaF9leHBpcmVzX2F0GAUgASgDEhAKCHByb3ZpZGVyGAYgASgJIi4KFVJlZnJlc2hTZXNzaW9uUmVxdWVzdBIVCg1yZWZyZXNoX3Rva2VuGAEgASgJIukCChBPcGVuTWF0Y2hSZXF1ZXN0EgwKBGdhbWUYASABKAkSDwoHcGxheWVycxgCIAMoCRI7CgdvcHRpb25zGAMgAygLMioudGFibGV0b3AudjEuT3Blbk1hdGNoUmVxdWVzdC5PcHRpb25zRW50cnkSEgoKY29tbWFuZF9pZBgEIAEoCRIPCgdwcml2YXRlGAUgASgIEgwKBGJvdHMYBiADKAkSDAoEc2VhdBgHIAEoCRIUCgxkaXNwbGF5X25hbWUYCCABKAkSQAoKYm90X2xldmVscxgJIAMoCzIsLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuQm90TGV2ZWxzRW50cnkaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMAoOQm90TGV2ZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASK3AQoOT3Blbk1hdGNoUmVwbHkSEAoIbWF0Y2hfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIVCg1jcmVhdG9yX3Rva2VuGAMgASgJEhIKCnNlYXRfdG9rZW4YBCABKAkSHQoVc2VhdF90b2tlbl9leHBpcmVzX2F0GAUgASgDEjgKDWxlZ2FsX2FjdGlvbnMYBiABKAsyIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseSJaChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhAKCHNwZWN0YXRlGAQgASgIIlIKDkpvaW5NYXRjaFJlcGx5Eg0KBXRva2VuGAEgASgJEgwKBHNlYXQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoAxIPCgd2ZXJzaW9uGAQgASgEIoEBChJMaXN0TWF0Y2hlc1JlcXVlc3QSDAoEZ2FtZRgBIAEoCRIoCgZzdGF0dXMYAiABKA4yGC50YWJsZXRvcC52MS5NYXRjaFN0YXR1cxIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCRIMCgRtaW5lGAUgASgIIlcKEExpc3RNYXRjaGVzUmVwbHkSKgoHbWF0Y2hlcxgBIAMoCzIZLnRhYmxldG9wLnYxLk1hdGNoU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiWAoOR2V0Vmlld1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJEhMKC21pbl92ZXJzaW9uGAMgASgEEg8KB3dhaXRfbXMYBCABKA0iTAoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJEhUKDWFmdGVyX3ZlcnNpb24YAyABKAQinwEKC1BsYXlSZXF1ZXN0EgoKAmlkGAEgASgEEi8KBXdhdGNoGAIgASgLMh4udGFibGV0b3AudjEuV2F0Y2hNYXRjaFJlcXVlc3RIABIyCgZhY3Rpb24YAyABKAsyIC50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0SAASFwoPdmlld3Nfd2l0aF9hY2tzGAQgASgIQgYKBGtpbmQiVAoLUGxheVJlZnVzZWQSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIWCg5yZXRyeV9hZnRlcl9tcxgEIAEoDSLTAQoKUGxheVVwZGF0ZRIKCgJpZBgBIAEoBBImCgR2aWV3GAIgASgLMhYudGFibGV0b3AudjEuTWF0Y2hWaWV3SAASLQoDYWNrGAMgASgLMh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHlIABIrCgdyZWZ1c2VkGAQgASgLMhgudGFibGV0b3AudjEuUGxheVJlZnVzZWRIABItCg12aWV3X3dpdGhfYWNrGAUgASgLMhYudGFibGV0b3AudjEuTWF0Y2hWaWV3QgYKBGtpbmQiNgoSUmVwbGF5TWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCSKoAQoKUmVwbGF5U3RlcBIMCgRzdGVwGAEgASgEEikKBWV2ZW50GAIgASgLMhoudGFibGV0b3AudjEuRXZlbnRFbnZlbG9wZRIkCgR2aWV3GAMgASgLMhYudGFibGV0b3AudjEuTWF0Y2hWaWV3EhMKC2Rlc2NyaXB0aW9uGAQgASgJEiYKBHRhbGsYBSADKAsyGC50YWJsZXRvcC52MS5UYWxrTWVzc2FnZSJjChlSZXBsYXlNYXRjaEJhdGNoZXNSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRIRCgltYXhfc3RlcHMYAyABKA0SEQoJbWF4X2J5dGVzGAQgASgNIjkKD1JlcGxheVN0ZXBCYXRjaBImCgVzdGVwcxgBIAMoCzIXLnRhYmxldG9wLnYxLlJlcGxheVN0ZXAiJgoSRXhwb3J0TWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIlYKCE1hdGNoTG9nEhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSKgoGZXZlbnRzGAMgAygLMhoudGFibGV0b3AudjEuRXZlbnRFbnZlbG9wZSJHChFHZXRQaWN0dXJlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIUCgd2ZXJzaW9uGAIgASgESACIAQFCCgoIX3ZlcnNpb24iZQoHUGljdHVyZRIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAQSDgoGdmlld2VyGAQgASgJEgsKA3N2ZxgFIAEoCRIMCgR0ZXh0GAYgASgJIiYKElZlcmlmeU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSJUChFNYXRjaFZlcmlmaWNhdGlvbhIQCghtYXRjaF9pZBgBIAEoCRIKCgJvaxgCIAEoCBIPCgdjaGVja2VkGAMgASgNEhAKCHByb2JsZW1zGAQgAygJIkcKD1Bvc3RUYWxrUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgR0ZXh0GAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCSI6Cg1Qb3N0VGFsa1JlcGx5EikKB21lc3NhZ2UYASABKAsyGC50YWJsZXRvcC52MS5UYWxrTWVzc2FnZSI8ChBXYXRjaFRhbGtSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhYKDmFmdGVyX3NlcXVlbmNlGAIgASgEMt0KCgdHYXRld2F5EkYKDEF1dGhlbnRpY2F0ZRIgLnRhYmxldG9wLnYxLkF1dGhlbnRpY2F0ZVJlcXVlc3QaFC50YWJsZXRvcC52MS5TZXNzaW9uEkoKDlJlZnJlc2hTZXNzaW9uEiIudGFibGV0b3AudjEuUmVmcmVzaFNlc3Npb25SZXF1ZXN0GhQudGFibGV0b3AudjEuU2Vzc2lvbhJJCgtDcmVhdGVNYXRjaBIdLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QaGy50YWJsZXRvcC52MS5PcGVuTWF0Y2hSZXBseRJHCglKb2luTWF0Y2gSHS50YWJsZXRvcC52MS5Kb2luTWF0Y2hSZXF1ZXN0GhsudGFibGV0b3AudjEuSm9pbk1hdGNoUmVwbHkSTQoLTGlzdE1hdGNoZXMSHy50YWJsZXRvcC52MS5MaXN0TWF0Y2hlc1JlcXVlc3QaHS50YWJsZXRvcC52MS5MaXN0TWF0Y2hlc1JlcGx5Ej4KB0dldFZpZXcSGy50YWJsZXRvcC52MS5HZXRWaWV3UmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldxJZCg9HZXRMZWdhbEFjdGlvbnMSIy50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXF1ZXN0GiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkSUAoMU3VibWl0QWN0aW9uEiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdBoeLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcGx5EkYKCldhdGNoTWF0Y2gSHi50YWJsZXRvcC52MS5XYXRjaE1hdGNoUmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldzABEkIKCVBsYXlNYXRjaBIYLnRhYmxldG9wLnYxLlBsYXlSZXF1ZXN0GhcudGFibGV0b3AudjEuUGxheVVwZGF0ZSgBMAESSQoLUmVwbGF5TWF0Y2gSHy50YWJsZXRvcC52MS5SZXBsYXlNYXRjaFJlcXVlc3QaFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwMAESXAoSUmVwbGF5TWF0Y2hCYXRjaGVzEiYudGFibGV0b3AudjEuUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBocLnRhYmxldG9wLnYxLlJlcGxheVN0ZXBCYXRjaDABEkUKC0V4cG9ydE1hdGNoEh8udGFibGV0b3AudjEuRXhwb3J0TWF0Y2hSZXF1ZXN0GhUudGFibGV0b3AudjEuTWF0Y2hMb2cSUAoMR2V0U3RhbmRpbmdzEiAudGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVxdWVzdBoeLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcGx5EkIKCkdldFBpY3R1cmUSHi50YWJsZXRvcC52MS5HZXRQaWN0dXJlUmVxdWVzdBoULnRhYmxldG9wLnYxLlBpY3R1cmUSTgoLVmVyaWZ5TWF0Y2gSHy50YWJsZXRvcC52MS5WZXJpZnlNYXRjaFJlcXVlc3QaHi50YWJsZXRvcC52MS5NYXRjaFZlcmlmaWNhdGlvbhJECghQb3N0VGFsaxIcLnRhYmxldG9wLnYxLlBvc3RUYWxrUmVxdWVzdBoaLnRhYmxldG9wLnYxLlBvc3RUYWxrUmVwbHkSRgoJV2F0Y2hUYWxrEh0udGFibGV0b3AudjEuV2F0Y2hUYWxrUmVxdWVzdBoYLnRhYmxldG9wLnYxLlRhbGtNZXNzYWdlMAFiBnByb3RvMw", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring, file_tabletop_v1_talk]);
+
+/**
+ * @generated from message tabletop.v1.AuthenticateRequest
+ */
+export type AuthenticateRequest = Message<"tabletop.v1.AuthenticateRequest"> & {
+  /**
+   * @generated from oneof tabletop.v1.AuthenticateRequest.credential
+   */
+  credential: {
+    /**
+     * @generated from field: tabletop.v1.DeviceCredential device = 1;
+     */
+    value: DeviceCredential;
+    case: "device";
+  } | {
+    /**
+     * Room for an external identity provider (an OIDC ID token, say): UNIMPLEMENTED until
+     * one is configured.
+     *
+     * @generated from field: tabletop.v1.ExternalCredential external = 2;
+     */
+    value: ExternalCredential;
+    case: "external";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tabletop.v1.AuthenticateRequest.
+ * Use `create(AuthenticateRequestSchema)` to create a new message.
+ */
+export const AuthenticateRequestSchema: GenMessage<AuthenticateRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 0);
+
+/**
+ * A secret the client makes once from a random source and keeps (32 to 128 characters of
+ * A-Z a-z 0-9 - _): it is the player, as a device id is in Nakama's device sign-in.
+ *
+ * @generated from message tabletop.v1.DeviceCredential
+ */
+export type DeviceCredential = Message<"tabletop.v1.DeviceCredential"> & {
+  /**
+   * @generated from field: string secret = 1;
+   */
+  secret: string;
+};
+
+/**
+ * Describes the message tabletop.v1.DeviceCredential.
+ * Use `create(DeviceCredentialSchema)` to create a new message.
+ */
+export const DeviceCredentialSchema: GenMessage<DeviceCredential> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 1);
+
+/**
+ * @generated from message tabletop.v1.ExternalCredential
+ */
+export type ExternalCredential = Message<"tabletop.v1.ExternalCredential"> & {
+  /**
+   * e.g. "oidc:https://accounts.example.com"
+   *
+   * @generated from field: string provider = 1;
+   */
+  provider: string;
+
+  /**
+   * @generated from field: string token = 2;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message tabletop.v1.ExternalCredential.
+ * Use `create(ExternalCredentialSchema)` to create a new message.
+ */
+export const ExternalCredentialSchema: GenMessage<ExternalCredential> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 2);
+
+/**
+ * @generated from message tabletop.v1.Session
+ */
+export type Session = Message<"tabletop.v1.Session"> & {
+  /**
+   * "p-" and 32 hex digits
+   *
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * short-lived: sign calls with it
+   *
+   * @generated from field: string access_token = 2;
+   */
+  accessToken: string;
+
+  /**
+   * unix seconds
+   *
+   * @generated from field: int64 access_expires_at = 3;
+   */
+  accessExpiresAt: bigint;
+
+  /**
+   * for RefreshSession, once
+   *
+   * @generated from field: string refresh_token = 4;
+   */
+  refreshToken: string;
+
+  /**
+   * unix seconds
+   *
+   * @generated from field: int64 refresh_expires_at = 5;
+   */
+  refreshExpiresAt: bigint;
+
+  /**
+   * who vouched for the player: "device" (or an external provider)
+   *
+   * @generated from field: string provider = 6;
+   */
+  provider: string;
+};
+
+/**
+ * Describes the message tabletop.v1.Session.
+ * Use `create(SessionSchema)` to create a new message.
+ */
+export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 3);
+
+/**
+ * @generated from message tabletop.v1.RefreshSessionRequest
+ */
+export type RefreshSessionRequest = Message<"tabletop.v1.RefreshSessionRequest"> & {
+  /**
+   * @generated from field: string refresh_token = 1;
+   */
+  refreshToken: string;
+};
+
+/**
+ * Describes the message tabletop.v1.RefreshSessionRequest.
+ * Use `create(RefreshSessionRequestSchema)` to create a new message.
+ */
+export const RefreshSessionRequestSchema: GenMessage<RefreshSessionRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 4);
 
 /**
  * @generated from message tabletop.v1.OpenMatchRequest
@@ -92,7 +239,7 @@ export type OpenMatchRequest = Message<"tabletop.v1.OpenMatchRequest"> & {
  * Use `create(OpenMatchRequestSchema)` to create a new message.
  */
 export const OpenMatchRequestSchema: GenMessage<OpenMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 0);
+  messageDesc(file_tabletop_v1_gateway, 5);
 
 /**
  * @generated from message tabletop.v1.OpenMatchReply
@@ -109,7 +256,7 @@ export type OpenMatchReply = Message<"tabletop.v1.OpenMatchReply"> & {
   version: bigint;
 
   /**
-   * joins any seat of this match, also one joined before
+   * takes a free seat of this match; sees it as a spectator
    *
    * @generated from field: string creator_token = 3;
    */
@@ -142,7 +289,7 @@ export type OpenMatchReply = Message<"tabletop.v1.OpenMatchReply"> & {
  * Use `create(OpenMatchReplySchema)` to create a new message.
  */
 export const OpenMatchReplySchema: GenMessage<OpenMatchReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 1);
+  messageDesc(file_tabletop_v1_gateway, 6);
 
 /**
  * @generated from message tabletop.v1.JoinMatchRequest
@@ -178,7 +325,7 @@ export type JoinMatchRequest = Message<"tabletop.v1.JoinMatchRequest"> & {
  * Use `create(JoinMatchRequestSchema)` to create a new message.
  */
 export const JoinMatchRequestSchema: GenMessage<JoinMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 2);
+  messageDesc(file_tabletop_v1_gateway, 7);
 
 /**
  * @generated from message tabletop.v1.JoinMatchReply
@@ -214,7 +361,7 @@ export type JoinMatchReply = Message<"tabletop.v1.JoinMatchReply"> & {
  * Use `create(JoinMatchReplySchema)` to create a new message.
  */
 export const JoinMatchReplySchema: GenMessage<JoinMatchReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 3);
+  messageDesc(file_tabletop_v1_gateway, 8);
 
 /**
  * @generated from message tabletop.v1.ListMatchesRequest
@@ -247,6 +394,14 @@ export type ListMatchesRequest = Message<"tabletop.v1.ListMatchesRequest"> & {
    * @generated from field: string page_token = 4;
    */
   pageToken: string;
+
+  /**
+   * only the caller's matches ("my matches"; a player's access token): those it created
+   * or holds a seat of, in play and finished, each with your_seats set
+   *
+   * @generated from field: bool mine = 5;
+   */
+  mine: boolean;
 };
 
 /**
@@ -254,14 +409,14 @@ export type ListMatchesRequest = Message<"tabletop.v1.ListMatchesRequest"> & {
  * Use `create(ListMatchesRequestSchema)` to create a new message.
  */
 export const ListMatchesRequestSchema: GenMessage<ListMatchesRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 4);
+  messageDesc(file_tabletop_v1_gateway, 9);
 
 /**
  * @generated from message tabletop.v1.ListMatchesReply
  */
 export type ListMatchesReply = Message<"tabletop.v1.ListMatchesReply"> & {
   /**
-   * public matches, and the token's own match
+   * public matches, and the caller's own (the token's match; a player's matches)
    *
    * @generated from field: repeated tabletop.v1.MatchSummary matches = 1;
    */
@@ -280,7 +435,7 @@ export type ListMatchesReply = Message<"tabletop.v1.ListMatchesReply"> & {
  * Use `create(ListMatchesReplySchema)` to create a new message.
  */
 export const ListMatchesReplySchema: GenMessage<ListMatchesReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 5);
+  messageDesc(file_tabletop_v1_gateway, 10);
 
 /**
  * @generated from message tabletop.v1.GetViewRequest
@@ -316,7 +471,7 @@ export type GetViewRequest = Message<"tabletop.v1.GetViewRequest"> & {
  * Use `create(GetViewRequestSchema)` to create a new message.
  */
 export const GetViewRequestSchema: GenMessage<GetViewRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 6);
+  messageDesc(file_tabletop_v1_gateway, 11);
 
 /**
  * @generated from message tabletop.v1.WatchMatchRequest
@@ -348,7 +503,7 @@ export type WatchMatchRequest = Message<"tabletop.v1.WatchMatchRequest"> & {
  * Use `create(WatchMatchRequestSchema)` to create a new message.
  */
 export const WatchMatchRequestSchema: GenMessage<WatchMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 7);
+  messageDesc(file_tabletop_v1_gateway, 12);
 
 /**
  * @generated from message tabletop.v1.PlayRequest
@@ -393,7 +548,7 @@ export type PlayRequest = Message<"tabletop.v1.PlayRequest"> & {
  * Use `create(PlayRequestSchema)` to create a new message.
  */
 export const PlayRequestSchema: GenMessage<PlayRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 8);
+  messageDesc(file_tabletop_v1_gateway, 13);
 
 /**
  * An action refused on a PlayMatch stream: what SubmitAction would have ended its call with.
@@ -435,7 +590,7 @@ export type PlayRefused = Message<"tabletop.v1.PlayRefused"> & {
  * Use `create(PlayRefusedSchema)` to create a new message.
  */
 export const PlayRefusedSchema: GenMessage<PlayRefused> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 9);
+  messageDesc(file_tabletop_v1_gateway, 14);
 
 /**
  * @generated from message tabletop.v1.PlayUpdate
@@ -485,7 +640,7 @@ export type PlayUpdate = Message<"tabletop.v1.PlayUpdate"> & {
  * Use `create(PlayUpdateSchema)` to create a new message.
  */
 export const PlayUpdateSchema: GenMessage<PlayUpdate> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 10);
+  messageDesc(file_tabletop_v1_gateway, 15);
 
 /**
  * @generated from message tabletop.v1.ReplayMatchRequest
@@ -507,7 +662,7 @@ export type ReplayMatchRequest = Message<"tabletop.v1.ReplayMatchRequest"> & {
  * Use `create(ReplayMatchRequestSchema)` to create a new message.
  */
 export const ReplayMatchRequestSchema: GenMessage<ReplayMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 11);
+  messageDesc(file_tabletop_v1_gateway, 16);
 
 /**
  * @generated from message tabletop.v1.ReplayStep
@@ -547,7 +702,7 @@ export type ReplayStep = Message<"tabletop.v1.ReplayStep"> & {
  * Use `create(ReplayStepSchema)` to create a new message.
  */
 export const ReplayStepSchema: GenMessage<ReplayStep> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 12);
+  messageDesc(file_tabletop_v1_gateway, 17);
 
 /**
  * @generated from message tabletop.v1.ReplayMatchBatchesRequest
@@ -587,7 +742,7 @@ export type ReplayMatchBatchesRequest = Message<"tabletop.v1.ReplayMatchBatchesR
  * Use `create(ReplayMatchBatchesRequestSchema)` to create a new message.
  */
 export const ReplayMatchBatchesRequestSchema: GenMessage<ReplayMatchBatchesRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 13);
+  messageDesc(file_tabletop_v1_gateway, 18);
 
 /**
  * Consecutive steps of a replay (ReplayStep.step numbers them from 1, no gaps across
@@ -607,7 +762,7 @@ export type ReplayStepBatch = Message<"tabletop.v1.ReplayStepBatch"> & {
  * Use `create(ReplayStepBatchSchema)` to create a new message.
  */
 export const ReplayStepBatchSchema: GenMessage<ReplayStepBatch> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 14);
+  messageDesc(file_tabletop_v1_gateway, 19);
 
 /**
  * @generated from message tabletop.v1.ExportMatchRequest
@@ -624,7 +779,7 @@ export type ExportMatchRequest = Message<"tabletop.v1.ExportMatchRequest"> & {
  * Use `create(ExportMatchRequestSchema)` to create a new message.
  */
 export const ExportMatchRequestSchema: GenMessage<ExportMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 15);
+  messageDesc(file_tabletop_v1_gateway, 20);
 
 /**
  * @generated from message tabletop.v1.MatchLog
@@ -653,7 +808,7 @@ export type MatchLog = Message<"tabletop.v1.MatchLog"> & {
  * Use `create(MatchLogSchema)` to create a new message.
  */
 export const MatchLogSchema: GenMessage<MatchLog> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 16);
+  messageDesc(file_tabletop_v1_gateway, 21);
 
 /**
  * @generated from message tabletop.v1.GetPictureRequest
@@ -677,7 +832,7 @@ export type GetPictureRequest = Message<"tabletop.v1.GetPictureRequest"> & {
  * Use `create(GetPictureRequestSchema)` to create a new message.
  */
 export const GetPictureRequestSchema: GenMessage<GetPictureRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 17);
+  messageDesc(file_tabletop_v1_gateway, 22);
 
 /**
  * @generated from message tabletop.v1.Picture
@@ -725,7 +880,7 @@ export type Picture = Message<"tabletop.v1.Picture"> & {
  * Use `create(PictureSchema)` to create a new message.
  */
 export const PictureSchema: GenMessage<Picture> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 18);
+  messageDesc(file_tabletop_v1_gateway, 23);
 
 /**
  * @generated from message tabletop.v1.VerifyMatchRequest
@@ -742,7 +897,7 @@ export type VerifyMatchRequest = Message<"tabletop.v1.VerifyMatchRequest"> & {
  * Use `create(VerifyMatchRequestSchema)` to create a new message.
  */
 export const VerifyMatchRequestSchema: GenMessage<VerifyMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 19);
+  messageDesc(file_tabletop_v1_gateway, 24);
 
 /**
  * @generated from message tabletop.v1.MatchVerification
@@ -778,7 +933,7 @@ export type MatchVerification = Message<"tabletop.v1.MatchVerification"> & {
  * Use `create(MatchVerificationSchema)` to create a new message.
  */
 export const MatchVerificationSchema: GenMessage<MatchVerification> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 20);
+  messageDesc(file_tabletop_v1_gateway, 25);
 
 /**
  * @generated from message tabletop.v1.PostTalkRequest
@@ -810,7 +965,7 @@ export type PostTalkRequest = Message<"tabletop.v1.PostTalkRequest"> & {
  * Use `create(PostTalkRequestSchema)` to create a new message.
  */
 export const PostTalkRequestSchema: GenMessage<PostTalkRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 21);
+  messageDesc(file_tabletop_v1_gateway, 26);
 
 /**
  * @generated from message tabletop.v1.PostTalkReply
@@ -829,7 +984,7 @@ export type PostTalkReply = Message<"tabletop.v1.PostTalkReply"> & {
  * Use `create(PostTalkReplySchema)` to create a new message.
  */
 export const PostTalkReplySchema: GenMessage<PostTalkReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 22);
+  messageDesc(file_tabletop_v1_gateway, 27);
 
 /**
  * @generated from message tabletop.v1.WatchTalkRequest
@@ -853,23 +1008,56 @@ export type WatchTalkRequest = Message<"tabletop.v1.WatchTalkRequest"> & {
  * Use `create(WatchTalkRequestSchema)` to create a new message.
  */
 export const WatchTalkRequestSchema: GenMessage<WatchTalkRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 23);
+  messageDesc(file_tabletop_v1_gateway, 28);
 
 /**
  * The public API: lobby, actions, views (per viewer), live updates and replay.
  * It never decides a rule: commands go to the board, views come from the projector.
  *
- * Identity: calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch
- * returns a creator token; JoinMatch returns a seat token (or a spectator token). A seat
- * token acts and sees for its seat only; a spectator (or no token, on a public match) sees
- * the spectator view. Refusals: UNAUTHENTICATED (no/expired/tampered token where one is
- * needed), PERMISSION_DENIED (a token for another match or seat), INVALID_ARGUMENT (a field
- * too long), RESOURCE_EXHAUSTED (quota; trailing metadata `retry-after-ms`).
+ * Identity: a player (a person, a bot, a script) signs up once with Authenticate (a device
+ * credential: a secret the client makes and keeps) and gets a session: a short-lived
+ * access token and a refresh token that RefreshSession trades, once, for a new session.
+ * Calls carry a token in the `authorization: Bearer <token>` metadata. CreateMatch and
+ * JoinMatch take the player's access token: the match's creator and each seat's holder
+ * are that player, so the player rejoins its seats from any device with its credential.
+ * CreateMatch also returns a creator token; JoinMatch returns a seat token (or a
+ * spectator token). A seat token acts and sees for its seat only; a spectator (or no
+ * token, or a player's access token, on a public match) sees the spectator view.
+ * Refusals: UNAUTHENTICATED (no/expired/tampered token where one is needed, or the wrong
+ * kind), PERMISSION_DENIED (a token for another match or seat, a seat another player
+ * holds), INVALID_ARGUMENT (a field too long or not printable text), RESOURCE_EXHAUSTED
+ * (quota; trailing metadata `retry-after-ms`).
  *
  * @generated from service tabletop.v1.Gateway
  */
 export const Gateway: GenService<{
   /**
+   * A credential -> its player and a session. The same device secret is the same player
+   * on any device and any gateway replica. Sign-ins are rate-limited per address.
+   *
+   * @generated from rpc tabletop.v1.Gateway.Authenticate
+   */
+  authenticate: {
+    methodKind: "unary";
+    input: typeof AuthenticateRequestSchema;
+    output: typeof SessionSchema;
+  },
+  /**
+   * A refresh token -> a new session (a new access token and a new refresh token). Each
+   * refresh token is traded once: one presented again closes its session (UNAUTHENTICATED),
+   * and the device credential signs in again.
+   *
+   * @generated from rpc tabletop.v1.Gateway.RefreshSession
+   */
+  refreshSession: {
+    methodKind: "unary";
+    input: typeof RefreshSessionRequestSchema;
+    output: typeof SessionSchema;
+  },
+  /**
+   * With a player's access token: the match, that player its creator. Quotas per player:
+   * matches created, and matches not yet started open at once.
+   *
    * @generated from rpc tabletop.v1.Gateway.CreateMatch
    */
   createMatch: {
@@ -878,8 +1066,10 @@ export const Gateway: GenService<{
     output: typeof OpenMatchReplySchema;
   },
   /**
-   * A seat token (a free seat; a joined seat again with its token or the creator's), or a
-   * spectator token (public match: anyone; private match: a token of the match).
+   * With a player's access token: a seat token (a free seat, or a seat this player holds,
+   * again, from any device: the older tokens of the seat stop acting). Or a spectator token
+   * (public match: anyone; private match: a token of the match, or one of its players).
+   * A seat token of the match still rejoins its own seat, the creator token takes a free one.
    *
    * @generated from rpc tabletop.v1.Gateway.JoinMatch
    */
