@@ -194,9 +194,15 @@ def test_strangers_cannot_talk(stack: Stack, table: tuple[GatewayClient, str]) -
 
     def post(token: str | None) -> grpc.RpcError:
         metadata = (("authorization", f"Bearer {token}"),) if token else ()
-        return refused(lambda: stub.PostTalk(request, metadata=metadata))
+        # no token at all: the client's bare stub (its stub signs calls as its player)
+        return refused(
+            lambda: (stub if token else client.bare).PostTalk(request, metadata=metadata)
+        )
 
     assert post(None).code() == grpc.StatusCode.UNAUTHENTICATED
+    session = refused(lambda: stub.PostTalk(request))  # a player, not at this table
+    assert session.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "join a seat or as a spectator" in (session.details() or "")
     assert post(client.token(other, "ana")).code() == grpc.StatusCode.PERMISSION_DENIED
     assert post("not-a-token").code() == grpc.StatusCode.UNAUTHENTICATED
     creator = post(client.token(match_id, "@creator"))

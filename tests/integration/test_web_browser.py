@@ -256,7 +256,8 @@ def test_a_match_against_a_hard_bot_from_the_lobby(browser: Any, web: str) -> No
     page.get_by_role("button", name="Play as ann").wait_for()
     assert page.get_by_role("button", name="Play as bob").count() == 0  # the bot's seat
     match_id = page.get_by_label("Match id", exact=True).input_value()
-    row = page.get_by_role("row").filter(has_text=match_id)
+    # the public list (the creator's own list, "your matches", shows it too)
+    row = page.locator("#matches").get_by_role("row").filter(has_text=match_id)
     deadline = time.monotonic() + 20
     while not row.count() or "bob: bot (hard)" not in row.inner_text():
         assert time.monotonic() < deadline, "the lobby does not list the match with its bot"

@@ -67,12 +67,12 @@ class TalkRpcs:
             )
         if time.time() >= claims.expires_at:
             raise Refused(grpc.StatusCode.UNAUTHENTICATED, "the token has expired; join again")
-        if claims.match_id != match_id:
-            raise Refused(grpc.StatusCode.PERMISSION_DENIED, "the token is for another match")
-        if claims.role == Role.CREATOR:
+        if claims.role in (Role.CREATOR, Role.PLAYER):  # not at the table: no seat, no watch
             raise Refused(
                 grpc.StatusCode.PERMISSION_DENIED, "join a seat or as a spectator to talk"
             )
+        if claims.match_id != match_id:
+            raise Refused(grpc.StatusCode.PERMISSION_DENIED, "the token is for another match")
         if claims.role == Role.SEAT and self._access.superseded(claims):
             raise Refused(
                 grpc.StatusCode.PERMISSION_DENIED,
