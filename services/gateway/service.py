@@ -77,6 +77,7 @@ class GatewayService:
                 config.address_create_burst or 5 * config.create_burst,
             ),
             config.max_open_lobbies_per_player,
+            config.max_open_matches_per_player,
         )
         self.players = PlayerRpcs(
             self.tokens,
