@@ -106,6 +106,7 @@ def stack(kafka_admin: KafkaAccess, tmp_path_factory: pytest.TempPathFactory) ->
         "TABLETOP_QUOTA_SIGNUP_PER_S": "1000",
         "TABLETOP_QUOTA_SIGNUP_BURST": "1000",
         "TABLETOP_GATEWAY_MAX_OPEN_LOBBIES_PER_PLAYER": "0",
+        "TABLETOP_GATEWAY_MAX_OPEN_MATCHES_PER_PLAYER": "0",
     }
     with running(stack):
         yield stack

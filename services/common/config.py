@@ -185,6 +185,9 @@ class Config:
     #: gateway: matches one player created that have not started (not every seat joined)
     #: nor ended, at once (0: no bound); each closes within lobby_ttl_s unless joined
     max_open_lobbies_per_player: int = 5
+    #: gateway: matches one player is in (created, or holds a seat of) that have not
+    #: ended, at once (0: no bound): a new one waits until the player finishes one
+    max_open_matches_per_player: int = 20
     #: dice, decks, board, scoring: a snapshot of the state after this many new events, or
     #: after this many seconds when anything changed (and at a clean stop); 0 events: none
     snapshot_every_events: int = 20_000
@@ -276,6 +279,7 @@ class Config:
             address_create_rate=float(_env("QUOTA_ADDRESS_CREATE_PER_S", "0")),
             address_create_burst=float(_env("QUOTA_ADDRESS_CREATE_BURST", "0")),
             max_open_lobbies_per_player=int(_env("GATEWAY_MAX_OPEN_LOBBIES_PER_PLAYER", "5")),
+            max_open_matches_per_player=int(_env("GATEWAY_MAX_OPEN_MATCHES_PER_PLAYER", "20")),
             snapshot_every_events=int(_env("SNAPSHOT_EVERY_EVENTS", "20000")),
             snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
             board_commit_interval_ms=float(_env("BOARD_COMMIT_INTERVAL_MS", "12")),

@@ -87,6 +87,7 @@ class GatewayService:
                 config.address_create_burst or 5 * config.create_burst,
             ),
             config.max_open_lobbies_per_player,
+            config.max_open_matches_per_player,
             BotsCredential(config.bots_token),
         )
         self.players = PlayerRpcs(

@@ -242,6 +242,8 @@ def ephemeral_stack(
             # every bot a player of its own, all signing up from one address
             "TABLETOP_QUOTA_SIGNUP_PER_S": "100000",
             "TABLETOP_QUOTA_SIGNUP_BURST": "100000",
+            # a bot whose match timed out leaves it unfinished: no bound on how many
+            "TABLETOP_GATEWAY_MAX_OPEN_MATCHES_PER_PLAYER": "0",
             # and the bounds on streams per address and per connection (thousands of
             # watchers, many to a connection)
             "TABLETOP_GATEWAY_MAX_STREAMS_PER_ADDRESS": "0",

@@ -57,6 +57,7 @@ def private_stack(tmp_path: Path) -> Iterator[tuple[Stack, PrivateKafka]]:
         "TABLETOP_QUOTA_ACTIONS_BURST": "1000000",
         "TABLETOP_QUOTA_SIGNUP_PER_S": "100000",
         "TABLETOP_QUOTA_SIGNUP_BURST": "100000",
+        "TABLETOP_GATEWAY_MAX_OPEN_MATCHES_PER_PLAYER": "0",
         # a snapshot every few seconds: each killed service restarts from a snapshot taken
         # while the bots played, plus the tail (and some kills land mid-snapshot)
         "TABLETOP_SNAPSHOT_EVERY_SECONDS": "3",

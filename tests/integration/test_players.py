@@ -146,6 +146,7 @@ def _limited_gateway(stack: Stack, run_dir: Path) -> Stack:
             "TABLETOP_QUOTA_CREATE_PER_S": "0.01",  # a create a 100 s per player
             "TABLETOP_QUOTA_CREATE_BURST": "3",
             "TABLETOP_GATEWAY_MAX_OPEN_LOBBIES_PER_PLAYER": "2",
+            "TABLETOP_GATEWAY_MAX_OPEN_MATCHES_PER_PLAYER": "2",
             "TABLETOP_GATEWAY_LOBBY_TTL_S": "120",
             "TABLETOP_QUOTA_SIGNUP_PER_S": "0.001",
             "TABLETOP_QUOTA_SIGNUP_BURST": "3",
@@ -184,6 +185,10 @@ def test_limits_are_per_player_and_tell_the_truth_about_when_to_come_back(
         wait_ms = int(dict(spent.trailing_metadata() or ())["retry-after-ms"])
         assert 90_000 <= wait_ms <= 100_000  # one create each 100 s
         assert honest.create("crashland", ["solo"], {}, seat="solo")
+        # two matches in play: the honest player finishes one before it starts a third
+        busy = _rejected(lambda: honest.create("crashland", ["solo"], {}, seat="solo"))
+        assert busy.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "finish one" in (busy.details() or "")
         # sign-ups per address: the third of three, then refused with a retry-after
         third = GatewayClient(address, patience_s=0)
         try:

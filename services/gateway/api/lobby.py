@@ -95,6 +95,7 @@ class LobbyRpcs:
         lobby_ttl_s: int,
         address_creates: Quota,
         max_open_lobbies: int,
+        max_open_matches: int = 0,
         bots: BotsCredential | None = None,
     ) -> None:
         self._commands = commands
@@ -109,6 +110,8 @@ class LobbyRpcs:
         #: creates of each player under way (not seen in the views yet)
         self._max_open_lobbies = max_open_lobbies
         self._creating: Counter[str] = Counter()
+        #: matches a player is in that have not ended, at once (0: no bound)
+        self._max_open_matches = max_open_matches
         self._in_play = in_play
         #: a match's lobby closes this long after its last seat event unless it started
         self._lobby_ttl_s = lobby_ttl_s
@@ -153,6 +156,25 @@ class LobbyRpcs:
             f"them closes unless joined in {int(wait_s + 0.999)} s (or start one sooner)",
             (("retry-after-ms", str(retry_ms)),),
         )
+
+    def _within_open_matches(self, player: str) -> None:
+        """FAILED_PRECONDITION when the player is in as many unfinished matches as it may
+        be: waiting does not help (a match in play ends when it is played), finishing or
+        leaving one does."""
+        if not self._max_open_matches:
+            return
+        unfinished = sum(
+            1
+            for s in self._views.summaries()
+            if s.status != match_pb2.MATCH_STATUS_FINISHED
+            and _member(self._views.latest(s.match_id), player)
+        )
+        if unfinished + self._creating[player] >= self._max_open_matches:
+            raise Refused(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"you are in {self._max_open_matches} matches that have not ended; finish "
+                "one before you start or join another",
+            )
 
     async def create(
         self, request: gateway_pb2.OpenMatchRequest, call: Call
@@ -226,6 +248,7 @@ class LobbyRpcs:
         retried = self._views.latest(match_id) is not None
         if not retried:
             self._within_open_lobbies(player)
+            self._within_open_matches(player)
         full = self._in_play.reserve(match_id)
         if full is not None:
             raise exhausted(full)
@@ -314,6 +337,8 @@ class LobbyRpcs:
             assert claims is not None
             subject = claims.subject
             self._within_quotas(call.caller, subject)
+        if player is not None and not _member(self._views.latest(request.match_id), player):
+            self._within_open_matches(player)  # a new match for the player, not its own again
         token_id = uuid.uuid4().hex
         joined = await relay(
             self._commands.shard(request.match_id).lobby.JoinSeat(

@@ -241,3 +241,28 @@ async def test_sign_ins_are_limited_per_address() -> None:
     refused = await _refusal(served.Authenticate(_device("f" * 40), call))
     assert refused.code == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert int(dict(call.trailing)["retry-after-ms"]) > 0
+
+
+async def test_a_player_in_as_many_unfinished_matches_as_allowed_finishes_one_first() -> None:
+    views = ViewStore()
+    served, board = _served(views, max_open_matches_per_player=2, max_open_lobbies_per_player=0)
+    ana = await served.Authenticate(_device(), FakeContext())
+    created = _lobby_of("m-1", ana.player_id, 0)
+    created.summary.started = True
+    seated = _lobby_of("m-2", "p-" + "c" * 32, 0)
+    seated.summary.started = True
+    seated.holders["ann"] = ana.player_id
+    finished = _lobby_of("m-3", ana.player_id, 0)
+    finished.summary.status = match_pb2.MATCH_STATUS_FINISHED
+    for update in (created, seated, finished):
+        await views.put(update)
+    refused = await _refusal(served.CreateMatch(_opening(), _bearer(ana.access_token)))
+    assert refused.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert "2 matches that have not ended" in refused.details
+    assert board.created == []
+    finished_now = _lobby_of("m-2", "p-" + "c" * 32, 0)
+    finished_now.summary.version = 2
+    finished_now.summary.status = match_pb2.MATCH_STATUS_FINISHED
+    await views.put(finished_now)  # one of them ended: the player may start another
+    await served.CreateMatch(_opening(), _bearer(ana.access_token))
+    assert len(board.created) == 1
