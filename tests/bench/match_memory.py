@@ -6,8 +6,7 @@ in each process, before and after the processes let go of what they no longer us
 Variants as in ``tests.bench.ab`` (``tree=PATH`` runs another checkout's services), each
 round on a fresh ephemeral stack, the variants alternated. Every stack gets short holding
 times (the gateway: finished matches 5 s, idle ones 10 s; the projector and the board
-10 s), which a
-checkout without them ignores. In each stack:
+10 s), which a checkout without them ignores. In each stack:
 
 1. warm-up: a short closed-loop load and a few idle matches (imports, caches), then the
    holding times pass: the baseline resident memory (VmRSS) of each process;
