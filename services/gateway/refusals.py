@@ -78,9 +78,14 @@ def within_quota(quota: Quota, client: str) -> None:
     """Take one from the client's quota; RESOURCE_EXHAUSTED, with when, if it is empty."""
     wait = quota.take(client)
     if wait > 0:
-        retry_ms = max(1, int(wait * 1000))
-        raise Refused(
-            grpc.StatusCode.RESOURCE_EXHAUSTED,
-            f"too many requests; retry after {retry_ms} ms",
-            (("retry-after-ms", str(retry_ms)),),
-        )
+        raise too_many(wait)
+
+
+def too_many(wait: float, what: str = "requests") -> Refused:
+    """RESOURCE_EXHAUSTED for a quota that is empty for ``wait`` seconds more."""
+    retry_ms = max(1, int(wait * 1000))
+    return Refused(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        f"too many {what}; retry after {retry_ms} ms",
+        (("retry-after-ms", str(retry_ms)),),
+    )

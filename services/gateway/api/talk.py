@@ -20,7 +20,7 @@ from services.gateway.api.views import ViewRpcs
 from services.gateway.auth import MAX_NAME, Claims, Role
 from services.gateway.edge import Call
 from services.gateway.inputs import BadInput, check_name
-from services.gateway.refusals import Refused
+from services.gateway.refusals import Refused, too_many
 from services.gateway.talk import (
     PLAYERS,
     SPECTATORS,
@@ -104,12 +104,7 @@ class TalkRpcs:
             raise Refused(grpc.StatusCode.INVALID_ARGUMENT, str(bad)) from bad
         wait = self._quotas.take(f"{match_id}/{claims.subject}/{claims.seat}", match_id)
         if wait > 0:
-            retry_ms = max(1, int(wait * 1000))
-            raise Refused(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"too many messages; retry after {retry_ms} ms",
-                (("retry-after-ms", str(retry_ms)),),
-            )
+            raise too_many(wait, "messages")
         if self._talk is None:
             raise Refused(grpc.StatusCode.UNAVAILABLE, "table talk is off on this gateway")
         posted = talk_pb2.TalkPosted(
