@@ -41,6 +41,7 @@ WORKLOADS = {
     "scoring": "deployment",
     "projector": "deployment",
     "gateway": "deployment",
+    "bots": "statefulset",
 }
 
 

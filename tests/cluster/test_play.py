@@ -15,7 +15,7 @@ from typing import Any
 from services.games.registry import all_games
 from tests.cluster.kube import Cluster, control_plane_memory, pod_memory
 
-SERVICES = ("gateway", "dice", "decks", "board", "scoring", "projector")
+SERVICES = ("gateway", "dice", "decks", "board", "scoring", "projector", "bots")
 
 
 def tabletop(k8s: Cluster, *args: str, home: str) -> dict[str, Any]:

@@ -280,7 +280,8 @@ function openMatch(matchId: string): void {
   $("replay-controls").hidden = true;
   $("verify-section").hidden = true;
   $("actions").replaceChildren();
-  $("match-seats").textContent = "";
+  // the line is there before the picture is drawn: filled in later, it moves nothing
+  $("match-seats").textContent = "Seats: …";
   showError(undefined);
   say(seat ? `You play ${seat}` : "You watch as a spectator");
   $("replay-talk").hidden = true;
