@@ -51,13 +51,17 @@ def is_created(envelope: envelope_pb2.EventEnvelope) -> bool:
     return envelope.payload.type_url.rpartition("/")[2] == _MATCH_CREATED
 
 
+class Gap(ValueError):
+    """A board event came after a missing one: what was folded so far is behind the log."""
+
+
 def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
     """Fold the match's next board envelope; False (and no change) for one already
-    folded, ValueError for one past the next."""
+    folded, ``Gap`` for one past the next."""
     if envelope.sequence <= match.version:
         return False
     if envelope.sequence != match.version + 1:
-        raise ValueError(f"match {match.match_id}: event {envelope.sequence} after {match.version}")
+        raise Gap(f"match {match.match_id}: event {envelope.sequence} after {match.version}")
     match.version = int(envelope.sequence)
     messages = messages_for(match.game.name)
     if messages.is_game_event(envelope.payload):

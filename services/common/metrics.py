@@ -73,6 +73,11 @@ PROJECTOR_FOLD_ERRORS = Counter(
     "Events the projector could not fold (the match's view stops moving; see the logs).",
     ["stream"],
 )
+PROJECTOR_GAPS = Counter(
+    "tabletop_projector_gaps",
+    "Matches whose next event came after one the projector had not folded: each was "
+    "folded again from its events in the log (its view was late, not wrong).",
+)
 PROJECTOR_DEAD_LETTERS = Counter(
     "tabletop_projector_dead_letters",
     "Events set aside on the dead-letter topic (their match's views stop; the rest go on).",

@@ -32,6 +32,7 @@ from services.common.metrics import PROJECTOR_ASSIGNED, start_metrics_server
 from services.common.topics import projector_group
 from services.games.registry import all_games
 from services.projector import deadletters, faust_internals
+from services.projector.acked_table import AckedTable
 from services.projector.faust_internals import BatchStream, Fetching
 from services.projector.folder import ProjectionFolder
 from services.projector.match_views import MatchViews
@@ -102,6 +103,8 @@ def settings(config: Config, app_id: str) -> dict[str, Any]:
         "producer_partitioner": key_partitioner,
         # take_events takes what the channel holds at once (faust_internals)
         "Stream": BatchStream,
+        # the agent waits for its table writes before its offsets may be committed
+        "Table": AckedTable,
         # A fetch brings up to 1 MiB per partition (a few thousand records): at Faust's
         # 4,096 a rebuild filled the channel, and every record past it took the
         # conductor's slow path (2% of a rebuild's samples); 16,384 records of a few KiB

@@ -26,12 +26,14 @@ from typing import Any, cast
 import faust
 from prometheus_client import Gauge
 
+from services.adapters.folding import Gap
 from services.common.config import Config
 from services.common.logging import get_logger
 from services.common.metrics import (
     PROJECTOR_DEAD_LETTERS,
     PROJECTOR_FOLD_ERRORS,
     PROJECTOR_FOLDED,
+    PROJECTOR_GAPS,
     PROJECTOR_LAG,
 )
 from services.common.topics import (
@@ -42,6 +44,7 @@ from services.common.topics import (
     views_topic,
 )
 from services.projector import deadletters
+from services.projector.acked_table import AckedTable
 from services.projector.faust_internals import learn_partitions
 from services.projector.folder import (
     WHOLE,
@@ -90,16 +93,19 @@ class MatchViews:
         self.dead_letters = app.topic(
             dead_letter_topic(prefix), key_serializer="raw", value_serializer="raw"
         )
-        self.states = app.Table(
-            "match_states",
-            default=None,
-            partitions=config.partitions,
-            key_type=str,
-            value_type=bytes,  # raw: encode_record serializes once, its length is the size
-            # Written once per match per batch, outside any one event's context: the
-            # changelog partition comes from the key, as the board's producer chose the
-            # event's (both the murmur2 partitioner over the match id's UTF-8 bytes).
-            use_partitioner=True,
+        self.states = cast(
+            AckedTable,
+            app.Table(
+                "match_states",
+                default=None,
+                partitions=config.partitions,
+                key_type=str,
+                value_type=bytes,  # raw: encode_record serializes once, its length is the size
+                # Written once per match per batch, outside any one event's context: the
+                # changelog partition comes from the key, as the board's producer chose the
+                # event's (both the murmur2 partitioner over the match id's UTF-8 bytes).
+                use_partitioner=True,
+            ),
         )
         self.folder = ProjectionFolder(config.projector_matches_held, config.projector_idle_held_s)
         app.agent(self.events, name="match_views")(self.project)
@@ -121,6 +127,7 @@ class MatchViews:
         async for events in batches.take_events(self._batch, within=self._batch_wait_s):
             by_match: dict[str, list[Sequence[envelope_pb2.EventEnvelope]]] = {}
             retried: dict[str, int] = {}
+            partition_of: dict[str, int] = {}
             folded: Counter[str] = Counter()
             last: envelope_pb2.EventEnvelope | None = None
             for event in events:
@@ -131,11 +138,14 @@ class MatchViews:
                 envelopes = appended(event.value, message.headers)
                 last = envelopes[-1]
                 by_match.setdefault(last.match_id, []).append(envelopes)
+                partition_of[last.match_id] = message.partition
                 folded[last.stream] += len(envelopes)
             for key, appends in by_match.items():
-                await self.fold_match(key, appends)
+                await self.fold_match(key, appends, partition_of[key])
             for key, partition in retried.items():
                 await self.fold_again(key, partition)
+            # before Faust acks the batch (and may commit past it): see acked_table.py
+            await self.states.acked()
             if folded:  # first: a scrape that sees the new count sees this batch's end
                 LAST_FOLD.set(time.time())
             for stream_name, count in folded.items():
@@ -143,12 +153,23 @@ class MatchViews:
             if last is not None:
                 PROJECTOR_LAG.set(max(0.0, time.time() - last.occurred_at.ToNanoseconds() / 1e9))
 
-    async def fold_match(self, key: str, appends: Appends) -> int:
+    async def fold_match(self, key: str, appends: Appends, partition: int | None = None) -> int:
         """One match's events of a batch: one table write and at most one view published.
-        Returns how many events were dead-lettered."""
+        ``partition``: the match's, to read its events from when the table is behind them
+        (None: it was just folded from them). Returns how many events were dead-lettered."""
         try:
             stored, update = self.folder.fold_batch(key, self.states.get(key), appends)
             check_sizes(stored, update)
+        except Gap as gap:
+            if partition is None:
+                return await self.fold_one_by_one(key, appends)
+            # The table is behind what the stream has read: the log, not the table, is
+            # the authority, so the match is folded again from its events. (A write
+            # lost before a commit did this; acked_table.py is why it should not recur.)
+            PROJECTOR_GAPS.inc()
+            log.error("fold_gap", match_id=key, error=str(gap))
+            folded = await self.fold_from_log(key, partition)
+            return await self.fold_one_by_one(key, appends) if folded is None else folded[0]
         except Exception:
             return await self.fold_one_by_one(key, appends)
         if stored is not None:
@@ -190,25 +211,32 @@ class MatchViews:
         return failed
 
     async def fold_again(self, key: str, partition: int) -> None:
-        """A retry: the match folded from nothing, from all its events so far (the ones the
-        stream brings later are folded already and skipped by sequence)."""
+        """A retry an operator asked for: the dead-lettered match folded from nothing."""
+        folded = await self.fold_from_log(key, partition)
+        if folded is not None and folded[0] == 0:
+            await self.dead_letters.send(
+                key=key.encode(), value=deadletters.resolved(key, folded[1])
+            )
+
+    async def fold_from_log(self, key: str, partition: int) -> tuple[int, int] | None:
+        """The match folded from nothing, from all its events in the log so far (the ones
+        the stream brings later are folded already and skipped by sequence). Returns how
+        many events were dead-lettered and how many were read; None when the log could
+        not be read or holds none of the match's."""
         try:
             envelopes = await asyncio.wait_for(
                 deadletters.match_events(self._kafka, self._prefix, key, partition),
                 RETRY_READ_LIMIT_S,
             )
-        except Exception:  # the broker, not the match: the operator asks again
-            log.exception("retry_read_failed", match_id=key)
-            return
+        except Exception:  # the broker, not the match
+            log.exception("match_read_failed", match_id=key)
+            return None
         if not envelopes:
-            log.warning("retry_of_unknown_match", match_id=key)
-            return
+            log.warning("fold_of_unknown_match", match_id=key)
+            return None
         self.folder.forget_match(key)
         if key in self.states:
             del self.states[key]
         failed = await self.fold_match(key, [envelopes])
         log.info("match_folded_again", match_id=key, events=len(envelopes), failed=failed)
-        if not failed:
-            await self.dead_letters.send(
-                key=key.encode(), value=deadletters.resolved(key, len(envelopes))
-            )
+        return failed, len(envelopes)
