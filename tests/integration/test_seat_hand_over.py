@@ -7,17 +7,24 @@ bots service."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import grpc
 import pytest
 
 from services.cli.client import GatewayClient
+from services.cli.session import Credential
 from services.cli.stack import Stack
 from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
 from tests.integration.helpers import eventually
 
 pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _code(call: Callable[[], object]) -> grpc.StatusCode:
@@ -131,3 +138,46 @@ def test_crashland_a_solo_seat_is_left_but_not_handed_over(stack: Stack) -> None
     assert _code(
         lambda: solo.stub.GetLegalActions(request, metadata=solo.auth(match_id, "solo"))
     ) == (grpc.StatusCode.PERMISSION_DENIED)
+
+
+def test_the_cli_leaves_a_seat_and_hands_it_over(stack: Stack, tmp_path: Path) -> None:
+    """`tabletop leave` by the seat's holder, `tabletop hand-over --bot` by the creator,
+    each with --json; a refusal is an error a person reads, exit status 2."""
+
+    def tabletop(who: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "services.cli.main", "--gateway", stack.addr("gateway"), *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+            env={
+                **os.environ,
+                "TABLETOP_TOKENS": str(tmp_path / f"tokens-{who}.json"),
+                "TABLETOP_CREDENTIALS": str(tmp_path / f"credentials-{who}.json"),
+            },
+        )
+
+    host = GatewayClient(
+        stack.addr("gateway"), credential=Credential.load(tmp_path / "credentials-host.json")
+    )
+    guest = GatewayClient(
+        stack.addr("gateway"), credential=Credential.load(tmp_path / "credentials-guest.json")
+    )
+    match_id = host.create("drillit", ["ana", "bo"], {"difficulty": "easy"}, seat="ana")
+    guest.join(match_id, "bo", "Bo")
+
+    refused = tabletop("host", "hand-over", match_id, "bo", "--open")
+    assert refused.returncode == 2 and "only its holder can give it up" in refused.stderr
+
+    left = tabletop("guest", "leave", match_id, "bo", "--json")
+    assert left.returncode == 0, left.stdout + left.stderr
+    assert json.loads(left.stdout)["seat"] == "bo"
+    handed = tabletop("host", "hand-over", match_id, "bo", "--bot", "easy", "--json")
+    assert handed.returncode == 0, handed.stdout + handed.stderr
+    reply = json.loads(handed.stdout)
+    assert (reply["to"], reply["level"]) == ("bot", "easy")
+    assert reply["version"] > json.loads(left.stdout)["version"]
+    listed = tabletop("host", "matches", "--mine", "--json")
+    (row,) = (m for m in json.loads(listed.stdout) if m["match_id"] == match_id)
+    assert row["seat_states"]["bo"] == "bot"
