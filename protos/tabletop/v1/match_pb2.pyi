@@ -313,7 +313,7 @@ class MatchSummary(_message.Message):
     def seat_states(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """seat -> how it stands: "held" (a player holds it), "bot" (a bot plays it), "left"
         (its holder gave it up: it waits to be handed over), "open" (handed over for a new
-        player to join); a seat not joined yet is not listed
+        player to join); a seat no one joined yet is not listed, unless a bot's
         """
 
     def __init__(

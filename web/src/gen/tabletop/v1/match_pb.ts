@@ -251,7 +251,7 @@ export type MatchSummary = Message<"tabletop.v1.MatchSummary"> & {
   /**
    * seat -> how it stands: "held" (a player holds it), "bot" (a bot plays it), "left"
    * (its holder gave it up: it waits to be handed over), "open" (handed over for a new
-   * player to join); a seat not joined yet is not listed
+   * player to join); a seat no one joined yet is not listed, unless a bot's
    *
    * @generated from field: map<string, string> seat_states = 60;
    */
