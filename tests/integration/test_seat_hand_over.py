@@ -74,7 +74,17 @@ def test_imperial_miners_a_left_seat_opened_to_a_new_player_who_sees_no_choice_m
         raise AssertionError("ann never chose")
     hand = list(seen.game_view.imperial_miners.hand)
 
+    # a stream the holder keeps open ends when it leaves: it shows nothing of the seat after
+    stream = ana.stub.WatchMatch(
+        gateway_pb2.WatchMatchRequest(match_id=match_id), metadata=ana.auth(match_id, "ann")
+    )
+    assert next(stream).viewer == "ann"
     left = ana.leave(match_id, "ann")  # by its seat token
+    with pytest.raises(grpc.RpcError) as ended:
+        for shown in stream:
+            assert shown.version < left.version, "a view after the leave reached the old holder"
+    assert ended.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "given up" in (ended.value.details() or "")
     # the old token sees and acts no more, at once
     assert _code(lambda: ana.view(match_id, "ann", wait_ms=0)) == grpc.StatusCode.PERMISSION_DENIED
     assert _code(lambda: ana.legal(match_id, "ann")) == grpc.StatusCode.PERMISSION_DENIED
