@@ -112,6 +112,24 @@ def test_imperial_miners_a_left_seat_opened_to_a_new_player_who_sees_no_choice_m
     assert _code(lambda: ana.view(match_id, "ann", wait_ms=0)) == grpc.StatusCode.PERMISSION_DENIED
 
 
+def test_dungeon_drop_a_new_holder_sees_the_seats_quest_and_no_other_heroes(
+    stack: Stack,
+) -> None:
+    ana, bo, dee = (GatewayClient(stack.addr("gateway")) for _ in range(3))
+    match_id = ana.create("dungeon_drop", ["ann", "ben"], {}, seat="ann")
+    bo.join(match_id, "ben", "Bo")
+    before = {s.player: s for s in bo.view(match_id, "ben").game_view.dungeon_drop.seats}
+    assert before["ben"].HasField("quest") and not before["ann"].HasField("quest")
+    bo.leave(match_id, "ben")
+    ana.hand_over(match_id, "ben")  # the creator opens it
+    joined = dee.join(match_id, "ben", "Dee")
+    after = dee.view(match_id, "ben", min_version=joined.version).game_view.dungeon_drop
+    seats = {s.player: s for s in after.seats}
+    assert seats["ben"].quest == before["ben"].quest  # the seat's goal, scored for it
+    assert not seats["ann"].HasField("quest")  # another hero's, hidden as before
+    assert _code(lambda: bo.view(match_id, "ben", wait_ms=0)) == grpc.StatusCode.PERMISSION_DENIED
+
+
 def test_a_seat_handed_to_a_bot_is_played_by_the_bots_service(stack: Stack) -> None:
     ana, bo = GatewayClient(stack.addr("gateway")), GatewayClient(stack.addr("gateway"))
     match_id = ana.create("drillit", ["ana", "bo"], {"difficulty": "easy"}, seat="ana")

@@ -7,14 +7,18 @@ a refusal."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import grpc
 import pytest
 
 from services.adapters.folding import fold_board_events
 from services.adapters.views import from_update, update, view
 from services.board.lobby import LobbyService
+from services.games import handover
+from services.games.imperial_miners.view import make_view
 from services.games.match import Match
-from services.projector.folder import ProjectionFolder
+from services.projector.folder import ProjectionFolder, decode_record, encode_record
 from tabletop.v1 import board_pb2, platform_events_pb2
 from tests.unit.board.test_board_service import MATCH, Board
 from tests.unit.fakes import Aborted, context
@@ -282,3 +286,35 @@ async def test_crashland_a_solo_seat_is_left_but_never_handed_over() -> None:
         grpc.StatusCode.FAILED_PRECONDITION,
         "SOLO_MATCH",
     )
+
+
+async def test_a_seat_given_up_and_what_is_sealed_survive_the_projectors_record() -> None:
+    board, lobby = await _table("imperial_miners")
+    await _play_until(board, "ann", lambda m: "ann" in m.state.chosen and not m.state.revealed)
+    await _leave(lobby, "ann", player=ANA)
+    await _hand_over(lobby, "ann", BO)
+    match = _match(board)
+    assert match.sealed == {"ann": match.state.chosen["ann"]}
+    stored, _, _ = decode_record(encode_record(match, {}, {}))
+    assert stored is not None
+    assert (stored.vacated, stored.sealed) == (match.vacated, match.sealed)
+    assert stored.seat_states() == {"ann": "open", "bob": "held"}
+
+
+async def test_imperial_miners_masks_only_the_sealed_card_and_only_before_the_reveal() -> None:
+    board, _ = await _table("imperial_miners")
+    await _play_until(board, "ann", lambda m: "ann" in m.state.chosen and not m.state.revealed)
+    state = _match(board).state
+    chosen = state.chosen["ann"]
+    shown = make_view(state, "ann")
+    assert shown.my_choice == chosen
+    assert handover.mask("imperial_miners", shown, chosen).my_choice is None
+    assert handover.mask("imperial_miners", shown, "another card").my_choice == chosen
+    assert handover.mask("drillit", shown, chosen) is shown  # a game that keeps nothing back
+    # revealed to everyone: nothing left to keep back
+    seats = tuple(
+        dataclasses.replace(seat, played=chosen) if seat.player == "ann" else seat
+        for seat in shown.seats
+    )
+    revealed = dataclasses.replace(shown, seats=seats)
+    assert handover.mask("imperial_miners", revealed, chosen).my_choice == chosen
