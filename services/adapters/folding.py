@@ -9,6 +9,7 @@ from typing import Any
 
 from services.adapters.game_adapter import game_and_messages, messages_for
 from services.common.envelope import is_a, unpack
+from services.games import handover
 from services.games.match import Match
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 
@@ -78,6 +79,17 @@ def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
         if not match.started:
             match.open_until = int(joined.open_until)
         match.seat(joined.seat, joined.display_name, joined.join_id, joined.player_id)
+    elif is_a(envelope, platform_events_pb2.SeatLeft):
+        left = unpack(envelope, platform_events_pb2.SeatLeft)
+        assert isinstance(left, platform_events_pb2.SeatLeft)
+        match.leave(left.seat)
+    elif is_a(envelope, platform_events_pb2.SeatHandedOver):
+        handed = unpack(envelope, platform_events_pb2.SeatHandedOver)
+        assert isinstance(handed, platform_events_pb2.SeatHandedOver)
+        # what the game keeps from the new holder, as the match stands now: the same for
+        # every reader, since each folds the same events to the same state
+        sealed = handover.seal(match.game.name, match.state, handed.seat)
+        match.hand_over(handed.seat, handed.to, handed.level, sealed)
     return True
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from services.adapters.game_adapter import fill_game_view, game_and_messages, next_step_message
 from services.adapters.refill import Refill
+from services.games import handover
 from services.games.codec import from_data, from_data_reusing, to_data
 from services.games.match import Match
 from tabletop.v1 import match_pb2
@@ -77,6 +78,7 @@ def summary(match: Match) -> match_pb2.MatchSummary:
         started=match.started,
         open_until=match.open_until,
         bot_levels=match.bot_levels,
+        seat_states=match.seat_states(),
     )
 
 
@@ -97,6 +99,7 @@ def update(match: Match, state: str | None = None) -> match_pb2.ViewUpdate:
         provenance=provenance(match),
         creator=match.creator,
         holders=match.holders,
+        sealed=match.sealed,
         state=(encode_state(match.state) if state is None else state).encode(),
     )
 
@@ -141,7 +144,13 @@ def from_update(published: match_pb2.ViewUpdate, state: Any) -> Match:
         holders=dict(holders) if holders else {},
         started=summary.started,
         open_until=summary.open_until,
+        vacated=_vacated(summary.seat_states) if summary.seat_states else {},
+        sealed=dict(published.sealed) if published.sealed else {},
     )
+
+
+def _vacated(states: Any) -> dict[str, str]:
+    return {seat: state for seat, state in states.items() if state in ("left", "open")}
 
 
 # -- views ----------------------------------------------------------------------------------
@@ -152,7 +161,10 @@ def view(match: Match, viewer: str) -> match_pb2.MatchView:
     shown.next.CopyFrom(next_step_message(match.game.next_step(match.state)))
     shown.next.SetInParent()
     game = match.game
-    fill_game_view(shown.game_view, game.name, game.view(match.state, viewer or None))
+    drawn = game.view(match.state, viewer or None)
+    if viewer in match.sealed:
+        drawn = handover.mask(game.name, drawn, match.sealed[viewer])
+    fill_game_view(shown.game_view, game.name, drawn)
     return shown
 
 
@@ -191,6 +203,7 @@ class StepViews:
         self._facts: tuple[Any, ...] = ()
         self._state: Any = self  # no state yet (a state is never this object)
         self._next: Any = None
+        self._sealed = ""
 
     def view(self) -> match_pb2.MatchView:
         """The view of the match as folded so far: the same message on every call, changed
@@ -213,13 +226,15 @@ class StepViews:
             _frame(shown, m)
         shown.version = m.version
         state = m.state
-        if state is self._state:
+        sealed = m.sealed.get(self.viewer, "")
+        if state is self._state and sealed == self._sealed:
             return shown
-        self._state = state
+        self._state, self._sealed = state, sealed
         step = m.game.next_step(state)
         if self._next is None or step != self._next:
             self._next = step
             shown.next.CopyFrom(next_step_message(step))
             shown.next.SetInParent()
-        self._game_view.update(m.game.view(state, self.viewer or None))
+        drawn = handover.mask(m.game.name, m.game.view(state, self.viewer or None), sealed)
+        self._game_view.update(drawn)
         return shown

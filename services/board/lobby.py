@@ -12,6 +12,15 @@ A match still in its lobby (not every seat joined once) closes ``open_s`` second
 its last seat event (MatchLobby.open_s, the gateway's TABLETOP_GATEWAY_LOBBY_TTL_S): the
 board appends its end (``MatchEnded.expired``, no results), so the closing is the same
 fact for every replica and reader. Each seat event records the lobby's new closing time.
+
+A holder may give its seat up (``LeaveSeat``: SeatLeft): from that event on none of the
+seat's tokens acts or sees it, and nobody takes it until it is handed over
+(``HandOverSeat``: SeatHandedOver) to a bot at a level (the bots service plays the seats
+with a level) or opened for a new player, who joins it as a free seat. Both are board
+events, so every player of the match sees them in its history. The creator, or a player
+who holds another seat, hands a seat over (a match whose creator left does not stall); a
+seat a player holds, a bot's, or one never joined is not handed over, nor the seat of a
+solo match (services/games/handover.py says why, and what a new holder sees per game).
 """
 
 from __future__ import annotations
@@ -19,13 +28,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Any
 
 import grpc
+from google.protobuf.message import Message
 
 from services.board.matches import fold
-from services.board.service import BoardService, _abort, view_update
+from services.board.service import SEAT_REJOINED, BoardService, _abort, view_update
 from services.common.logging import get_logger
 from services.games.commands import Refusal, RefusalKind
+from services.games.handover import SOLO_REASON
 from services.games.match import Match
 from tabletop.v1 import board_pb2, board_pb2_grpc, platform_events_pb2
 
@@ -39,6 +51,12 @@ CLAIMS = ("free", "holder", "creator", "bots")
 #: how often the board looks for lobbies to close
 CLOSE_EVERY_S = 5.0
 EXPIRED_REASON = "the match never started: its free seats were not taken in time"
+#: what a seat may be handed over to
+HAND_OVER_TO = ("bot", "open")
+SEAT_LEFT = (
+    "this seat's holder left it; the match's creator or another of its players hands it "
+    "over (to a bot, or open for a new player)"
+)
 
 
 def closes_at(match: Match, seat: str, now: float) -> int:
@@ -66,6 +84,91 @@ def _check_reserved(match: Match, seat: str, by: str) -> None:
             "SEAT_FOR_A_BOT",
             "this seat is reserved for a bot; the bots service plays it",
         )
+
+
+def _check_vacated(match: Match, seat: str, by: str, held: list[str]) -> None:
+    """A seat its holder left is joined by no one until it is handed over; an open one by
+    a player (its session) who holds no other seat of the match: one person seeing two
+    seats' hidden information mid-game is what a hand-over must not make."""
+    vacated = match.vacated.get(seat)
+    if vacated == "left":
+        raise Refusal(RefusalKind.FAILED_PRECONDITION, "SEAT_LEFT", SEAT_LEFT)
+    if vacated != "open":
+        return
+    if by != "free":
+        raise Refusal(
+            RefusalKind.PERMISSION_DENIED,
+            "SEAT_OPEN_TO_PLAYERS",
+            "this seat was opened for a new player: join it signed in as a player",
+        )
+    if held:
+        raise Refusal(
+            RefusalKind.FAILED_PRECONDITION,
+            "ONE_SEAT_EACH",
+            "you hold another seat of this match; a seat handed over goes to someone else",
+        )
+
+
+def _left(match: Match, request: board_pb2.BoardLeaveSeatRequest) -> Message:
+    """The seat's holder (its newest token, or the player holding it) gives it up."""
+    seat = request.seat
+    if seat in match.vacated:
+        raise Refusal(RefusalKind.FAILED_PRECONDITION, "SEAT_LEFT", "this seat was left already")
+    if seat in match.bot_levels:
+        raise Refusal(RefusalKind.FAILED_PRECONDITION, "BOT_SEAT", "a bot plays this seat")
+    if seat not in match.seats:
+        raise Refusal(
+            RefusalKind.FAILED_PRECONDITION, "SEAT_NOT_HELD", "nobody holds this seat to leave it"
+        )
+    if request.seat_token:
+        if match.seat_tokens.get(seat) != request.seat_token:
+            raise Refusal(RefusalKind.PERMISSION_DENIED, "SEAT_REJOINED", SEAT_REJOINED)
+    elif not request.player_id or match.holders.get(seat) != request.player_id:
+        raise Refusal(
+            RefusalKind.PERMISSION_DENIED, "NOT_YOUR_SEAT", "only its holder leaves a seat"
+        )
+    return platform_events_pb2.SeatLeft(
+        seat=seat, player_id=match.holders.get(seat, ""), reason="left"
+    )
+
+
+def _handed_over(match: Match, request: board_pb2.BoardHandOverSeatRequest) -> Message:
+    """An abandoned seat, given on by the creator or a player holding another seat."""
+    seat, player = request.seat, request.player_id
+    if request.to not in HAND_OVER_TO or (request.to == "bot") != bool(request.level):
+        raise Refusal(
+            RefusalKind.INVALID_ARGUMENT,
+            "MALFORMED_HAND_OVER",
+            "a seat is handed over to a bot at a level, or opened",
+        )
+    if not player or (player != match.creator and player not in match.holders.values()):
+        raise Refusal(
+            RefusalKind.PERMISSION_DENIED,
+            "NOT_AT_THE_TABLE",
+            "only the match's creator or one of its seated players hands a seat over",
+        )
+    if len(match.players) == 1:
+        raise Refusal(RefusalKind.FAILED_PRECONDITION, "SOLO_MATCH", SOLO_REASON)
+    state = match.seat_state(seat)
+    if state == "held":
+        raise Refusal(
+            RefusalKind.FAILED_PRECONDITION,
+            "SEAT_HELD",
+            "a player holds this seat; only its holder can give it up",
+        )
+    if state == "bot":
+        raise Refusal(RefusalKind.FAILED_PRECONDITION, "BOT_SEAT", "a bot plays this seat")
+    if not state:
+        raise Refusal(
+            RefusalKind.FAILED_PRECONDITION,
+            "SEAT_FREE",
+            "nobody has joined this seat yet: it is free to join",
+        )
+    if state == "open" and request.to == "open":
+        raise Refusal(RefusalKind.FAILED_PRECONDITION, "SEAT_OPEN", "this seat is open already")
+    return platform_events_pb2.SeatHandedOver(
+        seat=seat, to=request.to, level=request.level, by=player
+    )
 
 
 class LobbyService(board_pb2_grpc.LobbyServicer):
@@ -98,7 +201,12 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
             if not seat and held:
                 seat = held[0]  # the player's own seat, again (from another device, say)
             if not seat:
-                free = [p for p in match.players if p not in match.seats and p not in match.bots]
+                free = [
+                    p
+                    for p in match.players
+                    if (p not in match.seats and p not in match.bots)
+                    or match.vacated.get(p) == "open"
+                ]
                 if not free:
                     raise Refusal(
                         RefusalKind.FAILED_PRECONDITION,
@@ -109,11 +217,13 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
             if seat not in match.players:
                 raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_SEAT", "no such seat in this match")
             _check_reserved(match, seat, by)
+            _check_vacated(match, seat, by, held)
             holder = match.holders.get(seat, "")
             if seat in held:
                 by = "holder"
             elif (
                 seat in match.seats
+                and seat not in match.vacated
                 and by != "bots"
                 and (by != "holder" or (holder and holder != player))
             ):
@@ -143,6 +253,54 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
                 private=match.private,
                 view_update=view_update(match),
             )
+
+    # -- seats given up and handed over ----------------------------------------------------
+    async def LeaveSeat(
+        self, request: board_pb2.BoardLeaveSeatRequest, context: grpc.aio.ServicerContext
+    ) -> board_pb2.SeatChangeReply:
+        try:
+            return await self._change(request.match_id, request.command_id, _left, request)
+        except Refusal as refused:
+            await _abort(context, refused)
+            raise AssertionError from refused
+
+    async def HandOverSeat(
+        self, request: board_pb2.BoardHandOverSeatRequest, context: grpc.aio.ServicerContext
+    ) -> board_pb2.SeatChangeReply:
+        try:
+            return await self._change(request.match_id, request.command_id, _handed_over, request)
+        except Refusal as refused:
+            await _abort(context, refused)
+            raise AssertionError from refused
+
+    async def _change(
+        self,
+        match_id: str,
+        command_id: str,
+        decide: Callable[[Match, Any], Message],
+        request: Any,
+    ) -> board_pb2.SeatChangeReply:
+        """One seat event ``decide`` makes of the request (or a Refusal), appended and
+        folded under the match's lock; a retried command id appends nothing."""
+        if not command_id:
+            raise Refusal(RefusalKind.INVALID_ARGUMENT, "MALFORMED_CHANGE", "a change needs an id")
+        async with self._board.writer.lock(match_id):
+            match = await self._board.find(match_id)
+            if match is None:
+                raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_MATCH", "no such match")
+            if command_id in match.replies:
+                return board_pb2.SeatChangeReply(version=match.replies[command_id].version)
+            if match.finished:
+                raise Refusal(RefusalKind.FAILED_PRECONDITION, "MATCH_OVER", "the match is over")
+            if request.seat not in match.players:
+                raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_SEAT", "no such seat in this match")
+            event = decide(match, request)
+            envelopes = await self._board.store.append_payloads(
+                match.match_id, match.game, [event], command_id, "lobby"
+            )
+            for envelope in envelopes:
+                fold(match, envelope)
+            return board_pb2.SeatChangeReply(version=match.version, view_update=view_update(match))
 
     # -- lobbies that close -----------------------------------------------------------------
     async def close_due(self) -> int:

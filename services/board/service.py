@@ -66,6 +66,7 @@ log = get_logger(__name__)
 #: how often idle matches are looked for (at most; half the idle time when shorter)
 EVICT_EVERY_S = 60.0
 SEAT_REJOINED = "this seat was joined again elsewhere; join again to play it here"
+SEAT_GIVEN_UP = "this seat was given up; its tokens no longer act for it"
 
 
 def _decode(game: Game[Any], action: games_pb2.GameAction) -> Any:
@@ -343,7 +344,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_MATCH", "no such match")
                 game_name = match.game.name
                 if match.superseded(request.player, request.seat_token):
-                    raise Refusal(RefusalKind.PERMISSION_DENIED, "SEAT_REJOINED", SEAT_REJOINED)
+                    raise _superseded(match, request.player)
                 accepted = await self._handler.submit(match, command)
                 if accepted.duplicate:
                     ACTIONS.labels(game_name, "duplicate").inc()
@@ -376,10 +377,15 @@ class BoardService(board_pb2_grpc.BoardServicer):
             await context.abort(grpc.StatusCode.NOT_FOUND, "no such match")
             raise AssertionError
         if match.superseded(request.player, request.seat_token):
-            await _abort(
-                context, Refusal(RefusalKind.PERMISSION_DENIED, "SEAT_REJOINED", SEAT_REJOINED)
-            )
+            await _abort(context, _superseded(match, request.player))
         return _legal_actions(match, request.player)
+
+
+def _superseded(match: Match, seat: str) -> Refusal:
+    """The refusal of a seat token that is not the seat's newest."""
+    if seat not in match.seat_tokens:  # its holder left it (SeatLeft)
+        return Refusal(RefusalKind.PERMISSION_DENIED, "SEAT_GIVEN_UP", SEAT_GIVEN_UP)
+    return Refusal(RefusalKind.PERMISSION_DENIED, "SEAT_REJOINED", SEAT_REJOINED)
 
 
 def _legal_actions(match: Match, player: str) -> board_pb2.GetLegalActionsReply:

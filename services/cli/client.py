@@ -222,6 +222,26 @@ class GatewayClient:
         self.tokens.put(self.address, match_id, reply.seat or SPECTATOR, reply.token)
         return reply
 
+    def leave(self, match_id: str, seat: str) -> gateway_pb2.LeaveSeatReply:
+        """Give a seat up: with its token when we hold one, else as the player holding it."""
+        reply: gateway_pb2.LeaveSeatReply = self.stub.LeaveSeat(
+            gateway_pb2.LeaveSeatRequest(match_id=match_id, seat=seat),
+            metadata=self.auth(match_id, seat) if self.token(match_id, seat) else (),
+        )
+        return reply
+
+    def hand_over(
+        self, match_id: str, seat: str, bot_level: str = ""
+    ) -> gateway_pb2.HandOverSeatReply:
+        """Give a seat its holder left to a bot at ``bot_level``, or (none) open it."""
+        request = gateway_pb2.HandOverSeatRequest(match_id=match_id, seat=seat)
+        if bot_level:
+            request.bot_level = bot_level
+        else:
+            request.open = True
+        reply: gateway_pb2.HandOverSeatReply = self.stub.HandOverSeat(request)
+        return reply
+
     def join_all(self, match_id: str, seats: list[str]) -> None:
         """Take every seat of a match we created (hot seat, bots)."""
         for seat in seats:

@@ -60,6 +60,12 @@ class Match:
     seat_tokens: dict[str, str] = field(default_factory=dict)
     #: joined seat → the player who holds it (seats joined before players: none)
     holders: dict[str, str] = field(default_factory=dict)
+    #: seat whose holder gave it up → "left" (waiting to be handed over) or "open" (handed
+    #: over for a new player to join); gone once the seat is joined again
+    vacated: dict[str, str] = field(default_factory=dict)
+    #: seat handed over → what its game keeps from the new holder of what the old one saw
+    #: (services/games/handover.py)
+    sealed: dict[str, str] = field(default_factory=dict)
     #: every seat was joined once (the lobby is over)
     started: bool = False
     #: the lobby's time after its last seat event (MatchLobby.open_s; 0: it never closes)
@@ -76,13 +82,49 @@ class Match:
         """A seat joined (again) by ``player_id``: its newest token is ``token_id``."""
         self.seats[seat] = display_name
         self.seat_tokens[seat] = token_id
+        self.vacated.pop(seat, None)
         if player_id:
             self.holders[seat] = player_id
         if not self.started and all(p in self.seats for p in self.players):
             self.started, self.open_until = True, 0
 
+    def leave(self, seat: str) -> None:
+        """The seat's holder gave it up: none of its tokens acts or sees any more."""
+        self.seat_tokens.pop(seat, None)
+        self.holders.pop(seat, None)
+        self.vacated[seat] = "left"
+
+    def hand_over(self, seat: str, to: str, level: str, sealed: str) -> None:
+        """An abandoned seat given to a bot at ``level`` (``to`` "bot": the bots service
+        plays the seats with a level) or opened for a new player (``to`` "open");
+        ``sealed``: what the game keeps from its new holder."""
+        if to == "bot":
+            self.vacated.pop(seat, None)
+            self.bot_levels[seat] = level
+            if seat not in self.bots:
+                self.bots = (*self.bots, seat)
+        else:
+            self.vacated[seat] = "open"
+        if sealed:
+            self.sealed[seat] = sealed
+
+    def seat_state(self, seat: str) -> str:
+        """How a seat stands: "held", "bot", "left", "open", or "" (never joined)."""
+        vacated = self.vacated.get(seat)
+        if vacated:
+            return vacated
+        if seat in self.bot_levels:
+            return "bot"
+        return "held" if seat in self.seats else ""
+
+    def seat_states(self) -> dict[str, str]:
+        """Each seat joined (or handed over) → ``seat_state``."""
+        states = {p: self.seat_state(p) for p in self.players}
+        return {p: s for p, s in states.items() if s}
+
     def superseded(self, player: str, seat_token: str) -> bool:
-        """True if ``seat_token`` (when given) is not the seat's newest token."""
+        """True if ``seat_token`` (when given) is not the seat's newest token (a seat its
+        holder left has none)."""
         return bool(seat_token) and self.seat_tokens.get(player) != seat_token
 
 

@@ -72,13 +72,22 @@ class Access:
         )
 
     def superseded(self, claims: Claims) -> bool:
-        """A newer join of the seat is projected (one not projected yet cannot be judged:
-        the token's join version tells which)."""
+        """A newer join of the seat is projected, or its holder left it (one not projected
+        yet cannot be judged: the token's join version tells which)."""
         update = self._views.latest(claims.match_id)
         if update is None or update.summary.version < claims.version:
             return False
         newest = update.seat_tokens.get(claims.seat)
-        return newest is not None and newest != claims.token_id
+        if newest is None:  # joined, yet no token: given up (SeatLeft)
+            return claims.seat in update.summary.seat_states
+        return newest != claims.token_id
+
+    def gone(self, claims: Claims) -> str:
+        """Why a superseded seat token is refused, for its client."""
+        update = self._views.latest(claims.match_id)
+        if update is not None and claims.seat not in update.seat_tokens:
+            return "this seat was given up; its tokens no longer see or act for it"
+        return "this seat was joined again elsewhere; join again to see it here"
 
     def viewer(self, caller: Caller, match_id: str, requested: str) -> str:
         """The seat whose view the caller may see ("" for the spectator view)."""
@@ -110,10 +119,7 @@ class Access:
             raise Refused(grpc.StatusCode.PERMISSION_DENIED, "the token is for another match")
         seat = claims.seat if claims.role == Role.SEAT else ""
         if seat and self.superseded(claims):
-            raise Refused(
-                grpc.StatusCode.PERMISSION_DENIED,
-                "this seat was joined again elsewhere; join again to see it here",
-            )
+            raise Refused(grpc.StatusCode.PERMISSION_DENIED, self.gone(claims))
         if requested and requested != seat:
             raise Refused(grpc.StatusCode.PERMISSION_DENIED, "the token is not for that seat")
         return seat

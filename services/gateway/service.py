@@ -154,6 +154,16 @@ class GatewayService:
     ) -> Awaitable[gateway_pb2.JoinMatchReply]:
         return self.lobby.join(request, call)
 
+    def LeaveSeat(
+        self, request: gateway_pb2.LeaveSeatRequest, call: Call
+    ) -> Awaitable[gateway_pb2.LeaveSeatReply]:
+        return self.lobby.leave(request, call)
+
+    def HandOverSeat(
+        self, request: gateway_pb2.HandOverSeatRequest, call: Call
+    ) -> Awaitable[gateway_pb2.HandOverSeatReply]:
+        return self.lobby.hand_over(request, call)
+
     def ListMatches(
         self, request: gateway_pb2.ListMatchesRequest, call: Call
     ) -> Awaitable[gateway_pb2.ListMatchesReply]:

@@ -115,6 +115,8 @@ def _facts(match: Match) -> dict[str, Any]:
         "seats": match.seats,
         "seat_tokens": match.seat_tokens,
         "holders": match.holders,
+        "vacated": match.vacated,
+        "sealed": match.sealed,
         "started": match.started,
         "open_s": match.open_s,
         "open_until": match.open_until,
@@ -151,6 +153,8 @@ def _match(facts: dict[str, Any], state: Any) -> Match:
         seats=dict(facts.get("seats", {})),
         seat_tokens=dict(facts.get("seat_tokens", {})),
         holders=dict(facts.get("holders", {})),
+        vacated=dict(facts.get("vacated", {})),
+        sealed=dict(facts.get("sealed", {})),
         # records written before lobbies closed: started once every seat was joined
         started=facts.get("started", all(p in facts.get("seats", {}) for p in facts["players"])),
         open_s=facts.get("open_s", 0),

@@ -57,6 +57,8 @@ async def compare_with_live(
         stub = gateway_pb2_grpc.GatewayStub(channel)
         for match_id, match in sorted(matches.items()):
             for viewer in [*match.players, ""]:
+                if viewer in match.vacated:  # given up: no token of it sees it (SeatLeft)
+                    continue
                 fresh = view(match, viewer)
                 role = Role.SEAT if viewer else Role.SPECTATOR
                 # the seat's newest token id: older ones no longer see the seat

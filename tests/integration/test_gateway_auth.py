@@ -144,6 +144,9 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
         DENIED,
     ),
     "GetStandings": (OK, OK, OK, OK, OK, UNAUTH, UNAUTH, OK),
+    # a seat is handed over by a player of the match, and only once its holder left it: the
+    # match's tokens are no player's, the stranger is not at the table (the board says so)
+    "HandOverSeat(held seat)": (UNAUTH, DENIED, DENIED, DENIED, DENIED, UNAUTH, UNAUTH, DENIED),
     # last: the own seat's submit changes the match, its re-join supersedes its token
     "SubmitAction": (UNAUTH, DENIED, DENIED, DENIED, OK, UNAUTH, UNAUTH, DENIED),
     # a held seat: its own token (its holder) joins it again; another player is refused by
@@ -168,6 +171,9 @@ def _calls(m: Matrix, caller: str) -> dict[str, Callable[[], Any]]:
             stub.JoinMatch(gateway_pb2.JoinMatchRequest(match_id=match, seat=m.mover), metadata=md),
         ),
         "ListMatches": lambda: stub.ListMatches(gateway_pb2.ListMatchesRequest(), metadata=md),
+        "HandOverSeat(held seat)": lambda: stub.HandOverSeat(
+            gateway_pb2.HandOverSeatRequest(match_id=match, seat=m.mover, open=True), metadata=md
+        ),
         "GetView(seat)": lambda: stub.GetView(
             gateway_pb2.GetViewRequest(match_id=match, viewer=m.mover), metadata=md
         ),

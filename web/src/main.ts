@@ -14,6 +14,7 @@ import { PictureMoves } from "./onboard";
 import { paramsOf, withParams } from "./params";
 import { session } from "./player";
 import { boardImageUrl } from "./picture";
+import { bdi, isolate } from "./names";
 import { sanitizeSvg } from "./sanitize";
 import { fillStandings } from "./standings";
 import { TalkPanel, showReplayTalk } from "./talk";
@@ -61,10 +62,11 @@ function list(text: string): string[] {
   return text.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
 }
 
-function button(label: string, onClick: () => void, id?: string): HTMLButtonElement {
+/** A button; a label of parts shows each name in it as a <bdi> (names.ts). */
+function button(label: string | (string | Node)[], onClick: () => void, id?: string): HTMLButtonElement {
   const b = document.createElement("button");
   b.type = "button";
-  b.textContent = label;
+  b.append(...(typeof label === "string" ? [label] : label));
   if (id) b.id = id;
   b.addEventListener("click", onClick);
   return b;
@@ -138,7 +140,7 @@ async function createMatch(): Promise<void> {
     const created = $("created");
     created.replaceChildren(`Created match ${reply.matchId}. Take a seat: `);
     for (const seat of players.filter((p) => !bots.includes(p))) {
-      created.append(button(`Play as ${seat}`, () => void joinSeat(reply.matchId, seat)));
+      created.append(button(["Play as ", bdi(seat)], () => void joinSeat(reply.matchId, seat)));
     }
     say(`Created a ${$<HTMLSelectElement>("create-game").value} match`);
     void listMatches();
@@ -186,15 +188,28 @@ function botLabel(seat: string, levels: Record<string, string>): string {
   return levels[seat] ? `bot (${levels[seat]})` : "bot";
 }
 
-/** who sits at each seat, as the lobby and the table show it */
-function seatsText(summary: MatchSummary): string {
-  return summary.players
-    .map((p) => `${p}: ${summary.bots.includes(p) ? botLabel(p, summary.botLevels) : (summary.seats[p] ?? "free")}`)
-    .join(", ");
+/** how a seat given up stands (MatchSummary.seat_states) */
+const VACATED: Record<string, string> = { left: "left, to be handed over", open: "open to a new player" };
+
+/** who sits at each seat, as the lobby and the table show it: each name a <bdi> */
+function seatsLine(summary: MatchSummary): (string | Node)[] {
+  const parts: (string | Node)[] = [];
+  summary.players.forEach((p, i) => {
+    const state = summary.seatStates[p] ?? "";
+    parts.push(i ? ", " : "", bdi(p), ": ");
+    if (VACATED[state]) parts.push(VACATED[state]);
+    else if (summary.bots.includes(p)) parts.push(botLabel(p, summary.botLevels));
+    else if (p in summary.seats) parts.push(bdi(summary.seats[p]));
+    else parts.push("free");
+  });
+  return parts;
 }
 
+/** the seats a player may join: never joined (no bot's), or opened after a hand-over */
 function freeSeats(summary: MatchSummary): string[] {
-  return summary.players.filter((p) => !(p in summary.seats) && !summary.bots.includes(p));
+  return summary.players.filter(
+    (p) => (!(p in summary.seats) && !summary.bots.includes(p)) || summary.seatStates[p] === "open",
+  );
 }
 
 /** the most matches the lobby lists (ListMatches allows 200 a page) */
@@ -217,11 +232,11 @@ async function listMatches(): Promise<void> {
       row.insertCell().textContent = summary.game;
       row.insertCell().textContent = summary.matchId;
       row.insertCell().textContent = statusText(summary.status);
-      row.insertCell().textContent = seatsText(summary);
+      row.insertCell().append(...seatsLine(summary));
       const open = row.insertCell();
       open.append(button("Watch", () => void spectate(summary.matchId)));
       for (const seat of freeSeats(summary)) {
-        open.append(button(`Join as ${seat}`, () => void joinSeat(summary.matchId, seat)));
+        open.append(button(["Join as ", bdi(seat)], () => void joinSeat(summary.matchId, seat)));
       }
     }
     if (reply.matches.length === 0) body.insertRow().insertCell().textContent = "No public matches in play.";
@@ -242,10 +257,12 @@ async function listMine(): Promise<void> {
       row.insertCell().textContent = summary.game;
       row.insertCell().textContent = summary.matchId;
       row.insertCell().textContent = statusText(summary.status);
-      row.insertCell().textContent = summary.yourSeats.join(", ") || "—";
+      const yours = row.insertCell();
+      summary.yourSeats.forEach((seat, i) => yours.append(i ? ", " : "", bdi(seat)));
+      if (!summary.yourSeats.length) yours.textContent = "—";
       const open = row.insertCell();
       for (const seat of summary.yourSeats) {
-        open.append(button(`Play as ${seat}`, () => void joinSeat(summary.matchId, seat)));
+        open.append(button(["Play as ", bdi(seat)], () => void joinSeat(summary.matchId, seat)));
       }
       open.append(button("Watch", () => void spectate(summary.matchId)));
     }
@@ -268,6 +285,7 @@ interface Current {
   legal: LegalAction[]; // the moves offered now (buttons and picture)
   talk: TalkPanel; // the table's talk (talk.ts)
   seatsShownAt: number; // when the seats line was last looked up (ms)
+  seatsAgain?: ReturnType<typeof setTimeout>; // the next look, when one is due
 }
 
 let current: Current | undefined;
@@ -300,8 +318,9 @@ function openMatch(matchId: string): void {
   $("actions").replaceChildren();
   // the line is there before the picture is drawn: filled in later, it moves nothing
   $("match-seats").textContent = "Seats: …";
+  $("seat-controls").replaceChildren();
   showError(undefined);
-  say(seat ? `You play ${seat}` : "You watch as a spectator");
+  say(seat ? `You play ${isolate(seat)}` : "You watch as a spectator");
   $("replay-talk").hidden = true;
   void watch(current);
   void current.talk.follow();
@@ -347,28 +366,37 @@ async function watch(c: Current): Promise<void> {
 async function onView(c: Current, view: MatchView): Promise<void> {
   if (c !== current) return;
   c.live = view;
-  const next = view.next?.players.join(", ") || view.next?.chance || "—";
+  const next = view.next?.players.map(isolate).join(", ") || view.next?.chance || "—";
   const finished = view.status === MatchStatus.FINISHED;
-  $("match-info").textContent =
-    `${view.game} · version ${view.version} · ${statusText(view.status)}` +
-    (finished
-      ? ` · results: ${Object.entries(view.results).map(([p, r]) => `${p} ${r}`).join(", ")}` +
-        (view.endReason ? ` (${view.endReason})` : "")
-      : ` · next: ${next}`) +
-    ` · you: ${c.seat || "spectator"}`;
+  const info: (string | Node)[] = [`${view.game} · version ${view.version} · ${statusText(view.status)}`];
+  if (finished) {
+    info.push(" · results: ");
+    Object.entries(view.results).forEach(([p, r], i) => info.push(i ? ", " : "", bdi(p), ` ${r}`));
+    if (view.endReason) info.push(` (${view.endReason})`);
+  } else info.push(` · next: ${next}`);
+  info.push(" · you: ", c.seat ? bdi(c.seat) : "spectator");
+  $("match-info").replaceChildren(...info);
   if (!c.steps) await drawPicture(c, undefined);
   void showSeats(c, view.game);
   await refreshActions(c, view);
   if (finished) void verify(c, view);
 }
 
-/** how often the table looks its seats up again (who joined; bots' levels never change) */
+/** how often the table looks its seats up again (who joined, left, was handed a seat) */
 const SEATS_EVERY_MS = 10_000;
 
 /** The match's seats with their players and bots' levels, from its lobby entry (listed to a
  * token of the match also when it is private). */
 async function showSeats(c: Current, game: string): Promise<void> {
-  if (Date.now() - c.seatsShownAt < SEATS_EVERY_MS) return;
+  const wait = c.seatsShownAt + SEATS_EVERY_MS - Date.now();
+  if (wait > 0) {
+    // a seat left or handed over meanwhile shows at the next look, even if no view comes
+    c.seatsAgain ??= setTimeout(() => {
+      c.seatsAgain = undefined;
+      if (c === current) void showSeats(c, game);
+    }, wait);
+    return;
+  }
   c.seatsShownAt = Date.now();
   let pageToken = "";
   try {
@@ -376,7 +404,10 @@ async function showSeats(c: Current, game: string): Promise<void> {
       const reply = await gateway.listMatches({ game, pageSize: LOBBY_PAGE, pageToken }, auth(c.token));
       const found = reply.matches.find((m) => m.matchId === c.matchId);
       if (found) {
-        if (c === current) $("match-seats").textContent = `Seats: ${seatsText(found)}`;
+        if (c === current) {
+          $("match-seats").replaceChildren("Seats: ", ...seatsLine(found));
+          showSeatControls(c, found);
+        }
         return;
       }
       pageToken = reply.nextPageToken;
@@ -384,6 +415,56 @@ async function showSeats(c: Current, game: string): Promise<void> {
     }
   } catch {
     // the seats line is a courtesy: the match plays on without it
+  }
+}
+
+/** The seat's holder may give it up (Leave); a seat given up may be handed over, to a bot or
+ * to a new player, by the match's creator or a player seated in it (the gateway refuses
+ * anyone else, with a reason shown here). Both are events every player sees. */
+function showSeatControls(c: Current, summary: MatchSummary): void {
+  const controls = $("seat-controls");
+  const shown: HTMLElement[] = [];
+  const playing = summary.status !== MatchStatus.FINISHED;
+  if (playing && c.seat && summary.seatStates[c.seat] === "held") {
+    shown.push(button(["Leave seat ", bdi(c.seat)], () => void leaveSeat(c), "leave-seat"));
+  }
+  if (playing && (c.seat || c.tokens.creator)) {
+    for (const [seat, state] of Object.entries(summary.seatStates)) {
+      if (state !== "left" && state !== "open") continue;
+      shown.push(button(["Give ", bdi(seat), " to a bot"], () => void handOver(c, seat, "easy")));
+      if (state === "left") shown.push(button(["Open ", bdi(seat), " to a new player"], () => void handOver(c, seat)));
+    }
+  }
+  controls.replaceChildren(...shown);
+}
+
+async function leaveSeat(c: Current): Promise<void> {
+  if (!confirm(`Leave ${isolate(c.seat)}? Your seat's tokens stop working; the table may hand it to a bot or a new player.`)) return;
+  try {
+    await gateway.leaveSeat({ matchId: c.matchId, seat: c.seat }, auth(c.token));
+    saveTokens(c.matchId, { ...c.tokens, seat: undefined, seatToken: undefined });
+    say(`You left ${isolate(c.seat)}`);
+    await spectate(c.matchId);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+async function handOver(c: Current, seat: string, botLevel?: string): Promise<void> {
+  try {
+    await gateway.handOverSeat(
+      {
+        matchId: c.matchId,
+        seat,
+        to: botLevel ? { case: "botLevel", value: botLevel } : { case: "open", value: true },
+      },
+      await asPlayer(),
+    );
+    say(botLevel ? `${isolate(seat)} goes to a bot (${botLevel})` : `${isolate(seat)} is open to a new player`);
+    c.seatsShownAt = 0;
+    void showSeats(c, c.live?.game ?? "");
+  } catch (error) {
+    showError(error);
   }
 }
 
@@ -461,7 +542,7 @@ async function refreshActions(c: Current, view: MatchView): Promise<void> {
   if (!view.next?.players.includes(c.seat)) {
     if (actions.contains(document.activeElement)) turn.focus();
     actions.replaceChildren();
-    turn.textContent = `Waiting for ${view.next?.players.join(", ") || view.next?.chance || "the board"}.`;
+    turn.textContent = `Waiting for ${view.next?.players.map(isolate).join(", ") || view.next?.chance || "the board"}.`;
     return;
   }
   try {
@@ -482,7 +563,7 @@ async function refreshActions(c: Current, view: MatchView): Promise<void> {
 function showActions(c: Current, legal: LegalAction[]): void {
   // A keyboard user who just moved keeps the focus in the list when it is redrawn.
   const hadFocus = $("actions").contains(document.activeElement);
-  $("turn").textContent = legal.length ? `Your move, ${c.seat}:` : "No move available.";
+  $("turn").textContent = legal.length ? `Your move, ${isolate(c.seat)}:` : "No move available.";
   $("actions").replaceChildren(
     ...legal.map((action, i) => {
       const item = document.createElement("li");

@@ -7,6 +7,7 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { Gateway } from "./gen/tabletop/v1/gateway_pb";
 import type { ReplayStep } from "./gen/tabletop/v1/gateway_pb";
 import { type TalkMessage, TalkChannel } from "./gen/tabletop/v1/talk_pb";
+import { bdi } from "./names";
 
 /** The gateway's bound on a message, in UTF-8 bytes. */
 export const MAX_TALK_BYTES = 500;
@@ -33,7 +34,9 @@ export function bytesLeft(text: string): number {
 
 function entry(m: TalkMessage): HTMLLIElement {
   const li = document.createElement("li");
-  li.textContent = talkLine(m);
+  // talkLine's text, its author's name isolated (names.ts)
+  const spectator = m.channel === TalkChannel.SPECTATORS ? " (spectator)" : "";
+  li.append(bdi(m.displayName || m.seat || "?"), `${spectator}: ${m.text}`);
   li.dataset.sequence = String(m.sequence);
   if (m.channel === TalkChannel.SPECTATORS) li.className = "spectator";
   return li;
@@ -55,9 +58,10 @@ export class TalkPanel {
     const text = byId<HTMLInputElement>("talk-text");
     text.value = "";
     byId("talk-name-label").hidden = seat !== "";
-    byId("talk-who").textContent = seat
-      ? `You talk as ${seat}, to everyone at the table.`
-      : "You talk as a spectator, to the spectators (the players read it once the match is over).";
+    if (seat) byId("talk-who").replaceChildren("You talk as ", bdi(seat), ", to everyone at the table.");
+    else
+      byId("talk-who").textContent =
+        "You talk as a spectator, to the spectators (the players read it once the match is over).";
     this.showLeft();
   }
 

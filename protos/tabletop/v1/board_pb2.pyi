@@ -116,6 +116,100 @@ class CreateMatchRequest(_message.Message):
 Global___CreateMatchRequest: _TypeAlias = CreateMatchRequest  # noqa: Y015
 
 @_typing.final
+class BoardLeaveSeatRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    seat: _builtins.str
+    player_id: _builtins.str
+    """the player the gateway verified (its session), or"""
+    seat_token: _builtins.str
+    """the id of the seat token it verified (one of the two)"""
+    command_id: _builtins.str
+    """a retry appends nothing"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        seat: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        seat_token: _builtins.str = ...,
+        command_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "match_id", b"match_id", "player_id", b"player_id", "seat", b"seat", "seat_token", b"seat_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BoardLeaveSeatRequest: _TypeAlias = BoardLeaveSeatRequest  # noqa: Y015
+
+@_typing.final
+class BoardHandOverSeatRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    TO_FIELD_NUMBER: _builtins.int
+    LEVEL_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    seat: _builtins.str
+    to: _builtins.str
+    """"bot" | "open" """
+    level: _builtins.str
+    """to a bot: its level"""
+    player_id: _builtins.str
+    """who asks (the gateway verified): the creator or a seated player"""
+    command_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        seat: _builtins.str = ...,
+        to: _builtins.str = ...,
+        level: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        command_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "level", b"level", "match_id", b"match_id", "player_id", b"player_id", "seat", b"seat", "to", b"to"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BoardHandOverSeatRequest: _TypeAlias = BoardHandOverSeatRequest  # noqa: Y015
+
+@_typing.final
+class SeatChangeReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    VIEW_UPDATE_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    view_update: _builtins.bytes
+    """the match after the change (see CreateMatchReply.view_update)"""
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        view_update: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["version", b"version", "view_update", b"view_update"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatChangeReply: _TypeAlias = SeatChangeReply  # noqa: Y015
+
+@_typing.final
 class JoinSeatRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -206,6 +206,16 @@ class LobbyStub:
                 request_serializer=tabletop_dot_v1_dot_board__pb2.JoinSeatRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_board__pb2.JoinSeatReply.FromString,
                 _registered_method=True)
+        self.LeaveSeat = channel.unary_unary(
+                '/tabletop.v1.Lobby/LeaveSeat',
+                request_serializer=tabletop_dot_v1_dot_board__pb2.BoardLeaveSeatRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_board__pb2.SeatChangeReply.FromString,
+                _registered_method=True)
+        self.HandOverSeat = channel.unary_unary(
+                '/tabletop.v1.Lobby/HandOverSeat',
+                request_serializer=tabletop_dot_v1_dot_board__pb2.BoardHandOverSeatRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_board__pb2.SeatChangeReply.FromString,
+                _registered_method=True)
 
 
 class LobbyServicer:
@@ -219,6 +229,20 @@ class LobbyServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def LeaveSeat(self, request, context):
+        """The seat's holder gives it up (SeatLeft); the gateway says who asks.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def HandOverSeat(self, request, context):
+        """An abandoned seat given to a bot or opened for a new player (SeatHandedOver).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -226,6 +250,16 @@ def add_LobbyServicer_to_server(servicer, server):
                     servicer.JoinSeat,
                     request_deserializer=tabletop_dot_v1_dot_board__pb2.JoinSeatRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_board__pb2.JoinSeatReply.SerializeToString,
+            ),
+            'LeaveSeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.LeaveSeat,
+                    request_deserializer=tabletop_dot_v1_dot_board__pb2.BoardLeaveSeatRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_board__pb2.SeatChangeReply.SerializeToString,
+            ),
+            'HandOverSeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.HandOverSeat,
+                    request_deserializer=tabletop_dot_v1_dot_board__pb2.BoardHandOverSeatRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_board__pb2.SeatChangeReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -257,6 +291,60 @@ class Lobby:
             '/tabletop.v1.Lobby/JoinSeat',
             tabletop_dot_v1_dot_board__pb2.JoinSeatRequest.SerializeToString,
             tabletop_dot_v1_dot_board__pb2.JoinSeatReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LeaveSeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Lobby/LeaveSeat',
+            tabletop_dot_v1_dot_board__pb2.BoardLeaveSeatRequest.SerializeToString,
+            tabletop_dot_v1_dot_board__pb2.SeatChangeReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def HandOverSeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Lobby/HandOverSeat',
+            tabletop_dot_v1_dot_board__pb2.BoardHandOverSeatRequest.SerializeToString,
+            tabletop_dot_v1_dot_board__pb2.SeatChangeReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -97,6 +97,10 @@ class LobbyStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> LobbyAsyncStub: ...
     JoinSeat: _grpc.UnaryUnaryMultiCallable[_board_pb2.JoinSeatRequest, _board_pb2.JoinSeatReply]
+    LeaveSeat: _grpc.UnaryUnaryMultiCallable[_board_pb2.BoardLeaveSeatRequest, _board_pb2.SeatChangeReply]
+    """The seat's holder gives it up (SeatLeft); the gateway says who asks."""
+    HandOverSeat: _grpc.UnaryUnaryMultiCallable[_board_pb2.BoardHandOverSeatRequest, _board_pb2.SeatChangeReply]
+    """An abandoned seat given to a bot or opened for a new player (SeatHandedOver)."""
 
 @_typing.type_check_only
 class LobbyAsyncStub(LobbyStub):
@@ -106,6 +110,10 @@ class LobbyAsyncStub(LobbyStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     JoinSeat: _aio.UnaryUnaryMultiCallable[_board_pb2.JoinSeatRequest, _board_pb2.JoinSeatReply]  # type: ignore[assignment]
+    LeaveSeat: _aio.UnaryUnaryMultiCallable[_board_pb2.BoardLeaveSeatRequest, _board_pb2.SeatChangeReply]  # type: ignore[assignment]
+    """The seat's holder gives it up (SeatLeft); the gateway says who asks."""
+    HandOverSeat: _aio.UnaryUnaryMultiCallable[_board_pb2.BoardHandOverSeatRequest, _board_pb2.SeatChangeReply]  # type: ignore[assignment]
+    """An abandoned seat given to a bot or opened for a new player (SeatHandedOver)."""
 
 class LobbyServicer(metaclass=_abc_1.ABCMeta):
     """Seats of a match (the gateway's lobby). Joins are board events, decided by the match's
@@ -118,5 +126,21 @@ class LobbyServicer(metaclass=_abc_1.ABCMeta):
         request: _board_pb2.JoinSeatRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_board_pb2.JoinSeatReply, _abc.Awaitable[_board_pb2.JoinSeatReply]]: ...
+
+    @_abc_1.abstractmethod
+    def LeaveSeat(
+        self,
+        request: _board_pb2.BoardLeaveSeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_board_pb2.SeatChangeReply, _abc.Awaitable[_board_pb2.SeatChangeReply]]:
+        """The seat's holder gives it up (SeatLeft); the gateway says who asks."""
+
+    @_abc_1.abstractmethod
+    def HandOverSeat(
+        self,
+        request: _board_pb2.BoardHandOverSeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_board_pb2.SeatChangeReply, _abc.Awaitable[_board_pb2.SeatChangeReply]]:
+        """An abandoned seat given to a bot or opened for a new player (SeatHandedOver)."""
 
 def add_LobbyServicer_to_server(servicer: LobbyServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -359,6 +359,100 @@ class JoinMatchReply(_message.Message):
 Global___JoinMatchReply: _TypeAlias = JoinMatchReply  # noqa: Y015
 
 @_typing.final
+class LeaveSeatRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    seat: _builtins.str
+    """with a seat token: empty or its seat; with a session: the seat held"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        seat: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LeaveSeatRequest: _TypeAlias = LeaveSeatRequest  # noqa: Y015
+
+@_typing.final
+class LeaveSeatReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """the version that recorded the leave"""
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LeaveSeatReply: _TypeAlias = LeaveSeatReply  # noqa: Y015
+
+@_typing.final
+class HandOverSeatRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    BOT_LEVEL_FIELD_NUMBER: _builtins.int
+    OPEN_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    seat: _builtins.str
+    bot_level: _builtins.str
+    """a bot plays it, at this level (easy, medium, hard)"""
+    open: _builtins.bool
+    """a new player may join it"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        seat: _builtins.str = ...,
+        bot_level: _builtins.str = ...,
+        open: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot_level", b"bot_level", "open", b"open", "to", b"to"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_level", b"bot_level", "match_id", b"match_id", "open", b"open", "seat", b"seat", "to", b"to"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_to: _TypeAlias = _typing.Literal["bot_level", "open"]  # noqa: Y015
+    _WhichOneofArgType_to: _TypeAlias = _typing.Literal["to", b"to"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_to) -> _WhichOneofReturnType_to | None: ...
+
+Global___HandOverSeatRequest: _TypeAlias = HandOverSeatRequest  # noqa: Y015
+
+@_typing.final
+class HandOverSeatReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HandOverSeatReply: _TypeAlias = HandOverSeatReply  # noqa: Y015
+
+@_typing.final
 class ListMatchesRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -79,6 +79,16 @@ class GatewayStub:
                 request_serializer=tabletop_dot_v1_dot_gateway__pb2.ListMatchesRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_gateway__pb2.ListMatchesReply.FromString,
                 _registered_method=True)
+        self.LeaveSeat = channel.unary_unary(
+                '/tabletop.v1.Gateway/LeaveSeat',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.LeaveSeatRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.LeaveSeatReply.FromString,
+                _registered_method=True)
+        self.HandOverSeat = channel.unary_unary(
+                '/tabletop.v1.Gateway/HandOverSeat',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.HandOverSeatRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.HandOverSeatReply.FromString,
+                _registered_method=True)
         self.GetView = channel.unary_unary(
                 '/tabletop.v1.Gateway/GetView',
                 request_serializer=tabletop_dot_v1_dot_gateway__pb2.GetViewRequest.SerializeToString,
@@ -202,6 +212,26 @@ class GatewayServicer:
 
     def ListMatches(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LeaveSeat(self, request, context):
+        """The seat's holder gives it up (its seat token, or its session naming the seat): the
+        seat's tokens stop acting and seeing at once, and every player sees a SeatLeft. The
+        seat then waits until it is handed over.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def HandOverSeat(self, request, context):
+        """With a player's access token, the match's creator or a player holding another of its
+        seats gives a seat its holder left to a bot (at a level) or opens it for a new player
+        (who joins it with JoinMatch naming the seat); every player sees a SeatHandedOver.
+        FAILED_PRECONDITION for a seat a player holds, a bot plays, or in a solo match;
+        PERMISSION_DENIED for anyone else.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -340,6 +370,16 @@ def add_GatewayServicer_to_server(servicer, server):
                     servicer.ListMatches,
                     request_deserializer=tabletop_dot_v1_dot_gateway__pb2.ListMatchesRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_gateway__pb2.ListMatchesReply.SerializeToString,
+            ),
+            'LeaveSeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.LeaveSeat,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.LeaveSeatRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.LeaveSeatReply.SerializeToString,
+            ),
+            'HandOverSeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.HandOverSeat,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.HandOverSeatRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.HandOverSeatReply.SerializeToString,
             ),
             'GetView': grpc.unary_unary_rpc_method_handler(
                     servicer.GetView,
@@ -558,6 +598,60 @@ class Gateway:
             '/tabletop.v1.Gateway/ListMatches',
             tabletop_dot_v1_dot_gateway__pb2.ListMatchesRequest.SerializeToString,
             tabletop_dot_v1_dot_gateway__pb2.ListMatchesReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LeaveSeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Gateway/LeaveSeat',
+            tabletop_dot_v1_dot_gateway__pb2.LeaveSeatRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.LeaveSeatReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def HandOverSeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Gateway/HandOverSeat',
+            tabletop_dot_v1_dot_gateway__pb2.HandOverSeatRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.HandOverSeatReply.FromString,
             options,
             channel_credentials,
             insecure,

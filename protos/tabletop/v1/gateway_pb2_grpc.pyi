@@ -73,6 +73,18 @@ class GatewayStub:
     A seat token of the match still rejoins its own seat, the creator token takes a free one.
     """
     ListMatches: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ListMatchesRequest, _gateway_pb2.ListMatchesReply]
+    LeaveSeat: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.LeaveSeatRequest, _gateway_pb2.LeaveSeatReply]
+    """The seat's holder gives it up (its seat token, or its session naming the seat): the
+    seat's tokens stop acting and seeing at once, and every player sees a SeatLeft. The
+    seat then waits until it is handed over.
+    """
+    HandOverSeat: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.HandOverSeatRequest, _gateway_pb2.HandOverSeatReply]
+    """With a player's access token, the match's creator or a player holding another of its
+    seats gives a seat its holder left to a bot (at a level) or opens it for a new player
+    (who joins it with JoinMatch naming the seat); every player sees a SeatHandedOver.
+    FAILED_PRECONDITION for a seat a player holds, a bot plays, or in a solo match;
+    PERMISSION_DENIED for anyone else.
+    """
     GetView: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _match_pb2.MatchView]
     GetLegalActions: _grpc.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]
     SubmitAction: _grpc.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.SubmitActionReply]
@@ -163,6 +175,18 @@ class GatewayAsyncStub(GatewayStub):
     A seat token of the match still rejoins its own seat, the creator token takes a free one.
     """
     ListMatches: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ListMatchesRequest, _gateway_pb2.ListMatchesReply]  # type: ignore[assignment]
+    LeaveSeat: _aio.UnaryUnaryMultiCallable[_gateway_pb2.LeaveSeatRequest, _gateway_pb2.LeaveSeatReply]  # type: ignore[assignment]
+    """The seat's holder gives it up (its seat token, or its session naming the seat): the
+    seat's tokens stop acting and seeing at once, and every player sees a SeatLeft. The
+    seat then waits until it is handed over.
+    """
+    HandOverSeat: _aio.UnaryUnaryMultiCallable[_gateway_pb2.HandOverSeatRequest, _gateway_pb2.HandOverSeatReply]  # type: ignore[assignment]
+    """With a player's access token, the match's creator or a player holding another of its
+    seats gives a seat its holder left to a bot (at a level) or opens it for a new player
+    (who joins it with JoinMatch naming the seat); every player sees a SeatHandedOver.
+    FAILED_PRECONDITION for a seat a player holds, a bot plays, or in a solo match;
+    PERMISSION_DENIED for anyone else.
+    """
     GetView: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _match_pb2.MatchView]  # type: ignore[assignment]
     GetLegalActions: _aio.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]  # type: ignore[assignment]
     SubmitAction: _aio.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.SubmitActionReply]  # type: ignore[assignment]
@@ -280,6 +304,30 @@ class GatewayServicer(metaclass=_abc_1.ABCMeta):
         request: _gateway_pb2.ListMatchesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_gateway_pb2.ListMatchesReply, _abc.Awaitable[_gateway_pb2.ListMatchesReply]]: ...
+
+    @_abc_1.abstractmethod
+    def LeaveSeat(
+        self,
+        request: _gateway_pb2.LeaveSeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.LeaveSeatReply, _abc.Awaitable[_gateway_pb2.LeaveSeatReply]]:
+        """The seat's holder gives it up (its seat token, or its session naming the seat): the
+        seat's tokens stop acting and seeing at once, and every player sees a SeatLeft. The
+        seat then waits until it is handed over.
+        """
+
+    @_abc_1.abstractmethod
+    def HandOverSeat(
+        self,
+        request: _gateway_pb2.HandOverSeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.HandOverSeatReply, _abc.Awaitable[_gateway_pb2.HandOverSeatReply]]:
+        """With a player's access token, the match's creator or a player holding another of its
+        seats gives a seat its holder left to a bot (at a level) or opens it for a new player
+        (who joins it with JoinMatch naming the seat); every player sees a SeatHandedOver.
+        FAILED_PRECONDITION for a seat a player holds, a bot plays, or in a solo match;
+        PERMISSION_DENIED for anyone else.
+        """
 
     @_abc_1.abstractmethod
     def GetView(

@@ -240,6 +240,26 @@ class MatchSummary(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class SeatStatesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     MATCH_ID_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
@@ -255,6 +275,7 @@ class MatchSummary(_message.Message):
     OPEN_UNTIL_FIELD_NUMBER: _builtins.int
     BOT_LEVELS_FIELD_NUMBER: _builtins.int
     YOUR_SEATS_FIELD_NUMBER: _builtins.int
+    SEAT_STATES_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     status: Global___MatchStatus.ValueType
@@ -288,6 +309,13 @@ class MatchSummary(_message.Message):
     def your_seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """in a player's ListMatches: the seats that player holds (empty: it created the match)"""
 
+    @_builtins.property
+    def seat_states(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """seat -> how it stands: "held" (a player holds it), "bot" (a bot plays it), "left"
+        (its holder gave it up: it waits to be handed over), "open" (handed over for a new
+        player to join); a seat no one joined yet is not listed, unless a bot's
+        """
+
     def __init__(
         self,
         *,
@@ -306,10 +334,11 @@ class MatchSummary(_message.Message):
         open_until: _builtins.int = ...,
         bot_levels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         your_seats: _abc.Iterable[_builtins.str] | None = ...,
+        seat_states: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["next", b"next"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_levels", b"bot_levels", "bots", b"bots", "end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "open_until", b"open_until", "players", b"players", "private", b"private", "results", b"results", "seats", b"seats", "started", b"started", "status", b"status", "version", b"version", "your_seats", b"your_seats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_levels", b"bot_levels", "bots", b"bots", "end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "open_until", b"open_until", "players", b"players", "private", b"private", "results", b"results", "seat_states", b"seat_states", "seats", b"seats", "started", b"started", "status", b"status", "version", b"version", "your_seats", b"your_seats"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -365,12 +394,33 @@ class ViewUpdate(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class SealedEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     SUMMARY_FIELD_NUMBER: _builtins.int
     SEAT_TOKENS_FIELD_NUMBER: _builtins.int
     PROVENANCE_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
     CREATOR_FIELD_NUMBER: _builtins.int
     HOLDERS_FIELD_NUMBER: _builtins.int
+    SEALED_FIELD_NUMBER: _builtins.int
     state: _builtins.bytes
     """the engine state at summary.version, as services.adapters.projection encodes it"""
     creator: _builtins.str
@@ -389,6 +439,12 @@ class ViewUpdate(_message.Message):
     def provenance(self) -> Global___Provenance: ...
     @_builtins.property
     def holders(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    @_builtins.property
+    def sealed(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """seat handed over -> what the game keeps from its new holder of what its old holder saw
+        (services/games/handover.py; not served to clients)
+        """
+
     def __init__(
         self,
         *,
@@ -398,10 +454,11 @@ class ViewUpdate(_message.Message):
         state: _builtins.bytes = ...,
         creator: _builtins.str = ...,
         holders: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        sealed: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["provenance", b"provenance", "summary", b"summary"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["creator", b"creator", "holders", b"holders", "provenance", b"provenance", "seat_tokens", b"seat_tokens", "state", b"state", "summary", b"summary"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["creator", b"creator", "holders", b"holders", "provenance", b"provenance", "sealed", b"sealed", "seat_tokens", b"seat_tokens", "state", b"state", "summary", b"summary"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

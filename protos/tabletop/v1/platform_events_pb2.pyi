@@ -388,6 +388,75 @@ class SeatJoined(_message.Message):
 Global___SeatJoined: _TypeAlias = SeatJoined  # noqa: Y015
 
 @_typing.final
+class SeatLeft(_message.Message):
+    """A seat's holder gave it up (LeaveSeat): from this event on no token of the seat acts
+    or sees it, and the seat waits, its game paused where it needs it, until it is handed
+    over (SeatHandedOver). Every player of the match sees this event.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    seat: _builtins.str
+    player_id: _builtins.str
+    """who held it (empty for a seat from before players)"""
+    reason: _builtins.str
+    """"left" (its holder), or what else abandoned it (a clock, say)"""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "reason", b"reason", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatLeft: _TypeAlias = SeatLeft  # noqa: Y015
+
+@_typing.final
+class SeatHandedOver(_message.Message):
+    """An abandoned seat given on (HandOverSeat), seen by every player of the match: to a bot
+    at a level (the bots service then takes and plays it), or opened for a new player to
+    join (its JoinMatch records a SeatJoined). What the new holder may not see of what the
+    seat's old holder saw is each game's (services/games/handover.py).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    TO_FIELD_NUMBER: _builtins.int
+    LEVEL_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    seat: _builtins.str
+    to: _builtins.str
+    """"bot" or "open" """
+    level: _builtins.str
+    """to a bot: its level (easy, medium, hard)"""
+    by: _builtins.str
+    """the player who handed it over"""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.str = ...,
+        to: _builtins.str = ...,
+        level: _builtins.str = ...,
+        by: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "level", b"level", "seat", b"seat", "to", b"to"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatHandedOver: _TypeAlias = SeatHandedOver  # noqa: Y015
+
+@_typing.final
 class MatchEnded(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

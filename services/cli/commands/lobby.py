@@ -1,4 +1,5 @@
-"""``tabletop matches`` and ``tabletop standings``: what the lobby and scoring list."""
+"""``tabletop matches`` and ``tabletop standings``: what the lobby and scoring list;
+``tabletop leave`` and ``tabletop hand-over``: a seat given up, and given on."""
 
 from __future__ import annotations
 
@@ -24,6 +25,27 @@ def add_to(sub: Subcommands) -> None:
     matches.add_argument("--json", action="store_true")
     matches.set_defaults(func=cmd_matches)
 
+    leave = sub.add_parser(
+        "leave", help="give up a seat you hold (it waits, until handed over, for a bot or player)"
+    )
+    leave.add_argument("match_id")
+    leave.add_argument("seat")
+    leave.add_argument("--json", action="store_true")
+    leave.set_defaults(func=cmd_leave)
+
+    over = sub.add_parser(
+        "hand-over",
+        help="give a seat its holder left to a bot, or open it for a new player "
+        "(the match's creator, or a player seated in it)",
+    )
+    over.add_argument("match_id")
+    over.add_argument("seat")
+    to = over.add_mutually_exclusive_group(required=True)
+    to.add_argument("--bot", metavar="LEVEL", help="a bot plays it at LEVEL (easy, medium, hard)")
+    to.add_argument("--open", action="store_true", help="a new player may join it")
+    over.add_argument("--json", action="store_true")
+    over.set_defaults(func=cmd_hand_over)
+
     standings = sub.add_parser("standings", help="results and statistics of a game")
     standings.add_argument("game")
     standings.add_argument("--json", action="store_true")
@@ -48,8 +70,48 @@ def cmd_matches(args: argparse.Namespace) -> int:
                 f"{m.match_id}  {m.game:10s} {status:8s} v{m.version:<5d} {m.end_reason}"
                 + (f"  bots: {bots}" if bots else "")
                 + (f"  your seats: {', '.join(m.your_seats)}" if m.your_seats else "")
+                + _vacated(m)
             )
     return 0
+
+
+def cmd_leave(args: argparse.Namespace) -> int:
+    reply = client_for(args).leave(args.match_id, args.seat)
+    if args.json:
+        print(json.dumps({"match_id": args.match_id, "seat": args.seat, "version": reply.version}))
+    else:
+        print(f"you left {args.seat} (v{reply.version}); its players see it in the history")
+    return 0
+
+
+def cmd_hand_over(args: argparse.Namespace) -> int:
+    reply = client_for(args).hand_over(args.match_id, args.seat, args.bot or "")
+    to = f"a bot ({args.bot})" if args.bot else "a new player (open)"
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "match_id": args.match_id,
+                    "seat": args.seat,
+                    "to": "bot" if args.bot else "open",
+                    "level": args.bot or "",
+                    "version": reply.version,
+                }
+            )
+        )
+    else:
+        print(f"{args.seat} handed over to {to} (v{reply.version})")
+    return 0
+
+
+def _vacated(summary: match_pb2.MatchSummary) -> str:
+    """The seats waiting for a hand-over or a new player, as ``matches`` lists them."""
+    waiting = [
+        f"{seat} ({state})"
+        for seat, state in sorted(summary.seat_states.items())
+        if state in ("left", "open")
+    ]
+    return f"  seats given up: {', '.join(waiting)}" if waiting else ""
 
 
 def cmd_standings(args: argparse.Namespace) -> int:

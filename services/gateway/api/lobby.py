@@ -365,6 +365,94 @@ class LobbyRpcs:
             token=token, seat=joined.seat, expires_at=issued.expires_at, version=joined.version
         )
 
+    async def leave(
+        self, request: gateway_pb2.LeaveSeatRequest, call: Call
+    ) -> gateway_pb2.LeaveSeatReply:
+        """The seat's holder gives it up: by the seat's token (its newest: an older one
+        acts no more), or by its session naming a seat that player holds."""
+        check_bounds(("match_id", request.match_id), ("seat", request.seat))
+        claims = call.caller.claims
+        if claims is None:
+            raise Refused(grpc.StatusCode.UNAUTHENTICATED, SIGN_IN_FIRST)
+        player = call.caller.player
+        if player is not None:
+            if not request.seat:
+                raise _invalid("name the seat to leave (or leave with the seat's token)")
+            seat, player_id, token_id = request.seat, player, ""
+        elif (
+            claims.role == Role.SEAT
+            and claims.match_id == request.match_id
+            and request.seat in ("", claims.seat)
+        ):
+            seat, player_id, token_id = claims.seat, "", claims.token_id
+        else:
+            raise Refused(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "only a seat's holder leaves it (with the seat's token, or signed in)",
+            )
+        self._within_quotas(call.caller, claims.subject)
+        changed = await relay(
+            self._commands.shard(request.match_id).lobby.LeaveSeat(
+                board_pb2.BoardLeaveSeatRequest(
+                    match_id=request.match_id,
+                    seat=seat,
+                    player_id=player_id,
+                    seat_token=token_id,
+                    command_id=f"leave:{uuid.uuid4().hex}",
+                )
+            )
+        )
+        # shown here at once: this replica refuses the seat's old tokens from now on
+        self._commands.show(changed.view_update)
+        return gateway_pb2.LeaveSeatReply(version=changed.version)
+
+    async def hand_over(
+        self, request: gateway_pb2.HandOverSeatRequest, call: Call
+    ) -> gateway_pb2.HandOverSeatReply:
+        """An abandoned seat given to a bot or opened, by a player of the match (the board
+        says which players may)."""
+        check_bounds(("match_id", request.match_id), ("seat", request.seat))
+        player = call.caller.player
+        if player is None:
+            raise Refused(
+                grpc.StatusCode.UNAUTHENTICATED
+                if call.caller.claims is None
+                else grpc.StatusCode.PERMISSION_DENIED,
+                "a seat is handed over by a player: " + SIGN_IN_FIRST,
+            )
+        to = request.WhichOneof("to")
+        if to is None:
+            raise _invalid("say whom the seat goes to: bot_level, or open")
+        level = request.bot_level if to == "bot_level" else ""
+        if to == "bot_level":
+            try:
+                bounded("bot_level", level, MAX_NAME)
+            except TooLong as long:
+                raise _invalid(str(long)) from long
+            update = self._views.latest(request.match_id)
+            if update is None:
+                raise Refused(grpc.StatusCode.NOT_FOUND, "no such match")
+            offered = levels_for(update.summary.game)
+            if level not in offered:
+                raise _invalid(
+                    f"unknown bot level; {update.summary.game} offers {', '.join(offered)}"
+                )
+        self._within_quotas(call.caller, player)
+        changed = await relay(
+            self._commands.shard(request.match_id).lobby.HandOverSeat(
+                board_pb2.BoardHandOverSeatRequest(
+                    match_id=request.match_id,
+                    seat=request.seat,
+                    to="bot" if level else "open",
+                    level=level,
+                    player_id=player,
+                    command_id=f"hand-over:{uuid.uuid4().hex}",
+                )
+            )
+        )
+        self._commands.show(changed.view_update)
+        return gateway_pb2.HandOverSeatReply(version=changed.version)
+
     def _with_your_seats(
         self, summary: match_pb2.MatchSummary, player: str
     ) -> match_pb2.MatchSummary:

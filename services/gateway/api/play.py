@@ -98,6 +98,7 @@ class PlayRpcs:
                 resumed = first.watch.after_version
                 if resumed and update is item and had(update, resumed):
                     continue  # a resumed stream: the client has this view
+                self._shown.still_holds(call, viewer)
                 shown = self._shown.render(update, viewer)
                 if shown is None:  # judged up front: players never change
                     return

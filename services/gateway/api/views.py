@@ -139,6 +139,13 @@ class ViewRpcs:
         await self.view(request.match_id, viewer)  # NOT_FOUND etc. up front
         return viewer
 
+    def still_holds(self, call: Call, viewer: str) -> None:
+        """A seat's stream ends (PERMISSION_DENIED) once its token no longer holds the seat:
+        given up (and perhaps handed to someone else since), or joined again elsewhere."""
+        claims = call.caller.claims
+        if viewer and claims is not None and self._access.superseded(claims):
+            raise Refused(grpc.StatusCode.PERMISSION_DENIED, self._access.gone(claims))
+
     # -- the RPCs ---------------------------------------------------------------------------
     async def get_view(
         self, request: gateway_pb2.GetViewRequest, call: Call
@@ -169,6 +176,7 @@ class ViewRpcs:
                 async for update in self._views.follow(request.match_id):
                     if request.after_version and had(update, request.after_version):
                         continue
+                    self.still_holds(call, viewer)
                     shown = self.render(update, viewer)
                     if shown is None:  # judged up front: players never change
                         return

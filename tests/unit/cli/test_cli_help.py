@@ -21,6 +21,8 @@ COMMANDS = [
     "render",
     "verify",
     "matches",
+    "leave",
+    "hand-over",
     "standings",
     "simulate",
     "stack",

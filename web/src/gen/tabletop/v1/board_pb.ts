@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/board.proto.
  */
 export const file_tabletop_v1_board: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YWJsZXRvcC92MS9ib2FyZC5wcm90bxILdGFibGV0b3AudjEiWAoSQWNrbm93bGVkZ2VkQWN0aW9uEi0KBXJlcGx5GAEgASgLMh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHkSEwoLdmlld191cGRhdGUYAiABKAwimQIKEkNyZWF0ZU1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSPQoHb3B0aW9ucxgDIAMoCzIsLnRhYmxldG9wLnYxLkNyZWF0ZU1hdGNoUmVxdWVzdC5PcHRpb25zRW50cnkSEgoKY29tbWFuZF9pZBgEIAEoCRIQCghtYXRjaF9pZBgFIAEoCRImCgVsb2JieRgGIAEoCzIXLnRhYmxldG9wLnYxLk1hdGNoTG9iYnkSJwoGc2VhdGVkGAcgASgLMhcudGFibGV0b3AudjEuU2VhdEpvaW5lZBouCgxPcHRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJ3Cg9Kb2luU2VhdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSDwoHam9pbl9pZBgEIAEoCRIKCgJieRgFIAEoCRIRCglwbGF5ZXJfaWQYBiABKAkiVAoNSm9pblNlYXRSZXBseRIMCgRzZWF0GAEgASgJEg8KB3ZlcnNpb24YAiABKAQSDwoHcHJpdmF0ZRgDIAEoCBITCgt2aWV3X3VwZGF0ZRgEIAEoDCKEAQoQQ3JlYXRlTWF0Y2hSZXBseRIQCghtYXRjaF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEhMKC3ZpZXdfdXBkYXRlGAMgASgMEjgKDWxlZ2FsX2FjdGlvbnMYBCABKAsyIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseSLaAQoTU3VibWl0QWN0aW9uUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZwbGF5ZXIYAiABKAkSJwoGYWN0aW9uGAMgASgLMhcudGFibGV0b3AudjEuR2FtZUFjdGlvbhISCgpjb21tYW5kX2lkGAQgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YBSABKARIAIgBARIcChRyZXR1cm5fbGVnYWxfYWN0aW9ucxgGIAEoCBISCgpzZWF0X3Rva2VuGAcgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIpwBChFTdWJtaXRBY3Rpb25SZXBseRIPCgd2ZXJzaW9uGAEgASgEEhcKD2V2ZW50c19hcHBlbmRlZBgCIAEoDRIRCglkdXBsaWNhdGUYAyABKAgSEAoIZmluaXNoZWQYBCABKAgSOAoNbGVnYWxfYWN0aW9ucxgFIAEoCzIhLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcGx5Ik4KFkdldExlZ2FsQWN0aW9uc1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGcGxheWVyGAIgASgJEhIKCnNlYXRfdG9rZW4YAyABKAkidwoUR2V0TGVnYWxBY3Rpb25zUmVwbHkSDwoHdmVyc2lvbhgBIAEoBBIpCgdhY3Rpb25zGAIgAygLMhgudGFibGV0b3AudjEuTGVnYWxBY3Rpb24SIwoEbmV4dBgDIAEoCzIVLnRhYmxldG9wLnYxLk5leHRTdGVwMoUCCgVCb2FyZBJNCgtDcmVhdGVNYXRjaBIfLnRhYmxldG9wLnYxLkNyZWF0ZU1hdGNoUmVxdWVzdBodLnRhYmxldG9wLnYxLkNyZWF0ZU1hdGNoUmVwbHkSUgoNU3VibWl0Q29tbWFuZBIgLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHy50YWJsZXRvcC52MS5BY2tub3dsZWRnZWRBY3Rpb24SWQoPR2V0TGVnYWxBY3Rpb25zEiMudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVxdWVzdBohLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcGx5Mk0KBUxvYmJ5EkQKCEpvaW5TZWF0EhwudGFibGV0b3AudjEuSm9pblNlYXRSZXF1ZXN0GhoudGFibGV0b3AudjEuSm9pblNlYXRSZXBseWIGcHJvdG8z", [file_tabletop_v1_games, file_tabletop_v1_match, file_tabletop_v1_platform_events]);
+  fileDesc("Chd0YWJsZXRvcC92MS9ib2FyZC5wcm90bxILdGFibGV0b3AudjEiWAoSQWNrbm93bGVkZ2VkQWN0aW9uEi0KBXJlcGx5GAEgASgLMh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHkSEwoLdmlld191cGRhdGUYAiABKAwimQIKEkNyZWF0ZU1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSPQoHb3B0aW9ucxgDIAMoCzIsLnRhYmxldG9wLnYxLkNyZWF0ZU1hdGNoUmVxdWVzdC5PcHRpb25zRW50cnkSEgoKY29tbWFuZF9pZBgEIAEoCRIQCghtYXRjaF9pZBgFIAEoCRImCgVsb2JieRgGIAEoCzIXLnRhYmxldG9wLnYxLk1hdGNoTG9iYnkSJwoGc2VhdGVkGAcgASgLMhcudGFibGV0b3AudjEuU2VhdEpvaW5lZBouCgxPcHRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJyChVCb2FyZExlYXZlU2VhdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoCRIRCglwbGF5ZXJfaWQYAyABKAkSEgoKc2VhdF90b2tlbhgEIAEoCRISCgpjb21tYW5kX2lkGAUgASgJInwKGEJvYXJkSGFuZE92ZXJTZWF0UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRzZWF0GAIgASgJEgoKAnRvGAMgASgJEg0KBWxldmVsGAQgASgJEhEKCXBsYXllcl9pZBgFIAEoCRISCgpjb21tYW5kX2lkGAYgASgJIjcKD1NlYXRDaGFuZ2VSZXBseRIPCgd2ZXJzaW9uGAEgASgEEhMKC3ZpZXdfdXBkYXRlGAIgASgMIncKD0pvaW5TZWF0UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRzZWF0GAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRIPCgdqb2luX2lkGAQgASgJEgoKAmJ5GAUgASgJEhEKCXBsYXllcl9pZBgGIAEoCSJUCg1Kb2luU2VhdFJlcGx5EgwKBHNlYXQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIPCgdwcml2YXRlGAMgASgIEhMKC3ZpZXdfdXBkYXRlGAQgASgMIoQBChBDcmVhdGVNYXRjaFJlcGx5EhAKCG1hdGNoX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSEwoLdmlld191cGRhdGUYAyABKAwSOAoNbGVnYWxfYWN0aW9ucxgEIAEoCzIhLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcGx5ItoBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnBsYXllchgCIAEoCRInCgZhY3Rpb24YAyABKAsyFy50YWJsZXRvcC52MS5HYW1lQWN0aW9uEhIKCmNvbW1hbmRfaWQYBCABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgFIAEoBEgAiAEBEhwKFHJldHVybl9sZWdhbF9hY3Rpb25zGAYgASgIEhIKCnNlYXRfdG9rZW4YByABKAlCEwoRX2V4cGVjdGVkX3ZlcnNpb24inAEKEVN1Ym1pdEFjdGlvblJlcGx5Eg8KB3ZlcnNpb24YASABKAQSFwoPZXZlbnRzX2FwcGVuZGVkGAIgASgNEhEKCWR1cGxpY2F0ZRgDIAEoCBIQCghmaW5pc2hlZBgEIAEoCBI4Cg1sZWdhbF9hY3Rpb25zGAUgASgLMiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkiTgoWR2V0TGVnYWxBY3Rpb25zUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZwbGF5ZXIYAiABKAkSEgoKc2VhdF90b2tlbhgDIAEoCSJ3ChRHZXRMZWdhbEFjdGlvbnNSZXBseRIPCgd2ZXJzaW9uGAEgASgEEikKB2FjdGlvbnMYAiADKAsyGC50YWJsZXRvcC52MS5MZWdhbEFjdGlvbhIjCgRuZXh0GAMgASgLMhUudGFibGV0b3AudjEuTmV4dFN0ZXAyhQIKBUJvYXJkEk0KC0NyZWF0ZU1hdGNoEh8udGFibGV0b3AudjEuQ3JlYXRlTWF0Y2hSZXF1ZXN0Gh0udGFibGV0b3AudjEuQ3JlYXRlTWF0Y2hSZXBseRJSCg1TdWJtaXRDb21tYW5kEiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdBofLnRhYmxldG9wLnYxLkFja25vd2xlZGdlZEFjdGlvbhJZCg9HZXRMZWdhbEFjdGlvbnMSIy50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXF1ZXN0GiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHky8QEKBUxvYmJ5EkQKCEpvaW5TZWF0EhwudGFibGV0b3AudjEuSm9pblNlYXRSZXF1ZXN0GhoudGFibGV0b3AudjEuSm9pblNlYXRSZXBseRJNCglMZWF2ZVNlYXQSIi50YWJsZXRvcC52MS5Cb2FyZExlYXZlU2VhdFJlcXVlc3QaHC50YWJsZXRvcC52MS5TZWF0Q2hhbmdlUmVwbHkSUwoMSGFuZE92ZXJTZWF0EiUudGFibGV0b3AudjEuQm9hcmRIYW5kT3ZlclNlYXRSZXF1ZXN0GhwudGFibGV0b3AudjEuU2VhdENoYW5nZVJlcGx5YgZwcm90bzM", [file_tabletop_v1_games, file_tabletop_v1_match, file_tabletop_v1_platform_events]);
 
 /**
  * The board's answer to an accepted command.
@@ -99,6 +99,121 @@ export const CreateMatchRequestSchema: GenMessage<CreateMatchRequest> = /*@__PUR
   messageDesc(file_tabletop_v1_board, 1);
 
 /**
+ * @generated from message tabletop.v1.BoardLeaveSeatRequest
+ */
+export type BoardLeaveSeatRequest = Message<"tabletop.v1.BoardLeaveSeatRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * @generated from field: string seat = 2;
+   */
+  seat: string;
+
+  /**
+   * the player the gateway verified (its session), or
+   *
+   * @generated from field: string player_id = 3;
+   */
+  playerId: string;
+
+  /**
+   * the id of the seat token it verified (one of the two)
+   *
+   * @generated from field: string seat_token = 4;
+   */
+  seatToken: string;
+
+  /**
+   * a retry appends nothing
+   *
+   * @generated from field: string command_id = 5;
+   */
+  commandId: string;
+};
+
+/**
+ * Describes the message tabletop.v1.BoardLeaveSeatRequest.
+ * Use `create(BoardLeaveSeatRequestSchema)` to create a new message.
+ */
+export const BoardLeaveSeatRequestSchema: GenMessage<BoardLeaveSeatRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_board, 2);
+
+/**
+ * @generated from message tabletop.v1.BoardHandOverSeatRequest
+ */
+export type BoardHandOverSeatRequest = Message<"tabletop.v1.BoardHandOverSeatRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * @generated from field: string seat = 2;
+   */
+  seat: string;
+
+  /**
+   * "bot" | "open"
+   *
+   * @generated from field: string to = 3;
+   */
+  to: string;
+
+  /**
+   * to a bot: its level
+   *
+   * @generated from field: string level = 4;
+   */
+  level: string;
+
+  /**
+   * who asks (the gateway verified): the creator or a seated player
+   *
+   * @generated from field: string player_id = 5;
+   */
+  playerId: string;
+
+  /**
+   * @generated from field: string command_id = 6;
+   */
+  commandId: string;
+};
+
+/**
+ * Describes the message tabletop.v1.BoardHandOverSeatRequest.
+ * Use `create(BoardHandOverSeatRequestSchema)` to create a new message.
+ */
+export const BoardHandOverSeatRequestSchema: GenMessage<BoardHandOverSeatRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_board, 3);
+
+/**
+ * @generated from message tabletop.v1.SeatChangeReply
+ */
+export type SeatChangeReply = Message<"tabletop.v1.SeatChangeReply"> & {
+  /**
+   * @generated from field: uint64 version = 1;
+   */
+  version: bigint;
+
+  /**
+   * the match after the change (see CreateMatchReply.view_update)
+   *
+   * @generated from field: bytes view_update = 2;
+   */
+  viewUpdate: Uint8Array;
+};
+
+/**
+ * Describes the message tabletop.v1.SeatChangeReply.
+ * Use `create(SeatChangeReplySchema)` to create a new message.
+ */
+export const SeatChangeReplySchema: GenMessage<SeatChangeReply> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_board, 4);
+
+/**
  * @generated from message tabletop.v1.JoinSeatRequest
  */
 export type JoinSeatRequest = Message<"tabletop.v1.JoinSeatRequest"> & {
@@ -147,7 +262,7 @@ export type JoinSeatRequest = Message<"tabletop.v1.JoinSeatRequest"> & {
  * Use `create(JoinSeatRequestSchema)` to create a new message.
  */
 export const JoinSeatRequestSchema: GenMessage<JoinSeatRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 2);
+  messageDesc(file_tabletop_v1_board, 5);
 
 /**
  * @generated from message tabletop.v1.JoinSeatReply
@@ -181,7 +296,7 @@ export type JoinSeatReply = Message<"tabletop.v1.JoinSeatReply"> & {
  * Use `create(JoinSeatReplySchema)` to create a new message.
  */
 export const JoinSeatReplySchema: GenMessage<JoinSeatReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 3);
+  messageDesc(file_tabletop_v1_board, 6);
 
 /**
  * @generated from message tabletop.v1.CreateMatchReply
@@ -225,7 +340,7 @@ export type CreateMatchReply = Message<"tabletop.v1.CreateMatchReply"> & {
  * Use `create(CreateMatchReplySchema)` to create a new message.
  */
 export const CreateMatchReplySchema: GenMessage<CreateMatchReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 4);
+  messageDesc(file_tabletop_v1_board, 7);
 
 /**
  * @generated from message tabletop.v1.SubmitActionRequest
@@ -278,7 +393,7 @@ export type SubmitActionRequest = Message<"tabletop.v1.SubmitActionRequest"> & {
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema: GenMessage<SubmitActionRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 5);
+  messageDesc(file_tabletop_v1_board, 8);
 
 /**
  * @generated from message tabletop.v1.SubmitActionReply
@@ -321,7 +436,7 @@ export type SubmitActionReply = Message<"tabletop.v1.SubmitActionReply"> & {
  * Use `create(SubmitActionReplySchema)` to create a new message.
  */
 export const SubmitActionReplySchema: GenMessage<SubmitActionReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 6);
+  messageDesc(file_tabletop_v1_board, 9);
 
 /**
  * @generated from message tabletop.v1.GetLegalActionsRequest
@@ -350,7 +465,7 @@ export type GetLegalActionsRequest = Message<"tabletop.v1.GetLegalActionsRequest
  * Use `create(GetLegalActionsRequestSchema)` to create a new message.
  */
 export const GetLegalActionsRequestSchema: GenMessage<GetLegalActionsRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 7);
+  messageDesc(file_tabletop_v1_board, 10);
 
 /**
  * @generated from message tabletop.v1.GetLegalActionsReply
@@ -377,7 +492,7 @@ export type GetLegalActionsReply = Message<"tabletop.v1.GetLegalActionsReply"> &
  * Use `create(GetLegalActionsReplySchema)` to create a new message.
  */
 export const GetLegalActionsReplySchema: GenMessage<GetLegalActionsReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 8);
+  messageDesc(file_tabletop_v1_board, 11);
 
 /**
  * Owns the rules and the authoritative state of each match (single writer per match).
@@ -431,6 +546,26 @@ export const Lobby: GenService<{
     methodKind: "unary";
     input: typeof JoinSeatRequestSchema;
     output: typeof JoinSeatReplySchema;
+  },
+  /**
+   * The seat's holder gives it up (SeatLeft); the gateway says who asks.
+   *
+   * @generated from rpc tabletop.v1.Lobby.LeaveSeat
+   */
+  leaveSeat: {
+    methodKind: "unary";
+    input: typeof BoardLeaveSeatRequestSchema;
+    output: typeof SeatChangeReplySchema;
+  },
+  /**
+   * An abandoned seat given to a bot or opened for a new player (SeatHandedOver).
+   *
+   * @generated from rpc tabletop.v1.Lobby.HandOverSeat
+   */
+  handOverSeat: {
+    methodKind: "unary";
+    input: typeof BoardHandOverSeatRequestSchema;
+    output: typeof SeatChangeReplySchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tabletop_v1_board, 1);

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/gateway.proto.
  */
 export const file_tabletop_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSKJAQoTQXV0aGVudGljYXRlUmVxdWVzdBIvCgZkZXZpY2UYASABKAsyHS50YWJsZXRvcC52MS5EZXZpY2VDcmVkZW50aWFsSAASMwoIZXh0ZXJuYWwYAiABKAsyHy50YWJsZXRvcC52MS5FeHRlcm5hbENyZWRlbnRpYWxIAEIMCgpjcmVkZW50aWFsIiIKEERldmljZUNyZWRlbnRpYWwSDgoGc2VjcmV0GAEgASgJIjUKEkV4dGVybmFsQ3JlZGVudGlhbBIQCghwcm92aWRlchgBIAEoCRINCgV0b2tlbhgCIAEoCSKSAQoHU2Vzc2lvbhIRCglwbGF5ZXJfaWQYASABKAkSFAoMYWNjZXNzX3Rva2VuGAIgASgJEhkKEWFjY2Vzc19leHBpcmVzX2F0GAMgASgDEhUKDXJlZnJlc2hfdG9rZW4YBCABKAkSGgoScmVmcmVzaF9leHBpcmVzX2F0GAUgASgDEhAKCHByb3ZpZGVyGAYgASgJIi4KFVJlZnJlc2hTZXNzaW9uUmVxdWVzdBIVCg1yZWZyZXNoX3Rva2VuGAEgASgJIukCChBPcGVuTWF0Y2hSZXF1ZXN0EgwKBGdhbWUYASABKAkSDwoHcGxheWVycxgCIAMoCRI7CgdvcHRpb25zGAMgAygLMioudGFibGV0b3AudjEuT3Blbk1hdGNoUmVxdWVzdC5PcHRpb25zRW50cnkSEgoKY29tbWFuZF9pZBgEIAEoCRIPCgdwcml2YXRlGAUgASgIEgwKBGJvdHMYBiADKAkSDAoEc2VhdBgHIAEoCRIUCgxkaXNwbGF5X25hbWUYCCABKAkSQAoKYm90X2xldmVscxgJIAMoCzIsLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuQm90TGV2ZWxzRW50cnkaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMAoOQm90TGV2ZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASK3AQoOT3Blbk1hdGNoUmVwbHkSEAoIbWF0Y2hfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIVCg1jcmVhdG9yX3Rva2VuGAMgASgJEhIKCnNlYXRfdG9rZW4YBCABKAkSHQoVc2VhdF90b2tlbl9leHBpcmVzX2F0GAUgASgDEjgKDWxlZ2FsX2FjdGlvbnMYBiABKAsyIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseSJaChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhAKCHNwZWN0YXRlGAQgASgIIlIKDkpvaW5NYXRjaFJlcGx5Eg0KBXRva2VuGAEgASgJEgwKBHNlYXQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoAxIPCgd2ZXJzaW9uGAQgASgEIoEBChJMaXN0TWF0Y2hlc1JlcXVlc3QSDAoEZ2FtZRgBIAEoCRIoCgZzdGF0dXMYAiABKA4yGC50YWJsZXRvcC52MS5NYXRjaFN0YXR1cxIRCglwYWdlX3NpemUYAyABKA0SEgoKcGFnZV90b2tlbhgEIAEoCRIMCgRtaW5lGAUgASgIIlcKEExpc3RNYXRjaGVzUmVwbHkSKgoHbWF0Y2hlcxgBIAMoCzIZLnRhYmxldG9wLnYxLk1hdGNoU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiWAoOR2V0Vmlld1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJEhMKC21pbl92ZXJzaW9uGAMgASgEEg8KB3dhaXRfbXMYBCABKA0iTAoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJEhUKDWFmdGVyX3ZlcnNpb24YAyABKAQinwEKC1BsYXlSZXF1ZXN0EgoKAmlkGAEgASgEEi8KBXdhdGNoGAIgASgLMh4udGFibGV0b3AudjEuV2F0Y2hNYXRjaFJlcXVlc3RIABIyCgZhY3Rpb24YAyABKAsyIC50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0SAASFwoPdmlld3Nfd2l0aF9hY2tzGAQgASgIQgYKBGtpbmQiVAoLUGxheVJlZnVzZWQSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIWCg5yZXRyeV9hZnRlcl9tcxgEIAEoDSLTAQoKUGxheVVwZGF0ZRIKCgJpZBgBIAEoBBImCgR2aWV3GAIgASgLMhYudGFibGV0b3AudjEuTWF0Y2hWaWV3SAASLQoDYWNrGAMgASgLMh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHlIABIrCgdyZWZ1c2VkGAQgASgLMhgudGFibGV0b3AudjEuUGxheVJlZnVzZWRIABItCg12aWV3X3dpdGhfYWNrGAUgASgLMhYudGFibGV0b3AudjEuTWF0Y2hWaWV3QgYKBGtpbmQiNgoSUmVwbGF5TWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCSKoAQoKUmVwbGF5U3RlcBIMCgRzdGVwGAEgASgEEikKBWV2ZW50GAIgASgLMhoudGFibGV0b3AudjEuRXZlbnRFbnZlbG9wZRIkCgR2aWV3GAMgASgLMhYudGFibGV0b3AudjEuTWF0Y2hWaWV3EhMKC2Rlc2NyaXB0aW9uGAQgASgJEiYKBHRhbGsYBSADKAsyGC50YWJsZXRvcC52MS5UYWxrTWVzc2FnZSJjChlSZXBsYXlNYXRjaEJhdGNoZXNSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRIRCgltYXhfc3RlcHMYAyABKA0SEQoJbWF4X2J5dGVzGAQgASgNIjkKD1JlcGxheVN0ZXBCYXRjaBImCgVzdGVwcxgBIAMoCzIXLnRhYmxldG9wLnYxLlJlcGxheVN0ZXAiJgoSRXhwb3J0TWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIlYKCE1hdGNoTG9nEhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSKgoGZXZlbnRzGAMgAygLMhoudGFibGV0b3AudjEuRXZlbnRFbnZlbG9wZSJHChFHZXRQaWN0dXJlUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIUCgd2ZXJzaW9uGAIgASgESACIAQFCCgoIX3ZlcnNpb24iZQoHUGljdHVyZRIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAQSDgoGdmlld2VyGAQgASgJEgsKA3N2ZxgFIAEoCRIMCgR0ZXh0GAYgASgJIiYKElZlcmlmeU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSJUChFNYXRjaFZlcmlmaWNhdGlvbhIQCghtYXRjaF9pZBgBIAEoCRIKCgJvaxgCIAEoCBIPCgdjaGVja2VkGAMgASgNEhAKCHByb2JsZW1zGAQgAygJIkcKD1Bvc3RUYWxrUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgR0ZXh0GAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCSI6Cg1Qb3N0VGFsa1JlcGx5EikKB21lc3NhZ2UYASABKAsyGC50YWJsZXRvcC52MS5UYWxrTWVzc2FnZSI8ChBXYXRjaFRhbGtSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhYKDmFmdGVyX3NlcXVlbmNlGAIgASgEMt0KCgdHYXRld2F5EkYKDEF1dGhlbnRpY2F0ZRIgLnRhYmxldG9wLnYxLkF1dGhlbnRpY2F0ZVJlcXVlc3QaFC50YWJsZXRvcC52MS5TZXNzaW9uEkoKDlJlZnJlc2hTZXNzaW9uEiIudGFibGV0b3AudjEuUmVmcmVzaFNlc3Npb25SZXF1ZXN0GhQudGFibGV0b3AudjEuU2Vzc2lvbhJJCgtDcmVhdGVNYXRjaBIdLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QaGy50YWJsZXRvcC52MS5PcGVuTWF0Y2hSZXBseRJHCglKb2luTWF0Y2gSHS50YWJsZXRvcC52MS5Kb2luTWF0Y2hSZXF1ZXN0GhsudGFibGV0b3AudjEuSm9pbk1hdGNoUmVwbHkSTQoLTGlzdE1hdGNoZXMSHy50YWJsZXRvcC52MS5MaXN0TWF0Y2hlc1JlcXVlc3QaHS50YWJsZXRvcC52MS5MaXN0TWF0Y2hlc1JlcGx5Ej4KB0dldFZpZXcSGy50YWJsZXRvcC52MS5HZXRWaWV3UmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldxJZCg9HZXRMZWdhbEFjdGlvbnMSIy50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXF1ZXN0GiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkSUAoMU3VibWl0QWN0aW9uEiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdBoeLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcGx5EkYKCldhdGNoTWF0Y2gSHi50YWJsZXRvcC52MS5XYXRjaE1hdGNoUmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldzABEkIKCVBsYXlNYXRjaBIYLnRhYmxldG9wLnYxLlBsYXlSZXF1ZXN0GhcudGFibGV0b3AudjEuUGxheVVwZGF0ZSgBMAESSQoLUmVwbGF5TWF0Y2gSHy50YWJsZXRvcC52MS5SZXBsYXlNYXRjaFJlcXVlc3QaFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwMAESXAoSUmVwbGF5TWF0Y2hCYXRjaGVzEiYudGFibGV0b3AudjEuUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBocLnRhYmxldG9wLnYxLlJlcGxheVN0ZXBCYXRjaDABEkUKC0V4cG9ydE1hdGNoEh8udGFibGV0b3AudjEuRXhwb3J0TWF0Y2hSZXF1ZXN0GhUudGFibGV0b3AudjEuTWF0Y2hMb2cSUAoMR2V0U3RhbmRpbmdzEiAudGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVxdWVzdBoeLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcGx5EkIKCkdldFBpY3R1cmUSHi50YWJsZXRvcC52MS5HZXRQaWN0dXJlUmVxdWVzdBoULnRhYmxldG9wLnYxLlBpY3R1cmUSTgoLVmVyaWZ5TWF0Y2gSHy50YWJsZXRvcC52MS5WZXJpZnlNYXRjaFJlcXVlc3QaHi50YWJsZXRvcC52MS5NYXRjaFZlcmlmaWNhdGlvbhJECghQb3N0VGFsaxIcLnRhYmxldG9wLnYxLlBvc3RUYWxrUmVxdWVzdBoaLnRhYmxldG9wLnYxLlBvc3RUYWxrUmVwbHkSRgoJV2F0Y2hUYWxrEh0udGFibGV0b3AudjEuV2F0Y2hUYWxrUmVxdWVzdBoYLnRhYmxldG9wLnYxLlRhbGtNZXNzYWdlMAFiBnByb3RvMw", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring, file_tabletop_v1_talk]);
+  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSKJAQoTQXV0aGVudGljYXRlUmVxdWVzdBIvCgZkZXZpY2UYASABKAsyHS50YWJsZXRvcC52MS5EZXZpY2VDcmVkZW50aWFsSAASMwoIZXh0ZXJuYWwYAiABKAsyHy50YWJsZXRvcC52MS5FeHRlcm5hbENyZWRlbnRpYWxIAEIMCgpjcmVkZW50aWFsIiIKEERldmljZUNyZWRlbnRpYWwSDgoGc2VjcmV0GAEgASgJIjUKEkV4dGVybmFsQ3JlZGVudGlhbBIQCghwcm92aWRlchgBIAEoCRINCgV0b2tlbhgCIAEoCSKSAQoHU2Vzc2lvbhIRCglwbGF5ZXJfaWQYASABKAkSFAoMYWNjZXNzX3Rva2VuGAIgASgJEhkKEWFjY2Vzc19leHBpcmVzX2F0GAMgASgDEhUKDXJlZnJlc2hfdG9rZW4YBCABKAkSGgoScmVmcmVzaF9leHBpcmVzX2F0GAUgASgDEhAKCHByb3ZpZGVyGAYgASgJIi4KFVJlZnJlc2hTZXNzaW9uUmVxdWVzdBIVCg1yZWZyZXNoX3Rva2VuGAEgASgJIukCChBPcGVuTWF0Y2hSZXF1ZXN0EgwKBGdhbWUYASABKAkSDwoHcGxheWVycxgCIAMoCRI7CgdvcHRpb25zGAMgAygLMioudGFibGV0b3AudjEuT3Blbk1hdGNoUmVxdWVzdC5PcHRpb25zRW50cnkSEgoKY29tbWFuZF9pZBgEIAEoCRIPCgdwcml2YXRlGAUgASgIEgwKBGJvdHMYBiADKAkSDAoEc2VhdBgHIAEoCRIUCgxkaXNwbGF5X25hbWUYCCABKAkSQAoKYm90X2xldmVscxgJIAMoCzIsLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuQm90TGV2ZWxzRW50cnkaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMAoOQm90TGV2ZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASK3AQoOT3Blbk1hdGNoUmVwbHkSEAoIbWF0Y2hfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIVCg1jcmVhdG9yX3Rva2VuGAMgASgJEhIKCnNlYXRfdG9rZW4YBCABKAkSHQoVc2VhdF90b2tlbl9leHBpcmVzX2F0GAUgASgDEjgKDWxlZ2FsX2FjdGlvbnMYBiABKAsyIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseSJaChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhAKCHNwZWN0YXRlGAQgASgIIlIKDkpvaW5NYXRjaFJlcGx5Eg0KBXRva2VuGAEgASgJEgwKBHNlYXQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoAxIPCgd2ZXJzaW9uGAQgASgEIjIKEExlYXZlU2VhdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoCSIhCg5MZWF2ZVNlYXRSZXBseRIPCgd2ZXJzaW9uGAEgASgEImAKE0hhbmRPdmVyU2VhdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoCRITCglib3RfbGV2ZWwYAyABKAlIABIOCgRvcGVuGAQgASgISABCBAoCdG8iJAoRSGFuZE92ZXJTZWF0UmVwbHkSDwoHdmVyc2lvbhgBIAEoBCKBAQoSTGlzdE1hdGNoZXNSZXF1ZXN0EgwKBGdhbWUYASABKAkSKAoGc3RhdHVzGAIgASgOMhgudGFibGV0b3AudjEuTWF0Y2hTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkSDAoEbWluZRgFIAEoCCJXChBMaXN0TWF0Y2hlc1JlcGx5EioKB21hdGNoZXMYASADKAsyGS50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlgKDkdldFZpZXdSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRITCgttaW5fdmVyc2lvbhgDIAEoBBIPCgd3YWl0X21zGAQgASgNIkwKEVdhdGNoTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRIVCg1hZnRlcl92ZXJzaW9uGAMgASgEIp8BCgtQbGF5UmVxdWVzdBIKCgJpZBgBIAEoBBIvCgV3YXRjaBgCIAEoCzIeLnRhYmxldG9wLnYxLldhdGNoTWF0Y2hSZXF1ZXN0SAASMgoGYWN0aW9uGAMgASgLMiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdEgAEhcKD3ZpZXdzX3dpdGhfYWNrcxgEIAEoCEIGCgRraW5kIlQKC1BsYXlSZWZ1c2VkEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYBCABKA0i0wEKClBsYXlVcGRhdGUSCgoCaWQYASABKAQSJgoEdmlldxgCIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlld0gAEi0KA2FjaxgDIAEoCzIeLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcGx5SAASKwoHcmVmdXNlZBgEIAEoCzIYLnRhYmxldG9wLnYxLlBsYXlSZWZ1c2VkSAASLQoNdmlld193aXRoX2FjaxgFIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlld0IGCgRraW5kIjYKElJlcGxheU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkiqAEKClJlcGxheVN0ZXASDAoEc3RlcBgBIAEoBBIpCgVldmVudBgCIAEoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUSJAoEdmlldxgDIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlldxITCgtkZXNjcmlwdGlvbhgEIAEoCRImCgR0YWxrGAUgAygLMhgudGFibGV0b3AudjEuVGFsa01lc3NhZ2UiYwoZUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkSEQoJbWF4X3N0ZXBzGAMgASgNEhEKCW1heF9ieXRlcxgEIAEoDSI5Cg9SZXBsYXlTdGVwQmF0Y2gSJgoFc3RlcHMYASADKAsyFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwIiYKEkV4cG9ydE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSJWCghNYXRjaExvZxIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEioKBmV2ZW50cxgDIAMoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUiRwoRR2V0UGljdHVyZVJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFAoHdmVyc2lvbhgCIAEoBEgAiAEBQgoKCF92ZXJzaW9uImUKB1BpY3R1cmUSEAoIbWF0Y2hfaWQYASABKAkSDAoEZ2FtZRgCIAEoCRIPCgd2ZXJzaW9uGAMgASgEEg4KBnZpZXdlchgEIAEoCRILCgNzdmcYBSABKAkSDAoEdGV4dBgGIAEoCSImChJWZXJpZnlNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiVAoRTWF0Y2hWZXJpZmljYXRpb24SEAoIbWF0Y2hfaWQYASABKAkSCgoCb2sYAiABKAgSDwoHY2hlY2tlZBgDIAEoDRIQCghwcm9ibGVtcxgEIAMoCSJHCg9Qb3N0VGFsa1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEdGV4dBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkiOgoNUG9zdFRhbGtSZXBseRIpCgdtZXNzYWdlGAEgASgLMhgudGFibGV0b3AudjEuVGFsa01lc3NhZ2UiPAoQV2F0Y2hUYWxrUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIWCg5hZnRlcl9zZXF1ZW5jZRgCIAEoBDL4CwoHR2F0ZXdheRJGCgxBdXRoZW50aWNhdGUSIC50YWJsZXRvcC52MS5BdXRoZW50aWNhdGVSZXF1ZXN0GhQudGFibGV0b3AudjEuU2Vzc2lvbhJKCg5SZWZyZXNoU2Vzc2lvbhIiLnRhYmxldG9wLnYxLlJlZnJlc2hTZXNzaW9uUmVxdWVzdBoULnRhYmxldG9wLnYxLlNlc3Npb24SSQoLQ3JlYXRlTWF0Y2gSHS50YWJsZXRvcC52MS5PcGVuTWF0Y2hSZXF1ZXN0GhsudGFibGV0b3AudjEuT3Blbk1hdGNoUmVwbHkSRwoJSm9pbk1hdGNoEh0udGFibGV0b3AudjEuSm9pbk1hdGNoUmVxdWVzdBobLnRhYmxldG9wLnYxLkpvaW5NYXRjaFJlcGx5Ek0KC0xpc3RNYXRjaGVzEh8udGFibGV0b3AudjEuTGlzdE1hdGNoZXNSZXF1ZXN0Gh0udGFibGV0b3AudjEuTGlzdE1hdGNoZXNSZXBseRJHCglMZWF2ZVNlYXQSHS50YWJsZXRvcC52MS5MZWF2ZVNlYXRSZXF1ZXN0GhsudGFibGV0b3AudjEuTGVhdmVTZWF0UmVwbHkSUAoMSGFuZE92ZXJTZWF0EiAudGFibGV0b3AudjEuSGFuZE92ZXJTZWF0UmVxdWVzdBoeLnRhYmxldG9wLnYxLkhhbmRPdmVyU2VhdFJlcGx5Ej4KB0dldFZpZXcSGy50YWJsZXRvcC52MS5HZXRWaWV3UmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldxJZCg9HZXRMZWdhbEFjdGlvbnMSIy50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXF1ZXN0GiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkSUAoMU3VibWl0QWN0aW9uEiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdBoeLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcGx5EkYKCldhdGNoTWF0Y2gSHi50YWJsZXRvcC52MS5XYXRjaE1hdGNoUmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldzABEkIKCVBsYXlNYXRjaBIYLnRhYmxldG9wLnYxLlBsYXlSZXF1ZXN0GhcudGFibGV0b3AudjEuUGxheVVwZGF0ZSgBMAESSQoLUmVwbGF5TWF0Y2gSHy50YWJsZXRvcC52MS5SZXBsYXlNYXRjaFJlcXVlc3QaFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwMAESXAoSUmVwbGF5TWF0Y2hCYXRjaGVzEiYudGFibGV0b3AudjEuUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBocLnRhYmxldG9wLnYxLlJlcGxheVN0ZXBCYXRjaDABEkUKC0V4cG9ydE1hdGNoEh8udGFibGV0b3AudjEuRXhwb3J0TWF0Y2hSZXF1ZXN0GhUudGFibGV0b3AudjEuTWF0Y2hMb2cSUAoMR2V0U3RhbmRpbmdzEiAudGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVxdWVzdBoeLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcGx5EkIKCkdldFBpY3R1cmUSHi50YWJsZXRvcC52MS5HZXRQaWN0dXJlUmVxdWVzdBoULnRhYmxldG9wLnYxLlBpY3R1cmUSTgoLVmVyaWZ5TWF0Y2gSHy50YWJsZXRvcC52MS5WZXJpZnlNYXRjaFJlcXVlc3QaHi50YWJsZXRvcC52MS5NYXRjaFZlcmlmaWNhdGlvbhJECghQb3N0VGFsaxIcLnRhYmxldG9wLnYxLlBvc3RUYWxrUmVxdWVzdBoaLnRhYmxldG9wLnYxLlBvc3RUYWxrUmVwbHkSRgoJV2F0Y2hUYWxrEh0udGFibGV0b3AudjEuV2F0Y2hUYWxrUmVxdWVzdBoYLnRhYmxldG9wLnYxLlRhbGtNZXNzYWdlMAFiBnByb3RvMw", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring, file_tabletop_v1_talk]);
 
 /**
  * @generated from message tabletop.v1.AuthenticateRequest
@@ -364,6 +364,109 @@ export const JoinMatchReplySchema: GenMessage<JoinMatchReply> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_gateway, 8);
 
 /**
+ * @generated from message tabletop.v1.LeaveSeatRequest
+ */
+export type LeaveSeatRequest = Message<"tabletop.v1.LeaveSeatRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * with a seat token: empty or its seat; with a session: the seat held
+   *
+   * @generated from field: string seat = 2;
+   */
+  seat: string;
+};
+
+/**
+ * Describes the message tabletop.v1.LeaveSeatRequest.
+ * Use `create(LeaveSeatRequestSchema)` to create a new message.
+ */
+export const LeaveSeatRequestSchema: GenMessage<LeaveSeatRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 9);
+
+/**
+ * @generated from message tabletop.v1.LeaveSeatReply
+ */
+export type LeaveSeatReply = Message<"tabletop.v1.LeaveSeatReply"> & {
+  /**
+   * the version that recorded the leave
+   *
+   * @generated from field: uint64 version = 1;
+   */
+  version: bigint;
+};
+
+/**
+ * Describes the message tabletop.v1.LeaveSeatReply.
+ * Use `create(LeaveSeatReplySchema)` to create a new message.
+ */
+export const LeaveSeatReplySchema: GenMessage<LeaveSeatReply> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 10);
+
+/**
+ * @generated from message tabletop.v1.HandOverSeatRequest
+ */
+export type HandOverSeatRequest = Message<"tabletop.v1.HandOverSeatRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * @generated from field: string seat = 2;
+   */
+  seat: string;
+
+  /**
+   * @generated from oneof tabletop.v1.HandOverSeatRequest.to
+   */
+  to: {
+    /**
+     * a bot plays it, at this level (easy, medium, hard)
+     *
+     * @generated from field: string bot_level = 3;
+     */
+    value: string;
+    case: "botLevel";
+  } | {
+    /**
+     * a new player may join it
+     *
+     * @generated from field: bool open = 4;
+     */
+    value: boolean;
+    case: "open";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tabletop.v1.HandOverSeatRequest.
+ * Use `create(HandOverSeatRequestSchema)` to create a new message.
+ */
+export const HandOverSeatRequestSchema: GenMessage<HandOverSeatRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 11);
+
+/**
+ * @generated from message tabletop.v1.HandOverSeatReply
+ */
+export type HandOverSeatReply = Message<"tabletop.v1.HandOverSeatReply"> & {
+  /**
+   * @generated from field: uint64 version = 1;
+   */
+  version: bigint;
+};
+
+/**
+ * Describes the message tabletop.v1.HandOverSeatReply.
+ * Use `create(HandOverSeatReplySchema)` to create a new message.
+ */
+export const HandOverSeatReplySchema: GenMessage<HandOverSeatReply> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 12);
+
+/**
  * @generated from message tabletop.v1.ListMatchesRequest
  */
 export type ListMatchesRequest = Message<"tabletop.v1.ListMatchesRequest"> & {
@@ -409,7 +512,7 @@ export type ListMatchesRequest = Message<"tabletop.v1.ListMatchesRequest"> & {
  * Use `create(ListMatchesRequestSchema)` to create a new message.
  */
 export const ListMatchesRequestSchema: GenMessage<ListMatchesRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 9);
+  messageDesc(file_tabletop_v1_gateway, 13);
 
 /**
  * @generated from message tabletop.v1.ListMatchesReply
@@ -435,7 +538,7 @@ export type ListMatchesReply = Message<"tabletop.v1.ListMatchesReply"> & {
  * Use `create(ListMatchesReplySchema)` to create a new message.
  */
 export const ListMatchesReplySchema: GenMessage<ListMatchesReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 10);
+  messageDesc(file_tabletop_v1_gateway, 14);
 
 /**
  * @generated from message tabletop.v1.GetViewRequest
@@ -471,7 +574,7 @@ export type GetViewRequest = Message<"tabletop.v1.GetViewRequest"> & {
  * Use `create(GetViewRequestSchema)` to create a new message.
  */
 export const GetViewRequestSchema: GenMessage<GetViewRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 11);
+  messageDesc(file_tabletop_v1_gateway, 15);
 
 /**
  * @generated from message tabletop.v1.WatchMatchRequest
@@ -503,7 +606,7 @@ export type WatchMatchRequest = Message<"tabletop.v1.WatchMatchRequest"> & {
  * Use `create(WatchMatchRequestSchema)` to create a new message.
  */
 export const WatchMatchRequestSchema: GenMessage<WatchMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 12);
+  messageDesc(file_tabletop_v1_gateway, 16);
 
 /**
  * @generated from message tabletop.v1.PlayRequest
@@ -548,7 +651,7 @@ export type PlayRequest = Message<"tabletop.v1.PlayRequest"> & {
  * Use `create(PlayRequestSchema)` to create a new message.
  */
 export const PlayRequestSchema: GenMessage<PlayRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 13);
+  messageDesc(file_tabletop_v1_gateway, 17);
 
 /**
  * An action refused on a PlayMatch stream: what SubmitAction would have ended its call with.
@@ -590,7 +693,7 @@ export type PlayRefused = Message<"tabletop.v1.PlayRefused"> & {
  * Use `create(PlayRefusedSchema)` to create a new message.
  */
 export const PlayRefusedSchema: GenMessage<PlayRefused> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 14);
+  messageDesc(file_tabletop_v1_gateway, 18);
 
 /**
  * @generated from message tabletop.v1.PlayUpdate
@@ -640,7 +743,7 @@ export type PlayUpdate = Message<"tabletop.v1.PlayUpdate"> & {
  * Use `create(PlayUpdateSchema)` to create a new message.
  */
 export const PlayUpdateSchema: GenMessage<PlayUpdate> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 15);
+  messageDesc(file_tabletop_v1_gateway, 19);
 
 /**
  * @generated from message tabletop.v1.ReplayMatchRequest
@@ -662,7 +765,7 @@ export type ReplayMatchRequest = Message<"tabletop.v1.ReplayMatchRequest"> & {
  * Use `create(ReplayMatchRequestSchema)` to create a new message.
  */
 export const ReplayMatchRequestSchema: GenMessage<ReplayMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 16);
+  messageDesc(file_tabletop_v1_gateway, 20);
 
 /**
  * @generated from message tabletop.v1.ReplayStep
@@ -702,7 +805,7 @@ export type ReplayStep = Message<"tabletop.v1.ReplayStep"> & {
  * Use `create(ReplayStepSchema)` to create a new message.
  */
 export const ReplayStepSchema: GenMessage<ReplayStep> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 17);
+  messageDesc(file_tabletop_v1_gateway, 21);
 
 /**
  * @generated from message tabletop.v1.ReplayMatchBatchesRequest
@@ -742,7 +845,7 @@ export type ReplayMatchBatchesRequest = Message<"tabletop.v1.ReplayMatchBatchesR
  * Use `create(ReplayMatchBatchesRequestSchema)` to create a new message.
  */
 export const ReplayMatchBatchesRequestSchema: GenMessage<ReplayMatchBatchesRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 18);
+  messageDesc(file_tabletop_v1_gateway, 22);
 
 /**
  * Consecutive steps of a replay (ReplayStep.step numbers them from 1, no gaps across
@@ -762,7 +865,7 @@ export type ReplayStepBatch = Message<"tabletop.v1.ReplayStepBatch"> & {
  * Use `create(ReplayStepBatchSchema)` to create a new message.
  */
 export const ReplayStepBatchSchema: GenMessage<ReplayStepBatch> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 19);
+  messageDesc(file_tabletop_v1_gateway, 23);
 
 /**
  * @generated from message tabletop.v1.ExportMatchRequest
@@ -779,7 +882,7 @@ export type ExportMatchRequest = Message<"tabletop.v1.ExportMatchRequest"> & {
  * Use `create(ExportMatchRequestSchema)` to create a new message.
  */
 export const ExportMatchRequestSchema: GenMessage<ExportMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 20);
+  messageDesc(file_tabletop_v1_gateway, 24);
 
 /**
  * @generated from message tabletop.v1.MatchLog
@@ -808,7 +911,7 @@ export type MatchLog = Message<"tabletop.v1.MatchLog"> & {
  * Use `create(MatchLogSchema)` to create a new message.
  */
 export const MatchLogSchema: GenMessage<MatchLog> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 21);
+  messageDesc(file_tabletop_v1_gateway, 25);
 
 /**
  * @generated from message tabletop.v1.GetPictureRequest
@@ -832,7 +935,7 @@ export type GetPictureRequest = Message<"tabletop.v1.GetPictureRequest"> & {
  * Use `create(GetPictureRequestSchema)` to create a new message.
  */
 export const GetPictureRequestSchema: GenMessage<GetPictureRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 22);
+  messageDesc(file_tabletop_v1_gateway, 26);
 
 /**
  * @generated from message tabletop.v1.Picture
@@ -880,7 +983,7 @@ export type Picture = Message<"tabletop.v1.Picture"> & {
  * Use `create(PictureSchema)` to create a new message.
  */
 export const PictureSchema: GenMessage<Picture> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 23);
+  messageDesc(file_tabletop_v1_gateway, 27);
 
 /**
  * @generated from message tabletop.v1.VerifyMatchRequest
@@ -897,7 +1000,7 @@ export type VerifyMatchRequest = Message<"tabletop.v1.VerifyMatchRequest"> & {
  * Use `create(VerifyMatchRequestSchema)` to create a new message.
  */
 export const VerifyMatchRequestSchema: GenMessage<VerifyMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 24);
+  messageDesc(file_tabletop_v1_gateway, 28);
 
 /**
  * @generated from message tabletop.v1.MatchVerification
@@ -933,7 +1036,7 @@ export type MatchVerification = Message<"tabletop.v1.MatchVerification"> & {
  * Use `create(MatchVerificationSchema)` to create a new message.
  */
 export const MatchVerificationSchema: GenMessage<MatchVerification> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 25);
+  messageDesc(file_tabletop_v1_gateway, 29);
 
 /**
  * @generated from message tabletop.v1.PostTalkRequest
@@ -965,7 +1068,7 @@ export type PostTalkRequest = Message<"tabletop.v1.PostTalkRequest"> & {
  * Use `create(PostTalkRequestSchema)` to create a new message.
  */
 export const PostTalkRequestSchema: GenMessage<PostTalkRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 26);
+  messageDesc(file_tabletop_v1_gateway, 30);
 
 /**
  * @generated from message tabletop.v1.PostTalkReply
@@ -984,7 +1087,7 @@ export type PostTalkReply = Message<"tabletop.v1.PostTalkReply"> & {
  * Use `create(PostTalkReplySchema)` to create a new message.
  */
 export const PostTalkReplySchema: GenMessage<PostTalkReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 27);
+  messageDesc(file_tabletop_v1_gateway, 31);
 
 /**
  * @generated from message tabletop.v1.WatchTalkRequest
@@ -1008,7 +1111,7 @@ export type WatchTalkRequest = Message<"tabletop.v1.WatchTalkRequest"> & {
  * Use `create(WatchTalkRequestSchema)` to create a new message.
  */
 export const WatchTalkRequestSchema: GenMessage<WatchTalkRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 28);
+  messageDesc(file_tabletop_v1_gateway, 32);
 
 /**
  * The public API: lobby, actions, views (per viewer), live updates and replay.
@@ -1085,6 +1188,32 @@ export const Gateway: GenService<{
     methodKind: "unary";
     input: typeof ListMatchesRequestSchema;
     output: typeof ListMatchesReplySchema;
+  },
+  /**
+   * The seat's holder gives it up (its seat token, or its session naming the seat): the
+   * seat's tokens stop acting and seeing at once, and every player sees a SeatLeft. The
+   * seat then waits until it is handed over.
+   *
+   * @generated from rpc tabletop.v1.Gateway.LeaveSeat
+   */
+  leaveSeat: {
+    methodKind: "unary";
+    input: typeof LeaveSeatRequestSchema;
+    output: typeof LeaveSeatReplySchema;
+  },
+  /**
+   * With a player's access token, the match's creator or a player holding another of its
+   * seats gives a seat its holder left to a bot (at a level) or opens it for a new player
+   * (who joins it with JoinMatch naming the seat); every player sees a SeatHandedOver.
+   * FAILED_PRECONDITION for a seat a player holds, a bot plays, or in a solo match;
+   * PERMISSION_DENIED for anyone else.
+   *
+   * @generated from rpc tabletop.v1.Gateway.HandOverSeat
+   */
+  handOverSeat: {
+    methodKind: "unary";
+    input: typeof HandOverSeatRequestSchema;
+    output: typeof HandOverSeatReplySchema;
   },
   /**
    * @generated from rpc tabletop.v1.Gateway.GetView

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/platform_events.proto.
  */
 export const file_tabletop_v1_platform_events: GenFile = /*@__PURE__*/
-  fileDesc("CiF0YWJsZXRvcC92MS9wbGF0Zm9ybV9ldmVudHMucHJvdG8SC3RhYmxldG9wLnYxIjYKDURpY2VDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiiQEKCkRpY2VSb2xsZWQSDQoFY291bnQYASABKA0SDQoFc2lkZXMYAiABKA0SDgoGdmFsdWVzGAMgAygNEg8KB3B1cnBvc2UYBCABKAkSFAoMY291bnRlcl9mcm9tGAUgASgEEhIKCmNvdW50ZXJfdG8YBiABKAQSEgoKcmVxdWVzdF9pZBgHIAEoCSIgChBEaWNlU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAkiNwoORGVja3NDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiegoMRGVja1NodWZmbGVkEgwKBGRlY2sYASABKAkSDQoFY2FyZHMYAiADKAkSDwoHcHVycG9zZRgDIAEoCRIUCgxjb3VudGVyX2Zyb20YBCABKAQSEgoKY291bnRlcl90bxgFIAEoBBISCgpyZXF1ZXN0X2lkGAYgASgJImEKCkNhcmRzRHJhd24SDAoEZGVjaxgBIAEoCRINCgVjYXJkcxgCIAMoCRIPCgdwdXJwb3NlGAMgASgJEhEKCXJlbWFpbmluZxgEIAEoDRISCgpyZXF1ZXN0X2lkGAUgASgJIiEKEURlY2tzU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAki8QEKDE1hdGNoQ3JlYXRlZBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSNwoHb3B0aW9ucxgDIAMoCzImLnRhYmxldG9wLnYxLk1hdGNoQ3JlYXRlZC5PcHRpb25zRW50cnkSFwoPZGljZV9jb21taXRtZW50GAQgASgJEhgKEGRlY2tzX2NvbW1pdG1lbnQYBSABKAkSJgoFbG9iYnkYBiABKAsyFy50YWJsZXRvcC52MS5NYXRjaExvYmJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIs4BCgpNYXRjaExvYmJ5Eg8KB3ByaXZhdGUYASABKAgSDAoEYm90cxgCIAMoCRIPCgdjcmVhdG9yGAMgASgJEg4KBm9wZW5fcxgEIAEoDRISCgpvcGVuX3VudGlsGAUgASgDEjoKCmJvdF9sZXZlbHMYBiADKAsyJi50YWJsZXRvcC52MS5NYXRjaExvYmJ5LkJvdExldmVsc0VudHJ5GjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEidAoKU2VhdEpvaW5lZBIMCgRzZWF0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIPCgdqb2luX2lkGAMgASgJEgoKAmJ5GAQgASgJEhIKCm9wZW5fdW50aWwYBSABKAMSEQoJcGxheWVyX2lkGAYgASgJIvgBCgpNYXRjaEVuZGVkEjUKB3Jlc3VsdHMYASADKAsyJC50YWJsZXRvcC52MS5NYXRjaEVuZGVkLlJlc3VsdHNFbnRyeRIOCgZyZWFzb24YAiABKAkSMwoGc2NvcmVzGAMgAygLMiMudGFibGV0b3AudjEuTWF0Y2hFbmRlZC5TY29yZXNFbnRyeRIPCgdleHBpcmVkGAQgASgIGi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1Njb3Jlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiuAUKC01hdGNoU2NvcmVkEgwKBGdhbWUYASABKAkSNgoHcmVzdWx0cxgCIAMoCzIlLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLlJlc3VsdHNFbnRyeRIOCgZyZWFzb24YAyABKAkSNAoGc2NvcmVzGAQgAygLMiQudGFibGV0b3AudjEuTWF0Y2hTY29yZWQuU2NvcmVzRW50cnkSPAoKc3RhdGlzdGljcxgFIAMoCzIoLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLlN0YXRpc3RpY3NFbnRyeRIUCgxib2FyZF9ldmVudHMYBiABKAQSNgoHaG9sZGVycxgHIAMoCzIlLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLkhvbGRlcnNFbnRyeRIyCgVuYW1lcxgIIAMoCzIjLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLk5hbWVzRW50cnkSOwoKYm90X2xldmVscxgJIAMoCzInLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLkJvdExldmVsc0VudHJ5Gi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1Njb3Jlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEaMQoPU3RhdGlzdGljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEaLgoMSG9sZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLAoKTmFtZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFiBnByb3RvMw");
+  fileDesc("CiF0YWJsZXRvcC92MS9wbGF0Zm9ybV9ldmVudHMucHJvdG8SC3RhYmxldG9wLnYxIjYKDURpY2VDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiiQEKCkRpY2VSb2xsZWQSDQoFY291bnQYASABKA0SDQoFc2lkZXMYAiABKA0SDgoGdmFsdWVzGAMgAygNEg8KB3B1cnBvc2UYBCABKAkSFAoMY291bnRlcl9mcm9tGAUgASgEEhIKCmNvdW50ZXJfdG8YBiABKAQSEgoKcmVxdWVzdF9pZBgHIAEoCSIgChBEaWNlU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAkiNwoORGVja3NDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiegoMRGVja1NodWZmbGVkEgwKBGRlY2sYASABKAkSDQoFY2FyZHMYAiADKAkSDwoHcHVycG9zZRgDIAEoCRIUCgxjb3VudGVyX2Zyb20YBCABKAQSEgoKY291bnRlcl90bxgFIAEoBBISCgpyZXF1ZXN0X2lkGAYgASgJImEKCkNhcmRzRHJhd24SDAoEZGVjaxgBIAEoCRINCgVjYXJkcxgCIAMoCRIPCgdwdXJwb3NlGAMgASgJEhEKCXJlbWFpbmluZxgEIAEoDRISCgpyZXF1ZXN0X2lkGAUgASgJIiEKEURlY2tzU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAki8QEKDE1hdGNoQ3JlYXRlZBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSNwoHb3B0aW9ucxgDIAMoCzImLnRhYmxldG9wLnYxLk1hdGNoQ3JlYXRlZC5PcHRpb25zRW50cnkSFwoPZGljZV9jb21taXRtZW50GAQgASgJEhgKEGRlY2tzX2NvbW1pdG1lbnQYBSABKAkSJgoFbG9iYnkYBiABKAsyFy50YWJsZXRvcC52MS5NYXRjaExvYmJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIs4BCgpNYXRjaExvYmJ5Eg8KB3ByaXZhdGUYASABKAgSDAoEYm90cxgCIAMoCRIPCgdjcmVhdG9yGAMgASgJEg4KBm9wZW5fcxgEIAEoDRISCgpvcGVuX3VudGlsGAUgASgDEjoKCmJvdF9sZXZlbHMYBiADKAsyJi50YWJsZXRvcC52MS5NYXRjaExvYmJ5LkJvdExldmVsc0VudHJ5GjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEidAoKU2VhdEpvaW5lZBIMCgRzZWF0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIPCgdqb2luX2lkGAMgASgJEgoKAmJ5GAQgASgJEhIKCm9wZW5fdW50aWwYBSABKAMSEQoJcGxheWVyX2lkGAYgASgJIjsKCFNlYXRMZWZ0EgwKBHNlYXQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSJFCg5TZWF0SGFuZGVkT3ZlchIMCgRzZWF0GAEgASgJEgoKAnRvGAIgASgJEg0KBWxldmVsGAMgASgJEgoKAmJ5GAQgASgJIvgBCgpNYXRjaEVuZGVkEjUKB3Jlc3VsdHMYASADKAsyJC50YWJsZXRvcC52MS5NYXRjaEVuZGVkLlJlc3VsdHNFbnRyeRIOCgZyZWFzb24YAiABKAkSMwoGc2NvcmVzGAMgAygLMiMudGFibGV0b3AudjEuTWF0Y2hFbmRlZC5TY29yZXNFbnRyeRIPCgdleHBpcmVkGAQgASgIGi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1Njb3Jlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiuAUKC01hdGNoU2NvcmVkEgwKBGdhbWUYASABKAkSNgoHcmVzdWx0cxgCIAMoCzIlLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLlJlc3VsdHNFbnRyeRIOCgZyZWFzb24YAyABKAkSNAoGc2NvcmVzGAQgAygLMiQudGFibGV0b3AudjEuTWF0Y2hTY29yZWQuU2NvcmVzRW50cnkSPAoKc3RhdGlzdGljcxgFIAMoCzIoLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLlN0YXRpc3RpY3NFbnRyeRIUCgxib2FyZF9ldmVudHMYBiABKAQSNgoHaG9sZGVycxgHIAMoCzIlLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLkhvbGRlcnNFbnRyeRIyCgVuYW1lcxgIIAMoCzIjLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLk5hbWVzRW50cnkSOwoKYm90X2xldmVscxgJIAMoCzInLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLkJvdExldmVsc0VudHJ5Gi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1Njb3Jlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEaMQoPU3RhdGlzdGljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEaLgoMSG9sZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLAoKTmFtZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFiBnByb3RvMw");
 
 /**
  * --- dice.events -------------------------------------------------------------
@@ -386,6 +386,84 @@ export const SeatJoinedSchema: GenMessage<SeatJoined> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_platform_events, 9);
 
 /**
+ * A seat's holder gave it up (LeaveSeat): from this event on no token of the seat acts
+ * or sees it, and the seat waits, its game paused where it needs it, until it is handed
+ * over (SeatHandedOver). Every player of the match sees this event.
+ *
+ * @generated from message tabletop.v1.SeatLeft
+ */
+export type SeatLeft = Message<"tabletop.v1.SeatLeft"> & {
+  /**
+   * @generated from field: string seat = 1;
+   */
+  seat: string;
+
+  /**
+   * who held it (empty for a seat from before players)
+   *
+   * @generated from field: string player_id = 2;
+   */
+  playerId: string;
+
+  /**
+   * "left" (its holder), or what else abandoned it (a clock, say)
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message tabletop.v1.SeatLeft.
+ * Use `create(SeatLeftSchema)` to create a new message.
+ */
+export const SeatLeftSchema: GenMessage<SeatLeft> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_platform_events, 10);
+
+/**
+ * An abandoned seat given on (HandOverSeat), seen by every player of the match: to a bot
+ * at a level (the bots service then takes and plays it), or opened for a new player to
+ * join (its JoinMatch records a SeatJoined). What the new holder may not see of what the
+ * seat's old holder saw is each game's (services/games/handover.py).
+ *
+ * @generated from message tabletop.v1.SeatHandedOver
+ */
+export type SeatHandedOver = Message<"tabletop.v1.SeatHandedOver"> & {
+  /**
+   * @generated from field: string seat = 1;
+   */
+  seat: string;
+
+  /**
+   * "bot" or "open"
+   *
+   * @generated from field: string to = 2;
+   */
+  to: string;
+
+  /**
+   * to a bot: its level (easy, medium, hard)
+   *
+   * @generated from field: string level = 3;
+   */
+  level: string;
+
+  /**
+   * the player who handed it over
+   *
+   * @generated from field: string by = 4;
+   */
+  by: string;
+};
+
+/**
+ * Describes the message tabletop.v1.SeatHandedOver.
+ * Use `create(SeatHandedOverSchema)` to create a new message.
+ */
+export const SeatHandedOverSchema: GenMessage<SeatHandedOver> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_platform_events, 11);
+
+/**
  * @generated from message tabletop.v1.MatchEnded
  */
 export type MatchEnded = Message<"tabletop.v1.MatchEnded"> & {
@@ -419,7 +497,7 @@ export type MatchEnded = Message<"tabletop.v1.MatchEnded"> & {
  * Use `create(MatchEndedSchema)` to create a new message.
  */
 export const MatchEndedSchema: GenMessage<MatchEnded> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_platform_events, 10);
+  messageDesc(file_tabletop_v1_platform_events, 12);
 
 /**
  * --- scoring.events ----------------------------------------------------------
@@ -485,5 +563,5 @@ export type MatchScored = Message<"tabletop.v1.MatchScored"> & {
  * Use `create(MatchScoredSchema)` to create a new message.
  */
 export const MatchScoredSchema: GenMessage<MatchScored> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_platform_events, 11);
+  messageDesc(file_tabletop_v1_platform_events, 13);
 
