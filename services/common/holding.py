@@ -5,12 +5,17 @@ log at the match's next request (dice, decks, scoring)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 
 #: how often matches to let go of are looked for (at most; half the idle time when shorter)
 EVICT_EVERY_S = 60.0
+#: once this many matches were let go of, the freed heap goes back to the operating
+#: system (glibc keeps it otherwise, and the resident size would not show what went)
+TRIM_AFTER = 100
 
 
 class Holding:
@@ -60,8 +65,13 @@ class Holding:
 
 
 async def evict_forever(holding: Holding, evict: Callable[[], int]) -> None:
-    """Calls ``evict`` every ``holding.every_s`` (never when both limits are off)."""
-    every = holding.every_s
+    """Calls ``evict`` every ``holding.every_s`` (never when both limits are off), and
+    trims the heap once ``TRIM_AFTER`` matches went (a few ms, not on every pass)."""
+    every, untrimmed = holding.every_s, 0
     while every:
         await asyncio.sleep(every)
-        evict()
+        untrimmed += evict()
+        if untrimmed >= TRIM_AFTER:
+            untrimmed = 0
+            with contextlib.suppress(OSError, AttributeError):
+                ctypes.CDLL("libc.so.6").malloc_trim(0)
