@@ -174,7 +174,7 @@ class CommitRevealService(Generic[M]):
                 continue
             self._matches.pop(match_id, None)
             self.holding.forget(match_id)
-            self._writer.close(match_id)
+            self._writer.close(match_id, remember=False)
             evicted += 1
         MATCHES_LET_GO.labels(self.stream).inc(evicted)
         return evicted
