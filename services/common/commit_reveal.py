@@ -7,10 +7,17 @@ A service built on it names its stream and its events and adds its outcome RPCs 
 Shuffle and Draw): each takes the match with ``open_match``, answers a retried request
 with its ``first_reply``, derives the outcome from ``rng`` and records its event with
 ``recorded``, which answers with the reply the event folded into.
+
+Held only while in use: a match unused for ``idle_held_s``, or the least recently used
+past ``matches_held``, leaves memory (its state, its replies, the writer's envelopes), and
+so does a revealed match's commitment past ``matches_held``. Its next request reads its
+events back from the log and folds them again: the same counter, piles and replies, so
+the same outcomes and the same answers to retries (``_loaded``).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import ClassVar, Generic, Protocol, Self, TypeVar
 
@@ -19,7 +26,10 @@ from google.protobuf import message
 
 from services.common.drafts import Drafts
 from services.common.envelope import Cause, is_a, unpack
+from services.common.eventlog import LogUnavailable
+from services.common.holding import Holding
 from services.common.ledger import StreamWriter, append_or_abort
+from services.common.metrics import MATCHES_LET_GO, MATCHES_READ_BACK
 from services.common.snapshots import Snapshot, restore_revealed_seeds, revealed_seeds
 from services.games.randomness import DerivedRandom, commitment, match_seed
 from tabletop.v1 import dice_pb2, envelope_pb2, platform_events_pb2
@@ -72,14 +82,17 @@ class CommitRevealService(Generic[M]):
     #: unrevealed at the end of the log (a revealed match keeps none of them)
     outcomes: ClassVar[tuple[type[message.Message], ...]]
 
-    def __init__(self, writer: StreamWriter, secret: bytes) -> None:
+    def __init__(self, writer: StreamWriter, secret: bytes, holding: Holding | None = None) -> None:
         self._writer = writer
         self._secret = secret
-        #: matches whose seed is not revealed yet
+        #: when each held match was last used: which ones leave memory (``evict_idle``)
+        self.holding = holding if holding is not None else Holding()
+        #: matches whose seed is not revealed yet, while in use (the others are read back
+        #: from the log at their next request)
         self._matches: dict[str, M] = {}
-        #: revealed (closed) match → its commitment, all a retried Commit or Reveal needs
-        #: (a few dozen bytes each, for every match ever: no outcomes, no object per match)
-        self._revealed: dict[str, str] = {}
+        #: revealed (closed) match → its commitment, all a retried Commit or Reveal needs,
+        #: the most recently revealed or asked for ``holding.matches_held`` of them
+        self._revealed: OrderedDict[str, str] = OrderedDict()
         #: while recovering: match → its outcome events, folded at the end
         self._deferred: dict[str, list[envelope_pb2.EventEnvelope]] | None = None
         #: outcomes given out with defer_append, waiting for the match's Seal
@@ -110,25 +123,90 @@ class CommitRevealService(Generic[M]):
 
     def restore(self, snapshot: Snapshot) -> None:
         restore_revealed_seeds(snapshot, self._revealed)
+        self._bound_revealed()
 
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
         if self._deferred is not None and any(is_a(envelope, o) for o in self.outcomes):
             self._deferred.setdefault(envelope.match_id, []).append(envelope)
             return
+        match_id = envelope.match_id
+        match = self._matches.get(match_id)
+        if match is None and envelope.sequence > 1:
+            # A match let go of (or not held when the snapshot was taken): its next
+            # request reads it back whole, this event included. A command appends only
+            # to a match it has read back first.
+            self._writer.close(match_id)
+            return
         if is_a(envelope, self.revealed):
             # No outcome follows a reveal (a command that drew one committed before its
             # match ended): only the commitment is kept.
-            revealed = self._matches.pop(envelope.match_id, None)
-            commitment = "" if revealed is None else revealed.commitment
-            self._revealed.setdefault(envelope.match_id, commitment)
-            self._writer.close(envelope.match_id)
+            self._matches.pop(match_id, None)
+            self.holding.forget(match_id)
+            self._keep_revealed(match_id, "" if match is None else match.commitment)
+            self._writer.close(match_id)
             if self._deferred is not None:
-                self._deferred.pop(envelope.match_id, None)
+                self._deferred.pop(match_id, None)
             return
-        match = self._matches.get(envelope.match_id)
         if match is None:
-            match = self._matches[envelope.match_id] = self.new_match()
+            match = self._matches[match_id] = self.new_match()
+        self.holding.use(match_id)
         self._fold(match, envelope)
+
+    def _keep_revealed(self, match_id: str, commitment: str) -> None:
+        self._revealed.setdefault(match_id, commitment)
+        self._revealed.move_to_end(match_id)
+        self._bound_revealed()
+
+    def _bound_revealed(self) -> None:
+        bound = self.holding.matches_held
+        while bound and len(self._revealed) > bound:
+            self._revealed.popitem(last=False)
+
+    # -- holding only the matches in use --------------------------------------------------
+    def evict_idle(self) -> int:
+        """Unrevealed matches past the holding limits leave memory, their writer's
+        envelopes too; one with a request under way or outcomes waiting for a seal stays.
+        Returns how many left."""
+        evicted = 0
+        for match_id in self.holding.to_evict():
+            drafted = self._drafts.current(match_id, None) is not None
+            if drafted or self._writer.lock(match_id).locked():
+                continue
+            self._matches.pop(match_id, None)
+            self.holding.forget(match_id)
+            self._writer.close(match_id, remember=False)
+            evicted += 1
+        MATCHES_LET_GO.labels(self.stream).inc(evicted)
+        return evicted
+
+    async def _loaded(self, match_id: str, context: grpc.aio.ServicerContext) -> M | None:
+        """The match's durable state (under its lock): held, or read back from the log
+        and folded again; None for a match never committed, or revealed (its commitment
+        is in ``_revealed`` then)."""
+        match = self._matches.get(match_id)
+        if match is not None:
+            self.holding.use(match_id)
+            return match
+        if match_id in self._revealed:
+            self._revealed.move_to_end(match_id)
+            return None
+        if not self._writer.version(match_id):
+            return None
+        try:
+            envelopes = await self._writer.read_events(match_id)
+        except LogUnavailable as error:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"{error}; retry")
+            raise AssertionError("context.abort raises") from error
+        MATCHES_READ_BACK.labels(self.stream).inc()
+        match = self.new_match()
+        for envelope in envelopes:
+            if is_a(envelope, self.revealed):
+                self._keep_revealed(match_id, match.commitment)
+                return None
+            self._fold(match, envelope)
+        self._matches[match_id] = match
+        self.holding.use(match_id)
+        return match
 
     def _fold(self, match: M, envelope: envelope_pb2.EventEnvelope) -> None:
         if is_a(envelope, self.committed):
@@ -162,12 +240,13 @@ class CommitRevealService(Generic[M]):
     async def open_match(self, match_id: str, context: grpc.aio.ServicerContext) -> M:
         """The match as its next outcome sees it (its draft's state, if it has one);
         refused unless its seed is committed and not revealed. Under the match's lock."""
+        durable = await self._loaded(match_id, context)
         if match_id in self._revealed:
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
                 f"the match's {self.stream} seed is revealed: no more outcomes",
             )
-        match = self._current(match_id)
+        match = self._drafts.current(match_id, durable)
         if match is None or not match.commitment:
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -236,9 +315,10 @@ class CommitRevealService(Generic[M]):
     ) -> dice_pb2.CommitReply:
         await self.owned(request.match_id, context)
         async with self._writer.lock(request.match_id):
+            durable = await self._loaded(request.match_id, context)
             if request.match_id in self._revealed:
                 return dice_pb2.CommitReply(commitment=self._revealed[request.match_id])
-            match = self._current(request.match_id)
+            match = self._drafts.current(request.match_id, durable)
             if match is None or not match.commitment:
                 payload = self.committed(
                     commitment=commitment(self.seed(request.match_id)), algorithm=self.algorithm
@@ -268,6 +348,7 @@ class CommitRevealService(Generic[M]):
         await self.owned(request.match_id, context)
         async with self._writer.lock(request.match_id):
             seed = self.seed(request.match_id)
+            await self._loaded(request.match_id, context)
             if request.match_id not in self._revealed:
                 await self._drafts.seal(request.match_id, context)  # outcomes, then the seed
                 match = self._matches.get(request.match_id)

@@ -204,6 +204,16 @@ class Config:
     #: board: a started, unfinished match unused this long leaves memory and is reloaded
     #: from the log at its next command (services/board/service.py; 0: never)
     board_idle_held_s: float = 1800.0
+    #: dice, decks, scoring: a match unused this long, or the least recently used past
+    #: this many, leaves memory and is read back from the log at its next use
+    #: (services/common/holding.py; 0 turns a limit off). Dice and decks also hold at
+    #: most MATCHES_HELD revealed matches' commitments
+    dice_idle_held_s: float = 1800.0
+    dice_matches_held: int = 10_000
+    decks_idle_held_s: float = 1800.0
+    decks_matches_held: int = 10_000
+    scoring_idle_held_s: float = 1800.0
+    scoring_matches_held: int = 10_000
 
     @classmethod
     def from_env(cls, service: str) -> Config:
@@ -284,6 +294,12 @@ class Config:
             snapshot_every_seconds=float(_env("SNAPSHOT_EVERY_SECONDS", "300")),
             board_commit_interval_ms=float(_env("BOARD_COMMIT_INTERVAL_MS", "12")),
             board_idle_held_s=float(_env("BOARD_IDLE_HELD_S", "1800")),
+            dice_idle_held_s=float(_env("DICE_IDLE_HELD_S", "1800")),
+            dice_matches_held=int(_env("DICE_MATCHES_HELD", "10000")),
+            decks_idle_held_s=float(_env("DECKS_IDLE_HELD_S", "1800")),
+            decks_matches_held=int(_env("DECKS_MATCHES_HELD", "10000")),
+            scoring_idle_held_s=float(_env("SCORING_IDLE_HELD_S", "1800")),
+            scoring_matches_held=int(_env("SCORING_MATCHES_HELD", "10000")),
             gateway_addr=_env("GATEWAY_ADDR", f"127.0.0.1:{DEFAULT_PORTS['gateway'][0]}"),
             bots_replicas=int(_env("BOTS_REPLICAS", "1")),
             bots_workers=int(_env("BOTS_WORKERS", "0")),

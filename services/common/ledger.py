@@ -123,13 +123,17 @@ class StreamWriter:
         """The held envelopes of an open match (``read_events`` answers closed ones too)."""
         return self._events.get(match_id, [])[after:]
 
-    def close(self, match_id: str) -> None:
+    def close(self, match_id: str, remember: bool = True) -> None:
         """The owner needs no more of this match's envelopes in memory: ListEvents reads
-        them back from the log, or from the recent matches' bounded keep. Appends to it
-        stay possible (they are not held either)."""
+        them back from the log, or from the recent matches' bounded keep (not with
+        ``remember=False``, which takes it out of that keep too: a match let go of while
+        idle, whose next read is its owner's at its next request, if any). Appends to it
+        stay possible (not held either)."""
         self._event_log.finished(match_id)
         held = self._events.pop(match_id, None)
-        if held:
+        if not remember:
+            self._forget(match_id)
+        elif held:
             self._remember(match_id, held)
 
     def _remember(self, match_id: str, envelopes: list[envelope_pb2.EventEnvelope]) -> None:

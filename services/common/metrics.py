@@ -44,6 +44,17 @@ BOARD_MATCHES_EVICTED = Counter(
     "Started matches the board let go of after TABLETOP_BOARD_IDLE_HELD_S unused "
     "(reloaded from the log at their next command).",
 )
+MATCHES_LET_GO = Counter(
+    "tabletop_matches_let_go_total",
+    "Matches dice, decks or scoring let go of from memory, unused for their IDLE_HELD_S or "
+    "past their MATCHES_HELD (read back from the log at their next use).",
+    ["stream"],
+)
+MATCHES_READ_BACK = Counter(
+    "tabletop_matches_read_back_total",
+    "Matches dice, decks or scoring let go of and read back from the log at their next use.",
+    ["stream"],
+)
 MATCHES_FINISHED = Counter(
     "tabletop_matches_finished", "Matches that reached their end.", ["game", "result"]
 )

@@ -3,6 +3,8 @@ and the tail of its stream, then serve (and snapshot now and then, and at a clea
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -11,6 +13,7 @@ from google.protobuf import message
 
 from services.common.config import Config
 from services.common.eventlog import EventLog
+from services.common.holding import Holding, evict_forever
 from services.common.ledger import EventSourceServicer, StreamWriter
 from services.common.server import run_until_signalled
 from services.common.snapshots import (
@@ -38,6 +41,13 @@ class StreamOwner(Protocol):
 
     def restore(self, snapshot: Snapshot) -> None:
         """Take the owner's state from ``snapshot`` (before the open matches are folded)."""
+
+    @property
+    def holding(self) -> Holding:
+        """Which of its matches the owner may let go of (``evict_idle``)."""
+
+    def evict_idle(self) -> int:
+        """Let go of the matches past the holding limits; how many left."""
 
 
 def snapshotter_for(
@@ -87,6 +97,8 @@ async def serve_stream_owner(
         envelope_pb2_grpc.add_EventSourceServicer_to_server(EventSourceServicer(writer), server)
         return [service_name, envelope_pb2.DESCRIPTOR.services_by_name["EventSource"].full_name]
 
+    evicting: asyncio.Task[None] | None = None
+
     async def start() -> None:
         await event_log.start()  # fences a previous instance: the tail read is conclusive
         await store.start()
@@ -99,8 +111,14 @@ async def serve_stream_owner(
         del snapshot
         release_memory()
         snapshotter.start()
+        nonlocal evicting
+        evicting = asyncio.create_task(evict_forever(service.holding, service.evict_idle))
 
     async def stop() -> None:
+        if evicting is not None:
+            evicting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await evicting
         await snapshotter.stop()
         await store.stop()
         await event_log.stop()

@@ -10,6 +10,7 @@ import grpc
 
 from services.common.config import Config
 from services.common.eventlog import EventLog, Follower
+from services.common.holding import Holding, evict_forever
 from services.common.ledger import EventSourceServicer, StreamWriter
 from services.common.server import run_until_signalled
 from services.common.snapshots import release_memory
@@ -30,7 +31,9 @@ async def main(config: Config) -> None:
         transactional_id=transactional_id("scoring", config.topic_prefix),
     )
     writer = StreamWriter("scoring", event_log, config.kafka)
-    service = ScoringService(writer)
+    service = ScoringService(
+        writer, Holding(config.scoring_idle_held_s, config.scoring_matches_held)
+    )
     store, snapshotter = snapshotter_for(
         config,
         "scoring",
@@ -39,6 +42,7 @@ async def main(config: Config) -> None:
     )
     board: Follower | None = None
     follower: asyncio.Task[None] | None = None
+    evicting: asyncio.Task[None] | None = None
 
     async def follow(board: Follower) -> None:
         await service.resume()
@@ -54,7 +58,7 @@ async def main(config: Config) -> None:
         ]
 
     async def start() -> None:
-        nonlocal board, follower
+        nonlocal board, follower, evicting
         await event_log.start()
         await store.start()
         snapshot = await snapshotter.load()
@@ -75,13 +79,15 @@ async def main(config: Config) -> None:
         )
         await board.start()
         follower = asyncio.create_task(follow(board))
+        evicting = asyncio.create_task(evict_forever(service.holding, service.evict_idle))
         snapshotter.start()
 
     async def stop() -> None:
-        if follower is not None:
-            follower.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await follower
+        for task in (follower, evicting):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await snapshotter.stop()
         await store.stop()
         if board is not None:

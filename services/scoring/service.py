@@ -6,11 +6,18 @@ the end) and is the single writer of scoring.events. It follows board.events by 
 scored yet, the scored matches and the standings are in its snapshot, so a restart reads
 only the tails of board.events and scoring.events. A second event id at a board sequence
 already folded is a duplicate append on the board's side: counted and logged, not folded.
+
+A match in play is held decoded only while its events come: one without an event for
+``idle_held_s``, or the least recently folded past ``matches_held``, is kept as its board
+events compressed (a few hundred bytes to a few KB, not a decoded state and envelope
+objects of ~30 KB), and folded again from them at its next event: the same state, so
+the same statistics and score.
 """
 
 from __future__ import annotations
 
 import asyncio
+import zlib
 from collections.abc import Sequence
 
 import grpc
@@ -19,9 +26,10 @@ from google.protobuf import message
 from services.adapters.folding import created, fold
 from services.common.envelope import Cause, is_a, unpack
 from services.common.eventlog import LogRecord, LogUnavailable
+from services.common.holding import Holding
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
-from services.common.metrics import LOG_DUPLICATES
+from services.common.metrics import LOG_DUPLICATES, MATCHES_LET_GO, MATCHES_READ_BACK
 from services.common.snapshots import Snapshot, batches, sized
 from services.games.match import Match
 from services.scoring.standings import GameStandings
@@ -40,12 +48,16 @@ RETRY_S = 1.0
 
 
 class ScoringService(scoring_pb2_grpc.ScoringServicer):
-    def __init__(self, writer: StreamWriter) -> None:
+    def __init__(self, writer: StreamWriter, holding: Holding | None = None) -> None:
         self._writer = writer
+        #: when each match in ``_playing`` last had an event: which ones to let go of
+        self.holding = holding if holding is not None else Holding()
         self._playing: dict[str, Match] = {}
         #: the board envelopes of the matches in ``_playing`` (for snapshots, and to tell
         #: a redelivered event from a duplicate sequence)
         self._followed: dict[str, list[envelope_pb2.EventEnvelope]] = {}
+        #: matches in play let go of → their board envelopes, an EventBatch compressed
+        self._let_go: dict[str, bytes] = {}
         #: matches already scored (a redelivered end is not scored twice)
         self._scored: set[str] = set()
         self._standings: dict[str, GameStandings] = {}
@@ -60,8 +72,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
             scored = unpack(envelope, platform_events_pb2.MatchScored)
             assert isinstance(scored, platform_events_pb2.MatchScored)
             self._scored.add(envelope.match_id)
-            self._playing.pop(envelope.match_id, None)
-            self._followed.pop(envelope.match_id, None)
+            self._forget(envelope.match_id)
             self._writer.close(envelope.match_id)  # read back from the log on demand
             self._standings.setdefault(scored.game, GameStandings()).add(scored)
 
@@ -71,6 +82,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
         scored = sorted(self._scored)
         parts.extend(snapshot_pb2.ScoredMatches(match_ids=scored[p]) for p in batches(len(scored)))
         followed = [e for envelopes in self._followed.values() for e in envelopes]
+        followed.extend(e for packed in self._let_go.values() for e in _unpacked(packed))
         parts.extend(snapshot_pb2.FollowedEvents(envelopes=followed[p]) for p in sized(followed))
         for game, standings in self._standings.items():
             parts.extend(standings.states(game))
@@ -134,15 +146,48 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
             return None
         if not match.started and not match.results:
             # a lobby its board closed (MatchEnded.expired): nobody played, nothing to score
-            self._playing.pop(envelope.match_id, None)
-            self._followed.pop(envelope.match_id, None)
+            self._forget(envelope.match_id)
             return None
         return match
+
+    def _forget(self, match_id: str) -> None:
+        self._playing.pop(match_id, None)
+        self._followed.pop(match_id, None)
+        self._let_go.pop(match_id, None)
+        self.holding.forget(match_id)
+
+    # -- holding only the matches in use ------------------------------------------------
+    def evict_idle(self) -> int:
+        """Matches in play past the holding limits are kept as their compressed events
+        only; a finished one (its result being recorded) stays. Returns how many went."""
+        evicted = 0
+        for match_id in self.holding.to_evict():
+            match = self._playing.get(match_id)
+            if match is None or match.finished or self._writer.lock(match_id).locked():
+                continue
+            batch = envelope_pb2.EventBatch(events=self._followed.pop(match_id))
+            self._let_go[match_id] = zlib.compress(batch.SerializeToString())
+            del self._playing[match_id]
+            self.holding.forget(match_id)
+            evicted += 1
+        MATCHES_LET_GO.labels("scoring").inc(evicted)
+        return evicted
+
+    def _read_back(self, match_id: str) -> None:
+        """A match let go of, folded again from its events: held as before."""
+        envelopes = _unpacked(self._let_go.pop(match_id))
+        match = created(envelopes[0])
+        for envelope in envelopes[1:]:
+            fold(match, envelope)
+        self._playing[match_id], self._followed[match_id] = match, envelopes
+        MATCHES_READ_BACK.labels("scoring").inc()
 
     def _fold(self, envelope: envelope_pb2.EventEnvelope) -> Match | None:
         """Fold the next envelope of a followed match; None for a match not followed, or
         an envelope folded already."""
         match_id = envelope.match_id
+        if match_id in self._let_go:
+            self._read_back(match_id)
         followed = self._followed.get(match_id)
         if followed is not None and envelope.sequence <= len(followed):
             first = followed[envelope.sequence - 1]
@@ -161,12 +206,14 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
         if is_a(envelope, platform_events_pb2.MatchCreated):
             self._playing[match_id] = created(envelope)
             self._followed[match_id] = [envelope]
+            self.holding.use(match_id)
             return self._playing[match_id]
         match = self._playing.get(match_id)
         if match is None or followed is None:
             return None
         fold(match, envelope)
         followed.append(envelope)
+        self.holding.use(match_id)
         return match
 
     async def _score(self, match: Match, envelope: envelope_pb2.EventEnvelope) -> None:
@@ -214,3 +261,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
         self, request: scoring_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext
     ) -> scoring_pb2.GetStandingsReply:
         return self._standings.get(request.game, GameStandings()).reply(request.game)
+
+
+def _unpacked(packed: bytes) -> list[envelope_pb2.EventEnvelope]:
+    return list(envelope_pb2.EventBatch.FromString(zlib.decompress(packed)).events)

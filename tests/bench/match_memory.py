@@ -5,8 +5,8 @@ in each process, before and after the processes let go of what they no longer us
 
 Variants as in ``tests.bench.ab`` (``tree=PATH`` runs another checkout's services), each
 round on a fresh ephemeral stack, the variants alternated. Every stack gets short holding
-times (the gateway: finished matches 5 s, idle ones 10 s; the projector and the board
-10 s), which a checkout without them ignores. In each stack:
+times (the gateway: finished matches 5 s, idle ones 10 s; the projector, the board,
+dice, decks and scoring 10 s), which a checkout without them ignores. In each stack:
 
 1. warm-up: a short closed-loop load and a few idle matches (imports, caches), then the
    holding times pass: the baseline resident memory (VmRSS) of each process;
@@ -52,6 +52,9 @@ HOLDING_ENV = {
     "TABLETOP_GATEWAY_IDLE_HELD_S": "10",
     "TABLETOP_PROJECTOR_IDLE_HELD_S": "10",
     "TABLETOP_BOARD_IDLE_HELD_S": "10",
+    "TABLETOP_DICE_IDLE_HELD_S": "10",
+    "TABLETOP_DECKS_IDLE_HELD_S": "10",
+    "TABLETOP_SCORING_IDLE_HELD_S": "10",
     "TABLETOP_GATEWAY_MAX_MATCHES_IN_PLAY": "0",
 }
 SETTLE_S = 25.0
@@ -143,6 +146,8 @@ def measure(
             / max(finished, 1)
             / KIB,
         }
+    processes = list(out)
+    out["all services"] = {k: sum(out[p][k] for p in processes) for k in out[processes[0]]}
     out["(counts)"] = {"idle matches": idle, "finished matches": finished}
     return out
 
