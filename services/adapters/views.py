@@ -18,6 +18,8 @@ from typing import Any
 
 from services.adapters.game_adapter import fill_game_view, game_and_messages, next_step_message
 from services.adapters.refill import Refill
+from services.games import clock
+from services.games.clock import Clock
 from services.games.codec import from_data, from_data_reusing, to_data
 from services.games.match import Match
 from tabletop.v1 import match_pb2
@@ -77,6 +79,55 @@ def summary(match: Match) -> match_pb2.MatchSummary:
         started=match.started,
         open_until=match.open_until,
         bot_levels=match.bot_levels,
+        clock=clock_message(match),
+    )
+
+
+def clock_message(match: Match) -> match_pb2.MatchClock | None:
+    """The match's clocks as a client shows them (None: untimed)."""
+    ticking = match.clock
+    if ticking is None:
+        return None
+    since = ticking.since
+    return match_pb2.MatchClock(
+        control=ticking.control.describe(),
+        on_timeout=ticking.control.on_timeout,
+        since_ms=round(since * 1000),
+        seats=[
+            match_pb2.SeatClock(
+                seat=seat,
+                remaining_ms=round(ticking.remaining(seat, since) * 1000),
+                deadline_ms=round(deadline * 1000) if deadline is not None else 0,
+                timeouts=ticking.timeouts.get(seat, 0),
+            )
+            for seat in match.players
+            for deadline in (ticking.deadline(seat),)
+        ],
+    )
+
+
+def clock_from_message(shown: match_pb2.MatchClock, game: str) -> Clock | None:
+    """The clock a ``clock_message`` was made from (a gateway's match from an update)."""
+    if not shown.control:
+        return None
+    options = {clock.CLOCK_OPTION: shown.control, clock.TIMEOUT_OPTION: shown.on_timeout}
+    try:
+        control = clock.parse(game, options)
+    except clock.BadTimeControl:
+        return None
+    if control is None:
+        return None
+    since = shown.since_ms / 1000
+    running = [s for s in shown.seats if s.deadline_ms]
+    return Clock(
+        control,
+        banks={s.seat: s.remaining_ms / 1000 for s in shown.seats},
+        started={s.seat: s.deadline_ms / 1000 - control.per_move_s for s in running}
+        if control.mode == clock.TURN
+        else {},
+        awaited=tuple(s.seat for s in running),
+        since=since,
+        timeouts={s.seat: s.timeouts for s in shown.seats if s.timeouts},
     )
 
 
@@ -141,6 +192,9 @@ def from_update(published: match_pb2.ViewUpdate, state: Any) -> Match:
         holders=dict(holders) if holders else {},
         started=summary.started,
         open_until=summary.open_until,
+        clock=clock_from_message(summary.clock, summary.game)
+        if summary.HasField("clock")
+        else None,
     )
 
 
@@ -173,6 +227,10 @@ def _frame(shown: match_pb2.MatchView, match: Match) -> None:
     origin.decks_commitment = match.decks_commitment
     origin.dice_seed = match.dice_seed
     origin.decks_seed = match.decks_seed
+    shown.ClearField("clock")
+    shown_clock = clock_message(match)
+    if shown_clock is not None:
+        shown.clock.CopyFrom(shown_clock)
 
 
 class StepViews:
@@ -212,6 +270,9 @@ class StepViews:
             self._facts = facts
             _frame(shown, m)
         shown.version = m.version
+        shown_clock = clock_message(m)  # (it moves with every command)
+        if shown_clock is not None:
+            shown.clock.CopyFrom(shown_clock)
         state = m.state
         if state is self._state:
             return shown

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.games.contract import Game
+from services.games.clock import Clock
+from services.games.contract import AwaitingPlayers, Game
 from services.games.frozen import quick_init_all
 
 
@@ -67,6 +68,9 @@ class Match:
     #: started)
     open_s: int = 0
     open_until: int = 0
+    #: the time control's clock (the ``clock`` option; None: untimed), advanced at the end
+    #: of each recorded command (services/adapters/folding.py)
+    clock: Clock | None = None
     #: the command handler's: command id → the reply it got, so a retry appends nothing
     replies: dict[str, Accepted] = field(default_factory=dict)
     #: command id → (player, action) of the commands this process accepted
@@ -80,6 +84,13 @@ class Match:
             self.holders[seat] = player_id
         if not self.started and all(p in self.seats for p in self.players):
             self.started, self.open_until = True, 0
+
+    def awaited(self) -> tuple[str, ...]:
+        """The seats whose clocks run: those the game waits for, once the lobby is over."""
+        if self.finished or not self.started:
+            return ()
+        step = self.game.next_step(self.state)
+        return step.players if isinstance(step, AwaitingPlayers) else ()
 
     def superseded(self, player: str, seat_token: str) -> bool:
         """True if ``seat_token`` (when given) is not the seat's newest token."""

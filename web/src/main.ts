@@ -14,6 +14,7 @@ import { PictureMoves } from "./onboard";
 import { paramsOf, withParams } from "./params";
 import { session } from "./player";
 import { boardImageUrl } from "./picture";
+import { seatTimes } from "./clock";
 import { sanitizeSvg } from "./sanitize";
 import { TalkPanel, showReplayTalk } from "./talk";
 import { type Tokens, loadTokens, saveTokens } from "./tokens";
@@ -100,6 +101,11 @@ async function createMatch(): Promise<void> {
   for (const pair of list($<HTMLInputElement>("create-options").value)) {
     const [key, ...value] = pair.split("=");
     options[key.trim()] = value.join("=").trim();
+  }
+  const clock = $<HTMLInputElement>("create-clock").value.trim();
+  if (clock) {
+    options.clock = clock; // the gateway checks it and says why when it cannot be read
+    options.on_timeout = $<HTMLSelectElement>("create-on-timeout").value;
   }
   try {
     const reply = await gateway.createMatch(
@@ -337,11 +343,33 @@ async function onView(c: Current, view: MatchView): Promise<void> {
         (view.endReason ? ` (${view.endReason})` : "")
       : ` · next: ${next}`) +
     ` · you: ${c.seat || "spectator"}`;
+  showClock(c);
   if (!c.steps) await drawPicture(c, undefined);
   void showSeats(c, view.game);
   await refreshActions(c, view);
   if (finished) void verify(c, view);
 }
+
+/** The seats' clocks, counted down each second while the game waits for them. */
+function showClock(c: Current): void {
+  const line = $("match-clock");
+  const clock = c.live?.clock;
+  line.hidden = !clock;
+  if (!clock || c !== current) return;
+  const times = seatTimes(clock, Date.now());
+  line.replaceChildren(`Clock ${clock.control} (on timeout: ${clock.onTimeout}):`);
+  for (const t of times) {
+    const seat = document.createElement("span");
+    seat.className = `seat-clock${t.running ? " running" : ""}${t.low ? " low" : ""}`;
+    seat.dataset.seat = t.seat;
+    seat.textContent = ` ${t.seat} ${t.running ? "▶ " : ""}${t.text}` + (t.timeouts ? ` (${t.timeouts} timeouts)` : "");
+    line.append(seat);
+  }
+}
+
+setInterval(() => {
+  if (current?.live?.clock && current.live.status !== MatchStatus.FINISHED) showClock(current);
+}, 1000);
 
 /** how often the table looks its seats up again (who joined; bots' levels never change) */
 const SEATS_EVERY_MS = 10_000;

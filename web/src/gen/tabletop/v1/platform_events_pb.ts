@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/platform_events.proto.
  */
 export const file_tabletop_v1_platform_events: GenFile = /*@__PURE__*/
-  fileDesc("CiF0YWJsZXRvcC92MS9wbGF0Zm9ybV9ldmVudHMucHJvdG8SC3RhYmxldG9wLnYxIjYKDURpY2VDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiiQEKCkRpY2VSb2xsZWQSDQoFY291bnQYASABKA0SDQoFc2lkZXMYAiABKA0SDgoGdmFsdWVzGAMgAygNEg8KB3B1cnBvc2UYBCABKAkSFAoMY291bnRlcl9mcm9tGAUgASgEEhIKCmNvdW50ZXJfdG8YBiABKAQSEgoKcmVxdWVzdF9pZBgHIAEoCSIgChBEaWNlU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAkiNwoORGVja3NDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiegoMRGVja1NodWZmbGVkEgwKBGRlY2sYASABKAkSDQoFY2FyZHMYAiADKAkSDwoHcHVycG9zZRgDIAEoCRIUCgxjb3VudGVyX2Zyb20YBCABKAQSEgoKY291bnRlcl90bxgFIAEoBBISCgpyZXF1ZXN0X2lkGAYgASgJImEKCkNhcmRzRHJhd24SDAoEZGVjaxgBIAEoCRINCgVjYXJkcxgCIAMoCRIPCgdwdXJwb3NlGAMgASgJEhEKCXJlbWFpbmluZxgEIAEoDRISCgpyZXF1ZXN0X2lkGAUgASgJIiEKEURlY2tzU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAki8QEKDE1hdGNoQ3JlYXRlZBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSNwoHb3B0aW9ucxgDIAMoCzImLnRhYmxldG9wLnYxLk1hdGNoQ3JlYXRlZC5PcHRpb25zRW50cnkSFwoPZGljZV9jb21taXRtZW50GAQgASgJEhgKEGRlY2tzX2NvbW1pdG1lbnQYBSABKAkSJgoFbG9iYnkYBiABKAsyFy50YWJsZXRvcC52MS5NYXRjaExvYmJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIs4BCgpNYXRjaExvYmJ5Eg8KB3ByaXZhdGUYASABKAgSDAoEYm90cxgCIAMoCRIPCgdjcmVhdG9yGAMgASgJEg4KBm9wZW5fcxgEIAEoDRISCgpvcGVuX3VudGlsGAUgASgDEjoKCmJvdF9sZXZlbHMYBiADKAsyJi50YWJsZXRvcC52MS5NYXRjaExvYmJ5LkJvdExldmVsc0VudHJ5GjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEidAoKU2VhdEpvaW5lZBIMCgRzZWF0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIPCgdqb2luX2lkGAMgASgJEgoKAmJ5GAQgASgJEhIKCm9wZW5fdW50aWwYBSABKAMSEQoJcGxheWVyX2lkGAYgASgJIvgBCgpNYXRjaEVuZGVkEjUKB3Jlc3VsdHMYASADKAsyJC50YWJsZXRvcC52MS5NYXRjaEVuZGVkLlJlc3VsdHNFbnRyeRIOCgZyZWFzb24YAiABKAkSMwoGc2NvcmVzGAMgAygLMiMudGFibGV0b3AudjEuTWF0Y2hFbmRlZC5TY29yZXNFbnRyeRIPCgdleHBpcmVkGAQgASgIGi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1Njb3Jlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEi/wIKC01hdGNoU2NvcmVkEgwKBGdhbWUYASABKAkSNgoHcmVzdWx0cxgCIAMoCzIlLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLlJlc3VsdHNFbnRyeRIOCgZyZWFzb24YAyABKAkSNAoGc2NvcmVzGAQgAygLMiQudGFibGV0b3AudjEuTWF0Y2hTY29yZWQuU2NvcmVzRW50cnkSPAoKc3RhdGlzdGljcxgFIAMoCzIoLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLlN0YXRpc3RpY3NFbnRyeRIUCgxib2FyZF9ldmVudHMYBiABKAQaLgoMUmVzdWx0c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLU2NvcmVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ARoxCg9TdGF0aXN0aWNzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4AWIGcHJvdG8z");
+  fileDesc("CiF0YWJsZXRvcC92MS9wbGF0Zm9ybV9ldmVudHMucHJvdG8SC3RhYmxldG9wLnYxIjYKDURpY2VDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiiQEKCkRpY2VSb2xsZWQSDQoFY291bnQYASABKA0SDQoFc2lkZXMYAiABKA0SDgoGdmFsdWVzGAMgAygNEg8KB3B1cnBvc2UYBCABKAkSFAoMY291bnRlcl9mcm9tGAUgASgEEhIKCmNvdW50ZXJfdG8YBiABKAQSEgoKcmVxdWVzdF9pZBgHIAEoCSIgChBEaWNlU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAkiNwoORGVja3NDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiegoMRGVja1NodWZmbGVkEgwKBGRlY2sYASABKAkSDQoFY2FyZHMYAiADKAkSDwoHcHVycG9zZRgDIAEoCRIUCgxjb3VudGVyX2Zyb20YBCABKAQSEgoKY291bnRlcl90bxgFIAEoBBISCgpyZXF1ZXN0X2lkGAYgASgJImEKCkNhcmRzRHJhd24SDAoEZGVjaxgBIAEoCRINCgVjYXJkcxgCIAMoCRIPCgdwdXJwb3NlGAMgASgJEhEKCXJlbWFpbmluZxgEIAEoDRISCgpyZXF1ZXN0X2lkGAUgASgJIiEKEURlY2tzU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAki8QEKDE1hdGNoQ3JlYXRlZBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSNwoHb3B0aW9ucxgDIAMoCzImLnRhYmxldG9wLnYxLk1hdGNoQ3JlYXRlZC5PcHRpb25zRW50cnkSFwoPZGljZV9jb21taXRtZW50GAQgASgJEhgKEGRlY2tzX2NvbW1pdG1lbnQYBSABKAkSJgoFbG9iYnkYBiABKAsyFy50YWJsZXRvcC52MS5NYXRjaExvYmJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIs4BCgpNYXRjaExvYmJ5Eg8KB3ByaXZhdGUYASABKAgSDAoEYm90cxgCIAMoCRIPCgdjcmVhdG9yGAMgASgJEg4KBm9wZW5fcxgEIAEoDRISCgpvcGVuX3VudGlsGAUgASgDEjoKCmJvdF9sZXZlbHMYBiADKAsyJi50YWJsZXRvcC52MS5NYXRjaExvYmJ5LkJvdExldmVsc0VudHJ5GjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEidAoKU2VhdEpvaW5lZBIMCgRzZWF0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIPCgdqb2luX2lkGAMgASgJEgoKAmJ5GAQgASgJEhIKCm9wZW5fdW50aWwYBSABKAMSEQoJcGxheWVyX2lkGAYgASgJIvgBCgpNYXRjaEVuZGVkEjUKB3Jlc3VsdHMYASADKAsyJC50YWJsZXRvcC52MS5NYXRjaEVuZGVkLlJlc3VsdHNFbnRyeRIOCgZyZWFzb24YAiABKAkSMwoGc2NvcmVzGAMgAygLMiMudGFibGV0b3AudjEuTWF0Y2hFbmRlZC5TY29yZXNFbnRyeRIPCgdleHBpcmVkGAQgASgIGi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1Njb3Jlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiQQoMQ2xvY2tFeHBpcmVkEgwKBHNlYXQYASABKAkSDgoGcG9saWN5GAIgASgJEhMKC2RlYWRsaW5lX21zGAMgASgDIv8CCgtNYXRjaFNjb3JlZBIMCgRnYW1lGAEgASgJEjYKB3Jlc3VsdHMYAiADKAsyJS50YWJsZXRvcC52MS5NYXRjaFNjb3JlZC5SZXN1bHRzRW50cnkSDgoGcmVhc29uGAMgASgJEjQKBnNjb3JlcxgEIAMoCzIkLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLlNjb3Jlc0VudHJ5EjwKCnN0YXRpc3RpY3MYBSADKAsyKC50YWJsZXRvcC52MS5NYXRjaFNjb3JlZC5TdGF0aXN0aWNzRW50cnkSFAoMYm9hcmRfZXZlbnRzGAYgASgEGi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1Njb3Jlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEaMQoPU3RhdGlzdGljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAFiBnByb3RvMw");
 
 /**
  * --- dice.events -------------------------------------------------------------
@@ -422,6 +422,41 @@ export const MatchEndedSchema: GenMessage<MatchEnded> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_platform_events, 10);
 
 /**
+ * A seat's time ran out (the match's clock option, services/games/clock.py): recorded by
+ * the board in the same transaction as the consequence the option's policy gives (the
+ * events of a move made for the seat, or the MatchEnded of its forfeit).
+ *
+ * @generated from message tabletop.v1.ClockExpired
+ */
+export type ClockExpired = Message<"tabletop.v1.ClockExpired"> & {
+  /**
+   * @generated from field: string seat = 1;
+   */
+  seat: string;
+
+  /**
+   * forfeit | bot | pass
+   *
+   * @generated from field: string policy = 2;
+   */
+  policy: string;
+
+  /**
+   * when its time ran out (unix milliseconds)
+   *
+   * @generated from field: int64 deadline_ms = 3;
+   */
+  deadlineMs: bigint;
+};
+
+/**
+ * Describes the message tabletop.v1.ClockExpired.
+ * Use `create(ClockExpiredSchema)` to create a new message.
+ */
+export const ClockExpiredSchema: GenMessage<ClockExpired> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_platform_events, 11);
+
+/**
  * --- scoring.events ----------------------------------------------------------
  *
  * @generated from message tabletop.v1.MatchScored
@@ -463,5 +498,5 @@ export type MatchScored = Message<"tabletop.v1.MatchScored"> & {
  * Use `create(MatchScoredSchema)` to create a new message.
  */
 export const MatchScoredSchema: GenMessage<MatchScored> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_platform_events, 11);
+  messageDesc(file_tabletop_v1_platform_events, 12);
 
