@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 CLOCK_OPTION = "clock"
 TIMEOUT_OPTION = "on_timeout"
@@ -176,6 +177,30 @@ class Clock:
         self.expiring = set()
         self.awaited = tuple(awaited)
         self.since = at
+
+    def facts(self) -> dict[str, Any]:
+        """What a stored record keeps of the clock (JSON-safe; its control is the match's
+        options): ``from_facts`` reads it back."""
+        return {
+            "banks": self.banks,
+            "started": self.started,
+            "awaited": list(self.awaited),
+            "since": self.since,
+            "expiring": sorted(self.expiring),
+            "timeouts": self.timeouts,
+        }
+
+    @classmethod
+    def from_facts(cls, control: TimeControl, facts: Mapping[str, Any]) -> Clock:
+        return cls(
+            control,
+            banks=dict(facts["banks"]),
+            started=dict(facts["started"]),
+            awaited=tuple(facts["awaited"]),
+            since=float(facts["since"]),
+            expiring=set(facts.get("expiring", ())),
+            timeouts=dict(facts.get("timeouts", {})),
+        )
 
     def deadline(self, seat: str) -> float | None:
         """When ``seat`` runs out of time (None: the game does not wait for it)."""

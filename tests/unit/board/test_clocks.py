@@ -13,11 +13,11 @@ import grpc
 
 from services.adapters.folding import fold_board_events
 from services.adapters.game_adapter import messages_for
-from services.adapters.views import clock_message
+from services.adapters.views import clock_message, from_update, update_bytes, view
 from services.board.lobby import LobbyService
 from services.games.drillit.actions import EndTurn
 from services.games.match import Match
-from tabletop.v1 import board_pb2, platform_events_pb2
+from tabletop.v1 import board_pb2, match_pb2, platform_events_pb2
 from tests.unit.board.test_board_service import MATCH, Board, _creator_sits, refused
 from tests.unit.fakes import context
 
@@ -253,3 +253,7 @@ async def test_the_clock_shows_in_the_views_and_the_replay_agrees() -> None:
     (seat,) = shown.seats
     assert seat.seat == "ann" and 0 < seat.remaining_ms <= 62_000
     assert clock_message(fold_board_events(board.event_log.envelopes)) == shown
+    # a gateway's match, decoded from the update the board sent, shows the same clocks
+    update = match_pb2.ViewUpdate.FromString(update_bytes(match))
+    assert clock_message(from_update(update, match.state)) == shown
+    assert view(match, "ann").clock == shown
