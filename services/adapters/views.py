@@ -88,21 +88,25 @@ def clock_message(match: Match) -> match_pb2.MatchClock | None:
     ticking = match.clock
     if ticking is None:
         return None
-    since = ticking.since
+    since_ms = round(ticking.since * 1000)
+    seats = []
+    for seat in match.players:
+        remaining_ms = round(ticking.remaining(seat, ticking.since) * 1000)
+        running = ticking.deadline(seat) is not None
+        seats.append(
+            match_pb2.SeatClock(
+                seat=seat,
+                remaining_ms=remaining_ms,
+                # (from the rounded figures: a match decoded from this message says the same)
+                deadline_ms=since_ms + remaining_ms if running else 0,
+                timeouts=ticking.timeouts.get(seat, 0),
+            )
+        )
     return match_pb2.MatchClock(
         control=ticking.control.describe(),
         on_timeout=ticking.control.on_timeout,
-        since_ms=round(since * 1000),
-        seats=[
-            match_pb2.SeatClock(
-                seat=seat,
-                remaining_ms=round(ticking.remaining(seat, since) * 1000),
-                deadline_ms=round(deadline * 1000) if deadline is not None else 0,
-                timeouts=ticking.timeouts.get(seat, 0),
-            )
-            for seat in match.players
-            for deadline in (ticking.deadline(seat),)
-        ],
+        since_ms=since_ms,
+        seats=seats,
     )
 
 

@@ -280,11 +280,20 @@ class BoardService(board_pb2_grpc.BoardServicer):
         move = _move_for(match, seat, policy) if policy != clock.FORFEIT else None
         if move is not None:
             command = Command(command_id, seat, move, match.version, preface=(expired,))
-            accepted = await self._handler.submit(match, command)
-            advance_clock_by(match, self.store.taken(match.match_id))
-            if accepted.finished:
-                self.ended(match, command_id)
-        else:  # a forfeit (or a seat with no move to make for it)
+            try:
+                accepted = await self._handler.submit(match, command)
+            except Refusal as refused:
+                if refused.kind is RefusalKind.UNAVAILABLE:
+                    raise  # tried again shortly
+                # the rules refused the move made for the seat (a bug of its bot): the
+                # match must not wait forever, so the seat forfeits
+                log.error("timeout_move_refused", match_id=match.match_id, reason=refused.code)
+                move = None
+            else:
+                advance_clock_by(match, self.store.taken(match.match_id))
+                if accepted.finished:
+                    self.ended(match, command_id)
+        if move is None:  # a forfeit (or a seat with no move to make for it)
             ended = platform_events_pb2.MatchEnded(
                 results=clock.forfeit_results(match.game.name, match.players, seat),
                 reason=f"{seat} ran out of time",

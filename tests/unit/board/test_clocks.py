@@ -10,14 +10,16 @@ import asyncio
 import time
 
 import grpc
+import pytest
 
 from services.adapters.folding import fold_board_events
 from services.adapters.game_adapter import messages_for
 from services.adapters.views import clock_message, from_update, update_bytes, view
+from services.board import service
 from services.board.lobby import LobbyService
 from services.games.drillit.actions import EndTurn
 from services.games.match import Match
-from tabletop.v1 import board_pb2, match_pb2, platform_events_pb2
+from tabletop.v1 import board_pb2, games_pb2, match_pb2, platform_events_pb2
 from tests.unit.board.test_board_service import MATCH, Board, _creator_sits, refused
 from tests.unit.fakes import context
 
@@ -257,3 +259,15 @@ async def test_the_clock_shows_in_the_views_and_the_replay_agrees() -> None:
     update = match_pb2.ViewUpdate.FromString(update_bytes(match))
     assert clock_message(from_update(update, match.state)) == shown
     assert view(match, "ann").clock == shown
+
+
+async def test_a_move_the_rules_refuse_for_a_timed_out_seat_forfeits_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The match never waits forever on a bot that chose wrong: the seat forfeits."""
+    board, wall = await timed({"clock": "turn:1h", "on_timeout": "bot"})
+    monkeypatch.setattr(service, "_move_for", lambda *_: games_pb2.GameAction())
+    past_deadline(board, wall)
+    assert await board.service.expire_due() == (1, 0)
+    assert types(board)[-2:] == [EXPIRED, ENDED]
+    assert fold_board_events(board.event_log.envelopes).results == {"ann": "lost"}
