@@ -115,14 +115,23 @@ class BoardService(board_pb2_grpc.BoardServicer):
 
     # -- snapshots ------------------------------------------------------------------------
     def snapshot(self) -> list[message.Message]:
-        """The reveal outbox (the writer's part holds the active matches' envelopes)."""
+        """The reveal outbox and the clocks' deadlines (the writer's part holds the active
+        matches' envelopes; an evicted match's deadline is only here)."""
         unconfirmed = sorted(self.reveals.unconfirmed().items())
+        deadlines = sorted(self._deadlines.items())
         return [
             snapshot_pb2.PendingReveals(
                 match_ids=[m for m, _ in unconfirmed[part]],
                 correlation_ids=[c for _, c in unconfirmed[part]],
             )
             for part in batches(len(unconfirmed))
+        ] + [
+            snapshot_pb2.ClockDeadlines(
+                match_ids=[m for m, _ in deadlines[part]],
+                deadlines=[d for _, (d, _) in deadlines[part]],
+                versions=[v for _, (_, v) in deadlines[part]],
+            )
+            for part in batches(len(deadlines))
         ]
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -132,6 +141,13 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 pending.match_ids, pending.correlation_ids, strict=True
             ):
                 self.reveals.add(match_id, correlation_id)
+        for kept in snapshot.of(snapshot_pb2.ClockDeadlines):
+            for match_id, deadline, version in zip(
+                kept.match_ids, kept.deadlines, kept.versions, strict=True
+            ):
+                # (a held match's is set again from its clock at the end of recovery; a
+                # stale one only makes ``expire`` reload the match and note its new one)
+                self._note_deadline(match_id, deadline, int(version))
 
     # -- recovery -------------------------------------------------------------------------
     def begin_recovery(self) -> None:
@@ -221,15 +237,17 @@ class BoardService(board_pb2_grpc.BoardServicer):
         if earliest is None:
             self._deadlines.pop(match.match_id, None)
             return
-        deadline = earliest[0]
-        if self._deadlines.get(match.match_id) == (deadline, match.version):
+        self._note_deadline(match.match_id, earliest[0], match.version)
+
+    def _note_deadline(self, match_id: str, deadline: float, version: int) -> None:
+        if self._deadlines.get(match_id) == (deadline, version):
             return
-        self._deadlines[match.match_id] = (deadline, match.version)
-        heapq.heappush(self._deadline_heap, (deadline, match.match_id, match.version))
+        self._deadlines[match_id] = (deadline, version)
+        heapq.heappush(self._deadline_heap, (deadline, match_id, version))
         if len(self._deadline_heap) > 2 * len(self._deadlines) + 64:  # superseded entries
             self._deadline_heap = [(d, m, v) for m, (d, v) in self._deadlines.items()]
             heapq.heapify(self._deadline_heap)
-        if self._deadline_heap[0][1] == match.match_id:
+        if self._deadline_heap[0][1] == match_id:
             self._clock_moved.set()  # sooner than the clock task sleeps for
 
     def next_deadline(self) -> float | None:

@@ -17,6 +17,7 @@ from services.adapters.game_adapter import messages_for
 from services.adapters.views import clock_message, from_update, update_bytes, view
 from services.board import service
 from services.board.lobby import LobbyService
+from services.common.snapshots import Snapshot, pack
 from services.games.drillit.actions import EndTurn
 from services.games.match import Match
 from tabletop.v1 import board_pb2, games_pb2, match_pb2, platform_events_pb2
@@ -271,3 +272,31 @@ async def test_a_move_the_rules_refuse_for_a_timed_out_seat_forfeits_it(
     assert await board.service.expire_due() == (1, 0)
     assert types(board)[-2:] == [EXPIRED, ENDED]
     assert fold_board_events(board.event_log.envelopes).results == {"ann": "lost"}
+
+
+async def test_an_evicted_matchs_deadline_survives_a_restart_from_a_snapshot() -> None:
+    """The snapshot holds only the matches in memory; an evicted turn-based match's
+    deadline is kept beside them, and fires after the restart."""
+    board, wall = await timed({"clock": "turn:1d"})
+    board.service.idle_held_s = 1.0
+    board.service.matches._used[MATCH] = 0.0  # unused for long
+    assert board.service.evict_idle() == 1
+    deadline = board.service.next_deadline()
+    assert deadline is not None
+    parts = board.writer.snapshot() + board.service.snapshot()
+    snapshot = Snapshot("s-1", 0, pack(parts))
+
+    restarted = Board()
+    restarted.service.now = wall
+    restarted.event_log.envelopes = board.event_log.envelopes  # the same log
+    restarted.service.begin_recovery()
+    restarted.service.restore(snapshot)
+    restarted.writer.restore_snapshot(snapshot, restarted.service.apply)
+    tail = restarted.event_log.records(restarted.writer.tail_starts())
+    await restarted.writer.restore(tail, restarted.service.apply)
+    restarted.service.end_recovery()
+    assert restarted.service.matches.get(MATCH) is None  # not in memory
+    assert restarted.service.next_deadline() == deadline
+    wall.ahead = deadline - wall() + 1
+    assert await restarted.service.expire_due() == (1, 0)
+    assert types(restarted)[-2:] == [EXPIRED, ENDED]
