@@ -41,6 +41,7 @@ from services.common.logging import get_logger
 from services.common.metrics import (
     ACTIONS,
     BOARD_MATCHES_EVICTED,
+    BOARD_TIMEOUTS,
     COMMAND_SECONDS,
     MATCHES_ACTIVE,
     MATCHES_CREATED,
@@ -259,14 +260,20 @@ class BoardService(board_pb2_grpc.BoardServicer):
     async def expire_due(self) -> tuple[int, int]:
         """Record every timeout whose deadline has passed: (recorded, failed)."""
         now = self.now()
-        due = [(m, v) for m, (d, v) in self._deadlines.items() if d <= now]
+        heap, due = self._deadline_heap, []
+        while heap and heap[0][0] <= now:
+            entry = heapq.heappop(heap)
+            if self._deadlines.get(entry[1]) == (entry[0], entry[2]):  # (else superseded)
+                due.append(entry)
         recorded = failed = 0
-        for match_id, version in due:
+        for deadline, match_id, version in due:
             try:
                 recorded += await self.expire(match_id, version, now)
             except Refusal as refused:  # the log unavailable: tried again shortly
                 failed += 1
                 log.warning("timeout_not_recorded", match_id=match_id, reason=refused.code)
+                if self._deadlines.get(match_id) == (deadline, version):
+                    heapq.heappush(heap, (deadline, match_id, version))
         return recorded, failed
 
     async def expire(self, match_id: str, version: int, now: float) -> int:
@@ -322,7 +329,9 @@ class BoardService(board_pb2_grpc.BoardServicer):
             for envelope in envelopes:
                 fold(match, envelope)
             self.ended(match, command_id)
-        log.info("clock_expired", match_id=match.match_id, seat=seat, policy=policy)
+        done = policy if move is not None else clock.FORFEIT
+        BOARD_TIMEOUTS.labels(match.game.name, done).inc()
+        log.info("clock_expired", match_id=match.match_id, seat=seat, policy=done)
 
     async def run_clocks(self) -> None:
         """Record timeouts as their deadlines pass, until cancelled."""

@@ -44,6 +44,11 @@ BOARD_MATCHES_EVICTED = Counter(
     "Started matches the board let go of after TABLETOP_BOARD_IDLE_HELD_S unused "
     "(reloaded from the log at their next command).",
 )
+BOARD_TIMEOUTS = Counter(
+    "tabletop_board_timeouts_total",
+    "Seats whose time ran out (a match's clock option), by what the timeout did.",
+    ["game", "policy"],
+)
 MATCHES_FINISHED = Counter(
     "tabletop_matches_finished", "Matches that reached their end.", ["game", "result"]
 )

@@ -300,3 +300,15 @@ async def test_an_evicted_matchs_deadline_survives_a_restart_from_a_snapshot() -
     wall.ahead = deadline - wall() + 1
     assert await restarted.service.expire_due() == (1, 0)
     assert types(restarted)[-2:] == [EXPIRED, ENDED]
+
+
+async def test_a_timeout_the_log_could_not_take_is_recorded_at_the_next_round() -> None:
+    board, wall = await timed({"clock": "live:1m+2s"})
+    before = len(board.event_log.envelopes)
+    past_deadline(board, wall)
+    board.event_log.down = True
+    assert await board.service.expire_due() == (0, 1)
+    assert len(board.event_log.envelopes) == before and not held(board).finished
+    board.event_log.down = False
+    assert await board.service.expire_due() == (1, 0)
+    assert types(board)[before:] == [EXPIRED, ENDED]
