@@ -110,6 +110,8 @@ def advance_clock(match: Match, envelope: envelope_pb2.EventEnvelope) -> None:
 def advance_clock_by(match: Match, envelopes: Iterable[envelope_pb2.EventEnvelope]) -> None:
     """The board's: the clock's part of a command the command handler appended (the handler
     folds the state itself)."""
+    if match.clock is None:
+        return
     for envelope in envelopes:
         advance_clock(match, envelope)
 
