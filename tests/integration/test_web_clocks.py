@@ -11,6 +11,7 @@ import pytest
 from tests.integration.test_web_browser import browser, new_page, take_seat, web
 
 pytestmark = pytest.mark.integration
+SEATS = ("ann", "bob")
 __all__ = ["browser", "web"]  # the fixtures, as test_web_browser defines them
 
 
@@ -33,9 +34,11 @@ def test_a_bad_clock_is_refused_with_its_reason(browser: Any, web: str) -> None:
     page.context.close()
 
 
-def test_each_seats_clock_shows_and_the_running_one_counts_down(browser: Any, web: str) -> None:
+def test_each_seats_clock_counts_down_and_a_timeout_ends_the_match(browser: Any, web: str) -> None:
+    # the shortest bank, and a forfeit: the match ends within the test (a match left to
+    # time out later would append while other tests count the log)
     creator = new_page(browser)
-    create_timed(creator, web, "live:10m+5s", "pass")
+    create_timed(creator, web, "live:10s", "forfeit")
     creator.get_by_role("button", name="Play as ann").wait_for()
     match_id = creator.get_by_label("Match id", exact=True).input_value()
     pages = {seat: new_page(browser) for seat in ("ann", "bob")}
@@ -44,22 +47,25 @@ def test_each_seats_clock_shows_and_the_running_one_counts_down(browser: Any, we
     page = pages["ann"]
     # both seats joined: the match started, and the seat to act has its clock running
     page.wait_for_selector("#match-clock .seat-clock.running")
-    line = page.inner_text("#match-clock")
-    assert line.startswith("Clock live:10m+5s (on timeout: pass):")
-    assert [
-        page.inner_text(f'#match-clock [data-seat="{s}"]').split()[0] for s in ("ann", "bob")
-    ] == [
-        "ann",
-        "bob",
-    ]
-    running = page.locator("#match-clock .seat-clock.running")
+    assert page.inner_text("#match-clock").startswith("Clock live:10s+0s (on timeout: forfeit):")
+    shown = [page.inner_text(f'#match-clock [data-seat="{s}"]').split()[0] for s in SEATS]
+    assert shown == list(SEATS)
+    running = page.locator("#match-clock .seat-clock.running").first
     before = running.inner_text()
-    assert "▶ 9:5" in before or "▶ 10:0" in before  # ten minutes, a few seconds gone
+    assert "▶ 0:" in before
     # the page counts it down by itself, with no new view
     page.wait_for_function(
         "t => document.querySelector('#match-clock .seat-clock.running').textContent !== t",
         arg=before,
     )
+    # nobody moves: the seat's time runs out, and the page shows how the match ended
+    page.wait_for_function(
+        "() => document.querySelector('#match-info').textContent.includes('ran out of time')",
+        timeout=30_000,
+    )
+    ended = page.inner_text("#match-info")
+    assert "ann lost" in ended and "bob lost" in ended  # a team game: the team lost
+    assert "1 timeouts" in page.inner_text("#match-clock")
     for opened in (creator, *pages.values()):
         assert not opened.errors
         opened.context.close()
