@@ -16,6 +16,7 @@ import { session } from "./player";
 import { boardImageUrl } from "./picture";
 import { seatTimes } from "./clock";
 import { sanitizeSvg } from "./sanitize";
+import { fillStandings } from "./standings";
 import { TalkPanel, showReplayTalk } from "./talk";
 import { type Tokens, loadTokens, saveTokens } from "./tokens";
 import { Zoom } from "./zoom";
@@ -90,7 +91,24 @@ function setUpLobby(): void {
   $("refresh").addEventListener("click", () => {
     void listMatches();
     void listMine();
+    void listStandings();
   });
+  const standingsGame = $<HTMLSelectElement>("standings-game");
+  for (const game of GAMES) standingsGame.append(new Option(game, game));
+  standingsGame.addEventListener("change", () => void listStandings());
+}
+
+/** The chosen game's standings (public), the player's own row marked. */
+async function listStandings(): Promise<void> {
+  const body = $("standings").querySelector("tbody");
+  if (!body) return;
+  try {
+    const game = $<HTMLSelectElement>("standings-game").value;
+    const reply = await gateway.getStandings({ game });
+    fillStandings(body, reply, (await session(gateway)).playerId);
+  } catch (error) {
+    say(`Could not load the standings: ${describeError(error)}`);
+  }
 }
 
 async function createMatch(): Promise<void> {
@@ -302,6 +320,7 @@ function showLobby(): void {
   $("lobby").hidden = false;
   void listMatches();
   void listMine();
+  void listStandings();
 }
 
 // A stream cut short (a gateway restarted, the network dropped) is opened again after a
