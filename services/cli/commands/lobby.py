@@ -48,6 +48,7 @@ def cmd_matches(args: argparse.Namespace) -> int:
                 f"{m.match_id}  {m.game:10s} {status:8s} v{m.version:<5d} {m.end_reason}"
                 + (f"  bots: {bots}" if bots else "")
                 + (f"  your seats: {', '.join(m.your_seats)}" if m.your_seats else "")
+                + (f"  clock: {m.clock.control}" if m.HasField("clock") else "")
             )
     return 0
 
