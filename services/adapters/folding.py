@@ -4,12 +4,12 @@ board does)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from services.adapters.game_adapter import game_and_messages, messages_for
 from services.common.envelope import is_a, unpack
-from services.games import handover
+from services.games import clock, handover
 from services.games.match import Match
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 
@@ -44,7 +44,16 @@ def created(envelope: envelope_pb2.EventEnvelope) -> Match:
         creator=opened.lobby.creator,
         open_s=opened.lobby.open_s,
         open_until=opened.lobby.open_until,
+        clock=_clock_of(opened.game, opened.players, opened.options),
     )
+
+
+def _clock_of(game: str, players: Sequence[str], options: Any) -> clock.Clock | None:
+    try:
+        control = clock.parse(game, options)
+    except clock.BadTimeControl:  # (refused at create: never recorded)
+        return None
+    return clock.Clock.start(control, players) if control is not None else None
 
 
 def is_created(envelope: envelope_pb2.EventEnvelope) -> bool:
@@ -90,7 +99,32 @@ def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
         # every reader, since each folds the same events to the same state
         sealed = handover.seal(match.game.name, match.state, handed.seat)
         match.hand_over(handed.seat, handed.to, handed.level, sealed)
+    advance_clock(match, envelope)
     return True
+
+
+def advance_clock(match: Match, envelope: envelope_pb2.EventEnvelope) -> None:
+    """The clock's part of folding ``envelope`` (already folded into the match's state): a
+    timeout noted, and at the end of each command the clock advanced to its recorded time."""
+    ticking = match.clock
+    if ticking is None:
+        return
+    if is_a(envelope, platform_events_pb2.ClockExpired):
+        expired = unpack(envelope, platform_events_pb2.ClockExpired)
+        assert isinstance(expired, platform_events_pb2.ClockExpired)
+        ticking.expired(expired.seat)
+    if envelope.last_in_batch:
+        at = envelope.occurred_at.seconds + envelope.occurred_at.nanos / 1e9
+        ticking.recorded(at, envelope.actor, match.awaited())
+
+
+def advance_clock_by(match: Match, envelopes: Iterable[envelope_pb2.EventEnvelope]) -> None:
+    """The board's: the clock's part of a command the command handler appended (the handler
+    folds the state itself)."""
+    if match.clock is None:
+        return
+    for envelope in envelopes:
+        advance_clock(match, envelope)
 
 
 def revealed_seed(envelope: envelope_pb2.EventEnvelope) -> tuple[str, str] | None:

@@ -18,7 +18,8 @@ from typing import Any
 
 from services.adapters.game_adapter import fill_game_view, game_and_messages, next_step_message
 from services.adapters.refill import Refill
-from services.games import handover
+from services.games import clock, handover
+from services.games.clock import Clock
 from services.games.codec import from_data, from_data_reusing, to_data
 from services.games.match import Match
 from tabletop.v1 import match_pb2
@@ -79,6 +80,59 @@ def summary(match: Match) -> match_pb2.MatchSummary:
         open_until=match.open_until,
         bot_levels=match.bot_levels,
         seat_states=match.seat_states(),
+        clock=clock_message(match),
+    )
+
+
+def clock_message(match: Match) -> match_pb2.MatchClock | None:
+    """The match's clocks as a client shows them (None: untimed)."""
+    ticking = match.clock
+    if ticking is None:
+        return None
+    since_ms = round(ticking.since * 1000)
+    seats = []
+    for seat in match.players:
+        remaining_ms = round(ticking.remaining(seat, ticking.since) * 1000)
+        running = ticking.deadline(seat) is not None
+        seats.append(
+            match_pb2.SeatClock(
+                seat=seat,
+                remaining_ms=remaining_ms,
+                # (from the rounded figures: a match decoded from this message says the same)
+                deadline_ms=since_ms + remaining_ms if running else 0,
+                timeouts=ticking.timeouts.get(seat, 0),
+            )
+        )
+    return match_pb2.MatchClock(
+        control=ticking.control.describe(),
+        on_timeout=ticking.control.on_timeout,
+        since_ms=since_ms,
+        seats=seats,
+    )
+
+
+def clock_from_message(shown: match_pb2.MatchClock, game: str) -> Clock | None:
+    """The clock a ``clock_message`` was made from (a gateway's match from an update)."""
+    if not shown.control:
+        return None
+    options = {clock.CLOCK_OPTION: shown.control, clock.TIMEOUT_OPTION: shown.on_timeout}
+    try:
+        control = clock.parse(game, options)
+    except clock.BadTimeControl:
+        return None
+    if control is None:
+        return None
+    since = shown.since_ms / 1000
+    running = [s for s in shown.seats if s.deadline_ms]
+    return Clock(
+        control,
+        banks={s.seat: s.remaining_ms / 1000 for s in shown.seats},
+        started={s.seat: s.deadline_ms / 1000 - control.per_move_s for s in running}
+        if control.mode == clock.TURN
+        else {},
+        awaited=tuple(s.seat for s in running),
+        since=since,
+        timeouts={s.seat: s.timeouts for s in shown.seats if s.timeouts},
     )
 
 
@@ -146,6 +200,9 @@ def from_update(published: match_pb2.ViewUpdate, state: Any) -> Match:
         open_until=summary.open_until,
         vacated=_vacated(summary.seat_states) if summary.seat_states else {},
         sealed=dict(published.sealed) if published.sealed else {},
+        clock=clock_from_message(summary.clock, summary.game)
+        if summary.HasField("clock")
+        else None,
     )
 
 
@@ -185,6 +242,10 @@ def _frame(shown: match_pb2.MatchView, match: Match) -> None:
     origin.decks_commitment = match.decks_commitment
     origin.dice_seed = match.dice_seed
     origin.decks_seed = match.decks_seed
+    shown.ClearField("clock")
+    shown_clock = clock_message(match)
+    if shown_clock is not None:
+        shown.clock.CopyFrom(shown_clock)
 
 
 class StepViews:
@@ -225,6 +286,9 @@ class StepViews:
             self._facts = facts
             _frame(shown, m)
         shown.version = m.version
+        shown_clock = clock_message(m)  # (it moves with every command)
+        if shown_clock is not None:
+            shown.clock.CopyFrom(shown_clock)
         state = m.state
         sealed = m.sealed.get(self.viewer, "")
         if state is self._state and sealed == self._sealed:

@@ -80,6 +80,7 @@ async def main(config: Config) -> None:
         tasks.append(asyncio.create_task(service.reveals.run()))
         tasks.append(asyncio.create_task(lobby.run()))
         tasks.append(asyncio.create_task(service.evict_forever()))
+        tasks.append(asyncio.create_task(service.run_clocks()))
         if not restored:
             tasks.append(asyncio.create_task(resume_reveals()))
         else:

@@ -247,6 +247,7 @@ class LobbyService(board_pb2_grpc.LobbyServicer):
             )
             for envelope in envelopes:
                 fold(match, envelope)
+            self._board.schedule(match)  # the last seat joined: the clocks start
             return board_pb2.JoinSeatReply(
                 seat=seat,
                 version=match.version,

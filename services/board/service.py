@@ -9,22 +9,29 @@ leaves nothing behind. This module maps requests to commands and refusals to sta
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
+import heapq
+import random
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import grpc
 import structlog
 from google.protobuf import message
 
+from services.adapters.folding import advance_clock_by
 from services.adapters.game_adapter import (
     action_from_game_action,
+    action_to_game_action,
     legal_action_messages,
     next_step_message,
 )
 from services.adapters.views import update_bytes
 from services.board.chance import ChanceFailed, RemoteChance
-from services.board.matches import Matches
+from services.board.matches import Matches, fold
 from services.board.reveals import RevealOutbox
 from services.board.store import BoardEventStore
 from services.common.envelope import is_a
@@ -34,12 +41,14 @@ from services.common.logging import get_logger
 from services.common.metrics import (
     ACTIONS,
     BOARD_MATCHES_EVICTED,
+    BOARD_TIMEOUTS,
     COMMAND_SECONDS,
     MATCHES_ACTIVE,
     MATCHES_CREATED,
     MATCHES_FINISHED,
 )
 from services.common.snapshots import Snapshot, batches
+from services.games import clock
 from services.games.commands import (
     Command,
     CommandHandler,
@@ -48,7 +57,7 @@ from services.games.commands import (
     RefusalKind,
     require_command_id,
 )
-from services.games.contract import AwaitingPlayers, Game
+from services.games.contract import AwaitingPlayers, Game, concrete, random_view_policy
 from services.games.match import Accepted, Match
 from services.games.registry import all_games
 from tabletop.v1 import (
@@ -65,6 +74,10 @@ log = get_logger(__name__)
 
 #: how often idle matches are looked for (at most; half the idle time when shorter)
 EVICT_EVERY_S = 60.0
+#: the longest the clock task sleeps without looking (deadlines come from other tasks too)
+CLOCK_NAP_S = 60.0
+#: after a timeout that could not be recorded (the log unavailable): the next try
+CLOCK_RETRY_S = 1.0
 SEAT_REJOINED = "this seat was joined again elsewhere; join again to play it here"
 SEAT_GIVEN_UP = "this seat was given up; its tokens no longer act for it"
 
@@ -75,9 +88,20 @@ def _decode(game: Game[Any], action: games_pb2.GameAction) -> Any:
 
 class BoardService(board_pb2_grpc.BoardServicer):
     def __init__(
-        self, writer: StreamWriter, chance: RemoteChance, idle_held_s: float = 0.0
+        self,
+        writer: StreamWriter,
+        chance: RemoteChance,
+        idle_held_s: float = 0.0,
+        now: Callable[[], float] = time.time,
     ) -> None:
         self.writer = writer
+        #: wall-clock time, as the envelopes record it (the clocks' deadlines)
+        self.now = now
+        #: timed match → (its earliest deadline, the version that set it); kept apart from
+        #: the matches held, so an evicted match's deadline still fires (it is reloaded)
+        self._deadlines: dict[str, tuple[float, int]] = {}
+        self._deadline_heap: list[tuple[float, str, int]] = []
+        self._clock_moved = asyncio.Event()
         #: a started match unused this long leaves memory (0: never; ``evict_idle``)
         self.idle_held_s = idle_held_s
         self._chance = chance
@@ -93,14 +117,23 @@ class BoardService(board_pb2_grpc.BoardServicer):
 
     # -- snapshots ------------------------------------------------------------------------
     def snapshot(self) -> list[message.Message]:
-        """The reveal outbox (the writer's part holds the active matches' envelopes)."""
+        """The reveal outbox and the clocks' deadlines (the writer's part holds the active
+        matches' envelopes; an evicted match's deadline is only here)."""
         unconfirmed = sorted(self.reveals.unconfirmed().items())
+        deadlines = sorted(self._deadlines.items())
         return [
             snapshot_pb2.PendingReveals(
                 match_ids=[m for m, _ in unconfirmed[part]],
                 correlation_ids=[c for _, c in unconfirmed[part]],
             )
             for part in batches(len(unconfirmed))
+        ] + [
+            snapshot_pb2.ClockDeadlines(
+                match_ids=[m for m, _ in deadlines[part]],
+                deadlines=[d for _, (d, _) in deadlines[part]],
+                versions=[v for _, (_, v) in deadlines[part]],
+            )
+            for part in batches(len(deadlines))
         ]
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -110,6 +143,13 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 pending.match_ids, pending.correlation_ids, strict=True
             ):
                 self.reveals.add(match_id, correlation_id)
+        for kept in snapshot.of(snapshot_pb2.ClockDeadlines):
+            for match_id, deadline, version in zip(
+                kept.match_ids, kept.deadlines, kept.versions, strict=True
+            ):
+                # (a held match's is set again from its clock at the end of recovery; a
+                # stale one only makes ``expire`` reload the match and note its new one)
+                self._note_deadline(match_id, deadline, int(version))
 
     # -- recovery -------------------------------------------------------------------------
     def begin_recovery(self) -> None:
@@ -126,6 +166,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
         ended, self._ended = self._ended or {}, None
         for match_id, correlation_id in ended.items():
             self.reveals.add(match_id, correlation_id)
+        for match in self.matches:
+            self.schedule(match)
 
     def apply(self, envelope: envelope_pb2.EventEnvelope) -> None:
         if self._unfolded is not None:
@@ -147,6 +189,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
         ``find`` (a retried command, a late join, GetLegalActions) and by ListEvents."""
         self.writer.close(match_id)
         self.matches.retire(match_id)
+        self._deadlines.pop(match_id, None)
 
     def evict_idle(self) -> int:
         """Started, unfinished matches unused for ``idle_held_s`` leave memory, their
@@ -187,6 +230,126 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 f"the finished match could not be read back ({error}); retry",
             ) from error
         return self.matches.reload(envelopes)
+
+    # -- clocks ---------------------------------------------------------------------------
+    def schedule(self, match: Match) -> None:
+        """Note the match's earliest deadline after its latest command (none: untimed,
+        over, or waiting for nobody)."""
+        earliest = match.clock.earliest() if match.clock and not match.finished else None
+        if earliest is None:
+            self._deadlines.pop(match.match_id, None)
+            return
+        self._note_deadline(match.match_id, earliest[0], match.version)
+
+    def _note_deadline(self, match_id: str, deadline: float, version: int) -> None:
+        if self._deadlines.get(match_id) == (deadline, version):
+            return
+        self._deadlines[match_id] = (deadline, version)
+        heapq.heappush(self._deadline_heap, (deadline, match_id, version))
+        if len(self._deadline_heap) > 2 * len(self._deadlines) + 64:  # superseded entries
+            self._deadline_heap = [(d, m, v) for m, (d, v) in self._deadlines.items()]
+            heapq.heapify(self._deadline_heap)
+        if self._deadline_heap[0][1] == match_id:
+            self._clock_moved.set()  # sooner than the clock task sleeps for
+
+    def next_deadline(self) -> float | None:
+        heap = self._deadline_heap
+        while heap and self._deadlines.get(heap[0][1]) != (heap[0][0], heap[0][2]):
+            heapq.heappop(heap)  # superseded by a later command, or the match ended
+        return heap[0][0] if heap else None
+
+    async def expire_due(self) -> tuple[int, int]:
+        """Record every timeout whose deadline has passed: (recorded, failed)."""
+        now = self.now()
+        heap, due = self._deadline_heap, []
+        while heap and heap[0][0] <= now:
+            entry = heapq.heappop(heap)
+            if self._deadlines.get(entry[1]) == (entry[0], entry[2]):  # (else superseded)
+                due.append(entry)
+        recorded = failed = 0
+        for deadline, match_id, version in due:
+            try:
+                recorded += await self.expire(match_id, version, now)
+            except Refusal as refused:  # the log unavailable: tried again shortly
+                failed += 1
+                log.warning("timeout_not_recorded", match_id=match_id, reason=refused.code)
+                if self._deadlines.get(match_id) == (deadline, version):
+                    heapq.heappush(heap, (deadline, match_id, version))
+        return recorded, failed
+
+    async def expire(self, match_id: str, version: int, now: float) -> int:
+        """The timeout of a match last seen at ``version``, in the match's serialised
+        section: a command that took the lock first wins (the match moved on: nothing is
+        recorded, its new deadline is noted). Returns 1 when a timeout was recorded."""
+        async with self.writer.lock(match_id):
+            match = await self.find(match_id)  # (reloaded if it was evicted)
+            if match is None or match.clock is None or match.finished:
+                self._deadlines.pop(match_id, None)
+                return 0
+            earliest = match.clock.earliest()
+            if match.version != version or earliest is None or earliest[0] > now:
+                self.schedule(match)
+                return 0
+            deadline, seat = earliest
+            await self._time_out(match, seat, deadline)
+            self.schedule(match)
+            return 1
+
+    async def _time_out(self, match: Match, seat: str, deadline: float) -> None:
+        """Record ``seat``'s timeout with the consequence its policy gives."""
+        assert match.clock is not None
+        policy = match.clock.control.on_timeout
+        expired = platform_events_pb2.ClockExpired(
+            seat=seat, policy=policy, deadline_ms=round(deadline * 1000)
+        )
+        command_id = f"timeout:{match.match_id}:{match.version}"
+        move = _move_for(match, seat, policy) if policy != clock.FORFEIT else None
+        if move is not None:
+            command = Command(command_id, seat, move, match.version, preface=(expired,))
+            try:
+                accepted = await self._handler.submit(match, command)
+            except Refusal as refused:
+                if refused.kind is RefusalKind.UNAVAILABLE:
+                    raise  # tried again shortly
+                # the rules refused the move made for the seat (a bug of its bot): the
+                # match must not wait forever, so the seat forfeits
+                log.error("timeout_move_refused", match_id=match.match_id, reason=refused.code)
+                move = None
+            else:
+                advance_clock_by(match, self.store.taken(match.match_id))
+                if accepted.finished:
+                    self.ended(match, command_id)
+        if move is None:  # a forfeit (or a seat with no move to make for it)
+            ended = platform_events_pb2.MatchEnded(
+                results=clock.forfeit_results(match.game.name, match.players, seat),
+                reason=f"{seat} ran out of time",
+            )
+            envelopes = await self.store.append_payloads(
+                match.match_id, match.game, [expired, ended], command_id, "clock"
+            )
+            for envelope in envelopes:
+                fold(match, envelope)
+            self.ended(match, command_id)
+        done = policy if move is not None else clock.FORFEIT
+        BOARD_TIMEOUTS.labels(match.game.name, done).inc()
+        log.info("clock_expired", match_id=match.match_id, seat=seat, policy=done)
+
+    async def run_clocks(self) -> None:
+        """Record timeouts as their deadlines pass, until cancelled."""
+        while True:
+            self._clock_moved.clear()
+            nearest = self.next_deadline()
+            wait = CLOCK_NAP_S if nearest is None else max(0.0, nearest - self.now())
+            if wait > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._clock_moved.wait(), min(wait, CLOCK_NAP_S))
+            try:
+                _, failed = await self.expire_due()
+            except Exception:  # one bad round stops nothing
+                log.exception("clocks_failed")
+                failed = 1
+            if failed:
+                await asyncio.sleep(CLOCK_RETRY_S)
 
     def refresh_gauges(self) -> None:
         """Set the active-match gauges from scratch (after recovery)."""
@@ -244,6 +407,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                         RefusalKind.ALREADY_EXISTS, "MATCH_EXISTS", f"match {match_id} exists"
                     )
                 game = games[request.game]
+                control = _time_control(game.name, request.options)
                 lobby, seated = _lobby(request, time.time())
                 match = Match(
                     match_id=match_id,
@@ -257,6 +421,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     creator=lobby.creator,
                     open_s=lobby.open_s,
                     open_until=lobby.open_until,
+                    clock=clock.Clock.start(control, request.players) if control else None,
                 )
 
                 async def commit_seeds() -> Opening:
@@ -275,14 +440,16 @@ class BoardService(board_pb2_grpc.BoardServicer):
 
                 try:
                     accepted = await self._handler.create(
-                        match, match.options, command_id, "board", commit_seeds
+                        match, clock.game_options(match.options), command_id, "board", commit_seeds
                     )
                 except Refusal:
                     self._chance.forget(match_id)  # not created: no reveal will come for it
                     raise
                 if seated is not None:
                     match.seat(seated.seat, seated.display_name, seated.join_id, seated.player_id)
+                advance_clock_by(match, self.store.taken(match_id))
                 self.matches.add(match)
+                self.schedule(match)
                 MATCHES_ACTIVE.labels(game.name).inc()
                 if accepted.finished:
                     self.ended(match, command_id)
@@ -346,6 +513,8 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 if match.superseded(request.player, request.seat_token):
                     raise _superseded(match, request.player)
                 accepted = await self._handler.submit(match, command)
+                advance_clock_by(match, self.store.taken(match.match_id))
+                self.schedule(match)
                 if accepted.duplicate:
                     ACTIONS.labels(game_name, "duplicate").inc()
                     return _reply(accepted), b""
@@ -396,6 +565,33 @@ def _legal_actions(match: Match, player: str) -> board_pb2.GetLegalActionsReply:
     return board_pb2.GetLegalActionsReply(
         version=match.version, actions=actions, next=next_step_message(step)
     )
+
+
+def _time_control(game: str, options: Any) -> clock.TimeControl | None:
+    try:
+        return clock.parse(game, options)
+    except clock.BadTimeControl as bad:
+        raise Refusal(RefusalKind.INVALID_ARGUMENT, "BAD_TIME_CONTROL", str(bad)) from bad
+
+
+def _move_for(match: Match, seat: str, policy: str) -> games_pb2.GameAction | None:
+    """The move a timeout makes for ``seat``: its pass where the rules have one and it is
+    legal now, else the game's greedy bot's choice (seeded by the match and its version,
+    and recorded as the seat's move, so a replay needs no bot). None: no legal move."""
+    game, state = match.game, match.state
+    legal = game.legal_actions(state, seat)
+    if not legal:
+        return None
+    passing = clock.PASS_ACTIONS.get(game.name)
+    if policy == clock.PASS and passing:
+        for entry in legal:
+            if type(entry).__name__ == passing:
+                return action_to_game_action(game.name, entry)
+    digest = hashlib.sha256(f"timeout:{match.match_id}:{match.version}".encode()).digest()
+    seed = int.from_bytes(digest[:8], "big")
+    bot = game.bots().get("greedy", random_view_policy)(seed)
+    chosen = bot(game.view(state, seat), seat, legal)
+    return action_to_game_action(game.name, concrete(chosen, random.Random(seed)))
 
 
 def _lobby(

@@ -19,6 +19,13 @@ from tabletop.v1 import envelope_pb2, platform_events_pb2
 class BoardEventStore:
     def __init__(self, writer: StreamWriter) -> None:
         self._writer = writer
+        #: match → the envelopes its last ``append`` wrote (``taken``)
+        self._appended: dict[str, list[envelope_pb2.EventEnvelope]] = {}
+
+    def taken(self, match_id: str) -> list[envelope_pb2.EventEnvelope]:
+        """The envelopes of the match's last ``append`` (once; then nothing): the board
+        advances the match's clock with their recorded time."""
+        return self._appended.pop(match_id, [])
 
     async def append(self, game: Game[Any], batch: Batch) -> int:
         messages = messages_for(game.name)
@@ -37,6 +44,7 @@ class BoardEventStore:
             )
             if opening.seated is not None:
                 payloads.append(opening.seated)
+        payloads.extend(batch.preface)
         payloads.extend(messages.event_to_any(event) for event in batch.events)
         if batch.ending is not None:
             payloads.append(
@@ -49,6 +57,7 @@ class BoardEventStore:
         envelopes = await self.append_payloads(
             batch.match_id, game, payloads, batch.command_id, batch.actor
         )
+        self._appended[batch.match_id] = envelopes
         return int(envelopes[-1].sequence)
 
     async def append_payloads(

@@ -423,6 +423,53 @@ def game_action(game: str, action: Any) -> Any:
 
 
 def render_view(view: match_pb2.MatchView) -> str:
-    """Draw a view with its game's text renderer (``Game.render``)."""
+    """Draw a view with its game's text renderer (``Game.render``), and its clocks."""
     game = messages_for(view.game).game
-    return game.render(read(game.view_type, getattr(view.game_view, view.game)))
+    drawn = game.render(read(game.view_type, getattr(view.game_view, view.game)))
+    shown = clock_line(view)
+    return f"{drawn}\n{shown}" if shown else drawn
+
+
+def _duration(ms: int) -> str:
+    seconds = max(0, ms) // 1000
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours:02d}h"
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}:{seconds:02d}"
+
+
+def clock_data(view: match_pb2.MatchView, now_ms: int | None = None) -> dict[str, Any] | None:
+    """The view's clocks for --json: each seat's time left now, running or not."""
+    if not view.HasField("clock"):
+        return None
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    return {
+        "control": view.clock.control,
+        "on_timeout": view.clock.on_timeout,
+        "seats": {
+            s.seat: {
+                "remaining_ms": max(0, s.deadline_ms - now) if s.deadline_ms else s.remaining_ms,
+                "running": bool(s.deadline_ms),
+                "deadline_ms": s.deadline_ms,
+                "timeouts": s.timeouts,
+            }
+            for s in view.clock.seats
+        },
+    }
+
+
+def clock_line(view: match_pb2.MatchView, now_ms: int | None = None) -> str:
+    """``clock live:10m+5s (forfeit)  ann ▶ 9:41  bob 10:00``: time left, ▶ running."""
+    data = clock_data(view, now_ms)
+    if data is None:
+        return ""
+    seats = "  ".join(
+        f"{seat} {'▶ ' if shown['running'] else ''}{_duration(shown['remaining_ms'])}"
+        + (f" ({shown['timeouts']} timeouts)" if shown["timeouts"] else "")
+        for seat, shown in data["seats"].items()
+    )
+    return f"clock {data['control']} ({data['on_timeout']})  {seats}"

@@ -55,6 +55,11 @@ MATCHES_READ_BACK = Counter(
     "Matches dice, decks or scoring let go of and read back from the log at their next use.",
     ["stream"],
 )
+BOARD_TIMEOUTS = Counter(
+    "tabletop_board_timeouts_total",
+    "Seats whose time ran out (a match's clock option), by what the timeout did.",
+    ["game", "policy"],
+)
 MATCHES_FINISHED = Counter(
     "tabletop_matches_finished", "Matches that reached their end.", ["game", "result"]
 )

@@ -114,10 +114,12 @@ class Batch:
     events: Sequence[Any]
     ending: Outcome | None = None
     opening: Opening | None = None
+    #: platform events recorded before the game events (the board's ClockExpired)
+    preface: Sequence[Any] = ()
 
     def __len__(self) -> int:
         opened = len(self.opening) if self.opening is not None else 0
-        return len(self.events) + (self.ending is not None) + opened
+        return len(self.preface) + len(self.events) + (self.ending is not None) + opened
 
 
 class EventStore(Protocol):
@@ -134,6 +136,8 @@ class Command:
     #: the action as submitted; ``CommandHandler.decode`` turns it into an engine action
     action: Any
     expected_version: int | None = None
+    #: platform events appended before the command's own (the board's ClockExpired)
+    preface: tuple[Any, ...] = ()
 
 
 def require_command_id(command_id: str) -> None:
@@ -231,7 +235,9 @@ class CommandHandler:
             raise Refusal(
                 RefusalKind.FAILED_PRECONDITION, refused.code, refused.message
             ) from refused
-        accepted = await self._carry_out(match, events, after, command_id, player)
+        accepted = await self._carry_out(
+            match, events, after, command_id, player, preface=command.preface
+        )
         match.commands[command_id] = (player, command.action)
         return accepted
 
@@ -243,6 +249,7 @@ class CommandHandler:
         command_id: str,
         actor: str,
         opening: Opening | None = None,
+        preface: tuple[Any, ...] = (),
     ) -> Accepted:
         """From ``after`` (the state with ``decided`` folded in) resolve chance until a
         player must act or the match ends, append everything, and only then let the match
@@ -274,9 +281,10 @@ class CommandHandler:
         if index or opening is not None:  # outcomes or seed commitments were given out
             await self._chance.settle(match.match_id, command_id)
         ending = step.outcome if isinstance(step, Finished) else None
-        batch = Batch(match.match_id, command_id, actor, events, ending, opening)
+        batch = Batch(match.match_id, command_id, actor, events, ending, opening, preface)
         # len(batch), without its call
-        appended = len(events) + (ending is not None) + (len(opening) if opening else 0)
+        appended = len(preface) + len(events) + (ending is not None)
+        appended += len(opening) if opening else 0
         match.version = await self._store.append(game, batch)
         match.state = state
         if ending is not None:

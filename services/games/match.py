@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.games.contract import Game
+from services.games.clock import Clock
+from services.games.contract import AwaitingPlayers, Game
 from services.games.frozen import quick_init_all
 
 
@@ -73,6 +74,9 @@ class Match:
     #: started)
     open_s: int = 0
     open_until: int = 0
+    #: the time control's clock (the ``clock`` option; None: untimed), advanced at the end
+    #: of each recorded command (services/adapters/folding.py)
+    clock: Clock | None = None
     #: the command handler's: command id → the reply it got, so a retry appends nothing
     replies: dict[str, Accepted] = field(default_factory=dict)
     #: command id → (player, action) of the commands this process accepted
@@ -121,6 +125,13 @@ class Match:
         """Each seat joined (or handed over) → ``seat_state``."""
         states = {p: self.seat_state(p) for p in self.players}
         return {p: s for p, s in states.items() if s}
+
+    def awaited(self) -> tuple[str, ...]:
+        """The seats whose clocks run: those the game waits for, once the lobby is over."""
+        if self.finished or not self.started:
+            return ()
+        step = self.game.next_step(self.state)
+        return step.players if isinstance(step, AwaitingPlayers) else ()
 
     def superseded(self, player: str, seat_token: str) -> bool:
         """True if ``seat_token`` (when given) is not the seat's newest token (a seat its

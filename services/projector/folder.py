@@ -27,6 +27,7 @@ from services.adapters.views import decode_state, encode_state, state_from_data,
 from services.common.eventlog import BATCH_CONTENT_TYPE, CONTENT_TYPE, MAX_RECORD_BYTES
 from services.common.logging import get_logger
 from services.common.metrics import LOG_DUPLICATES
+from services.games import clock
 from services.games.match import Match
 from tabletop.v1 import envelope_pb2
 
@@ -120,6 +121,7 @@ def _facts(match: Match) -> dict[str, Any]:
         "started": match.started,
         "open_s": match.open_s,
         "open_until": match.open_until,
+        **({"clock": match.clock.facts()} if match.clock is not None else {}),
     }
 
 
@@ -159,7 +161,16 @@ def _match(facts: dict[str, Any], state: Any) -> Match:
         started=facts.get("started", all(p in facts.get("seats", {}) for p in facts["players"])),
         open_s=facts.get("open_s", 0),
         open_until=facts.get("open_until", 0),
+        clock=_clock(facts),
     )
+
+
+def _clock(facts: dict[str, Any]) -> clock.Clock | None:
+    """The match's clock as its record kept it (None: untimed)."""
+    if "clock" not in facts:
+        return None
+    control = clock.parse(facts["game"], facts["options"])
+    return clock.Clock.from_facts(control, facts["clock"]) if control is not None else None
 
 
 def _seq(item: tuple[str, str]) -> int:

@@ -18,7 +18,13 @@ from services.cli.stack import Stack
 from services.games.crashland.actions import EndTurn, Move
 from services.games.crashland.model import Direction, Payment
 from tabletop.v1 import board_pb2, games_pb2, gateway_pb2, match_pb2, scoring_pb2
-from tests.integration.helpers import open_match, play_bot_match, scored, topic_events
+from tests.integration.helpers import (
+    eventually,
+    open_match,
+    play_bot_match,
+    scored,
+    topic_events,
+)
 
 PLAYER = "astronaut"
 
@@ -193,7 +199,13 @@ def test_scoring_records_results_and_statistics(
     match_id = open_match(client, "crashland", [PLAYER])
     _, end = play_on(client, match_id, PLAYER, lambda _, legal: rng.choice(list(legal.actions)))
     assert end.next.finished
-    standings = scored(client, "crashland", len(finished_matches) + 1)
+
+    # other tests' crashland matches count too: wait for this player's own row
+    def with_my_row() -> scoring_pb2.GetStandingsReply | None:
+        found = scored(client, "crashland", len(finished_matches) + 1, timeout=1.0)
+        return found if any(p.player == client.player_id for p in found.players) else None
+
+    standings = eventually(with_my_row)
     assert standings.matches >= len(finished_matches) + 1
     assert {"turns", "oxygen", "battery"} <= set(standings.mean_statistics)
     rows = {p.player: p for p in standings.players}

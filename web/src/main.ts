@@ -15,6 +15,7 @@ import { paramsOf, withParams } from "./params";
 import { session } from "./player";
 import { boardImageUrl } from "./picture";
 import { bdi, isolate } from "./names";
+import { seatTimes } from "./clock";
 import { sanitizeSvg } from "./sanitize";
 import { fillStandings } from "./standings";
 import { TalkPanel, showReplayTalk } from "./talk";
@@ -120,6 +121,11 @@ async function createMatch(): Promise<void> {
   for (const pair of list($<HTMLInputElement>("create-options").value)) {
     const [key, ...value] = pair.split("=");
     options[key.trim()] = value.join("=").trim();
+  }
+  const clock = $<HTMLInputElement>("create-clock").value.trim();
+  if (clock) {
+    options.clock = clock; // the gateway checks it and says why when it cannot be read
+    options.on_timeout = $<HTMLSelectElement>("create-on-timeout").value;
   }
   try {
     const reply = await gateway.createMatch(
@@ -376,11 +382,33 @@ async function onView(c: Current, view: MatchView): Promise<void> {
   } else info.push(` · next: ${next}`);
   info.push(" · you: ", c.seat ? bdi(c.seat) : "spectator");
   $("match-info").replaceChildren(...info);
+  showClock(c);
   if (!c.steps) await drawPicture(c, undefined);
   void showSeats(c, view.game);
   await refreshActions(c, view);
   if (finished) void verify(c, view);
 }
+
+/** The seats' clocks, counted down each second while the game waits for them. */
+function showClock(c: Current): void {
+  const line = $("match-clock");
+  const clock = c.live?.clock;
+  line.hidden = !clock;
+  if (!clock || c !== current) return;
+  const times = seatTimes(clock, Date.now());
+  line.replaceChildren(`Clock ${clock.control} (on timeout: ${clock.onTimeout}):`);
+  for (const t of times) {
+    const seat = document.createElement("span");
+    seat.className = `seat-clock${t.running ? " running" : ""}${t.low ? " low" : ""}`;
+    seat.dataset.seat = t.seat;
+    seat.textContent = ` ${isolate(t.seat)} ${t.running ? "▶ " : ""}${t.text}` + (t.timeouts ? ` (${t.timeouts} timeouts)` : "");
+    line.append(seat);
+  }
+}
+
+setInterval(() => {
+  if (current?.live?.clock && current.live.status !== MatchStatus.FINISHED) showClock(current);
+}, 1000);
 
 /** how often the table looks its seats up again (who joined, left, was handed a seat) */
 const SEATS_EVERY_MS = 10_000;

@@ -226,7 +226,12 @@ class OpenMatchRequest(_message.Message):
         """the seats, in turn order"""
 
     @_builtins.property
-    def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
+    def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """the game's options, and the platform's time control: clock=live:10m+5s (a bank per
+        seat plus an increment per move) or clock=turn:24h (per move), and
+        on_timeout=forfeit|bot|pass (forfeit unless given; pass where the rules have one)
+        """
+
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """seats bots will play"""

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from tabletop.v1 import games_pb2 as tabletop_dot_v1_dot_games__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17tabletop/v1/match.proto\x12\x0btabletop.v1\x1a\x17tabletop/v1/games.proto\"L\n\x08NextStep\x12\x0f\n\x07players\x18\x01 \x03(\t\x12\r\n\x05phase\x18\x02 \x01(\t\x12\x0e\n\x06\x63hance\x18\x03 \x01(\t\x12\x10\n\x08\x66inished\x18\x04 \x01(\x08\"f\n\nProvenance\x12\x17\n\x0f\x64ice_commitment\x18\x01 \x01(\t\x12\x18\n\x10\x64\x65\x63ks_commitment\x18\x02 \x01(\t\x12\x11\n\tdice_seed\x18\x03 \x01(\t\x12\x12\n\ndecks_seed\x18\x04 \x01(\t\"\xfd\x02\n\tMatchView\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x04\x12\x0e\n\x06viewer\x18\x04 \x01(\t\x12(\n\x06status\x18\x05 \x01(\x0e\x32\x18.tabletop.v1.MatchStatus\x12\x0f\n\x07players\x18\x06 \x03(\t\x12#\n\x04next\x18\x07 \x01(\x0b\x32\x15.tabletop.v1.NextStep\x12(\n\tgame_view\x18\x08 \x01(\x0b\x32\x15.tabletop.v1.GameView\x12\x34\n\x07results\x18\t \x03(\x0b\x32#.tabletop.v1.MatchView.ResultsEntry\x12\x12\n\nend_reason\x18\n \x01(\t\x12+\n\nprovenance\x18\x0b \x01(\x0b\x32\x17.tabletop.v1.Provenance\x1a.\n\x0cResultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xba\x05\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x03(\t\x12(\n\x06status\x18\x04 \x01(\x0e\x32\x18.tabletop.v1.MatchStatus\x12\x0f\n\x07version\x18\x05 \x01(\x04\x12\x37\n\x07results\x18\x06 \x03(\x0b\x32&.tabletop.v1.MatchSummary.ResultsEntry\x12\x12\n\nend_reason\x18\x07 \x01(\t\x12#\n\x04next\x18\x08 \x01(\x0b\x32\x15.tabletop.v1.NextStep\x12\x0f\n\x07private\x18\t \x01(\x08\x12\x33\n\x05seats\x18\n \x03(\x0b\x32$.tabletop.v1.MatchSummary.SeatsEntry\x12\x0c\n\x04\x62ots\x18\x0b \x03(\t\x12\x0f\n\x07started\x18\x0c \x01(\x08\x12\x12\n\nopen_until\x18\r \x01(\x03\x12<\n\nbot_levels\x18\x0e \x03(\x0b\x32(.tabletop.v1.MatchSummary.BotLevelsEntry\x12\x12\n\nyour_seats\x18\x0f \x03(\t\x12>\n\x0bseat_states\x18< \x03(\x0b\x32).tabletop.v1.MatchSummary.SeatStatesEntry\x1a.\n\x0cResultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a,\n\nSeatsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x30\n\x0e\x42otLevelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fSeatStatesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xce\x03\n\nViewUpdate\x12*\n\x07summary\x18\x01 \x01(\x0b\x32\x19.tabletop.v1.MatchSummary\x12<\n\x0bseat_tokens\x18\x03 \x03(\x0b\x32\'.tabletop.v1.ViewUpdate.SeatTokensEntry\x12+\n\nprovenance\x18\x04 \x01(\x0b\x32\x17.tabletop.v1.Provenance\x12\r\n\x05state\x18\x05 \x01(\x0c\x12\x0f\n\x07\x63reator\x18\x06 \x01(\t\x12\x35\n\x07holders\x18\x07 \x03(\x0b\x32$.tabletop.v1.ViewUpdate.HoldersEntry\x12\x33\n\x06sealed\x18< \x03(\x0b\x32#.tabletop.v1.ViewUpdate.SealedEntry\x1a\x31\n\x0fSeatTokensEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a.\n\x0cHoldersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a-\n\x0bSealedEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01J\x04\x08\x02\x10\x03R\x05views\"\x90\x01\n\x0bLegalAction\x12\'\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x17.tabletop.v1.GameAction\x12\r\n\x05label\x18\x02 \x01(\t\x12\'\n\x06params\x18\x03 \x03(\x0b\x32\x17.tabletop.v1.ParamRange\x12\x0f\n\x07targets\x18\x04 \x03(\t\x12\x0f\n\x07\x61\x66\x66\x65\x63ts\x18\x05 \x03(\t\"n\n\nParamRange\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03low\x18\x02 \x01(\x01\x12\x0c\n\x04high\x18\x03 \x01(\x01\x12\x0c\n\x04unit\x18\x04 \x01(\t\x12)\n\x07picture\x18\x05 \x01(\x0b\x32\x18.tabletop.v1.PictureAxis\"=\n\x0bPictureAxis\x12\x0f\n\x07measure\x18\x01 \x01(\t\x12\r\n\x05scale\x18\x02 \x01(\x01\x12\x0e\n\x06offset\x18\x03 \x01(\x01*_\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13MATCH_STATUS_ACTIVE\x10\x01\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17tabletop/v1/match.proto\x12\x0btabletop.v1\x1a\x17tabletop/v1/games.proto\"L\n\x08NextStep\x12\x0f\n\x07players\x18\x01 \x03(\t\x12\r\n\x05phase\x18\x02 \x01(\t\x12\x0e\n\x06\x63hance\x18\x03 \x01(\t\x12\x10\n\x08\x66inished\x18\x04 \x01(\x08\"f\n\nProvenance\x12\x17\n\x0f\x64ice_commitment\x18\x01 \x01(\t\x12\x18\n\x10\x64\x65\x63ks_commitment\x18\x02 \x01(\t\x12\x11\n\tdice_seed\x18\x03 \x01(\t\x12\x12\n\ndecks_seed\x18\x04 \x01(\t\"\xa5\x03\n\tMatchView\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x04\x12\x0e\n\x06viewer\x18\x04 \x01(\t\x12(\n\x06status\x18\x05 \x01(\x0e\x32\x18.tabletop.v1.MatchStatus\x12\x0f\n\x07players\x18\x06 \x03(\t\x12#\n\x04next\x18\x07 \x01(\x0b\x32\x15.tabletop.v1.NextStep\x12(\n\tgame_view\x18\x08 \x01(\x0b\x32\x15.tabletop.v1.GameView\x12\x34\n\x07results\x18\t \x03(\x0b\x32#.tabletop.v1.MatchView.ResultsEntry\x12\x12\n\nend_reason\x18\n \x01(\t\x12+\n\nprovenance\x18\x0b \x01(\x0b\x32\x17.tabletop.v1.Provenance\x12&\n\x05\x63lock\x18( \x01(\x0b\x32\x17.tabletop.v1.MatchClock\x1a.\n\x0cResultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xe2\x05\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x03(\t\x12(\n\x06status\x18\x04 \x01(\x0e\x32\x18.tabletop.v1.MatchStatus\x12\x0f\n\x07version\x18\x05 \x01(\x04\x12\x37\n\x07results\x18\x06 \x03(\x0b\x32&.tabletop.v1.MatchSummary.ResultsEntry\x12\x12\n\nend_reason\x18\x07 \x01(\t\x12#\n\x04next\x18\x08 \x01(\x0b\x32\x15.tabletop.v1.NextStep\x12\x0f\n\x07private\x18\t \x01(\x08\x12\x33\n\x05seats\x18\n \x03(\x0b\x32$.tabletop.v1.MatchSummary.SeatsEntry\x12\x0c\n\x04\x62ots\x18\x0b \x03(\t\x12\x0f\n\x07started\x18\x0c \x01(\x08\x12\x12\n\nopen_until\x18\r \x01(\x03\x12<\n\nbot_levels\x18\x0e \x03(\x0b\x32(.tabletop.v1.MatchSummary.BotLevelsEntry\x12\x12\n\nyour_seats\x18\x0f \x03(\t\x12>\n\x0bseat_states\x18< \x03(\x0b\x32).tabletop.v1.MatchSummary.SeatStatesEntry\x12&\n\x05\x63lock\x18( \x01(\x0b\x32\x17.tabletop.v1.MatchClock\x1a.\n\x0cResultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a,\n\nSeatsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x30\n\x0e\x42otLevelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0fSeatStatesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"j\n\nMatchClock\x12\x0f\n\x07\x63ontrol\x18\x01 \x01(\t\x12\x12\n\non_timeout\x18\x02 \x01(\t\x12\x10\n\x08since_ms\x18\x03 \x01(\x03\x12%\n\x05seats\x18\x04 \x03(\x0b\x32\x16.tabletop.v1.SeatClock\"V\n\tSeatClock\x12\x0c\n\x04seat\x18\x01 \x01(\t\x12\x14\n\x0cremaining_ms\x18\x02 \x01(\x03\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x03 \x01(\x03\x12\x10\n\x08timeouts\x18\x04 \x01(\r\"\xce\x03\n\nViewUpdate\x12*\n\x07summary\x18\x01 \x01(\x0b\x32\x19.tabletop.v1.MatchSummary\x12<\n\x0bseat_tokens\x18\x03 \x03(\x0b\x32\'.tabletop.v1.ViewUpdate.SeatTokensEntry\x12+\n\nprovenance\x18\x04 \x01(\x0b\x32\x17.tabletop.v1.Provenance\x12\r\n\x05state\x18\x05 \x01(\x0c\x12\x0f\n\x07\x63reator\x18\x06 \x01(\t\x12\x35\n\x07holders\x18\x07 \x03(\x0b\x32$.tabletop.v1.ViewUpdate.HoldersEntry\x12\x33\n\x06sealed\x18< \x03(\x0b\x32#.tabletop.v1.ViewUpdate.SealedEntry\x1a\x31\n\x0fSeatTokensEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a.\n\x0cHoldersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a-\n\x0bSealedEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01J\x04\x08\x02\x10\x03R\x05views\"\x90\x01\n\x0bLegalAction\x12\'\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x17.tabletop.v1.GameAction\x12\r\n\x05label\x18\x02 \x01(\t\x12\'\n\x06params\x18\x03 \x03(\x0b\x32\x17.tabletop.v1.ParamRange\x12\x0f\n\x07targets\x18\x04 \x03(\t\x12\x0f\n\x07\x61\x66\x66\x65\x63ts\x18\x05 \x03(\t\"n\n\nParamRange\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03low\x18\x02 \x01(\x01\x12\x0c\n\x04high\x18\x03 \x01(\x01\x12\x0c\n\x04unit\x18\x04 \x01(\t\x12)\n\x07picture\x18\x05 \x01(\x0b\x32\x18.tabletop.v1.PictureAxis\"=\n\x0bPictureAxis\x12\x0f\n\x07measure\x18\x01 \x01(\t\x12\r\n\x05scale\x18\x02 \x01(\x01\x12\x0e\n\x06offset\x18\x03 \x01(\x01*_\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13MATCH_STATUS_ACTIVE\x10\x01\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -48,38 +48,42 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_VIEWUPDATE_HOLDERSENTRY']._serialized_options = b'8\001'
   _globals['_VIEWUPDATE_SEALEDENTRY']._loaded_options = None
   _globals['_VIEWUPDATE_SEALEDENTRY']._serialized_options = b'8\001'
-  _globals['_MATCHSTATUS']._serialized_start=2119
-  _globals['_MATCHSTATUS']._serialized_end=2214
+  _globals['_MATCHSTATUS']._serialized_start=2395
+  _globals['_MATCHSTATUS']._serialized_end=2490
   _globals['_NEXTSTEP']._serialized_start=65
   _globals['_NEXTSTEP']._serialized_end=141
   _globals['_PROVENANCE']._serialized_start=143
   _globals['_PROVENANCE']._serialized_end=245
   _globals['_MATCHVIEW']._serialized_start=248
-  _globals['_MATCHVIEW']._serialized_end=629
-  _globals['_MATCHVIEW_RESULTSENTRY']._serialized_start=583
-  _globals['_MATCHVIEW_RESULTSENTRY']._serialized_end=629
-  _globals['_MATCHSUMMARY']._serialized_start=632
-  _globals['_MATCHSUMMARY']._serialized_end=1330
-  _globals['_MATCHSUMMARY_RESULTSENTRY']._serialized_start=583
-  _globals['_MATCHSUMMARY_RESULTSENTRY']._serialized_end=629
-  _globals['_MATCHSUMMARY_SEATSENTRY']._serialized_start=1185
-  _globals['_MATCHSUMMARY_SEATSENTRY']._serialized_end=1229
-  _globals['_MATCHSUMMARY_BOTLEVELSENTRY']._serialized_start=1231
-  _globals['_MATCHSUMMARY_BOTLEVELSENTRY']._serialized_end=1279
-  _globals['_MATCHSUMMARY_SEATSTATESENTRY']._serialized_start=1281
-  _globals['_MATCHSUMMARY_SEATSTATESENTRY']._serialized_end=1330
-  _globals['_VIEWUPDATE']._serialized_start=1333
-  _globals['_VIEWUPDATE']._serialized_end=1795
-  _globals['_VIEWUPDATE_SEATTOKENSENTRY']._serialized_start=1638
-  _globals['_VIEWUPDATE_SEATTOKENSENTRY']._serialized_end=1687
-  _globals['_VIEWUPDATE_HOLDERSENTRY']._serialized_start=1689
-  _globals['_VIEWUPDATE_HOLDERSENTRY']._serialized_end=1735
-  _globals['_VIEWUPDATE_SEALEDENTRY']._serialized_start=1737
-  _globals['_VIEWUPDATE_SEALEDENTRY']._serialized_end=1782
-  _globals['_LEGALACTION']._serialized_start=1798
-  _globals['_LEGALACTION']._serialized_end=1942
-  _globals['_PARAMRANGE']._serialized_start=1944
-  _globals['_PARAMRANGE']._serialized_end=2054
-  _globals['_PICTUREAXIS']._serialized_start=2056
-  _globals['_PICTUREAXIS']._serialized_end=2117
+  _globals['_MATCHVIEW']._serialized_end=669
+  _globals['_MATCHVIEW_RESULTSENTRY']._serialized_start=623
+  _globals['_MATCHVIEW_RESULTSENTRY']._serialized_end=669
+  _globals['_MATCHSUMMARY']._serialized_start=672
+  _globals['_MATCHSUMMARY']._serialized_end=1410
+  _globals['_MATCHSUMMARY_RESULTSENTRY']._serialized_start=623
+  _globals['_MATCHSUMMARY_RESULTSENTRY']._serialized_end=669
+  _globals['_MATCHSUMMARY_SEATSENTRY']._serialized_start=1265
+  _globals['_MATCHSUMMARY_SEATSENTRY']._serialized_end=1309
+  _globals['_MATCHSUMMARY_BOTLEVELSENTRY']._serialized_start=1311
+  _globals['_MATCHSUMMARY_BOTLEVELSENTRY']._serialized_end=1359
+  _globals['_MATCHSUMMARY_SEATSTATESENTRY']._serialized_start=1361
+  _globals['_MATCHSUMMARY_SEATSTATESENTRY']._serialized_end=1410
+  _globals['_MATCHCLOCK']._serialized_start=1412
+  _globals['_MATCHCLOCK']._serialized_end=1518
+  _globals['_SEATCLOCK']._serialized_start=1520
+  _globals['_SEATCLOCK']._serialized_end=1606
+  _globals['_VIEWUPDATE']._serialized_start=1609
+  _globals['_VIEWUPDATE']._serialized_end=2071
+  _globals['_VIEWUPDATE_SEATTOKENSENTRY']._serialized_start=1914
+  _globals['_VIEWUPDATE_SEATTOKENSENTRY']._serialized_end=1963
+  _globals['_VIEWUPDATE_HOLDERSENTRY']._serialized_start=1965
+  _globals['_VIEWUPDATE_HOLDERSENTRY']._serialized_end=2011
+  _globals['_VIEWUPDATE_SEALEDENTRY']._serialized_start=2013
+  _globals['_VIEWUPDATE_SEALEDENTRY']._serialized_end=2058
+  _globals['_LEGALACTION']._serialized_start=2074
+  _globals['_LEGALACTION']._serialized_end=2218
+  _globals['_PARAMRANGE']._serialized_start=2220
+  _globals['_PARAMRANGE']._serialized_end=2330
+  _globals['_PICTUREAXIS']._serialized_start=2332
+  _globals['_PICTUREAXIS']._serialized_end=2393
 # @@protoc_insertion_point(module_scope)

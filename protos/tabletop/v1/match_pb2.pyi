@@ -136,6 +136,7 @@ class MatchView(_message.Message):
     RESULTS_FIELD_NUMBER: _builtins.int
     END_REASON_FIELD_NUMBER: _builtins.int
     PROVENANCE_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     version: _builtins.int
@@ -153,6 +154,10 @@ class MatchView(_message.Message):
     def results(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     @_builtins.property
     def provenance(self) -> Global___Provenance: ...
+    @_builtins.property
+    def clock(self) -> Global___MatchClock:
+        """the match's time control, when it has one (services/games/clock.py)"""
+
     def __init__(
         self,
         *,
@@ -167,10 +172,11 @@ class MatchView(_message.Message):
         results: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         end_reason: _builtins.str = ...,
         provenance: Global___Provenance | None = ...,
+        clock: Global___MatchClock | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game_view", b"game_view", "next", b"next", "provenance", b"provenance"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "game_view", b"game_view", "next", b"next", "provenance", b"provenance"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_reason", b"end_reason", "game", b"game", "game_view", b"game_view", "match_id", b"match_id", "next", b"next", "players", b"players", "provenance", b"provenance", "results", b"results", "status", b"status", "version", b"version", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "end_reason", b"end_reason", "game", b"game", "game_view", b"game_view", "match_id", b"match_id", "next", b"next", "players", b"players", "provenance", b"provenance", "results", b"results", "status", b"status", "version", b"version", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -276,6 +282,7 @@ class MatchSummary(_message.Message):
     BOT_LEVELS_FIELD_NUMBER: _builtins.int
     YOUR_SEATS_FIELD_NUMBER: _builtins.int
     SEAT_STATES_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     status: Global___MatchStatus.ValueType
@@ -316,6 +323,10 @@ class MatchSummary(_message.Message):
         player to join); a seat no one joined yet is not listed, unless a bot's
         """
 
+    @_builtins.property
+    def clock(self) -> Global___MatchClock:
+        """the match's time control, when it has one"""
+
     def __init__(
         self,
         *,
@@ -335,14 +346,82 @@ class MatchSummary(_message.Message):
         bot_levels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         your_seats: _abc.Iterable[_builtins.str] | None = ...,
         seat_states: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        clock: Global___MatchClock | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["next", b"next"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "next", b"next"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_levels", b"bot_levels", "bots", b"bots", "end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "open_until", b"open_until", "players", b"players", "private", b"private", "results", b"results", "seat_states", b"seat_states", "seats", b"seats", "started", b"started", "status", b"status", "version", b"version", "your_seats", b"your_seats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_levels", b"bot_levels", "bots", b"bots", "clock", b"clock", "end_reason", b"end_reason", "game", b"game", "match_id", b"match_id", "next", b"next", "open_until", b"open_until", "players", b"players", "private", b"private", "results", b"results", "seat_states", b"seat_states", "seats", b"seats", "started", b"started", "status", b"status", "version", b"version", "your_seats", b"your_seats"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchSummary: _TypeAlias = MatchSummary  # noqa: Y015
+
+@_typing.final
+class MatchClock(_message.Message):
+    """A match's clocks as its last recorded command left them: a client counts a running
+    seat down to its deadline.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTROL_FIELD_NUMBER: _builtins.int
+    ON_TIMEOUT_FIELD_NUMBER: _builtins.int
+    SINCE_MS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    control: _builtins.str
+    """e.g. "live:10m+5s" or "turn:24h" """
+    on_timeout: _builtins.str
+    """forfeit | bot | pass"""
+    since_ms: _builtins.int
+    """when the last command was recorded (unix milliseconds)"""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatClock]: ...
+    def __init__(
+        self,
+        *,
+        control: _builtins.str = ...,
+        on_timeout: _builtins.str = ...,
+        since_ms: _builtins.int = ...,
+        seats: _abc.Iterable[Global___SeatClock] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["control", b"control", "on_timeout", b"on_timeout", "seats", b"seats", "since_ms", b"since_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchClock: _TypeAlias = MatchClock  # noqa: Y015
+
+@_typing.final
+class SeatClock(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    REMAINING_MS_FIELD_NUMBER: _builtins.int
+    DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    TIMEOUTS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.str
+    remaining_ms: _builtins.int
+    """its time left at since_ms (live: its bank; turn: the time of a move)"""
+    deadline_ms: _builtins.int
+    """running: when its time runs out (unix milliseconds); 0 when the match does not wait for it"""
+    timeouts: _builtins.int
+    """how often its time ran out"""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.str = ...,
+        remaining_ms: _builtins.int = ...,
+        deadline_ms: _builtins.int = ...,
+        timeouts: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "remaining_ms", b"remaining_ms", "seat", b"seat", "timeouts", b"timeouts"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatClock: _TypeAlias = SeatClock  # noqa: Y015
 
 @_typing.final
 class ViewUpdate(_message.Message):

@@ -530,6 +530,38 @@ class MatchEnded(_message.Message):
 Global___MatchEnded: _TypeAlias = MatchEnded  # noqa: Y015
 
 @_typing.final
+class ClockExpired(_message.Message):
+    """A seat's time ran out (the match's clock option, services/games/clock.py): recorded by
+    the board in the same transaction as the consequence the option's policy gives (the
+    events of a move made for the seat, or the MatchEnded of its forfeit).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    POLICY_FIELD_NUMBER: _builtins.int
+    DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.str
+    policy: _builtins.str
+    """forfeit | bot | pass"""
+    deadline_ms: _builtins.int
+    """when its time ran out (unix milliseconds)"""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.str = ...,
+        policy: _builtins.str = ...,
+        deadline_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "policy", b"policy", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClockExpired: _TypeAlias = ClockExpired  # noqa: Y015
+
+@_typing.final
 class MatchScored(_message.Message):
     """--- scoring.events ----------------------------------------------------------"""
 

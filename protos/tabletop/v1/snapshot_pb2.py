@@ -27,7 +27,7 @@ from tabletop.v1 import envelope_pb2 as tabletop_dot_v1_dot_envelope__pb2
 from tabletop.v1 import scoring_pb2 as tabletop_dot_v1_dot_scoring__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atabletop/v1/snapshot.proto\x12\x0btabletop.v1\x1a\x19google/protobuf/any.proto\x1a\x1atabletop/v1/envelope.proto\x1a\x19tabletop/v1/scoring.proto\"u\n\x0cSnapshotHead\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\x12\x0e\n\x06stream\x18\x02 \x01(\t\x12\r\n\x05shard\x18\x03 \x01(\x05\x12\x0c\n\x04slot\x18\x04 \x01(\x05\x12\x0e\n\x06\x63hunks\x18\x05 \x01(\x05\x12\x13\n\x0btaken_at_ms\x18\x06 \x01(\x03\"X\n\rSnapshotChunk\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\x12\r\n\x05index\x18\x02 \x01(\x05\x12#\n\x05parts\x18\x03 \x03(\x0b\x32\x14.google.protobuf.Any\"\xe9\x01\n\x0fWriterPositions\x12\x36\n\x05known\x18\x01 \x03(\x0b\x32\'.tabletop.v1.WriterPositions.KnownEntry\x12>\n\tunsettled\x18\x02 \x03(\x0b\x32+.tabletop.v1.WriterPositions.UnsettledEntry\x1a,\n\nKnownEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x1a\x30\n\x0eUnsettledEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"O\n\nMatchSpans\x12\x11\n\tmatch_ids\x18\x01 \x03(\t\x12\x10\n\x08versions\x18\x02 \x03(\x03\x12\x0e\n\x06\x66irsts\x18\x03 \x03(\x03\x12\x0c\n\x04\x65nds\x18\x04 \x03(\x03\";\n\nOpenEvents\x12-\n\tenvelopes\x18\x01 \x03(\x0b\x32\x1a.tabletop.v1.EventEnvelope\"7\n\rRevealedSeeds\x12\x11\n\tmatch_ids\x18\x01 \x03(\t\x12\x13\n\x0b\x63ommitments\x18\x02 \x03(\t\"<\n\x0ePendingReveals\x12\x11\n\tmatch_ids\x18\x01 \x03(\t\x12\x17\n\x0f\x63orrelation_ids\x18\x02 \x03(\t\"p\n\rBoardPosition\x12\x32\n\x04next\x18\x01 \x03(\x0b\x32$.tabletop.v1.BoardPosition.NextEntry\x1a+\n\tNextEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\"\n\rScoredMatches\x12\x11\n\tmatch_ids\x18\x01 \x03(\t\"?\n\x0e\x46ollowedEvents\x12-\n\tenvelopes\x18\x01 \x03(\x0b\x32\x1a.tabletop.v1.EventEnvelope\"\xe5\x02\n\x0eStandingsState\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07matches\x18\x02 \x01(\x04\x12\x13\n\x0bmatches_won\x18\x03 \x01(\x04\x12,\n\x07players\x18\x04 \x03(\x0b\x32\x1b.tabletop.v1.PlayerStanding\x12\x46\n\x0estatistic_sums\x18\x05 \x03(\x0b\x32..tabletop.v1.StandingsState.StatisticSumsEntry\x12@\n\x0b\x65nd_reasons\x18\x06 \x03(\x0b\x32+.tabletop.v1.StandingsState.EndReasonsEntry\x1a\x34\n\x12StatisticSumsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1a\x31\n\x0f\x45ndReasonsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atabletop/v1/snapshot.proto\x12\x0btabletop.v1\x1a\x19google/protobuf/any.proto\x1a\x1atabletop/v1/envelope.proto\x1a\x19tabletop/v1/scoring.proto\"u\n\x0cSnapshotHead\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\x12\x0e\n\x06stream\x18\x02 \x01(\t\x12\r\n\x05shard\x18\x03 \x01(\x05\x12\x0c\n\x04slot\x18\x04 \x01(\x05\x12\x0e\n\x06\x63hunks\x18\x05 \x01(\x05\x12\x13\n\x0btaken_at_ms\x18\x06 \x01(\x03\"X\n\rSnapshotChunk\x12\x13\n\x0bsnapshot_id\x18\x01 \x01(\t\x12\r\n\x05index\x18\x02 \x01(\x05\x12#\n\x05parts\x18\x03 \x03(\x0b\x32\x14.google.protobuf.Any\"\xe9\x01\n\x0fWriterPositions\x12\x36\n\x05known\x18\x01 \x03(\x0b\x32\'.tabletop.v1.WriterPositions.KnownEntry\x12>\n\tunsettled\x18\x02 \x03(\x0b\x32+.tabletop.v1.WriterPositions.UnsettledEntry\x1a,\n\nKnownEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x1a\x30\n\x0eUnsettledEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"O\n\nMatchSpans\x12\x11\n\tmatch_ids\x18\x01 \x03(\t\x12\x10\n\x08versions\x18\x02 \x03(\x03\x12\x0e\n\x06\x66irsts\x18\x03 \x03(\x03\x12\x0c\n\x04\x65nds\x18\x04 \x03(\x03\";\n\nOpenEvents\x12-\n\tenvelopes\x18\x01 \x03(\x0b\x32\x1a.tabletop.v1.EventEnvelope\"7\n\rRevealedSeeds\x12\x11\n\tmatch_ids\x18\x01 \x03(\t\x12\x13\n\x0b\x63ommitments\x18\x02 \x03(\t\"<\n\x0ePendingReveals\x12\x11\n\tmatch_ids\x18\x01 \x03(\t\x12\x17\n\x0f\x63orrelation_ids\x18\x02 \x03(\t\"H\n\x0e\x43lockDeadlines\x12\x11\n\tmatch_ids\x18\x01 \x03(\t\x12\x11\n\tdeadlines\x18\x02 \x03(\x01\x12\x10\n\x08versions\x18\x03 \x03(\x04\"p\n\rBoardPosition\x12\x32\n\x04next\x18\x01 \x03(\x0b\x32$.tabletop.v1.BoardPosition.NextEntry\x1a+\n\tNextEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\"\n\rScoredMatches\x12\x11\n\tmatch_ids\x18\x01 \x03(\t\"?\n\x0e\x46ollowedEvents\x12-\n\tenvelopes\x18\x01 \x03(\x0b\x32\x1a.tabletop.v1.EventEnvelope\"\xe5\x02\n\x0eStandingsState\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07matches\x18\x02 \x01(\x04\x12\x13\n\x0bmatches_won\x18\x03 \x01(\x04\x12,\n\x07players\x18\x04 \x03(\x0b\x32\x1b.tabletop.v1.PlayerStanding\x12\x46\n\x0estatistic_sums\x18\x05 \x03(\x0b\x32..tabletop.v1.StandingsState.StatisticSumsEntry\x12@\n\x0b\x65nd_reasons\x18\x06 \x03(\x0b\x32+.tabletop.v1.StandingsState.EndReasonsEntry\x1a\x34\n\x12StatisticSumsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1a\x31\n\x0f\x45ndReasonsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -62,18 +62,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REVEALEDSEEDS']._serialized_end=767
   _globals['_PENDINGREVEALS']._serialized_start=769
   _globals['_PENDINGREVEALS']._serialized_end=829
-  _globals['_BOARDPOSITION']._serialized_start=831
-  _globals['_BOARDPOSITION']._serialized_end=943
-  _globals['_BOARDPOSITION_NEXTENTRY']._serialized_start=900
-  _globals['_BOARDPOSITION_NEXTENTRY']._serialized_end=943
-  _globals['_SCOREDMATCHES']._serialized_start=945
-  _globals['_SCOREDMATCHES']._serialized_end=979
-  _globals['_FOLLOWEDEVENTS']._serialized_start=981
-  _globals['_FOLLOWEDEVENTS']._serialized_end=1044
-  _globals['_STANDINGSSTATE']._serialized_start=1047
-  _globals['_STANDINGSSTATE']._serialized_end=1404
-  _globals['_STANDINGSSTATE_STATISTICSUMSENTRY']._serialized_start=1301
-  _globals['_STANDINGSSTATE_STATISTICSUMSENTRY']._serialized_end=1353
-  _globals['_STANDINGSSTATE_ENDREASONSENTRY']._serialized_start=1355
-  _globals['_STANDINGSSTATE_ENDREASONSENTRY']._serialized_end=1404
+  _globals['_CLOCKDEADLINES']._serialized_start=831
+  _globals['_CLOCKDEADLINES']._serialized_end=903
+  _globals['_BOARDPOSITION']._serialized_start=905
+  _globals['_BOARDPOSITION']._serialized_end=1017
+  _globals['_BOARDPOSITION_NEXTENTRY']._serialized_start=974
+  _globals['_BOARDPOSITION_NEXTENTRY']._serialized_end=1017
+  _globals['_SCOREDMATCHES']._serialized_start=1019
+  _globals['_SCOREDMATCHES']._serialized_end=1053
+  _globals['_FOLLOWEDEVENTS']._serialized_start=1055
+  _globals['_FOLLOWEDEVENTS']._serialized_end=1118
+  _globals['_STANDINGSSTATE']._serialized_start=1121
+  _globals['_STANDINGSSTATE']._serialized_end=1478
+  _globals['_STANDINGSSTATE_STATISTICSUMSENTRY']._serialized_start=1375
+  _globals['_STANDINGSSTATE_STATISTICSUMSENTRY']._serialized_end=1427
+  _globals['_STANDINGSSTATE_ENDREASONSENTRY']._serialized_start=1429
+  _globals['_STANDINGSSTATE_ENDREASONSENTRY']._serialized_end=1478
 # @@protoc_insertion_point(module_scope)

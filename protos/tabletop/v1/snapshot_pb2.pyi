@@ -282,6 +282,39 @@ class PendingReveals(_message.Message):
 Global___PendingReveals: _TypeAlias = PendingReveals  # noqa: Y015
 
 @_typing.final
+class ClockDeadlines(_message.Message):
+    """Timed matches (parallel lists): each one's earliest deadline (unix seconds) and the
+    version that set it, kept for matches evicted from memory too (their envelopes are not
+    in the snapshot, and a turn-based match's deadline must still fire).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_IDS_FIELD_NUMBER: _builtins.int
+    DEADLINES_FIELD_NUMBER: _builtins.int
+    VERSIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def match_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def deadlines(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def __init__(
+        self,
+        *,
+        match_ids: _abc.Iterable[_builtins.str] | None = ...,
+        deadlines: _abc.Iterable[_builtins.float] | None = ...,
+        versions: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadlines", b"deadlines", "match_ids", b"match_ids", "versions", b"versions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClockDeadlines: _TypeAlias = ClockDeadlines  # noqa: Y015
+
+@_typing.final
 class BoardPosition(_message.Message):
     """-- scoring --
 

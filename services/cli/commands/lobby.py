@@ -71,6 +71,7 @@ def cmd_matches(args: argparse.Namespace) -> int:
                 + (f"  bots: {bots}" if bots else "")
                 + (f"  your seats: {', '.join(m.your_seats)}" if m.your_seats else "")
                 + _vacated(m)
+                + (f"  clock: {m.clock.control}" if m.HasField("clock") else "")
             )
     return 0
 

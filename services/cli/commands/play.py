@@ -13,7 +13,14 @@ from rich.progress import Progress
 from services.adapters.game_adapter import chosen_action, legal_entry
 from services.bots.network_bot import NetworkBot
 from services.cli.bots import bot_seats
-from services.cli.client import GatewayClient, play_on, play_seats, reason_of, render_view
+from services.cli.client import (
+    GatewayClient,
+    clock_data,
+    play_on,
+    play_seats,
+    reason_of,
+    render_view,
+)
 from services.cli.commands.shared import client_for, console, game_name, game_options
 from services.cli.commands.talk import TalkFeed
 from services.games.registry import all_games
@@ -41,6 +48,18 @@ def add_to(sub: Subcommands) -> None:
         "instead of playing them from this terminal; their KIND must be a level",
     )
     play.add_argument("--option", action="append", default=[], help="game option KEY=VALUE")
+    play.add_argument(
+        "--clock",
+        default="",
+        help="a time control: live:BANK+INCREMENT (e.g. live:10m+5s) or turn:TIME (e.g. "
+        "turn:24h); units s, m, h, d",
+    )
+    play.add_argument(
+        "--on-timeout",
+        default="",
+        choices=("forfeit", "bot", "pass"),
+        help="what a seat's timeout does (default forfeit; pass only where the rules have one)",
+    )
     play.add_argument("--seed", type=int, default=None, help="seed of the bots' choices")
     play.add_argument("--json", action="store_true", help="print the final result as JSON")
     play.add_argument("--private", action="store_true", help="unlisted: the match id invites")
@@ -86,7 +105,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         match_id = client.create(
             args.game,
             players,
-            game_options(args.option),
+            _with_clock(game_options(args.option), args.clock, args.on_timeout),
             private=args.private,
             bots=[*bots, *served],
             bot_levels=served,
@@ -143,6 +162,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         "events": final.version,
         "actions": actions,
     }
+    if final.HasField("clock"):
+        result["clock"] = clock_data(final)
     if args.json:
         print(json.dumps(result))
     else:
@@ -258,3 +279,12 @@ def _fill_in(game: str, template: match_pb2.LegalAction) -> match_pb2.LegalActio
                 break
             print(f"  a number from {p.low:g} to {p.high:g}, please")
     return chosen_action(all_games()[game], entry.instantiate(**values))
+
+
+def _with_clock(options: dict[str, str], control: str, on_timeout: str) -> dict[str, str]:
+    """The options with the --clock and --on-timeout given (the gateway checks them)."""
+    if control:
+        options["clock"] = control
+    if on_timeout:
+        options["on_timeout"] = on_timeout
+    return options

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from services.cli.client import reason_of, render_view
+from services.cli.client import clock_data, reason_of, render_view
 from services.cli.commands.shared import client_for, console
 from services.cli.commands.talk import TalkFeed
 
@@ -42,6 +42,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
                             "version": view.version,
                             "next": list(view.next.players),
                             "finished": view.next.finished,
+                            "clock": clock_data(view),
                             "talk": feed.new(),
                         }
                     ),

@@ -20,6 +20,7 @@ from collections import Counter
 import grpc
 
 from services.bots.levels import levels_for
+from services.games import clock
 from services.games.registry import all_games
 from services.gateway.access import Access, Caller, check_bounds
 from services.gateway.auth import (
@@ -200,6 +201,10 @@ class LobbyRpcs:
         _names(("players", players), ("display_name", [request.display_name]))
         if request.game not in all_games():
             raise _invalid(f"unknown game; choose one of {', '.join(sorted(all_games()))}")
+        try:
+            clock.parse(request.game, options)  # (the board checks it again)
+        except clock.BadTimeControl as bad:
+            raise _invalid(str(bad)) from bad
         if len(set(players)) != len(players) or not all(players):
             raise _invalid("seat names must be distinct, not empty")
         if not set(bots) <= set(players):

@@ -186,6 +186,10 @@ export type OpenMatchRequest = Message<"tabletop.v1.OpenMatchRequest"> & {
   players: string[];
 
   /**
+   * the game's options, and the platform's time control: clock=live:10m+5s (a bank per
+   * seat plus an increment per move) or clock=turn:24h (per move), and
+   * on_timeout=forfeit|bot|pass (forfeit unless given; pass where the rules have one)
+   *
    * @generated from field: map<string, string> options = 3;
    */
   options: { [key: string]: string };

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/match.proto.
  */
 export const file_tabletop_v1_match: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YWJsZXRvcC92MS9tYXRjaC5wcm90bxILdGFibGV0b3AudjEiTAoITmV4dFN0ZXASDwoHcGxheWVycxgBIAMoCRINCgVwaGFzZRgCIAEoCRIOCgZjaGFuY2UYAyABKAkSEAoIZmluaXNoZWQYBCABKAgiZgoKUHJvdmVuYW5jZRIXCg9kaWNlX2NvbW1pdG1lbnQYASABKAkSGAoQZGVja3NfY29tbWl0bWVudBgCIAEoCRIRCglkaWNlX3NlZWQYAyABKAkSEgoKZGVja3Nfc2VlZBgEIAEoCSL9AgoJTWF0Y2hWaWV3EhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoBBIOCgZ2aWV3ZXIYBCABKAkSKAoGc3RhdHVzGAUgASgOMhgudGFibGV0b3AudjEuTWF0Y2hTdGF0dXMSDwoHcGxheWVycxgGIAMoCRIjCgRuZXh0GAcgASgLMhUudGFibGV0b3AudjEuTmV4dFN0ZXASKAoJZ2FtZV92aWV3GAggASgLMhUudGFibGV0b3AudjEuR2FtZVZpZXcSNAoHcmVzdWx0cxgJIAMoCzIjLnRhYmxldG9wLnYxLk1hdGNoVmlldy5SZXN1bHRzRW50cnkSEgoKZW5kX3JlYXNvbhgKIAEoCRIrCgpwcm92ZW5hbmNlGAsgASgLMhcudGFibGV0b3AudjEuUHJvdmVuYW5jZRouCgxSZXN1bHRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASK6BQoMTWF0Y2hTdW1tYXJ5EhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHcGxheWVycxgDIAMoCRIoCgZzdGF0dXMYBCABKA4yGC50YWJsZXRvcC52MS5NYXRjaFN0YXR1cxIPCgd2ZXJzaW9uGAUgASgEEjcKB3Jlc3VsdHMYBiADKAsyJi50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuUmVzdWx0c0VudHJ5EhIKCmVuZF9yZWFzb24YByABKAkSIwoEbmV4dBgIIAEoCzIVLnRhYmxldG9wLnYxLk5leHRTdGVwEg8KB3ByaXZhdGUYCSABKAgSMwoFc2VhdHMYCiADKAsyJC50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuU2VhdHNFbnRyeRIMCgRib3RzGAsgAygJEg8KB3N0YXJ0ZWQYDCABKAgSEgoKb3Blbl91bnRpbBgNIAEoAxI8Cgpib3RfbGV2ZWxzGA4gAygLMigudGFibGV0b3AudjEuTWF0Y2hTdW1tYXJ5LkJvdExldmVsc0VudHJ5EhIKCnlvdXJfc2VhdHMYDyADKAkSPgoLc2VhdF9zdGF0ZXMYPCADKAsyKS50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkuU2VhdFN0YXRlc0VudHJ5Gi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGiwKClNlYXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARowCg5Cb3RMZXZlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjEKD1NlYXRTdGF0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIs4DCgpWaWV3VXBkYXRlEioKB3N1bW1hcnkYASABKAsyGS50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkSPAoLc2VhdF90b2tlbnMYAyADKAsyJy50YWJsZXRvcC52MS5WaWV3VXBkYXRlLlNlYXRUb2tlbnNFbnRyeRIrCgpwcm92ZW5hbmNlGAQgASgLMhcudGFibGV0b3AudjEuUHJvdmVuYW5jZRINCgVzdGF0ZRgFIAEoDBIPCgdjcmVhdG9yGAYgASgJEjUKB2hvbGRlcnMYByADKAsyJC50YWJsZXRvcC52MS5WaWV3VXBkYXRlLkhvbGRlcnNFbnRyeRIzCgZzZWFsZWQYPCADKAsyIy50YWJsZXRvcC52MS5WaWV3VXBkYXRlLlNlYWxlZEVudHJ5GjEKD1NlYXRUb2tlbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi4KDEhvbGRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1NlYWxlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFKBAgCEANSBXZpZXdzIpABCgtMZWdhbEFjdGlvbhInCgZhY3Rpb24YASABKAsyFy50YWJsZXRvcC52MS5HYW1lQWN0aW9uEg0KBWxhYmVsGAIgASgJEicKBnBhcmFtcxgDIAMoCzIXLnRhYmxldG9wLnYxLlBhcmFtUmFuZ2USDwoHdGFyZ2V0cxgEIAMoCRIPCgdhZmZlY3RzGAUgAygJIm4KClBhcmFtUmFuZ2USDAoEbmFtZRgBIAEoCRILCgNsb3cYAiABKAESDAoEaGlnaBgDIAEoARIMCgR1bml0GAQgASgJEikKB3BpY3R1cmUYBSABKAsyGC50YWJsZXRvcC52MS5QaWN0dXJlQXhpcyI9CgtQaWN0dXJlQXhpcxIPCgdtZWFzdXJlGAEgASgJEg0KBXNjYWxlGAIgASgBEg4KBm9mZnNldBgDIAEoASpfCgtNYXRjaFN0YXR1cxIcChhNQVRDSF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNNQVRDSF9TVEFUVVNfQUNUSVZFEAESGQoVTUFUQ0hfU1RBVFVTX0ZJTklTSEVEEAJiBnByb3RvMw", [file_tabletop_v1_games]);
+  fileDesc("Chd0YWJsZXRvcC92MS9tYXRjaC5wcm90bxILdGFibGV0b3AudjEiTAoITmV4dFN0ZXASDwoHcGxheWVycxgBIAMoCRINCgVwaGFzZRgCIAEoCRIOCgZjaGFuY2UYAyABKAkSEAoIZmluaXNoZWQYBCABKAgiZgoKUHJvdmVuYW5jZRIXCg9kaWNlX2NvbW1pdG1lbnQYASABKAkSGAoQZGVja3NfY29tbWl0bWVudBgCIAEoCRIRCglkaWNlX3NlZWQYAyABKAkSEgoKZGVja3Nfc2VlZBgEIAEoCSKlAwoJTWF0Y2hWaWV3EhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoBBIOCgZ2aWV3ZXIYBCABKAkSKAoGc3RhdHVzGAUgASgOMhgudGFibGV0b3AudjEuTWF0Y2hTdGF0dXMSDwoHcGxheWVycxgGIAMoCRIjCgRuZXh0GAcgASgLMhUudGFibGV0b3AudjEuTmV4dFN0ZXASKAoJZ2FtZV92aWV3GAggASgLMhUudGFibGV0b3AudjEuR2FtZVZpZXcSNAoHcmVzdWx0cxgJIAMoCzIjLnRhYmxldG9wLnYxLk1hdGNoVmlldy5SZXN1bHRzRW50cnkSEgoKZW5kX3JlYXNvbhgKIAEoCRIrCgpwcm92ZW5hbmNlGAsgASgLMhcudGFibGV0b3AudjEuUHJvdmVuYW5jZRImCgVjbG9jaxgoIAEoCzIXLnRhYmxldG9wLnYxLk1hdGNoQ2xvY2saLgoMUmVzdWx0c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi4gUKDE1hdGNoU3VtbWFyeRIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3BsYXllcnMYAyADKAkSKAoGc3RhdHVzGAQgASgOMhgudGFibGV0b3AudjEuTWF0Y2hTdGF0dXMSDwoHdmVyc2lvbhgFIAEoBBI3CgdyZXN1bHRzGAYgAygLMiYudGFibGV0b3AudjEuTWF0Y2hTdW1tYXJ5LlJlc3VsdHNFbnRyeRISCgplbmRfcmVhc29uGAcgASgJEiMKBG5leHQYCCABKAsyFS50YWJsZXRvcC52MS5OZXh0U3RlcBIPCgdwcml2YXRlGAkgASgIEjMKBXNlYXRzGAogAygLMiQudGFibGV0b3AudjEuTWF0Y2hTdW1tYXJ5LlNlYXRzRW50cnkSDAoEYm90cxgLIAMoCRIPCgdzdGFydGVkGAwgASgIEhIKCm9wZW5fdW50aWwYDSABKAMSPAoKYm90X2xldmVscxgOIAMoCzIoLnRhYmxldG9wLnYxLk1hdGNoU3VtbWFyeS5Cb3RMZXZlbHNFbnRyeRISCgp5b3VyX3NlYXRzGA8gAygJEj4KC3NlYXRfc3RhdGVzGDwgAygLMikudGFibGV0b3AudjEuTWF0Y2hTdW1tYXJ5LlNlYXRTdGF0ZXNFbnRyeRImCgVjbG9jaxgoIAEoCzIXLnRhYmxldG9wLnYxLk1hdGNoQ2xvY2saLgoMUmVzdWx0c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLAoKU2VhdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMQoPU2VhdFN0YXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiagoKTWF0Y2hDbG9jaxIPCgdjb250cm9sGAEgASgJEhIKCm9uX3RpbWVvdXQYAiABKAkSEAoIc2luY2VfbXMYAyABKAMSJQoFc2VhdHMYBCADKAsyFi50YWJsZXRvcC52MS5TZWF0Q2xvY2siVgoJU2VhdENsb2NrEgwKBHNlYXQYASABKAkSFAoMcmVtYWluaW5nX21zGAIgASgDEhMKC2RlYWRsaW5lX21zGAMgASgDEhAKCHRpbWVvdXRzGAQgASgNIs4DCgpWaWV3VXBkYXRlEioKB3N1bW1hcnkYASABKAsyGS50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkSPAoLc2VhdF90b2tlbnMYAyADKAsyJy50YWJsZXRvcC52MS5WaWV3VXBkYXRlLlNlYXRUb2tlbnNFbnRyeRIrCgpwcm92ZW5hbmNlGAQgASgLMhcudGFibGV0b3AudjEuUHJvdmVuYW5jZRINCgVzdGF0ZRgFIAEoDBIPCgdjcmVhdG9yGAYgASgJEjUKB2hvbGRlcnMYByADKAsyJC50YWJsZXRvcC52MS5WaWV3VXBkYXRlLkhvbGRlcnNFbnRyeRIzCgZzZWFsZWQYPCADKAsyIy50YWJsZXRvcC52MS5WaWV3VXBkYXRlLlNlYWxlZEVudHJ5GjEKD1NlYXRUb2tlbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi4KDEhvbGRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1NlYWxlZEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFKBAgCEANSBXZpZXdzIpABCgtMZWdhbEFjdGlvbhInCgZhY3Rpb24YASABKAsyFy50YWJsZXRvcC52MS5HYW1lQWN0aW9uEg0KBWxhYmVsGAIgASgJEicKBnBhcmFtcxgDIAMoCzIXLnRhYmxldG9wLnYxLlBhcmFtUmFuZ2USDwoHdGFyZ2V0cxgEIAMoCRIPCgdhZmZlY3RzGAUgAygJIm4KClBhcmFtUmFuZ2USDAoEbmFtZRgBIAEoCRILCgNsb3cYAiABKAESDAoEaGlnaBgDIAEoARIMCgR1bml0GAQgASgJEikKB3BpY3R1cmUYBSABKAsyGC50YWJsZXRvcC52MS5QaWN0dXJlQXhpcyI9CgtQaWN0dXJlQXhpcxIPCgdtZWFzdXJlGAEgASgJEg0KBXNjYWxlGAIgASgBEg4KBm9mZnNldBgDIAEoASpfCgtNYXRjaFN0YXR1cxIcChhNQVRDSF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNNQVRDSF9TVEFUVVNfQUNUSVZFEAESGQoVTUFUQ0hfU1RBVFVTX0ZJTklTSEVEEAJiBnByb3RvMw", [file_tabletop_v1_games]);
 
 /**
  * Who must act next, or which chance outcome the match waits for.
@@ -146,6 +146,13 @@ export type MatchView = Message<"tabletop.v1.MatchView"> & {
    * @generated from field: tabletop.v1.Provenance provenance = 11;
    */
   provenance?: Provenance | undefined;
+
+  /**
+   * the match's time control, when it has one (services/games/clock.py)
+   *
+   * @generated from field: tabletop.v1.MatchClock clock = 40;
+   */
+  clock?: MatchClock | undefined;
 };
 
 /**
@@ -256,6 +263,13 @@ export type MatchSummary = Message<"tabletop.v1.MatchSummary"> & {
    * @generated from field: map<string, string> seat_states = 60;
    */
   seatStates: { [key: string]: string };
+
+  /**
+   * the match's time control, when it has one
+   *
+   * @generated from field: tabletop.v1.MatchClock clock = 40;
+   */
+  clock?: MatchClock | undefined;
 };
 
 /**
@@ -264,6 +278,85 @@ export type MatchSummary = Message<"tabletop.v1.MatchSummary"> & {
  */
 export const MatchSummarySchema: GenMessage<MatchSummary> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_match, 3);
+
+/**
+ * A match's clocks as its last recorded command left them: a client counts a running
+ * seat down to its deadline.
+ *
+ * @generated from message tabletop.v1.MatchClock
+ */
+export type MatchClock = Message<"tabletop.v1.MatchClock"> & {
+  /**
+   * e.g. "live:10m+5s" or "turn:24h"
+   *
+   * @generated from field: string control = 1;
+   */
+  control: string;
+
+  /**
+   * forfeit | bot | pass
+   *
+   * @generated from field: string on_timeout = 2;
+   */
+  onTimeout: string;
+
+  /**
+   * when the last command was recorded (unix milliseconds)
+   *
+   * @generated from field: int64 since_ms = 3;
+   */
+  sinceMs: bigint;
+
+  /**
+   * @generated from field: repeated tabletop.v1.SeatClock seats = 4;
+   */
+  seats: SeatClock[];
+};
+
+/**
+ * Describes the message tabletop.v1.MatchClock.
+ * Use `create(MatchClockSchema)` to create a new message.
+ */
+export const MatchClockSchema: GenMessage<MatchClock> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_match, 4);
+
+/**
+ * @generated from message tabletop.v1.SeatClock
+ */
+export type SeatClock = Message<"tabletop.v1.SeatClock"> & {
+  /**
+   * @generated from field: string seat = 1;
+   */
+  seat: string;
+
+  /**
+   * its time left at since_ms (live: its bank; turn: the time of a move)
+   *
+   * @generated from field: int64 remaining_ms = 2;
+   */
+  remainingMs: bigint;
+
+  /**
+   * running: when its time runs out (unix milliseconds); 0 when the match does not wait for it
+   *
+   * @generated from field: int64 deadline_ms = 3;
+   */
+  deadlineMs: bigint;
+
+  /**
+   * how often its time ran out
+   *
+   * @generated from field: uint32 timeouts = 4;
+   */
+  timeouts: number;
+};
+
+/**
+ * Describes the message tabletop.v1.SeatClock.
+ * Use `create(SeatClockSchema)` to create a new message.
+ */
+export const SeatClockSchema: GenMessage<SeatClock> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_match, 5);
 
 /**
  * Published by the projector on the views topic (key = match id), once per match per
@@ -326,7 +419,7 @@ export type ViewUpdate = Message<"tabletop.v1.ViewUpdate"> & {
  * Use `create(ViewUpdateSchema)` to create a new message.
  */
 export const ViewUpdateSchema: GenMessage<ViewUpdate> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_match, 4);
+  messageDesc(file_tabletop_v1_match, 6);
 
 /**
  * One entry of a player's legal actions. With ``params`` it is a family of actions (an
@@ -376,7 +469,7 @@ export type LegalAction = Message<"tabletop.v1.LegalAction"> & {
  * Use `create(LegalActionSchema)` to create a new message.
  */
 export const LegalActionSchema: GenMessage<LegalAction> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_match, 5);
+  messageDesc(file_tabletop_v1_match, 7);
 
 /**
  * A continuous parameter of a parametric action: the action field ``name`` in [low, high].
@@ -417,7 +510,7 @@ export type ParamRange = Message<"tabletop.v1.ParamRange"> & {
  * Use `create(ParamRangeSchema)` to create a new message.
  */
 export const ParamRangeSchema: GenMessage<ParamRange> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_match, 6);
+  messageDesc(file_tabletop_v1_match, 8);
 
 /**
  * value = offset + scale * measure, then clamped into the range (an angle wraps). The
@@ -449,7 +542,7 @@ export type PictureAxis = Message<"tabletop.v1.PictureAxis"> & {
  * Use `create(PictureAxisSchema)` to create a new message.
  */
 export const PictureAxisSchema: GenMessage<PictureAxis> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_match, 7);
+  messageDesc(file_tabletop_v1_match, 9);
 
 /**
  * @generated from enum tabletop.v1.MatchStatus

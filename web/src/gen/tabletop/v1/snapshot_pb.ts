@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/snapshot.proto.
  */
 export const file_tabletop_v1_snapshot: GenFile = /*@__PURE__*/
-  fileDesc("Chp0YWJsZXRvcC92MS9zbmFwc2hvdC5wcm90bxILdGFibGV0b3AudjEidQoMU25hcHNob3RIZWFkEhMKC3NuYXBzaG90X2lkGAEgASgJEg4KBnN0cmVhbRgCIAEoCRINCgVzaGFyZBgDIAEoBRIMCgRzbG90GAQgASgFEg4KBmNodW5rcxgFIAEoBRITCgt0YWtlbl9hdF9tcxgGIAEoAyJYCg1TbmFwc2hvdENodW5rEhMKC3NuYXBzaG90X2lkGAEgASgJEg0KBWluZGV4GAIgASgFEiMKBXBhcnRzGAMgAygLMhQuZ29vZ2xlLnByb3RvYnVmLkFueSLpAQoPV3JpdGVyUG9zaXRpb25zEjYKBWtub3duGAEgAygLMicudGFibGV0b3AudjEuV3JpdGVyUG9zaXRpb25zLktub3duRW50cnkSPgoJdW5zZXR0bGVkGAIgAygLMisudGFibGV0b3AudjEuV3JpdGVyUG9zaXRpb25zLlVuc2V0dGxlZEVudHJ5GiwKCktub3duRW50cnkSCwoDa2V5GAEgASgFEg0KBXZhbHVlGAIgASgDOgI4ARowCg5VbnNldHRsZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIk8KCk1hdGNoU3BhbnMSEQoJbWF0Y2hfaWRzGAEgAygJEhAKCHZlcnNpb25zGAIgAygDEg4KBmZpcnN0cxgDIAMoAxIMCgRlbmRzGAQgAygDIjsKCk9wZW5FdmVudHMSLQoJZW52ZWxvcGVzGAEgAygLMhoudGFibGV0b3AudjEuRXZlbnRFbnZlbG9wZSI3Cg1SZXZlYWxlZFNlZWRzEhEKCW1hdGNoX2lkcxgBIAMoCRITCgtjb21taXRtZW50cxgCIAMoCSI8Cg5QZW5kaW5nUmV2ZWFscxIRCgltYXRjaF9pZHMYASADKAkSFwoPY29ycmVsYXRpb25faWRzGAIgAygJInAKDUJvYXJkUG9zaXRpb24SMgoEbmV4dBgBIAMoCzIkLnRhYmxldG9wLnYxLkJvYXJkUG9zaXRpb24uTmV4dEVudHJ5GisKCU5leHRFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAM6AjgBIiIKDVNjb3JlZE1hdGNoZXMSEQoJbWF0Y2hfaWRzGAEgAygJIj8KDkZvbGxvd2VkRXZlbnRzEi0KCWVudmVsb3BlcxgBIAMoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUi5QIKDlN0YW5kaW5nc1N0YXRlEgwKBGdhbWUYASABKAkSDwoHbWF0Y2hlcxgCIAEoBBITCgttYXRjaGVzX3dvbhgDIAEoBBIsCgdwbGF5ZXJzGAQgAygLMhsudGFibGV0b3AudjEuUGxheWVyU3RhbmRpbmcSRgoOc3RhdGlzdGljX3N1bXMYBSADKAsyLi50YWJsZXRvcC52MS5TdGFuZGluZ3NTdGF0ZS5TdGF0aXN0aWNTdW1zRW50cnkSQAoLZW5kX3JlYXNvbnMYBiADKAsyKy50YWJsZXRvcC52MS5TdGFuZGluZ3NTdGF0ZS5FbmRSZWFzb25zRW50cnkaNAoSU3RhdGlzdGljU3Vtc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEaMQoPRW5kUmVhc29uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBDoCOAFiBnByb3RvMw", [file_google_protobuf_any, file_tabletop_v1_envelope, file_tabletop_v1_scoring]);
+  fileDesc("Chp0YWJsZXRvcC92MS9zbmFwc2hvdC5wcm90bxILdGFibGV0b3AudjEidQoMU25hcHNob3RIZWFkEhMKC3NuYXBzaG90X2lkGAEgASgJEg4KBnN0cmVhbRgCIAEoCRINCgVzaGFyZBgDIAEoBRIMCgRzbG90GAQgASgFEg4KBmNodW5rcxgFIAEoBRITCgt0YWtlbl9hdF9tcxgGIAEoAyJYCg1TbmFwc2hvdENodW5rEhMKC3NuYXBzaG90X2lkGAEgASgJEg0KBWluZGV4GAIgASgFEiMKBXBhcnRzGAMgAygLMhQuZ29vZ2xlLnByb3RvYnVmLkFueSLpAQoPV3JpdGVyUG9zaXRpb25zEjYKBWtub3duGAEgAygLMicudGFibGV0b3AudjEuV3JpdGVyUG9zaXRpb25zLktub3duRW50cnkSPgoJdW5zZXR0bGVkGAIgAygLMisudGFibGV0b3AudjEuV3JpdGVyUG9zaXRpb25zLlVuc2V0dGxlZEVudHJ5GiwKCktub3duRW50cnkSCwoDa2V5GAEgASgFEg0KBXZhbHVlGAIgASgDOgI4ARowCg5VbnNldHRsZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIk8KCk1hdGNoU3BhbnMSEQoJbWF0Y2hfaWRzGAEgAygJEhAKCHZlcnNpb25zGAIgAygDEg4KBmZpcnN0cxgDIAMoAxIMCgRlbmRzGAQgAygDIjsKCk9wZW5FdmVudHMSLQoJZW52ZWxvcGVzGAEgAygLMhoudGFibGV0b3AudjEuRXZlbnRFbnZlbG9wZSI3Cg1SZXZlYWxlZFNlZWRzEhEKCW1hdGNoX2lkcxgBIAMoCRITCgtjb21taXRtZW50cxgCIAMoCSI8Cg5QZW5kaW5nUmV2ZWFscxIRCgltYXRjaF9pZHMYASADKAkSFwoPY29ycmVsYXRpb25faWRzGAIgAygJIkgKDkNsb2NrRGVhZGxpbmVzEhEKCW1hdGNoX2lkcxgBIAMoCRIRCglkZWFkbGluZXMYAiADKAESEAoIdmVyc2lvbnMYAyADKAQicAoNQm9hcmRQb3NpdGlvbhIyCgRuZXh0GAEgAygLMiQudGFibGV0b3AudjEuQm9hcmRQb3NpdGlvbi5OZXh0RW50cnkaKwoJTmV4dEVudHJ5EgsKA2tleRgBIAEoBRINCgV2YWx1ZRgCIAEoAzoCOAEiIgoNU2NvcmVkTWF0Y2hlcxIRCgltYXRjaF9pZHMYASADKAkiPwoORm9sbG93ZWRFdmVudHMSLQoJZW52ZWxvcGVzGAEgAygLMhoudGFibGV0b3AudjEuRXZlbnRFbnZlbG9wZSLlAgoOU3RhbmRpbmdzU3RhdGUSDAoEZ2FtZRgBIAEoCRIPCgdtYXRjaGVzGAIgASgEEhMKC21hdGNoZXNfd29uGAMgASgEEiwKB3BsYXllcnMYBCADKAsyGy50YWJsZXRvcC52MS5QbGF5ZXJTdGFuZGluZxJGCg5zdGF0aXN0aWNfc3VtcxgFIAMoCzIuLnRhYmxldG9wLnYxLlN0YW5kaW5nc1N0YXRlLlN0YXRpc3RpY1N1bXNFbnRyeRJACgtlbmRfcmVhc29ucxgGIAMoCzIrLnRhYmxldG9wLnYxLlN0YW5kaW5nc1N0YXRlLkVuZFJlYXNvbnNFbnRyeRo0ChJTdGF0aXN0aWNTdW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ARoxCg9FbmRSZWFzb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgEOgI4AWIGcHJvdG8z", [file_google_protobuf_any, file_tabletop_v1_envelope, file_tabletop_v1_scoring]);
 
 /**
  * The last record of a snapshot (key "<shard>/head"): which chunks make it up.
@@ -222,6 +222,37 @@ export const PendingRevealsSchema: GenMessage<PendingReveals> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_snapshot, 6);
 
 /**
+ * Timed matches (parallel lists): each one's earliest deadline (unix seconds) and the
+ * version that set it, kept for matches evicted from memory too (their envelopes are not
+ * in the snapshot, and a turn-based match's deadline must still fire).
+ *
+ * @generated from message tabletop.v1.ClockDeadlines
+ */
+export type ClockDeadlines = Message<"tabletop.v1.ClockDeadlines"> & {
+  /**
+   * @generated from field: repeated string match_ids = 1;
+   */
+  matchIds: string[];
+
+  /**
+   * @generated from field: repeated double deadlines = 2;
+   */
+  deadlines: number[];
+
+  /**
+   * @generated from field: repeated uint64 versions = 3;
+   */
+  versions: bigint[];
+};
+
+/**
+ * Describes the message tabletop.v1.ClockDeadlines.
+ * Use `create(ClockDeadlinesSchema)` to create a new message.
+ */
+export const ClockDeadlinesSchema: GenMessage<ClockDeadlines> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_snapshot, 7);
+
+/**
  * How far scoring has followed board.events: partition → the next offset to read.
  *
  * @generated from message tabletop.v1.BoardPosition
@@ -238,7 +269,7 @@ export type BoardPosition = Message<"tabletop.v1.BoardPosition"> & {
  * Use `create(BoardPositionSchema)` to create a new message.
  */
 export const BoardPositionSchema: GenMessage<BoardPosition> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_snapshot, 7);
+  messageDesc(file_tabletop_v1_snapshot, 8);
 
 /**
  * Matches scored already (their board events are skipped).
@@ -257,7 +288,7 @@ export type ScoredMatches = Message<"tabletop.v1.ScoredMatches"> & {
  * Use `create(ScoredMatchesSchema)` to create a new message.
  */
 export const ScoredMatchesSchema: GenMessage<ScoredMatches> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_snapshot, 8);
+  messageDesc(file_tabletop_v1_snapshot, 9);
 
 /**
  * The board envelopes of matches scoring follows and has not scored yet.
@@ -276,7 +307,7 @@ export type FollowedEvents = Message<"tabletop.v1.FollowedEvents"> & {
  * Use `create(FollowedEventsSchema)` to create a new message.
  */
 export const FollowedEventsSchema: GenMessage<FollowedEvents> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_snapshot, 9);
+  messageDesc(file_tabletop_v1_snapshot, 10);
 
 /**
  * One game's standings as folded from its MatchScored events.
@@ -320,5 +351,5 @@ export type StandingsState = Message<"tabletop.v1.StandingsState"> & {
  * Use `create(StandingsStateSchema)` to create a new message.
  */
 export const StandingsStateSchema: GenMessage<StandingsState> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_snapshot, 10);
+  messageDesc(file_tabletop_v1_snapshot, 11);
 
