@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from services.adapters.game_adapter import game_and_messages, messages_for
+from services.adapters.views import decode_state
 from services.common.envelope import is_a, unpack
 from services.games import clock, handover
 from services.games.match import Match
@@ -99,6 +100,11 @@ def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
         # every reader, since each folds the same events to the same state
         sealed = handover.seal(match.game.name, match.state, handed.seat)
         match.hand_over(handed.seat, handed.to, handed.level, sealed)
+    elif is_a(envelope, platform_events_pb2.ActionsUndone):
+        undone = unpack(envelope, platform_events_pb2.ActionsUndone)
+        assert isinstance(undone, platform_events_pb2.ActionsUndone)
+        # the state as the board computed it (verification checks it against the fold)
+        match.state = decode_state(match.game.name, undone.state)
     advance_clock(match, envelope)
     return True
 

@@ -4,7 +4,8 @@ Checks that each revealed seed matches its commitment (published before play; a 
 commits only with the chance services it uses, and the others must stay silent), that every
 roll and shuffle re-derives from the seed and the counters in the log, that the counters
 leave no gaps (nothing rolled off the record), and that every card drawn is the card the
-re-derived deck order puts on top.
+re-derived deck order puts on top. A move taken back (ActionsUndone) must restore the
+state the board's own events give at the version it names.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from services.adapters import folding
+from services.adapters.views import encode_state
 from services.common.envelope import is_a, unpack
 from services.games.chance import DeckPiles
 from services.games.contract import RuleViolation
@@ -102,11 +105,48 @@ def verify_match(envelopes: list[envelope_pb2.EventEnvelope]) -> Verification:
             first = next((unpack(e, cls) for e in events if is_a(e, cls)), None)
             if first is not None and first.commitment != getattr(created, attr):  # type: ignore[attr-defined]
                 result.problems.append(f"{name}: the match was created with another commitment")
+    _verify_takebacks(board, result)
     if dice_seed is not None:
         _verify_dice(match_id, dice_seed, dice, result)
     if decks_seed is not None:
         _verify_decks(match_id, decks_seed, decks, result)
     return result
+
+
+def _verify_takebacks(board: list[envelope_pb2.EventEnvelope], result: Verification) -> None:
+    """Each ActionsUndone's state is the fold of the board's events up to its to_version."""
+    undone: dict[int, pe.ActionsUndone] = {}
+    for envelope in board:
+        if is_a(envelope, pe.ActionsUndone):
+            recorded = unpack(envelope, pe.ActionsUndone)
+            assert isinstance(recorded, pe.ActionsUndone)
+            undone[int(envelope.sequence)] = recorded
+    if not undone:
+        return
+    wanted = {int(u.to_version) for u in undone.values()}
+    states: dict[int, str] = {}
+    if not board or not folding.is_created(board[0]):
+        result.problems.append("board: the events do not open with the match's creation")
+        return
+    match = folding.created(board[0])
+    if 1 in wanted:
+        states[1] = encode_state(match.state)
+    try:
+        for envelope in board[1:]:
+            took = undone.get(int(envelope.sequence))
+            if took is not None:
+                to_version = int(took.to_version)
+                if states.get(to_version) != took.state:
+                    result.problems.append(
+                        f"board: event {envelope.sequence} takes the match back to a state "
+                        f"that is not its state at version {to_version}"
+                    )
+                result.checked += 1
+            folding.fold(match, envelope)
+            if envelope.sequence in wanted:
+                states[int(envelope.sequence)] = encode_state(match.state)
+    except folding.Gap as error:
+        result.problems.append(f"board: the events do not fold ({error})")
 
 
 def _verify_dice(

@@ -230,6 +230,14 @@ class GatewayClient:
         )
         return reply
 
+    def undo(self, match_id: str, seat: str) -> gateway_pb2.UndoActionReply:
+        """Take back the seat's last command (with its token, kept from its join)."""
+        reply: gateway_pb2.UndoActionReply = self.stub.UndoAction(
+            gateway_pb2.UndoActionRequest(match_id=match_id, player=seat),
+            metadata=self.auth(match_id, seat),
+        )
+        return reply
+
     def hand_over(
         self, match_id: str, seat: str, bot_level: str = ""
     ) -> gateway_pb2.HandOverSeatReply:

@@ -364,6 +364,57 @@ class JoinMatchReply(_message.Message):
 Global___JoinMatchReply: _TypeAlias = JoinMatchReply  # noqa: Y015
 
 @_typing.final
+class UndoActionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    player: _builtins.str
+    """the token's seat (empty: the token's)"""
+    command_id: _builtins.str
+    """optional: a retry with the same id takes back nothing more"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        player: _builtins.str = ...,
+        command_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "match_id", b"match_id", "player", b"player"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UndoActionRequest: _TypeAlias = UndoActionRequest  # noqa: Y015
+
+@_typing.final
+class UndoActionReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """the version that recorded the undo (wait for a view this new)"""
+    duplicate: _builtins.bool
+    """the command id was seen before: nothing more taken back"""
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        duplicate: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UndoActionReply: _TypeAlias = UndoActionReply  # noqa: Y015
+
+@_typing.final
 class LeaveSeatRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
