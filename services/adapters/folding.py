@@ -4,6 +4,7 @@ board does)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -105,6 +106,10 @@ def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
         assert isinstance(undone, platform_events_pb2.ActionsUndone)
         # the state as the board computed it (verification checks it against the fold)
         match.state = decode_state(match.game.name, undone.state)
+        if undone.clock and match.clock is not None:
+            # as it was, then charged below up to now as if the seat had not moved
+            facts = json.loads(undone.clock)
+            match.clock = clock.Clock.from_facts(match.clock.control, facts)
     advance_clock(match, envelope)
     return True
 
@@ -121,7 +126,9 @@ def advance_clock(match: Match, envelope: envelope_pb2.EventEnvelope) -> None:
         ticking.expired(expired.seat)
     if envelope.last_in_batch:
         at = envelope.occurred_at.seconds + envelope.occurred_at.nanos / 1e9
-        ticking.recorded(at, envelope.actor, match.awaited())
+        # a move taken back is no move: it earns no increment and restarts no turn
+        mover = "" if is_a(envelope, platform_events_pb2.ActionsUndone) else envelope.actor
+        ticking.recorded(at, mover, match.awaited())
 
 
 def advance_clock_by(match: Match, envelopes: Iterable[envelope_pb2.EventEnvelope]) -> None:

@@ -10,6 +10,7 @@ state the board's own events give at the version it names.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -114,7 +115,8 @@ def verify_match(envelopes: list[envelope_pb2.EventEnvelope]) -> Verification:
 
 
 def _verify_takebacks(board: list[envelope_pb2.EventEnvelope], result: Verification) -> None:
-    """Each ActionsUndone's state is the fold of the board's events up to its to_version."""
+    """Each ActionsUndone's state (and clock) is the fold of the board's events up to its
+    to_version."""
     undone: dict[int, pe.ActionsUndone] = {}
     for envelope in board:
         if is_a(envelope, pe.ActionsUndone):
@@ -123,28 +125,39 @@ def _verify_takebacks(board: list[envelope_pb2.EventEnvelope], result: Verificat
             undone[int(envelope.sequence)] = recorded
     if not undone:
         return
-    wanted = {int(u.to_version) for u in undone.values()}
-    states: dict[int, str] = {}
-    if not board or not folding.is_created(board[0]):
+    if not folding.is_created(board[0]):
         result.problems.append("board: the events do not open with the match's creation")
         return
+    wanted = {int(u.to_version) for u in undone.values()}
+    #: version → (the state, the clock's facts) there, as the fold has them
+    folded: dict[int, tuple[str, str]] = {}
     match = folding.created(board[0])
-    if 1 in wanted:
-        states[1] = encode_state(match.state)
+
+    def keep(version: int) -> None:
+        if version in wanted:
+            facts = json.dumps(match.clock.facts()) if match.clock is not None else ""
+            folded[version] = (encode_state(match.state), facts)
+
+    keep(1)
     try:
         for envelope in board[1:]:
             took = undone.get(int(envelope.sequence))
             if took is not None:
                 to_version = int(took.to_version)
-                if states.get(to_version) != took.state:
+                there = folded.get(to_version)
+                if there is None or there[0] != took.state:
                     result.problems.append(
                         f"board: event {envelope.sequence} takes the match back to a state "
                         f"that is not its state at version {to_version}"
                     )
+                elif took.clock and json.loads(took.clock) != json.loads(there[1] or "null"):
+                    result.problems.append(
+                        f"board: event {envelope.sequence} sets the clock to another than "
+                        f"the match's at version {to_version}"
+                    )
                 result.checked += 1
             folding.fold(match, envelope)
-            if envelope.sequence in wanted:
-                states[int(envelope.sequence)] = encode_state(match.state)
+            keep(int(envelope.sequence))
     except folding.Gap as error:
         result.problems.append(f"board: the events do not fold ({error})")
 

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import hashlib
 import heapq
+import json
 import random
 import time
 import uuid
@@ -568,7 +569,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
     async def _can_undo(self, match: Match, seat: str) -> bool:
         """The seat could take back its last command now (cheap refusals first: only a
         seat whose own move is the last reads the log and folds it)."""
-        if match.finished or match.clock is not None or seat not in match.players:
+        if match.finished or seat not in match.players:
             return False
         return can_take_back(match, await self._events(match), seat)
 
@@ -608,6 +609,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 to_version=taken.to_version,
                 from_version=taken.from_version,
                 state=encode_state(taken.state),
+                clock=json.dumps(taken.clock.facts()) if taken.clock is not None else "",
             )
             envelopes = await self.store.append_payloads(
                 match.match_id, match.game, [undone], request.command_id, request.player

@@ -6,10 +6,11 @@ command showed nobody anything new — no chance outcome (a die rolled, a card d
 game awaited chance somewhere in the command) and none of the events its game says reveal
 hidden information (``Game.reveals``: a card turned, secret choices shown, a flick's
 physics). Each undo takes back one command; another goes one further back, within the
-same turn. Timed matches take nothing back (a takeback would hand its seat time).
+same turn. A timed match's clock goes back with the state, and is then charged to the undo
+as if the seat had never moved: no time is given back (folding.py).
 
-The answer is an ``ActionsUndone`` carrying the game state as it was before the command,
-which every reader restores (services/adapters/folding.py); the board computes that
+The answer is an ``ActionsUndone`` carrying the game state (and clock) as it was before the
+command, which every reader restores (services/adapters/folding.py); the board computes that
 state by folding the log up to there, and verification checks it the same way.
 
 Which commands are in effect is read from the log: an ``ActionsUndone`` cancels the
@@ -26,6 +27,7 @@ from typing import Any
 from services.adapters.folding import fold_board_events
 from services.adapters.game_adapter import messages_for
 from services.common.envelope import is_a, unpack
+from services.games.clock import Clock
 from services.games.commands import Refusal, RefusalKind
 from services.games.contract import AwaitingChance, AwaitingPlayers
 from services.games.match import Match
@@ -45,7 +47,6 @@ NOT_YOURS = "another player has acted since; only your own last moves can be tak
 CHANCE = "that move stands: chance decided part of it (a die rolled, a card drawn, a flick)"
 REVEALED = "that move stands: it revealed something no one knew before"
 TURN_OVER = "that move stands: your turn is over"
-TIMED = "moves are not taken back in a timed match"
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class Takeback:
     to_version: int
     from_version: int
     state: Any
+    #: a timed match's clock at ``to_version``
+    clock: Clock | None = None
 
 
 def takeback(match: Match, envelopes: Sequence[Envelope], seat: str) -> Takeback:
@@ -65,10 +68,11 @@ def takeback(match: Match, envelopes: Sequence[Envelope], seat: str) -> Takeback
     _check_match(match, seat)
     command = _last_command(envelopes, match.game.name, seat)
     to_version = int(command[0].sequence) - 1
-    before = fold_board_events(envelopes[:to_version]).state
+    earlier = fold_board_events(envelopes[:to_version])
+    before = earlier.state
     _check_nothing_shown(match, before, command)
     _check_same_turn(match, before)
-    return Takeback(seat, to_version, int(command[-1].sequence), before)
+    return Takeback(seat, to_version, int(command[-1].sequence), before, earlier.clock)
 
 
 def can_take_back(match: Match, envelopes: Sequence[Envelope], seat: str) -> bool:
@@ -84,8 +88,6 @@ def _check_match(match: Match, seat: str) -> None:
         raise Refusal(RefusalKind.PERMISSION_DENIED, "NOT_A_PLAYER", "no such seat in this match")
     if match.finished:
         raise Refusal(RefusalKind.FAILED_PRECONDITION, "MATCH_OVER", "the match is over")
-    if match.clock is not None:
-        raise Refusal(RefusalKind.FAILED_PRECONDITION, "TIMED_MATCH", TIMED)
 
 
 def _last_command(envelopes: Sequence[Envelope], game: str, seat: str) -> list[Envelope]:

@@ -23,7 +23,7 @@ from services.games.drillit import events as drillit
 from services.games.dungeon_drop import events as dungeon_drop
 from services.games.imperial_miners import events as miners
 from tabletop.v1 import board_pb2, platform_events_pb2
-from tests.unit.board.test_board_service import MATCH, Board, refused
+from tests.unit.board.test_board_service import MATCH, Board, _creator_sits, refused
 from tests.unit.fakes import context
 
 #: a seat's command (its events) the test waits for
@@ -43,13 +43,25 @@ def having(kind: type, without: tuple[type, ...] = ()) -> Wanted:
 class Table:
     """A match on the board, played by seeded random moves."""
 
-    def __init__(self, game: str, players: tuple[str, ...], seed: int) -> None:
+    def __init__(
+        self, game: str, players: tuple[str, ...], seed: int, options: dict[str, str] | None = None
+    ) -> None:
         self.board, self.game, self.players = Board(), game, players
         self.rng = random.Random(seed)
         self.moves = 0
+        self.options = options or {}
 
     async def open(self) -> Table:
-        await self.board.create(game=self.game, players=self.players)
+        """The match, its first seat taken with it (the others are not needed to play)."""
+        request = board_pb2.CreateMatchRequest(
+            game=self.game,
+            players=self.players,
+            match_id=MATCH,
+            command_id=f"create:{MATCH}",
+            options=self.options,
+            seated=_creator_sits(self.players[0]),
+        )
+        await self.board.service.CreateMatch(request, context())
         return self
 
     @property
@@ -259,6 +271,38 @@ async def test_verification_finds_an_undo_that_restores_another_state() -> None:
     forged.state = encode_state(fold_board_events(envelopes[:-1]).state)  # the move kept
     envelopes[-1].payload.Pack(forged)
     assert any("takes the match back" in p for p in verify_match(envelopes).problems)
+
+
+# -- with a clock: no time given back -------------------------------------------------------
+
+
+async def test_a_live_clock_gives_no_time_back_and_takes_the_moves_increment_back() -> None:
+    table = await Table("crashland", ("ann",), 3, {"clock": "live:10m+5s"}).open()
+    seat = await table.play_until(only(crashland.AstronautMoved))
+    command = [e for e in table.envelopes if e.correlation_id == f"c{table.moves}"]
+    earlier = fold_board_events(table.envelopes[: command[0].sequence - 1]).clock
+    moved = table.board.service.matches.get(MATCH)
+    assert earlier is not None and moved is not None and moved.clock is not None
+    bank_before, bank_moved = earlier.banks[seat], moved.clock.banks[seat]
+    assert bank_moved > bank_before + 4  # the move earned its 5 s increment
+    await _undone(table, seat)
+    held = table.board.service.matches.get(MATCH)
+    assert held is not None and held.clock is not None
+    assert held.clock.banks[seat] <= bank_before  # the time since is charged, not given back
+    folded = fold_board_events(table.envelopes).clock
+    assert folded is not None and folded.facts() == held.clock.facts()  # as every reader has it
+
+
+async def test_a_turn_clock_keeps_the_turns_start_through_an_undo() -> None:
+    table = await Table("crashland", ("ann",), 3, {"clock": "turn:24h"}).open()
+    seat = await table.play_until(only(crashland.AstronautMoved))
+    command = [e for e in table.envelopes if e.correlation_id == f"c{table.moves}"]
+    earlier = fold_board_events(table.envelopes[: command[0].sequence - 1]).clock
+    assert earlier is not None
+    await _undone(table, seat)
+    held = table.board.service.matches.get(MATCH)
+    assert held is not None and held.clock is not None
+    assert held.clock.started[seat] == earlier.started[seat]  # no fresh move window
 
 
 @pytest.mark.parametrize("game", ["crashland", "drillit", "dungeon_drop", "imperial_miners"])
