@@ -18,7 +18,8 @@ import pytest
 
 from services.cli.client import GatewayClient, TokenStore
 from services.cli.stack import Stack
-from tabletop.v1 import gateway_pb2, match_pb2
+from tabletop.v1 import board_pb2, gateway_pb2, match_pb2
+from tests.integration.helpers import open_play
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,3 +137,36 @@ def test_the_cli_takes_a_move_back_and_says_why_not(stack: Stack, tmp_path: Path
     assert again.returncode == 2
     assert "error:" in again.stdout + again.stderr
     assert "Traceback" not in again.stderr
+
+
+def test_a_play_stream_takes_a_move_back_and_answers_a_refusal_on_the_stream(
+    stack: Stack, tmp_path: Path
+) -> None:
+    ana = GatewayClient(stack.addr("gateway"), store=TokenStore(tmp_path / "tokens-ana.json"))
+    bo = GatewayClient(stack.addr("gateway"), store=TokenStore(tmp_path / "tokens-bo.json"))
+    match_id = ana.create("imperial_miners", ["ann", "ben"], {}, seat="ann", name="Ana")
+    bo.join(match_id, "ben", "Bo")
+    play = open_play(ana, match_id, "ann")
+    try:
+        legal = ana.legal(match_id, "ann")  # the opening keep: ben keeps his apart
+        play.send(
+            gateway_pb2.PlayRequest(
+                id=1,
+                action=board_pb2.SubmitActionRequest(
+                    player="ann", action=legal.actions[0].action, command_id="keep-1"
+                ),
+            )
+        )
+        acked = play.answer(1).ack
+        play.send(gateway_pb2.PlayRequest(id=2, undo=gateway_pb2.UndoActionRequest()))
+        undone = play.answer(2)
+        assert undone.WhichOneof("kind") == "undone", undone
+        assert undone.undone.version == acked.version + 1
+        shown = play.view_at_least(undone.undone.version)
+        assert "ann" in shown.next.players  # her choice to make again
+        play.send(gateway_pb2.PlayRequest(id=3, undo=gateway_pb2.UndoActionRequest()))
+        again = play.answer(3)
+        assert again.refused.code == "FAILED_PRECONDITION"
+        assert again.refused.reason == "NOTHING_TO_UNDO"
+    finally:
+        play.close()

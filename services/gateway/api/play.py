@@ -113,7 +113,9 @@ class PlayRpcs:
         viewer = await self._shown.watched(first.watch, call)
         match_id = first.watch.match_id
         latest = partial(self._views.latest, match_id) if first.views_with_acks else None
-        play = Play(match_id, partial(self.submit, call=call), latest)
+        play = Play(
+            match_id, partial(self.submit, call=call), latest, partial(self.undo, call=call)
+        )
         GATEWAY_WATCHERS.inc()
         try:
             async for item in play.run(requests, self._views.follow(match_id)):
