@@ -25,6 +25,16 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _table(stack: Stack, tmp_path: Path) -> tuple[GatewayClient, GatewayClient, str]:
+    """An Imperial Miners match: ann's client (Ana's tokens kept in a file, for the CLI),
+    ben's, and the match."""
+    ana = GatewayClient(stack.addr("gateway"), store=TokenStore(tmp_path / "tokens-ana.json"))
+    bo = GatewayClient(stack.addr("gateway"), store=TokenStore(tmp_path / "tokens-bo.json"))
+    match_id = ana.create("imperial_miners", ["ann", "ben"], {}, seat="ann", name="Ana")
+    bo.join(match_id, "ben", "Bo")
+    return ana, bo, match_id
+
+
 def _act(client: GatewayClient, match_id: str, seat: str) -> None:
     legal = client.legal(match_id, seat)
     client.submit(match_id, seat, legal.actions[0].action, expected_version=legal.version)
@@ -51,10 +61,7 @@ def _choose_first(
 def test_a_secret_choice_taken_back_leaves_the_views_replays_and_verification_right(
     stack: Stack, tmp_path: Path
 ) -> None:
-    ana = GatewayClient(stack.addr("gateway"), store=TokenStore(tmp_path / "tokens-ana.json"))
-    bo = GatewayClient(stack.addr("gateway"), store=TokenStore(tmp_path / "tokens-bo.json"))
-    match_id = ana.create("imperial_miners", ["ann", "ben"], {}, seat="ann", name="Ana")
-    bo.join(match_id, "ben", "Bo")
+    ana, bo, match_id = _table(stack, tmp_path)
     clients = {"ann": ana, "ben": bo}
     before, chosen = _choose_first(clients, match_id)
 
@@ -110,10 +117,7 @@ def test_a_secret_choice_taken_back_leaves_the_views_replays_and_verification_ri
 
 
 def test_the_cli_takes_a_move_back_and_says_why_not(stack: Stack, tmp_path: Path) -> None:
-    ana = GatewayClient(stack.addr("gateway"), store=TokenStore(tmp_path / "tokens-ana.json"))
-    bo = GatewayClient(stack.addr("gateway"), store=TokenStore(tmp_path / "tokens-bo.json"))
-    match_id = ana.create("imperial_miners", ["ann", "ben"], {}, seat="ann", name="Ana")
-    bo.join(match_id, "ben", "Bo")
+    ana, bo, match_id = _table(stack, tmp_path)
     _, chosen = _choose_first({"ann": ana, "ben": bo}, match_id)
 
     def tabletop(*args: str) -> subprocess.CompletedProcess[str]:
@@ -142,10 +146,7 @@ def test_the_cli_takes_a_move_back_and_says_why_not(stack: Stack, tmp_path: Path
 def test_a_play_stream_takes_a_move_back_and_answers_a_refusal_on_the_stream(
     stack: Stack, tmp_path: Path
 ) -> None:
-    ana = GatewayClient(stack.addr("gateway"), store=TokenStore(tmp_path / "tokens-ana.json"))
-    bo = GatewayClient(stack.addr("gateway"), store=TokenStore(tmp_path / "tokens-bo.json"))
-    match_id = ana.create("imperial_miners", ["ann", "ben"], {}, seat="ann", name="Ana")
-    bo.join(match_id, "ben", "Bo")
+    ana, _, match_id = _table(stack, tmp_path)
     play = open_play(ana, match_id, "ann")
     try:
         legal = ana.legal(match_id, "ann")  # the opening keep: ben keeps his apart

@@ -17,6 +17,7 @@ from services.adapters.folding import fold_board_events
 from services.adapters.game_adapter import messages_for
 from services.adapters.verify import verify_match
 from services.adapters.views import encode_state
+from services.board.lobby import LobbyService
 from services.common.envelope import is_a, unpack
 from services.games.crashland import events as crashland
 from services.games.drillit import events as drillit
@@ -52,7 +53,7 @@ class Table:
         self.options = options or {}
 
     async def open(self) -> Table:
-        """The match, its first seat taken with it (the others are not needed to play)."""
+        """The match, its first seat taken with it, then the others joined."""
         request = board_pb2.CreateMatchRequest(
             game=self.game,
             players=self.players,
@@ -62,6 +63,12 @@ class Table:
             seated=_creator_sits(self.players[0]),
         )
         await self.board.service.CreateMatch(request, context())
+        lobby = LobbyService(self.board.service)
+        for seat in self.players[1:]:  # every seat joined: the match starts, clocks run
+            join = board_pb2.JoinSeatRequest(
+                match_id=MATCH, seat=seat, display_name=seat, join_id=f"j-{seat}", by="free"
+            )
+            await lobby.JoinSeat(join, context())
         return self
 
     @property
@@ -163,7 +170,7 @@ async def test_crashland_the_end_of_movement_stands_once_event_cards_are_drawn()
 # -- Drillit! -------------------------------------------------------------------------------
 
 
-async def test_drillit_a_gnome_moved_is_taken_back_and_again_further() -> None:
+async def test_drillit_a_gnome_moved_is_taken_back() -> None:
     table = await Table("drillit", ("ann", "bob"), 4).open()
     seat = await table.play_until(only(drillit.GnomeMoved))
     await _undone(table, seat)
@@ -259,6 +266,23 @@ async def test_nothing_to_take_back_at_the_start() -> None:
         grpc.StatusCode.FAILED_PRECONDITION,
         "NOTHING_TO_UNDO",
     )
+
+
+async def test_a_board_recovered_from_the_log_holds_the_match_as_the_undo_left_it() -> None:
+    table = await Table("imperial_miners", ("ann", "bob"), 6, {"clock": "live:10m+5s"}).open()
+    seat = await table.play_until(only(miners.CardChosen))
+    await table.undo(seat, "undo-1")
+    recovered = Board()
+    for envelope in table.envelopes:
+        recovered.service.apply(envelope)
+    held, again = table.board.service.matches.get(MATCH), recovered.service.matches.get(MATCH)
+    assert held is not None and again is not None
+    assert encode_state(again.state) == encode_state(held.state)
+    assert held.clock is not None and again.clock is not None
+    assert held.clock.awaited  # (running: every seat joined)
+    assert again.clock.facts() == held.clock.facts()
+    retried = board_pb2.BoardUndoRequest(match_id=MATCH, player=seat, command_id="undo-1")
+    assert (await recovered.service.UndoCommand(retried, context())).reply.duplicate
 
 
 async def test_verification_finds_an_undo_that_restores_another_state() -> None:
