@@ -12,7 +12,7 @@ from services.adapters.game_adapter import game_and_messages, messages_for
 from services.adapters.views import decode_state
 from services.common.envelope import is_a, unpack
 from services.games import clock, handover
-from services.games.match import Match
+from services.games.match import TAKEN_BACK, Match
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 
 #: message name of a seed reveal → (its class, the Match's attribute)
@@ -75,6 +75,7 @@ def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
     if envelope.sequence != match.version + 1:
         raise Gap(f"match {match.match_id}: event {envelope.sequence} after {match.version}")
     match.version = int(envelope.sequence)
+    note_mover(match, envelope)
     messages = messages_for(match.game.name)
     if messages.is_game_event(envelope.payload):
         match.state = match.game.evolve(match.state, messages.event_from_any(envelope.payload))
@@ -112,6 +113,33 @@ def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
             match.clock = clock.Clock.from_facts(match.clock.control, facts)
     advance_clock(match, envelope)
     return True
+
+
+#: seat events: they change who holds a seat, not the game's state
+SEAT_EVENTS = (
+    platform_events_pb2.SeatJoined,
+    platform_events_pb2.SeatLeft,
+    platform_events_pb2.SeatHandedOver,
+)
+
+
+def note_mover(match: Match, envelope: envelope_pb2.EventEnvelope) -> None:
+    """``Match.last_mover`` after ``envelope``."""
+    if messages_for(match.game.name).is_game_event(envelope.payload):
+        match.last_mover = envelope.actor
+    elif is_a(envelope, platform_events_pb2.ActionsUndone):
+        match.last_mover = TAKEN_BACK
+    elif not any(is_a(envelope, kind) for kind in SEAT_EVENTS):
+        match.last_mover = ""
+
+
+def commanded(match: Match, envelopes: Iterable[envelope_pb2.EventEnvelope]) -> None:
+    """The board's, after a command the command handler appended (the handler folds the
+    state itself): the match's last mover noted and its clock advanced."""
+    taken = list(envelopes)
+    for envelope in taken:
+        note_mover(match, envelope)
+    advance_clock_by(match, taken)
 
 
 def advance_clock(match: Match, envelope: envelope_pb2.EventEnvelope) -> None:

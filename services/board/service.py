@@ -23,7 +23,7 @@ import grpc
 import structlog
 from google.protobuf import message
 
-from services.adapters.folding import advance_clock_by
+from services.adapters.folding import commanded
 from services.adapters.game_adapter import (
     action_from_game_action,
     action_to_game_action,
@@ -60,7 +60,7 @@ from services.games.commands import (
     require_command_id,
 )
 from services.games.contract import AwaitingPlayers, Game, concrete, random_view_policy
-from services.games.match import Accepted, Match
+from services.games.match import TAKEN_BACK, Accepted, Match
 from services.games.registry import all_games
 from tabletop.v1 import (
     board_pb2,
@@ -318,7 +318,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 log.error("timeout_move_refused", match_id=match.match_id, reason=refused.code)
                 move = None
             else:
-                advance_clock_by(match, self.store.taken(match.match_id))
+                commanded(match, self.store.taken(match.match_id))
                 if accepted.finished:
                     self.ended(match, command_id)
         if move is None:  # a forfeit (or a seat with no move to make for it)
@@ -449,7 +449,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     raise
                 if seated is not None:
                     match.seat(seated.seat, seated.display_name, seated.join_id, seated.player_id)
-                advance_clock_by(match, self.store.taken(match_id))
+                commanded(match, self.store.taken(match_id))
                 self.matches.add(match)
                 self.schedule(match)
                 MATCHES_ACTIVE.labels(game.name).inc()
@@ -515,7 +515,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 if match.superseded(request.player, request.seat_token):
                     raise _superseded(match, request.player)
                 accepted = await self._handler.submit(match, command)
-                advance_clock_by(match, self.store.taken(match.match_id))
+                commanded(match, self.store.taken(match.match_id))
                 self.schedule(match)
                 if accepted.duplicate:
                     ACTIONS.labels(game_name, "duplicate").inc()
@@ -568,8 +568,10 @@ class BoardService(board_pb2_grpc.BoardServicer):
 
     async def _can_undo(self, match: Match, seat: str) -> bool:
         """The seat could take back its last command now (cheap refusals first: only a
-        seat whose own move is the last reads the log and folds it)."""
+        seat whose own move is the last, or after an undo, reads the log and folds it)."""
         if match.finished or seat not in match.players:
+            return False
+        if match.last_mover not in (seat, TAKEN_BACK):
             return False
         return can_take_back(match, await self._events(match), seat)
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services.adapters.folding import fold_board_events
+from services.adapters.folding import SEAT_EVENTS, fold_board_events
 from services.adapters.game_adapter import messages_for
 from services.common.envelope import is_a, unpack
 from services.games.clock import Clock
@@ -35,12 +35,6 @@ from tabletop.v1 import envelope_pb2, platform_events_pb2
 
 Envelope = envelope_pb2.EventEnvelope
 
-#: seat events: they change who holds a seat, not the game's state
-_SEAT_EVENTS = (
-    platform_events_pb2.SeatJoined,
-    platform_events_pb2.SeatLeft,
-    platform_events_pb2.SeatHandedOver,
-)
 
 NOTHING = "you have nothing to take back: you have not moved since your turn began"
 NOT_YOURS = "another player has acted since; only your own last moves can be taken back"
@@ -123,7 +117,7 @@ def _in_effect(envelopes: Sequence[Envelope]) -> list[list[Envelope]]:
 
 
 def _is_seat_event(envelope: Envelope) -> bool:
-    return any(is_a(envelope, kind) for kind in _SEAT_EVENTS)
+    return any(is_a(envelope, kind) for kind in SEAT_EVENTS)
 
 
 def _is_move(command: list[Envelope], game: str) -> bool:

@@ -285,6 +285,25 @@ async def test_a_board_recovered_from_the_log_holds_the_match_as_the_undo_left_i
     assert (await recovered.service.UndoCommand(retried, context())).reply.duplicate
 
 
+async def test_a_match_evicted_while_idle_still_takes_a_move_back_reading_the_log_only_then() -> (
+    None
+):
+    table = await Table("drillit", ("ann", "bob"), 4).open()
+    seat = await table.play_until(only(drillit.GnomeMoved))
+    other = next(p for p in table.players if p != seat)
+    table.board.service.matches.evict(MATCH)  # as ``evict_idle`` lets an idle match go
+    table.board.service.writer.close(MATCH, remember=False)
+    # the other seat's player comes back (reloading the match; a seat event passes over)
+    join = board_pb2.JoinSeatRequest(
+        match_id=MATCH, seat=other, display_name=other, join_id="again", by="holder"
+    )
+    await LobbyService(table.board.service).JoinSeat(join, context())
+    reads = table.board.event_log.ranges_read
+    assert not await table.can_undo(other)  # its last move is not the other seat's:
+    assert table.board.event_log.ranges_read == reads  # no more reading of the log
+    await _undone(table, seat)
+
+
 async def test_verification_finds_an_undo_that_restores_another_state() -> None:
     table = await Table("drillit", ("ann", "bob"), 4).open()
     seat = await table.play_until(only(drillit.GnomeMoved))
