@@ -469,7 +469,10 @@ class GetLegalActionsReply(_message.Message):
     CAN_UNDO_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     can_undo: _builtins.bool
-    """The seat may take back its last command now (UndoCommand would accept it)."""
+    """The seat may take back its last command now (UndoCommand would accept it). Answered
+    by GetLegalActions only: the legal actions a command's reply brings leave it false
+    (deciding it folds the log, which the path of every action does not pay).
+    """
     @_builtins.property
     def actions(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.LegalAction]: ...
     @_builtins.property

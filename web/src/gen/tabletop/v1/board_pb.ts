@@ -525,7 +525,9 @@ export type GetLegalActionsReply = Message<"tabletop.v1.GetLegalActionsReply"> &
   next?: NextStep | undefined;
 
   /**
-   * The seat may take back its last command now (UndoCommand would accept it).
+   * The seat may take back its last command now (UndoCommand would accept it). Answered
+   * by GetLegalActions only: the legal actions a command's reply brings leave it false
+   * (deciding it folds the log, which the path of every action does not pay).
    *
    * @generated from field: bool can_undo = 70;
    */
