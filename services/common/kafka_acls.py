@@ -31,6 +31,7 @@ from services.common.topics import (
     faust_leader_topic,
     projector_group,
     retry_topic,
+    sessions_topic,
     snapshot_topic,
     talk_topic,
     topic_specs,
@@ -150,6 +151,9 @@ def _gateway(user: str, prefix: str) -> Iterator[Acl]:
     # replica from the beginning (no consumer group)
     yield Acl(user, Resource.TOPIC, Pattern.LITERAL, talk_topic(prefix), Operation.READ)
     yield Acl(user, Resource.TOPIC, Pattern.LITERAL, talk_topic(prefix), Operation.WRITE)
+    # refresh-token trades: the same, so every replica folds every replica's claims
+    yield Acl(user, Resource.TOPIC, Pattern.LITERAL, sessions_topic(prefix), Operation.READ)
+    yield Acl(user, Resource.TOPIC, Pattern.LITERAL, sessions_topic(prefix), Operation.WRITE)
 
 
 def _no_more(user: str, prefix: str) -> Iterator[Acl]:

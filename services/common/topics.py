@@ -14,6 +14,8 @@ STREAMS = tuple(s.name for s in ROSTER if s.stream)
 #: table talk (services/gateway/talk.py): a stream beside the game's, written by the gateway
 #: for every match, that no rule and no verification reads
 TALK_STREAM = "talk"
+#: refresh-token trades (services/gateway/sessionlog.py): every gateway replica's claims
+SESSIONS_STREAM = "sessions"
 
 #: Faust app id of the projector; its tables' changelog topics derive from it
 PROJECTOR_APP_ID = "tabletop-projector"
@@ -41,6 +43,10 @@ def snapshot_topic(stream: str, prefix: str = "") -> str:
 
 def talk_topic(prefix: str = "") -> str:
     return event_topic(TALK_STREAM, prefix)
+
+
+def sessions_topic(prefix: str = "") -> str:
+    return f"{prefix}gateway.sessions"
 
 
 def views_topic(prefix: str = "") -> str:
@@ -86,6 +92,21 @@ def topic_specs(prefix: str = "", partitions: int = DEFAULT_PARTITIONS) -> list[
     # Table talk is part of a match's log (replays show it): kept forever, partitioned by
     # match id like the game's streams.
     specs.append(TopicSpec(talk_topic(prefix), partitions, dict(keep_forever), "table talk events"))
+    # Refresh-token trades, keyed by session family: compacted (a family's newest claim, or
+    # its closing, is what a replica starting needs), claims kept uncompacted for an hour,
+    # and nothing kept past the refresh tokens' 30 days.
+    specs.append(
+        TopicSpec(
+            sessions_topic(prefix),
+            partitions,
+            {
+                "cleanup.policy": "compact,delete",
+                "retention.ms": str(31 * 24 * 3600 * 1000),
+                "min.compaction.lag.ms": "3600000",
+            },
+            "refresh-token trades of every gateway replica",
+        )
+    )
     # A service's newest snapshot per shard (services/common/snapshots.py): compacted;
     # segments roll every 10 minutes so that old snapshots are compacted away and a restart
     # reads little more than the newest.

@@ -13,6 +13,7 @@ from services.common.server import peer_channel, run_until_signalled
 from services.common.topics import views_topic
 from services.gateway.auth import MAX_REQUEST_BYTES
 from services.gateway.service import GatewayService
+from services.gateway.sessionlog import SessionLog
 from services.gateway.shards import Shard
 from services.gateway.talk import TalkStore
 from services.gateway.talklog import TalkLog
@@ -45,7 +46,9 @@ async def main(config: Config) -> None:
     )
     # table talk: its own producer and reader, beside the game's path (talklog.py)
     talk = TalkLog(config.kafka, config.topic_prefix, TalkStore())
-    service = GatewayService(shards, scoring, views, config, talk)
+    # refresh trades: every replica's, folded in the log's order (sessionlog.py)
+    sessions = SessionLog(config.kafka, config.topic_prefix)
+    service = GatewayService(shards, scoring, views, config, talk, sessions)
     edge = service.edge()
     consumer: asyncio.Task[None] | None = None
     evicting: asyncio.Task[None] | None = None
@@ -68,6 +71,7 @@ async def main(config: Config) -> None:
         await tail.start()
         consumer = asyncio.create_task(views.consume(tail))
         await talk.start()
+        await sessions.start()
         evicting = asyncio.create_task(views.evict_forever())
         if web is not None:
             await web.start()
@@ -82,6 +86,7 @@ async def main(config: Config) -> None:
                     await task
         await tail.stop()
         await talk.stop()
+        await sessions.stop()
         for shard in shards:
             await shard.close()
         await service.close()

@@ -4,7 +4,8 @@ A device credential (a secret the client makes once and keeps, at least 32 rando
 characters) is a player: its id is derived from the credential with the gateway's key, so
 nothing is stored and every replica, after any restart, knows the same credential as the
 same player. A sign-in answers a session (services/gateway/auth.py ``Tokens.session``): a
-short-lived access token and a refresh token that ``Sessions`` lets be traded once.
+short-lived access token and a refresh token that ``Sessions`` lets be traded once (in
+the order the log of every replica's trades gives: services/gateway/sessionlog.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 import hmac
 import re
 from collections import OrderedDict
+from typing import Protocol
 
 #: a player id: "p-" and 32 hex digits (128 bits of the credential's HMAC)
 PREFIX = "p-"
@@ -45,39 +47,48 @@ def is_player(subject: str) -> bool:
 MAX_FAMILIES = 200_000
 
 
+class Trades(Protocol):
+    async def trade(self, family: str, generation: int) -> bool:
+        """True: the refresh token of ``generation`` in ``family`` may be traded."""
+        ...
+
+
 class Sessions:
     """Refresh tokens are traded once: each names its family and generation, and a family
-    moves on one generation per refresh. A token of an older generation than one this
-    replica issued or took is a reuse (the token was copied): the family is closed, so the
-    thief's session and the owner's both end and the device credential signs in again.
+    moves on one generation per refresh. The trades are claims folded in one order (the
+    log's, services/gateway/sessionlog.py, so every replica folds the same): a claim of the
+    family's next generation or later wins and moves it on; a claim of an older one is a
+    reuse (the token was copied), which closes the family, so the thief's session and the
+    owner's both end and the device credential signs in again.
 
-    Remembered per replica (a family a replica never saw is taken at its word, its
-    signature and expiry checked), bounded in memory: a copied refresh token traded at two
-    replicas is caught only where both trades reach the same one. A client that lost its
-    session still has its device credential, so closing a family costs it one sign-in."""
+    A family never folded is taken at its word (its signature and expiry are checked), and
+    memory is bounded: the least recently used families are forgotten first. A client that
+    lost its session still has its device credential, so closing a family costs it one
+    sign-in."""
 
     def __init__(self, max_families: int = MAX_FAMILIES) -> None:
         self._max = max_families
-        #: family → the generation its next refresh must present (or -1: closed)
+        #: family → the generation its next refresh must present (-1: closed)
         self._next: OrderedDict[str, int] = OrderedDict()
 
-    def trade(self, family: str, generation: int) -> bool:
-        """True: the token may be traded (the family moves on); False: a reuse, or a
-        closed family (it is closed now)."""
+    def fold_claim(self, family: str, generation: int) -> bool:
+        """Fold one claim; True if it won (the token may be traded)."""
         expected = self._next.get(family)
         if expected is not None and (expected < 0 or generation < expected):
-            self._next[family] = -1
-            self._next.move_to_end(family)
+            self._remember(family, -1)
             return False
-        self._next[family] = generation + 1
-        self._next.move_to_end(family)
-        while len(self._next) > self._max:
-            self._next.popitem(last=False)
+        self._remember(family, generation + 1)
         return True
 
-    def issued(self, family: str, generation: int) -> None:
-        """A family begun here (a sign-in): its first refresh presents ``generation``."""
-        self._next[family] = generation
+    def fold_closed(self, family: str) -> None:
+        self._remember(family, -1)
+
+    async def trade(self, family: str, generation: int) -> bool:
+        """One replica on its own (no log): the claim folded at once."""
+        return self.fold_claim(family, generation)
+
+    def _remember(self, family: str, state: int) -> None:
+        self._next[family] = state
         self._next.move_to_end(family)
         while len(self._next) > self._max:
             self._next.popitem(last=False)

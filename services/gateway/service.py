@@ -35,6 +35,7 @@ from services.gateway.bot_seats import BotsCredential
 from services.gateway.commands import Commands
 from services.gateway.edge import Call, Edge
 from services.gateway.inplay import MatchesInPlay
+from services.gateway.players import Trades
 from services.gateway.refetch import fetch_update
 from services.gateway.shards import Shard, Shards
 from services.gateway.streams import StreamBounds, Streams
@@ -60,8 +61,10 @@ class GatewayService:
         views: ViewStore,
         config: Config,
         talk: TalkLog | None = None,
+        sessions: Trades | None = None,
     ) -> None:
-        """``talk``: table talk's log (None: PostTalk is UNAVAILABLE, nothing is read)."""
+        """``talk``: table talk's log (None: PostTalk is UNAVAILABLE, nothing is read);
+        ``sessions``: where refresh trades are decided (None: this replica, in memory)."""
         routed = Shards(shards)
         views.load_with(partial(fetch_update, routed))
         self._scoring_calls = CallChannel(scoring, "scoring")
@@ -96,6 +99,7 @@ class GatewayService:
             Quota(config.signup_rate, config.signup_burst),
             # a session lives 15 minutes: a refresh a minute is far more than a client needs
             Quota(1 / 60, 10),
+            sessions,
         )
         streams = Streams(
             StreamBounds(

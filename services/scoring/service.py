@@ -226,6 +226,9 @@ class ScoringService(scoring_pb2_grpc.ScoringServicer):
             scores=ended.scores,
             statistics=match.game.statistics(match.state),
             board_events=match.version,
+            holders={seat: player for seat, player in match.holders.items() if player},
+            names=match.seats,
+            bot_levels={seat: match.bot_levels.get(seat, "") for seat in match.bots},
         )
         cause = Cause(
             causation_id=envelope.event_id,

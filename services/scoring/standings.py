@@ -1,4 +1,8 @@
-"""Standings and statistics per game, folded from MatchScored events (pure)."""
+"""Standings and statistics per game, folded from MatchScored events (pure).
+
+A row is a player by identity (the same across matches and devices), every bot of one
+level, or a seat no signed-in player held (by its seat name: hot seats, and matches scored
+before MatchScored named holders)."""
 
 from __future__ import annotations
 
@@ -23,8 +27,10 @@ class GameStandings:
         self.end_reasons[scored.reason] += 1
         for name, value in scored.statistics.items():
             self.statistic_sums[name] += value
-        for player, result in scored.results.items():
-            standing = self.players.setdefault(player, scoring_pb2.PlayerStanding(player=player))
+        for seat, result in scored.results.items():
+            key, kind, name = row_of(scored, seat)
+            standing = self.players.setdefault(key, scoring_pb2.PlayerStanding(player=key))
+            standing.kind, standing.display_name = kind, name
             standing.played += 1
             if result == "won":
                 standing.won += 1
@@ -67,3 +73,21 @@ class GameStandings:
             mean_statistics={k: v / self.matches for k, v in sorted(self.statistic_sums.items())},
             end_reasons=dict(self.end_reasons),
         )
+
+
+def row_of(
+    scored: platform_events_pb2.MatchScored, seat: str
+) -> tuple[str, scoring_pb2.PlayerKind.ValueType, str]:
+    """The standings row a seat's result counts for: its key, kind and display name. A bot
+    seat counts for its level whoever's credential played it (the bots service joins as a
+    player of its own)."""
+    name = scored.names.get(seat) or seat
+    if seat in scored.bot_levels:
+        level = scored.bot_levels[seat]  # "": a bot its creator's client played
+        if not level:
+            return "bot", scoring_pb2.PLAYER_KIND_BOT, "bot"
+        return f"bot:{level}", scoring_pb2.PLAYER_KIND_BOT, f"bot ({level})"
+    holder = scored.holders.get(seat)
+    if holder:
+        return holder, scoring_pb2.PLAYER_KIND_PLAYER, name
+    return seat, scoring_pb2.PLAYER_KIND_SEAT, name

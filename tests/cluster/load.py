@@ -3,8 +3,11 @@ it (the fault suite's bots, tests/faults/bots.py), and what must hold afterwards
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+import urllib.parse
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -113,8 +116,22 @@ def findings(k8s: Cluster, record: Record, bots: list[Bot]) -> dict[str, Any]:
         "acked_by_kind": dict(record.kinds),
         "retries": dict(record.retries),
         "refused": dict(record.refused),
+        "projector_gaps_healed": projector_gaps(k8s),
         **asdict(found),
     }
+
+
+def projector_gaps(k8s: Cluster) -> float | None:
+    """Matches the projector found its table behind and folded again from the log in the
+    last half hour (across restarts; a lost table write, reported: views still caught up,
+    which the checks assert). None when Prometheus cannot say."""
+    query = urllib.parse.urlencode({"query": "sum(increase(tabletop_projector_gaps_total[30m]))"})
+    try:
+        with urllib.request.urlopen(f"{k8s.prometheus}/api/v1/query?{query}", timeout=10) as r:
+            result = json.loads(r.read())["data"]["result"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return round(float(result[0]["value"][1]), 1) if result else 0.0
 
 
 def assert_nothing_lost(found: dict[str, Any]) -> None:

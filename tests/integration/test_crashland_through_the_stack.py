@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
 import grpc
 import pytest
 
 from services.adapters.folding import fold_board_events
 from services.adapters.views import view
-from services.cli.client import GatewayClient, game_action
+from services.cli.client import GatewayClient, game_action, play_on
 from services.cli.stack import Stack
 from services.games.crashland.actions import EndTurn, Move
 from services.games.crashland.model import Direction, Payment
-from tabletop.v1 import board_pb2, games_pb2, gateway_pb2, match_pb2
+from tabletop.v1 import board_pb2, games_pb2, gateway_pb2, match_pb2, scoring_pb2
 from tests.integration.helpers import open_match, play_bot_match, scored, topic_events
 
 PLAYER = "astronaut"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+STANDINGS = ("standings", "crashland")
 
 
 @pytest.fixture(scope="module")
@@ -176,13 +186,36 @@ def test_views_wait_for_a_version_read_your_writes(client: GatewayClient) -> Non
 
 
 def test_scoring_records_results_and_statistics(
-    client: GatewayClient, finished_matches: list[str]
+    client: GatewayClient, finished_matches: list[str], stack: Stack, tmp_path: Path
 ) -> None:
-    standings = scored(client, "crashland", len(finished_matches))
-    assert standings.matches >= len(finished_matches)
+    # and one played by the signed-in player at its seat, not as a bot
+    rng = random.Random(11)
+    match_id = open_match(client, "crashland", [PLAYER])
+    _, end = play_on(client, match_id, PLAYER, lambda _, legal: rng.choice(list(legal.actions)))
+    assert end.next.finished
+    standings = scored(client, "crashland", len(finished_matches) + 1)
+    assert standings.matches >= len(finished_matches) + 1
     assert {"turns", "oxygen", "battery"} <= set(standings.mean_statistics)
-    mine = next(p for p in standings.players if p.player == PLAYER)
-    assert mine.played == mine.won + mine.lost >= len(finished_matches)
+    rows = {p.player: p for p in standings.players}
+    bots, mine = rows["bot"], rows[client.player_id]  # a player by identity, not seat name
+    assert bots.kind == scoring_pb2.PLAYER_KIND_BOT
+    assert bots.played == bots.won + bots.lost >= len(finished_matches)
+    assert mine.kind == scoring_pb2.PLAYER_KIND_PLAYER and mine.display_name == PLAYER
+    assert mine.played == mine.won + mine.lost >= 1
+    # the CLI's table names the rows as people read them
+    done = subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "--gateway", stack.addr("gateway"), *STANDINGS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)},
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"crashland: {standings.matches} matches scored")
+    assert any(line.split()[1:3] == [PLAYER, str(mine.played)] for line in lines[2:])
+    assert any(line.split()[1:3] == ["bot", str(bots.played)] for line in lines[2:])
 
 
 def test_the_board_rebuilds_its_matches_after_a_restart(

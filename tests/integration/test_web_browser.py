@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import random
 import re
 import subprocess
 import time
@@ -24,11 +25,12 @@ from typing import Any
 import grpc
 import pytest
 
-from services.cli.client import GatewayClient, render_view
+from services.cli.client import GatewayClient, play_on, render_view
+from services.cli.session import Credential
 from services.cli.stack import Stack
 from services.games.registry import all_games, get_game
 from tabletop.v1 import board_pb2, gateway_pb2, gateway_pb2_grpc
-from tests.integration.helpers import play_bot_match
+from tests.integration.helpers import play_bot_match, scored
 
 pytestmark = pytest.mark.integration
 
@@ -241,6 +243,39 @@ def test_the_lobby_creates_lists_and_joins_by_keyboard(browser: Any, web: str) -
     assert "#match/" in other.url
     page.context.close()
     other.context.close()
+
+
+def test_the_lobby_shows_standings_by_player_with_the_players_own_row(
+    browser: Any, web: str, stack: Stack
+) -> None:
+    page = new_page(browser)
+    page.goto(web)
+    # the page signs up as a device of its own (the lobby lists "Your matches" as it)
+    page.wait_for_function("() => localStorage.getItem('tabletop.player.session') !== null")
+    secret = page.evaluate("() => localStorage.getItem('tabletop.player.secret')")
+    player = json.loads(page.evaluate("() => localStorage.getItem('tabletop.player.session')"))
+    # the same player plays a Crashland match from another device (its secret): a seat it
+    # holds, not a bot's
+    elsewhere = GatewayClient(stack.addr("gateway"), credential=Credential(secret=secret))
+    assert elsewhere.player_id == player["playerId"]
+    rng = random.Random(2)
+    match_id = elsewhere.create("crashland", ["astro"], {})
+    elsewhere.join(match_id, "astro", "Ann \u05d0")  # a name with a right-to-left letter
+    _, end = play_on(elsewhere, match_id, "astro", lambda _, legal: rng.choice(list(legal.actions)))
+    assert end.next.finished
+    scored(elsewhere, "crashland", 1)
+    page.get_by_label("of").select_option("crashland")
+    mine = page.locator("#standings tr.mine")
+    deadline = time.monotonic() + 30
+    while mine.count() == 0:  # scoring folds the end a moment after the board
+        assert time.monotonic() < deadline, page.inner_text("#standings")
+        page.get_by_role("button", name="Refresh the list").click()
+        page.wait_for_timeout(500)
+    cells = mine.locator("td").all_inner_texts()
+    assert cells[1] == "Ann \u05d0 (you)" and int(cells[2]) >= 1, cells
+    assert mine.locator("bdi").inner_text() == "Ann \u05d0"  # isolated from the columns
+    assert not page.errors
+    page.context.close()
 
 
 def test_a_match_against_a_hard_bot_from_the_lobby(browser: Any, web: str) -> None:

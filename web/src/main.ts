@@ -15,6 +15,7 @@ import { paramsOf, withParams } from "./params";
 import { session } from "./player";
 import { boardImageUrl } from "./picture";
 import { sanitizeSvg } from "./sanitize";
+import { fillStandings } from "./standings";
 import { TalkPanel, showReplayTalk } from "./talk";
 import { type Tokens, loadTokens, saveTokens } from "./tokens";
 import { Zoom } from "./zoom";
@@ -89,7 +90,24 @@ function setUpLobby(): void {
   $("refresh").addEventListener("click", () => {
     void listMatches();
     void listMine();
+    void listStandings();
   });
+  const standingsGame = $<HTMLSelectElement>("standings-game");
+  for (const game of GAMES) standingsGame.append(new Option(game, game));
+  standingsGame.addEventListener("change", () => void listStandings());
+}
+
+/** The chosen game's standings (public), the player's own row marked. */
+async function listStandings(): Promise<void> {
+  const body = $("standings").querySelector("tbody");
+  if (!body) return;
+  try {
+    const game = $<HTMLSelectElement>("standings-game").value;
+    const reply = await gateway.getStandings({ game });
+    fillStandings(body, reply, (await session(gateway)).playerId);
+  } catch (error) {
+    say(`Could not load the standings: ${describeError(error)}`);
+  }
 }
 
 async function createMatch(): Promise<void> {
@@ -296,6 +314,7 @@ function showLobby(): void {
   $("lobby").hidden = false;
   void listMatches();
   void listMine();
+  void listStandings();
 }
 
 // A stream cut short (a gateway restarted, the network dropped) is opened again after a

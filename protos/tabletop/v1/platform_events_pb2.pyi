@@ -526,12 +526,75 @@ class MatchScored(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class HoldersEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class NamesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class BotLevelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     GAME_FIELD_NUMBER: _builtins.int
     RESULTS_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     STATISTICS_FIELD_NUMBER: _builtins.int
     BOARD_EVENTS_FIELD_NUMBER: _builtins.int
+    HOLDERS_FIELD_NUMBER: _builtins.int
+    NAMES_FIELD_NUMBER: _builtins.int
+    BOT_LEVELS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     reason: _builtins.str
     board_events: _builtins.int
@@ -541,6 +604,20 @@ class MatchScored(_message.Message):
     def scores(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]: ...
     @_builtins.property
     def statistics(self) -> _containers.ScalarMap[_builtins.str, _builtins.float]: ...
+    @_builtins.property
+    def holders(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """seat -> the player who held it (a player id; none for a seat no player held: a bot's,
+        or one joined with the creator's token), so standings are per player, not per seat name
+        """
+
+    @_builtins.property
+    def names(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """seat -> its display name when the match ended"""
+
+    @_builtins.property
+    def bot_levels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """seat -> the level of the bot that played it"""
+
     def __init__(
         self,
         *,
@@ -550,10 +627,13 @@ class MatchScored(_message.Message):
         scores: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
         statistics: _abc.Mapping[_builtins.str, _builtins.float] | None = ...,
         board_events: _builtins.int = ...,
+        holders: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        names: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        bot_levels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["board_events", b"board_events", "game", b"game", "reason", b"reason", "results", b"results", "scores", b"scores", "statistics", b"statistics"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["board_events", b"board_events", "bot_levels", b"bot_levels", "game", b"game", "holders", b"holders", "names", b"names", "reason", b"reason", "results", b"results", "scores", b"scores", "statistics", b"statistics"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19tabletop/v1/scoring.proto\x12\x0btabletop.v1\"#\n\x13GetStandingsRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\"Z\n\x0ePlayerStanding\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\x0e\n\x06played\x18\x02 \x01(\r\x12\x0b\n\x03won\x18\x03 \x01(\r\x12\x0c\n\x04lost\x18\x04 \x01(\r\x12\r\n\x05\x64rawn\x18\x05 \x01(\r\"\xf1\x02\n\x11GetStandingsReply\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07matches\x18\x02 \x01(\r\x12\x13\n\x0bmatches_won\x18\x03 \x01(\r\x12,\n\x07players\x18\x04 \x03(\x0b\x32\x1b.tabletop.v1.PlayerStanding\x12K\n\x0fmean_statistics\x18\x05 \x03(\x0b\x32\x32.tabletop.v1.GetStandingsReply.MeanStatisticsEntry\x12\x43\n\x0b\x65nd_reasons\x18\x06 \x03(\x0b\x32..tabletop.v1.GetStandingsReply.EndReasonsEntry\x1a\x35\n\x13MeanStatisticsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1a\x31\n\x0f\x45ndReasonsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\r:\x02\x38\x01\x32[\n\x07Scoring\x12P\n\x0cGetStandings\x12 .tabletop.v1.GetStandingsRequest\x1a\x1e.tabletop.v1.GetStandingsReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19tabletop/v1/scoring.proto\x12\x0btabletop.v1\"#\n\x13GetStandingsRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\"\x97\x01\n\x0ePlayerStanding\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\x0e\n\x06played\x18\x02 \x01(\r\x12\x0b\n\x03won\x18\x03 \x01(\r\x12\x0c\n\x04lost\x18\x04 \x01(\r\x12\r\n\x05\x64rawn\x18\x05 \x01(\r\x12\x14\n\x0c\x64isplay_name\x18\x06 \x01(\t\x12%\n\x04kind\x18\x07 \x01(\x0e\x32\x17.tabletop.v1.PlayerKind\"\xf1\x02\n\x11GetStandingsReply\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07matches\x18\x02 \x01(\r\x12\x13\n\x0bmatches_won\x18\x03 \x01(\r\x12,\n\x07players\x18\x04 \x03(\x0b\x32\x1b.tabletop.v1.PlayerStanding\x12K\n\x0fmean_statistics\x18\x05 \x03(\x0b\x32\x32.tabletop.v1.GetStandingsReply.MeanStatisticsEntry\x12\x43\n\x0b\x65nd_reasons\x18\x06 \x03(\x0b\x32..tabletop.v1.GetStandingsReply.EndReasonsEntry\x1a\x35\n\x13MeanStatisticsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1a\x31\n\x0f\x45ndReasonsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\r:\x02\x38\x01*l\n\nPlayerKind\x12\x1b\n\x17PLAYER_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12PLAYER_KIND_PLAYER\x10\x01\x12\x13\n\x0fPLAYER_KIND_BOT\x10\x02\x12\x14\n\x10PLAYER_KIND_SEAT\x10\x03\x32[\n\x07Scoring\x12P\n\x0cGetStandings\x12 .tabletop.v1.GetStandingsRequest\x1a\x1e.tabletop.v1.GetStandingsReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,16 +35,18 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETSTANDINGSREPLY_MEANSTATISTICSENTRY']._serialized_options = b'8\001'
   _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._loaded_options = None
   _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._serialized_options = b'8\001'
+  _globals['_PLAYERKIND']._serialized_start=605
+  _globals['_PLAYERKIND']._serialized_end=713
   _globals['_GETSTANDINGSREQUEST']._serialized_start=42
   _globals['_GETSTANDINGSREQUEST']._serialized_end=77
-  _globals['_PLAYERSTANDING']._serialized_start=79
-  _globals['_PLAYERSTANDING']._serialized_end=169
-  _globals['_GETSTANDINGSREPLY']._serialized_start=172
-  _globals['_GETSTANDINGSREPLY']._serialized_end=541
-  _globals['_GETSTANDINGSREPLY_MEANSTATISTICSENTRY']._serialized_start=437
-  _globals['_GETSTANDINGSREPLY_MEANSTATISTICSENTRY']._serialized_end=490
-  _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._serialized_start=492
-  _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._serialized_end=541
-  _globals['_SCORING']._serialized_start=543
-  _globals['_SCORING']._serialized_end=634
+  _globals['_PLAYERSTANDING']._serialized_start=80
+  _globals['_PLAYERSTANDING']._serialized_end=231
+  _globals['_GETSTANDINGSREPLY']._serialized_start=234
+  _globals['_GETSTANDINGSREPLY']._serialized_end=603
+  _globals['_GETSTANDINGSREPLY_MEANSTATISTICSENTRY']._serialized_start=499
+  _globals['_GETSTANDINGSREPLY_MEANSTATISTICSENTRY']._serialized_end=552
+  _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._serialized_start=554
+  _globals['_GETSTANDINGSREPLY_ENDREASONSENTRY']._serialized_end=603
+  _globals['_SCORING']._serialized_start=715
+  _globals['_SCORING']._serialized_end=806
 # @@protoc_insertion_point(module_scope)

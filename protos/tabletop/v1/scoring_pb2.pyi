@@ -7,6 +7,7 @@ from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -17,6 +18,31 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _PlayerKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PlayerKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PlayerKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PLAYER_KIND_UNSPECIFIED: _PlayerKind.ValueType  # 0
+    PLAYER_KIND_PLAYER: _PlayerKind.ValueType  # 1
+    """a signed-in player: the same row across matches and devices"""
+    PLAYER_KIND_BOT: _PlayerKind.ValueType  # 2
+    """every bot of one level"""
+    PLAYER_KIND_SEAT: _PlayerKind.ValueType  # 3
+    """a seat no signed-in player held, by its name"""
+
+class PlayerKind(_PlayerKind, metaclass=_PlayerKindEnumTypeWrapper): ...
+
+PLAYER_KIND_UNSPECIFIED: PlayerKind.ValueType  # 0
+PLAYER_KIND_PLAYER: PlayerKind.ValueType  # 1
+"""a signed-in player: the same row across matches and devices"""
+PLAYER_KIND_BOT: PlayerKind.ValueType  # 2
+"""every bot of one level"""
+PLAYER_KIND_SEAT: PlayerKind.ValueType  # 3
+"""a seat no signed-in player held, by its name"""
+Global___PlayerKind: _TypeAlias = PlayerKind  # noqa: Y015
 
 @_typing.final
 class GetStandingsRequest(_message.Message):
@@ -39,6 +65,10 @@ Global___GetStandingsRequest: _TypeAlias = GetStandingsRequest  # noqa: Y015
 
 @_typing.final
 class PlayerStanding(_message.Message):
+    """One row of a game's standings: a player (by identity), a bot level, or a seat no one
+    signed in held (a hot seat, by its seat name).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     PLAYER_FIELD_NUMBER: _builtins.int
@@ -46,11 +76,17 @@ class PlayerStanding(_message.Message):
     WON_FIELD_NUMBER: _builtins.int
     LOST_FIELD_NUMBER: _builtins.int
     DRAWN_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     player: _builtins.str
+    """the row's key: a player id, "bot:<level>", or the seat's name"""
     played: _builtins.int
     won: _builtins.int
     lost: _builtins.int
     drawn: _builtins.int
+    display_name: _builtins.str
+    """the name last shown for it"""
+    kind: Global___PlayerKind.ValueType
     def __init__(
         self,
         *,
@@ -59,10 +95,12 @@ class PlayerStanding(_message.Message):
         won: _builtins.int = ...,
         lost: _builtins.int = ...,
         drawn: _builtins.int = ...,
+        display_name: _builtins.str = ...,
+        kind: Global___PlayerKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["drawn", b"drawn", "lost", b"lost", "played", b"played", "player", b"player", "won", b"won"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "drawn", b"drawn", "kind", b"kind", "lost", b"lost", "played", b"played", "player", b"player", "won", b"won"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

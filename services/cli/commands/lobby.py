@@ -54,6 +54,21 @@ def cmd_matches(args: argparse.Namespace) -> int:
 
 def cmd_standings(args: argparse.Namespace) -> int:
     reply = client_for(args).stub.GetStandings(scoring_pb2.GetStandingsRequest(game=args.game))
-    data = json_format.MessageToDict(reply, preserving_proto_field_name=True)
-    print(json.dumps(data) if args.json else json.dumps(data, indent=2))
+    if args.json:
+        print(json.dumps(json_format.MessageToDict(reply, preserving_proto_field_name=True)))
+        return 0
+    print(f"{reply.game}: {reply.matches} matches scored, {reply.matches_won} won")
+    if reply.players:
+        print(f"  {'#':>3}  {'player':<24} {'played':>6} {'won':>5} {'lost':>5} {'drawn':>5}")
+    for rank, row in enumerate(reply.players, start=1):
+        name = (row.display_name or row.player)[:20] + _KIND_MARKS.get(row.kind, "")
+        print(f"  {rank:>3}  {name:<24} {row.played:>6} {row.won:>5} {row.lost:>5} {row.drawn:>5}")
+    for statistic, mean in reply.mean_statistics.items():
+        print(f"  mean {statistic}: {mean:.2f}")
+    for reason, count in sorted(reply.end_reasons.items(), key=lambda item: -item[1]):
+        print(f"  ended by {reason}: {count}")
     return 0
+
+
+#: how a standings row that is not a signed-in player is marked
+_KIND_MARKS = {scoring_pb2.PLAYER_KIND_SEAT: " (seat)"}

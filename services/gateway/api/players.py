@@ -13,16 +13,26 @@ import grpc
 
 from services.gateway.auth import BadToken, Quota, Tokens
 from services.gateway.edge import Call
-from services.gateway.players import BadCredential, Sessions, device_player
+from services.gateway.players import BadCredential, Sessions, Trades, device_player
 from services.gateway.refusals import Refused, within_quota
+from services.gateway.sessionlog import SessionsUnavailable
 from tabletop.v1 import gateway_pb2
 
 
 class PlayerRpcs:
-    def __init__(self, tokens: Tokens, key: bytes, sign_ins: Quota, refreshes: Quota) -> None:
+    def __init__(
+        self,
+        tokens: Tokens,
+        key: bytes,
+        sign_ins: Quota,
+        refreshes: Quota,
+        sessions: Trades | None = None,
+    ) -> None:
+        """``sessions``: where refresh trades are decided (the log every replica folds;
+        None: this replica alone, in memory)."""
         self._tokens = tokens
         self._key = key
-        self._sessions = Sessions()
+        self._sessions: Trades = sessions or Sessions()
         #: sign-ins per address, refreshes per player
         self._sign_ins = sign_ins
         self._refreshes = refreshes
@@ -43,9 +53,7 @@ class PlayerRpcs:
         except BadCredential as bad:
             raise Refused(grpc.StatusCode.INVALID_ARGUMENT, str(bad)) from bad
         within_quota(self._sign_ins, call.caller.host)
-        family = uuid.uuid4().hex
-        self._sessions.issued(family, 0)
-        return self._tokens.session(player, family, 0)
+        return self._tokens.session(player, uuid.uuid4().hex, 0)
 
     async def refresh(
         self, request: gateway_pb2.RefreshSessionRequest, call: Call
@@ -55,7 +63,13 @@ class PlayerRpcs:
         except BadToken as bad:
             raise Refused(grpc.StatusCode.UNAUTHENTICATED, str(bad)) from bad
         within_quota(self._refreshes, refresh.player)
-        if not self._sessions.trade(refresh.family, refresh.generation):
+        try:
+            traded = await self._sessions.trade(refresh.family, refresh.generation)
+        except SessionsUnavailable as down:
+            raise Refused(
+                grpc.StatusCode.UNAVAILABLE, "sessions cannot be refreshed just now; try again"
+            ) from down
+        if not traded:
             raise Refused(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "this refresh token was used before, so its session is closed; sign in again",

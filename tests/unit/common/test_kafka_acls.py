@@ -28,6 +28,7 @@ from services.common.topics import (
     event_topic,
     projector_group,
     retry_topic,
+    sessions_topic,
     snapshot_topic,
     talk_topic,
     topic_specs,
@@ -90,17 +91,20 @@ def test_a_service_reads_its_own_stream_and_those_it_follows_and_no_other(servic
     assert read == {*entry.follows, *([service] if entry.stream else [])}
 
 
-def test_the_projector_follows_every_stream_the_gateway_reads_views_and_talk() -> None:
+def test_the_projector_follows_every_stream_the_gateway_reads_views_talk_and_sessions() -> None:
     assert set(BY_NAME["projector"].follows) == set(STREAMS)
     gateway = user_name(PREFIX, "gateway")
     assert {t for t in TOPICS if allowed(gateway, Resource.TOPIC, t, Operation.READ)} == {
         views_topic(PREFIX),
         talk_topic(PREFIX),
+        sessions_topic(PREFIX),
     }
-    # talk is the one topic the gateway writes
-    assert [t for t in TOPICS if allowed(gateway, Resource.TOPIC, t, Operation.WRITE)] == [
-        talk_topic(PREFIX)
-    ]
+    # talk and refresh trades are the topics the gateway writes, and only the gateway
+    assert {t for t in TOPICS if allowed(gateway, Resource.TOPIC, t, Operation.WRITE)} == {
+        talk_topic(PREFIX),
+        sessions_topic(PREFIX),
+    }
+    assert who(Resource.TOPIC, sessions_topic(PREFIX), Operation.WRITE) == {"gateway"}
 
 
 @pytest.mark.parametrize("service", [s.name for s in ROSTER if s.stream])

@@ -70,26 +70,45 @@ def test_an_expired_access_token_is_refused() -> None:
 
 def test_a_refresh_token_is_traded_once_and_a_reuse_closes_its_family() -> None:
     sessions = Sessions()
-    sessions.issued("fam", 0)
-    assert sessions.trade("fam", 0)  # the owner refreshes: generation 1 is out
-    assert sessions.trade("fam", 1)  # and again: generation 2
-    assert not sessions.trade("fam", 1)  # a copy of generation 1 comes back: closed
-    assert not sessions.trade("fam", 2)  # ... and the owner's newest is closed with it
-    assert sessions.trade("other", 0)  # families are apart
+    assert sessions.fold_claim("fam", 0)  # the owner refreshes: generation 1 is out
+    assert sessions.fold_claim("fam", 1)  # and again: generation 2
+    assert not sessions.fold_claim("fam", 1)  # a copy of generation 1 comes back: closed
+    assert not sessions.fold_claim("fam", 2)  # ... and the owner's newest is closed with it
+    assert sessions.fold_claim("other", 0)  # families are apart
 
 
-def test_a_family_another_replica_began_is_taken_at_its_word_then_followed() -> None:
+def test_of_two_claims_of_one_generation_the_first_folded_wins_and_closes_on_the_second() -> None:
+    """Two replicas trading one copied token: whichever claim the log holds first."""
     sessions = Sessions()
-    assert sessions.trade("fam", 5)
-    assert not sessions.trade("fam", 5)
+    assert sessions.fold_claim("fam", 3)
+    assert not sessions.fold_claim("fam", 3)
+    assert not sessions.fold_claim("fam", 4)  # the winner's next refresh: closed too
+
+
+def test_a_family_closed_on_record_stays_closed() -> None:
+    sessions = Sessions()
+    sessions.fold_closed("fam")  # a replica starting reads a compacted closing
+    assert not sessions.fold_claim("fam", 0)
+
+
+def test_a_family_never_folded_is_taken_at_its_word_then_followed() -> None:
+    sessions = Sessions()
+    assert sessions.fold_claim("fam", 5)
+    assert not sessions.fold_claim("fam", 5)
 
 
 def test_the_families_remembered_are_bounded() -> None:
     sessions = Sessions(max_families=2)
     for family in ("a", "b", "c"):
-        sessions.issued(family, 0)
-    assert sessions.trade("b", 0) and sessions.trade("c", 0)
-    assert sessions.trade("a", 0)  # forgotten: taken at its word again
+        assert sessions.fold_claim(family, 0)
+    assert not sessions.fold_claim("c", 0)  # remembered
+    assert sessions.fold_claim("a", 0)  # forgotten: taken at its word again
+
+
+async def test_one_replica_without_a_log_trades_in_memory() -> None:
+    sessions = Sessions()
+    assert await sessions.trade("fam", 0)
+    assert not await sessions.trade("fam", 0)
 
 
 # -- through the gateway's edge: sign-in, refresh, and what each token may do ------------------

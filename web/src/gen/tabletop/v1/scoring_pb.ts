@@ -2,15 +2,15 @@
 // @generated from file tabletop/v1/scoring.proto (package tabletop.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file tabletop/v1/scoring.proto.
  */
 export const file_tabletop_v1_scoring: GenFile = /*@__PURE__*/
-  fileDesc("Chl0YWJsZXRvcC92MS9zY29yaW5nLnByb3RvEgt0YWJsZXRvcC52MSIjChNHZXRTdGFuZGluZ3NSZXF1ZXN0EgwKBGdhbWUYASABKAkiWgoOUGxheWVyU3RhbmRpbmcSDgoGcGxheWVyGAEgASgJEg4KBnBsYXllZBgCIAEoDRILCgN3b24YAyABKA0SDAoEbG9zdBgEIAEoDRINCgVkcmF3bhgFIAEoDSLxAgoRR2V0U3RhbmRpbmdzUmVwbHkSDAoEZ2FtZRgBIAEoCRIPCgdtYXRjaGVzGAIgASgNEhMKC21hdGNoZXNfd29uGAMgASgNEiwKB3BsYXllcnMYBCADKAsyGy50YWJsZXRvcC52MS5QbGF5ZXJTdGFuZGluZxJLCg9tZWFuX3N0YXRpc3RpY3MYBSADKAsyMi50YWJsZXRvcC52MS5HZXRTdGFuZGluZ3NSZXBseS5NZWFuU3RhdGlzdGljc0VudHJ5EkMKC2VuZF9yZWFzb25zGAYgAygLMi4udGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVwbHkuRW5kUmVhc29uc0VudHJ5GjUKE01lYW5TdGF0aXN0aWNzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ARoxCg9FbmRSZWFzb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgNOgI4ATJbCgdTY29yaW5nElAKDEdldFN0YW5kaW5ncxIgLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcXVlc3QaHi50YWJsZXRvcC52MS5HZXRTdGFuZGluZ3NSZXBseWIGcHJvdG8z");
+  fileDesc("Chl0YWJsZXRvcC92MS9zY29yaW5nLnByb3RvEgt0YWJsZXRvcC52MSIjChNHZXRTdGFuZGluZ3NSZXF1ZXN0EgwKBGdhbWUYASABKAkilwEKDlBsYXllclN0YW5kaW5nEg4KBnBsYXllchgBIAEoCRIOCgZwbGF5ZWQYAiABKA0SCwoDd29uGAMgASgNEgwKBGxvc3QYBCABKA0SDQoFZHJhd24YBSABKA0SFAoMZGlzcGxheV9uYW1lGAYgASgJEiUKBGtpbmQYByABKA4yFy50YWJsZXRvcC52MS5QbGF5ZXJLaW5kIvECChFHZXRTdGFuZGluZ3NSZXBseRIMCgRnYW1lGAEgASgJEg8KB21hdGNoZXMYAiABKA0SEwoLbWF0Y2hlc193b24YAyABKA0SLAoHcGxheWVycxgEIAMoCzIbLnRhYmxldG9wLnYxLlBsYXllclN0YW5kaW5nEksKD21lYW5fc3RhdGlzdGljcxgFIAMoCzIyLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcGx5Lk1lYW5TdGF0aXN0aWNzRW50cnkSQwoLZW5kX3JlYXNvbnMYBiADKAsyLi50YWJsZXRvcC52MS5HZXRTdGFuZGluZ3NSZXBseS5FbmRSZWFzb25zRW50cnkaNQoTTWVhblN0YXRpc3RpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBGjEKD0VuZFJlYXNvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKA06AjgBKmwKClBsYXllcktpbmQSGwoXUExBWUVSX0tJTkRfVU5TUEVDSUZJRUQQABIWChJQTEFZRVJfS0lORF9QTEFZRVIQARITCg9QTEFZRVJfS0lORF9CT1QQAhIUChBQTEFZRVJfS0lORF9TRUFUEAMyWwoHU2NvcmluZxJQCgxHZXRTdGFuZGluZ3MSIC50YWJsZXRvcC52MS5HZXRTdGFuZGluZ3NSZXF1ZXN0Gh4udGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVwbHliBnByb3RvMw");
 
 /**
  * @generated from message tabletop.v1.GetStandingsRequest
@@ -30,10 +30,15 @@ export const GetStandingsRequestSchema: GenMessage<GetStandingsRequest> = /*@__P
   messageDesc(file_tabletop_v1_scoring, 0);
 
 /**
+ * One row of a game's standings: a player (by identity), a bot level, or a seat no one
+ * signed in held (a hot seat, by its seat name).
+ *
  * @generated from message tabletop.v1.PlayerStanding
  */
 export type PlayerStanding = Message<"tabletop.v1.PlayerStanding"> & {
   /**
+   * the row's key: a player id, "bot:<level>", or the seat's name
+   *
    * @generated from field: string player = 1;
    */
   player: string;
@@ -57,6 +62,18 @@ export type PlayerStanding = Message<"tabletop.v1.PlayerStanding"> & {
    * @generated from field: uint32 drawn = 5;
    */
   drawn: number;
+
+  /**
+   * the name last shown for it
+   *
+   * @generated from field: string display_name = 6;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: tabletop.v1.PlayerKind kind = 7;
+   */
+  kind: PlayerKind;
 };
 
 /**
@@ -109,6 +126,43 @@ export type GetStandingsReply = Message<"tabletop.v1.GetStandingsReply"> & {
  */
 export const GetStandingsReplySchema: GenMessage<GetStandingsReply> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_scoring, 2);
+
+/**
+ * @generated from enum tabletop.v1.PlayerKind
+ */
+export enum PlayerKind {
+  /**
+   * @generated from enum value: PLAYER_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * a signed-in player: the same row across matches and devices
+   *
+   * @generated from enum value: PLAYER_KIND_PLAYER = 1;
+   */
+  PLAYER = 1,
+
+  /**
+   * every bot of one level
+   *
+   * @generated from enum value: PLAYER_KIND_BOT = 2;
+   */
+  BOT = 2,
+
+  /**
+   * a seat no signed-in player held, by its name
+   *
+   * @generated from enum value: PLAYER_KIND_SEAT = 3;
+   */
+  SEAT = 3,
+}
+
+/**
+ * Describes the enum tabletop.v1.PlayerKind.
+ */
+export const PlayerKindSchema: GenEnum<PlayerKind> = /*@__PURE__*/
+  enumDesc(file_tabletop_v1_scoring, 0);
 
 /**
  * Owns results, scores and standings; consumes board events.
