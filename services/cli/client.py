@@ -96,18 +96,28 @@ T = TypeVar("T")
 PATIENCE_S = 30.0
 
 
+#: the first wait before asking again after UNAVAILABLE (doubled each time, at most 2 s)
+UNAVAILABLE_FIRST_WAIT_S = 0.2
+
+
 def patiently(call: Callable[[], T], patience_s: float = PATIENCE_S) -> T:
-    """``call()``, waiting out a RESOURCE_EXHAUSTED for its retry-after-ms and asking again
-    (the same request: a create keeps its command id), while that fits in ``patience_s``."""
+    """``call()``, asking again (the same request: a create keeps its command id) while
+    that fits in ``patience_s``: after a RESOURCE_EXHAUSTED's retry-after-ms, and after an
+    UNAVAILABLE (a service behind the gateway restarting) with a growing pause."""
     deadline = time.monotonic() + patience_s
+    pause = UNAVAILABLE_FIRST_WAIT_S
     while True:
         try:
             return call()
         except grpc.RpcError as error:
-            if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+            code = error.code()
+            if code == grpc.StatusCode.UNAVAILABLE:
+                wait, pause = pause, min(2 * pause, 2.0)
+            elif code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                trailing = dict(error.trailing_metadata() or ())
+                wait = int(str(trailing.get("retry-after-ms", "1000"))) / 1000
+            else:
                 raise
-            trailing = dict(error.trailing_metadata() or ())
-            wait = int(str(trailing.get("retry-after-ms", "1000"))) / 1000
             if time.monotonic() + wait > deadline:
                 raise
             time.sleep(wait)
