@@ -266,9 +266,11 @@ class GatewayClient:
             self.join(match_id, seat, seat)
 
     def legal(self, match_id: str, player: str) -> board_pb2.GetLegalActionsReply:
-        reply: board_pb2.GetLegalActionsReply = self.stub.GetLegalActions(
-            board_pb2.GetLegalActionsRequest(match_id=match_id, player=player),
-            metadata=self.auth(match_id, player),
+        """The seat's legal actions (a read: asked again while a board restarts)."""
+        request = board_pb2.GetLegalActionsRequest(match_id=match_id, player=player)
+        reply: board_pb2.GetLegalActionsReply = patiently(
+            lambda: self.stub.GetLegalActions(request, metadata=self.auth(match_id, player)),
+            self.patience_s,
         )
         return reply
 
