@@ -34,13 +34,15 @@ MIN_ROOM_AREA = 50.0
 @functools.lru_cache(maxsize=8192)
 def square(at: Placement) -> Polygon:
     """The rotated square a cube covers (cached: placements are immutable)."""
+    return Polygon(square_corners(at))
+
+
+def square_corners(at: Placement) -> list[tuple[float, float]]:
     half, c, s = _frame(at)
-    return Polygon(
-        [
-            (at.x + half * (dx * c - dy * s), at.y + half * (dx * s + dy * c))
-            for dx, dy in ((-1, -1), (1, -1), (1, 1), (-1, 1))
-        ]
-    )
+    return [
+        (at.x + half * (dx * c - dy * s), at.y + half * (dx * s + dy * c))
+        for dx, dy in ((-1, -1), (1, -1), (1, 1), (-1, 1))
+    ]
 
 
 def _frame(at: Placement) -> tuple[float, float, float]:
@@ -171,26 +173,28 @@ def _touching(
     cx, cy = triangles[:, 2, 0], triangles[:, 2, 1]
     cross = (bx - ax) * (cy - ay) - (cx - ax) * (by - ay)
     turning = np.sign(cross)  # +1 counter-clockwise, -1 clockwise
-    gap = np.full((len(triangles), count), -np.inf)
-    # the triangle's edges, each with its outward unit normal n: the square's lowest point
-    # along n is its centre's less half * (|n.u| + |n.v|), the triangle's highest the edge
-    for px, py, qx, qy in ((ax, ay, bx, by), (bx, by, cx, cy), (cx, cy, ax, ay)):
-        ex, ey = qx - px, qy - py
-        length = np.hypot(ex, ey)
-        scale = turning / np.where(length > 0, length, 1.0)
-        nx, ny = (ey * scale)[:, None], (-ex * scale)[:, None]
-        reach = half * (np.abs(nx * ux + ny * uy) + np.abs(ny * ux - nx * uy))
-        line = (nx[:, 0] * px + ny[:, 0] * py)[:, None]
-        np.maximum(gap, nx * x + ny * y - line - reach, out=gap)
-    # the square's sides: the triangle's interval along each against the square's
-    for sx, sy in ((ux, uy), (-uy, ux)):
-        pa = ax[:, None] * sx + ay[:, None] * sy
-        pb = bx[:, None] * sx + by[:, None] * sy
-        pc = cx[:, None] * sx + cy[:, None] * sy
-        centre = x * sx + y * sy
-        below = np.minimum(np.minimum(pa, pb), pc) - (centre + half)
-        above = (centre - half) - np.maximum(np.maximum(pa, pb), pc)
-        np.maximum(gap, np.maximum(below, above), out=gap)
+    # the triangle's edges a->b, b->c, c->a (3×T each), each with its outward unit normal
+    # n: the square's lowest point along n is its centre's less half * (|n.u| + |n.v|),
+    # the triangle's highest the edge. The three edges (and below, the square's two
+    # sides) are stacked on a first axis: the same arithmetic per element as one at a time
+    px, py = triangles[:, :, 0].T, triangles[:, :, 1].T
+    qx, qy = np.roll(px, -1, axis=0), np.roll(py, -1, axis=0)
+    ex, ey = qx - px, qy - py
+    length = np.hypot(ex, ey)
+    scale = turning / np.where(length > 0, length, 1.0)
+    nx, ny = (ey * scale)[:, :, None], (-ex * scale)[:, :, None]
+    reach = half * (np.abs(nx * ux + ny * uy) + np.abs(ny * ux - nx * uy))
+    line = (nx[:, :, 0] * px + ny[:, :, 0] * py)[:, :, None]
+    gap = (nx * x + ny * y - line - reach).max(axis=0)
+    # the square's sides u and v: the triangle's interval along each against the square's
+    sx, sy = np.stack((ux, -uy))[:, None, :], np.stack((uy, ux))[:, None, :]
+    pa = ax[:, None] * sx + ay[:, None] * sy
+    pb = bx[:, None] * sx + by[:, None] * sy
+    pc = cx[:, None] * sx + cy[:, None] * sy
+    centre = x * sx + y * sy
+    below = np.minimum(np.minimum(pa, pb), pc) - (centre + half)
+    above = (centre - half) - np.maximum(np.maximum(pa, pb), pc)
+    np.maximum(gap, np.maximum(below, above).max(axis=0), out=gap)
     hits: np.ndarray = gap < -_SURE  # overlapping along every axis
     unsure = np.abs(gap) <= _SURE
     unsure[np.abs(cross) < 2.0 * MIN_ROOM_AREA] = True  # smaller than a room: as _edges
@@ -241,15 +245,22 @@ def _open_rooms(
         [table[c] for c in cubes],
         lambda t, n: triangle(table, _names(pillars, trios[open_ones[t]])),
     )
+    names = _trio_names(pillars)
     return tuple(
-        (_names(pillars, trios[t]), tuple(cubes[i] for i in np.nonzero(row)[0].tolist()))
-        for t, row in zip(open_ones.tolist(), hits, strict=True)
+        (names[t], tuple(itertools.compress(cubes, row)))
+        for t, row in zip(open_ones.tolist(), hits.tolist(), strict=True)
     )
 
 
 @functools.lru_cache(maxsize=32)
 def _trios(count: int) -> np.ndarray:
     return np.array(list(itertools.combinations(range(count), 3)), dtype=np.intp)
+
+
+@functools.lru_cache(maxsize=32)
+def _trio_names(pillars: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """Every trio's Pillars, in ``_trios``' order."""
+    return tuple(itertools.combinations(pillars, 3))
 
 
 def _names(pillars: tuple[str, ...], trio: np.ndarray) -> tuple[str, ...]:

@@ -126,12 +126,11 @@ def simulate(
     made: list[tuple[str, Any, Any]] = []
     try:
         for cube in sorted(set(table) | set(moving)):
-            edge = CONTENT.edge(cube)
-            mass = edge * edge / 100.0
+            edge, mass, moment = _SOLIDS[cube]
             if held is not None and cube == held.cube:
                 body = cp.cpBodyNewKinematic()
             else:
-                body = cp.cpBodyNew(mass, cp.cpMomentForBox(mass, edge, edge))
+                body = cp.cpBodyNew(mass, moment)
             launch = moving.get(cube)
             if launch is not None:
                 cp.cpBodySetPosition(body, (launch.x, launch.y))
@@ -151,27 +150,38 @@ def simulate(
         _run(space, physics, [b for c, b, _ in made if held is None or c != held.cube])
         placements: list[Placement] = []
         off: list[str] = []
+        width, height = spec.width, spec.height
+        get_position, get_angle = cp.cpBodyGetPosition, cp.cpBodyGetAngle
         for cube, body, _ in made:
             if held is not None and cube == held.cube:
                 placements.append(held)
                 continue
-            position = cp.cpBodyGetPosition(body)
+            position = get_position(body)
             x, y = float(position.x), float(position.y)
-            if on_table(x, y):
-                angle = math.degrees(cp.cpBodyGetAngle(body)) % 90.0  # the same every 90°
+            if 0.0 <= x <= width and 0.0 <= y <= height:  # on_table(x, y)
+                angle = math.degrees(get_angle(body)) % 90.0  # the same every 90°
                 placements.append(Placement(cube, round(x, 3), round(y, 3), round(angle, 3)))
             else:
                 off.append(cube)
         return Settled(tuple(placements), tuple(off))
     finally:
+        # the space first: freeing it wakes its bodies (they must still be there) and
+        # touches no shape; then each body and shape, none of them in a space any more
+        cp.cpSpaceFree(space)
         for _, body, shape in made:
-            if cp.cpShapeGetSpace(shape):
-                cp.cpSpaceRemoveShape(space, shape)
-            if cp.cpBodyGetSpace(body):
-                cp.cpSpaceRemoveBody(space, body)
             cp.cpShapeFree(shape)
             cp.cpBodyFree(body)
-        cp.cpSpaceFree(space)
+
+
+def _solid(cube: str) -> tuple[float, float, float]:
+    """A cube's edge (mm), mass and moment of inertia (the same numbers every time: the
+    mass from the edge, the moment as Chipmunk computes it for a box)."""
+    edge = CONTENT.edge(cube)
+    mass = edge * edge / 100.0
+    return edge, mass, float(chipmunk.cpMomentForBox(mass, edge, edge))
+
+
+_SOLIDS = {cube: _solid(cube) for cube in CONTENT.cubes}
 
 
 def _run(space: Any, physics: Physics, dynamic: list[Any]) -> None:
