@@ -4,13 +4,15 @@ board does)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from services.adapters.game_adapter import game_and_messages, messages_for
+from services.adapters.views import decode_state
 from services.common.envelope import is_a, unpack
 from services.games import clock, handover
-from services.games.match import Match
+from services.games.match import TAKEN_BACK, Match
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 
 #: message name of a seed reveal → (its class, the Match's attribute)
@@ -73,6 +75,7 @@ def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
     if envelope.sequence != match.version + 1:
         raise Gap(f"match {match.match_id}: event {envelope.sequence} after {match.version}")
     match.version = int(envelope.sequence)
+    note_mover(match, envelope)
     messages = messages_for(match.game.name)
     if messages.is_game_event(envelope.payload):
         match.state = match.game.evolve(match.state, messages.event_from_any(envelope.payload))
@@ -99,8 +102,44 @@ def fold(match: Match, envelope: envelope_pb2.EventEnvelope) -> bool:
         # every reader, since each folds the same events to the same state
         sealed = handover.seal(match.game.name, match.state, handed.seat)
         match.hand_over(handed.seat, handed.to, handed.level, sealed)
+    elif is_a(envelope, platform_events_pb2.ActionsUndone):
+        undone = unpack(envelope, platform_events_pb2.ActionsUndone)
+        assert isinstance(undone, platform_events_pb2.ActionsUndone)
+        # the state as the board computed it (verification checks it against the fold)
+        match.state = decode_state(match.game.name, undone.state)
+        if undone.clock and match.clock is not None:
+            # as it was, then charged below up to now as if the seat had not moved
+            facts = json.loads(undone.clock)
+            match.clock = clock.Clock.from_facts(match.clock.control, facts)
     advance_clock(match, envelope)
     return True
+
+
+#: seat events: they change who holds a seat, not the game's state
+SEAT_EVENTS = (
+    platform_events_pb2.SeatJoined,
+    platform_events_pb2.SeatLeft,
+    platform_events_pb2.SeatHandedOver,
+)
+
+
+def note_mover(match: Match, envelope: envelope_pb2.EventEnvelope) -> None:
+    """``Match.last_mover`` after ``envelope``."""
+    if messages_for(match.game.name).is_game_event(envelope.payload):
+        match.last_mover = envelope.actor
+    elif is_a(envelope, platform_events_pb2.ActionsUndone):
+        match.last_mover = TAKEN_BACK
+    elif not any(is_a(envelope, kind) for kind in SEAT_EVENTS):
+        match.last_mover = ""
+
+
+def commanded(match: Match, envelopes: Iterable[envelope_pb2.EventEnvelope]) -> None:
+    """The board's, after a command the command handler appended (the handler folds the
+    state itself): the match's last mover noted and its clock advanced."""
+    taken = list(envelopes)
+    for envelope in taken:
+        note_mover(match, envelope)
+    advance_clock_by(match, taken)
 
 
 def advance_clock(match: Match, envelope: envelope_pb2.EventEnvelope) -> None:
@@ -115,7 +154,9 @@ def advance_clock(match: Match, envelope: envelope_pb2.EventEnvelope) -> None:
         ticking.expired(expired.seat)
     if envelope.last_in_batch:
         at = envelope.occurred_at.seconds + envelope.occurred_at.nanos / 1e9
-        ticking.recorded(at, envelope.actor, match.awaited())
+        # a move taken back is no move: it earns no increment and restarts no turn
+        mover = "" if is_a(envelope, platform_events_pb2.ActionsUndone) else envelope.actor
+        ticking.recorded(at, mover, match.awaited())
 
 
 def advance_clock_by(match: Match, envelopes: Iterable[envelope_pb2.EventEnvelope]) -> None:

@@ -4,14 +4,18 @@ Checks that each revealed seed matches its commitment (published before play; a 
 commits only with the chance services it uses, and the others must stay silent), that every
 roll and shuffle re-derives from the seed and the counters in the log, that the counters
 leave no gaps (nothing rolled off the record), and that every card drawn is the card the
-re-derived deck order puts on top.
+re-derived deck order puts on top. A move taken back (ActionsUndone) must restore the
+state the board's own events give at the version it names.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from services.adapters import folding
+from services.adapters.views import encode_state
 from services.common.envelope import is_a, unpack
 from services.games.chance import DeckPiles
 from services.games.contract import RuleViolation
@@ -102,11 +106,60 @@ def verify_match(envelopes: list[envelope_pb2.EventEnvelope]) -> Verification:
             first = next((unpack(e, cls) for e in events if is_a(e, cls)), None)
             if first is not None and first.commitment != getattr(created, attr):  # type: ignore[attr-defined]
                 result.problems.append(f"{name}: the match was created with another commitment")
+    _verify_takebacks(board, result)
     if dice_seed is not None:
         _verify_dice(match_id, dice_seed, dice, result)
     if decks_seed is not None:
         _verify_decks(match_id, decks_seed, decks, result)
     return result
+
+
+def _verify_takebacks(board: list[envelope_pb2.EventEnvelope], result: Verification) -> None:
+    """Each ActionsUndone's state (and clock) is the fold of the board's events up to its
+    to_version."""
+    undone: dict[int, pe.ActionsUndone] = {}
+    for envelope in board:
+        if is_a(envelope, pe.ActionsUndone):
+            recorded = unpack(envelope, pe.ActionsUndone)
+            assert isinstance(recorded, pe.ActionsUndone)
+            undone[int(envelope.sequence)] = recorded
+    if not undone:
+        return
+    if not folding.is_created(board[0]):
+        result.problems.append("board: the events do not open with the match's creation")
+        return
+    wanted = {int(u.to_version) for u in undone.values()}
+    #: version → (the state, the clock's facts) there, as the fold has them
+    folded: dict[int, tuple[str, str]] = {}
+    match = folding.created(board[0])
+
+    def keep(version: int) -> None:
+        if version in wanted:
+            facts = json.dumps(match.clock.facts()) if match.clock is not None else ""
+            folded[version] = (encode_state(match.state), facts)
+
+    keep(1)
+    try:
+        for envelope in board[1:]:
+            took = undone.get(int(envelope.sequence))
+            if took is not None:
+                to_version = int(took.to_version)
+                there = folded.get(to_version)
+                if there is None or there[0] != took.state:
+                    result.problems.append(
+                        f"board: event {envelope.sequence} takes the match back to a state "
+                        f"that is not its state at version {to_version}"
+                    )
+                elif took.clock and json.loads(took.clock) != json.loads(there[1] or "null"):
+                    result.problems.append(
+                        f"board: event {envelope.sequence} sets the clock to another than "
+                        f"the match's at version {to_version}"
+                    )
+                result.checked += 1
+            folding.fold(match, envelope)
+            keep(int(envelope.sequence))
+    except folding.Gap as error:
+        result.problems.append(f"board: the events do not fold ({error})")
 
 
 def _verify_dice(

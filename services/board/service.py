@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import hashlib
 import heapq
+import json
 import random
 import time
 import uuid
@@ -22,18 +23,19 @@ import grpc
 import structlog
 from google.protobuf import message
 
-from services.adapters.folding import advance_clock_by
+from services.adapters.folding import commanded
 from services.adapters.game_adapter import (
     action_from_game_action,
     action_to_game_action,
     legal_action_messages,
     next_step_message,
 )
-from services.adapters.views import update_bytes
+from services.adapters.views import encode_state, update_bytes
 from services.board.chance import ChanceFailed, RemoteChance
 from services.board.matches import Matches, fold
 from services.board.reveals import RevealOutbox
 from services.board.store import BoardEventStore
+from services.board.undo import can_take_back, takeback
 from services.common.envelope import is_a
 from services.common.eventlog import MAX_RECORD_BYTES, LogUnavailable
 from services.common.ledger import StreamWriter
@@ -58,7 +60,7 @@ from services.games.commands import (
     require_command_id,
 )
 from services.games.contract import AwaitingPlayers, Game, concrete, random_view_policy
-from services.games.match import Accepted, Match
+from services.games.match import TAKEN_BACK, Accepted, Match
 from services.games.registry import all_games
 from tabletop.v1 import (
     board_pb2,
@@ -316,7 +318,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 log.error("timeout_move_refused", match_id=match.match_id, reason=refused.code)
                 move = None
             else:
-                advance_clock_by(match, self.store.taken(match.match_id))
+                commanded(match, self.store.taken(match.match_id))
                 if accepted.finished:
                     self.ended(match, command_id)
         if move is None:  # a forfeit (or a seat with no move to make for it)
@@ -447,7 +449,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                     raise
                 if seated is not None:
                     match.seat(seated.seat, seated.display_name, seated.join_id, seated.player_id)
-                advance_clock_by(match, self.store.taken(match_id))
+                commanded(match, self.store.taken(match_id))
                 self.matches.add(match)
                 self.schedule(match)
                 MATCHES_ACTIVE.labels(game.name).inc()
@@ -513,7 +515,7 @@ class BoardService(board_pb2_grpc.BoardServicer):
                 if match.superseded(request.player, request.seat_token):
                     raise _superseded(match, request.player)
                 accepted = await self._handler.submit(match, command)
-                advance_clock_by(match, self.store.taken(match.match_id))
+                commanded(match, self.store.taken(match.match_id))
                 self.schedule(match)
                 if accepted.duplicate:
                     ACTIONS.labels(game_name, "duplicate").inc()
@@ -547,7 +549,82 @@ class BoardService(board_pb2_grpc.BoardServicer):
             raise AssertionError
         if match.superseded(request.player, request.seat_token):
             await _abort(context, _superseded(match, request.player))
-        return _legal_actions(match, request.player)
+        reply = _legal_actions(match, request.player)
+        try:
+            reply.can_undo = await self._can_undo(match, request.player)
+        except Refusal as refused:
+            await _abort(context, refused)
+        return reply
+
+    async def _events(self, match: Match) -> list[envelope_pb2.EventEnvelope]:
+        try:
+            return await self.writer.read_events(match.match_id)
+        except LogUnavailable as error:
+            raise Refusal(
+                RefusalKind.UNAVAILABLE,
+                "LOG_UNAVAILABLE",
+                f"the match's events could not be read back ({error}); retry",
+            ) from error
+
+    async def _can_undo(self, match: Match, seat: str) -> bool:
+        """The seat could take back its last command now (cheap refusals first: only a
+        seat whose own move is the last, or after an undo, reads the log and folds it)."""
+        if match.finished or seat not in match.players:
+            return False
+        if match.last_mover not in (seat, TAKEN_BACK):
+            return False
+        return can_take_back(match, await self._events(match), seat)
+
+    async def UndoCommand(
+        self, request: board_pb2.BoardUndoRequest, context: grpc.aio.ServicerContext
+    ) -> board_pb2.AcknowledgedAction:
+        """The seat's last command taken back (ActionsUndone; services/board/undo.py), or
+        refused with the reason, nothing appended."""
+        structlog.contextvars.bind_contextvars(
+            match_id=request.match_id, command_id=request.command_id
+        )
+        try:
+            return await self._undo(request)
+        except Refusal as refused:
+            log.info("undo_refused", reason=refused.code)
+            await _abort(context, refused)
+            raise AssertionError from refused
+        finally:
+            structlog.contextvars.unbind_contextvars("match_id", "command_id")
+
+    async def _undo(self, request: board_pb2.BoardUndoRequest) -> board_pb2.AcknowledgedAction:
+        require_command_id(request.command_id)
+        async with self.writer.lock(request.match_id):
+            match = await self.find(request.match_id)
+            if match is None:
+                raise Refusal(RefusalKind.NOT_FOUND, "NO_SUCH_MATCH", "no such match")
+            if request.command_id in match.replies:  # a retry: the first answer
+                first = match.replies[request.command_id]
+                return board_pb2.AcknowledgedAction(
+                    reply=board_pb2.SubmitActionReply(version=first.version, duplicate=True)
+                )
+            if match.superseded(request.player, request.seat_token):
+                raise _superseded(match, request.player)
+            taken = takeback(match, await self._events(match), request.player)
+            undone = platform_events_pb2.ActionsUndone(
+                seat=taken.seat,
+                to_version=taken.to_version,
+                from_version=taken.from_version,
+                state=encode_state(taken.state),
+                clock=json.dumps(taken.clock.facts()) if taken.clock is not None else "",
+            )
+            envelopes = await self.store.append_payloads(
+                match.match_id, match.game, [undone], request.command_id, request.player
+            )
+            for envelope in envelopes:
+                fold(match, envelope)
+            self.schedule(match)
+            ACTIONS.labels(match.game.name, "undone").inc()
+            log.info("actions_undone", to_version=taken.to_version)
+            return board_pb2.AcknowledgedAction(
+                reply=board_pb2.SubmitActionReply(version=match.version, events_appended=1),
+                view_update=view_update(match),
+            )
 
 
 def _superseded(match: Match, seat: str) -> Refusal:

@@ -96,18 +96,28 @@ T = TypeVar("T")
 PATIENCE_S = 30.0
 
 
+#: the first wait before asking again after UNAVAILABLE (doubled each time, at most 2 s)
+UNAVAILABLE_FIRST_WAIT_S = 0.2
+
+
 def patiently(call: Callable[[], T], patience_s: float = PATIENCE_S) -> T:
-    """``call()``, waiting out a RESOURCE_EXHAUSTED for its retry-after-ms and asking again
-    (the same request: a create keeps its command id), while that fits in ``patience_s``."""
+    """``call()``, asking again (the same request: a create keeps its command id) while
+    that fits in ``patience_s``: after a RESOURCE_EXHAUSTED's retry-after-ms, and after an
+    UNAVAILABLE (a service behind the gateway restarting) with a growing pause."""
     deadline = time.monotonic() + patience_s
+    pause = UNAVAILABLE_FIRST_WAIT_S
     while True:
         try:
             return call()
         except grpc.RpcError as error:
-            if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+            code = error.code()
+            if code == grpc.StatusCode.UNAVAILABLE:
+                wait, pause = pause, min(2 * pause, 2.0)
+            elif code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                trailing = dict(error.trailing_metadata() or ())
+                wait = int(str(trailing.get("retry-after-ms", "1000"))) / 1000
+            else:
                 raise
-            trailing = dict(error.trailing_metadata() or ())
-            wait = int(str(trailing.get("retry-after-ms", "1000"))) / 1000
             if time.monotonic() + wait > deadline:
                 raise
             time.sleep(wait)
@@ -230,6 +240,14 @@ class GatewayClient:
         )
         return reply
 
+    def undo(self, match_id: str, seat: str) -> gateway_pb2.UndoActionReply:
+        """Take back the seat's last command (with its token, kept from its join)."""
+        reply: gateway_pb2.UndoActionReply = self.stub.UndoAction(
+            gateway_pb2.UndoActionRequest(match_id=match_id, player=seat),
+            metadata=self.auth(match_id, seat),
+        )
+        return reply
+
     def hand_over(
         self, match_id: str, seat: str, bot_level: str = ""
     ) -> gateway_pb2.HandOverSeatReply:
@@ -248,9 +266,11 @@ class GatewayClient:
             self.join(match_id, seat, seat)
 
     def legal(self, match_id: str, player: str) -> board_pb2.GetLegalActionsReply:
-        reply: board_pb2.GetLegalActionsReply = self.stub.GetLegalActions(
-            board_pb2.GetLegalActionsRequest(match_id=match_id, player=player),
-            metadata=self.auth(match_id, player),
+        """The seat's legal actions (a read: asked again while a board restarts)."""
+        request = board_pb2.GetLegalActionsRequest(match_id=match_id, player=player)
+        reply: board_pb2.GetLegalActionsReply = patiently(
+            lambda: self.stub.GetLegalActions(request, metadata=self.auth(match_id, player)),
+            self.patience_s,
         )
         return reply
 

@@ -336,6 +336,12 @@ class Game(ABC, Generic[State]):
     #: reads those events now, with the same fields): each old name keeps its message, so
     #: stored and exported logs still fold (docs/CONVENTIONS.md, "Renaming an event")
     renamed_events: ClassVar[Mapping[str, type]] = {}
+    #: the event classes that show a player something no one could know before (a face-
+    #: down card turned, secret choices revealed, a physical outcome): a seat's command
+    #: that records one cannot be taken back (services/board/undo.py). Chance outcomes
+    #: (``resolve``'s events) count without being listed. None: not declared, and then
+    #: every event counts, so nothing of the game is ever taken back.
+    revealing_events: ClassVar[frozenset[type] | None] = None
 
     @abstractmethod
     def initial_state(self) -> State:
@@ -379,6 +385,12 @@ class Game(ABC, Generic[State]):
     @abstractmethod
     def view(self, state: State, viewer: str | None) -> Any:
         """What ``viewer`` may see (``None``: a spectator). Hidden information never leaks."""
+
+    def reveals(self, event: Any) -> bool:
+        """``event`` shows a player something no one could know before it (see
+        ``revealing_events``): a command that records one cannot be taken back."""
+        revealing = self.revealing_events
+        return revealing is None or type(event) in revealing
 
     def statistics(self, state: State) -> dict[str, float]:
         """Numbers worth keeping about a match (damage …), for scoring; ``turns`` is the one

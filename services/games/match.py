@@ -19,6 +19,9 @@ from services.games.clock import Clock
 from services.games.contract import AwaitingPlayers, Game
 from services.games.frozen import quick_init_all
 
+#: ``Match.last_mover`` after an undo: who moved before it is in the log
+TAKEN_BACK = "*"
+
 
 @dataclass(frozen=True)
 class Accepted:
@@ -77,6 +80,10 @@ class Match:
     #: the time control's clock (the ``clock`` option; None: untimed), advanced at the end
     #: of each recorded command (services/adapters/folding.py)
     clock: Clock | None = None
+    #: the actor of the match's last game event ("" after another platform event; seat
+    #: events leave it; TAKEN_BACK after an undo): the board reads the log to tell whether
+    #: a seat may take its move back only when this names that seat or TAKEN_BACK
+    last_mover: str = ""
     #: the command handler's: command id → the reply it got, so a retry appends nothing
     replies: dict[str, Accepted] = field(default_factory=dict)
     #: command id → (player, action) of the commands this process accepted

@@ -34,6 +34,8 @@ MAX_UNREAD = 16
 
 #: SubmitAction, for the stream's caller
 Submit = Callable[[board_pb2.SubmitActionRequest], Awaitable[board_pb2.SubmitActionReply]]
+#: UndoAction, for the stream's caller
+Undo = Callable[[gateway_pb2.UndoActionRequest], Awaitable[gateway_pb2.UndoActionReply]]
 
 
 def refused(ident: int, code: grpc.StatusCode, message: str) -> gateway_pb2.PlayUpdate:
@@ -79,9 +81,11 @@ class Play:
         match_id: str,
         submit: Submit,
         latest: Callable[[], match_pb2.ViewUpdate | None] | None = None,
+        undo: Undo | None = None,
     ) -> None:
         self._match_id = match_id
         self._submit = submit
+        self._undo = undo
         #: the match's newest update, for a stream whose acks bring their view
         self._latest = latest
         self._answers: deque[gateway_pb2.PlayUpdate] = deque()
@@ -173,16 +177,17 @@ class Play:
                 self._room.clear()
                 await self._room.wait()
             kind = request.WhichOneof("kind")
-            if kind != "action":
+            asked = request.undo if kind == "undo" else request.action
+            if kind not in ("action", "undo") or (kind == "undo" and self._undo is None):
                 self._send(
                     refused(
                         request.id,
                         grpc.StatusCode.INVALID_ARGUMENT,
-                        "after watch a PlayMatch stream takes actions only; "
+                        "after watch a PlayMatch stream takes actions and undos only; "
                         "another match needs another stream",
                     )
                 )
-            elif request.action.match_id not in ("", self._match_id):
+            elif asked.match_id not in ("", self._match_id):
                 self._send(
                     refused(
                         request.id,
@@ -200,15 +205,20 @@ class Play:
                     )
                 )
             else:
-                task = asyncio.create_task(self._answer(request.id, request.action))
+                task = asyncio.create_task(self._answer(request.id, asked))
                 self._in_flight.add(task)
 
-    async def _answer(self, ident: int, action: board_pb2.SubmitActionRequest) -> None:
-        if not action.match_id:
-            action.match_id = self._match_id
+    async def _answer(
+        self, ident: int, asked: board_pb2.SubmitActionRequest | gateway_pb2.UndoActionRequest
+    ) -> None:
+        if not asked.match_id:
+            asked.match_id = self._match_id
         try:
-            reply = await self._submit(action)
-            answer = gateway_pb2.PlayUpdate(id=ident, ack=reply)
+            if isinstance(asked, gateway_pb2.UndoActionRequest):
+                assert self._undo is not None  # (else refused when it was read)
+                answer = gateway_pb2.PlayUpdate(id=ident, undone=await self._undo(asked))
+            else:
+                answer = gateway_pb2.PlayUpdate(id=ident, ack=await self._submit(asked))
         except Refused as refusal:
             answer = refusal_answer(ident, refusal)
         except asyncio.CancelledError:

@@ -180,6 +180,11 @@ class GatewayService:
     ) -> Awaitable[board_pb2.SubmitActionReply]:
         return self.play.submit(request, call)
 
+    def UndoAction(
+        self, request: gateway_pb2.UndoActionRequest, call: Call
+    ) -> Awaitable[gateway_pb2.UndoActionReply]:
+        return self.play.undo(request, call)
+
     def PlayMatch(
         self, requests: AsyncIterator[gateway_pb2.PlayRequest], call: Call
     ) -> AsyncIterator[gateway_pb2.PlayUpdate]:

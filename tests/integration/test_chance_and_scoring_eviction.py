@@ -20,7 +20,7 @@ from services.cli.client import GatewayClient, play_on
 from services.cli.stack import Stack
 from services.common.envelope import unpack
 from services.common.kafka_access import KafkaAccess
-from tabletop.v1 import platform_events_pb2
+from tabletop.v1 import match_pb2, platform_events_pb2
 from tests.integration.helpers import eventually, open_match, remove, scored, topic_events
 
 #: dice, decks and scoring let go of a match unused this long (1800 s as shipped)
@@ -87,7 +87,15 @@ def test_a_match_let_go_of_mid_play_finishes_verified_and_scored_the_same(
     _, legal = play_on(client, match_id, legal.next.players[0], choose)
     assert legal.next.finished
     scored(client, "drillit", 1)
-    for service in HOLDERS:  # each one read the match back to serve or score it
+
+    # each one read the match back to serve or score it: dice and decks at the latest for
+    # the seeds' reveals, which the board asks for after the end (so wait for them)
+    def revealed() -> match_pb2.Provenance | None:
+        shown = client.view(match_id).provenance
+        return shown if shown.dice_seed and shown.decks_seed else None
+
+    eventually(revealed, timeout=60)
+    for service in HOLDERS:
         assert counted(stack, "tabletop_matches_read_back_total", service) >= 1, service
 
     events = topic_events(stack)

@@ -10,6 +10,10 @@ import os
 import signal
 import time
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 
 from services.cli.client import GatewayClient
 from services.cli.stack import Stack
@@ -30,7 +34,13 @@ from tabletop.v1 import (
     scoring_pb2_grpc,
 )
 from tabletop.v1 import platform_events_pb2 as pe
-from tests.integration.helpers import delete_topics, open_match, play_bot_match, scratch
+from tests.integration.helpers import (
+    delete_topics,
+    open_match,
+    play_bot_match,
+    running,
+    scratch,
+)
 from tests.integration.test_exactly_once import FlakyLog
 
 SERVICES = ("dice", "decks", "scoring", "board")
@@ -88,9 +98,20 @@ def log_of(stack: Stack, service: str) -> str:
     return (stack.run_dir / f"{service}.log").read_text()
 
 
+@pytest.fixture
+def own_stack(kafka_admin: KafkaAccess, tmp_path: Path) -> Iterator[Stack]:
+    """A stack of its own: restarting services under the shared stack left other tests'
+    bot seats failing with UNAVAILABLE afterwards (a finding in the stop's note)."""
+    stack = Stack.ephemeral(tmp_path / "run", topic_prefix=f"snap{uuid.uuid4().hex[:8]}.")
+    stack.kafka = kafka_admin
+    with running(stack):
+        yield stack
+
+
 def test_services_restart_from_a_snapshot_and_the_tail_and_answer_as_before(
-    stack: Stack,
+    own_stack: Stack,
 ) -> None:
+    stack = own_stack
     client = GatewayClient(stack.addr("gateway"))
     board = board_pb2_grpc.BoardStub(stack.peer_channel("board"))
     before = scored(stack, 0).matches

@@ -48,7 +48,11 @@ def test_each_seats_clock_counts_down_and_a_timeout_ends_the_match(browser: Any,
     # both seats joined: the match started, and the seat to act has its clock running
     page.wait_for_selector("#match-clock .seat-clock.running")
     assert page.inner_text("#match-clock").startswith("Clock live:10s+0s (on timeout: forfeit):")
-    shown = [page.inner_text(f'#match-clock [data-seat="{s}"]').split()[0] for s in SEATS]
+    # (each name isolated for bidirectional text: FSI … PDI)
+    shown = [
+        page.inner_text(f'#match-clock [data-seat="{s}"]').split()[0].strip("\u2068\u2069")
+        for s in SEATS
+    ]
     assert shown == list(SEATS)
     running = page.locator("#match-clock .seat-clock.running").first
     before = running.inner_text()

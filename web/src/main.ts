@@ -557,6 +557,7 @@ async function refreshActions(c: Current, view: MatchView): Promise<void> {
   const actions = $("actions");
   const turn = $("turn");
   c.legal = [];
+  showUndo(c, false);
   if (!c.seat) {
     actions.replaceChildren();
     turn.textContent = "Spectators watch; only seats move.";
@@ -571,11 +572,19 @@ async function refreshActions(c: Current, view: MatchView): Promise<void> {
     if (actions.contains(document.activeElement)) turn.focus();
     actions.replaceChildren();
     turn.textContent = `Waiting for ${view.next?.players.map(isolate).join(", ") || view.next?.chance || "the board"}.`;
+    // a move just made (a secret choice, say) may still be taken back while others play
+    try {
+      const legal = await gateway.getLegalActions({ matchId: c.matchId }, auth(c.token));
+      if (c === current && c.live === view) showUndo(c, legal.canUndo);
+    } catch {
+      // the Undo button is a courtesy: waiting goes on without it
+    }
     return;
   }
   try {
     const legal = await gateway.getLegalActions({ matchId: c.matchId }, auth(c.token));
     if (c !== current || c.live !== view) return; // a newer view came meanwhile
+    showUndo(c, legal.canUndo);
     c.legal = legal.actions;
     showActions(c, legal.actions);
     // On the picture only if it shows the very version the moves are legal at.
@@ -634,6 +643,22 @@ function showActions(c: Current, legal: LegalAction[]): void {
     }),
   );
   if (hadFocus && c.steps === undefined) $("actions").querySelector("button")?.focus();
+}
+
+/** Take back the seat's last move: offered while the board says the rules allow it (its
+ * own move of this turn, nothing rolled, drawn or revealed since). */
+function showUndo(c: Current, can: boolean): void {
+  $("undo").replaceChildren(...(can ? [button("Take back my last move", () => void undo(c), "undo-move")] : []));
+}
+
+async function undo(c: Current): Promise<void> {
+  showError(undefined);
+  try {
+    const reply = await gateway.undoAction({ matchId: c.matchId, commandId: randomId() }, auth(c.token));
+    say(`Your last move was taken back (version ${reply.version})`);
+  } catch (error) {
+    showError(error);
+  }
 }
 
 async function submit(c: Current, label: string, action: GameAction | undefined): Promise<void> {

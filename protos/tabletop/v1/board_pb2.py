@@ -27,7 +27,7 @@ from tabletop.v1 import match_pb2 as tabletop_dot_v1_dot_match__pb2
 from tabletop.v1 import platform_events_pb2 as tabletop_dot_v1_dot_platform__events__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17tabletop/v1/board.proto\x12\x0btabletop.v1\x1a\x17tabletop/v1/games.proto\x1a\x17tabletop/v1/match.proto\x1a!tabletop/v1/platform_events.proto\"X\n\x12\x41\x63knowledgedAction\x12-\n\x05reply\x18\x01 \x01(\x0b\x32\x1e.tabletop.v1.SubmitActionReply\x12\x13\n\x0bview_update\x18\x02 \x01(\x0c\"\x99\x02\n\x12\x43reateMatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x03(\t\x12=\n\x07options\x18\x03 \x03(\x0b\x32,.tabletop.v1.CreateMatchRequest.OptionsEntry\x12\x12\n\ncommand_id\x18\x04 \x01(\t\x12\x10\n\x08match_id\x18\x05 \x01(\t\x12&\n\x05lobby\x18\x06 \x01(\x0b\x32\x17.tabletop.v1.MatchLobby\x12\'\n\x06seated\x18\x07 \x01(\x0b\x32\x17.tabletop.v1.SeatJoined\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"r\n\x15\x42oardLeaveSeatRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\t\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x12\n\nseat_token\x18\x04 \x01(\t\x12\x12\n\ncommand_id\x18\x05 \x01(\t\"|\n\x18\x42oardHandOverSeatRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\t\x12\n\n\x02to\x18\x03 \x01(\t\x12\r\n\x05level\x18\x04 \x01(\t\x12\x11\n\tplayer_id\x18\x05 \x01(\t\x12\x12\n\ncommand_id\x18\x06 \x01(\t\"7\n\x0fSeatChangeReply\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12\x13\n\x0bview_update\x18\x02 \x01(\x0c\"w\n\x0fJoinSeatRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\x12\x0f\n\x07join_id\x18\x04 \x01(\t\x12\n\n\x02\x62y\x18\x05 \x01(\t\x12\x11\n\tplayer_id\x18\x06 \x01(\t\"T\n\rJoinSeatReply\x12\x0c\n\x04seat\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\x0f\n\x07private\x18\x03 \x01(\x08\x12\x13\n\x0bview_update\x18\x04 \x01(\x0c\"\x84\x01\n\x10\x43reateMatchReply\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\x13\n\x0bview_update\x18\x03 \x01(\x0c\x12\x38\n\rlegal_actions\x18\x04 \x01(\x0b\x32!.tabletop.v1.GetLegalActionsReply\"\xda\x01\n\x13SubmitActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06player\x18\x02 \x01(\t\x12\'\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x17.tabletop.v1.GameAction\x12\x12\n\ncommand_id\x18\x04 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\x1c\n\x14return_legal_actions\x18\x06 \x01(\x08\x12\x12\n\nseat_token\x18\x07 \x01(\tB\x13\n\x11_expected_version\"\x9c\x01\n\x11SubmitActionReply\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12\x17\n\x0f\x65vents_appended\x18\x02 \x01(\r\x12\x11\n\tduplicate\x18\x03 \x01(\x08\x12\x10\n\x08\x66inished\x18\x04 \x01(\x08\x12\x38\n\rlegal_actions\x18\x05 \x01(\x0b\x32!.tabletop.v1.GetLegalActionsReply\"N\n\x16GetLegalActionsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06player\x18\x02 \x01(\t\x12\x12\n\nseat_token\x18\x03 \x01(\t\"w\n\x14GetLegalActionsReply\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12)\n\x07\x61\x63tions\x18\x02 \x03(\x0b\x32\x18.tabletop.v1.LegalAction\x12#\n\x04next\x18\x03 \x01(\x0b\x32\x15.tabletop.v1.NextStep2\x85\x02\n\x05\x42oard\x12M\n\x0b\x43reateMatch\x12\x1f.tabletop.v1.CreateMatchRequest\x1a\x1d.tabletop.v1.CreateMatchReply\x12R\n\rSubmitCommand\x12 .tabletop.v1.SubmitActionRequest\x1a\x1f.tabletop.v1.AcknowledgedAction\x12Y\n\x0fGetLegalActions\x12#.tabletop.v1.GetLegalActionsRequest\x1a!.tabletop.v1.GetLegalActionsReply2\xf1\x01\n\x05Lobby\x12\x44\n\x08JoinSeat\x12\x1c.tabletop.v1.JoinSeatRequest\x1a\x1a.tabletop.v1.JoinSeatReply\x12M\n\tLeaveSeat\x12\".tabletop.v1.BoardLeaveSeatRequest\x1a\x1c.tabletop.v1.SeatChangeReply\x12S\n\x0cHandOverSeat\x12%.tabletop.v1.BoardHandOverSeatRequest\x1a\x1c.tabletop.v1.SeatChangeReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17tabletop/v1/board.proto\x12\x0btabletop.v1\x1a\x17tabletop/v1/games.proto\x1a\x17tabletop/v1/match.proto\x1a!tabletop/v1/platform_events.proto\"\\\n\x10\x42oardUndoRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06player\x18\x02 \x01(\t\x12\x12\n\nseat_token\x18\x03 \x01(\t\x12\x12\n\ncommand_id\x18\x04 \x01(\t\"X\n\x12\x41\x63knowledgedAction\x12-\n\x05reply\x18\x01 \x01(\x0b\x32\x1e.tabletop.v1.SubmitActionReply\x12\x13\n\x0bview_update\x18\x02 \x01(\x0c\"\x99\x02\n\x12\x43reateMatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x03(\t\x12=\n\x07options\x18\x03 \x03(\x0b\x32,.tabletop.v1.CreateMatchRequest.OptionsEntry\x12\x12\n\ncommand_id\x18\x04 \x01(\t\x12\x10\n\x08match_id\x18\x05 \x01(\t\x12&\n\x05lobby\x18\x06 \x01(\x0b\x32\x17.tabletop.v1.MatchLobby\x12\'\n\x06seated\x18\x07 \x01(\x0b\x32\x17.tabletop.v1.SeatJoined\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"r\n\x15\x42oardLeaveSeatRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\t\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x12\n\nseat_token\x18\x04 \x01(\t\x12\x12\n\ncommand_id\x18\x05 \x01(\t\"|\n\x18\x42oardHandOverSeatRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\t\x12\n\n\x02to\x18\x03 \x01(\t\x12\r\n\x05level\x18\x04 \x01(\t\x12\x11\n\tplayer_id\x18\x05 \x01(\t\x12\x12\n\ncommand_id\x18\x06 \x01(\t\"7\n\x0fSeatChangeReply\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12\x13\n\x0bview_update\x18\x02 \x01(\x0c\"w\n\x0fJoinSeatRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\x12\x0f\n\x07join_id\x18\x04 \x01(\t\x12\n\n\x02\x62y\x18\x05 \x01(\t\x12\x11\n\tplayer_id\x18\x06 \x01(\t\"T\n\rJoinSeatReply\x12\x0c\n\x04seat\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\x0f\n\x07private\x18\x03 \x01(\x08\x12\x13\n\x0bview_update\x18\x04 \x01(\x0c\"\x84\x01\n\x10\x43reateMatchReply\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\x13\n\x0bview_update\x18\x03 \x01(\x0c\x12\x38\n\rlegal_actions\x18\x04 \x01(\x0b\x32!.tabletop.v1.GetLegalActionsReply\"\xda\x01\n\x13SubmitActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06player\x18\x02 \x01(\t\x12\'\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x17.tabletop.v1.GameAction\x12\x12\n\ncommand_id\x18\x04 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\x1c\n\x14return_legal_actions\x18\x06 \x01(\x08\x12\x12\n\nseat_token\x18\x07 \x01(\tB\x13\n\x11_expected_version\"\x9c\x01\n\x11SubmitActionReply\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12\x17\n\x0f\x65vents_appended\x18\x02 \x01(\r\x12\x11\n\tduplicate\x18\x03 \x01(\x08\x12\x10\n\x08\x66inished\x18\x04 \x01(\x08\x12\x38\n\rlegal_actions\x18\x05 \x01(\x0b\x32!.tabletop.v1.GetLegalActionsReply\"N\n\x16GetLegalActionsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06player\x18\x02 \x01(\t\x12\x12\n\nseat_token\x18\x03 \x01(\t\"\x89\x01\n\x14GetLegalActionsReply\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12)\n\x07\x61\x63tions\x18\x02 \x03(\x0b\x32\x18.tabletop.v1.LegalAction\x12#\n\x04next\x18\x03 \x01(\x0b\x32\x15.tabletop.v1.NextStep\x12\x10\n\x08\x63\x61n_undo\x18\x46 \x01(\x08\x32\xd4\x02\n\x05\x42oard\x12M\n\x0b\x43reateMatch\x12\x1f.tabletop.v1.CreateMatchRequest\x1a\x1d.tabletop.v1.CreateMatchReply\x12R\n\rSubmitCommand\x12 .tabletop.v1.SubmitActionRequest\x1a\x1f.tabletop.v1.AcknowledgedAction\x12Y\n\x0fGetLegalActions\x12#.tabletop.v1.GetLegalActionsRequest\x1a!.tabletop.v1.GetLegalActionsReply\x12M\n\x0bUndoCommand\x12\x1d.tabletop.v1.BoardUndoRequest\x1a\x1f.tabletop.v1.AcknowledgedAction2\xf1\x01\n\x05Lobby\x12\x44\n\x08JoinSeat\x12\x1c.tabletop.v1.JoinSeatRequest\x1a\x1a.tabletop.v1.JoinSeatReply\x12M\n\tLeaveSeat\x12\".tabletop.v1.BoardLeaveSeatRequest\x1a\x1c.tabletop.v1.SeatChangeReply\x12S\n\x0cHandOverSeat\x12%.tabletop.v1.BoardHandOverSeatRequest\x1a\x1c.tabletop.v1.SeatChangeReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,34 +36,36 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CREATEMATCHREQUEST_OPTIONSENTRY']._loaded_options = None
   _globals['_CREATEMATCHREQUEST_OPTIONSENTRY']._serialized_options = b'8\001'
-  _globals['_ACKNOWLEDGEDACTION']._serialized_start=125
-  _globals['_ACKNOWLEDGEDACTION']._serialized_end=213
-  _globals['_CREATEMATCHREQUEST']._serialized_start=216
-  _globals['_CREATEMATCHREQUEST']._serialized_end=497
-  _globals['_CREATEMATCHREQUEST_OPTIONSENTRY']._serialized_start=451
-  _globals['_CREATEMATCHREQUEST_OPTIONSENTRY']._serialized_end=497
-  _globals['_BOARDLEAVESEATREQUEST']._serialized_start=499
-  _globals['_BOARDLEAVESEATREQUEST']._serialized_end=613
-  _globals['_BOARDHANDOVERSEATREQUEST']._serialized_start=615
-  _globals['_BOARDHANDOVERSEATREQUEST']._serialized_end=739
-  _globals['_SEATCHANGEREPLY']._serialized_start=741
-  _globals['_SEATCHANGEREPLY']._serialized_end=796
-  _globals['_JOINSEATREQUEST']._serialized_start=798
-  _globals['_JOINSEATREQUEST']._serialized_end=917
-  _globals['_JOINSEATREPLY']._serialized_start=919
-  _globals['_JOINSEATREPLY']._serialized_end=1003
-  _globals['_CREATEMATCHREPLY']._serialized_start=1006
-  _globals['_CREATEMATCHREPLY']._serialized_end=1138
-  _globals['_SUBMITACTIONREQUEST']._serialized_start=1141
-  _globals['_SUBMITACTIONREQUEST']._serialized_end=1359
-  _globals['_SUBMITACTIONREPLY']._serialized_start=1362
-  _globals['_SUBMITACTIONREPLY']._serialized_end=1518
-  _globals['_GETLEGALACTIONSREQUEST']._serialized_start=1520
-  _globals['_GETLEGALACTIONSREQUEST']._serialized_end=1598
-  _globals['_GETLEGALACTIONSREPLY']._serialized_start=1600
-  _globals['_GETLEGALACTIONSREPLY']._serialized_end=1719
-  _globals['_BOARD']._serialized_start=1722
-  _globals['_BOARD']._serialized_end=1983
-  _globals['_LOBBY']._serialized_start=1986
-  _globals['_LOBBY']._serialized_end=2227
+  _globals['_BOARDUNDOREQUEST']._serialized_start=125
+  _globals['_BOARDUNDOREQUEST']._serialized_end=217
+  _globals['_ACKNOWLEDGEDACTION']._serialized_start=219
+  _globals['_ACKNOWLEDGEDACTION']._serialized_end=307
+  _globals['_CREATEMATCHREQUEST']._serialized_start=310
+  _globals['_CREATEMATCHREQUEST']._serialized_end=591
+  _globals['_CREATEMATCHREQUEST_OPTIONSENTRY']._serialized_start=545
+  _globals['_CREATEMATCHREQUEST_OPTIONSENTRY']._serialized_end=591
+  _globals['_BOARDLEAVESEATREQUEST']._serialized_start=593
+  _globals['_BOARDLEAVESEATREQUEST']._serialized_end=707
+  _globals['_BOARDHANDOVERSEATREQUEST']._serialized_start=709
+  _globals['_BOARDHANDOVERSEATREQUEST']._serialized_end=833
+  _globals['_SEATCHANGEREPLY']._serialized_start=835
+  _globals['_SEATCHANGEREPLY']._serialized_end=890
+  _globals['_JOINSEATREQUEST']._serialized_start=892
+  _globals['_JOINSEATREQUEST']._serialized_end=1011
+  _globals['_JOINSEATREPLY']._serialized_start=1013
+  _globals['_JOINSEATREPLY']._serialized_end=1097
+  _globals['_CREATEMATCHREPLY']._serialized_start=1100
+  _globals['_CREATEMATCHREPLY']._serialized_end=1232
+  _globals['_SUBMITACTIONREQUEST']._serialized_start=1235
+  _globals['_SUBMITACTIONREQUEST']._serialized_end=1453
+  _globals['_SUBMITACTIONREPLY']._serialized_start=1456
+  _globals['_SUBMITACTIONREPLY']._serialized_end=1612
+  _globals['_GETLEGALACTIONSREQUEST']._serialized_start=1614
+  _globals['_GETLEGALACTIONSREQUEST']._serialized_end=1692
+  _globals['_GETLEGALACTIONSREPLY']._serialized_start=1695
+  _globals['_GETLEGALACTIONSREPLY']._serialized_end=1832
+  _globals['_BOARD']._serialized_start=1835
+  _globals['_BOARD']._serialized_end=2175
+  _globals['_LOBBY']._serialized_start=2178
+  _globals['_LOBBY']._serialized_end=2419
 # @@protoc_insertion_point(module_scope)

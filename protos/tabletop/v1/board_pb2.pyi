@@ -22,6 +22,37 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class BoardUndoRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    player: _builtins.str
+    """the seat (the gateway verified its token)"""
+    seat_token: _builtins.str
+    """the id of that token (an older one acts no more)"""
+    command_id: _builtins.str
+    """a retry appends nothing"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        player: _builtins.str = ...,
+        seat_token: _builtins.str = ...,
+        command_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "match_id", b"match_id", "player", b"player", "seat_token", b"seat_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BoardUndoRequest: _TypeAlias = BoardUndoRequest  # noqa: Y015
+
+@_typing.final
 class AcknowledgedAction(_message.Message):
     """The board's answer to an accepted command."""
 
@@ -435,7 +466,13 @@ class GetLegalActionsReply(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     ACTIONS_FIELD_NUMBER: _builtins.int
     NEXT_FIELD_NUMBER: _builtins.int
+    CAN_UNDO_FIELD_NUMBER: _builtins.int
     version: _builtins.int
+    can_undo: _builtins.bool
+    """The seat may take back its last command now (UndoCommand would accept it). Answered
+    by GetLegalActions only: the legal actions a command's reply brings leave it false
+    (deciding it folds the log, which the path of every action does not pay).
+    """
     @_builtins.property
     def actions(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.LegalAction]: ...
     @_builtins.property
@@ -446,10 +483,11 @@ class GetLegalActionsReply(_message.Message):
         version: _builtins.int = ...,
         actions: _abc.Iterable[_match_pb2.LegalAction] | None = ...,
         next: _match_pb2.NextStep | None = ...,
+        can_undo: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["next", b"next"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "next", b"next", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "can_undo", b"can_undo", "next", b"next", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -50,6 +50,11 @@ class BoardStub:
                 request_serializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.FromString,
                 _registered_method=True)
+        self.UndoCommand = channel.unary_unary(
+                '/tabletop.v1.Board/UndoCommand',
+                request_serializer=tabletop_dot_v1_dot_board__pb2.BoardUndoRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.FromString,
+                _registered_method=True)
 
 
 class BoardServicer:
@@ -78,6 +83,14 @@ class BoardServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UndoCommand(self, request, context):
+        """The seat takes back its last command (ActionsUndone), where the rules allow it:
+        FAILED_PRECONDITION with a reason otherwise (services/board/undo.py).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BoardServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -95,6 +108,11 @@ def add_BoardServicer_to_server(servicer, server):
                     servicer.GetLegalActions,
                     request_deserializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.SerializeToString,
+            ),
+            'UndoCommand': grpc.unary_unary_rpc_method_handler(
+                    servicer.UndoCommand,
+                    request_deserializer=tabletop_dot_v1_dot_board__pb2.BoardUndoRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -179,6 +197,33 @@ class Board:
             '/tabletop.v1.Board/GetLegalActions',
             tabletop_dot_v1_dot_board__pb2.GetLegalActionsRequest.SerializeToString,
             tabletop_dot_v1_dot_board__pb2.GetLegalActionsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UndoCommand(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Board/UndoCommand',
+            tabletop_dot_v1_dot_board__pb2.BoardUndoRequest.SerializeToString,
+            tabletop_dot_v1_dot_board__pb2.AcknowledgedAction.FromString,
             options,
             channel_credentials,
             insecure,

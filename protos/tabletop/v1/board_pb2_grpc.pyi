@@ -41,6 +41,10 @@ class BoardStub:
     calls it on a Calls stream per board shard (calls.proto).
     """
     GetLegalActions: _grpc.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]
+    UndoCommand: _grpc.UnaryUnaryMultiCallable[_board_pb2.BoardUndoRequest, _board_pb2.AcknowledgedAction]
+    """The seat takes back its last command (ActionsUndone), where the rules allow it:
+    FAILED_PRECONDITION with a reason otherwise (services/board/undo.py).
+    """
 
 @_typing.type_check_only
 class BoardAsyncStub(BoardStub):
@@ -55,6 +59,10 @@ class BoardAsyncStub(BoardStub):
     calls it on a Calls stream per board shard (calls.proto).
     """
     GetLegalActions: _aio.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]  # type: ignore[assignment]
+    UndoCommand: _aio.UnaryUnaryMultiCallable[_board_pb2.BoardUndoRequest, _board_pb2.AcknowledgedAction]  # type: ignore[assignment]
+    """The seat takes back its last command (ActionsUndone), where the rules allow it:
+    FAILED_PRECONDITION with a reason otherwise (services/board/undo.py).
+    """
 
 class BoardServicer(metaclass=_abc_1.ABCMeta):
     """Owns the rules and the authoritative state of each match (single writer per match)."""
@@ -84,6 +92,16 @@ class BoardServicer(metaclass=_abc_1.ABCMeta):
         request: _board_pb2.GetLegalActionsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_board_pb2.GetLegalActionsReply, _abc.Awaitable[_board_pb2.GetLegalActionsReply]]: ...
+
+    @_abc_1.abstractmethod
+    def UndoCommand(
+        self,
+        request: _board_pb2.BoardUndoRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_board_pb2.AcknowledgedAction, _abc.Awaitable[_board_pb2.AcknowledgedAction]]:
+        """The seat takes back its last command (ActionsUndone), where the rules allow it:
+        FAILED_PRECONDITION with a reason otherwise (services/board/undo.py).
+        """
 
 def add_BoardServicer_to_server(servicer: BoardServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

@@ -364,6 +364,57 @@ class JoinMatchReply(_message.Message):
 Global___JoinMatchReply: _TypeAlias = JoinMatchReply  # noqa: Y015
 
 @_typing.final
+class UndoActionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    player: _builtins.str
+    """the token's seat (empty: the token's)"""
+    command_id: _builtins.str
+    """optional: a retry with the same id takes back nothing more"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        player: _builtins.str = ...,
+        command_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "match_id", b"match_id", "player", b"player"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UndoActionRequest: _TypeAlias = UndoActionRequest  # noqa: Y015
+
+@_typing.final
+class UndoActionReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """the version that recorded the undo (wait for a view this new)"""
+    duplicate: _builtins.bool
+    """the command id was seen before: nothing more taken back"""
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        duplicate: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UndoActionReply: _TypeAlias = UndoActionReply  # noqa: Y015
+
+@_typing.final
 class LeaveSeatRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -588,6 +639,7 @@ class PlayRequest(_message.Message):
     ID_FIELD_NUMBER: _builtins.int
     WATCH_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    UNDO_FIELD_NUMBER: _builtins.int
     VIEWS_WITH_ACKS_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """the client's, echoed on the answer to this request"""
@@ -600,19 +652,24 @@ class PlayRequest(_message.Message):
     def watch(self) -> Global___WatchMatchRequest: ...
     @_builtins.property
     def action(self) -> _board_pb2.SubmitActionRequest: ...
+    @_builtins.property
+    def undo(self) -> Global___UndoActionRequest:
+        """the seat's last command taken back (UndoAction), answered by `undone` or `refused`"""
+
     def __init__(
         self,
         *,
         id: _builtins.int = ...,
         watch: Global___WatchMatchRequest | None = ...,
         action: _board_pb2.SubmitActionRequest | None = ...,
+        undo: Global___UndoActionRequest | None = ...,
         views_with_acks: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "kind", b"kind", "watch", b"watch"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "kind", b"kind", "undo", b"undo", "watch", b"watch"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "id", b"id", "kind", b"kind", "views_with_acks", b"views_with_acks", "watch", b"watch"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "id", b"id", "kind", b"kind", "undo", b"undo", "views_with_acks", b"views_with_acks", "watch", b"watch"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["watch", "action"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["watch", "action", "undo"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -660,6 +717,7 @@ class PlayUpdate(_message.Message):
     VIEW_FIELD_NUMBER: _builtins.int
     ACK_FIELD_NUMBER: _builtins.int
     REFUSED_FIELD_NUMBER: _builtins.int
+    UNDONE_FIELD_NUMBER: _builtins.int
     VIEW_WITH_ACK_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     """the request answered (0 for a view)"""
@@ -669,6 +727,10 @@ class PlayUpdate(_message.Message):
     def ack(self) -> _board_pb2.SubmitActionReply: ...
     @_builtins.property
     def refused(self) -> Global___PlayRefused: ...
+    @_builtins.property
+    def undone(self) -> Global___UndoActionReply:
+        """the answer to an `undo`"""
+
     @_builtins.property
     def view_with_ack(self) -> _match_pb2.MatchView:
         """On a stream that asked for views_with_acks, beside an `ack`: the view at the
@@ -682,13 +744,14 @@ class PlayUpdate(_message.Message):
         view: _match_pb2.MatchView | None = ...,
         ack: _board_pb2.SubmitActionReply | None = ...,
         refused: Global___PlayRefused | None = ...,
+        undone: Global___UndoActionReply | None = ...,
         view_with_ack: _match_pb2.MatchView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "kind", b"kind", "refused", b"refused", "view", b"view", "view_with_ack", b"view_with_ack"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "kind", b"kind", "refused", b"refused", "undone", b"undone", "view", b"view", "view_with_ack", b"view_with_ack"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "id", b"id", "kind", b"kind", "refused", b"refused", "view", b"view", "view_with_ack", b"view_with_ack"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "id", b"id", "kind", b"kind", "refused", b"refused", "undone", b"undone", "view", b"view", "view_with_ack", b"view_with_ack"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["view", "ack", "refused"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["view", "ack", "refused", "undone"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

@@ -104,6 +104,11 @@ class GatewayStub:
                 request_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.SerializeToString,
                 response_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionReply.FromString,
                 _registered_method=True)
+        self.UndoAction = channel.unary_unary(
+                '/tabletop.v1.Gateway/UndoAction',
+                request_serializer=tabletop_dot_v1_dot_gateway__pb2.UndoActionRequest.SerializeToString,
+                response_deserializer=tabletop_dot_v1_dot_gateway__pb2.UndoActionReply.FromString,
+                _registered_method=True)
         self.WatchMatch = channel.unary_stream(
                 '/tabletop.v1.Gateway/WatchMatch',
                 request_serializer=tabletop_dot_v1_dot_gateway__pb2.WatchMatchRequest.SerializeToString,
@@ -254,6 +259,16 @@ class GatewayServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UndoAction(self, request, context):
+        """With a seat token, take back the seat's last command of its current turn (recorded as
+        ActionsUndone: replays and verification show it). FAILED_PRECONDITION with a reason
+        a player understands when the rules do not allow it (a die was rolled or a card
+        revealed since, another seat acted, the turn is over, nothing to take back).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def WatchMatch(self, request, context):
         """The current view, then every newer one, until the match ends or the client leaves.
         """
@@ -395,6 +410,11 @@ def add_GatewayServicer_to_server(servicer, server):
                     servicer.SubmitAction,
                     request_deserializer=tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.FromString,
                     response_serializer=tabletop_dot_v1_dot_board__pb2.SubmitActionReply.SerializeToString,
+            ),
+            'UndoAction': grpc.unary_unary_rpc_method_handler(
+                    servicer.UndoAction,
+                    request_deserializer=tabletop_dot_v1_dot_gateway__pb2.UndoActionRequest.FromString,
+                    response_serializer=tabletop_dot_v1_dot_gateway__pb2.UndoActionReply.SerializeToString,
             ),
             'WatchMatch': grpc.unary_stream_rpc_method_handler(
                     servicer.WatchMatch,
@@ -733,6 +753,33 @@ class Gateway:
             '/tabletop.v1.Gateway/SubmitAction',
             tabletop_dot_v1_dot_board__pb2.SubmitActionRequest.SerializeToString,
             tabletop_dot_v1_dot_board__pb2.SubmitActionReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UndoAction(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tabletop.v1.Gateway/UndoAction',
+            tabletop_dot_v1_dot_gateway__pb2.UndoActionRequest.SerializeToString,
+            tabletop_dot_v1_dot_gateway__pb2.UndoActionReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -88,6 +88,12 @@ class GatewayStub:
     GetView: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _match_pb2.MatchView]
     GetLegalActions: _grpc.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]
     SubmitAction: _grpc.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.SubmitActionReply]
+    UndoAction: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.UndoActionRequest, _gateway_pb2.UndoActionReply]
+    """With a seat token, take back the seat's last command of its current turn (recorded as
+    ActionsUndone: replays and verification show it). FAILED_PRECONDITION with a reason
+    a player understands when the rules do not allow it (a die was rolled or a card
+    revealed since, another seat acted, the turn is over, nothing to take back).
+    """
     WatchMatch: _grpc.UnaryStreamMultiCallable[_gateway_pb2.WatchMatchRequest, _match_pb2.MatchView]
     """The current view, then every newer one, until the match ends or the client leaves."""
     PlayMatch: _grpc.StreamStreamMultiCallable[_gateway_pb2.PlayRequest, _gateway_pb2.PlayUpdate]
@@ -190,6 +196,12 @@ class GatewayAsyncStub(GatewayStub):
     GetView: _aio.UnaryUnaryMultiCallable[_gateway_pb2.GetViewRequest, _match_pb2.MatchView]  # type: ignore[assignment]
     GetLegalActions: _aio.UnaryUnaryMultiCallable[_board_pb2.GetLegalActionsRequest, _board_pb2.GetLegalActionsReply]  # type: ignore[assignment]
     SubmitAction: _aio.UnaryUnaryMultiCallable[_board_pb2.SubmitActionRequest, _board_pb2.SubmitActionReply]  # type: ignore[assignment]
+    UndoAction: _aio.UnaryUnaryMultiCallable[_gateway_pb2.UndoActionRequest, _gateway_pb2.UndoActionReply]  # type: ignore[assignment]
+    """With a seat token, take back the seat's last command of its current turn (recorded as
+    ActionsUndone: replays and verification show it). FAILED_PRECONDITION with a reason
+    a player understands when the rules do not allow it (a die was rolled or a card
+    revealed since, another seat acted, the turn is over, nothing to take back).
+    """
     WatchMatch: _aio.UnaryStreamMultiCallable[_gateway_pb2.WatchMatchRequest, _match_pb2.MatchView]  # type: ignore[assignment]
     """The current view, then every newer one, until the match ends or the client leaves."""
     PlayMatch: _aio.StreamStreamMultiCallable[_gateway_pb2.PlayRequest, _gateway_pb2.PlayUpdate]  # type: ignore[assignment]
@@ -349,6 +361,18 @@ class GatewayServicer(metaclass=_abc_1.ABCMeta):
         request: _board_pb2.SubmitActionRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_board_pb2.SubmitActionReply, _abc.Awaitable[_board_pb2.SubmitActionReply]]: ...
+
+    @_abc_1.abstractmethod
+    def UndoAction(
+        self,
+        request: _gateway_pb2.UndoActionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.UndoActionReply, _abc.Awaitable[_gateway_pb2.UndoActionReply]]:
+        """With a seat token, take back the seat's last command of its current turn (recorded as
+        ActionsUndone: replays and verification show it). FAILED_PRECONDITION with a reason
+        a player understands when the rules do not allow it (a die was rolled or a card
+        revealed since, another seat acted, the turn is over, nothing to take back).
+        """
 
     @_abc_1.abstractmethod
     def WatchMatch(

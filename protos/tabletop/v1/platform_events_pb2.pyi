@@ -562,6 +562,50 @@ class ClockExpired(_message.Message):
 Global___ClockExpired: _TypeAlias = ClockExpired  # noqa: Y015
 
 @_typing.final
+class ActionsUndone(_message.Message):
+    """A seat took back its last command (UndoAction; services/board/undo.py): the match's
+    game state is again what it was at `to_version`. `state` is that state as the board
+    computed it (services/adapters/views.py encode_state), so a reader restores it without
+    keeping history; verification checks it equals the fold of the events up to
+    `to_version`. Seat events since stay. A timed match's clock is as it was at
+    `to_version`, then charged up to the undo as if the seat had not moved: no time is
+    given back, and the increment the move earned is gone.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    TO_VERSION_FIELD_NUMBER: _builtins.int
+    FROM_VERSION_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
+    seat: _builtins.str
+    to_version: _builtins.int
+    """the match's version before the command taken back"""
+    from_version: _builtins.int
+    """its version after it (the last event taken back)"""
+    state: _builtins.str
+    """the game state at to_version (JSON)"""
+    clock: _builtins.str
+    """a timed match's clock at to_version (JSON facts; else empty)"""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.str = ...,
+        to_version: _builtins.int = ...,
+        from_version: _builtins.int = ...,
+        state: _builtins.str = ...,
+        clock: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "from_version", b"from_version", "seat", b"seat", "state", b"state", "to_version", b"to_version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActionsUndone: _TypeAlias = ActionsUndone  # noqa: Y015
+
+@_typing.final
 class MatchScored(_message.Message):
     """--- scoring.events ----------------------------------------------------------"""
 

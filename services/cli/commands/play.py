@@ -1,4 +1,5 @@
-"""``tabletop play`` and ``tabletop join``: a match at the terminal, seats by hand or by bots."""
+"""``tabletop play`` and ``tabletop join``: a match at the terminal, seats by hand or by bots;
+``tabletop undo``: a seat's last move taken back, where the rules allow it."""
 
 from __future__ import annotations
 
@@ -75,6 +76,25 @@ def add_to(sub: Subcommands) -> None:
     join.add_argument("--bot", help="let a bot play the seat: easy, medium, hard, random or greedy")
     join.add_argument("--seed", type=int, default=None, help="seed of the bot's choices")
     join.set_defaults(func=cmd_join)
+
+    undo = sub.add_parser(
+        "undo",
+        help="take back your seat's last move of this turn (not once a die was rolled, a "
+        "card drawn or anything hidden revealed since)",
+    )
+    undo.add_argument("match_id")
+    undo.add_argument("seat")
+    undo.add_argument("--json", action="store_true")
+    undo.set_defaults(func=cmd_undo)
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    reply = client_for(args).undo(args.match_id, args.seat)
+    if args.json:
+        print(json.dumps({"match_id": args.match_id, "seat": args.seat, "version": reply.version}))
+    else:
+        print(f"{args.seat}'s last move was taken back (v{reply.version})")
+    return 0
 
 
 def cmd_play(args: argparse.Namespace) -> int:

@@ -32,6 +32,8 @@ class Crashland(Game[CrashlandState]):
     view_type = CrashlandView
     chance_services = frozenset({"decks"})  # it shuffles and draws, and rolls no dice
     renamed_events = {"GameStarted": ev.MatchSetUp}
+    #: a face-down map card turned (and the Fuel Tank it shows): no taking back the move
+    revealing_events = frozenset({ev.CardRevealed, ev.FuelTankLocated})
 
     def initial_state(self) -> CrashlandState:
         return CrashlandState()

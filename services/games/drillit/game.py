@@ -89,6 +89,8 @@ class Drillit(Game[DrillitState]):
     event_types: ClassVar[tuple[type, ...]] = EVENT_TYPES
     view_type: ClassVar[type] = DrillitView
     options: ClassVar[tuple[OptionSpec, ...]] = OPTIONS
+    #: the Event card turned from the face-down Event Deck at the end of a turn
+    revealing_events: ClassVar[frozenset[type] | None] = frozenset({ev.EventCardRevealed})
 
     def initial_state(self) -> DrillitState:
         return _INITIAL_STATE

@@ -109,6 +109,19 @@ class DungeonDrop(Game[DungeonDropState]):
     action_types: ClassVar[tuple[type, ...]] = ACTION_TYPES
     event_types: ClassVar[tuple[type, ...]] = EVENT_TYPES
     view_type: ClassVar[type] = DungeonDropView
+    #: what the table shows only once the cubes are dropped or flicked (the physics), the
+    #: cubes drawn blind from the box, the Chests' rolls and the secret Quests
+    revealing_events: ClassVar[frozenset[type] | None] = frozenset(
+        {
+            ev.CubesExplored,
+            ev.CubesDropped,
+            ev.SetupDropRedone,
+            ev.CubeFlicked,
+            ev.ChestRoll,
+            ev.ChestsRolled,
+            ev.QuestsRevealed,
+        }
+    )
     options: ClassVar[tuple[OptionSpec, ...]] = (
         OptionSpec(
             "variant",

@@ -69,6 +69,11 @@ class ImperialMiners(Game[ImperialMinersState]):
     event_types: ClassVar[tuple[type, ...]] = EVENT_TYPES
     view_type: ClassVar[type] = ImperialMinersView
     options: ClassVar[tuple[OptionSpec, ...]] = OPTIONS
+    #: the secretly chosen cards shown together, the round's Event turned, Mine cards
+    #: drawn (a draw that ran dry too)
+    revealing_events: ClassVar[frozenset[type] | None] = frozenset(
+        {ev.CardsRevealed, ev.EventRevealed, ev.MineCardsDrawn, ev.DrawCutShort}
+    )
 
     def initial_state(self) -> ImperialMinersState:
         return ImperialMinersState()

@@ -1,5 +1,6 @@
-"""Playing a seat: its legal actions (GetLegalActions), an action (SubmitAction), and both
-with the seat's views on one stream (PlayMatch: services/gateway/play_stream.py).
+"""Playing a seat: its legal actions (GetLegalActions), an action (SubmitAction), its last
+command taken back (UndoAction), and actions with the seat's views on one stream
+(PlayMatch: services/gateway/play_stream.py).
 
 Only a seat token acts, for its seat (``Access.seat``); actions are counted against the
 token's quota and admitted while the stack can take them, before the board sees them.
@@ -7,6 +8,7 @@ token's quota and admitted while the stack can take them, before the board sees 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from functools import partial
 
@@ -63,6 +65,30 @@ class PlayRpcs:
         shard = self._commands.shard(request.match_id)
         return await self._commands.admitted(request.match_id, lambda: shard.submit(forwarded))
 
+    async def undo(
+        self, request: gateway_pb2.UndoActionRequest, call: Call
+    ) -> gateway_pb2.UndoActionReply:
+        """The seat's last command taken back, where the rules allow it (the board decides:
+        services/board/undo.py); counted against the token's actions like a move."""
+        claims = self._access.seat(call.caller, request.match_id, request.player)
+        check_bounds(("command_id", request.command_id))
+        within_quota(self._actions, claims.subject)
+        forwarded = board_pb2.BoardUndoRequest(
+            match_id=request.match_id,
+            player=claims.seat,
+            seat_token=claims.token_id,
+            command_id=request.command_id or f"undo:{uuid.uuid4().hex}",
+        )
+        board = self._commands.shard(request.match_id).board
+
+        async def undone() -> board_pb2.SubmitActionReply:
+            acknowledged: board_pb2.AcknowledgedAction = await board.UndoCommand(forwarded)
+            self._commands.show(acknowledged.view_update)  # its watchers see it at once
+            return acknowledged.reply
+
+        reply = await self._commands.admitted(request.match_id, undone)
+        return gateway_pb2.UndoActionReply(version=reply.version, duplicate=reply.duplicate)
+
     async def play(
         self, requests: AsyncIterator[gateway_pb2.PlayRequest], call: Call
     ) -> AsyncIterator[gateway_pb2.PlayUpdate]:
@@ -87,7 +113,9 @@ class PlayRpcs:
         viewer = await self._shown.watched(first.watch, call)
         match_id = first.watch.match_id
         latest = partial(self._views.latest, match_id) if first.views_with_acks else None
-        play = Play(match_id, partial(self.submit, call=call), latest)
+        play = Play(
+            match_id, partial(self.submit, call=call), latest, partial(self.undo, call=call)
+        )
         GATEWAY_WATCHERS.inc()
         try:
             async for item in play.run(requests, self._views.follow(match_id)):

@@ -14,6 +14,7 @@ from services.cli.main import build_parser
 COMMANDS = [
     "play",
     "join",
+    "undo",
     "talk",
     "watch",
     "replay",

@@ -235,3 +235,32 @@ async def test_a_client_that_does_not_read_is_not_read_either() -> None:
     assert [a.id for a in answers] == list(range(1, sent + 1))
     assert {a.refused.code for a in answers} == {"INVALID_ARGUMENT"}
     await harness.out.aclose()
+
+
+async def test_an_undo_is_answered_by_id_and_a_refused_one_too() -> None:
+    async def submit(request: board_pb2.SubmitActionRequest) -> Any:
+        raise AssertionError("an undo is no action")
+
+    taken: list[str] = []
+
+    async def undo(request: gateway_pb2.UndoActionRequest) -> Any:
+        taken.append(request.match_id)
+        if len(taken) > 1:
+            raise Refused(grpc.StatusCode.FAILED_PRECONDITION, "nothing to take back")
+        return gateway_pb2.UndoActionReply(version=9)
+
+    harness = Harness(submit)
+    harness.play = Play(MATCH, submit, None, undo)
+    harness.out = harness.play.run(_requests(harness.requests), _views(harness.views))
+    harness.requests.put_nowait(gateway_pb2.PlayRequest(id=4, undo=gateway_pb2.UndoActionRequest()))
+    answer = await harness.next()
+    assert answer.id == 4 and answer.undone.version == 9
+    harness.requests.put_nowait(gateway_pb2.PlayRequest(id=5, undo=gateway_pb2.UndoActionRequest()))
+    answer = await harness.next()
+    assert answer.id == 5 and answer.refused.code == "FAILED_PRECONDITION"
+    assert taken == [MATCH, MATCH]  # the stream's match filled in
+    other = gateway_pb2.UndoActionRequest(match_id="elsewhere")
+    harness.requests.put_nowait(gateway_pb2.PlayRequest(id=6, undo=other))
+    answer = await harness.next()
+    assert answer.id == 6 and answer.refused.code == "INVALID_ARGUMENT"
+    await harness.out.aclose()

@@ -16,7 +16,45 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/board.proto.
  */
 export const file_tabletop_v1_board: GenFile = /*@__PURE__*/
-  fileDesc("Chd0YWJsZXRvcC92MS9ib2FyZC5wcm90bxILdGFibGV0b3AudjEiWAoSQWNrbm93bGVkZ2VkQWN0aW9uEi0KBXJlcGx5GAEgASgLMh4udGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVwbHkSEwoLdmlld191cGRhdGUYAiABKAwimQIKEkNyZWF0ZU1hdGNoUmVxdWVzdBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSPQoHb3B0aW9ucxgDIAMoCzIsLnRhYmxldG9wLnYxLkNyZWF0ZU1hdGNoUmVxdWVzdC5PcHRpb25zRW50cnkSEgoKY29tbWFuZF9pZBgEIAEoCRIQCghtYXRjaF9pZBgFIAEoCRImCgVsb2JieRgGIAEoCzIXLnRhYmxldG9wLnYxLk1hdGNoTG9iYnkSJwoGc2VhdGVkGAcgASgLMhcudGFibGV0b3AudjEuU2VhdEpvaW5lZBouCgxPcHRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJyChVCb2FyZExlYXZlU2VhdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoCRIRCglwbGF5ZXJfaWQYAyABKAkSEgoKc2VhdF90b2tlbhgEIAEoCRISCgpjb21tYW5kX2lkGAUgASgJInwKGEJvYXJkSGFuZE92ZXJTZWF0UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRzZWF0GAIgASgJEgoKAnRvGAMgASgJEg0KBWxldmVsGAQgASgJEhEKCXBsYXllcl9pZBgFIAEoCRISCgpjb21tYW5kX2lkGAYgASgJIjcKD1NlYXRDaGFuZ2VSZXBseRIPCgd2ZXJzaW9uGAEgASgEEhMKC3ZpZXdfdXBkYXRlGAIgASgMIncKD0pvaW5TZWF0UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRzZWF0GAIgASgJEhQKDGRpc3BsYXlfbmFtZRgDIAEoCRIPCgdqb2luX2lkGAQgASgJEgoKAmJ5GAUgASgJEhEKCXBsYXllcl9pZBgGIAEoCSJUCg1Kb2luU2VhdFJlcGx5EgwKBHNlYXQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIPCgdwcml2YXRlGAMgASgIEhMKC3ZpZXdfdXBkYXRlGAQgASgMIoQBChBDcmVhdGVNYXRjaFJlcGx5EhAKCG1hdGNoX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSEwoLdmlld191cGRhdGUYAyABKAwSOAoNbGVnYWxfYWN0aW9ucxgEIAEoCzIhLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcGx5ItoBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnBsYXllchgCIAEoCRInCgZhY3Rpb24YAyABKAsyFy50YWJsZXRvcC52MS5HYW1lQWN0aW9uEhIKCmNvbW1hbmRfaWQYBCABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgFIAEoBEgAiAEBEhwKFHJldHVybl9sZWdhbF9hY3Rpb25zGAYgASgIEhIKCnNlYXRfdG9rZW4YByABKAlCEwoRX2V4cGVjdGVkX3ZlcnNpb24inAEKEVN1Ym1pdEFjdGlvblJlcGx5Eg8KB3ZlcnNpb24YASABKAQSFwoPZXZlbnRzX2FwcGVuZGVkGAIgASgNEhEKCWR1cGxpY2F0ZRgDIAEoCBIQCghmaW5pc2hlZBgEIAEoCBI4Cg1sZWdhbF9hY3Rpb25zGAUgASgLMiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkiTgoWR2V0TGVnYWxBY3Rpb25zUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZwbGF5ZXIYAiABKAkSEgoKc2VhdF90b2tlbhgDIAEoCSJ3ChRHZXRMZWdhbEFjdGlvbnNSZXBseRIPCgd2ZXJzaW9uGAEgASgEEikKB2FjdGlvbnMYAiADKAsyGC50YWJsZXRvcC52MS5MZWdhbEFjdGlvbhIjCgRuZXh0GAMgASgLMhUudGFibGV0b3AudjEuTmV4dFN0ZXAyhQIKBUJvYXJkEk0KC0NyZWF0ZU1hdGNoEh8udGFibGV0b3AudjEuQ3JlYXRlTWF0Y2hSZXF1ZXN0Gh0udGFibGV0b3AudjEuQ3JlYXRlTWF0Y2hSZXBseRJSCg1TdWJtaXRDb21tYW5kEiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdBofLnRhYmxldG9wLnYxLkFja25vd2xlZGdlZEFjdGlvbhJZCg9HZXRMZWdhbEFjdGlvbnMSIy50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXF1ZXN0GiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHky8QEKBUxvYmJ5EkQKCEpvaW5TZWF0EhwudGFibGV0b3AudjEuSm9pblNlYXRSZXF1ZXN0GhoudGFibGV0b3AudjEuSm9pblNlYXRSZXBseRJNCglMZWF2ZVNlYXQSIi50YWJsZXRvcC52MS5Cb2FyZExlYXZlU2VhdFJlcXVlc3QaHC50YWJsZXRvcC52MS5TZWF0Q2hhbmdlUmVwbHkSUwoMSGFuZE92ZXJTZWF0EiUudGFibGV0b3AudjEuQm9hcmRIYW5kT3ZlclNlYXRSZXF1ZXN0GhwudGFibGV0b3AudjEuU2VhdENoYW5nZVJlcGx5YgZwcm90bzM", [file_tabletop_v1_games, file_tabletop_v1_match, file_tabletop_v1_platform_events]);
+  fileDesc("Chd0YWJsZXRvcC92MS9ib2FyZC5wcm90bxILdGFibGV0b3AudjEiXAoQQm9hcmRVbmRvUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZwbGF5ZXIYAiABKAkSEgoKc2VhdF90b2tlbhgDIAEoCRISCgpjb21tYW5kX2lkGAQgASgJIlgKEkFja25vd2xlZGdlZEFjdGlvbhItCgVyZXBseRgBIAEoCzIeLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcGx5EhMKC3ZpZXdfdXBkYXRlGAIgASgMIpkCChJDcmVhdGVNYXRjaFJlcXVlc3QSDAoEZ2FtZRgBIAEoCRIPCgdwbGF5ZXJzGAIgAygJEj0KB29wdGlvbnMYAyADKAsyLC50YWJsZXRvcC52MS5DcmVhdGVNYXRjaFJlcXVlc3QuT3B0aW9uc0VudHJ5EhIKCmNvbW1hbmRfaWQYBCABKAkSEAoIbWF0Y2hfaWQYBSABKAkSJgoFbG9iYnkYBiABKAsyFy50YWJsZXRvcC52MS5NYXRjaExvYmJ5EicKBnNlYXRlZBgHIAEoCzIXLnRhYmxldG9wLnYxLlNlYXRKb2luZWQaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEicgoVQm9hcmRMZWF2ZVNlYXRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSEQoJcGxheWVyX2lkGAMgASgJEhIKCnNlYXRfdG9rZW4YBCABKAkSEgoKY29tbWFuZF9pZBgFIAEoCSJ8ChhCb2FyZEhhbmRPdmVyU2VhdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoCRIKCgJ0bxgDIAEoCRINCgVsZXZlbBgEIAEoCRIRCglwbGF5ZXJfaWQYBSABKAkSEgoKY29tbWFuZF9pZBgGIAEoCSI3Cg9TZWF0Q2hhbmdlUmVwbHkSDwoHdmVyc2lvbhgBIAEoBBITCgt2aWV3X3VwZGF0ZRgCIAEoDCJ3Cg9Kb2luU2VhdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSDwoHam9pbl9pZBgEIAEoCRIKCgJieRgFIAEoCRIRCglwbGF5ZXJfaWQYBiABKAkiVAoNSm9pblNlYXRSZXBseRIMCgRzZWF0GAEgASgJEg8KB3ZlcnNpb24YAiABKAQSDwoHcHJpdmF0ZRgDIAEoCBITCgt2aWV3X3VwZGF0ZRgEIAEoDCKEAQoQQ3JlYXRlTWF0Y2hSZXBseRIQCghtYXRjaF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEhMKC3ZpZXdfdXBkYXRlGAMgASgMEjgKDWxlZ2FsX2FjdGlvbnMYBCABKAsyIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseSLaAQoTU3VibWl0QWN0aW9uUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZwbGF5ZXIYAiABKAkSJwoGYWN0aW9uGAMgASgLMhcudGFibGV0b3AudjEuR2FtZUFjdGlvbhISCgpjb21tYW5kX2lkGAQgASgJEh0KEGV4cGVjdGVkX3ZlcnNpb24YBSABKARIAIgBARIcChRyZXR1cm5fbGVnYWxfYWN0aW9ucxgGIAEoCBISCgpzZWF0X3Rva2VuGAcgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIpwBChFTdWJtaXRBY3Rpb25SZXBseRIPCgd2ZXJzaW9uGAEgASgEEhcKD2V2ZW50c19hcHBlbmRlZBgCIAEoDRIRCglkdXBsaWNhdGUYAyABKAgSEAoIZmluaXNoZWQYBCABKAgSOAoNbGVnYWxfYWN0aW9ucxgFIAEoCzIhLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcGx5Ik4KFkdldExlZ2FsQWN0aW9uc1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGcGxheWVyGAIgASgJEhIKCnNlYXRfdG9rZW4YAyABKAkiiQEKFEdldExlZ2FsQWN0aW9uc1JlcGx5Eg8KB3ZlcnNpb24YASABKAQSKQoHYWN0aW9ucxgCIAMoCzIYLnRhYmxldG9wLnYxLkxlZ2FsQWN0aW9uEiMKBG5leHQYAyABKAsyFS50YWJsZXRvcC52MS5OZXh0U3RlcBIQCghjYW5fdW5kbxhGIAEoCDLUAgoFQm9hcmQSTQoLQ3JlYXRlTWF0Y2gSHy50YWJsZXRvcC52MS5DcmVhdGVNYXRjaFJlcXVlc3QaHS50YWJsZXRvcC52MS5DcmVhdGVNYXRjaFJlcGx5ElIKDVN1Ym1pdENvbW1hbmQSIC50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh8udGFibGV0b3AudjEuQWNrbm93bGVkZ2VkQWN0aW9uElkKD0dldExlZ2FsQWN0aW9ucxIjLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcXVlc3QaIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseRJNCgtVbmRvQ29tbWFuZBIdLnRhYmxldG9wLnYxLkJvYXJkVW5kb1JlcXVlc3QaHy50YWJsZXRvcC52MS5BY2tub3dsZWRnZWRBY3Rpb24y8QEKBUxvYmJ5EkQKCEpvaW5TZWF0EhwudGFibGV0b3AudjEuSm9pblNlYXRSZXF1ZXN0GhoudGFibGV0b3AudjEuSm9pblNlYXRSZXBseRJNCglMZWF2ZVNlYXQSIi50YWJsZXRvcC52MS5Cb2FyZExlYXZlU2VhdFJlcXVlc3QaHC50YWJsZXRvcC52MS5TZWF0Q2hhbmdlUmVwbHkSUwoMSGFuZE92ZXJTZWF0EiUudGFibGV0b3AudjEuQm9hcmRIYW5kT3ZlclNlYXRSZXF1ZXN0GhwudGFibGV0b3AudjEuU2VhdENoYW5nZVJlcGx5YgZwcm90bzM", [file_tabletop_v1_games, file_tabletop_v1_match, file_tabletop_v1_platform_events]);
+
+/**
+ * @generated from message tabletop.v1.BoardUndoRequest
+ */
+export type BoardUndoRequest = Message<"tabletop.v1.BoardUndoRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * the seat (the gateway verified its token)
+   *
+   * @generated from field: string player = 2;
+   */
+  player: string;
+
+  /**
+   * the id of that token (an older one acts no more)
+   *
+   * @generated from field: string seat_token = 3;
+   */
+  seatToken: string;
+
+  /**
+   * a retry appends nothing
+   *
+   * @generated from field: string command_id = 4;
+   */
+  commandId: string;
+};
+
+/**
+ * Describes the message tabletop.v1.BoardUndoRequest.
+ * Use `create(BoardUndoRequestSchema)` to create a new message.
+ */
+export const BoardUndoRequestSchema: GenMessage<BoardUndoRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_board, 0);
 
 /**
  * The board's answer to an accepted command.
@@ -45,7 +83,7 @@ export type AcknowledgedAction = Message<"tabletop.v1.AcknowledgedAction"> & {
  * Use `create(AcknowledgedActionSchema)` to create a new message.
  */
 export const AcknowledgedActionSchema: GenMessage<AcknowledgedAction> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 0);
+  messageDesc(file_tabletop_v1_board, 1);
 
 /**
  * @generated from message tabletop.v1.CreateMatchRequest
@@ -96,7 +134,7 @@ export type CreateMatchRequest = Message<"tabletop.v1.CreateMatchRequest"> & {
  * Use `create(CreateMatchRequestSchema)` to create a new message.
  */
 export const CreateMatchRequestSchema: GenMessage<CreateMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 1);
+  messageDesc(file_tabletop_v1_board, 2);
 
 /**
  * @generated from message tabletop.v1.BoardLeaveSeatRequest
@@ -139,7 +177,7 @@ export type BoardLeaveSeatRequest = Message<"tabletop.v1.BoardLeaveSeatRequest">
  * Use `create(BoardLeaveSeatRequestSchema)` to create a new message.
  */
 export const BoardLeaveSeatRequestSchema: GenMessage<BoardLeaveSeatRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 2);
+  messageDesc(file_tabletop_v1_board, 3);
 
 /**
  * @generated from message tabletop.v1.BoardHandOverSeatRequest
@@ -187,7 +225,7 @@ export type BoardHandOverSeatRequest = Message<"tabletop.v1.BoardHandOverSeatReq
  * Use `create(BoardHandOverSeatRequestSchema)` to create a new message.
  */
 export const BoardHandOverSeatRequestSchema: GenMessage<BoardHandOverSeatRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 3);
+  messageDesc(file_tabletop_v1_board, 4);
 
 /**
  * @generated from message tabletop.v1.SeatChangeReply
@@ -211,7 +249,7 @@ export type SeatChangeReply = Message<"tabletop.v1.SeatChangeReply"> & {
  * Use `create(SeatChangeReplySchema)` to create a new message.
  */
 export const SeatChangeReplySchema: GenMessage<SeatChangeReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 4);
+  messageDesc(file_tabletop_v1_board, 5);
 
 /**
  * @generated from message tabletop.v1.JoinSeatRequest
@@ -262,7 +300,7 @@ export type JoinSeatRequest = Message<"tabletop.v1.JoinSeatRequest"> & {
  * Use `create(JoinSeatRequestSchema)` to create a new message.
  */
 export const JoinSeatRequestSchema: GenMessage<JoinSeatRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 5);
+  messageDesc(file_tabletop_v1_board, 6);
 
 /**
  * @generated from message tabletop.v1.JoinSeatReply
@@ -296,7 +334,7 @@ export type JoinSeatReply = Message<"tabletop.v1.JoinSeatReply"> & {
  * Use `create(JoinSeatReplySchema)` to create a new message.
  */
 export const JoinSeatReplySchema: GenMessage<JoinSeatReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 6);
+  messageDesc(file_tabletop_v1_board, 7);
 
 /**
  * @generated from message tabletop.v1.CreateMatchReply
@@ -340,7 +378,7 @@ export type CreateMatchReply = Message<"tabletop.v1.CreateMatchReply"> & {
  * Use `create(CreateMatchReplySchema)` to create a new message.
  */
 export const CreateMatchReplySchema: GenMessage<CreateMatchReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 7);
+  messageDesc(file_tabletop_v1_board, 8);
 
 /**
  * @generated from message tabletop.v1.SubmitActionRequest
@@ -393,7 +431,7 @@ export type SubmitActionRequest = Message<"tabletop.v1.SubmitActionRequest"> & {
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema: GenMessage<SubmitActionRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 8);
+  messageDesc(file_tabletop_v1_board, 9);
 
 /**
  * @generated from message tabletop.v1.SubmitActionReply
@@ -436,7 +474,7 @@ export type SubmitActionReply = Message<"tabletop.v1.SubmitActionReply"> & {
  * Use `create(SubmitActionReplySchema)` to create a new message.
  */
 export const SubmitActionReplySchema: GenMessage<SubmitActionReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 9);
+  messageDesc(file_tabletop_v1_board, 10);
 
 /**
  * @generated from message tabletop.v1.GetLegalActionsRequest
@@ -465,7 +503,7 @@ export type GetLegalActionsRequest = Message<"tabletop.v1.GetLegalActionsRequest
  * Use `create(GetLegalActionsRequestSchema)` to create a new message.
  */
 export const GetLegalActionsRequestSchema: GenMessage<GetLegalActionsRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 10);
+  messageDesc(file_tabletop_v1_board, 11);
 
 /**
  * @generated from message tabletop.v1.GetLegalActionsReply
@@ -485,6 +523,15 @@ export type GetLegalActionsReply = Message<"tabletop.v1.GetLegalActionsReply"> &
    * @generated from field: tabletop.v1.NextStep next = 3;
    */
   next?: NextStep | undefined;
+
+  /**
+   * The seat may take back its last command now (UndoCommand would accept it). Answered
+   * by GetLegalActions only: the legal actions a command's reply brings leave it false
+   * (deciding it folds the log, which the path of every action does not pay).
+   *
+   * @generated from field: bool can_undo = 70;
+   */
+  canUndo: boolean;
 };
 
 /**
@@ -492,7 +539,7 @@ export type GetLegalActionsReply = Message<"tabletop.v1.GetLegalActionsReply"> &
  * Use `create(GetLegalActionsReplySchema)` to create a new message.
  */
 export const GetLegalActionsReplySchema: GenMessage<GetLegalActionsReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_board, 11);
+  messageDesc(file_tabletop_v1_board, 12);
 
 /**
  * Owns the rules and the authoritative state of each match (single writer per match).
@@ -528,6 +575,17 @@ export const Board: GenService<{
     methodKind: "unary";
     input: typeof GetLegalActionsRequestSchema;
     output: typeof GetLegalActionsReplySchema;
+  },
+  /**
+   * The seat takes back its last command (ActionsUndone), where the rules allow it:
+   * FAILED_PRECONDITION with a reason otherwise (services/board/undo.py).
+   *
+   * @generated from rpc tabletop.v1.Board.UndoCommand
+   */
+  undoCommand: {
+    methodKind: "unary";
+    input: typeof BoardUndoRequestSchema;
+    output: typeof AcknowledgedActionSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tabletop_v1_board, 0);

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/gateway.proto.
  */
 export const file_tabletop_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSKJAQoTQXV0aGVudGljYXRlUmVxdWVzdBIvCgZkZXZpY2UYASABKAsyHS50YWJsZXRvcC52MS5EZXZpY2VDcmVkZW50aWFsSAASMwoIZXh0ZXJuYWwYAiABKAsyHy50YWJsZXRvcC52MS5FeHRlcm5hbENyZWRlbnRpYWxIAEIMCgpjcmVkZW50aWFsIiIKEERldmljZUNyZWRlbnRpYWwSDgoGc2VjcmV0GAEgASgJIjUKEkV4dGVybmFsQ3JlZGVudGlhbBIQCghwcm92aWRlchgBIAEoCRINCgV0b2tlbhgCIAEoCSKSAQoHU2Vzc2lvbhIRCglwbGF5ZXJfaWQYASABKAkSFAoMYWNjZXNzX3Rva2VuGAIgASgJEhkKEWFjY2Vzc19leHBpcmVzX2F0GAMgASgDEhUKDXJlZnJlc2hfdG9rZW4YBCABKAkSGgoScmVmcmVzaF9leHBpcmVzX2F0GAUgASgDEhAKCHByb3ZpZGVyGAYgASgJIi4KFVJlZnJlc2hTZXNzaW9uUmVxdWVzdBIVCg1yZWZyZXNoX3Rva2VuGAEgASgJIukCChBPcGVuTWF0Y2hSZXF1ZXN0EgwKBGdhbWUYASABKAkSDwoHcGxheWVycxgCIAMoCRI7CgdvcHRpb25zGAMgAygLMioudGFibGV0b3AudjEuT3Blbk1hdGNoUmVxdWVzdC5PcHRpb25zRW50cnkSEgoKY29tbWFuZF9pZBgEIAEoCRIPCgdwcml2YXRlGAUgASgIEgwKBGJvdHMYBiADKAkSDAoEc2VhdBgHIAEoCRIUCgxkaXNwbGF5X25hbWUYCCABKAkSQAoKYm90X2xldmVscxgJIAMoCzIsLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuQm90TGV2ZWxzRW50cnkaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMAoOQm90TGV2ZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASK3AQoOT3Blbk1hdGNoUmVwbHkSEAoIbWF0Y2hfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIVCg1jcmVhdG9yX3Rva2VuGAMgASgJEhIKCnNlYXRfdG9rZW4YBCABKAkSHQoVc2VhdF90b2tlbl9leHBpcmVzX2F0GAUgASgDEjgKDWxlZ2FsX2FjdGlvbnMYBiABKAsyIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseSJaChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhAKCHNwZWN0YXRlGAQgASgIIlIKDkpvaW5NYXRjaFJlcGx5Eg0KBXRva2VuGAEgASgJEgwKBHNlYXQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoAxIPCgd2ZXJzaW9uGAQgASgEIjIKEExlYXZlU2VhdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoCSIhCg5MZWF2ZVNlYXRSZXBseRIPCgd2ZXJzaW9uGAEgASgEImAKE0hhbmRPdmVyU2VhdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoCRITCglib3RfbGV2ZWwYAyABKAlIABIOCgRvcGVuGAQgASgISABCBAoCdG8iJAoRSGFuZE92ZXJTZWF0UmVwbHkSDwoHdmVyc2lvbhgBIAEoBCKBAQoSTGlzdE1hdGNoZXNSZXF1ZXN0EgwKBGdhbWUYASABKAkSKAoGc3RhdHVzGAIgASgOMhgudGFibGV0b3AudjEuTWF0Y2hTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgNEhIKCnBhZ2VfdG9rZW4YBCABKAkSDAoEbWluZRgFIAEoCCJXChBMaXN0TWF0Y2hlc1JlcGx5EioKB21hdGNoZXMYASADKAsyGS50YWJsZXRvcC52MS5NYXRjaFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlgKDkdldFZpZXdSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRITCgttaW5fdmVyc2lvbhgDIAEoBBIPCgd3YWl0X21zGAQgASgNIkwKEVdhdGNoTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnZpZXdlchgCIAEoCRIVCg1hZnRlcl92ZXJzaW9uGAMgASgEIp8BCgtQbGF5UmVxdWVzdBIKCgJpZBgBIAEoBBIvCgV3YXRjaBgCIAEoCzIeLnRhYmxldG9wLnYxLldhdGNoTWF0Y2hSZXF1ZXN0SAASMgoGYWN0aW9uGAMgASgLMiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdEgAEhcKD3ZpZXdzX3dpdGhfYWNrcxgEIAEoCEIGCgRraW5kIlQKC1BsYXlSZWZ1c2VkEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYBCABKA0i0wEKClBsYXlVcGRhdGUSCgoCaWQYASABKAQSJgoEdmlldxgCIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlld0gAEi0KA2FjaxgDIAEoCzIeLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcGx5SAASKwoHcmVmdXNlZBgEIAEoCzIYLnRhYmxldG9wLnYxLlBsYXlSZWZ1c2VkSAASLQoNdmlld193aXRoX2FjaxgFIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlld0IGCgRraW5kIjYKElJlcGxheU1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkiqAEKClJlcGxheVN0ZXASDAoEc3RlcBgBIAEoBBIpCgVldmVudBgCIAEoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUSJAoEdmlldxgDIAEoCzIWLnRhYmxldG9wLnYxLk1hdGNoVmlldxITCgtkZXNjcmlwdGlvbhgEIAEoCRImCgR0YWxrGAUgAygLMhgudGFibGV0b3AudjEuVGFsa01lc3NhZ2UiYwoZUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkSEQoJbWF4X3N0ZXBzGAMgASgNEhEKCW1heF9ieXRlcxgEIAEoDSI5Cg9SZXBsYXlTdGVwQmF0Y2gSJgoFc3RlcHMYASADKAsyFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwIiYKEkV4cG9ydE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSJWCghNYXRjaExvZxIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEioKBmV2ZW50cxgDIAMoCzIaLnRhYmxldG9wLnYxLkV2ZW50RW52ZWxvcGUiRwoRR2V0UGljdHVyZVJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFAoHdmVyc2lvbhgCIAEoBEgAiAEBQgoKCF92ZXJzaW9uImUKB1BpY3R1cmUSEAoIbWF0Y2hfaWQYASABKAkSDAoEZ2FtZRgCIAEoCRIPCgd2ZXJzaW9uGAMgASgEEg4KBnZpZXdlchgEIAEoCRILCgNzdmcYBSABKAkSDAoEdGV4dBgGIAEoCSImChJWZXJpZnlNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiVAoRTWF0Y2hWZXJpZmljYXRpb24SEAoIbWF0Y2hfaWQYASABKAkSCgoCb2sYAiABKAgSDwoHY2hlY2tlZBgDIAEoDRIQCghwcm9ibGVtcxgEIAMoCSJHCg9Qb3N0VGFsa1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEdGV4dBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkiOgoNUG9zdFRhbGtSZXBseRIpCgdtZXNzYWdlGAEgASgLMhgudGFibGV0b3AudjEuVGFsa01lc3NhZ2UiPAoQV2F0Y2hUYWxrUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIWCg5hZnRlcl9zZXF1ZW5jZRgCIAEoBDL4CwoHR2F0ZXdheRJGCgxBdXRoZW50aWNhdGUSIC50YWJsZXRvcC52MS5BdXRoZW50aWNhdGVSZXF1ZXN0GhQudGFibGV0b3AudjEuU2Vzc2lvbhJKCg5SZWZyZXNoU2Vzc2lvbhIiLnRhYmxldG9wLnYxLlJlZnJlc2hTZXNzaW9uUmVxdWVzdBoULnRhYmxldG9wLnYxLlNlc3Npb24SSQoLQ3JlYXRlTWF0Y2gSHS50YWJsZXRvcC52MS5PcGVuTWF0Y2hSZXF1ZXN0GhsudGFibGV0b3AudjEuT3Blbk1hdGNoUmVwbHkSRwoJSm9pbk1hdGNoEh0udGFibGV0b3AudjEuSm9pbk1hdGNoUmVxdWVzdBobLnRhYmxldG9wLnYxLkpvaW5NYXRjaFJlcGx5Ek0KC0xpc3RNYXRjaGVzEh8udGFibGV0b3AudjEuTGlzdE1hdGNoZXNSZXF1ZXN0Gh0udGFibGV0b3AudjEuTGlzdE1hdGNoZXNSZXBseRJHCglMZWF2ZVNlYXQSHS50YWJsZXRvcC52MS5MZWF2ZVNlYXRSZXF1ZXN0GhsudGFibGV0b3AudjEuTGVhdmVTZWF0UmVwbHkSUAoMSGFuZE92ZXJTZWF0EiAudGFibGV0b3AudjEuSGFuZE92ZXJTZWF0UmVxdWVzdBoeLnRhYmxldG9wLnYxLkhhbmRPdmVyU2VhdFJlcGx5Ej4KB0dldFZpZXcSGy50YWJsZXRvcC52MS5HZXRWaWV3UmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldxJZCg9HZXRMZWdhbEFjdGlvbnMSIy50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXF1ZXN0GiEudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVwbHkSUAoMU3VibWl0QWN0aW9uEiAudGFibGV0b3AudjEuU3VibWl0QWN0aW9uUmVxdWVzdBoeLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcGx5EkYKCldhdGNoTWF0Y2gSHi50YWJsZXRvcC52MS5XYXRjaE1hdGNoUmVxdWVzdBoWLnRhYmxldG9wLnYxLk1hdGNoVmlldzABEkIKCVBsYXlNYXRjaBIYLnRhYmxldG9wLnYxLlBsYXlSZXF1ZXN0GhcudGFibGV0b3AudjEuUGxheVVwZGF0ZSgBMAESSQoLUmVwbGF5TWF0Y2gSHy50YWJsZXRvcC52MS5SZXBsYXlNYXRjaFJlcXVlc3QaFy50YWJsZXRvcC52MS5SZXBsYXlTdGVwMAESXAoSUmVwbGF5TWF0Y2hCYXRjaGVzEiYudGFibGV0b3AudjEuUmVwbGF5TWF0Y2hCYXRjaGVzUmVxdWVzdBocLnRhYmxldG9wLnYxLlJlcGxheVN0ZXBCYXRjaDABEkUKC0V4cG9ydE1hdGNoEh8udGFibGV0b3AudjEuRXhwb3J0TWF0Y2hSZXF1ZXN0GhUudGFibGV0b3AudjEuTWF0Y2hMb2cSUAoMR2V0U3RhbmRpbmdzEiAudGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVxdWVzdBoeLnRhYmxldG9wLnYxLkdldFN0YW5kaW5nc1JlcGx5EkIKCkdldFBpY3R1cmUSHi50YWJsZXRvcC52MS5HZXRQaWN0dXJlUmVxdWVzdBoULnRhYmxldG9wLnYxLlBpY3R1cmUSTgoLVmVyaWZ5TWF0Y2gSHy50YWJsZXRvcC52MS5WZXJpZnlNYXRjaFJlcXVlc3QaHi50YWJsZXRvcC52MS5NYXRjaFZlcmlmaWNhdGlvbhJECghQb3N0VGFsaxIcLnRhYmxldG9wLnYxLlBvc3RUYWxrUmVxdWVzdBoaLnRhYmxldG9wLnYxLlBvc3RUYWxrUmVwbHkSRgoJV2F0Y2hUYWxrEh0udGFibGV0b3AudjEuV2F0Y2hUYWxrUmVxdWVzdBoYLnRhYmxldG9wLnYxLlRhbGtNZXNzYWdlMAFiBnByb3RvMw", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring, file_tabletop_v1_talk]);
+  fileDesc("Chl0YWJsZXRvcC92MS9nYXRld2F5LnByb3RvEgt0YWJsZXRvcC52MSKJAQoTQXV0aGVudGljYXRlUmVxdWVzdBIvCgZkZXZpY2UYASABKAsyHS50YWJsZXRvcC52MS5EZXZpY2VDcmVkZW50aWFsSAASMwoIZXh0ZXJuYWwYAiABKAsyHy50YWJsZXRvcC52MS5FeHRlcm5hbENyZWRlbnRpYWxIAEIMCgpjcmVkZW50aWFsIiIKEERldmljZUNyZWRlbnRpYWwSDgoGc2VjcmV0GAEgASgJIjUKEkV4dGVybmFsQ3JlZGVudGlhbBIQCghwcm92aWRlchgBIAEoCRINCgV0b2tlbhgCIAEoCSKSAQoHU2Vzc2lvbhIRCglwbGF5ZXJfaWQYASABKAkSFAoMYWNjZXNzX3Rva2VuGAIgASgJEhkKEWFjY2Vzc19leHBpcmVzX2F0GAMgASgDEhUKDXJlZnJlc2hfdG9rZW4YBCABKAkSGgoScmVmcmVzaF9leHBpcmVzX2F0GAUgASgDEhAKCHByb3ZpZGVyGAYgASgJIi4KFVJlZnJlc2hTZXNzaW9uUmVxdWVzdBIVCg1yZWZyZXNoX3Rva2VuGAEgASgJIukCChBPcGVuTWF0Y2hSZXF1ZXN0EgwKBGdhbWUYASABKAkSDwoHcGxheWVycxgCIAMoCRI7CgdvcHRpb25zGAMgAygLMioudGFibGV0b3AudjEuT3Blbk1hdGNoUmVxdWVzdC5PcHRpb25zRW50cnkSEgoKY29tbWFuZF9pZBgEIAEoCRIPCgdwcml2YXRlGAUgASgIEgwKBGJvdHMYBiADKAkSDAoEc2VhdBgHIAEoCRIUCgxkaXNwbGF5X25hbWUYCCABKAkSQAoKYm90X2xldmVscxgJIAMoCzIsLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcXVlc3QuQm90TGV2ZWxzRW50cnkaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMAoOQm90TGV2ZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASK3AQoOT3Blbk1hdGNoUmVwbHkSEAoIbWF0Y2hfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIVCg1jcmVhdG9yX3Rva2VuGAMgASgJEhIKCnNlYXRfdG9rZW4YBCABKAkSHQoVc2VhdF90b2tlbl9leHBpcmVzX2F0GAUgASgDEjgKDWxlZ2FsX2FjdGlvbnMYBiABKAsyIS50YWJsZXRvcC52MS5HZXRMZWdhbEFjdGlvbnNSZXBseSJaChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhAKCHNwZWN0YXRlGAQgASgIIlIKDkpvaW5NYXRjaFJlcGx5Eg0KBXRva2VuGAEgASgJEgwKBHNlYXQYAiABKAkSEgoKZXhwaXJlc19hdBgDIAEoAxIPCgd2ZXJzaW9uGAQgASgEIkkKEVVuZG9BY3Rpb25SZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEg4KBnBsYXllchgCIAEoCRISCgpjb21tYW5kX2lkGAMgASgJIjUKD1VuZG9BY3Rpb25SZXBseRIPCgd2ZXJzaW9uGAEgASgEEhEKCWR1cGxpY2F0ZRgCIAEoCCIyChBMZWF2ZVNlYXRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkiIQoOTGVhdmVTZWF0UmVwbHkSDwoHdmVyc2lvbhgBIAEoBCJgChNIYW5kT3ZlclNlYXRSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKAkSEwoJYm90X2xldmVsGAMgASgJSAASDgoEb3BlbhgEIAEoCEgAQgQKAnRvIiQKEUhhbmRPdmVyU2VhdFJlcGx5Eg8KB3ZlcnNpb24YASABKAQigQEKEkxpc3RNYXRjaGVzUmVxdWVzdBIMCgRnYW1lGAEgASgJEigKBnN0YXR1cxgCIAEoDjIYLnRhYmxldG9wLnYxLk1hdGNoU3RhdHVzEhEKCXBhZ2Vfc2l6ZRgDIAEoDRISCgpwYWdlX3Rva2VuGAQgASgJEgwKBG1pbmUYBSABKAgiVwoQTGlzdE1hdGNoZXNSZXBseRIqCgdtYXRjaGVzGAEgAygLMhkudGFibGV0b3AudjEuTWF0Y2hTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJYCg5HZXRWaWV3UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkSEwoLbWluX3ZlcnNpb24YAyABKAQSDwoHd2FpdF9tcxgEIAEoDSJMChFXYXRjaE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZ2aWV3ZXIYAiABKAkSFQoNYWZ0ZXJfdmVyc2lvbhgDIAEoBCLPAQoLUGxheVJlcXVlc3QSCgoCaWQYASABKAQSLwoFd2F0Y2gYAiABKAsyHi50YWJsZXRvcC52MS5XYXRjaE1hdGNoUmVxdWVzdEgAEjIKBmFjdGlvbhgDIAEoCzIgLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3RIABIuCgR1bmRvGEYgASgLMh4udGFibGV0b3AudjEuVW5kb0FjdGlvblJlcXVlc3RIABIXCg92aWV3c193aXRoX2Fja3MYBCABKAhCBgoEa2luZCJUCgtQbGF5UmVmdXNlZBIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSDgoGcmVhc29uGAMgASgJEhYKDnJldHJ5X2FmdGVyX21zGAQgASgNIoMCCgpQbGF5VXBkYXRlEgoKAmlkGAEgASgEEiYKBHZpZXcYAiABKAsyFi50YWJsZXRvcC52MS5NYXRjaFZpZXdIABItCgNhY2sYAyABKAsyHi50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXBseUgAEisKB3JlZnVzZWQYBCABKAsyGC50YWJsZXRvcC52MS5QbGF5UmVmdXNlZEgAEi4KBnVuZG9uZRhGIAEoCzIcLnRhYmxldG9wLnYxLlVuZG9BY3Rpb25SZXBseUgAEi0KDXZpZXdfd2l0aF9hY2sYBSABKAsyFi50YWJsZXRvcC52MS5NYXRjaFZpZXdCBgoEa2luZCI2ChJSZXBsYXlNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJIqgBCgpSZXBsYXlTdGVwEgwKBHN0ZXAYASABKAQSKQoFZXZlbnQYAiABKAsyGi50YWJsZXRvcC52MS5FdmVudEVudmVsb3BlEiQKBHZpZXcYAyABKAsyFi50YWJsZXRvcC52MS5NYXRjaFZpZXcSEwoLZGVzY3JpcHRpb24YBCABKAkSJgoEdGFsaxgFIAMoCzIYLnRhYmxldG9wLnYxLlRhbGtNZXNzYWdlImMKGVJlcGxheU1hdGNoQmF0Y2hlc1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGdmlld2VyGAIgASgJEhEKCW1heF9zdGVwcxgDIAEoDRIRCgltYXhfYnl0ZXMYBCABKA0iOQoPUmVwbGF5U3RlcEJhdGNoEiYKBXN0ZXBzGAEgAygLMhcudGFibGV0b3AudjEuUmVwbGF5U3RlcCImChJFeHBvcnRNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiVgoITWF0Y2hMb2cSEAoIbWF0Y2hfaWQYASABKAkSDAoEZ2FtZRgCIAEoCRIqCgZldmVudHMYAyADKAsyGi50YWJsZXRvcC52MS5FdmVudEVudmVsb3BlIkcKEUdldFBpY3R1cmVSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhQKB3ZlcnNpb24YAiABKARIAIgBAUIKCghfdmVyc2lvbiJlCgdQaWN0dXJlEhAKCG1hdGNoX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDwoHdmVyc2lvbhgDIAEoBBIOCgZ2aWV3ZXIYBCABKAkSCwoDc3ZnGAUgASgJEgwKBHRleHQYBiABKAkiJgoSVmVyaWZ5TWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIlQKEU1hdGNoVmVyaWZpY2F0aW9uEhAKCG1hdGNoX2lkGAEgASgJEgoKAm9rGAIgASgIEg8KB2NoZWNrZWQYAyABKA0SEAoIcHJvYmxlbXMYBCADKAkiRwoPUG9zdFRhbGtSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHRleHQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJIjoKDVBvc3RUYWxrUmVwbHkSKQoHbWVzc2FnZRgBIAEoCzIYLnRhYmxldG9wLnYxLlRhbGtNZXNzYWdlIjwKEFdhdGNoVGFsa1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSFgoOYWZ0ZXJfc2VxdWVuY2UYAiABKAQyxAwKB0dhdGV3YXkSRgoMQXV0aGVudGljYXRlEiAudGFibGV0b3AudjEuQXV0aGVudGljYXRlUmVxdWVzdBoULnRhYmxldG9wLnYxLlNlc3Npb24SSgoOUmVmcmVzaFNlc3Npb24SIi50YWJsZXRvcC52MS5SZWZyZXNoU2Vzc2lvblJlcXVlc3QaFC50YWJsZXRvcC52MS5TZXNzaW9uEkkKC0NyZWF0ZU1hdGNoEh0udGFibGV0b3AudjEuT3Blbk1hdGNoUmVxdWVzdBobLnRhYmxldG9wLnYxLk9wZW5NYXRjaFJlcGx5EkcKCUpvaW5NYXRjaBIdLnRhYmxldG9wLnYxLkpvaW5NYXRjaFJlcXVlc3QaGy50YWJsZXRvcC52MS5Kb2luTWF0Y2hSZXBseRJNCgtMaXN0TWF0Y2hlcxIfLnRhYmxldG9wLnYxLkxpc3RNYXRjaGVzUmVxdWVzdBodLnRhYmxldG9wLnYxLkxpc3RNYXRjaGVzUmVwbHkSRwoJTGVhdmVTZWF0Eh0udGFibGV0b3AudjEuTGVhdmVTZWF0UmVxdWVzdBobLnRhYmxldG9wLnYxLkxlYXZlU2VhdFJlcGx5ElAKDEhhbmRPdmVyU2VhdBIgLnRhYmxldG9wLnYxLkhhbmRPdmVyU2VhdFJlcXVlc3QaHi50YWJsZXRvcC52MS5IYW5kT3ZlclNlYXRSZXBseRI+CgdHZXRWaWV3EhsudGFibGV0b3AudjEuR2V0Vmlld1JlcXVlc3QaFi50YWJsZXRvcC52MS5NYXRjaFZpZXcSWQoPR2V0TGVnYWxBY3Rpb25zEiMudGFibGV0b3AudjEuR2V0TGVnYWxBY3Rpb25zUmVxdWVzdBohLnRhYmxldG9wLnYxLkdldExlZ2FsQWN0aW9uc1JlcGx5ElAKDFN1Ym1pdEFjdGlvbhIgLnRhYmxldG9wLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHi50YWJsZXRvcC52MS5TdWJtaXRBY3Rpb25SZXBseRJKCgpVbmRvQWN0aW9uEh4udGFibGV0b3AudjEuVW5kb0FjdGlvblJlcXVlc3QaHC50YWJsZXRvcC52MS5VbmRvQWN0aW9uUmVwbHkSRgoKV2F0Y2hNYXRjaBIeLnRhYmxldG9wLnYxLldhdGNoTWF0Y2hSZXF1ZXN0GhYudGFibGV0b3AudjEuTWF0Y2hWaWV3MAESQgoJUGxheU1hdGNoEhgudGFibGV0b3AudjEuUGxheVJlcXVlc3QaFy50YWJsZXRvcC52MS5QbGF5VXBkYXRlKAEwARJJCgtSZXBsYXlNYXRjaBIfLnRhYmxldG9wLnYxLlJlcGxheU1hdGNoUmVxdWVzdBoXLnRhYmxldG9wLnYxLlJlcGxheVN0ZXAwARJcChJSZXBsYXlNYXRjaEJhdGNoZXMSJi50YWJsZXRvcC52MS5SZXBsYXlNYXRjaEJhdGNoZXNSZXF1ZXN0GhwudGFibGV0b3AudjEuUmVwbGF5U3RlcEJhdGNoMAESRQoLRXhwb3J0TWF0Y2gSHy50YWJsZXRvcC52MS5FeHBvcnRNYXRjaFJlcXVlc3QaFS50YWJsZXRvcC52MS5NYXRjaExvZxJQCgxHZXRTdGFuZGluZ3MSIC50YWJsZXRvcC52MS5HZXRTdGFuZGluZ3NSZXF1ZXN0Gh4udGFibGV0b3AudjEuR2V0U3RhbmRpbmdzUmVwbHkSQgoKR2V0UGljdHVyZRIeLnRhYmxldG9wLnYxLkdldFBpY3R1cmVSZXF1ZXN0GhQudGFibGV0b3AudjEuUGljdHVyZRJOCgtWZXJpZnlNYXRjaBIfLnRhYmxldG9wLnYxLlZlcmlmeU1hdGNoUmVxdWVzdBoeLnRhYmxldG9wLnYxLk1hdGNoVmVyaWZpY2F0aW9uEkQKCFBvc3RUYWxrEhwudGFibGV0b3AudjEuUG9zdFRhbGtSZXF1ZXN0GhoudGFibGV0b3AudjEuUG9zdFRhbGtSZXBseRJGCglXYXRjaFRhbGsSHS50YWJsZXRvcC52MS5XYXRjaFRhbGtSZXF1ZXN0GhgudGFibGV0b3AudjEuVGFsa01lc3NhZ2UwAWIGcHJvdG8z", [file_tabletop_v1_board, file_tabletop_v1_envelope, file_tabletop_v1_match, file_tabletop_v1_scoring, file_tabletop_v1_talk]);
 
 /**
  * @generated from message tabletop.v1.AuthenticateRequest
@@ -368,6 +368,63 @@ export const JoinMatchReplySchema: GenMessage<JoinMatchReply> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_gateway, 8);
 
 /**
+ * @generated from message tabletop.v1.UndoActionRequest
+ */
+export type UndoActionRequest = Message<"tabletop.v1.UndoActionRequest"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * the token's seat (empty: the token's)
+   *
+   * @generated from field: string player = 2;
+   */
+  player: string;
+
+  /**
+   * optional: a retry with the same id takes back nothing more
+   *
+   * @generated from field: string command_id = 3;
+   */
+  commandId: string;
+};
+
+/**
+ * Describes the message tabletop.v1.UndoActionRequest.
+ * Use `create(UndoActionRequestSchema)` to create a new message.
+ */
+export const UndoActionRequestSchema: GenMessage<UndoActionRequest> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 9);
+
+/**
+ * @generated from message tabletop.v1.UndoActionReply
+ */
+export type UndoActionReply = Message<"tabletop.v1.UndoActionReply"> & {
+  /**
+   * the version that recorded the undo (wait for a view this new)
+   *
+   * @generated from field: uint64 version = 1;
+   */
+  version: bigint;
+
+  /**
+   * the command id was seen before: nothing more taken back
+   *
+   * @generated from field: bool duplicate = 2;
+   */
+  duplicate: boolean;
+};
+
+/**
+ * Describes the message tabletop.v1.UndoActionReply.
+ * Use `create(UndoActionReplySchema)` to create a new message.
+ */
+export const UndoActionReplySchema: GenMessage<UndoActionReply> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_gateway, 10);
+
+/**
  * @generated from message tabletop.v1.LeaveSeatRequest
  */
 export type LeaveSeatRequest = Message<"tabletop.v1.LeaveSeatRequest"> & {
@@ -389,7 +446,7 @@ export type LeaveSeatRequest = Message<"tabletop.v1.LeaveSeatRequest"> & {
  * Use `create(LeaveSeatRequestSchema)` to create a new message.
  */
 export const LeaveSeatRequestSchema: GenMessage<LeaveSeatRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 9);
+  messageDesc(file_tabletop_v1_gateway, 11);
 
 /**
  * @generated from message tabletop.v1.LeaveSeatReply
@@ -408,7 +465,7 @@ export type LeaveSeatReply = Message<"tabletop.v1.LeaveSeatReply"> & {
  * Use `create(LeaveSeatReplySchema)` to create a new message.
  */
 export const LeaveSeatReplySchema: GenMessage<LeaveSeatReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 10);
+  messageDesc(file_tabletop_v1_gateway, 12);
 
 /**
  * @generated from message tabletop.v1.HandOverSeatRequest
@@ -451,7 +508,7 @@ export type HandOverSeatRequest = Message<"tabletop.v1.HandOverSeatRequest"> & {
  * Use `create(HandOverSeatRequestSchema)` to create a new message.
  */
 export const HandOverSeatRequestSchema: GenMessage<HandOverSeatRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 11);
+  messageDesc(file_tabletop_v1_gateway, 13);
 
 /**
  * @generated from message tabletop.v1.HandOverSeatReply
@@ -468,7 +525,7 @@ export type HandOverSeatReply = Message<"tabletop.v1.HandOverSeatReply"> & {
  * Use `create(HandOverSeatReplySchema)` to create a new message.
  */
 export const HandOverSeatReplySchema: GenMessage<HandOverSeatReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 12);
+  messageDesc(file_tabletop_v1_gateway, 14);
 
 /**
  * @generated from message tabletop.v1.ListMatchesRequest
@@ -516,7 +573,7 @@ export type ListMatchesRequest = Message<"tabletop.v1.ListMatchesRequest"> & {
  * Use `create(ListMatchesRequestSchema)` to create a new message.
  */
 export const ListMatchesRequestSchema: GenMessage<ListMatchesRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 13);
+  messageDesc(file_tabletop_v1_gateway, 15);
 
 /**
  * @generated from message tabletop.v1.ListMatchesReply
@@ -542,7 +599,7 @@ export type ListMatchesReply = Message<"tabletop.v1.ListMatchesReply"> & {
  * Use `create(ListMatchesReplySchema)` to create a new message.
  */
 export const ListMatchesReplySchema: GenMessage<ListMatchesReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 14);
+  messageDesc(file_tabletop_v1_gateway, 16);
 
 /**
  * @generated from message tabletop.v1.GetViewRequest
@@ -578,7 +635,7 @@ export type GetViewRequest = Message<"tabletop.v1.GetViewRequest"> & {
  * Use `create(GetViewRequestSchema)` to create a new message.
  */
 export const GetViewRequestSchema: GenMessage<GetViewRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 15);
+  messageDesc(file_tabletop_v1_gateway, 17);
 
 /**
  * @generated from message tabletop.v1.WatchMatchRequest
@@ -610,7 +667,7 @@ export type WatchMatchRequest = Message<"tabletop.v1.WatchMatchRequest"> & {
  * Use `create(WatchMatchRequestSchema)` to create a new message.
  */
 export const WatchMatchRequestSchema: GenMessage<WatchMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 16);
+  messageDesc(file_tabletop_v1_gateway, 18);
 
 /**
  * @generated from message tabletop.v1.PlayRequest
@@ -638,6 +695,14 @@ export type PlayRequest = Message<"tabletop.v1.PlayRequest"> & {
      */
     value: SubmitActionRequest;
     case: "action";
+  } | {
+    /**
+     * the seat's last command taken back (UndoAction), answered by `undone` or `refused`
+     *
+     * @generated from field: tabletop.v1.UndoActionRequest undo = 70;
+     */
+    value: UndoActionRequest;
+    case: "undo";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -655,7 +720,7 @@ export type PlayRequest = Message<"tabletop.v1.PlayRequest"> & {
  * Use `create(PlayRequestSchema)` to create a new message.
  */
 export const PlayRequestSchema: GenMessage<PlayRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 17);
+  messageDesc(file_tabletop_v1_gateway, 19);
 
 /**
  * An action refused on a PlayMatch stream: what SubmitAction would have ended its call with.
@@ -697,7 +762,7 @@ export type PlayRefused = Message<"tabletop.v1.PlayRefused"> & {
  * Use `create(PlayRefusedSchema)` to create a new message.
  */
 export const PlayRefusedSchema: GenMessage<PlayRefused> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 18);
+  messageDesc(file_tabletop_v1_gateway, 20);
 
 /**
  * @generated from message tabletop.v1.PlayUpdate
@@ -731,6 +796,14 @@ export type PlayUpdate = Message<"tabletop.v1.PlayUpdate"> & {
      */
     value: PlayRefused;
     case: "refused";
+  } | {
+    /**
+     * the answer to an `undo`
+     *
+     * @generated from field: tabletop.v1.UndoActionReply undone = 70;
+     */
+    value: UndoActionReply;
+    case: "undone";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -747,7 +820,7 @@ export type PlayUpdate = Message<"tabletop.v1.PlayUpdate"> & {
  * Use `create(PlayUpdateSchema)` to create a new message.
  */
 export const PlayUpdateSchema: GenMessage<PlayUpdate> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 19);
+  messageDesc(file_tabletop_v1_gateway, 21);
 
 /**
  * @generated from message tabletop.v1.ReplayMatchRequest
@@ -769,7 +842,7 @@ export type ReplayMatchRequest = Message<"tabletop.v1.ReplayMatchRequest"> & {
  * Use `create(ReplayMatchRequestSchema)` to create a new message.
  */
 export const ReplayMatchRequestSchema: GenMessage<ReplayMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 20);
+  messageDesc(file_tabletop_v1_gateway, 22);
 
 /**
  * @generated from message tabletop.v1.ReplayStep
@@ -809,7 +882,7 @@ export type ReplayStep = Message<"tabletop.v1.ReplayStep"> & {
  * Use `create(ReplayStepSchema)` to create a new message.
  */
 export const ReplayStepSchema: GenMessage<ReplayStep> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 21);
+  messageDesc(file_tabletop_v1_gateway, 23);
 
 /**
  * @generated from message tabletop.v1.ReplayMatchBatchesRequest
@@ -849,7 +922,7 @@ export type ReplayMatchBatchesRequest = Message<"tabletop.v1.ReplayMatchBatchesR
  * Use `create(ReplayMatchBatchesRequestSchema)` to create a new message.
  */
 export const ReplayMatchBatchesRequestSchema: GenMessage<ReplayMatchBatchesRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 22);
+  messageDesc(file_tabletop_v1_gateway, 24);
 
 /**
  * Consecutive steps of a replay (ReplayStep.step numbers them from 1, no gaps across
@@ -869,7 +942,7 @@ export type ReplayStepBatch = Message<"tabletop.v1.ReplayStepBatch"> & {
  * Use `create(ReplayStepBatchSchema)` to create a new message.
  */
 export const ReplayStepBatchSchema: GenMessage<ReplayStepBatch> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 23);
+  messageDesc(file_tabletop_v1_gateway, 25);
 
 /**
  * @generated from message tabletop.v1.ExportMatchRequest
@@ -886,7 +959,7 @@ export type ExportMatchRequest = Message<"tabletop.v1.ExportMatchRequest"> & {
  * Use `create(ExportMatchRequestSchema)` to create a new message.
  */
 export const ExportMatchRequestSchema: GenMessage<ExportMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 24);
+  messageDesc(file_tabletop_v1_gateway, 26);
 
 /**
  * @generated from message tabletop.v1.MatchLog
@@ -915,7 +988,7 @@ export type MatchLog = Message<"tabletop.v1.MatchLog"> & {
  * Use `create(MatchLogSchema)` to create a new message.
  */
 export const MatchLogSchema: GenMessage<MatchLog> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 25);
+  messageDesc(file_tabletop_v1_gateway, 27);
 
 /**
  * @generated from message tabletop.v1.GetPictureRequest
@@ -939,7 +1012,7 @@ export type GetPictureRequest = Message<"tabletop.v1.GetPictureRequest"> & {
  * Use `create(GetPictureRequestSchema)` to create a new message.
  */
 export const GetPictureRequestSchema: GenMessage<GetPictureRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 26);
+  messageDesc(file_tabletop_v1_gateway, 28);
 
 /**
  * @generated from message tabletop.v1.Picture
@@ -987,7 +1060,7 @@ export type Picture = Message<"tabletop.v1.Picture"> & {
  * Use `create(PictureSchema)` to create a new message.
  */
 export const PictureSchema: GenMessage<Picture> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 27);
+  messageDesc(file_tabletop_v1_gateway, 29);
 
 /**
  * @generated from message tabletop.v1.VerifyMatchRequest
@@ -1004,7 +1077,7 @@ export type VerifyMatchRequest = Message<"tabletop.v1.VerifyMatchRequest"> & {
  * Use `create(VerifyMatchRequestSchema)` to create a new message.
  */
 export const VerifyMatchRequestSchema: GenMessage<VerifyMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 28);
+  messageDesc(file_tabletop_v1_gateway, 30);
 
 /**
  * @generated from message tabletop.v1.MatchVerification
@@ -1040,7 +1113,7 @@ export type MatchVerification = Message<"tabletop.v1.MatchVerification"> & {
  * Use `create(MatchVerificationSchema)` to create a new message.
  */
 export const MatchVerificationSchema: GenMessage<MatchVerification> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 29);
+  messageDesc(file_tabletop_v1_gateway, 31);
 
 /**
  * @generated from message tabletop.v1.PostTalkRequest
@@ -1072,7 +1145,7 @@ export type PostTalkRequest = Message<"tabletop.v1.PostTalkRequest"> & {
  * Use `create(PostTalkRequestSchema)` to create a new message.
  */
 export const PostTalkRequestSchema: GenMessage<PostTalkRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 30);
+  messageDesc(file_tabletop_v1_gateway, 32);
 
 /**
  * @generated from message tabletop.v1.PostTalkReply
@@ -1091,7 +1164,7 @@ export type PostTalkReply = Message<"tabletop.v1.PostTalkReply"> & {
  * Use `create(PostTalkReplySchema)` to create a new message.
  */
 export const PostTalkReplySchema: GenMessage<PostTalkReply> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 31);
+  messageDesc(file_tabletop_v1_gateway, 33);
 
 /**
  * @generated from message tabletop.v1.WatchTalkRequest
@@ -1115,7 +1188,7 @@ export type WatchTalkRequest = Message<"tabletop.v1.WatchTalkRequest"> & {
  * Use `create(WatchTalkRequestSchema)` to create a new message.
  */
 export const WatchTalkRequestSchema: GenMessage<WatchTalkRequest> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_gateway, 32);
+  messageDesc(file_tabletop_v1_gateway, 34);
 
 /**
  * The public API: lobby, actions, views (per viewer), live updates and replay.
@@ -1242,6 +1315,19 @@ export const Gateway: GenService<{
     methodKind: "unary";
     input: typeof SubmitActionRequestSchema;
     output: typeof SubmitActionReplySchema;
+  },
+  /**
+   * With a seat token, take back the seat's last command of its current turn (recorded as
+   * ActionsUndone: replays and verification show it). FAILED_PRECONDITION with a reason
+   * a player understands when the rules do not allow it (a die was rolled or a card
+   * revealed since, another seat acted, the turn is over, nothing to take back).
+   *
+   * @generated from rpc tabletop.v1.Gateway.UndoAction
+   */
+  undoAction: {
+    methodKind: "unary";
+    input: typeof UndoActionRequestSchema;
+    output: typeof UndoActionReplySchema;
   },
   /**
    * The current view, then every newer one, until the match ends or the client leaves.

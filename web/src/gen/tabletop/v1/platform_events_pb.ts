@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tabletop/v1/platform_events.proto.
  */
 export const file_tabletop_v1_platform_events: GenFile = /*@__PURE__*/
-  fileDesc("CiF0YWJsZXRvcC92MS9wbGF0Zm9ybV9ldmVudHMucHJvdG8SC3RhYmxldG9wLnYxIjYKDURpY2VDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiiQEKCkRpY2VSb2xsZWQSDQoFY291bnQYASABKA0SDQoFc2lkZXMYAiABKA0SDgoGdmFsdWVzGAMgAygNEg8KB3B1cnBvc2UYBCABKAkSFAoMY291bnRlcl9mcm9tGAUgASgEEhIKCmNvdW50ZXJfdG8YBiABKAQSEgoKcmVxdWVzdF9pZBgHIAEoCSIgChBEaWNlU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAkiNwoORGVja3NDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiegoMRGVja1NodWZmbGVkEgwKBGRlY2sYASABKAkSDQoFY2FyZHMYAiADKAkSDwoHcHVycG9zZRgDIAEoCRIUCgxjb3VudGVyX2Zyb20YBCABKAQSEgoKY291bnRlcl90bxgFIAEoBBISCgpyZXF1ZXN0X2lkGAYgASgJImEKCkNhcmRzRHJhd24SDAoEZGVjaxgBIAEoCRINCgVjYXJkcxgCIAMoCRIPCgdwdXJwb3NlGAMgASgJEhEKCXJlbWFpbmluZxgEIAEoDRISCgpyZXF1ZXN0X2lkGAUgASgJIiEKEURlY2tzU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAki8QEKDE1hdGNoQ3JlYXRlZBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSNwoHb3B0aW9ucxgDIAMoCzImLnRhYmxldG9wLnYxLk1hdGNoQ3JlYXRlZC5PcHRpb25zRW50cnkSFwoPZGljZV9jb21taXRtZW50GAQgASgJEhgKEGRlY2tzX2NvbW1pdG1lbnQYBSABKAkSJgoFbG9iYnkYBiABKAsyFy50YWJsZXRvcC52MS5NYXRjaExvYmJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIs4BCgpNYXRjaExvYmJ5Eg8KB3ByaXZhdGUYASABKAgSDAoEYm90cxgCIAMoCRIPCgdjcmVhdG9yGAMgASgJEg4KBm9wZW5fcxgEIAEoDRISCgpvcGVuX3VudGlsGAUgASgDEjoKCmJvdF9sZXZlbHMYBiADKAsyJi50YWJsZXRvcC52MS5NYXRjaExvYmJ5LkJvdExldmVsc0VudHJ5GjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEidAoKU2VhdEpvaW5lZBIMCgRzZWF0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIPCgdqb2luX2lkGAMgASgJEgoKAmJ5GAQgASgJEhIKCm9wZW5fdW50aWwYBSABKAMSEQoJcGxheWVyX2lkGAYgASgJIjsKCFNlYXRMZWZ0EgwKBHNlYXQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSJFCg5TZWF0SGFuZGVkT3ZlchIMCgRzZWF0GAEgASgJEgoKAnRvGAIgASgJEg0KBWxldmVsGAMgASgJEgoKAmJ5GAQgASgJIvgBCgpNYXRjaEVuZGVkEjUKB3Jlc3VsdHMYASADKAsyJC50YWJsZXRvcC52MS5NYXRjaEVuZGVkLlJlc3VsdHNFbnRyeRIOCgZyZWFzb24YAiABKAkSMwoGc2NvcmVzGAMgAygLMiMudGFibGV0b3AudjEuTWF0Y2hFbmRlZC5TY29yZXNFbnRyeRIPCgdleHBpcmVkGAQgASgIGi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1Njb3Jlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiQQoMQ2xvY2tFeHBpcmVkEgwKBHNlYXQYASABKAkSDgoGcG9saWN5GAIgASgJEhMKC2RlYWRsaW5lX21zGAMgASgDIrgFCgtNYXRjaFNjb3JlZBIMCgRnYW1lGAEgASgJEjYKB3Jlc3VsdHMYAiADKAsyJS50YWJsZXRvcC52MS5NYXRjaFNjb3JlZC5SZXN1bHRzRW50cnkSDgoGcmVhc29uGAMgASgJEjQKBnNjb3JlcxgEIAMoCzIkLnRhYmxldG9wLnYxLk1hdGNoU2NvcmVkLlNjb3Jlc0VudHJ5EjwKCnN0YXRpc3RpY3MYBSADKAsyKC50YWJsZXRvcC52MS5NYXRjaFNjb3JlZC5TdGF0aXN0aWNzRW50cnkSFAoMYm9hcmRfZXZlbnRzGAYgASgEEjYKB2hvbGRlcnMYByADKAsyJS50YWJsZXRvcC52MS5NYXRjaFNjb3JlZC5Ib2xkZXJzRW50cnkSMgoFbmFtZXMYCCADKAsyIy50YWJsZXRvcC52MS5NYXRjaFNjb3JlZC5OYW1lc0VudHJ5EjsKCmJvdF9sZXZlbHMYCSADKAsyJy50YWJsZXRvcC52MS5NYXRjaFNjb3JlZC5Cb3RMZXZlbHNFbnRyeRouCgxSZXN1bHRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARotCgtTY29yZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBGjEKD1N0YXRpc3RpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBGi4KDEhvbGRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGiwKCk5hbWVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARowCg5Cb3RMZXZlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBYgZwcm90bzM");
+  fileDesc("CiF0YWJsZXRvcC92MS9wbGF0Zm9ybV9ldmVudHMucHJvdG8SC3RhYmxldG9wLnYxIjYKDURpY2VDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiiQEKCkRpY2VSb2xsZWQSDQoFY291bnQYASABKA0SDQoFc2lkZXMYAiABKA0SDgoGdmFsdWVzGAMgAygNEg8KB3B1cnBvc2UYBCABKAkSFAoMY291bnRlcl9mcm9tGAUgASgEEhIKCmNvdW50ZXJfdG8YBiABKAQSEgoKcmVxdWVzdF9pZBgHIAEoCSIgChBEaWNlU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAkiNwoORGVja3NDb21taXR0ZWQSEgoKY29tbWl0bWVudBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkiegoMRGVja1NodWZmbGVkEgwKBGRlY2sYASABKAkSDQoFY2FyZHMYAiADKAkSDwoHcHVycG9zZRgDIAEoCRIUCgxjb3VudGVyX2Zyb20YBCABKAQSEgoKY291bnRlcl90bxgFIAEoBBISCgpyZXF1ZXN0X2lkGAYgASgJImEKCkNhcmRzRHJhd24SDAoEZGVjaxgBIAEoCRINCgVjYXJkcxgCIAMoCRIPCgdwdXJwb3NlGAMgASgJEhEKCXJlbWFpbmluZxgEIAEoDRISCgpyZXF1ZXN0X2lkGAUgASgJIiEKEURlY2tzU2VlZFJldmVhbGVkEgwKBHNlZWQYASABKAki8QEKDE1hdGNoQ3JlYXRlZBIMCgRnYW1lGAEgASgJEg8KB3BsYXllcnMYAiADKAkSNwoHb3B0aW9ucxgDIAMoCzImLnRhYmxldG9wLnYxLk1hdGNoQ3JlYXRlZC5PcHRpb25zRW50cnkSFwoPZGljZV9jb21taXRtZW50GAQgASgJEhgKEGRlY2tzX2NvbW1pdG1lbnQYBSABKAkSJgoFbG9iYnkYBiABKAsyFy50YWJsZXRvcC52MS5NYXRjaExvYmJ5Gi4KDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIs4BCgpNYXRjaExvYmJ5Eg8KB3ByaXZhdGUYASABKAgSDAoEYm90cxgCIAMoCRIPCgdjcmVhdG9yGAMgASgJEg4KBm9wZW5fcxgEIAEoDRISCgpvcGVuX3VudGlsGAUgASgDEjoKCmJvdF9sZXZlbHMYBiADKAsyJi50YWJsZXRvcC52MS5NYXRjaExvYmJ5LkJvdExldmVsc0VudHJ5GjAKDkJvdExldmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEidAoKU2VhdEpvaW5lZBIMCgRzZWF0GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRIPCgdqb2luX2lkGAMgASgJEgoKAmJ5GAQgASgJEhIKCm9wZW5fdW50aWwYBSABKAMSEQoJcGxheWVyX2lkGAYgASgJIjsKCFNlYXRMZWZ0EgwKBHNlYXQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSJFCg5TZWF0SGFuZGVkT3ZlchIMCgRzZWF0GAEgASgJEgoKAnRvGAIgASgJEg0KBWxldmVsGAMgASgJEgoKAmJ5GAQgASgJIvgBCgpNYXRjaEVuZGVkEjUKB3Jlc3VsdHMYASADKAsyJC50YWJsZXRvcC52MS5NYXRjaEVuZGVkLlJlc3VsdHNFbnRyeRIOCgZyZWFzb24YAiABKAkSMwoGc2NvcmVzGAMgAygLMiMudGFibGV0b3AudjEuTWF0Y2hFbmRlZC5TY29yZXNFbnRyeRIPCgdleHBpcmVkGAQgASgIGi4KDFJlc3VsdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi0KC1Njb3Jlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiQQoMQ2xvY2tFeHBpcmVkEgwKBHNlYXQYASABKAkSDgoGcG9saWN5GAIgASgJEhMKC2RlYWRsaW5lX21zGAMgASgDImUKDUFjdGlvbnNVbmRvbmUSDAoEc2VhdBgBIAEoCRISCgp0b192ZXJzaW9uGAIgASgEEhQKDGZyb21fdmVyc2lvbhgDIAEoBBINCgVzdGF0ZRgEIAEoCRINCgVjbG9jaxgFIAEoCSK4BQoLTWF0Y2hTY29yZWQSDAoEZ2FtZRgBIAEoCRI2CgdyZXN1bHRzGAIgAygLMiUudGFibGV0b3AudjEuTWF0Y2hTY29yZWQuUmVzdWx0c0VudHJ5Eg4KBnJlYXNvbhgDIAEoCRI0CgZzY29yZXMYBCADKAsyJC50YWJsZXRvcC52MS5NYXRjaFNjb3JlZC5TY29yZXNFbnRyeRI8CgpzdGF0aXN0aWNzGAUgAygLMigudGFibGV0b3AudjEuTWF0Y2hTY29yZWQuU3RhdGlzdGljc0VudHJ5EhQKDGJvYXJkX2V2ZW50cxgGIAEoBBI2Cgdob2xkZXJzGAcgAygLMiUudGFibGV0b3AudjEuTWF0Y2hTY29yZWQuSG9sZGVyc0VudHJ5EjIKBW5hbWVzGAggAygLMiMudGFibGV0b3AudjEuTWF0Y2hTY29yZWQuTmFtZXNFbnRyeRI7Cgpib3RfbGV2ZWxzGAkgAygLMicudGFibGV0b3AudjEuTWF0Y2hTY29yZWQuQm90TGV2ZWxzRW50cnkaLgoMUmVzdWx0c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLQoLU2NvcmVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ARoxCg9TdGF0aXN0aWNzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ARouCgxIb2xkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARosCgpOYW1lc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMAoOQm90TGV2ZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AWIGcHJvdG8z");
 
 /**
  * --- dice.events -------------------------------------------------------------
@@ -535,6 +535,59 @@ export const ClockExpiredSchema: GenMessage<ClockExpired> = /*@__PURE__*/
   messageDesc(file_tabletop_v1_platform_events, 13);
 
 /**
+ * A seat took back its last command (UndoAction; services/board/undo.py): the match's
+ * game state is again what it was at `to_version`. `state` is that state as the board
+ * computed it (services/adapters/views.py encode_state), so a reader restores it without
+ * keeping history; verification checks it equals the fold of the events up to
+ * `to_version`. Seat events since stay. A timed match's clock is as it was at
+ * `to_version`, then charged up to the undo as if the seat had not moved: no time is
+ * given back, and the increment the move earned is gone.
+ *
+ * @generated from message tabletop.v1.ActionsUndone
+ */
+export type ActionsUndone = Message<"tabletop.v1.ActionsUndone"> & {
+  /**
+   * @generated from field: string seat = 1;
+   */
+  seat: string;
+
+  /**
+   * the match's version before the command taken back
+   *
+   * @generated from field: uint64 to_version = 2;
+   */
+  toVersion: bigint;
+
+  /**
+   * its version after it (the last event taken back)
+   *
+   * @generated from field: uint64 from_version = 3;
+   */
+  fromVersion: bigint;
+
+  /**
+   * the game state at to_version (JSON)
+   *
+   * @generated from field: string state = 4;
+   */
+  state: string;
+
+  /**
+   * a timed match's clock at to_version (JSON facts; else empty)
+   *
+   * @generated from field: string clock = 5;
+   */
+  clock: string;
+};
+
+/**
+ * Describes the message tabletop.v1.ActionsUndone.
+ * Use `create(ActionsUndoneSchema)` to create a new message.
+ */
+export const ActionsUndoneSchema: GenMessage<ActionsUndone> = /*@__PURE__*/
+  messageDesc(file_tabletop_v1_platform_events, 14);
+
+/**
  * --- scoring.events ----------------------------------------------------------
  *
  * @generated from message tabletop.v1.MatchScored
@@ -598,5 +651,5 @@ export type MatchScored = Message<"tabletop.v1.MatchScored"> & {
  * Use `create(MatchScoredSchema)` to create a new message.
  */
 export const MatchScoredSchema: GenMessage<MatchScored> = /*@__PURE__*/
-  messageDesc(file_tabletop_v1_platform_events, 14);
+  messageDesc(file_tabletop_v1_platform_events, 15);
 
