@@ -7,13 +7,14 @@ from typing import Any
 
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
-from services.games.imperial_miners.mine import PlacedCard, at
+from services.games.imperial_miners.mine import at
 from services.games.imperial_miners.mine import replace as replace_card
 from services.games.imperial_miners.state import (
     Chain,
     ImperialMinersState,
     PendingDraw,
     Phase,
+    PlacedCard,
     Stage,
     changed,
 )

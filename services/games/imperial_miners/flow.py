@@ -55,13 +55,13 @@ def setup_cards(deck: str) -> tuple[str, ...]:
 _last_step: tuple[ImperialMinersState | None, Step] = (None, AwaitingPlayers((), "none"))
 
 
-def next_step(s: ImperialMinersState) -> Step:
+def next_step(state: ImperialMinersState) -> Step:
     global _last_step
     last, step = _last_step
-    if last is s:
+    if last is state:
         return step
-    step = _next_step(s)
-    _last_step = (s, step)
+    step = _next_step(state)
+    _last_step = (state, step)
     return step
 
 

@@ -6,13 +6,8 @@ from __future__ import annotations
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT, Effect, EventCard, effect_text
 from services.games.imperial_miners.effects import Context, resolve
-from services.games.imperial_miners.mine import (
-    PlacedCard,
-    card_cost,
-    complete_carts,
-    placements,
-)
-from services.games.imperial_miners.state import ImperialMinersState
+from services.games.imperial_miners.mine import card_cost, complete_carts, placements
+from services.games.imperial_miners.state import ImperialMinersState, PlacedCard
 
 
 def event_card(s: ImperialMinersState) -> EventCard | None:

@@ -6,8 +6,6 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from services.games.imperial_miners.mine import Mine
-
 
 class Phase(StrEnum):
     SETUP = "setup"
@@ -27,6 +25,20 @@ class Stage(StrEnum):
     SURFACE = "surface"  # choose one of the Surface board's 3 effects and resolve it
     FINISHING = "finishing"  # the Event's on-surface bonus, then done
     DONE = "done"
+
+
+# A card in a player's Mine (mine.py: where it may go, what it touches). Here, not in mine.py,
+# which is compiled: the codec reads this class's annotations, and states are deep-copied.
+@dataclass(frozen=True)
+class PlacedCard:
+    card: str
+    level: int
+    column: int
+    machinery: int = 0
+    cave_in: bool = False
+
+
+Mine = tuple[PlacedCard, ...]
 
 
 @dataclass(frozen=True)
