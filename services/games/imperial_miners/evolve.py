@@ -7,7 +7,7 @@ from typing import Any
 
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
-from services.games.imperial_miners.mine import at
+from services.games.imperial_miners.mine import at, mine_of
 from services.games.imperial_miners.mine import replace as replace_card
 from services.games.imperial_miners.state import (
     Chain,
@@ -115,7 +115,7 @@ def _revealed(s: ImperialMinersState, e: ev.CardsRevealed) -> ImperialMinersStat
 
 def _placed(s: ImperialMinersState, e: ev.CardPlaced) -> ImperialMinersState:
     p = e.player
-    mine = (*s.mine(p), PlacedCard(e.card, e.level, e.column))
+    mine = (*mine_of(s, p), PlacedCard(e.card, e.level, e.column))
     chain = Chain(e.card, Stage.EFFECT, e.level, e.column)
     return changed(s, mines={**s.mines, p: mine}, chains={**s.chains, p: chain})
 
@@ -126,9 +126,9 @@ def _skipped(s: ImperialMinersState, e: ev.EffectSkipped) -> ImperialMinersState
 
 def _cave_in_removed(s: ImperialMinersState, e: ev.CaveInRemoved) -> ImperialMinersState:
     p = e.player
-    placed = at(s.mine(p), e.level, e.column)
+    placed = at(mine_of(s, p), e.level, e.column)
     assert placed is not None
-    mine = replace_card(s.mine(p), _cleared(placed))
+    mine = replace_card(mine_of(s, p), _cleared(placed))
     return _after_activation(changed(s, mines={**s.mines, p: mine}), p)
 
 
@@ -197,7 +197,7 @@ def _drawn(s: ImperialMinersState, e: ev.MineCardsDrawn) -> ImperialMinersState:
 
 def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState:
     p = e.player
-    mine = s.mine(p)
+    mine = mine_of(s, p)
     if e.level:
         placed = at(mine, e.level, e.column)
         assert placed is not None
