@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
 
 
 class Phase(StrEnum):
@@ -98,16 +97,3 @@ class ImperialMinersState:
 
 
 FIELDS = frozenset(f.name for f in fields(ImperialMinersState))
-_new = object.__new__
-_set = object.__setattr__
-
-
-def changed(state: ImperialMinersState, **changes: Any) -> ImperialMinersState:
-    """``dataclasses.replace`` for the state, which every event goes through: the instance
-    dict merged with ``changes``, without running ``__init__`` with every field again (a
-    tenth of the cost; the state has no ``__post_init__`` to honour). mypy cannot check the
-    names in ``changes``: a test folds every event of many matches and checks each state
-    has exactly the state's fields (test_im_folded.py), so a misspelt one cannot pass."""
-    new = _new(ImperialMinersState)
-    _set(new, "__dict__", state.__dict__ | changes)  # past the frozen __setattr__
-    return new
