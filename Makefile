@@ -37,15 +37,16 @@ $(STAMP): pyproject.toml
 # The rule engines' hot modules compiled to C extensions with mypyc (pyproject.toml,
 # [tool.tabletop.compiled]), beside their .py files, which Python then imports no more.
 # `make install PURE=1` leaves them out; `make pure` removes them (the .py files are the
-# fallback, and must stay correct on their own: CI tests the compiled ones).
-COMPILED_PY := $(shell sed -n '/^\[tool.tabletop.compiled\]/,/^]/p' pyproject.toml | grep -o 'services/[^"]*\.py')
+# fallback, and must stay correct on their own: CI tests the compiled ones). The image
+# compiles the same list with the same script (deploy/Dockerfile, stage `engines`).
+COMPILED_PY := $(shell $(PYTHON) deploy/compile_engines.py --list)
 COMPILED_STAMP := $(VENV)/.compiled
-$(COMPILED_STAMP): $(STAMP) $(COMPILED_PY) pyproject.toml
+$(COMPILED_STAMP): $(STAMP) $(COMPILED_PY) pyproject.toml deploy/compile_engines.py
 	@command -v gcc >/dev/null || { echo "need a C compiler (apt-get install -y gcc), or make install PURE=1"; exit 1; }
 	@rm -f $@; find services -name '*.cpython-*.so' -delete; rm -f ./*__mypyc.cpython-*.so
 	@mkdir -p .cache
 	@echo "compiling $(words $(COMPILED_PY)) engine modules with mypyc (log: .cache/mypyc.log)"
-	@$(PY) deploy/compile_engines.py $(COMPILED_PY) > .cache/mypyc.log 2>&1 || { tail -40 .cache/mypyc.log; exit 1; }
+	@$(PY) deploy/compile_engines.py > .cache/mypyc.log 2>&1 || { tail -40 .cache/mypyc.log; exit 1; }
 	touch $@
 
 install: $(STAMP) $(if $(PURE),,$(COMPILED_STAMP))  ## create .venv, install the project with its dev tools, compile the engines (PURE=1: not)

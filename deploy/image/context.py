@@ -1,6 +1,6 @@
 """A digest of what the image is built from: the Dockerfile and the build context that
-.dockerignore lets through (pyproject.toml, protos/, services/, web/dist/; caches and
-locally compiled .so files left out).
+.dockerignore lets through (pyproject.toml, protos/, services/, deploy/compile_engines.py,
+web/dist/; caches and locally compiled .so files left out).
 
 `make image` stamps it on the image (label io.tabletop.context); the container smoke test
 compares it with the working tree, so it never passes on a stale image.
@@ -17,7 +17,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 LABEL = "io.tabletop.context"
 #: the allow-list of .dockerignore, plus the recipe itself
-INPUTS = ("deploy/Dockerfile", ".dockerignore", "pyproject.toml", "protos", "services", "web/dist")
+INPUTS = (
+    "deploy/Dockerfile",
+    ".dockerignore",
+    "pyproject.toml",
+    "deploy/compile_engines.py",
+    "protos",
+    "services",
+    "web/dist",
+)
 _SKIPPED_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache"}
 
 

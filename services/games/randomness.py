@@ -93,7 +93,19 @@ class DerivedRandom:
     def roll(self, count: int, sides: int) -> tuple[int, ...]:
         if count == 1:  # (most rolls: no generator)
             return (1 + self.below(sides),)
-        return tuple(1 + self.below(sides) for _ in range(count))
+        if count < 1:
+            return ()
+        if sides <= 0:
+            raise ValueError("n must be positive")
+        # self.below(sides) each, its loop written out (a drop's dice are hundreds)
+        block, limit = self._block, _SPAN - _SPAN % sides
+        out = []
+        for _ in range(count):
+            x = block()
+            while x >= limit:
+                x = block()
+            out.append(1 + x % sides)
+        return tuple(out)
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
         out = list(items)

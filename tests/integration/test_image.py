@@ -29,6 +29,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from deploy.compile_engines import compiled_modules
 from deploy.image import context, metadata
 from deploy.image.run_spec import ContainerSpec, Probe, container_specs, local_env, podman_args
 from services.cli.client import GatewayClient
@@ -259,6 +260,23 @@ def test_the_image_runs_the_code_of_this_working_tree(image: dict[str, Any]) -> 
     assert sorted(set(local) - set(installed)) == [], "not in the image"
     assert sorted(set(installed) - set(local)) == [], "in the image only"
     assert sorted(k for k in local if local[k] != installed[k]) == [], "differ from the tree"
+
+
+IMPORTED_FILES = """
+import importlib, json, sys
+print(json.dumps({name: importlib.import_module(name).__file__ for name in sys.argv[1:]}))
+"""
+
+
+def test_the_image_runs_the_engines_compiled(image: dict[str, Any]) -> None:
+    """Every module `make install` compiles is imported in the image as its extension."""
+    modules = compiled_modules()
+    out = podman("run", "--rm", "--entrypoint", "python3", IMAGE, "-c", IMPORTED_FILES, *modules)
+    assert out.returncode == 0, out.stderr
+    files: dict[str, str] = json.loads(out.stdout)
+    assert sorted(files) == sorted(modules)
+    assert {name: file for name, file in files.items() if not file.endswith(".so")} == {}
+    assert all("/site-packages/services/" in file for file in files.values())
 
 
 def test_every_probe_of_every_container_answers(running: Running) -> None:

@@ -9,7 +9,7 @@ from services.games.contract import ActionTemplate, MalformedAction, ParamRange,
 from services.games.dungeon_drop import actions as act
 from services.games.dungeon_drop import events as ev
 from services.games.dungeon_drop.content import CONTENT
-from services.games.dungeon_drop.loot import is_treasure, loot_result
+from services.games.dungeon_drop.loot import Looter, is_treasure, loot_result
 from services.games.dungeon_drop.rooms import contains_point, is_pillar, open_rooms, pillars_on
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.table import FULL, Physics, place
@@ -51,10 +51,9 @@ def lootable_rooms(
     state: DungeonDropState, player: str
 ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """Rooms collecting something, no Pillar, and not the hero's last Health point."""
+    looter = Looter.of(state, player)
     return [
-        (trio, cubes)
-        for trio, cubes in open_rooms(state.table)
-        if cubes and loot_result(state, player, cubes).health >= 1
+        (trio, cubes) for trio, cubes in open_rooms(state.table) if cubes and looter.survives(cubes)
     ]
 
 

@@ -59,9 +59,9 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
             box = size if deck == "box" else state.box_left
             return changed(state, shuffled=(*state.shuffled, deck), box_left=box)
         case ev.RacesDealt(races=races):
-            health = {p: CONTENT.races[r].health for p, r in races.items()}
+            healths = {p: CONTENT.races[r].health for p, r in races.items()}
             return changed(
-                state, races=dict(races), health=health, order=_order_by_initiative(races)
+                state, races=dict(races), health=healths, order=_order_by_initiative(races)
             )
         case ev.ClassesDealt(classes=classes):
             return changed(state, classes=dict(classes))
@@ -120,8 +120,8 @@ def evolve(state: DungeonDropState, event: Any) -> DungeonDropState:
             return _after_ability(state)
         case ev.MeeplePlaced(player=player, x=x, y=y):
             meeples = {**state.meeples, player: (x, y)}
-            done = len(meeples) == len(state.players) - 1
-            return changed(state, meeples=meeples, phase=Phase.LOOT if done else state.phase)
+            placed = len(meeples) == len(state.players) - 1
+            return changed(state, meeples=meeples, phase=Phase.LOOT if placed else state.phase)
         case ev.RoomLooted(player=player, pillars=pillars, cubes=cubes, health=health) as e:
             teamwork = dict(state.teamwork)
             for owner in e.meeples:

@@ -11,7 +11,7 @@ Health point is not allowed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from services.games.dungeon_drop.content import CONTENT, MONSTER, TREASURE
@@ -36,16 +36,59 @@ def shields_ready(state: DungeonDropState, player: str) -> int:
 
 
 def loot_result(state: DungeonDropState, player: str, cubes: Iterable[str]) -> LootResult:
-    kinds = [CONTENT.kind(c) for c in cubes]
-    health = state.health[player]
-    healed = sum(k.heals for k in kinds)
-    blows = sorted((k.damage for k in kinds if k.category == MONSTER), reverse=True)
-    if state.ward and player == state.active:
-        return LootResult(healed, 0, 0, health + healed)
-    shields = shields_ready(state, player) + sum(1 for k in kinds if k.shield)
-    spent = min(shields, len(blows))
-    damage = sum(blows[spent:])
-    return LootResult(healed, damage, spent, health + healed - damage)
+    return Looter.of(state, player).result(cubes)
+
+
+@dataclass(frozen=True)
+class Looter:
+    """A hero about to loot: what any room would do to them (the state read once, for
+    the many rooms a Loot step weighs)."""
+
+    health: int
+    shields: int
+    warded: bool
+
+    @classmethod
+    def of(cls, state: DungeonDropState, player: str) -> Looter:
+        warded = bool(state.ward and player == state.active)
+        return cls(state.health[player], shields_ready(state, player), warded)
+
+    def result(self, cubes: Iterable[str]) -> LootResult:
+        kinds = [CONTENT.kind(c) for c in cubes]
+        healed = sum(k.heals for k in kinds)
+        blows = sorted((k.damage for k in kinds if k.category == MONSTER), reverse=True)
+        if self.warded:
+            return LootResult(healed, 0, 0, self.health + healed)
+        shields = self.shields + sum(1 for k in kinds if k.shield)
+        spent = min(shields, len(blows))
+        damage = sum(blows[spent:])
+        return LootResult(healed, damage, spent, self.health + healed - damage)
+
+    def survives(self, cubes: Sequence[str]) -> bool:
+        """``result(cubes).health >= 1``, without building the result."""
+        health = self.health
+        blows: list[int] = []
+        shields = self.shields
+        for cube in cubes:
+            heals, damage, shield = _LOOT[cube]
+            health += heals
+            if damage is not None:
+                blows.append(damage)
+            shields += shield
+        if self.warded or shields >= len(blows):
+            return health >= 1
+        if shields < 0:  # (more shields used than owned: never in a match)
+            return self.result(cubes).health >= 1
+        blows.sort()  # the weakest ones strike: the strongest are shielded
+        return health - sum(blows[: len(blows) - shields]) >= 1
+
+
+#: per cube: what it heals, its blow (None: no monster), and 1 for a shield
+_LOOT: dict[str, tuple[int, int | None, int]] = {
+    cube: (k.heals, k.damage if k.category == MONSTER else None, 1 if k.shield else 0)
+    for cube in CONTENT.cubes
+    for k in (CONTENT.kind(cube),)
+}
 
 
 def is_treasure(cube: str) -> bool:

@@ -34,13 +34,15 @@ MIN_ROOM_AREA = 50.0
 @functools.lru_cache(maxsize=8192)
 def square(at: Placement) -> Polygon:
     """The rotated square a cube covers (cached: placements are immutable)."""
+    return Polygon(square_corners(at))
+
+
+def square_corners(at: Placement) -> list[tuple[float, float]]:
     half, c, s = _frame(at)
-    return Polygon(
-        [
-            (at.x + half * (dx * c - dy * s), at.y + half * (dx * s + dy * c))
-            for dx, dy in ((-1, -1), (1, -1), (1, 1), (-1, 1))
-        ]
-    )
+    return [
+        (at.x + half * (dx * c - dy * s), at.y + half * (dx * s + dy * c))
+        for dx, dy in ((-1, -1), (1, -1), (1, 1), (-1, 1))
+    ]
 
 
 def _frame(at: Placement) -> tuple[float, float, float]:
@@ -146,6 +148,10 @@ def contains_point(
 _SURE = 1e-6
 
 
+#: each corner's next one round the triangle (a->b, b->c, c->a)
+_NEXT_CORNER = np.array([1, 2, 0])
+
+
 def _touching(
     triangles: np.ndarray,
     places: list[Placement],
@@ -157,45 +163,61 @@ def _touching(
     point where the shapes are apart or overlap by more than ``_SURE``; the few pairs
     closer than that to touching (a cube exactly on an edge), and triangles smaller than
     a room, are left to shapely, which decides them exactly: ``room(t, n)`` is triangle t's
-    polygon."""
+    polygon. A cube whose centre lies outside the triangle's bounding box widened by the
+    largest cube's reach is apart from it (~80% of the pairs on a table): only the other
+    pairs are tested."""
     count = len(places)
+    hits = np.zeros((len(triangles), count), dtype=bool)
     if not count:
-        return np.zeros((len(triangles), 0), dtype=bool)
+        return hits
     x = np.array([p.x for p in places])
     y = np.array([p.y for p in places])
-    frames = np.array([_frame(p) for p in places])
-    # half the edge; the square's sides: u = (ux, uy), v = (-uy, ux)
-    half, ux, uy = frames[:, 0], frames[:, 1], frames[:, 2]
     ax, ay = triangles[:, 0, 0], triangles[:, 0, 1]
     bx, by = triangles[:, 1, 0], triangles[:, 1, 1]
     cx, cy = triangles[:, 2, 0], triangles[:, 2, 1]
+    low_x = np.minimum(np.minimum(ax, bx), cx) - _REACH
+    high_x = np.maximum(np.maximum(ax, bx), cx) + _REACH
+    low_y = np.minimum(np.minimum(ay, by), cy) - _REACH
+    high_y = np.maximum(np.maximum(ay, by), cy) + _REACH
+    near = (x >= low_x[:, None]) & (x <= high_x[:, None])
+    near &= (y >= low_y[:, None]) & (y <= high_y[:, None])
+    tri, cube = np.nonzero(near)  # the pairs tested, each a triangle and a cube
+    if not len(tri):
+        return hits
+    frames = np.array([_frame(p) for p in places])[cube]
+    # half the edge; the square's sides: u = (ux, uy), v = (-uy, ux)
+    half, ux, uy = frames[:, 0], frames[:, 1], frames[:, 2]
+    x, y = x[cube], y[cube]
     cross = (bx - ax) * (cy - ay) - (cx - ax) * (by - ay)
     turning = np.sign(cross)  # +1 counter-clockwise, -1 clockwise
-    gap = np.full((len(triangles), count), -np.inf)
-    # the triangle's edges, each with its outward unit normal n: the square's lowest point
-    # along n is its centre's less half * (|n.u| + |n.v|), the triangle's highest the edge
-    for px, py, qx, qy in ((ax, ay, bx, by), (bx, by, cx, cy), (cx, cy, ax, ay)):
-        ex, ey = qx - px, qy - py
-        length = np.hypot(ex, ey)
-        scale = turning / np.where(length > 0, length, 1.0)
-        nx, ny = (ey * scale)[:, None], (-ex * scale)[:, None]
-        reach = half * (np.abs(nx * ux + ny * uy) + np.abs(ny * ux - nx * uy))
-        line = (nx[:, 0] * px + ny[:, 0] * py)[:, None]
-        np.maximum(gap, nx * x + ny * y - line - reach, out=gap)
-    # the square's sides: the triangle's interval along each against the square's
-    for sx, sy in ((ux, uy), (-uy, ux)):
-        pa = ax[:, None] * sx + ay[:, None] * sy
-        pb = bx[:, None] * sx + by[:, None] * sy
-        pc = cx[:, None] * sx + cy[:, None] * sy
-        centre = x * sx + y * sy
-        below = np.minimum(np.minimum(pa, pb), pc) - (centre + half)
-        above = (centre - half) - np.maximum(np.maximum(pa, pb), pc)
-        np.maximum(gap, np.maximum(below, above), out=gap)
-    hits: np.ndarray = gap < -_SURE  # overlapping along every axis
-    unsure = np.abs(gap) <= _SURE
-    unsure[np.abs(cross) < 2.0 * MIN_ROOM_AREA] = True  # smaller than a room: as _edges
-    for t, n in zip(*np.nonzero(unsure), strict=True):
-        hits[t, n] = shapely.intersects(square(places[n]), room(int(t), int(n)))
+    # the triangle's edges a->b, b->c, c->a (3×T each), each with its outward unit normal
+    # n: the square's lowest point along n is its centre's less half * (|n.u| + |n.v|),
+    # the triangle's highest the edge. The three edges (and below, the square's two
+    # sides) are stacked on a first axis: the same arithmetic per element as one at a time
+    px, py = triangles[:, :, 0].T, triangles[:, :, 1].T
+    qx, qy = px[_NEXT_CORNER], py[_NEXT_CORNER]
+    ex, ey = qx - px, qy - py
+    length = np.hypot(ex, ey)
+    scale = turning / np.where(length > 0, length, 1.0)
+    nx, ny = ey * scale, -ex * scale
+    line = (nx * px + ny * py)[:, tri]
+    nx, ny = nx[:, tri], ny[:, tri]
+    reach = half * (np.abs(nx * ux + ny * uy) + np.abs(ny * ux - nx * uy))
+    gap = (nx * x + ny * y - line - reach).max(axis=0)
+    # the square's sides u and v: the triangle's interval along each against the square's
+    sx, sy = np.stack((ux, -uy)), np.stack((uy, ux))
+    pa = ax[tri] * sx + ay[tri] * sy
+    pb = bx[tri] * sx + by[tri] * sy
+    pc = cx[tri] * sx + cy[tri] * sy
+    centre = x * sx + y * sy
+    below = np.minimum(np.minimum(pa, pb), pc) - (centre + half)
+    above = (centre - half) - np.maximum(np.maximum(pa, pb), pc)
+    np.maximum(gap, np.maximum(below, above).max(axis=0), out=gap)
+    hits[tri, cube] = gap < -_SURE  # overlapping along every axis
+    # smaller than a room: as _edges
+    unsure = (np.abs(gap) <= _SURE) | (np.abs(cross) < 2.0 * MIN_ROOM_AREA)[tri]
+    for t, n in zip(tri[unsure].tolist(), cube[unsure].tolist(), strict=True):
+        hits[t, n] = shapely.intersects(square(places[n]), room(t, n))
     return hits
 
 
@@ -211,10 +233,31 @@ def pillars_on(table: Mapping[str, Placement]) -> tuple[str, ...]:
 def _open_rooms(
     placements: tuple[Placement, ...],
 ) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
-    table = {p.cube: p for p in placements}
-    pillars = pillars_on(table)
-    if len(pillars) < 3:
+    pillar_places = tuple(p for p in placements if is_pillar(p.cube))
+    open_ones, corners = _open_trios(pillar_places)
+    if not len(open_ones):
         return ()
+    pillars = tuple(p.cube for p in pillar_places)
+    names = _trio_names(pillars)
+    spots = {p.cube: p for p in pillar_places}
+    places = [p for p in placements if not is_pillar(p.cube)]
+    hits = _touching(corners, places, lambda t, n: triangle(spots, names[int(open_ones[t])]))
+    cubes = [p.cube for p in places]
+    return tuple(
+        (names[t], tuple(itertools.compress(cubes, row)))
+        for t, row in zip(open_ones.tolist(), hits.tolist(), strict=True)
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _open_trios(pillar_places: tuple[Placement, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The trios of Pillars (indices in combinations' order) that form a room no other
+    Pillar is within or touching, and their corners (T×3×2). Cached apart from the rest of
+    the table: a drop or a flick often leaves every Pillar where it was."""
+    table = {p.cube: p for p in pillar_places}
+    pillars = tuple(p.cube for p in pillar_places)
+    if len(pillars) < 3:
+        return np.zeros(0, dtype=np.intp), np.zeros((0, 3, 2))
     trios = _trios(len(pillars))  # T×3 indices into pillars, in combinations' order
     spots = np.array([(table[p].x, table[p].y) for p in pillars])
     corners_of = spots[trios]  # T×3×2
@@ -229,27 +272,25 @@ def _open_rooms(
     # a room no other Pillar is within or touching (its own three always are)
     pillar_hits = _touching(
         corners_of[rooms],
-        [table[p] for p in pillars],
+        list(pillar_places),
         lambda t, n: triangle(table, _names(pillars, trios[rooms[t]])),
     )
     open_ones = rooms[pillar_hits.sum(axis=1) == 3]
-    if not len(open_ones):
-        return ()
-    cubes = sorted(c for c in table if not is_pillar(c))
-    hits = _touching(
-        corners_of[open_ones],
-        [table[c] for c in cubes],
-        lambda t, n: triangle(table, _names(pillars, trios[open_ones[t]])),
-    )
-    return tuple(
-        (_names(pillars, trios[t]), tuple(cubes[i] for i in np.nonzero(row)[0].tolist()))
-        for t, row in zip(open_ones.tolist(), hits, strict=True)
-    )
+    corners = corners_of[open_ones]
+    open_ones.setflags(write=False)  # (cached: shared by every caller)
+    corners.setflags(write=False)
+    return open_ones, corners
 
 
 @functools.lru_cache(maxsize=32)
 def _trios(count: int) -> np.ndarray:
     return np.array(list(itertools.combinations(range(count), 3)), dtype=np.intp)
+
+
+@functools.lru_cache(maxsize=32)
+def _trio_names(pillars: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """Every trio's Pillars, in ``_trios``' order."""
+    return tuple(itertools.combinations(pillars, 3))
 
 
 def _names(pillars: tuple[str, ...], trio: np.ndarray) -> tuple[str, ...]:

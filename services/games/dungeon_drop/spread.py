@@ -10,13 +10,16 @@ other (content pack).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import shapely
+from shapely.geometry import Polygon
 
 from services.games.dungeon_drop.content import CONTENT
-from services.games.dungeon_drop.rooms import square
+from services.games.dungeon_drop.rooms import square, square_corners
 from services.games.dungeon_drop.table import Placement, Settled
 
 
@@ -29,13 +32,37 @@ class TouchingPair:
 
 
 def touching_pairs(placements: Sequence[Placement]) -> tuple[TouchingPair, ...]:
-    """Every pair of cubes within ``touching_mm`` of each other, in cube-id order."""
+    """Every pair of cubes within ``touching_mm`` of each other, in cube-id order.
+
+    Shapely decides each pair as its STRtree query with the ``dwithin`` predicate did
+    (the first cube's square prepared, GEOS's prepared distance-within); only pairs whose
+    centres are too far apart for their corners to come that close are not asked."""
     ordered = sorted(placements, key=lambda p: p.cube)
-    squares = [square(p) for p in ordered]
-    tree = shapely.STRtree(squares)
-    near = tree.query(squares, predicate="dwithin", distance=CONTENT.table.touching_mm)
-    pairs = {(int(i), int(j)) for i, j in zip(*near, strict=True) if i < j}
-    return tuple(TouchingPair(ordered[i].cube, ordered[j].cube) for i, j in sorted(pairs))
+    if len(ordered) < 2:
+        return ()
+    within = CONTENT.table.touching_mm
+    centres = np.array([(p.x, p.y) for p in ordered])
+    reach = np.array([CONTENT.edge(p.cube) for p in ordered]) * (math.sqrt(2.0) / 2.0)
+    first, second = np.triu_indices(len(ordered), k=1)
+    apart = np.hypot(*(centres[first] - centres[second]).T)
+    near = apart <= reach[first] + reach[second] + within + _MARGIN
+    first, second = first[near].tolist(), second[near].tolist()
+    if not first:
+        return ()
+    prepared = {i: Polygon(square_corners(ordered[i])) for i in set(first)}
+    shapely.prepare(list(prepared.values()))
+    hits = shapely.dwithin(
+        [prepared[i] for i in first], [square(ordered[j]) for j in second], within
+    )
+    return tuple(
+        TouchingPair(ordered[i].cube, ordered[j].cube)
+        for i, j, hit in zip(first, second, hits.tolist(), strict=True)
+        if hit
+    )
+
+
+#: (mm) slack on the centres' test, far above floating point's rounding on the table
+_MARGIN = 1e-3
 
 
 def spread_evenly(settled: Settled, touching: Sequence[TouchingPair]) -> bool:

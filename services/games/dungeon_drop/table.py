@@ -124,54 +124,70 @@ def simulate(
     if held is not None:
         moving[held.cube] = Launch(held.cube, held.x, held.y, held.angle, 0.0, 0.0, 0.0)
     made: list[tuple[str, Any, Any]] = []
+    # Chipmunk's functions looked up once (a simulation makes ~13 calls per cube)
+    new_body, set_position, set_angle = cp.cpBodyNew, cp.cpBodySetPosition, cp.cpBodySetAngle
+    new_box, add_body, add_shape = cp.cpBoxShapeNew, cp.cpSpaceAddBody, cp.cpSpaceAddShape
+    set_friction, set_elasticity = cp.cpShapeSetFriction, cp.cpShapeSetElasticity
+    friction, elasticity, radians = spec.friction, spec.elasticity, math.radians
     try:
         for cube in sorted(set(table) | set(moving)):
-            edge = CONTENT.edge(cube)
-            mass = edge * edge / 100.0
+            edge, mass, moment = _SOLIDS[cube]
             if held is not None and cube == held.cube:
                 body = cp.cpBodyNewKinematic()
             else:
-                body = cp.cpBodyNew(mass, cp.cpMomentForBox(mass, edge, edge))
+                body = new_body(mass, moment)
             launch = moving.get(cube)
             if launch is not None:
-                cp.cpBodySetPosition(body, (launch.x, launch.y))
-                cp.cpBodySetAngle(body, math.radians(launch.angle))
+                set_position(body, (launch.x, launch.y))
+                set_angle(body, radians(launch.angle))
                 cp.cpBodySetVelocity(body, (launch.vx, launch.vy))
                 cp.cpBodySetAngularVelocity(body, launch.spin)
             else:
                 at = table[cube]
-                cp.cpBodySetPosition(body, (at.x, at.y))
-                cp.cpBodySetAngle(body, math.radians(at.angle))
-            shape = cp.cpBoxShapeNew(body, edge, edge, 0.0)
+                set_position(body, (at.x, at.y))
+                set_angle(body, radians(at.angle))
+            shape = new_box(body, edge, edge, 0.0)
             made.append((cube, body, shape))
-            cp.cpShapeSetFriction(shape, spec.friction)
-            cp.cpShapeSetElasticity(shape, spec.elasticity)
-            cp.cpSpaceAddBody(space, body)
-            cp.cpSpaceAddShape(space, shape)
+            set_friction(shape, friction)
+            set_elasticity(shape, elasticity)
+            add_body(space, body)
+            add_shape(space, shape)
         _run(space, physics, [b for c, b, _ in made if held is None or c != held.cube])
         placements: list[Placement] = []
         off: list[str] = []
+        width, height = spec.width, spec.height
+        get_position, get_angle = cp.cpBodyGetPosition, cp.cpBodyGetAngle
         for cube, body, _ in made:
             if held is not None and cube == held.cube:
                 placements.append(held)
                 continue
-            position = cp.cpBodyGetPosition(body)
+            position = get_position(body)
             x, y = float(position.x), float(position.y)
-            if on_table(x, y):
-                angle = math.degrees(cp.cpBodyGetAngle(body)) % 90.0  # the same every 90°
+            if 0.0 <= x <= width and 0.0 <= y <= height:  # on_table(x, y)
+                angle = math.degrees(get_angle(body)) % 90.0  # the same every 90°
                 placements.append(Placement(cube, round(x, 3), round(y, 3), round(angle, 3)))
             else:
                 off.append(cube)
         return Settled(tuple(placements), tuple(off))
     finally:
-        for _, body, shape in made:
-            if cp.cpShapeGetSpace(shape):
-                cp.cpSpaceRemoveShape(space, shape)
-            if cp.cpBodyGetSpace(body):
-                cp.cpSpaceRemoveBody(space, body)
-            cp.cpShapeFree(shape)
-            cp.cpBodyFree(body)
+        # the space first: freeing it wakes its bodies (they must still be there) and
+        # touches no shape; then each body and shape, none of them in a space any more
         cp.cpSpaceFree(space)
+        free_shape, free_body = cp.cpShapeFree, cp.cpBodyFree
+        for _, body, shape in made:
+            free_shape(shape)
+            free_body(body)
+
+
+def _solid(cube: str) -> tuple[float, float, float]:
+    """A cube's edge (mm), mass and moment of inertia (the same numbers every time: the
+    mass from the edge, the moment as Chipmunk computes it for a box)."""
+    edge = CONTENT.edge(cube)
+    mass = edge * edge / 100.0
+    return edge, mass, float(chipmunk.cpMomentForBox(mass, edge, edge))
+
+
+_SOLIDS = {cube: _solid(cube) for cube in CONTENT.cubes}
 
 
 def _run(space: Any, physics: Physics, dynamic: list[Any]) -> None:
@@ -212,10 +228,11 @@ def drop(
     spec = CONTENT.table
     reach = spec.scatter_per_inch * drop_height(values)
     launches: list[Launch] = []
+    last = REAL_SIDES - 1
+    reals = [(v - 1) / last for v in values]  # real(v), written out: hundreds a drop
     for i, cube in enumerate(sorted(cubes)):
-        r, bearing, turn, spin, bounce = (
-            real(v) for v in values[1 + DROP_REALS_PER_CUBE * i : 1 + DROP_REALS_PER_CUBE * (i + 1)]
-        )
+        at = 1 + DROP_REALS_PER_CUBE * i
+        r, bearing, turn, spin, bounce = reals[at : at + DROP_REALS_PER_CUBE]
         theta = 2.0 * math.pi * bearing
         distance = reach * math.sqrt(r)  # uniform over the landing disc
         speed = spec.bounce_speed * bounce

@@ -17,8 +17,6 @@ from services.games.imperial_miners import actions as act
 from services.games.imperial_miners.content import CONTENT, Effect
 from services.games.imperial_miners.effects import Context, Resolution, resolve
 from services.games.imperial_miners.mine import (
-    Mine,
-    PlacedCard,
     adjacent_cards,
     at,
     card_cost,
@@ -26,6 +24,7 @@ from services.games.imperial_miners.mine import (
     occupied_above,
     placements,
 )
+from services.games.imperial_miners.state import Mine, PlacedCard
 from services.games.imperial_miners.view import ImperialMinersSeatView, ImperialMinersView
 
 DRAW_VALUE = {"level_1": 0.6, "level_2": 1.2, "level_3": 2.0, "level_4": 2.5}

@@ -48,7 +48,19 @@ Effect = tuple[Atom, ...]
 
 
 def effect_text(effect: Effect) -> str:
-    return ", ".join(a.text for a in effect)
+    # the content's effects are few and live as long as the process: each one's text is
+    # kept by its identity (the effect held with it, so its id cannot pass to another)
+    known = _TEXTS.get(id(effect))
+    if known is not None and known[0] is effect:
+        return known[1]
+    text = ", ".join(a.text for a in effect)
+    if len(_TEXTS) < _TEXTS_KEPT:
+        _TEXTS[id(effect)] = (effect, text)
+    return text
+
+
+_TEXTS: dict[int, tuple[Effect, str]] = {}
+_TEXTS_KEPT = 1024
 
 
 @dataclass(frozen=True)

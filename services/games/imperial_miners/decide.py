@@ -10,7 +10,7 @@ from services.games.imperial_miners import actions as act
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.flow import next_step
-from services.games.imperial_miners.mine import at, occupied_above, placements
+from services.games.imperial_miners.mine import at, mine_of, occupied_above, placements
 from services.games.imperial_miners.rules import effect_event, playable, this_round
 from services.games.imperial_miners.state import ImperialMinersState, Phase, Stage
 
@@ -45,7 +45,9 @@ def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]
         case act.ClimbTo(column=column):
             _stage(s, player, (Stage.CLIMB,), "choose the card above")
             chain = s.chains[player]
-            options = [p.column for p in occupied_above(s.mine(player), chain.level, chain.column)]
+            options = [
+                p.column for p in occupied_above(mine_of(s, player), chain.level, chain.column)
+            ]
             if column not in options:
                 raise RuleViolation(
                     "NOT_ABOVE",
@@ -91,9 +93,9 @@ def _place(s: ImperialMinersState, player: str, column: int) -> list[Any]:
     _stage(s, player, (Stage.PLACE,), "place a card")
     card = s.chains[player].card
     level = CONTENT.cards[card].level
-    free = placements(s.mine(player), level)
+    free = placements(mine_of(s, player), level)
     if column not in free:
-        if at(s.mine(player), level, column) is not None:
+        if at(mine_of(s, player), level, column) is not None:
             reason = f"Column {column} of level {level} already holds a card."
         elif level == 1:
             reason = (
@@ -117,7 +119,7 @@ def _use(s: ImperialMinersState, player: str, index: int) -> list[Any]:
         if not 0 <= index < len(CONTENT.surface):
             raise MalformedAction("BAD_EFFECT", "The Surface board has effects 0, 1 and 2.")
         return [effect_event(s, player, CONTENT.surface[index], "surface")]
-    placed = at(s.mine(player), chain.level, chain.column)
+    placed = at(mine_of(s, player), chain.level, chain.column)
     assert placed is not None
     effects = CONTENT.cards[placed.card].effects
     if not 0 <= index < len(effects):
@@ -136,13 +138,13 @@ def legal(s: ImperialMinersState, player: str) -> tuple[Any, ...]:
     chain = s.chains[player]
     if chain.stage == Stage.PLACE:
         level = CONTENT.cards[chain.card].level
-        return tuple(act.PlaceCard(c) for c in placements(s.mine(player), level))
+        return tuple(act.PlaceCard(c) for c in placements(mine_of(s, player), level))
     if chain.stage == Stage.CLIMB:
-        options = occupied_above(s.mine(player), chain.level, chain.column)
+        options = occupied_above(mine_of(s, player), chain.level, chain.column)
         return tuple(act.ClimbTo(p.column) for p in options)
     if chain.stage == Stage.SURFACE:  # chosen and resolved, never skipped
         return tuple(act.UseEffect(i) for i in range(len(CONTENT.surface)))
-    placed = at(s.mine(player), chain.level, chain.column)
+    placed = at(mine_of(s, player), chain.level, chain.column)
     assert placed is not None
     count = len(CONTENT.cards[placed.card].effects)
     return (*(act.UseEffect(i) for i in range(count)), act.SkipEffect())

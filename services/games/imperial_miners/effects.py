@@ -14,14 +14,13 @@ from dataclasses import dataclass, field
 
 from services.games.imperial_miners.content import CONTENT, GAINS, Atom, Effect
 from services.games.imperial_miners.mine import (
-    Mine,
-    PlacedCard,
     adjacent_cards,
     at,
     complete_carts,
     distinct_factions,
     faction_count,
 )
+from services.games.imperial_miners.state import Mine, PlacedCard
 
 SPACES_PER_BOARD = 4
 #: what a Machinery token boosts (not more Machinery)

@@ -28,7 +28,7 @@ from services.games.contract import (
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.evolve import LEVEL_DECKS, evolve
-from services.games.imperial_miners.mine import at, occupied_above
+from services.games.imperial_miners.mine import at, mine_of, occupied_above
 from services.games.imperial_miners.rules import (
     cost,
     effect_event,
@@ -49,19 +49,23 @@ def setup_cards(deck: str) -> tuple[str, ...]:
     return CONTENT.deck(int(deck[-1]))
 
 
+#: the cards of each deck shuffled at setup (asked at each of those shuffles)
+_SETUP_CARDS = {deck: setup_cards(deck) for deck in SHUFFLED_AT_SETUP}
+
+
 #: the last state asked about and its step: a command asks for the same state's step
 #: several times (the caller, legal actions, decide, the handler), and states never change.
 #: One tuple, replaced whole, so concurrent callers never see a state with another's step.
 _last_step: tuple[ImperialMinersState | None, Step] = (None, AwaitingPlayers((), "none"))
 
 
-def next_step(s: ImperialMinersState) -> Step:
+def next_step(state: ImperialMinersState) -> Step:
     global _last_step
     last, step = _last_step
-    if last is s:
+    if last is state:
         return step
-    step = _next_step(s)
-    _last_step = (s, step)
+    step = _next_step(state)
+    _last_step = (state, step)
     return step
 
 
@@ -72,7 +76,7 @@ def _next_step(s: ImperialMinersState) -> Step:
         return AwaitingChance(RollDice(len(CONTENT.boards), 2, "Progress board sides"))
     for deck in SHUFFLED_AT_SETUP:
         if deck not in s.shuffled:
-            return AwaitingChance(ShuffleDeck(deck, setup_cards(deck), f"shuffle {deck}"))
+            return AwaitingChance(ShuffleDeck(deck, _SETUP_CARDS[deck], f"shuffle {deck}"))
     if s.draws:
         draw = s.draws[0]
         if _drawn_without_chance(s, draw):
@@ -149,13 +153,13 @@ def _mine_phase(s: ImperialMinersState) -> list[Any]:
     for p in s.players:
         chain = s.chains[p]
         if chain.stage == Stage.EFFECT:
-            placed = at(s.mine(p), chain.level, chain.column)
+            placed = at(mine_of(s, p), chain.level, chain.column)
             if placed is not None and placed.cave_in:
                 return [ev.CaveInRemoved(p, chain.level, chain.column)]
         elif chain.stage == Stage.CLIMB:
             if chain.level == 1:
                 return [ev.ChainClimbed(p, 0, 0)]
-            options = occupied_above(s.mine(p), chain.level, chain.column)
+            options = occupied_above(mine_of(s, p), chain.level, chain.column)
             if len(options) == 1:
                 return [ev.ChainClimbed(p, options[0].level, options[0].column)]
         elif chain.stage == Stage.FINISHING:

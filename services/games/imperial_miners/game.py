@@ -32,7 +32,6 @@ from services.games.contract import (
     RollDice,
     RuleViolation,
     ShuffleDeck,
-    Step,
     ViewPolicy,
     random_view_policy,
 )
@@ -95,8 +94,9 @@ class ImperialMiners(Game[ImperialMinersState]):
     def evolve(self, state: ImperialMinersState, event: Any) -> ImperialMinersState:
         return evolve(state, event)
 
-    def next_step(self, state: ImperialMinersState) -> Step:
-        return next_step(state)
+    # the flow's function itself (no method delegating to it): the command handler and
+    # playouts ask for the step several times per action
+    next_step = staticmethod(next_step)
 
     def decide(self, state: ImperialMinersState, player: str, action: Any) -> list[Any]:
         return self.decide_folded(state, player, action)[0]
@@ -110,6 +110,9 @@ class ImperialMiners(Game[ImperialMinersState]):
     def legal_actions(self, state: ImperialMinersState, player: str) -> tuple[Any, ...]:
         return legal(state, player)
 
+    def legal_choices(self, state: ImperialMinersState, player: str) -> Sequence[Any]:
+        return legal(state, player)  # (not through legal_actions: one call less, per decision)
+
     def resolve(self, state: ImperialMinersState, outcome: ChanceOutcome) -> list[Any]:
         return self.resolve_folded(state, outcome)[0]
 
@@ -122,20 +125,28 @@ class ImperialMiners(Game[ImperialMinersState]):
         return advance_folded(state, self._resolve(state, step.request, outcome))
 
     def _resolve(self, s: ImperialMinersState, request: Any, outcome: ChanceOutcome) -> list[Any]:
-        match request, outcome:
-            case RollDice(count=n), DiceRolled(values=values) if len(values) == n and all(
-                v in (1, 2) for v in values
+        # tests of the outcome's type, not ``match (request, outcome)``: a match builds the
+        # pair and tries each case's class patterns in turn, at every chance node
+        if isinstance(outcome, CardsDrawn):
+            if isinstance(request, DrawCards) and outcome.deck == request.deck:
+                deck, cards = request.deck, outcome.cards
+                if deck == "events" and len(cards) == 1:
+                    return self._event_revealed(s, cards[0])
+                if len(cards) == request.count:
+                    draw = s.draws[0]
+                    return [ev.MineCardsDrawn(draw.player, deck, cards, draw.to_play)]
+        elif isinstance(outcome, DeckShuffled):
+            if isinstance(request, ShuffleDeck) and outcome.deck == request.deck:
+                deck = request.deck
+                return [ev.PileShuffled(deck, outcome.size, deck in s.shuffled)]
+        elif isinstance(outcome, DiceRolled):
+            values = outcome.values
+            if (
+                isinstance(request, RollDice)
+                and len(values) == request.count
+                and all(v in (1, 2) for v in values)
             ):
                 return [ev.ProgressSidesRolled(tuple("ab"[v - 1] for v in values))]
-            case ShuffleDeck(deck=deck), DeckShuffled(deck=got, size=size) if got == deck:
-                return [ev.PileShuffled(deck, size, deck in s.shuffled)]
-            case DrawCards(deck="events"), CardsDrawn(deck="events", cards=(card,)):
-                return self._event_revealed(s, card)
-            case DrawCards(deck=deck, count=n), CardsDrawn(deck=got, cards=cards) if (
-                got == deck and len(cards) == n
-            ):
-                draw = s.draws[0]
-                return [ev.MineCardsDrawn(draw.player, deck, cards, draw.to_play)]
         raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
 
     def _event_revealed(self, s: ImperialMinersState, card: str) -> list[Any]:

@@ -19,24 +19,17 @@ round, so every farther column plays exactly as the farthest one offered.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from services.games.imperial_miners.content import CONTENT
-
-
-@dataclass(frozen=True)
-class PlacedCard:
-    card: str
-    level: int
-    column: int
-    machinery: int = 0
-    cave_in: bool = False
-
-
-Mine = tuple[PlacedCard, ...]
+from services.games.imperial_miners.state import ImperialMinersState, Mine, PlacedCard
 
 #: one more than the cards a player can place after the current one in 10 rounds
 LEVEL_I_REACH = CONTENT.rounds + 1
+
+
+def mine_of(s: ImperialMinersState, player: str) -> Mine:
+    """``s.mine(player)``, for the compiled rules: a call of a compiled function, not of a
+    Python method."""
+    return s.mines.get(player, ())
 
 
 def at(mine: Mine, level: int, column: int) -> PlacedCard | None:

@@ -19,8 +19,9 @@ import xml.etree.ElementTree as ET
 
 from services.games.imperial_miners.content import CONTENT, ROMAN, Atom, Effect
 from services.games.imperial_miners.effects import SPACES_PER_BOARD
-from services.games.imperial_miners.mine import PlacedCard, placements
+from services.games.imperial_miners.mine import placements
 from services.games.imperial_miners.render import event_line
+from services.games.imperial_miners.state import PlacedCard
 from services.games.imperial_miners.view import ImperialMinersSeatView, ImperialMinersView
 from services.games.svg import element, titled_group
 

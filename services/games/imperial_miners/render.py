@@ -8,7 +8,7 @@ from typing import Any
 from services.games.imperial_miners import actions as act
 from services.games.imperial_miners.content import CONTENT, EventCard, effect_text
 from services.games.imperial_miners.effects import SPACES_PER_BOARD
-from services.games.imperial_miners.mine import PlacedCard
+from services.games.imperial_miners.state import PlacedCard
 from services.games.imperial_miners.view import ImperialMinersSeatView, ImperialMinersView
 
 CELL = 16

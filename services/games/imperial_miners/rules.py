@@ -6,13 +6,8 @@ from __future__ import annotations
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT, Effect, EventCard, effect_text
 from services.games.imperial_miners.effects import Context, resolve
-from services.games.imperial_miners.mine import (
-    PlacedCard,
-    card_cost,
-    complete_carts,
-    placements,
-)
-from services.games.imperial_miners.state import ImperialMinersState
+from services.games.imperial_miners.mine import card_cost, complete_carts, mine_of, placements
+from services.games.imperial_miners.state import ImperialMinersState, PlacedCard
 
 
 def event_card(s: ImperialMinersState) -> EventCard | None:
@@ -28,12 +23,12 @@ def cost(s: ImperialMinersState, player: str, card: str) -> int:
     event = this_round(s)
     level = CONTENT.cards[card].level
     discount = event.discount if event is not None and event.discount_level == level else 0
-    return card_cost(card, s.mine(player), discount)
+    return card_cost(card, mine_of(s, player), discount)
 
 
 def playable(s: ImperialMinersState, player: str) -> tuple[str, ...]:
     """Cards in hand ``player`` can pay for and place (the rest must wait)."""
-    mine = s.mine(player)
+    mine = mine_of(s, player)
     return tuple(
         card
         for card in dict.fromkeys(s.hands.get(player, ()))
@@ -48,7 +43,7 @@ def effect_event(
     source: str,
     card: PlacedCard | None = None,
 ) -> ev.EffectResolved:
-    ctx = Context(s.mine(player), s.progress[player], s.sides, card)
+    ctx = Context(mine_of(s, player), s.progress[player], s.sides, card)
     res = resolve(effect, ctx)
     return ev.EffectResolved(
         player=player,
@@ -68,7 +63,7 @@ def effect_event(
 
 
 def final_scores(s: ImperialMinersState) -> tuple[dict[str, int], dict[str, int]]:
-    carts = {p: complete_carts(s.mine(p)) for p in s.players}
+    carts = {p: complete_carts(mine_of(s, p)) for p in s.players}
     return {p: s.vp[p] + CONTENT.cart_vp * carts[p] for p in s.players}, carts
 
 

@@ -26,9 +26,14 @@ from services.bots.search.determinization import Determinization
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.evolve import LEVEL_DECKS
 from services.games.imperial_miners.flow import SHUFFLED_AT_SETUP
-from services.games.imperial_miners.mine import PlacedCard
 from services.games.imperial_miners.rules import playable
-from services.games.imperial_miners.state import Chain, ImperialMinersState, Phase, Stage
+from services.games.imperial_miners.state import (
+    Chain,
+    ImperialMinersState,
+    Phase,
+    PlacedCard,
+    Stage,
+)
 from services.games.imperial_miners.view import ImperialMinersView
 
 _LEVEL_4 = CONTENT.deck(4)

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
-
-from services.games.imperial_miners.mine import Mine
 
 
 class Phase(StrEnum):
@@ -27,6 +24,20 @@ class Stage(StrEnum):
     SURFACE = "surface"  # choose one of the Surface board's 3 effects and resolve it
     FINISHING = "finishing"  # the Event's on-surface bonus, then done
     DONE = "done"
+
+
+# A card in a player's Mine (mine.py: where it may go, what it touches). Here, not in mine.py,
+# which is compiled: the codec reads this class's annotations, and states are deep-copied.
+@dataclass(frozen=True)
+class PlacedCard:
+    card: str
+    level: int
+    column: int
+    machinery: int = 0
+    cave_in: bool = False
+
+
+Mine = tuple[PlacedCard, ...]
 
 
 @dataclass(frozen=True)
@@ -86,16 +97,3 @@ class ImperialMinersState:
 
 
 FIELDS = frozenset(f.name for f in fields(ImperialMinersState))
-_new = object.__new__
-_set = object.__setattr__
-
-
-def changed(state: ImperialMinersState, **changes: Any) -> ImperialMinersState:
-    """``dataclasses.replace`` for the state, which every event goes through: the instance
-    dict merged with ``changes``, without running ``__init__`` with every field again (a
-    tenth of the cost; the state has no ``__post_init__`` to honour). mypy cannot check the
-    names in ``changes``: a test folds every event of many matches and checks each state
-    has exactly the state's fields (test_im_folded.py), so a misspelt one cannot pass."""
-    new = _new(ImperialMinersState)
-    _set(new, "__dict__", state.__dict__ | changes)  # past the frozen __setattr__
-    return new

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from services.games.frozen import quick_init
 from services.games.imperial_miners.content import CONTENT
-from services.games.imperial_miners.mine import PlacedCard, complete_carts
-from services.games.imperial_miners.state import ImperialMinersState
+from services.games.imperial_miners.mine import complete_carts
+from services.games.imperial_miners.state import ImperialMinersState, PlacedCard
 
 
 @quick_init

@@ -15,7 +15,7 @@ from services.games.playout import play, random_policy
 from services.games.registry import get_game
 
 ROOT = Path(__file__).resolve().parents[3]
-GAMES = {"crashland": 1, "drillit": 3, "imperial_miners": 2}
+GAMES = {"crashland": 1, "drillit": 3, "imperial_miners": 2, "dungeon_drop": 2}
 SEEDS = range(6)
 
 _PURE = '''

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import tomllib
 
+from deploy.compile_engines import compiled_modules, compiled_paths, requirements
 from services.common.config import DEFAULT_PORTS
 from services.common.serve import SERVICES as SERVE_CHOICES
 from tests.unit.deploy.deploy_support import GRPC_PORTS, METRICS_PORTS, ROOT, SERVICES
@@ -45,8 +46,8 @@ def test_runtime_stage_is_non_root_without_build_tools() -> None:
     assert 'ENTRYPOINT ["tabletop-serve"]' in runtime
     for build_tool in ("build-essential", "gcc", "apt-get install", "git "):
         assert build_tool not in text, build_tool
-    # the environment comes whole from the builder (a COPY: its cache key is the content)
-    assert "COPY --from=builder /opt/tabletop /opt/tabletop" in runtime
+    # the environment comes whole from the engines stage (a COPY: its cache key is the content)
+    assert "COPY --from=engines /opt/tabletop /opt/tabletop" in runtime
     assert "pip " not in text
 
 
@@ -57,6 +58,27 @@ def test_builder_makes_wheels_without_a_compiler() -> None:
     assert "pip install --no-index --find-links=/wheels tabletop" in builder
     for build_tool in ("build-essential", "gcc", "apt-get install"):
         assert build_tool not in builder, build_tool
+
+
+def test_the_engines_stage_compiles_the_listed_modules_as_make_install_does() -> None:
+    (engines,) = (stage for stage in _stages() if stage[0].endswith(" AS engines"))
+    text = "\n".join(engines)
+    # the builder's environment, with the extensions the project's own script builds from the
+    # one list (pyproject.toml), at the dev extra's mypy; and a check that Python imports them
+    assert "COPY --from=builder /opt/tabletop /opt/tabletop" in engines
+    assert "deploy/compile_engines.py --requirements" in text
+    assert "/opt/mypyc/bin/python deploy/compile_engines.py >" in text
+    assert "/opt/tabletop/bin/python deploy/compile_engines.py --check-imported" in text
+    assert "$(PY) deploy/compile_engines.py >" in (ROOT / "Makefile").read_text()
+    assert "!deploy/compile_engines.py" in (ROOT / ".dockerignore").read_text().splitlines()
+
+
+def test_the_compiled_list_names_modules_and_the_compiler_its_pin() -> None:
+    assert compiled_paths() and all((ROOT / path).is_file() for path in compiled_paths())
+    assert "services.games.crashland.rules" in compiled_modules()
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    (mypy,) = (r for r in dev["dev"] if r.startswith("mypy=="))
+    assert mypy in requirements()
 
 
 def test_entrypoint_is_a_console_script() -> None:

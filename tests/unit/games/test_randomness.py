@@ -77,3 +77,26 @@ def test_match_seeds_differ_per_match_and_hide_the_master_secret() -> None:
 def test_below_refuses_an_empty_range() -> None:
     with pytest.raises(ValueError):
         DerivedRandom(SEED, "m").below(0)
+
+
+@pytest.mark.parametrize("sides", [2, 5, 6, 1_000_000, (1 << 63) + 1])
+def test_a_roll_of_many_dice_is_each_die_drawn_in_turn(sides: int) -> None:
+    one_by_one = DerivedRandom(SEED, "m")
+    expected = tuple(1 + one_by_one.below(sides) for _ in range(250))
+    rolled = DerivedRandom(SEED, "m")
+    assert rolled.roll(250, sides) == expected and rolled.counter == one_by_one.counter
+
+
+def test_a_roll_of_many_dice_skips_blocks_in_the_biased_tail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = DerivedRandom(SEED, "m")
+    blocks = iter([(1 << 64) - 1, 7, (1 << 64) - 2, 8])  # the 1st and 3rd past the tail
+    monkeypatch.setattr(rng, "_block", lambda: next(blocks))
+    assert rng.roll(2, 6) == (1 + 7 % 6, 1 + 8 % 6)
+
+
+def test_a_roll_of_no_dice_is_empty_and_of_no_sides_refused() -> None:
+    assert DerivedRandom(SEED, "m").roll(0, 6) == ()
+    with pytest.raises(ValueError):
+        DerivedRandom(SEED, "m").roll(2, 0)
