@@ -1,7 +1,8 @@
 """The bots service's side of the gateway's public API (tabletop.v1.Gateway), asynchronous:
 the lobby calls carry its credential (``x-tabletop-bots``), a seat's calls that seat's token.
-Refusals the gateway asks to wait out (RESOURCE_EXHAUSTED with retry-after-ms) are waited
-out here; every other refusal is the caller's to judge."""
+Refusals the gateway asks to wait out (RESOURCE_EXHAUSTED with retry-after-ms) and a service
+behind it restarting (UNAVAILABLE) are waited out here; every other refusal is the caller's
+to judge."""
 
 from __future__ import annotations
 
@@ -33,16 +34,31 @@ def channel(address: str, ca_file: str = "") -> grpc.aio.Channel:
     return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
 
 
+#: the first pause after an UNAVAILABLE (a service behind the gateway restarting); doubled
+#: after each one, up to UNAVAILABLE_MAX_WAIT_S
+UNAVAILABLE_FIRST_WAIT_S = 0.25
+UNAVAILABLE_MAX_WAIT_S = 2.0
+
+
 async def patiently(call: Callable[[], Awaitable[T]], tries: int = 60) -> T:
-    """``call()``, asked again after the retry-after-ms of a RESOURCE_EXHAUSTED."""
+    """``call()``, asked again after the retry-after-ms of a RESOURCE_EXHAUSTED, and after
+    an UNAVAILABLE with a growing pause: a seat's loop then waits out a restart of the board
+    behind the gateway instead of giving the seat up and joining it again every round. The
+    calls are safe to repeat (a submit keeps its command id; a join again only renews the
+    seat's token)."""
+    pause = UNAVAILABLE_FIRST_WAIT_S
     for _ in range(tries - 1):
         try:
             return await call()
         except grpc.aio.AioRpcError as error:
-            if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+            if error.code() == grpc.StatusCode.UNAVAILABLE:
+                wait, pause = pause, min(2 * pause, UNAVAILABLE_MAX_WAIT_S)
+            elif error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                trailing = dict(error.trailing_metadata() or ())
+                wait = int(str(trailing.get("retry-after-ms", "500"))) / 1000
+            else:
                 raise
-            trailing = dict(error.trailing_metadata() or ())
-            await asyncio.sleep(int(str(trailing.get("retry-after-ms", "500"))) / 1000)
+            await asyncio.sleep(wait)
     return await call()
 
 
@@ -103,8 +119,8 @@ class SeatCalls:
             match_id=self.match_id, viewer=self.seat, min_version=min_version, wait_ms=wait_ms
         )
         try:
-            view: match_pb2.MatchView = await self._stub.GetView(
-                request, metadata=self._auth, timeout=wait_ms / 1000 + 5
+            view: match_pb2.MatchView = await patiently(
+                lambda: self._stub.GetView(request, metadata=self._auth, timeout=wait_ms / 1000 + 5)
             )
         except grpc.aio.AioRpcError as error:
             if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:

@@ -557,6 +557,7 @@ async function refreshActions(c: Current, view: MatchView): Promise<void> {
   const actions = $("actions");
   const turn = $("turn");
   c.legal = [];
+  delete actions.dataset.version; // the version the moves listed are legal at (when listed)
   showUndo(c, false);
   if (!c.seat) {
     actions.replaceChildren();
@@ -587,6 +588,7 @@ async function refreshActions(c: Current, view: MatchView): Promise<void> {
     showUndo(c, legal.canUndo);
     c.legal = legal.actions;
     showActions(c, legal.actions);
+    actions.dataset.version = String(legal.version);
     // On the picture only if it shows the very version the moves are legal at.
     const svg = $("board").querySelector("svg");
     const same = $("board-area").dataset.version === String(legal.version);
