@@ -158,8 +158,17 @@ class RemoteChance:
             raise failed.refusal() from failed
 
     def forget(self, match_id: str) -> None:
-        """A match whose creation failed after ``commit``: keep nothing of it."""
+        """A match whose creation failed after ``commit``, or one that left the board's
+        memory while idle (``recall`` when it is read back): keep nothing of it."""
         self._committed.pop(match_id, None)
+
+    def recall(self, match_id: str, dice_commitment: str, decks_commitment: str) -> None:
+        """An unfinished match read back from the log: the services it committed seeds
+        with are those that gave it a commitment (so its reveal asks only them)."""
+        used = {"dice"} if dice_commitment else set()
+        if decks_commitment:
+            used.add("decks")
+        self._committed[match_id] = frozenset(used)
 
     async def reveal(self, match_id: str, correlation_id: str) -> None:
         """Reveal the match's committed seeds. The services it committed with are known

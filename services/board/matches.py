@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from services.adapters import folding
 from services.common.envelope import is_a
+from services.common.holding import Holding
 from services.games.match import Accepted, Match
 from tabletop.v1 import envelope_pb2, platform_events_pb2
 
@@ -48,22 +48,20 @@ RELOADED_KEPT = 64
 class Matches:
     """The active matches this board shard owns, and a few finished ones reloaded from the
     log on demand (a finished match leaves memory: ``retire``). An active match unused for
-    a while can leave memory too (``idle``, ``evict``): ``reload`` brings it back."""
+    ``holding.idle_held_s`` can leave memory too (``idle``, ``evict``): ``reload`` brings
+    it back."""
 
-    def __init__(
-        self, kept: int = RELOADED_KEPT, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, holding: Holding | None = None, kept: int = RELOADED_KEPT) -> None:
         self._matches: dict[str, Match] = {}
         self._reloaded: OrderedDict[str, Match] = OrderedDict()
         self._kept = kept
-        self._clock = clock
-        #: active match → when last asked for or folded into, least recently first
-        self._used: OrderedDict[str, float] = OrderedDict()
+        #: when each active match was last asked for or folded into (0: never idle)
+        self.holding = holding if holding is not None else Holding()
 
     def get(self, match_id: str) -> Match | None:
         match = self._matches.get(match_id)
         if match is not None:
-            self._use(match_id)
+            self.holding.use(match_id)
         elif match_id in self._reloaded:
             match = self._reloaded[match_id]
             self._reloaded.move_to_end(match_id)
@@ -76,25 +74,18 @@ class Matches:
     def add(self, match: Match) -> None:
         """A match the command handler created."""
         self._matches[match.match_id] = match
-        self._use(match.match_id)
-
-    def _use(self, match_id: str) -> None:
-        self._used[match_id] = self._clock()
-        self._used.move_to_end(match_id)
+        self.holding.use(match.match_id)
 
     def retire(self, match_id: str) -> None:
         """A finished match leaves memory (``reload`` brings it back from its events)."""
         self._matches.pop(match_id, None)
-        self._used.pop(match_id, None)
+        self.holding.forget(match_id)
 
-    def idle(self, idle_s: float) -> list[str]:
-        """Started, unfinished matches not used for ``idle_s``, least recently used first
-        (a lobby stays: its closing time is kept by looking at it)."""
-        horizon = self._clock() - idle_s
+    def idle(self) -> list[str]:
+        """Started, unfinished matches unused for the holding's idle time, least recently
+        used first (a lobby stays: its closing time is kept by looking at it)."""
         found = []
-        for match_id, used in self._used.items():
-            if used >= horizon:
-                break
+        for match_id in self.holding.to_evict():
             match = self._matches[match_id]
             if match.started and not match.finished:
                 found.append(match_id)

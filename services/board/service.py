@@ -38,6 +38,7 @@ from services.board.store import BoardEventStore
 from services.board.undo import can_take_back, takeback
 from services.common.envelope import is_a
 from services.common.eventlog import MAX_RECORD_BYTES, LogUnavailable
+from services.common.holding import Holding, evict_forever
 from services.common.ledger import StreamWriter
 from services.common.logging import get_logger
 from services.common.metrics import (
@@ -74,8 +75,6 @@ from tabletop.v1 import (
 
 log = get_logger(__name__)
 
-#: how often idle matches are looked for (at most; half the idle time when shorter)
-EVICT_EVERY_S = 60.0
 #: the longest the clock task sleeps without looking (deadlines come from other tasks too)
 CLOCK_NAP_S = 60.0
 #: after a timeout that could not be recorded (the log unavailable): the next try
@@ -104,12 +103,11 @@ class BoardService(board_pb2_grpc.BoardServicer):
         self._deadlines: dict[str, tuple[float, int]] = {}
         self._deadline_heap: list[tuple[float, str, int]] = []
         self._clock_moved = asyncio.Event()
-        #: a started match unused this long leaves memory (0: never; ``evict_idle``)
-        self.idle_held_s = idle_held_s
         self._chance = chance
         self.store = BoardEventStore(writer)
         self._handler = CommandHandler(chance, self.store, _decode)
-        self.matches = Matches()
+        #: a started match unused for ``idle_held_s`` leaves memory (0: never; ``evict_idle``)
+        self.matches = Matches(Holding(idle_held_s))
         self.reveals = RevealOutbox(chance.reveal)
         #: while recovering: open match → its envelopes, folded only once the log is read
         self._unfolded: dict[str, list[envelope_pb2.EventEnvelope]] | None = None
@@ -195,26 +193,24 @@ class BoardService(board_pb2_grpc.BoardServicer):
 
     def evict_idle(self) -> int:
         """Started, unfinished matches unused for ``idle_held_s`` leave memory, their
-        envelopes too (a turn-based match between turns, an abandoned one); ``find``
-        reloads one from the log at its next command. A match whose lock is taken (a
-        command or a join under way) stays. Returns how many left."""
-        if not self.idle_held_s:
-            return 0
+        envelopes too, also from the writer's keep of recently closed matches (a
+        turn-based match between turns, an abandoned one: its next read is ``find``'s, if
+        any, which reloads it from the log at its next command). A match whose lock is
+        taken (a command or a join under way) stays. Returns how many left."""
         evicted = 0
-        for match_id in self.matches.idle(self.idle_held_s):
+        for match_id in self.matches.idle():
             if self.writer.lock(match_id).locked():
                 continue
             self.matches.evict(match_id)
-            self.writer.close(match_id)
+            self.writer.close(match_id, remember=False)
+            self._chance.forget(match_id)
             evicted += 1
         BOARD_MATCHES_EVICTED.inc(evicted)
         return evicted
 
     async def evict_forever(self) -> None:
-        every = min(EVICT_EVERY_S, self.idle_held_s / 2)
-        while self.idle_held_s:
-            await asyncio.sleep(every)
-            self.evict_idle()
+        """``evict_idle`` every while, the freed heap given back after many evictions."""
+        await evict_forever(self.matches.holding, self.evict_idle)
 
     async def find(self, match_id: str) -> Match | None:
         """The match: an active one from memory, an evicted or finished one reloaded from
@@ -229,9 +225,12 @@ class BoardService(board_pb2_grpc.BoardServicer):
             raise Refusal(
                 RefusalKind.UNAVAILABLE,
                 "LOG_UNAVAILABLE",
-                f"the finished match could not be read back ({error}); retry",
+                f"the match could not be read back from the log ({error}); retry",
             ) from error
-        return self.matches.reload(envelopes)
+        match = self.matches.reload(envelopes)
+        if not match.finished:  # (its reveal is pending, or made: nothing to recall)
+            self._chance.recall(match_id, match.dice_commitment, match.decks_commitment)
+        return match
 
     # -- clocks ---------------------------------------------------------------------------
     def schedule(self, match: Match) -> None:

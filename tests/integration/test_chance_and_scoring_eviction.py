@@ -1,8 +1,9 @@
-"""Dice, decks and scoring hold a match only while it is used (services/common/holding.py):
-against real services and Kafka, a Drillit match left idle mid-play is let go of by all
-three, two of them restart from the snapshots they write as they stop, and the match
-plays on to its end: its randomness verifies from the revealed seeds, and the result
-scoring records is the one a fresh fold of the board's events gives."""
+"""Dice, decks and scoring hold a match only while it is used (services/common/holding.py),
+and so does the board: against real services and Kafka, a Drillit match left idle
+mid-play is let go of by all four, two of them restart from the snapshots they write as
+they stop, and the match plays on to its end (the board, not restarted, reads it back
+from board.events at its next command): its randomness verifies from the revealed seeds,
+and the result scoring records is the one a fresh fold of the board's events gives."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from services.common.kafka_access import KafkaAccess
 from tabletop.v1 import match_pb2, platform_events_pb2
 from tests.integration.helpers import eventually, open_match, remove, scored, topic_events
 
-#: dice, decks and scoring let go of a match unused this long (1800 s as shipped)
+#: dice, decks, scoring and the board let go of a match unused this long (1800 s as
+#: shipped)
 IDLE_HELD_S = 2
 PLAYERS = ["ann", "bob"]
 HOLDERS = ("dice", "decks", "scoring")
@@ -35,7 +37,8 @@ def forgetful_stack(kafka_admin: KafkaAccess, tmp_path: Path) -> Iterator[Stack]
     stack = Stack.ephemeral(tmp_path / "run", topic_prefix=prefix, partitions=1)
     stack.kafka = kafka_admin
     stack.extra_env = {
-        f"TABLETOP_{service.upper()}_IDLE_HELD_S": str(IDLE_HELD_S) for service in HOLDERS
+        f"TABLETOP_{service.upper()}_IDLE_HELD_S": str(IDLE_HELD_S)
+        for service in (*HOLDERS, "board")
     }
     try:
         stack.up()
@@ -45,18 +48,27 @@ def forgetful_stack(kafka_admin: KafkaAccess, tmp_path: Path) -> Iterator[Stack]
         remove(stack)
 
 
-def counted(stack: Stack, name: str, stream: str) -> float:
-    """A counter of ``stream`` the service exports (0 before it first counts)."""
-    with urllib.request.urlopen(f"http://{stack.metrics_addr(stream)}/metrics", timeout=5) as r:
+def counter(stack: Stack, service: str, series: str) -> float:
+    """A counter's series as ``service`` exports it (0 before it first counts)."""
+    with urllib.request.urlopen(f"http://{stack.metrics_addr(service)}/metrics", timeout=5) as r:
         for line in r.read().decode().splitlines():
-            if line.startswith(f'{name}{{stream="{stream}"}} '):
+            if line.startswith(f"{series} "):
                 return float(line.split()[1])
     return 0.0
+
+
+def counted(stack: Stack, name: str, stream: str) -> float:
+    """A counter of ``stream`` the service of that stream exports."""
+    return counter(stack, stream, f'{name}{{stream="{stream}"}}')
 
 
 def let_go_by(stack: Stack, *services: str) -> bool | None:
     gone = [counted(stack, "tabletop_matches_let_go_total", s) >= 1 for s in services]
     return all(gone) or None
+
+
+def evicted_by_the_board(stack: Stack) -> bool | None:
+    return counter(stack, "board", "tabletop_board_matches_evicted_total") >= 1 or None
 
 
 def test_a_match_let_go_of_mid_play_finishes_verified_and_scored_the_same(
@@ -74,6 +86,7 @@ def test_a_match_let_go_of_mid_play_finishes_verified_and_scored_the_same(
     played, legal = play_on(client, match_id, "ann", choose, max_actions=6)
     assert played == 6 and not legal.next.finished
     eventually(lambda: let_go_by(stack, *HOLDERS), timeout=30)
+    eventually(lambda: evicted_by_the_board(stack), timeout=30)
     # decks and scoring restart from the snapshots they write as they stop: decks' holds
     # the match only as its place in decks.events, scoring's as its board events
     for service in ("decks", "scoring"):

@@ -17,11 +17,14 @@ from services.adapters.game_adapter import messages_for
 from services.adapters.views import clock_message, from_update, update_bytes, view
 from services.board import service
 from services.board.lobby import LobbyService
+from services.board.matches import Matches
+from services.common.holding import Holding
 from services.common.snapshots import Snapshot, pack
 from services.games.drillit.actions import EndTurn
 from services.games.match import Match
 from tabletop.v1 import board_pb2, games_pb2, match_pb2, platform_events_pb2
 from tests.unit.board.test_board_service import MATCH, Board, _creator_sits, refused
+from tests.unit.board.test_idle_matches_leave_memory import Clock
 from tests.unit.fakes import context
 
 EXPIRED = "tabletop.v1.ClockExpired"
@@ -42,8 +45,11 @@ async def timed(
     options: dict[str, str],
     game: str = "crashland",
     players: tuple[str, ...] = ("ann",),
+    holding: Holding | None = None,
 ) -> tuple[Board, WallClock]:
     board = Board()
+    if holding is not None:  # (which matches it lets go of while idle)
+        board.service.matches = Matches(holding)
     wall = WallClock()
     board.service.now = wall
     request = board_pb2.CreateMatchRequest(
@@ -224,9 +230,9 @@ async def test_a_command_after_the_recorded_timeout_meets_its_consequence() -> N
 
 
 async def test_an_evicted_matchs_deadline_still_fires() -> None:
-    board, wall = await timed({"clock": "turn:1d"})
-    board.service.idle_held_s = 1.0
-    board.service.matches._used[MATCH] = 0.0  # unused for long
+    idle = Clock()
+    board, wall = await timed({"clock": "turn:1d"}, holding=Holding(1.0, clock=idle))
+    idle.now += 2  # unused for longer than the board holds an idle match
     assert board.service.evict_idle() == 1
     assert board.service.matches.get(MATCH) is None
     deadline = board.service.next_deadline()
@@ -234,6 +240,24 @@ async def test_an_evicted_matchs_deadline_still_fires() -> None:
     wall.ahead = deadline - wall() + 1
     assert await board.service.expire_due() == (1, 0)
     assert types(board)[-1] == ENDED
+
+
+async def test_an_evicted_match_leaves_nothing_with_chance_and_reveals_only_its_seeds() -> None:
+    """The services a match committed seeds with leave memory with it, and are recalled
+    from its commitments when it is read back: its end reveals only the decks' seed
+    (Crashland rolls no dice)."""
+    idle = Clock()
+    board, wall = await timed({"clock": "turn:1d"}, holding=Holding(1.0, clock=idle))
+    idle.now += 2
+    assert board.service.evict_idle() == 1
+    assert MATCH not in board.service._chance._committed
+    deadline = board.service.next_deadline()
+    assert deadline is not None
+    wall.ahead = deadline - wall() + 1
+    assert await board.service.expire_due() == (1, 0)  # (the match read back to time out)
+    assert types(board)[-1] == ENDED
+    assert not await board.service.reveals.drain_once()
+    assert "Reveal" in board.decks.calls and "Reveal" not in board.dice.calls
 
 
 async def test_deadlines_are_rebuilt_when_a_board_recovers_its_matches() -> None:
@@ -277,9 +301,9 @@ async def test_a_move_the_rules_refuse_for_a_timed_out_seat_forfeits_it(
 async def test_an_evicted_matchs_deadline_survives_a_restart_from_a_snapshot() -> None:
     """The snapshot holds only the matches in memory; an evicted turn-based match's
     deadline is kept beside them, and fires after the restart."""
-    board, wall = await timed({"clock": "turn:1d"})
-    board.service.idle_held_s = 1.0
-    board.service.matches._used[MATCH] = 0.0  # unused for long
+    idle = Clock()
+    board, wall = await timed({"clock": "turn:1d"}, holding=Holding(1.0, clock=idle))
+    idle.now += 2  # unused for longer than the board holds an idle match
     assert board.service.evict_idle() == 1
     deadline = board.service.next_deadline()
     assert deadline is not None
