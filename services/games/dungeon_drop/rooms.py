@@ -49,7 +49,12 @@ def _frame(at: Placement) -> tuple[float, float, float]:
     """Half the cube's edge, and the cosine and sine of its turn. (Not cached: a cache
     hashes the placement, which costs more than the sums.)"""
     rad = math.radians(at.angle)
-    return CONTENT.edge(at.cube) / 2.0, math.cos(rad), math.sin(rad)
+    return _HALF_EDGE[at.cube], math.cos(rad), math.sin(rad)
+
+
+#: half of each cube's edge (read for every cube of every room tested: a dict's look-up,
+#: not the content's two)
+_HALF_EDGE = {cube: CONTENT.edge(cube) / 2.0 for cube in CONTENT.cubes}
 
 
 #: beyond the corners of the largest cube, from its centre
@@ -184,7 +189,8 @@ def _touching(
     tri, cube = np.nonzero(near)  # the pairs tested, each a triangle and a cube
     if not len(tri):
         return hits
-    frames = np.array([_frame(p) for p in places])[cube]
+    # ``take``, not ``[cube]``: the same rows, gathered several times faster
+    frames = np.array([_frame(p) for p in places]).take(cube, axis=0)
     # half the edge; the square's sides: u = (ux, uy), v = (-uy, ux)
     half, ux, uy = frames[:, 0], frames[:, 1], frames[:, 2]
     x, y = x[cube], y[cube]
@@ -200,8 +206,8 @@ def _touching(
     length = np.hypot(ex, ey)
     scale = turning / np.where(length > 0, length, 1.0)
     nx, ny = ey * scale, -ex * scale
-    line = (nx * px + ny * py)[:, tri]
-    nx, ny = nx[:, tri], ny[:, tri]
+    line = (nx * px + ny * py).take(tri, axis=1)
+    nx, ny = nx.take(tri, axis=1), ny.take(tri, axis=1)
     reach = half * (np.abs(nx * ux + ny * uy) + np.abs(ny * ux - nx * uy))
     gap = (nx * x + ny * y - line - reach).max(axis=0)
     # the square's sides u and v: the triangle's interval along each against the square's

@@ -10,6 +10,7 @@ other (content pack).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,8 +44,9 @@ def touching_pairs(placements: Sequence[Placement]) -> tuple[TouchingPair, ...]:
     within = CONTENT.table.touching_mm
     centres = np.array([(p.x, p.y) for p in ordered])
     reach = np.array([CONTENT.edge(p.cube) for p in ordered]) * (math.sqrt(2.0) / 2.0)
-    first, second = np.triu_indices(len(ordered), k=1)
-    apart = np.hypot(*(centres[first] - centres[second]).T)
+    first, second = _pairs(len(ordered))
+    # ``take``, not ``centres[first]``: the same rows, gathered several times faster
+    apart = np.hypot(*(centres.take(first, axis=0) - centres.take(second, axis=0)).T)
     near = apart <= reach[first] + reach[second] + within + _MARGIN
     first, second = first[near].tolist(), second[near].tolist()
     if not first:
@@ -59,6 +61,16 @@ def touching_pairs(placements: Sequence[Placement]) -> tuple[TouchingPair, ...]:
         for i, j, hit in zip(first, second, hits.tolist(), strict=True)
         if hit
     )
+
+
+@functools.lru_cache(maxsize=8)
+def _pairs(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of ``count`` indices, first < second, in order (``np.triu_indices``;
+    a table's cube count repeats from drop to drop)."""
+    first, second = np.triu_indices(count, k=1)
+    first.setflags(write=False)  # (cached: shared by every caller)
+    second.setflags(write=False)
+    return first, second
 
 
 #: (mm) slack on the centres' test, far above floating point's rounding on the table
