@@ -673,6 +673,8 @@ async function submit(c: Current, label: string, action: GameAction | undefined)
     say(`Played “${label}” (version ${reply.version})`);
   } catch (error) {
     showError(error);
+    // Refused: the same moves again, on the picture too (a move made there took them off).
+    if (c === current && c.live) void refreshActions(c, c.live);
   }
 }
 
@@ -685,6 +687,8 @@ const onBoard = new PictureMoves($("board"), $("board-hint"), $("board-bar"), PI
   const action = move.legal.action;
   // Offered with the moves legal now, never an older list's.
   if (!c || !action || !c.legal.includes(move.legal)) return;
+  // The picture offers nothing while the move is under way (the next view offers again).
+  $("board").dataset.moves = "";
   void submit(c, move.label, move.params.length ? withParams(action, move.params, values) : action);
 });
 
