@@ -9,8 +9,9 @@ allowed. A degenerate triangle (three Pillars in a line) is no room.
 Shapely (GEOS) decides "intersects" exactly. Asking it for every cube and every trio of
 Pillars was most of a match's time (a table has tens of cubes and of trios), so the
 separating-axis test decides in floating point every pair that is clearly apart or
-clearly overlapping, for all trios at once (numpy), and shapely only the pairs within a
-millionth of a millimetre of touching: the same answers (test_dd_rooms_geometry.py).
+clearly overlapping (scalar loops: this module is compiled, ``make install``), and shapely
+only the pairs within a millionth of a millimetre of touching: the same answers
+(test_dd_rooms_geometry.py).
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final
 
-import numpy as np
 import shapely
 from shapely.geometry import Point, Polygon
 
@@ -28,7 +29,7 @@ from services.games.dungeon_drop.content import CONTENT, PILLAR
 from services.games.dungeon_drop.table import Placement
 
 #: a triangle with a smaller area (mm²) is three Pillars in a line, not a room
-MIN_ROOM_AREA = 50.0
+MIN_ROOM_AREA: Final = 50.0
 
 
 @functools.lru_cache(maxsize=8192)
@@ -58,7 +59,7 @@ _HALF_EDGE = {cube: CONTENT.edge(cube) / 2.0 for cube in CONTENT.cubes}
 
 
 #: beyond the corners of the largest cube, from its centre
-_REACH = max(CONTENT.edge(cube) for cube in CONTENT.cubes) / 2.0 * 1.415 + 1e-6
+_REACH: Final = max(CONTENT.edge(cube) for cube in CONTENT.cubes) / 2.0 * 1.415 + 1e-6
 
 
 def triangle(table: Mapping[str, Placement], pillars: tuple[str, ...]) -> Polygon:
@@ -150,81 +151,144 @@ def contains_point(
 
 #: how far (mm) two shapes must be apart, or overlap, for floating-point arithmetic to
 #: decide it: far above its rounding on a 900 mm table, far below any distance that matters
-_SURE = 1e-6
+_SURE: Final = 1e-6
 
 
-#: each corner's next one round the triangle (a->b, b->c, c->a)
-_NEXT_CORNER = np.array([1, 2, 0])
+#: a triangle's corners: ax, ay, bx, by, cx, cy
+Corners = tuple[float, float, float, float, float, float]
 
 
 def _touching(
-    triangles: np.ndarray,
+    triangles: Sequence[Corners],
     places: list[Placement],
     room: Callable[[int, int], Polygon],
-) -> np.ndarray:
-    """Which cube squares each triangle (a T×3×2 array of corners) intersects: T×N, as
-    shapely's ``intersects`` says. Decided by separating axes (two convex shapes are apart
-    exactly when their projections onto one of their edges' normals are), in floating
-    point where the shapes are apart or overlap by more than ``_SURE``; the few pairs
-    closer than that to touching (a cube exactly on an edge), and triangles smaller than
-    a room, are left to shapely, which decides them exactly: ``room(t, n)`` is triangle t's
-    polygon. A cube whose centre lies outside the triangle's bounding box widened by the
-    largest cube's reach is apart from it (~80% of the pairs on a table): only the other
-    pairs are tested."""
+) -> list[list[int]]:
+    """Which cube squares each triangle intersects (per triangle, the indices into
+    ``places`` in order), as shapely's ``intersects`` says. Decided by separating axes
+    (two convex shapes are apart exactly when their projections onto one of their edges'
+    normals are), in floating point where the shapes are apart or overlap by more than
+    ``_SURE``; the few pairs closer than that to touching (a cube exactly on an edge), and
+    triangles smaller than a room, are left to shapely, which decides them exactly:
+    ``room(t, n)`` is triangle t's polygon. A cube whose centre lies outside the
+    triangle's bounding box widened by the largest cube's reach is apart from it (~80% of
+    the pairs on a table), and one whose centre lies beyond an edge's line, or inside all
+    three, by more than that reach is apart, or inside, without the rest of the test.
+    Written as scalar loops for the compiled module: a table's ~1,300 pairs near enough
+    to test cost less so than numpy's per-operation overhead over them."""
+    xs = [p.x for p in places]
+    ys = [p.y for p in places]
+    frames = [_frame(p) for p in places]
     count = len(places)
-    hits = np.zeros((len(triangles), count), dtype=bool)
-    if not count:
-        return hits
-    x = np.array([p.x for p in places])
-    y = np.array([p.y for p in places])
-    ax, ay = triangles[:, 0, 0], triangles[:, 0, 1]
-    bx, by = triangles[:, 1, 0], triangles[:, 1, 1]
-    cx, cy = triangles[:, 2, 0], triangles[:, 2, 1]
-    low_x = np.minimum(np.minimum(ax, bx), cx) - _REACH
-    high_x = np.maximum(np.maximum(ax, bx), cx) + _REACH
-    low_y = np.minimum(np.minimum(ay, by), cy) - _REACH
-    high_y = np.maximum(np.maximum(ay, by), cy) + _REACH
-    near = (x >= low_x[:, None]) & (x <= high_x[:, None])
-    near &= (y >= low_y[:, None]) & (y <= high_y[:, None])
-    tri, cube = np.nonzero(near)  # the pairs tested, each a triangle and a cube
-    if not len(tri):
-        return hits
-    # ``take``, not ``[cube]``: the same rows, gathered several times faster
-    frames = np.array([_frame(p) for p in places]).take(cube, axis=0)
-    # half the edge; the square's sides: u = (ux, uy), v = (-uy, ux)
-    half, ux, uy = frames[:, 0], frames[:, 1], frames[:, 2]
-    x, y = x[cube], y[cube]
-    cross = (bx - ax) * (cy - ay) - (cx - ax) * (by - ay)
-    turning = np.sign(cross)  # +1 counter-clockwise, -1 clockwise
-    # the triangle's edges a->b, b->c, c->a (3×T each), each with its outward unit normal
-    # n: the square's lowest point along n is its centre's less half * (|n.u| + |n.v|),
-    # the triangle's highest the edge. The three edges (and below, the square's two
-    # sides) are stacked on a first axis: the same arithmetic per element as one at a time
-    px, py = triangles[:, :, 0].T, triangles[:, :, 1].T
-    qx, qy = px[_NEXT_CORNER], py[_NEXT_CORNER]
+    out: list[list[int]] = []
+    for t, (ax, ay, bx, by, cx, cy) in enumerate(triangles):
+        hits: list[int] = []
+        out.append(hits)
+        low_x = (ax if ax < bx else bx) if (ax if ax < bx else bx) < cx else cx
+        high_x = (ax if ax > bx else bx) if (ax if ax > bx else bx) > cx else cx
+        low_y = (ay if ay < by else by) if (ay if ay < by else by) < cy else cy
+        high_y = (ay if ay > by else by) if (ay if ay > by else by) > cy else cy
+        low_x -= _REACH
+        high_x += _REACH
+        low_y -= _REACH
+        high_y += _REACH
+        cross = (bx - ax) * (cy - ay) - (cx - ax) * (by - ay)
+        small = abs(cross) < 2.0 * MIN_ROOM_AREA  # smaller than a room: as _edges
+        turning = 1.0 if cross > 0.0 else (-1.0 if cross < 0.0 else 0.0)
+        # each edge's outward unit normal and its line's offset along it: a->b, b->c, c->a
+        n1x, n1y, l1 = _edge(ax, ay, bx, by, turning)
+        n2x, n2y, l2 = _edge(bx, by, cx, cy, turning)
+        n3x, n3y, l3 = _edge(cx, cy, ax, ay, turning)
+        for n in range(count):
+            x = xs[n]
+            y = ys[n]
+            if x < low_x or x > high_x or y < low_y or y > high_y:
+                continue
+            if not small:
+                # how far the centre lies beyond the farthest of the edges' lines
+                d1 = n1x * x + n1y * y - l1
+                d2 = n2x * x + n2y * y - l2
+                d3 = n3x * x + n3y * y - l3
+                beyond = d1 if d1 > d2 else d2
+                beyond = beyond if beyond > d3 else d3
+                if beyond > _REACH:
+                    continue  # the whole cube beyond that edge
+                if beyond < -_REACH:
+                    hits.append(n)  # the whole cube inside
+                    continue
+            half, ux, uy = frames[n]
+            # the square's lowest point along an edge's normal m is its centre's less
+            # half * (|m.u| + |m.v|), with its sides u = (ux, uy) and v = (-uy, ux)
+            gap = (
+                n1x * x
+                + n1y * y
+                - l1
+                - half * (abs(n1x * ux + n1y * uy) + abs(n1y * ux - n1x * uy))
+            )
+            g = (
+                n2x * x
+                + n2y * y
+                - l2
+                - half * (abs(n2x * ux + n2y * uy) + abs(n2y * ux - n2x * uy))
+            )
+            gap = gap if gap > g else g
+            g = (
+                n3x * x
+                + n3y * y
+                - l3
+                - half * (abs(n3x * ux + n3y * uy) + abs(n3y * ux - n3x * uy))
+            )
+            gap = gap if gap > g else g
+            if gap <= _SURE or small:
+                # the square's sides u and v: the triangle's interval along each
+                # against the square's
+                g = _side_gap(ax, ay, bx, by, cx, cy, x, y, half, ux, uy)
+                gap = gap if gap > g else g
+                g = _side_gap(ax, ay, bx, by, cx, cy, x, y, half, -uy, ux)
+                gap = gap if gap > g else g
+            if small or (-_SURE <= gap <= _SURE):
+                if shapely.intersects(square(places[n]), room(t, n)):
+                    hits.append(n)
+            elif gap < -_SURE:
+                hits.append(n)  # overlapping along every axis
+    return out
+
+
+def _edge(px: float, py: float, qx: float, qy: float, turning: float) -> tuple[float, float, float]:
+    """The edge p->q's outward unit normal (turning: +1 counter-clockwise, -1 clockwise;
+    0 for a degenerate triangle) and its line's offset along it."""
     ex, ey = qx - px, qy - py
-    length = np.hypot(ex, ey)
-    scale = turning / np.where(length > 0, length, 1.0)
+    length = math.hypot(ex, ey)
+    scale = turning / (length if length > 0.0 else 1.0)
     nx, ny = ey * scale, -ex * scale
-    line = (nx * px + ny * py).take(tri, axis=1)
-    nx, ny = nx.take(tri, axis=1), ny.take(tri, axis=1)
-    reach = half * (np.abs(nx * ux + ny * uy) + np.abs(ny * ux - nx * uy))
-    gap = (nx * x + ny * y - line - reach).max(axis=0)
-    # the square's sides u and v: the triangle's interval along each against the square's
-    sx, sy = np.stack((ux, -uy)), np.stack((uy, ux))
-    pa = ax[tri] * sx + ay[tri] * sy
-    pb = bx[tri] * sx + by[tri] * sy
-    pc = cx[tri] * sx + cy[tri] * sy
+    return nx, ny, nx * px + ny * py
+
+
+def _side_gap(
+    ax: float,
+    ay: float,
+    bx: float,
+    by: float,
+    cx: float,
+    cy: float,
+    x: float,
+    y: float,
+    half: float,
+    sx: float,
+    sy: float,
+) -> float:
+    """The gap between the triangle's and the square's intervals along the square's side
+    (sx, sy): > 0 apart."""
+    pa = ax * sx + ay * sy
+    pb = bx * sx + by * sy
+    pc = cx * sx + cy * sy
     centre = x * sx + y * sy
-    below = np.minimum(np.minimum(pa, pb), pc) - (centre + half)
-    above = (centre - half) - np.maximum(np.maximum(pa, pb), pc)
-    np.maximum(gap, np.maximum(below, above).max(axis=0), out=gap)
-    hits[tri, cube] = gap < -_SURE  # overlapping along every axis
-    # smaller than a room: as _edges
-    unsure = (np.abs(gap) <= _SURE) | (np.abs(cross) < 2.0 * MIN_ROOM_AREA)[tri]
-    for t, n in zip(tri[unsure].tolist(), cube[unsure].tolist(), strict=True):
-        hits[t, n] = shapely.intersects(square(places[n]), room(t, n))
-    return hits
+    low = pa if pa < pb else pb
+    low = low if low < pc else pc
+    high = pa if pa > pb else pb
+    high = high if high > pc else pc
+    below = low - (centre + half)
+    above = (centre - half) - high
+    return below if below > above else above
 
 
 def is_pillar(cube: str) -> bool:
@@ -241,66 +305,60 @@ def _open_rooms(
 ) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     pillar_places = tuple(p for p in placements if is_pillar(p.cube))
     open_ones, corners = _open_trios(pillar_places)
-    if not len(open_ones):
+    if not open_ones:
         return ()
     pillars = tuple(p.cube for p in pillar_places)
     names = _trio_names(pillars)
     spots = {p.cube: p for p in pillar_places}
     places = [p for p in placements if not is_pillar(p.cube)]
-    hits = _touching(corners, places, lambda t, n: triangle(spots, names[int(open_ones[t])]))
+    hits = _touching(corners, places, lambda t, n: triangle(spots, names[open_ones[t]]))
     cubes = [p.cube for p in places]
     return tuple(
-        (names[t], tuple(itertools.compress(cubes, row)))
-        for t, row in zip(open_ones.tolist(), hits.tolist(), strict=True)
+        (names[t], tuple([cubes[n] for n in row])) for t, row in zip(open_ones, hits, strict=True)
     )
 
 
 @functools.lru_cache(maxsize=64)
-def _open_trios(pillar_places: tuple[Placement, ...]) -> tuple[np.ndarray, np.ndarray]:
+def _open_trios(
+    pillar_places: tuple[Placement, ...],
+) -> tuple[tuple[int, ...], tuple[Corners, ...]]:
     """The trios of Pillars (indices in combinations' order) that form a room no other
-    Pillar is within or touching, and their corners (T×3×2). Cached apart from the rest of
-    the table: a drop or a flick often leaves every Pillar where it was."""
+    Pillar is within or touching, and their corners. Cached apart from the rest of the
+    table: a drop or a flick often leaves every Pillar where it was."""
     table = {p.cube: p for p in pillar_places}
     pillars = tuple(p.cube for p in pillar_places)
-    if len(pillars) < 3:
-        return np.zeros(0, dtype=np.intp), np.zeros((0, 3, 2))
-    trios = _trios(len(pillars))  # T×3 indices into pillars, in combinations' order
-    spots = np.array([(table[p].x, table[p].y) for p in pillars])
-    corners_of = spots[trios]  # T×3×2
-    a, b, c = corners_of[:, 0], corners_of[:, 1], corners_of[:, 2]
-    area = np.abs(
-        (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (c[:, 0] - a[:, 0]) * (b[:, 1] - a[:, 1])
-    )
-    area /= 2.0
-    for t in np.nonzero(np.abs(area - MIN_ROOM_AREA) <= _SURE)[0].tolist():
-        area[t] = triangle(table, _names(pillars, trios[t])).area  # as shapely says there
-    rooms = np.nonzero(area >= MIN_ROOM_AREA)[0]
+    xs = [p.x for p in pillar_places]
+    ys = [p.y for p in pillar_places]
+    rooms: list[int] = []
+    corners_of: list[Corners] = []
+    for t, (i, j, k) in enumerate(_trios(len(pillars))):
+        ax, ay, bx, by, cx, cy = xs[i], ys[i], xs[j], ys[j], xs[k], ys[k]
+        area = abs((bx - ax) * (cy - ay) - (cx - ax) * (by - ay))
+        area /= 2.0
+        if abs(area - MIN_ROOM_AREA) <= _SURE:
+            area = triangle(table, (pillars[i], pillars[j], pillars[k])).area  # as shapely says
+        if area >= MIN_ROOM_AREA:
+            rooms.append(t)
+            corners_of.append((ax, ay, bx, by, cx, cy))
+    names = _trio_names(pillars)
     # a room no other Pillar is within or touching (its own three always are)
     pillar_hits = _touching(
-        corners_of[rooms],
-        list(pillar_places),
-        lambda t, n: triangle(table, _names(pillars, trios[rooms[t]])),
+        corners_of, list(pillar_places), lambda t, n: triangle(table, names[rooms[t]])
     )
-    open_ones = rooms[pillar_hits.sum(axis=1) == 3]
-    corners = corners_of[open_ones]
-    open_ones.setflags(write=False)  # (cached: shared by every caller)
-    corners.setflags(write=False)
+    open_ones = tuple(t for t, hits in zip(rooms, pillar_hits, strict=True) if len(hits) == 3)
+    corners = tuple(c for c, hits in zip(corners_of, pillar_hits, strict=True) if len(hits) == 3)
     return open_ones, corners
 
 
 @functools.lru_cache(maxsize=32)
-def _trios(count: int) -> np.ndarray:
-    return np.array(list(itertools.combinations(range(count), 3)), dtype=np.intp)
+def _trios(count: int) -> tuple[tuple[int, int, int], ...]:
+    return tuple(itertools.combinations(range(count), 3))
 
 
 @functools.lru_cache(maxsize=32)
 def _trio_names(pillars: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """Every trio's Pillars, in ``_trios``' order."""
     return tuple(itertools.combinations(pillars, 3))
-
-
-def _names(pillars: tuple[str, ...], trio: np.ndarray) -> tuple[str, ...]:
-    return tuple(pillars[i] for i in trio.tolist())
 
 
 def open_rooms(
