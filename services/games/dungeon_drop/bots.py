@@ -17,15 +17,9 @@ from typing import Any
 from services.games.contract import ActionTemplate, ViewPolicy, concrete
 from services.games.dungeon_drop import actions as act
 from services.games.dungeon_drop.content import CONTENT, MONSTER, PAIR
+from services.games.dungeon_drop.placement import Physics, Placement
 from services.games.dungeon_drop.rooms import is_pillar, open_rooms, room_cubes, triangle
-from services.games.dungeon_drop.table import (
-    FLICK_REALS,
-    FULL,
-    REAL_SIDES,
-    Physics,
-    Placement,
-    flick,
-)
+from services.games.dungeon_drop.table import FLICK_REALS, FULL, REAL_SIDES, flick
 from services.games.dungeon_drop.view import DungeonDropView, SeatView
 
 #: a die value that maps to the middle of the noise range: the flick the finger intends

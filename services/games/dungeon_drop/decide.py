@@ -10,9 +10,10 @@ from services.games.dungeon_drop import actions as act
 from services.games.dungeon_drop import events as ev
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.loot import Looter, is_treasure, loot_result
+from services.games.dungeon_drop.placement import Physics
 from services.games.dungeon_drop.rooms import contains_point, is_pillar, open_rooms, pillars_on
 from services.games.dungeon_drop.state import DungeonDropState, Phase
-from services.games.dungeon_drop.table import FULL, Physics, place
+from services.games.dungeon_drop.table import FULL, place
 
 SOURCES = ("race", "class")
 

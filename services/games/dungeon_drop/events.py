@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from services.games.dungeon_drop.placement import Placement
 from services.games.dungeon_drop.spread import TouchingPair
-from services.games.dungeon_drop.table import Placement
 from services.games.frozen import quick_init_all
 
 

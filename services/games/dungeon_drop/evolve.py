@@ -7,8 +7,8 @@ from typing import Any
 
 from services.games.dungeon_drop import events as ev
 from services.games.dungeon_drop.content import CONTENT
+from services.games.dungeon_drop.placement import Placement
 from services.games.dungeon_drop.state import DungeonDropState, FlickAim, Phase, changed
-from services.games.dungeon_drop.table import Placement
 
 
 def _settle(

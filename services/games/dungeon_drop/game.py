@@ -65,19 +65,12 @@ from services.games.dungeon_drop.events import EVENT_TYPES
 from services.games.dungeon_drop.evolve import evolve
 from services.games.dungeon_drop.flow import BOX, advance_folded, next_step, outcome
 from services.games.dungeon_drop.picture import picture
+from services.games.dungeon_drop.placement import Physics
 from services.games.dungeon_drop.render import render
 from services.games.dungeon_drop.scoring import breakdown, pairs
 from services.games.dungeon_drop.spread import spread_evenly, touching_pairs
 from services.games.dungeon_drop.state import DungeonDropState, Phase
-from services.games.dungeon_drop.table import (
-    FLICK_REALS,
-    FULL,
-    ROLLOUT,
-    Physics,
-    drop,
-    drop_height,
-    flick,
-)
+from services.games.dungeon_drop.table import FLICK_REALS, FULL, ROLLOUT, drop, drop_height, flick
 from services.games.dungeon_drop.view import DungeonDropView, make_view
 
 VARIANTS = ("standard", "teamwork", "solo")

@@ -13,8 +13,8 @@ from services.games.contract import Described, PictureAxis
 from services.games.dungeon_drop import actions as act
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.picture import TABLE_ID, cube_id, table_y
+from services.games.dungeon_drop.placement import Placement
 from services.games.dungeon_drop.rooms import open_rooms
-from services.games.dungeon_drop.table import Placement
 from services.games.dungeon_drop.view import DungeonDropView
 
 #: a drag this long (picture units, table millimetres) flicks at full strength

@@ -26,7 +26,7 @@ import shapely
 from shapely.geometry import Point, Polygon
 
 from services.games.dungeon_drop.content import CONTENT, PILLAR
-from services.games.dungeon_drop.table import Placement
+from services.games.dungeon_drop.placement import Placement
 
 #: a triangle with a smaller area (mm²) is three Pillars in a line, not a room
 MIN_ROOM_AREA: Final = 50.0

@@ -24,9 +24,9 @@ from typing import Any
 from services.bots.search.determinization import Determinization
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.flow import BOX, HERO_DECKS
+from services.games.dungeon_drop.placement import Placement
 from services.games.dungeon_drop.scoring import score
 from services.games.dungeon_drop.state import DungeonDropState, Phase
-from services.games.dungeon_drop.table import Placement
 from services.games.dungeon_drop.view import DungeonDropView
 
 

@@ -20,8 +20,8 @@ import shapely
 from shapely.geometry import Polygon
 
 from services.games.dungeon_drop.content import CONTENT
+from services.games.dungeon_drop.placement import Placement, Settled
 from services.games.dungeon_drop.rooms import square, square_corners
-from services.games.dungeon_drop.table import Placement, Settled
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from services.games.dungeon_drop.content import CONTENT
-from services.games.dungeon_drop.table import Placement
+from services.games.dungeon_drop.placement import Placement
 
 
 class Phase(StrEnum):

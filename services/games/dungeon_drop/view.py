@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.loot import shields_ready, starting_health, weight
+from services.games.dungeon_drop.placement import Placement
 from services.games.dungeon_drop.state import DungeonDropState
-from services.games.dungeon_drop.table import Placement
 from services.games.frozen import quick_init
 
 

@@ -16,7 +16,8 @@ from services.bots.search.rollouts import Search, SearchSettings
 from services.games.contract import ViewPolicy
 from services.games.dungeon_drop import game as dd_game
 from services.games.dungeon_drop.bots import greedy_view_policy
-from services.games.dungeon_drop.table import FULL, ROLLOUT, Physics
+from services.games.dungeon_drop.placement import Physics
+from services.games.dungeon_drop.table import FULL, ROLLOUT
 from services.games.registry import get_game
 from tests.unit.bots.sampling_kit import decisions
 

@@ -9,8 +9,8 @@ from typing import Any
 from services.games.dungeon_drop import GAME
 from services.games.dungeon_drop import events as ev
 from services.games.dungeon_drop.content import CONTENT
+from services.games.dungeon_drop.placement import Placement
 from services.games.dungeon_drop.state import DungeonDropState
-from services.games.dungeon_drop.table import Placement
 
 PLAYERS = ("ann", "bob")
 RACES = {"ann": "gnome", "bob": "orc", "cid": "dwarf", "dee": "goliath"}  # initiative 1, 9, 6, 15

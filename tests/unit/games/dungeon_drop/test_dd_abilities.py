@@ -20,16 +20,10 @@ from services.games.dungeon_drop import GAME
 from services.games.dungeon_drop import actions as act
 from services.games.dungeon_drop import events as ev
 from services.games.dungeon_drop.content import CONTENT, PRIMITIVES
+from services.games.dungeon_drop.placement import Placement, Settled
 from services.games.dungeon_drop.rooms import pillars_on, square
 from services.games.dungeon_drop.state import DungeonDropState, Phase
-from services.games.dungeon_drop.table import (
-    REAL_SIDES,
-    Placement,
-    Settled,
-    drop,
-    drop_reals,
-    place,
-)
+from services.games.dungeon_drop.table import REAL_SIDES, drop, drop_reals, place
 from tests.unit.games.dungeon_drop.dd_given import at, at_act, looted, room_table
 
 ROOM = act.LootRoom(("pillar01", "pillar02", "pillar03"))

@@ -1,6 +1,7 @@
 """The fast paths give the answers of the plain ones they replace: the touching pairs of a
-setup drop as an STRtree query with the ``dwithin`` predicate finds them, and whether a
-hero survives a room as the full loot result says."""
+setup drop as an STRtree query with the ``dwithin`` predicate finds them, whether a
+hero survives a room as the full loot result says, and a settled cube's coordinates rounded
+to thousandths as Python's ``round`` rounds them."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import shapely
 
 from services.games.dungeon_drop.content import CONTENT, MONSTER
 from services.games.dungeon_drop.loot import Looter, loot_result
+from services.games.dungeon_drop.placement import Placement
 from services.games.dungeon_drop.rooms import square
 from services.games.dungeon_drop.spread import TouchingPair, touching_pairs
 from services.games.dungeon_drop.state import DungeonDropState
-from services.games.dungeon_drop.table import REAL_SIDES, Placement, drop, drop_reals
+from services.games.dungeon_drop.table import REAL_SIDES, drop, drop_reals, round3
 
 
 def strtree_pairs(placements: list[Placement]) -> tuple[TouchingPair, ...]:
@@ -97,3 +99,18 @@ def test_survives_says_what_the_loot_result_says() -> None:
         assert looter.survives(cubes) == (health >= 1)
         struck += health < state.health["p1"]
     assert struck > 100  # rooms whose monsters got past the shields
+
+
+def test_round3_is_python_s_round_to_thousandths() -> None:
+    rng = random.Random(3)
+    values = [rng.uniform(0.0, 1_000.0) for _ in range(20_000)]
+    values += [rng.uniform(0.0, 0.01) for _ in range(2_000)]
+    # exact ties (k/16 thousandths: round half to even), thousandths and their neighbours
+    values += [k / 16 for k in range(2_000)] + [k / 2_000 for k in range(2_000)]
+    values += [math.nextafter(k / 2_000, 0.0) for k in range(1, 2_000)]
+    values += [math.nextafter(k / 2_000, math.inf) for k in range(2_000)]
+    values += [0.0, -0.0, 5e-324, 0.0005, 0.0015, 89.9995, 899.9995, 1e9, 1e12, -0.0004, -2.5]
+    for value in values:
+        expected = round(value, 3)
+        got = round3(value)
+        assert got == expected and math.copysign(1.0, got) == math.copysign(1.0, expected), value

@@ -154,10 +154,15 @@ def test_folding_and_replay_never_run_physics(monkeypatch: pytest.MonkeyPatch) -
         GAME, ("ann", "bob"), {}, {p: random_policy(i) for i, p in enumerate(("ann", "bob"))}, 11
     )
 
-    def forbidden(*_: Any) -> Any:
-        raise AssertionError("physics ran while folding")
+    class Forbidden:
+        """Chipmunk, as every simulation reaches it (compiled or not)."""
 
-    monkeypatch.setattr(table, "simulate", forbidden)
+        def __getattr__(self, name: str) -> Any:
+            raise AssertionError("physics ran while folding")
+
+    monkeypatch.setattr(table, "chipmunk", Forbidden())
+    with pytest.raises(AssertionError, match="physics ran"):
+        table.drop({}, ("gold01",), [1] * table.drop_reals(1))
     assert GAME.fold(result.events) == result.state
     assert any(isinstance(e, ev.CubesDropped) for e in result.events)
 

@@ -15,13 +15,11 @@ import pymunk
 
 from services.games.dungeon_drop import GAME
 from services.games.dungeon_drop.content import CONTENT
+from services.games.dungeon_drop.placement import Launch, Placement, Settled
 from services.games.dungeon_drop.table import (
     FULL,
     REAL_SIDES,
     ROLLOUT,
-    Launch,
-    Placement,
-    Settled,
     drop,
     drop_reals,
     flick,

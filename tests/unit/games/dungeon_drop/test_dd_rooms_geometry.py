@@ -13,6 +13,7 @@ import shapely
 from shapely.geometry import Polygon
 
 from services.games.dungeon_drop.content import CONTENT
+from services.games.dungeon_drop.placement import Placement
 from services.games.dungeon_drop.rooms import (
     MIN_ROOM_AREA,
     is_pillar,
@@ -22,7 +23,6 @@ from services.games.dungeon_drop.rooms import (
     square,
     triangle,
 )
-from services.games.dungeon_drop.table import Placement
 
 
 def shapely_room_cubes(table: dict[str, Placement], trio: tuple[str, ...]) -> tuple[str, ...]:
