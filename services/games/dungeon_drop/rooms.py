@@ -361,22 +361,8 @@ def _trio_names(pillars: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     return tuple(itertools.combinations(pillars, 3))
 
 
-Rooms = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
-
-#: the placements last asked about, as given, and their rooms: a Loot step asks twice
-#: about the very same placements (its choices, then the chosen room)
-_last: tuple[tuple[Placement, ...], Rooms] = ((), ())
-
-
-def open_rooms(table: Mapping[str, Placement]) -> Rooms:
+def open_rooms(
+    table: Mapping[str, Placement],
+) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     """Every room that collects no Pillar, with the cubes it would collect."""
-    global _last
-    placements = tuple(table.values())
-    asked, rooms = _last
-    if len(asked) == len(placements) and all(
-        a is b for a, b in zip(asked, placements, strict=True)
-    ):
-        return rooms  # the same (immutable) placements: no sorting, no hashing them again
-    rooms = _open_rooms(tuple(sorted(placements, key=lambda p: p.cube)))
-    _last = (placements, rooms)
-    return rooms
+    return _open_rooms(tuple(sorted(table.values(), key=lambda p: p.cube)))

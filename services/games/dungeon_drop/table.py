@@ -67,21 +67,6 @@ def simulate(
     """Run the table until the launched cubes come to rest (a fixed number of steps).
     ``held`` is a cube a hand holds down where it is: it pushes the cubes it overlaps
     aside, nothing moves it, and it rests exactly there."""
-    moving = {m.cube: (m.x, m.y, m.angle, m.vx, m.vy, m.spin) for m in launches}
-    return _settle(table, moving, held, physics)
-
-
-#: a launched cube's x, y, angle (degrees), vx, vy and spin (``Launch``'s numbers)
-Motion = tuple[float, float, float, float, float, float]
-
-
-def _settle(
-    table: Mapping[str, Placement],
-    moving: dict[str, Motion],
-    held: Placement | None,
-    physics: Physics,
-) -> Settled:
-    """``simulate``, the launched cubes given by their motions."""
     spec = CONTENT.table
     cp = chipmunk
     space = cp.cpSpaceNew()
@@ -90,8 +75,9 @@ def _settle(
     if physics.sleep_after is not None:
         cp.cpSpaceSetSleepTimeThreshold(space, physics.sleep_after)
         cp.cpSpaceSetIdleSpeedThreshold(space, physics.idle_speed)
+    moving = {launch.cube: launch for launch in launches}
     if held is not None:
-        moving[held.cube] = (held.x, held.y, held.angle, 0.0, 0.0, 0.0)
+        moving[held.cube] = Launch(held.cube, held.x, held.y, held.angle, 0.0, 0.0, 0.0)
     held_cube = held.cube if held is not None else ""
     cubes = sorted(set(table) | set(moving))
     bodies: list[Any] = []
@@ -107,13 +93,12 @@ def _settle(
             edge, mass, moment = _SOLIDS[cube]
             body = cp.cpBodyNewKinematic() if cube == held_cube else new_body(mass, moment)
             bodies.append(body)
-            motion = moving.get(cube)
-            if motion is not None:
-                x, y, angle, vx, vy, spin = motion
-                set_position(body, (x, y))
-                set_angle(body, angle * _DEG_TO_RAD)  # math.radians, written out
-                cp.cpBodySetVelocity(body, (vx, vy))
-                cp.cpBodySetAngularVelocity(body, spin)
+            launch = moving.get(cube)
+            if launch is not None:
+                set_position(body, (launch.x, launch.y))
+                set_angle(body, launch.angle * _DEG_TO_RAD)  # math.radians, written out
+                cp.cpBodySetVelocity(body, (launch.vx, launch.vy))
+                cp.cpBodySetAngularVelocity(body, launch.spin)
             else:
                 at = table[cube]
                 set_position(body, (at.x, at.y))
@@ -252,7 +237,7 @@ def drop(
         raise ValueError(f"a drop of {len(cubes)} cubes needs {drop_reals(len(cubes))} reals")
     spec = CONTENT.table
     reach = spec.scatter_per_inch * drop_height(values)
-    moving: dict[str, Motion] = {}
+    launches: list[Launch] = []
     last = REAL_SIDES - 1
     reals = [(v - 1) / last for v in values]  # real(v), written out: hundreds a drop
     for i, cube in enumerate(sorted(cubes)):
@@ -261,15 +246,18 @@ def drop(
         theta = 2.0 * math.pi * bearing
         distance = reach * math.sqrt(r)  # uniform over the landing disc
         speed = spec.bounce_speed * bounce
-        moving[cube] = (
-            spec.width / 2 + distance * math.cos(theta),
-            spec.height / 2 + distance * math.sin(theta),
-            90.0 * turn,
-            speed * math.cos(theta),
-            speed * math.sin(theta),
-            (2.0 * spin - 1.0) * spec.max_spin,
+        launches.append(
+            Launch(
+                cube,
+                spec.width / 2 + distance * math.cos(theta),
+                spec.height / 2 + distance * math.sin(theta),
+                90.0 * turn,
+                speed * math.cos(theta),
+                speed * math.sin(theta),
+                (2.0 * spin - 1.0) * spec.max_spin,
+            )
         )
-    return _settle({c: p for c, p in table.items() if c not in cubes}, moving, None, physics)
+    return simulate({c: p for c, p in table.items() if c not in cubes}, launches, None, physics)
 
 
 def flick(

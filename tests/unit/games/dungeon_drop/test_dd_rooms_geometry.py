@@ -126,18 +126,3 @@ def test_pillars_in_a_line_and_on_one_spot_are_decided_as_shapely_decides() -> N
             table[p[2]] = Placement(p[2], x, y, 0.0)
             assert room_cubes(table, p) == shapely_room_cubes(table, p)
             assert open_rooms(table) == shapely_open_rooms(table)
-
-
-def test_a_table_asked_about_again_after_a_change_in_place_is_decided_afresh() -> None:
-    """``open_rooms`` remembers the placements it was last asked about: a Loot step asks
-    twice about the same ones. The same dict changed in place is another table."""
-    rng = random.Random(11)
-    table = random_table(rng, 40)
-    assert open_rooms(table) == shapely_open_rooms(table)
-    assert open_rooms(table) == shapely_open_rooms(table)
-    for _ in range(10):
-        cube = rng.choice(pillars_on(table))
-        table[cube] = Placement(cube, rng.uniform(0, 900), rng.uniform(0, 600), 0.0)
-        assert open_rooms(table) == shapely_open_rooms(table)
-        del table[rng.choice(sorted(table))]
-        assert open_rooms(table) == shapely_open_rooms(table)
