@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from services.games.contract import AwaitingPlayers, MalformedAction, RuleViolation
 from services.games.imperial_miners import actions as act
@@ -129,23 +130,69 @@ def _use(s: ImperialMinersState, player: str, index: int) -> list[Any]:
 
 
 def legal(s: ImperialMinersState, player: str) -> tuple[Any, ...]:
+    choices = legal_choices(s, player)
+    return choices if isinstance(choices, tuple) else tuple(choices)
+
+
+def legal_choices(s: ImperialMinersState, player: str) -> Sequence[Any]:
+    """``legal``'s actions in its order, the many built only when read (a random policy
+    reads one): a hand's keeps (70 of 8 cards) and Level I's free columns (~24)."""
     step = next_step(s)
     if not isinstance(step, AwaitingPlayers) or player not in step.players:
         return ()
     if s.phase == Phases.KEEP:
-        return tuple(act.KeepCards(c) for c in combinations(s.hands[player], CONTENT.keep))
+        return Built(act.KeepCards, tuple(combinations(s.hands[player], CONTENT.keep)))
     if s.phase == Phases.CHOOSE:
-        return tuple(act.ChooseCard(c) for c in playable(s, player))
+        return Built(act.ChooseCard, playable(s, player))
     chain = s.chains[player]
     if chain.stage == Stages.PLACE:
         level = CONTENT.cards[chain.card].level
-        return tuple(act.PlaceCard(c) for c in placements(mine_of(s, player), level))
+        return Built(act.PlaceCard, placements(mine_of(s, player), level))
     if chain.stage == Stages.CLIMB:
         options = occupied_above(mine_of(s, player), chain.level, chain.column)
         return tuple(act.ClimbTo(p.column) for p in options)
     if chain.stage == Stages.SURFACE:  # chosen and resolved, never skipped
-        return tuple(act.UseEffect(i) for i in range(len(CONTENT.surface)))
+        return _USE_EFFECTS[: len(CONTENT.surface)]
     placed = at(mine_of(s, player), chain.level, chain.column)
     assert placed is not None
-    count = len(CONTENT.cards[placed.card].effects)
-    return (*(act.UseEffect(i) for i in range(count)), act.SkipEffect())
+    return (*_USE_EFFECTS[: len(CONTENT.cards[placed.card].effects)], _SKIP_EFFECT)
+
+
+#: the effect choices, made once (actions are values): a chain offers them at every card
+_USE_EFFECTS = tuple(
+    act.UseEffect(i)
+    for i in range(max(len(CONTENT.surface), *(len(c.effects) for c in CONTENT.cards.values())))
+)
+_SKIP_EFFECT = act.SkipEffect()
+
+T = TypeVar("T")
+
+
+class Built(Sequence[T]):
+    """The actions ``make(arg)`` for each of ``args``, in order, each built when read."""
+
+    __slots__ = ("_args", "_make")
+
+    def __init__(self, make: Callable[[Any], T], args: tuple[Any, ...]) -> None:
+        self._make = make
+        self._args = args
+
+    def __len__(self) -> int:
+        return len(self._args)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        if isinstance(index, slice):
+            return tuple(map(self._make, self._args[index]))
+        return self._make(self._args[index])
+
+    def __iter__(self) -> Iterator[T]:
+        return map(self._make, self._args)
+
+    def __repr__(self) -> str:
+        return f"Built({tuple(self)!r})"
