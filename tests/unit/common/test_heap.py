@@ -1,30 +1,128 @@
-"""A service's heap once it has started: what startup built is out of every collection."""
+"""A service's heap: what startup built and what survives a full collection are out of later
+full collections; cycles among frozen objects are still freed, once the frozen generation has
+doubled; every pause is counted by generation."""
 
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterator
 
 import pytest
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 
-from services.common.heap import YOUNG_THRESHOLD, settle_after_startup
+from services.common import heap
+from services.common.heap import YOUNG_THRESHOLD, Settling, settle_after_startup
+
+
+class Node:
+    """A cycle (it refers to itself) that reference counting alone never frees."""
+
+    def __init__(self) -> None:
+        self.me = self
 
 
 @pytest.fixture
-def restored_gc() -> Iterator[None]:
-    threshold = gc.get_threshold()
-    yield
+def restored_gc() -> Iterator[list[Settling]]:
+    threshold, callbacks = gc.get_threshold(), list(gc.callbacks)
+    installed: list[Settling] = []
+    gc.disable()  # only the tests' own collections, counted exactly
+    yield installed
+    gc.enable()
+    gc.callbacks[:] = callbacks
     gc.unfreeze()
     gc.set_threshold(*threshold)
+    if heap._settling is not None:
+        REGISTRY.unregister(heap._settling)
+        heap._settling = None
 
 
-@pytest.mark.usefixtures("restored_gc")
-def test_what_startup_built_is_frozen_and_young_collections_are_rarer() -> None:
+def settling(installed: list[Settling]) -> Settling:
+    """A ``Settling`` whose baseline is everything alive now (as at a service's startup)."""
+    gc.collect()
+    gc.freeze()
+    settled = Settling()
+    gc.callbacks.append(settled)
+    installed.append(settled)
+    return settled
+
+
+def pauses(settled: Settling) -> dict[str, float]:
+    registry = CollectorRegistry()
+    registry.register(settled)
+    exported: dict[str, float] = {}
+    for line in generate_latest(registry).decode().splitlines():
+        if line.startswith("tabletop_gc_pause_seconds_count"):
+            name, value = line.rsplit(" ", 1)
+            exported[name.split('"')[1]] = float(value)
+    return exported
+
+
+def test_what_startup_built_is_frozen_and_young_collections_are_rarer(
+    restored_gc: list[Settling],
+) -> None:
     built_at_startup = [[i] for i in range(1_000)]  # long-lived containers, tracked by gc
     tracked = len(gc.get_objects())
-    settle_after_startup()
+    settled = settle_after_startup()
     # startup's objects are frozen: a full collection now walks a few, not all of them
     assert gc.get_freeze_count() > tracked * 0.9
     assert len(gc.get_objects()) < tracked // 10
     assert gc.get_threshold()[0] == YOUNG_THRESHOLD > 700
+    assert settled in gc.callbacks and settle_after_startup() is settled
     assert built_at_startup[-1] == [999]
+
+
+def test_what_survives_a_full_collection_is_frozen(restored_gc: list[Settling]) -> None:
+    settled = settling(restored_gc)
+    frozen = gc.get_freeze_count()
+    held = [[i] for i in range(20_000)]  # a service's matches and streams, after startup
+    assert len(gc.get_objects()) > 20_000
+    gc.collect()
+    # the next full collection walks what came since, not these
+    assert gc.get_freeze_count() >= frozen + 20_000
+    assert len(gc.get_objects()) < 1_000
+    assert pauses(settled)["2"] == 1
+    assert held[-1] == [19_999]
+
+
+def test_a_cycle_frozen_then_dropped_is_freed_once_the_frozen_generation_doubled(
+    restored_gc: list[Settling],
+) -> None:
+    settled = settling(restored_gc)
+    baseline = gc.get_freeze_count()
+    cycles = [Node() for _ in range(100)]
+    alive = [weakref.ref(node) for node in cycles]
+    gc.collect()  # they survive it: frozen
+    del cycles
+    gc.collect()
+    assert all(ref() is not None for ref in alive), "a frozen cycle is not walked"
+    # the heap grows past twice what was frozen after the last collection of everything
+    grown = [[i] for i in range(baseline + 1_000)]
+    gc.collect()  # frozen again, past the growth: unfrozen for the next one
+    assert gc.get_freeze_count() == 0
+    gc.collect()  # walks everything
+    assert all(ref() is None for ref in alive)
+    assert gc.get_freeze_count() >= len(grown)
+    counted = pauses(settled)
+    assert counted["all"] == 1 and counted["2"] == 3
+    # the next growth is measured from what that collection left
+    gc.collect()
+    assert gc.get_freeze_count() >= len(grown) and pauses(settled)["all"] == 1
+
+
+def test_every_pause_is_counted_by_generation(restored_gc: list[Settling]) -> None:
+    settled = settling(restored_gc)
+    gc.collect(0)
+    gc.collect(1)
+    gc.collect(1)
+    counted = pauses(settled)
+    assert counted["0"] == 1 and counted["1"] == 2 and counted["all"] == 0
+    text = generate_latest(_registry(settled)).decode()
+    assert 'tabletop_gc_pause_seconds_bucket{generation="1",le="+Inf"} 2.0' in text
+    assert "# TYPE tabletop_gc_pause_seconds histogram" in text
+
+
+def _registry(settled: Settling) -> CollectorRegistry:
+    registry = CollectorRegistry()
+    registry.register(settled)
+    return registry
