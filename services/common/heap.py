@@ -18,13 +18,14 @@ collector only finds cycles, which are rare here, so it runs after 10,000 (measu
 What a service holds for its matches and streams after startup (states, views, open calls)
 grows with the matches in play, and a full collection walked it all again each time the
 heap had grown by a quarter: a gateway holding 1,500 human-paced matches (636,000 objects)
-paused 725 ms in one. So the survivors of each full collection are frozen as well
-(``Settling``): the next full collection walks only what came since. Objects frozen still
-die by reference counting; only a cycle among them that becomes garbage is not found,
-until the frozen generation has doubled since the last collection of everything: then it is
-unfrozen and the next full collection walks the whole heap (``generation="all"``) and
-frees such cycles. What this can hold back is bounded by the live heap, and that long
-collection comes each time the heap doubles rather than each time it grows by a quarter.
+paused 725 ms in one. So what survives a middle or full collection is frozen as well
+(``Settling``): no later collection walks it, and every pause is bounded by what the young
+generations hold. Objects frozen still die by reference counting; only a cycle among them
+that becomes garbage is not found, until the frozen generation has doubled since the last
+collection of everything: then it is unfrozen and the next full collection walks the whole
+heap (``generation="all"``) and frees such cycles. What this holds back is bounded by the
+live heap, and that long collection comes each time the frozen heap doubles rather than
+each time the heap grows by a quarter.
 """
 
 from __future__ import annotations
@@ -34,7 +35,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client.core import REGISTRY, HistogramMetricFamily
+from prometheus_client.core import (
+    REGISTRY,
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+)
 from prometheus_client.registry import Collector
 
 #: allocations net of deallocations between two young collections (CPython's default: 700)
@@ -42,6 +48,9 @@ YOUNG_THRESHOLD = 10_000
 #: the frozen generation grown this many times since the last collection of everything
 #: makes the next full collection walk everything
 ALL_AFTER_GROWTH = 2.0
+#: what survives a collection of this generation or an older one is frozen (1: an object
+#: that outlived two young collections, ~200,000 allocations, is long-lived)
+FREEZE_FROM_GENERATION = 1
 
 #: pause buckets (seconds): young collections take ~0.1-1 ms, full ones up to seconds
 PAUSE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -49,15 +58,21 @@ GENERATIONS = ("0", "1", "2", "all")
 
 
 class Settling(Collector):
-    """``gc.callbacks`` entry: freezes the survivors of each full collection, makes a
-    collection of everything once the frozen generation has doubled, and counts every
-    collection's pause by generation (exported as ``tabletop_gc_pause_seconds``).
+    """``gc.callbacks`` entry: freezes the survivors of each middle and full collection,
+    makes a collection of everything once the frozen generation has doubled, and counts
+    every collection's pause and what it freed by generation (``tabletop_gc_pause_seconds``,
+    ``tabletop_gc_collected_objects_total``; the frozen objects: ``tabletop_gc_frozen_objects``).
 
     The pauses are plain counters, read at scrape time: a metric's own lock taken inside a
     collection could be the one the collecting thread already holds."""
 
-    def __init__(self, all_after_growth: float = ALL_AFTER_GROWTH) -> None:
+    def __init__(
+        self,
+        all_after_growth: float = ALL_AFTER_GROWTH,
+        freeze_from: int = FREEZE_FROM_GENERATION,
+    ) -> None:
         self._growth = all_after_growth
+        self._freeze_from = freeze_from
         self._started = 0.0
         #: the next full collection walks the frozen generation too (it was unfrozen)
         self._everything = False
@@ -65,27 +80,26 @@ class Settling(Collector):
         self._frozen_after_all = max(gc.get_freeze_count(), 1)
         self._buckets = {g: [0] * (len(PAUSE_BUCKETS) + 1) for g in GENERATIONS}
         self._sums = dict.fromkeys(GENERATIONS, 0.0)
+        self._collected = dict.fromkeys(GENERATIONS, 0)
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             self._started = time.perf_counter()
             return
         generation = info["generation"]
-        label = str(generation)
-        if generation == 2:
-            label = self._after_full_collection()
+        everything = generation == 2 and self._everything
+        if everything:
+            self._everything = False
+            gc.freeze()  # the whole heap's survivors: the next growth is measured from them
+            self._frozen_after_all = max(gc.get_freeze_count(), 1)
+        elif generation >= self._freeze_from and not self._everything:
+            gc.freeze()  # the generations collected are empty: their survivors went older
+            if gc.get_freeze_count() > self._growth * self._frozen_after_all:
+                gc.unfreeze()  # the next full collection walks everything
+                self._everything = True
+        label = "all" if everything else str(generation)
         self._count(label, time.perf_counter() - self._started)
-
-    def _after_full_collection(self) -> str:
-        walked_all, self._everything = self._everything, False
-        gc.freeze()  # the survivors: young generations are empty after a full collection
-        frozen = gc.get_freeze_count()
-        if walked_all:
-            self._frozen_after_all = max(frozen, 1)
-        elif frozen > self._growth * self._frozen_after_all:
-            gc.unfreeze()
-            self._everything = True
-        return "all" if walked_all else "2"
+        self._collected[label] += info["collected"]
 
     def _count(self, label: str, seconds: float) -> None:
         buckets = self._buckets[label]
@@ -97,7 +111,7 @@ class Settling(Collector):
             buckets[-1] += 1
         self._sums[label] += seconds
 
-    def collect(self) -> Iterator[HistogramMetricFamily]:
+    def collect(self) -> Iterator[HistogramMetricFamily | CounterMetricFamily | GaugeMetricFamily]:
         family = HistogramMetricFamily(
             "tabletop_gc_pause_seconds",
             "Pauses of the cyclic garbage collector, by generation collected "
@@ -112,6 +126,19 @@ class Settling(Collector):
                 cumulative.append((_bound(bound), running))
             family.add_metric([label], cumulative, self._sums[label])
         yield family
+        collected = CounterMetricFamily(
+            "tabletop_gc_collected_objects",
+            "Objects the cyclic garbage collector freed, by generation collected.",
+            labels=["generation"],
+        )
+        for label in GENERATIONS:
+            collected.add_metric([label], self._collected[label])
+        yield collected
+        yield GaugeMetricFamily(
+            "tabletop_gc_frozen_objects",
+            "Objects frozen out of every collection but the next one of everything.",
+            value=gc.get_freeze_count(),
+        )
 
 
 def _bound(value: float) -> str:

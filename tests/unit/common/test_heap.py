@@ -1,6 +1,6 @@
-"""A service's heap: what startup built and what survives a full collection are out of later
-full collections; cycles among frozen objects are still freed, once the frozen generation has
-doubled; every pause is counted by generation."""
+"""A service's heap: what startup built and what survives a middle or full collection are out
+of later collections; cycles among frozen objects are still freed, once the frozen generation
+has doubled; every pause is counted by generation."""
 
 from __future__ import annotations
 
@@ -47,15 +47,22 @@ def settling(installed: list[Settling]) -> Settling:
     return settled
 
 
-def pauses(settled: Settling) -> dict[str, float]:
-    registry = CollectorRegistry()
-    registry.register(settled)
-    exported: dict[str, float] = {}
-    for line in generate_latest(registry).decode().splitlines():
-        if line.startswith("tabletop_gc_pause_seconds_count"):
+def exported(settled: Settling, metric: str) -> dict[str, float]:
+    """``{generation: value}`` of one of the exported series, as a scrape reads it."""
+    found: dict[str, float] = {}
+    for line in generate_latest(_registry(settled)).decode().splitlines():
+        if line.startswith(metric + "{"):
             name, value = line.rsplit(" ", 1)
-            exported[name.split('"')[1]] = float(value)
-    return exported
+            found[name.split('"')[1]] = float(value)
+    return found
+
+
+def pauses(settled: Settling) -> dict[str, float]:
+    return exported(settled, "tabletop_gc_pause_seconds_count")
+
+
+def freed(settled: Settling) -> dict[str, float]:
+    return exported(settled, "tabletop_gc_collected_objects_total")
 
 
 def test_what_startup_built_is_frozen_and_young_collections_are_rarer(
@@ -72,17 +79,29 @@ def test_what_startup_built_is_frozen_and_young_collections_are_rarer(
     assert built_at_startup[-1] == [999]
 
 
-def test_what_survives_a_full_collection_is_frozen(restored_gc: list[Settling]) -> None:
+@pytest.mark.parametrize("generation", [1, 2])
+def test_what_survives_a_middle_or_full_collection_is_frozen(
+    restored_gc: list[Settling], generation: int
+) -> None:
     settled = settling(restored_gc)
     frozen = gc.get_freeze_count()
     held = [[i] for i in range(20_000)]  # a service's matches and streams, after startup
     assert len(gc.get_objects()) > 20_000
-    gc.collect()
-    # the next full collection walks what came since, not these
+    gc.collect(generation)
+    # the next collection walks what came since, not these
     assert gc.get_freeze_count() >= frozen + 20_000
     assert len(gc.get_objects()) < 1_000
-    assert pauses(settled)["2"] == 1
+    assert pauses(settled)[str(generation)] == 1
     assert held[-1] == [19_999]
+
+
+def test_what_survives_a_young_collection_is_not_frozen(restored_gc: list[Settling]) -> None:
+    settling(restored_gc)
+    frozen = gc.get_freeze_count()
+    held = [[i] for i in range(20_000)]
+    gc.collect(0)  # most of what a young collection sees dies young: it is not frozen
+    assert gc.get_freeze_count() == frozen
+    assert len(gc.get_objects()) > 20_000 and held
 
 
 def test_a_cycle_frozen_then_dropped_is_freed_once_the_frozen_generation_doubled(
@@ -98,13 +117,16 @@ def test_a_cycle_frozen_then_dropped_is_freed_once_the_frozen_generation_doubled
     assert all(ref() is not None for ref in alive), "a frozen cycle is not walked"
     # the heap grows past twice what was frozen after the last collection of everything
     grown = [[i] for i in range(baseline + 1_000)]
-    gc.collect()  # frozen again, past the growth: unfrozen for the next one
+    gc.collect(1)  # frozen again, past the growth: unfrozen for the next full collection
+    assert gc.get_freeze_count() == 0
+    gc.collect(1)  # a middle collection meanwhile freezes nothing
     assert gc.get_freeze_count() == 0
     gc.collect()  # walks everything
     assert all(ref() is None for ref in alive)
     assert gc.get_freeze_count() >= len(grown)
     counted = pauses(settled)
-    assert counted["all"] == 1 and counted["2"] == 3
+    assert counted["all"] == 1 and counted["2"] == 2 and counted["1"] == 2
+    assert freed(settled)["all"] >= 100  # the cycles, counted
     # the next growth is measured from what that collection left
     gc.collect()
     assert gc.get_freeze_count() >= len(grown) and pauses(settled)["all"] == 1
@@ -120,6 +142,7 @@ def test_every_pause_is_counted_by_generation(restored_gc: list[Settling]) -> No
     text = generate_latest(_registry(settled)).decode()
     assert 'tabletop_gc_pause_seconds_bucket{generation="1",le="+Inf"} 2.0' in text
     assert "# TYPE tabletop_gc_pause_seconds histogram" in text
+    assert f"tabletop_gc_frozen_objects {float(gc.get_freeze_count())}" in text
 
 
 def _registry(settled: Settling) -> CollectorRegistry:
