@@ -139,6 +139,9 @@ class ViewStore:
         #: each match's update drawn last, with its views (replaced by the next update's
         #: once that is drawn, which reuses its decoded state)
         self._drawn: dict[str, _Drawn] = {}
+        #: unfinished matches with seats reserved for bots, by id: what the bots service
+        #: lists every second, without walking every match this gateway has seen
+        self._bot_seated: dict[str, match_pb2.MatchSummary] = {}
         #: bumped on every accepted update, including same-version ones (revealed seeds)
         self._revisions: dict[str, int] = {}
         #: only matches someone waits on (dropped when the last waiter leaves)
@@ -195,8 +198,15 @@ class ViewStore:
         # Not an update (no listener, no revision): the same match as shown, or newer
         # by what the topic is about to bring anyway.
         self._updates[match_id] = update
+        self._index(match_id, update.summary)
         self._evicted.discard(match_id)
         self._hold(match_id, update)
+
+    def _index(self, match_id: str, summary: match_pb2.MatchSummary) -> None:
+        if summary.bot_levels and summary.status != match_pb2.MATCH_STATUS_FINISHED:
+            self._bot_seated[match_id] = summary
+        else:
+            self._bot_seated.pop(match_id, None)
 
     def _used(self, match_id: str) -> None:
         for held in (self._playing, self._finished):
@@ -284,6 +294,10 @@ class ViewStore:
     def summaries(self) -> list[match_pb2.MatchSummary]:
         return [u.summary for u in self._updates.values()]
 
+    def bot_seated(self) -> list[match_pb2.MatchSummary]:
+        """The summaries of unfinished matches with seats reserved for bots."""
+        return list(self._bot_seated.values())
+
     async def put(self, update: match_pb2.ViewUpdate) -> None:
         """An update the projector published (read from the views topic)."""
         match_id = update.summary.match_id
@@ -315,6 +329,7 @@ class ViewStore:
 
     def _take(self, match_id: str, update: match_pb2.ViewUpdate) -> None:
         self._updates[match_id] = update
+        self._index(match_id, update.summary)
         self._evicted.discard(match_id)
         self._hold(match_id, update)
         self._revisions[match_id] = self._revisions.get(match_id, 0) + 1

@@ -73,3 +73,42 @@ def per_method(
                 "calls_per_action": calls / actions if actions else 0.0,
             }
     return dict(sorted(out.items()))
+
+
+#: the services' garbage-collection pauses (services/common/heap.py)
+GC_PAUSES = "tabletop_gc_pause_seconds"
+
+
+def gc_buckets(address: str, timeout_s: float = 2.0) -> dict[tuple[str, float], float]:
+    """``{(generation, le): cumulative count}`` of one service's GC pauses (empty if
+    unreachable or not exported)."""
+    try:
+        with urllib.request.urlopen(f"http://{address}/metrics", timeout=timeout_s) as reply:
+            body = reply.read().decode()
+    except OSError:
+        return {}
+    return {
+        (sample.labels["generation"], float(sample.labels["le"])): sample.value
+        for family in text_string_to_metric_families(body)
+        if family.name == GC_PAUSES
+        for sample in family.samples
+        if sample.name.endswith("_bucket")
+    }
+
+
+def gc_pauses_between(
+    before: Mapping[tuple[str, float], float], after: Mapping[tuple[str, float], float]
+) -> dict[str, float]:
+    """Full collections in the window (``full``: generation 2 and "all") and the upper
+    bound of the longest pause of any generation (``longest_s``: its bucket's bound);
+    empty if the service exported none (unreachable, or a build without them)."""
+    if not after:
+        return {}
+    grew = {key: value - before.get(key, 0.0) for key, value in after.items()}
+    total = {g: n for (g, le), n in grew.items() if le == float("inf")}
+    longest = 0.0
+    for generation, count in total.items():
+        if count > 0:  # the smallest bound that every pause of the window is under
+            bound = min(le for (g, le), n in grew.items() if g == generation and n >= count)
+            longest = max(longest, bound)
+    return {"full": total.get("2", 0.0) + total.get("all", 0.0), "longest_s": longest}

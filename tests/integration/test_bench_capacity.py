@@ -86,6 +86,8 @@ def test_tabletop_at_human_pace(stack: Stack) -> None:
     run = asyncio.run(tabletop_capacity(stack, SHAPE, SIZES, lambda _: None))
     check_run(run, set(SHAPE.seats))
     assert {"gateway", "board", "projector", "kafka"} <= set(run.steps[0].cpu_s)
+    # every service's garbage collections were read from its metrics in each window
+    assert all(run.steps[0].gc_pauses[name] for name in ("gateway", "board", "projector"))
     others = [ms for step in run.steps for ms in step.load["others_ms"]]
     assert others  # the other seats and the spectators saw the actions too
 

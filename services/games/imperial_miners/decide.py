@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from services.games.contract import AwaitingPlayers, MalformedAction, RuleViolation
 from services.games.imperial_miners import actions as act
@@ -12,13 +13,14 @@ from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.flow import next_step
 from services.games.imperial_miners.mine import at, mine_of, occupied_above, placements
 from services.games.imperial_miners.rules import effect_event, playable, this_round
-from services.games.imperial_miners.state import ImperialMinersState, Phase, Stage
+from services.games.imperial_miners.stages import Phases, Stages
+from services.games.imperial_miners.state import ImperialMinersState, Stage
 
 
 def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]:
     step = next_step(s)
     if not isinstance(step, AwaitingPlayers) or player not in step.players:
-        if s.phase == Phase.CHOOSE and player in s.chosen:
+        if s.phase == Phases.CHOOSE and player in s.chosen:
             raise RuleViolation("ALREADY_CHOSEN", "You have chosen your card this round.")
         raise RuleViolation("NOT_YOUR_TURN", "You have nothing to do now; others are acting.")
     match action:
@@ -31,19 +33,19 @@ def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]
         case act.UseEffect(effect=index):
             return _use(s, player, index)
         case act.SkipEffect():
-            chain = s.chains.get(player) if s.phase == Phase.MINE else None
-            if chain is not None and chain.stage == Stage.SURFACE:
+            chain = s.chains.get(player) if s.phase == Phases.MINE else None
+            if chain is not None and chain.stage == Stages.SURFACE:
                 # Mine phase 3c: "the player chooses one of the 3 available effects and
                 # resolves it"; only Mine cards' effects are optional
                 raise RuleViolation(
                     "SURFACE_EFFECT",
                     "The chain has reached your Surface board: choose one of its 3 effects.",
                 )
-            _stage(s, player, (Stage.EFFECT,), "activate a card")
+            _stage(s, player, (Stages.EFFECT,), "activate a card")
             chain = s.chains[player]
             return [ev.EffectSkipped(player, chain.level, chain.column)]
         case act.ClimbTo(column=column):
-            _stage(s, player, (Stage.CLIMB,), "choose the card above")
+            _stage(s, player, (Stages.CLIMB,), "choose the card above")
             chain = s.chains[player]
             options = [
                 p.column for p in occupied_above(mine_of(s, player), chain.level, chain.column)
@@ -59,14 +61,14 @@ def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]
 
 
 def _stage(s: ImperialMinersState, player: str, stages: tuple[Stage, ...], what: str) -> Stage:
-    chain = s.chains.get(player) if s.phase == Phase.MINE else None
+    chain = s.chains.get(player) if s.phase == Phases.MINE else None
     if chain is None or chain.stage not in stages:
         raise RuleViolation("NOT_NOW", f"You cannot {what} now.")
     return chain.stage
 
 
 def _keep(s: ImperialMinersState, player: str, cards: tuple[str, ...]) -> list[Any]:
-    if s.phase != Phase.KEEP:
+    if s.phase != Phases.KEEP:
         raise RuleViolation("NOT_NOW", "Cards are kept only at setup.")
     hand = list(s.hands[player])
     if len(cards) != CONTENT.keep or len(set(cards)) != len(cards):
@@ -78,7 +80,7 @@ def _keep(s: ImperialMinersState, player: str, cards: tuple[str, ...]) -> list[A
 
 
 def _choose(s: ImperialMinersState, player: str, card: str) -> list[Any]:
-    if s.phase != Phase.CHOOSE:
+    if s.phase != Phases.CHOOSE:
         raise RuleViolation("NOT_NOW", "Cards are chosen at the start of the Mine phase.")
     if card not in s.hands[player]:
         raise RuleViolation("NOT_IN_HAND", "Choose a card from your hand.")
@@ -90,7 +92,7 @@ def _choose(s: ImperialMinersState, player: str, card: str) -> list[Any]:
 
 
 def _place(s: ImperialMinersState, player: str, column: int) -> list[Any]:
-    _stage(s, player, (Stage.PLACE,), "place a card")
+    _stage(s, player, (Stages.PLACE,), "place a card")
     card = s.chains[player].card
     level = CONTENT.cards[card].level
     free = placements(mine_of(s, player), level)
@@ -113,9 +115,9 @@ def _place(s: ImperialMinersState, player: str, column: int) -> list[Any]:
 
 
 def _use(s: ImperialMinersState, player: str, index: int) -> list[Any]:
-    stage = _stage(s, player, (Stage.EFFECT, Stage.SURFACE), "resolve an effect")
+    stage = _stage(s, player, (Stages.EFFECT, Stages.SURFACE), "resolve an effect")
     chain = s.chains[player]
-    if stage == Stage.SURFACE:
+    if stage == Stages.SURFACE:
         if not 0 <= index < len(CONTENT.surface):
             raise MalformedAction("BAD_EFFECT", "The Surface board has effects 0, 1 and 2.")
         return [effect_event(s, player, CONTENT.surface[index], "surface")]
@@ -128,23 +130,69 @@ def _use(s: ImperialMinersState, player: str, index: int) -> list[Any]:
 
 
 def legal(s: ImperialMinersState, player: str) -> tuple[Any, ...]:
+    choices = legal_choices(s, player)
+    return choices if isinstance(choices, tuple) else tuple(choices)
+
+
+def legal_choices(s: ImperialMinersState, player: str) -> Sequence[Any]:
+    """``legal``'s actions in its order, the many built only when read (a random policy
+    reads one): a hand's keeps (70 of 8 cards) and Level I's free columns (~24)."""
     step = next_step(s)
     if not isinstance(step, AwaitingPlayers) or player not in step.players:
         return ()
-    if s.phase == Phase.KEEP:
-        return tuple(act.KeepCards(c) for c in combinations(s.hands[player], CONTENT.keep))
-    if s.phase == Phase.CHOOSE:
-        return tuple(act.ChooseCard(c) for c in playable(s, player))
+    if s.phase == Phases.KEEP:
+        return Built(act.KeepCards, tuple(combinations(s.hands[player], CONTENT.keep)))
+    if s.phase == Phases.CHOOSE:
+        return Built(act.ChooseCard, playable(s, player))
     chain = s.chains[player]
-    if chain.stage == Stage.PLACE:
+    if chain.stage == Stages.PLACE:
         level = CONTENT.cards[chain.card].level
-        return tuple(act.PlaceCard(c) for c in placements(mine_of(s, player), level))
-    if chain.stage == Stage.CLIMB:
+        return Built(act.PlaceCard, placements(mine_of(s, player), level))
+    if chain.stage == Stages.CLIMB:
         options = occupied_above(mine_of(s, player), chain.level, chain.column)
         return tuple(act.ClimbTo(p.column) for p in options)
-    if chain.stage == Stage.SURFACE:  # chosen and resolved, never skipped
-        return tuple(act.UseEffect(i) for i in range(len(CONTENT.surface)))
+    if chain.stage == Stages.SURFACE:  # chosen and resolved, never skipped
+        return _USE_EFFECTS[: len(CONTENT.surface)]
     placed = at(mine_of(s, player), chain.level, chain.column)
     assert placed is not None
-    count = len(CONTENT.cards[placed.card].effects)
-    return (*(act.UseEffect(i) for i in range(count)), act.SkipEffect())
+    return (*_USE_EFFECTS[: len(CONTENT.cards[placed.card].effects)], _SKIP_EFFECT)
+
+
+#: the effect choices, made once (actions are values): a chain offers them at every card
+_USE_EFFECTS = tuple(
+    act.UseEffect(i)
+    for i in range(max(len(CONTENT.surface), *(len(c.effects) for c in CONTENT.cards.values())))
+)
+_SKIP_EFFECT = act.SkipEffect()
+
+T = TypeVar("T")
+
+
+class Built(Sequence[T]):
+    """The actions ``make(arg)`` for each of ``args``, in order, each built when read."""
+
+    __slots__ = ("_args", "_make")
+
+    def __init__(self, make: Callable[[Any], T], args: tuple[Any, ...]) -> None:
+        self._make = make
+        self._args = args
+
+    def __len__(self) -> int:
+        return len(self._args)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        if isinstance(index, slice):
+            return tuple(map(self._make, self._args[index]))
+        return self._make(self._args[index])
+
+    def __iter__(self) -> Iterator[T]:
+        return map(self._make, self._args)
+
+    def __repr__(self) -> str:
+        return f"Built({tuple(self)!r})"

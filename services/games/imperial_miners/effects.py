@@ -10,7 +10,7 @@ it (house reading of "boosts its effect").
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Final
 
 from services.games.imperial_miners.content import CONTENT, GAINS, Atom, Effect
 from services.games.imperial_miners.mine import (
@@ -31,26 +31,36 @@ def track_length() -> int:
     return SPACES_PER_BOARD * len(CONTENT.boards)
 
 
-@dataclass(frozen=True)
+# Plain classes, not dataclasses: a compiled dataclass keeps the __init__ ``@dataclass``
+# writes in Python, and every effect resolved makes one of each.
 class Context:
     """What an effect reads: the player's Mine and marker, the boards' sides, the card."""
 
-    mine: Mine
-    progress: int
-    sides: tuple[str, ...]
-    card: PlacedCard | None = None
+    def __init__(
+        self,
+        mine: Mine,
+        progress: int,
+        sides: tuple[str, ...],
+        card: PlacedCard | None = None,
+    ) -> None:
+        self.mine: Final = mine
+        self.progress: Final = progress
+        self.sides: Final = sides
+        self.card: Final = card
 
 
-@dataclass
 class Resolution:
-    coins: int = 0
-    vp: int = 0
-    progress: int = 0
-    machinery: int = 0
-    cave_in: bool = False
-    cleared: list[tuple[int, int]] = field(default_factory=list)
-    draws: dict[str, int] = field(default_factory=dict)
-    rewards: list[str] = field(default_factory=list)
+    """What an effect gives, added up atom by atom."""
+
+    def __init__(self) -> None:
+        self.coins = 0
+        self.vp = 0
+        self.progress = 0
+        self.machinery = 0
+        self.cave_in = False
+        self.cleared: list[tuple[int, int]] = []
+        self.draws: dict[str, int] = {}
+        self.rewards: list[str] = []
 
 
 def count(per: str, ctx: Context, res: Resolution) -> int:

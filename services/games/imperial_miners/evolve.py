@@ -9,11 +9,11 @@ from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.mine import at, mine_of
 from services.games.imperial_miners.mine import replace as replace_card
+from services.games.imperial_miners.stages import Phases, Stages
 from services.games.imperial_miners.state import (
     Chain,
     ImperialMinersState,
     PendingDraw,
-    Phase,
     PlacedCard,
     Stage,
 )
@@ -76,13 +76,13 @@ def _kept(s: ImperialMinersState, e: ev.CardsKept) -> ImperialMinersState:
 
 def _dealt(s: ImperialMinersState, e: ev.DealFinished | ev.HandsDealt) -> ImperialMinersState:
     everyone = frozenset(s.players) if s.first_game else frozenset()
-    return changed(s, phase=Phase.KEEP, kept=everyone)
+    return changed(s, phase=Phases.KEEP, kept=everyone)
 
 
 def _round_started(s: ImperialMinersState, e: ev.RoundStarted) -> ImperialMinersState:
     return changed(
         s,
-        phase=Phase.EVENT,
+        phase=Phases.EVENT,
         round=e.round,
         event=None,
         forced=(),
@@ -108,7 +108,7 @@ def _event_revealed(s: ImperialMinersState, e: ev.EventRevealed) -> ImperialMine
 
 def _mine_phase_started(s: ImperialMinersState, e: ev.MinePhaseStarted) -> ImperialMinersState:
     draws = tuple(PendingDraw(p, "level_1", 1, to_play=True) for p in e.forced)
-    return changed(s, phase=Phase.CHOOSE, forced=e.forced, draws=s.draws + draws)
+    return changed(s, phase=Phases.CHOOSE, forced=e.forced, draws=s.draws + draws)
 
 
 def _chosen(s: ImperialMinersState, e: ev.CardChosen) -> ImperialMinersState:
@@ -121,15 +121,16 @@ def _revealed(s: ImperialMinersState, e: ev.CardsRevealed) -> ImperialMinersStat
     coins = {p: n - costs.get(p, 0) for p, n in s.coins.items()}
     # a forced player whose Level I draw was cut short plays nothing this round
     chains = {
-        p: Chain(cards[p], Stage.PLACE) if p in cards else Chain("", Stage.DONE) for p in s.players
+        p: Chain(cards[p], Stages.PLACE) if p in cards else Chain("", Stages.DONE)
+        for p in s.players
     }
-    return changed(s, phase=Phase.MINE, revealed=True, hands=hands, coins=coins, chains=chains)
+    return changed(s, phase=Phases.MINE, revealed=True, hands=hands, coins=coins, chains=chains)
 
 
 def _placed(s: ImperialMinersState, e: ev.CardPlaced) -> ImperialMinersState:
     p = e.player
     mine = (*mine_of(s, p), PlacedCard(e.card, e.level, e.column))
-    chain = Chain(e.card, Stage.EFFECT, e.level, e.column)
+    chain = Chain(e.card, Stages.EFFECT, e.level, e.column)
     return changed(s, mines={**s.mines, p: mine}, chains={**s.chains, p: chain})
 
 
@@ -148,13 +149,13 @@ def _cave_in_removed(s: ImperialMinersState, e: ev.CaveInRemoved) -> ImperialMin
 def _climbed(s: ImperialMinersState, e: ev.ChainClimbed) -> ImperialMinersState:
     p, level = e.player, e.level
     chain = s.chains[p]
-    stage = Stage.SURFACE if level == 0 else Stage.EFFECT
+    stage = Stages.SURFACE if level == 0 else Stages.EFFECT
     return changed(s, chains={**s.chains, p: Chain(chain.card, stage, level, e.column)})
 
 
 def _chain_finished(s: ImperialMinersState, e: ev.ChainFinished) -> ImperialMinersState:
     p = e.player
-    return changed(s, chains={**s.chains, p: _at_stage(s.chains[p], Stage.DONE)})
+    return changed(s, chains={**s.chains, p: _at_stage(s.chains[p], Stages.DONE)})
 
 
 def _end_of_round(s: ImperialMinersState, e: ev.EndOfRoundResolved) -> ImperialMinersState:
@@ -166,7 +167,7 @@ def _round_ended(s: ImperialMinersState, e: ev.RoundEnded) -> ImperialMinersStat
 
 
 def _match_ended(s: ImperialMinersState, e: ev.MatchEnded) -> ImperialMinersState:
-    return changed(s, phase=Phase.OVER, scores=e.scores, results=e.results, end_reason=e.reason)
+    return changed(s, phase=Phases.OVER, scores=e.scores, results=e.results, end_reason=e.reason)
 
 
 def _deck_of(card: str) -> str:
@@ -238,18 +239,18 @@ def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState
     chain = s.chains.get(p)
     if chain is None:
         return s
-    if chain.stage == Stage.EFFECT and e.source.startswith("card"):
+    if chain.stage == Stages.EFFECT and e.source.startswith("card"):
         return _after_activation(s, p)
-    if chain.stage == Stage.SURFACE and e.source == "surface":
-        return changed(s, chains={**s.chains, p: _at_stage(chain, Stage.FINISHING)})
+    if chain.stage == Stages.SURFACE and e.source == "surface":
+        return changed(s, chains={**s.chains, p: _at_stage(chain, Stages.FINISHING)})
     return s
 
 
 def _after_activation(s: ImperialMinersState, p: str) -> ImperialMinersState:
     chain = s.chains[p]
-    if chain.stage == Stage.SURFACE:
-        return changed(s, chains={**s.chains, p: _at_stage(chain, Stage.FINISHING)})
-    return changed(s, chains={**s.chains, p: _at_stage(chain, Stage.CLIMB)})
+    if chain.stage == Stages.SURFACE:
+        return changed(s, chains={**s.chains, p: _at_stage(chain, Stages.FINISHING)})
+    return changed(s, chains={**s.chains, p: _at_stage(chain, Stages.CLIMB)})
 
 
 def _at_stage(chain: Chain, stage: Stage) -> Chain:

@@ -37,10 +37,11 @@ from services.games.imperial_miners.rules import (
     playable,
     this_round,
 )
-from services.games.imperial_miners.state import ImperialMinersState, PendingDraw, Phase, Stage
+from services.games.imperial_miners.stages import Phases, Stages
+from services.games.imperial_miners.state import ImperialMinersState, PendingDraw
 
 SHUFFLED_AT_SETUP = ("events", *LEVEL_DECKS)
-ACTING = (Stage.PLACE, Stage.EFFECT, Stage.CLIMB, Stage.SURFACE)
+ACTING = (Stages.PLACE, Stages.EFFECT, Stages.CLIMB, Stages.SURFACE)
 
 
 def setup_cards(deck: str) -> tuple[str, ...]:
@@ -70,7 +71,7 @@ def next_step(state: ImperialMinersState) -> Step:
 
 
 def _next_step(s: ImperialMinersState) -> Step:
-    if s.phase == Phase.OVER:
+    if s.phase == Phases.OVER:
         return Finished(Outcome(dict(s.results), s.end_reason, dict(s.scores)))
     if not s.sides:
         return AwaitingChance(RollDice(len(CONTENT.boards), 2, "Progress board sides"))
@@ -86,11 +87,11 @@ def _next_step(s: ImperialMinersState) -> Step:
         if pile > 0:
             return AwaitingChance(DrawCards(draw.deck, min(draw.count, pile), "Mine cards"))
         return AwaitingChance(ShuffleDeck(draw.deck, s.discards[draw.deck], "reshuffle"))
-    if s.phase == Phase.KEEP:
+    if s.phase == Phases.KEEP:
         return AwaitingPlayers(tuple(p for p in s.players if p not in s.kept), "keep")
-    if s.phase == Phase.EVENT:
+    if s.phase == Phases.EVENT:
         return AwaitingChance(DrawCards("events", 1, "Event card"))
-    if s.phase == Phase.CHOOSE:
+    if s.phase == Phases.CHOOSE:
         waiting = tuple(p for p in s.players if p not in s.chosen and p not in s.forced)
         return AwaitingPlayers(waiting, "choose")
     # Between the events of one command a seat may have no chain yet: it is not acting.
@@ -100,10 +101,10 @@ def _next_step(s: ImperialMinersState) -> Step:
 
 def automatic(s: ImperialMinersState) -> list[Any]:
     phase = s.phase
-    if phase == Phase.OVER:
+    if phase == Phases.OVER:
         return []
     # (the sides are rolled and the decks shuffled before the setup ends)
-    if phase == Phase.SETUP:
+    if phase == Phases.SETUP:
         if s.piles.get("events", 0) > CONTENT.event_deck:
             # setup 3: "draw 10 of them to form the Event deck; return the rest to the box"
             size = s.piles["events"]
@@ -112,17 +113,17 @@ def automatic(s: ImperialMinersState) -> list[Any]:
             return []
     if s.draws:
         return _draw_without_chance(s)
-    if phase == Phase.SETUP:
+    if phase == Phases.SETUP:
         dealt = sum((CONTENT.first_game_deal if s.first_game else CONTENT.deal).values())
         return [ev.DealFinished(dealt, dealt if s.first_game else CONTENT.keep)]
-    if phase == Phase.KEEP:
+    if phase == Phases.KEEP:
         return [ev.RoundStarted(1)] if len(s.kept) == len(s.players) else []
-    if phase == Phase.EVENT:
+    if phase == Phases.EVENT:
         if s.event is None:
             return []
         forced = tuple(p for p in s.players if not playable(s, p))
         return [ev.MinePhaseStarted(s.round, forced)]
-    if phase == Phase.CHOOSE:
+    if phase == Phases.CHOOSE:
         # forced players' draws are resolved (draws is empty): a card, or none at all
         if any(p not in s.chosen and p not in s.forced for p in s.players):
             return []
@@ -152,23 +153,23 @@ def _draw_without_chance(s: ImperialMinersState) -> list[Any]:
 def _mine_phase(s: ImperialMinersState) -> list[Any]:
     for p in s.players:
         chain = s.chains[p]
-        if chain.stage == Stage.EFFECT:
+        if chain.stage == Stages.EFFECT:
             placed = at(mine_of(s, p), chain.level, chain.column)
             if placed is not None and placed.cave_in:
                 return [ev.CaveInRemoved(p, chain.level, chain.column)]
-        elif chain.stage == Stage.CLIMB:
+        elif chain.stage == Stages.CLIMB:
             if chain.level == 1:
                 return [ev.ChainClimbed(p, 0, 0)]
             options = occupied_above(mine_of(s, p), chain.level, chain.column)
             if len(options) == 1:
                 return [ev.ChainClimbed(p, options[0].level, options[0].column)]
-        elif chain.stage == Stage.FINISHING:
+        elif chain.stage == Stages.FINISHING:
             event = this_round(s)
             bonus = []
             if event is not None and event.on_surface:
                 bonus = [effect_event(s, p, event.on_surface, f"event {event.id}")]
             return [*bonus, ev.ChainFinished(p)]
-    if any(s.chains[p].stage != Stage.DONE for p in s.players):
+    if any(s.chains[p].stage != Stages.DONE for p in s.players):
         return []
     card = event_card(s)
     assert card is not None

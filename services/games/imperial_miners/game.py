@@ -38,7 +38,7 @@ from services.games.contract import (
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.actions import ACTION_TYPES
 from services.games.imperial_miners.content import CONTENT
-from services.games.imperial_miners.decide import decide_action, legal
+from services.games.imperial_miners.decide import decide_action, legal, legal_choices
 from services.games.imperial_miners.events import EVENT_TYPES
 from services.games.imperial_miners.evolve import evolve
 from services.games.imperial_miners.flow import advance_folded, next_step
@@ -111,7 +111,7 @@ class ImperialMiners(Game[ImperialMinersState]):
         return legal(state, player)
 
     def legal_choices(self, state: ImperialMinersState, player: str) -> Sequence[Any]:
-        return legal(state, player)  # (not through legal_actions: one call less, per decision)
+        return legal_choices(state, player)
 
     def resolve(self, state: ImperialMinersState, outcome: ChanceOutcome) -> list[Any]:
         return self.resolve_folded(state, outcome)[0]

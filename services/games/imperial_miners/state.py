@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 
+from services.games.frozen import quick_init_all
+
 
 class Phase(StrEnum):
     SETUP = "setup"
@@ -97,3 +99,6 @@ class ImperialMinersState:
 
 
 FIELDS = frozenset(f.name for f in fields(ImperialMinersState))
+
+# the parts the folds make anew at most events (a chain's every step, a card placed, a draw)
+quick_init_all((PlacedCard, PendingDraw, Chain))

@@ -496,10 +496,12 @@ class LobbyRpcs:
                 return True
             return player is not None and _member(self._views.latest(summary.match_id), player)
 
+        # the bots service asks every second for the matches in play it seats bots in
+        bot_seated = bots and request.status == match_pb2.MATCH_STATUS_ACTIVE
         matches = sorted(
             (
                 s
-                for s in self._views.summaries()
+                for s in (self._views.bot_seated() if bot_seated else self._views.summaries())
                 if (not request.game or s.game == request.game)
                 and (not request.status or s.status == request.status)
                 and s.match_id > request.page_token

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..procstat import KAFKA_PIDFILE, rss_snapshot, snapshot, usage
+from ..servermetrics import gc_buckets, gc_pauses_between
 from ..stats import percentile
 from .traced_serve import compare as compare_snapshots
 from .traced_serve import request as request_snapshot
@@ -103,6 +104,8 @@ class Window:
     #: bytes of this run's Kafka log segments at the window's start and end (Tabletop only)
     kafka_bytes_start: int | None = None
     kafka_bytes_end: int | None = None
+    #: each service's garbage collections in the window (``servermetrics.gc_pauses_between``)
+    gc_pauses: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def streams(self) -> int:
@@ -228,8 +231,11 @@ class Capacity:
         topic_prefix: str = "",
         traced: Path | None = None,
         traced_names: Collection[str] = (),
+        metrics: Mapping[str, str] | None = None,
     ) -> None:
         self.driver = driver
+        #: each service's metrics address, for its garbage-collection pauses
+        self.metrics = dict(metrics or {})
         #: the services run by traced_serve write their tracemalloc snapshots here
         self.traced = traced
         self.traced_pids = {
@@ -247,11 +253,13 @@ class Capacity:
         status = await self.driver.status()
         kafka_start = kafka_log_bytes(self.prefix, self.log_dir)
         rss_start = rss_snapshot(self.watched)
+        gc_before = {n: gc_buckets(a) for n, a in self.metrics.items()}
         before = snapshot(self.watched)
         await self.driver.mark()
         await asyncio.sleep(seconds)
         load = await self.driver.collect()
         after = snapshot(self.watched)
+        gc_after = {n: gc_buckets(a) for n, a in self.metrics.items()}
         return Window(
             kind=kind,
             matches=matches,
@@ -264,6 +272,7 @@ class Capacity:
             setup=setup,
             kafka_bytes_start=kafka_start,
             kafka_bytes_end=kafka_log_bytes(self.prefix, self.log_dir),
+            gc_pauses={n: gc_pauses_between(gc_before[n], gc_after[n]) for n in gc_after},
         )
 
     async def run(self, run: CapacityRun, warm_matches: int) -> CapacityRun:

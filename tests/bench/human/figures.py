@@ -332,6 +332,29 @@ def _process_table(run: CapacityRun) -> list[str]:
             busy = f"{cpu / step.window_s:.2f}" if cpu is not None and step.window_s else "—"
             cells.append(busy if name == "other" else f"{busy} / {_mib(rss)}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines + _gc_rows(run)
+
+
+def _gc_rows(run: CapacityRun) -> list[str]:
+    """Each service's full garbage collections in each step's window and its longest pause
+    of any generation (the upper bound of its histogram bucket)."""
+    names = sorted({n for step in run.steps for n in step.gc_pauses})
+    if not names:
+        return []
+    lines = [
+        "",
+        "Garbage collection in each step's window: full collections / longest pause of any "
+        "generation, ms (≤ its bucket's bound; `tabletop_gc_pause_seconds`).",
+        "",
+        "| Process | " + " | ".join(f"{s.matches:,} matches" for s in run.steps) + " |",
+        "|---|" + "---:|" * len(run.steps),
+    ]
+    for name in names:
+        cells = []
+        for step in run.steps:
+            gc = step.gc_pauses.get(name)
+            cells.append("—" if not gc else f"{gc['full']:.0f} / ≤ {1000 * gc['longest_s']:g}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
 

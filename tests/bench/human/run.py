@@ -73,7 +73,14 @@ async def tabletop_capacity(
     try:
         async with tabletop_people(binary, stack.addr("gateway"), shape, seed) as people:
             capacity = Capacity(
-                people, pids, sizes, progress, stack.topic_prefix, traced, traced_names=ORDER
+                people,
+                pids,
+                sizes,
+                progress,
+                stack.topic_prefix,
+                traced,
+                traced_names=ORDER,
+                metrics={name: stack.metrics_addr(name) for name in ORDER},
             )
             await capacity.run(run, len(shape.seats))
     except GeneratorFailed as error:

@@ -30,6 +30,7 @@ from tests.bench.human.figures import (
 )
 from tests.bench.human.generator import Shape
 from tests.bench.human.options import DEFAULT_STEPS, QUICK_STEPS, add_arguments, plan_from, steps
+from tests.bench.servermetrics import gc_pauses_between
 
 MIB = 1 << 20
 
@@ -186,6 +187,20 @@ def test_figures_and_the_report_section() -> None:
     assert "| gateway | 0.50 / 200.0 | 0.50 / 200.0 |" in text
     assert "| other | 0.20 | 0.20 |" in text
     assert capacity_markdown([], {}) == []
+
+
+def test_garbage_collections_in_a_window_and_their_longest_pause() -> None:
+    inf = float("inf")
+    before = {("0", 0.001): 5.0, ("0", inf): 5.0, ("2", 0.1): 1.0, ("2", 0.5): 1.0, ("2", inf): 1.0}
+    # in the window: 3 young pauses under 1 ms, one full collection of 0.1-0.5 s
+    after = {("0", 0.001): 8.0, ("0", inf): 8.0, ("2", 0.1): 1.0, ("2", 0.5): 2.0, ("2", inf): 2.0}
+    assert gc_pauses_between(before, after) == {"full": 1.0, "longest_s": 0.5}
+    assert gc_pauses_between(after, after) == {"full": 0.0, "longest_s": 0.0}
+    assert gc_pauses_between(before, {}) == {}
+    step = window(100)
+    step.gc_pauses = {"gateway": gc_pauses_between(before, after), "board": {}}
+    text = "\n".join(capacity_markdown([run_of(step)], {}))
+    assert "| board | — |" in text and "| gateway | 1 / ≤ 500 |" in text
 
 
 def test_kafka_log_bytes_counts_only_this_runs_segments(tmp_path: Path) -> None:

@@ -267,3 +267,24 @@ async def test_acknowledged_updates_waiting_for_their_copy_are_bounded(
     await store.consume(Topic(raw("m0", 1), raw("m4", 1)))  # type: ignore[arg-type]
     assert told == ["m0", "m4"]  # a forgotten one's copy is read as any update
     assert {store.latest(f"m{i}").summary.version for i in range(5)} == {1}  # type: ignore[union-attr]
+
+
+def seated(match_id: str, version: int, bots: dict[str, str], finished: bool = False) -> bytes:
+    status = match_pb2.MATCH_STATUS_FINISHED if finished else match_pb2.MATCH_STATUS_ACTIVE
+    summary = match_pb2.MatchSummary(
+        match_id=match_id, version=version, bot_levels=bots, status=status
+    )
+    return match_pb2.ViewUpdate(summary=summary).SerializeToString()
+
+
+async def test_the_matches_seating_bots_are_those_in_play_with_a_bot_seat_now() -> None:
+    store = ViewStore()
+    await store.put(match_pb2.ViewUpdate.FromString(seated("a", 1, {"bob": "hard"})))
+    await store.put(match_pb2.ViewUpdate.FromString(seated("b", 1, {})))
+    assert [s.match_id for s in store.bot_seated()] == ["a"]
+    store.acknowledged(seated("b", 2, {"ann": "easy"}))  # a seat handed over to a bot
+    assert sorted(s.match_id for s in store.bot_seated()) == ["a", "b"]
+    assert [s.version for s in store.bot_seated() if s.match_id == "b"] == [2]
+    await store.put(match_pb2.ViewUpdate.FromString(seated("a", 2, {"bob": "hard"}, True)))
+    store.acknowledged(seated("b", 3, {}))  # taken back by a person
+    assert store.bot_seated() == []

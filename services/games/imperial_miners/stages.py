@@ -1,0 +1,31 @@
+"""The state's phases and chain stages as constants of the compiled rules.
+
+From compiled code, ``Phase.OVER`` is a look-up of ``Phase`` in the module's globals, then
+of the member through the enum's metaclass and its ``__getattr__`` hook, at every
+comparison of every step; a ``Final`` class attribute of a compiled module is a C static.
+The values are the members themselves: states and events hold what they held before.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from services.games.imperial_miners.state import Phase, Stage
+
+
+class Phases:
+    SETUP: Final = Phase.SETUP
+    KEEP: Final = Phase.KEEP
+    EVENT: Final = Phase.EVENT
+    CHOOSE: Final = Phase.CHOOSE
+    MINE: Final = Phase.MINE
+    OVER: Final = Phase.OVER
+
+
+class Stages:
+    PLACE: Final = Stage.PLACE
+    EFFECT: Final = Stage.EFFECT
+    CLIMB: Final = Stage.CLIMB
+    SURFACE: Final = Stage.SURFACE
+    FINISHING: Final = Stage.FINISHING
+    DONE: Final = Stage.DONE
