@@ -28,10 +28,18 @@ bounded by the memory the process held, and that long collection comes each time
 memory doubles rather than each time the heap grows by a quarter. (The resident size, one
 read of /proc, is the measure: counting the frozen objects walks them all, 38 ms at 1.2
 million.)
+
+Young collections come on a clock too (``collect_young_forever``, every 50 ms). CPython 3.11
+starts one when allocations net of deallocations pass the threshold, and a service that
+replaces each match's state at every action frees about as many old objects as it makes new
+ones: the young generation grew to 140,000 objects in the gateway between two collections,
+and one took 95 ms of CPU. On a clock, a young collection walks what 50 ms left alive; the
+middle and full ones follow when their counts come due, as CPython's own would.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 import time
@@ -64,6 +72,30 @@ def resident_bytes() -> int:
             return int(statm.read().split()[1]) * _PAGE
     except (OSError, IndexError, ValueError):
         return 0
+
+
+#: how often a service collects its young generation itself
+YOUNG_EVERY_S = 0.05
+
+
+def due_generation() -> int:
+    """The oldest generation whose count of younger collections has come due (CPython's
+    own rule, but for the quarter-of-the-heap condition on full ones: with the survivors
+    frozen, a full collection walks only what came since), else 0."""
+    counts, thresholds = gc.get_count(), gc.get_threshold()
+    for generation in (2, 1):
+        if counts[generation] >= thresholds[generation]:
+            return generation
+    return 0
+
+
+async def collect_young_forever(every_s: float = YOUNG_EVERY_S) -> None:
+    """Collect the young generation every ``every_s`` (and the older ones when due), so
+    that no young collection has more than that long's survivors to walk (module
+    docstring). Runs until cancelled."""
+    while True:
+        await asyncio.sleep(every_s)
+        gc.collect(due_generation())
 
 
 #: pause buckets (seconds): young collections take ~0.1-1 ms, full ones up to seconds

@@ -12,7 +12,7 @@ from grpc_reflection.v1alpha import reflection
 
 from services.common.calls.handler import CallsServicer, Registrar
 from services.common.config import Config
-from services.common.heap import settle_after_startup
+from services.common.heap import collect_young_forever, settle_after_startup
 from services.common.logging import get_logger
 from services.common.metrics import MetricsInterceptor, start_metrics_server
 from services.common.peer_auth import (
@@ -98,6 +98,7 @@ async def run_until_signalled(
     if on_start is not None:
         await on_start()
     settle_after_startup()
+    young = asyncio.create_task(collect_young_forever())
     service = GrpcService(config, register, max_request_bytes)
     await service.start()
     stopping = asyncio.Event()
@@ -107,6 +108,7 @@ async def run_until_signalled(
     await stopping.wait()
     log.info("shutting_down", grace_seconds=config.shutdown_grace_seconds)
     await service.stop()
+    young.cancel()
     if on_stop is not None:
         await on_stop()
     log.info("stopped")

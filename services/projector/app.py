@@ -26,7 +26,7 @@ from google.protobuf import any_pb2
 from services.adapters.game_adapter import messages_for
 from services.adapters.views import encode_state
 from services.common.config import Config
-from services.common.heap import settle_after_startup
+from services.common.heap import collect_young_forever, settle_after_startup
 from services.common.kafka_access import MECHANISM
 from services.common.metrics import PROJECTOR_ASSIGNED, start_metrics_server
 from services.common.topics import projector_group
@@ -61,6 +61,7 @@ def create_app(config: Config) -> faust.App:
     app.producer.buffer.max_messages = TABLE_WRITES_BUFFERED
     MatchViews(app, config)
     watch_dead_letters(app, config)
+    collect_young(app)
     count_assigned_partitions(app)
     return app
 
@@ -140,6 +141,15 @@ def load_games() -> None:
             with contextlib.suppress(Exception):
                 messages.event_from_any(empty)
         encode_state(game.initial_state())
+
+
+def collect_young(app: faust.App) -> None:
+    """Young garbage collections on a clock, as every service has (services/common/heap.py)."""
+
+    async def collect() -> None:
+        await collect_young_forever()
+
+    app.task(collect)
 
 
 def watch_dead_letters(app: faust.App, config: Config) -> None:

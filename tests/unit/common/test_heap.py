@@ -4,6 +4,7 @@ doubled; every pause is counted by generation."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import weakref
 from collections.abc import Callable, Iterator
@@ -12,7 +13,14 @@ import pytest
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 
 from services.common import heap
-from services.common.heap import YOUNG_THRESHOLD, Settling, resident_bytes, settle_after_startup
+from services.common.heap import (
+    YOUNG_THRESHOLD,
+    Settling,
+    collect_young_forever,
+    due_generation,
+    resident_bytes,
+    settle_after_startup,
+)
 
 
 class Node:
@@ -158,3 +166,33 @@ def _registry(settled: Settling) -> CollectorRegistry:
     registry = CollectorRegistry()
     registry.register(settled)
     return registry
+
+
+def test_the_generation_due_is_the_oldest_whose_count_came_due(
+    restored_gc: list[Settling],
+) -> None:
+    gc.set_threshold(YOUNG_THRESHOLD, 3, 2)
+    gc.collect()
+    assert due_generation() == 0
+    for _ in range(3):
+        gc.collect(0)
+    assert due_generation() == 1
+    gc.collect(1)
+    gc.collect(0)
+    gc.collect(1)
+    assert due_generation() == 2
+
+
+async def test_young_collections_come_on_a_clock_whatever_the_net_allocations(
+    restored_gc: list[Settling],
+) -> None:
+    settled = settling(restored_gc)
+    # a state replaced: as many objects made as freed, which never starts a collection
+    state = [[i] for i in range(50_000)]
+    assert len(gc.get_objects(0)) >= 50_000
+    clock = asyncio.create_task(collect_young_forever(every_s=0.01))
+    await asyncio.sleep(0.1)
+    clock.cancel()
+    assert len(gc.get_objects(0)) < 1_000
+    assert pauses(settled)["0"] >= 2
+    assert state[-1] == [49_999]
