@@ -196,3 +196,15 @@ async def test_young_collections_come_on_a_clock_whatever_the_net_allocations(
     assert len(gc.get_objects(0)) < 1_000
     assert pauses(settled)["0"] >= 2
     assert state[-1] == [49_999]
+
+
+async def test_the_clock_adds_no_collection_when_others_come_sooner(
+    restored_gc: list[Settling],
+) -> None:
+    settled = settling(restored_gc)
+    clock = asyncio.create_task(collect_young_forever(every_s=0.2))
+    for _ in range(25):  # a busy service: its allocations start one every 20 ms
+        await asyncio.sleep(0.02)
+        gc.collect(0)
+    clock.cancel()
+    assert pauses(settled)["0"] == 25
