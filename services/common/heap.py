@@ -151,7 +151,11 @@ class Settling(Collector):
             gc.freeze()  # the whole heap's survivors: the next growth is measured from them
             self._resident_after_all = self._resident()
         elif generation >= self._freeze_from and not self._everything:
-            gc.freeze()  # the generations collected are empty: their survivors went older
+            # The generations collected are empty: their survivors went older. freeze()
+            # also zeroes every generation's count, so no plain full collection comes due
+            # after it (nothing would be left for one to walk): full collections happen
+            # only after an unfreeze, as collections of everything.
+            gc.freeze()
             if self._resident() > self._growth * self._resident_after_all > 0:
                 gc.unfreeze()  # the next full collection walks everything
                 self._everything = True
