@@ -23,13 +23,18 @@ class MethodTotals:
     calls: float
 
 
-def scrape(address: str, timeout_s: float = 2.0) -> dict[str, MethodTotals]:
-    """``{"Service/Method": totals}`` from one metrics endpoint (empty if unreachable)."""
+def _exposition(address: str, timeout_s: float) -> str:
+    """One metrics endpoint's text ("" if unreachable: it parses as no families)."""
     try:
         with urllib.request.urlopen(f"http://{address}/metrics", timeout=timeout_s) as reply:
-            body = reply.read().decode()
+            return str(reply.read().decode())
     except OSError:
-        return {}
+        return ""
+
+
+def scrape(address: str, timeout_s: float = 2.0) -> dict[str, MethodTotals]:
+    """``{"Service/Method": totals}`` from one metrics endpoint (empty if unreachable)."""
+    body = _exposition(address, timeout_s)
     sums: dict[str, float] = {}
     counts: dict[str, float] = {}
     for family in text_string_to_metric_families(body):
@@ -82,11 +87,7 @@ GC_PAUSES = "tabletop_gc_pause_seconds"
 def gc_buckets(address: str, timeout_s: float = 2.0) -> dict[tuple[str, float], float]:
     """``{(generation, le): cumulative count}`` of one service's GC pauses (empty if
     unreachable or not exported)."""
-    try:
-        with urllib.request.urlopen(f"http://{address}/metrics", timeout=timeout_s) as reply:
-            body = reply.read().decode()
-    except OSError:
-        return {}
+    body = _exposition(address, timeout_s)
     return {
         (sample.labels["generation"], float(sample.labels["le"])): sample.value
         for family in text_string_to_metric_families(body)
