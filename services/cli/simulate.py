@@ -178,11 +178,13 @@ def compare(
     comparison: Comparison,
     progress: Callable[[int], None] | None = None,
     results: Any = None,
+    stamp: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play the comparison's matches, skipping those already in ``results`` (a path to a
     JSON-lines file, appended to after every match: a run stopped at any point resumes
     where it was), and report per level: matches won with a 95% interval, mean score,
-    CPU seconds per decision."""
+    CPU seconds per decision. ``stamp`` is written into each new row (what code played
+    it: a bot's strength under a CPU budget depends on the engine's speed)."""
     game = get_game(comparison.game)
     if not game.min_players <= len(comparison.levels) <= game.max_players:
         raise ValueError(
@@ -213,7 +215,7 @@ def compare(
     for index in range(comparison.games):
         if index in done:
             continue
-        row = compare_match(comparison, index)
+        row = compare_match(comparison, index) | dict(stamp or {})
         done[index] = row
         if path is not None:
             with path.open("a") as out:

@@ -3,17 +3,25 @@ simulate``'s comparisons for every game, seats rotated, seeds fixed, each match 
 to a results file as it ends, so the run may be stopped and started again at will (it
 takes CPU-hours: a ``hard`` move is most of a CPU-second).
 
-    python -m tests.bench.bot_strength run --results DIR [--games N] [--only GAME,...]
-    python -m tests.bench.bot_strength table --results DIR
+    python -m tests.bench.bot_strength run [--results DIR] [--games N] [--only GAME,...]
+    python -m tests.bench.bot_strength table [--results DIR]
 
-``table`` prints what is finished as a Markdown table with 95% intervals and the verdict
-against each target.
+``table`` prints what is finished as a Markdown table with 95% intervals, their half-width
+against the issue's ±5 points, and the verdict against each target.
+
+The results are kept in the repository (``RESULTS``), so that the measurement, a few
+CPU-days at the issue's precision, goes on across sessions: commit what a run appended,
+and the next run resumes after it. Each match records the commit that played it
+(``code``): under a CPU budget a bot's strength moves with the engines' speed, so rows
+from before a change to the bots or the engines are not mixed with later ones unless
+``table`` is told to (``--code``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +32,10 @@ from rich.progress import Progress
 from services.cli.simulate import Comparison, compare, comparison_report
 
 DRILLIT = {"difficulty": "medium", "distance": "medium"}
+#: where the matches played so far are kept (in the repository: see the docstring)
+RESULTS = Path(__file__).parent / "results" / "bot-strength"
+#: the issue's precision: a 95% interval no wider than ± this
+PRECISION = 0.05
 
 
 @dataclass(frozen=True)
@@ -86,6 +98,18 @@ def _file(results: Path, comparison: Comparison) -> Path:
     return results / f"{name}.jsonl"
 
 
+def code() -> str:
+    """The commit this checkout is at, with ``+`` when it has changes not committed."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], capture_output=True, text=True, cwd=Path(__file__).parent
+        ).stdout.strip()
+
+    commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    return commit + ("+" if git("status", "--porcelain", "--", "services") else "")
+
+
 def run(results: Path, games: int, only: set[str], chunk: int) -> None:
     """Every comparison ``chunk`` matches at a time, in turn, up to ``games`` each: a run
     stopped early has all of them measured about equally far."""
@@ -107,29 +131,33 @@ def run(results: Path, games: int, only: set[str], chunk: int) -> None:
                         part,
                         lambda done, task=task: bar.update(task, completed=done),  # type: ignore[misc]
                         _file(results, part),
+                        {"code": code()},
                     )
             except ValueError as unplayable:  # a game without a sampler offers easy only
                 print(f"{part.game}: {unplayable}", file=sys.stderr)
 
 
-def table(results: Path, games: int) -> str:
+def table(results: Path, games: int, codes: set[str] | None = None) -> str:
+    """``codes``: only the matches played by these commits (None: all)."""
     lines = [
         "| comparison | matches | hard won (95% interval) | greedy won (95% interval) "
-        "| target | met? |",
-        "|---|---:|---|---|---|---|",
+        "| ± points (issue: ≤ 5) | target | met? |",
+        "|---|---:|---|---|---:|---|---|",
     ]
     for target in targets(games):
-        hard = _report(results, target.hard)
+        hard = _report(results, target.hard, codes)
         if hard is None:
-            lines.append(f"| {target.name} | 0 | — | — | {target.goal} | not measured |")
+            lines.append(f"| {target.name} | 0 | — | — | — | {target.goal} | not measured |")
             continue
         h = hard["by_level"]["hard"]
         base_text, verdict = "—", ""
+        spread = _half_width(h)
         if target.baseline is not None:
-            base = _report(results, target.baseline)
+            base = _report(results, target.baseline, codes)
             b = base["by_level"]["easy"] if base is not None else None
             if b is not None:
                 base_text = _rate(b)
+                spread = max(spread, _half_width(b))
                 diff_low = h["win_rate_95"][0] - b["win_rate_95"][1]
                 diff = h["win_rate"] - b["win_rate"]
                 verdict = (
@@ -150,9 +178,18 @@ def table(results: Path, games: int) -> str:
             )
         lines.append(
             f"| {target.name} | {hard['games_played']} | {_rate(h)} | {base_text} "
+            f"| {spread * 100:.1f}{'' if spread <= PRECISION else ' (wider)'} "
             f"| {target.goal} | {verdict} |"
         )
+    played_by = sorted({row.get("code", "unknown") for row in _rows_everywhere(results, codes)})
+    lines.append("")
+    lines.append(f"Played by: {', '.join(played_by) or 'nothing yet'}.")
     return "\n".join(lines)
+
+
+def _half_width(row: dict[str, Any]) -> float:
+    low, high = row["win_rate_95"]
+    return float(high - low) / 2
 
 
 def _rate(row: dict[str, Any]) -> str:
@@ -160,12 +197,19 @@ def _rate(row: dict[str, Any]) -> str:
     return f"{row['wins']}/{row['matches']} = {row['win_rate']:.1%} ({low:.1%}–{high:.1%})"
 
 
-def _report(results: Path, comparison: Comparison) -> dict[str, Any] | None:
-
-    path = _file(results, comparison)
+def _rows(path: Path, codes: set[str] | None) -> list[dict[str, Any]]:
     if not path.exists():
-        return None
+        return []
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r for r in rows if codes is None or r.get("code", "unknown") in codes]
+
+
+def _rows_everywhere(results: Path, codes: set[str] | None) -> list[dict[str, Any]]:
+    return [row for path in sorted(results.glob("*.jsonl")) for row in _rows(path, codes)]
+
+
+def _report(results: Path, comparison: Comparison, codes: set[str] | None) -> dict[str, Any] | None:
+    rows = _rows(_file(results, comparison), codes)
     if not rows:
         return None
     return comparison_report(comparison, sorted(rows, key=lambda r: r["index"]))
@@ -174,14 +218,18 @@ def _report(results: Path, comparison: Comparison) -> dict[str, Any] | None:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.bot_strength")
     parser.add_argument("action", choices=["run", "table"])
-    parser.add_argument("--results", type=Path, default=Path(".cache/bot-strength"))
+    parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--games", type=int, default=400, help="matches per comparison")
     parser.add_argument("--only", default="", help="games to run, comma-separated")
     parser.add_argument("--chunk", type=int, default=20, help="matches per comparison in turn")
+    parser.add_argument(
+        "--code", default="", help="table: only matches played by these commits, comma-separated"
+    )
     args = parser.parse_args()
     if args.action == "run":
         run(args.results, args.games, {g for g in args.only.split(",") if g}, args.chunk)
-    print(table(args.results, args.games))
+    codes = {c for c in args.code.split(",") if c} or None
+    print(table(args.results, args.games, codes))
 
 
 if __name__ == "__main__":

@@ -58,3 +58,11 @@ def test_unknown_levels_and_seat_counts_are_refused_before_any_match() -> None:
         compare(Comparison("crashland", 1, ("expert",)))
     with pytest.raises(ValueError, match="seats 1-1"):
         compare(Comparison("crashland", 1, ("easy", "easy")))
+
+
+def test_each_new_row_records_the_stamp_and_old_rows_keep_theirs(tmp_path: Path) -> None:
+    results = tmp_path / "runs.jsonl"
+    compare(Comparison("drillit", 1, ("easy", "easy")), results=results, stamp={"code": "a1"})
+    compare(Comparison("drillit", 2, ("easy", "easy")), results=results, stamp={"code": "b2"})
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [(r["index"], r["code"]) for r in rows] == [(0, "a1"), (1, "b2")]

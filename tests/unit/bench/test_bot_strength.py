@@ -1,0 +1,64 @@
+"""The strength table: rows filtered by the commit that played them, the interval's
+half-width against the issue's ±5 points, and the verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from services.cli.simulate import Comparison
+from tests.bench.bot_strength import _file, table
+
+
+def _write(results: Path, comparison: Comparison, outcomes: list[tuple[str, str]]) -> None:
+    """One row per (result of the seat ``player1``, code) in ``outcomes``; the hard seat
+    is always player1 here, so rotation plays no part."""
+    with _file(results, comparison).open("a") as out:
+        for index, (result, code) in enumerate(outcomes):
+            seats = {f"player{i + 1}": lv for i, lv in enumerate(comparison.levels)}
+            out.write(
+                json.dumps(
+                    {
+                        **comparison.key(),
+                        "index": index,
+                        "seed": index,
+                        "seats": seats,
+                        "results": {s: result if s == "player1" else "lost" for s in seats},
+                        "scores": {s: 0 for s in seats},
+                        "reason": "",
+                        "move_cpu_s": {s: [0.5] for s in seats},
+                        "code": code,
+                    }
+                )
+                + "\n"
+            )
+
+
+def _row(text: str, name: str) -> list[str]:
+    line = next(line for line in text.splitlines() if line.startswith(f"| {name} |"))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_the_table_reads_only_the_commits_asked_for(tmp_path: Path) -> None:
+    hard = Comparison("imperial_miners", 400, ("hard", "easy"), {})
+    # 300 won of 400 by "new", 0 of 100 by "old": together 300/500
+    _write(
+        tmp_path, hard, [("won", "new")] * 300 + [("lost", "new")] * 100 + [("lost", "old")] * 100
+    )
+    every = _row(table(tmp_path, 400), "Imperial Miners, 2 seats: hard vs greedy")
+    assert every[1] == "500"
+    new = _row(table(tmp_path, 400, {"new"}), "Imperial Miners, 2 seats: hard vs greedy")
+    assert new[1] == "400"
+    assert new[2].startswith("300/400 = 75.0%")
+    # Wilson at 300/400: 70.5%-79.0%, ±4.2 points: within the issue's ±5
+    assert new[4] == "4.2"
+    assert new[6] == "yes"
+    assert "Played by: new." in table(tmp_path, 400, {"new"})
+
+
+def test_an_interval_wider_than_five_points_is_flagged(tmp_path: Path) -> None:
+    hard = Comparison("imperial_miners", 400, ("hard", "easy"), {})
+    _write(tmp_path, hard, [("won", "x")] * 7 + [("lost", "x")] * 3)
+    row = _row(table(tmp_path, 400), "Imperial Miners, 2 seats: hard vs greedy")
+    assert row[4].endswith("(wider)")
+    assert row[6] == "open"
