@@ -114,6 +114,8 @@ def run(results: Path, games: int, only: set[str], chunk: int) -> None:
     """Every comparison ``chunk`` matches at a time, in turn, up to ``games`` each: a run
     stopped early has all of them measured about equally far."""
     results.mkdir(parents=True, exist_ok=True)
+    # once, at the start: the code this process imported, whatever is committed meanwhile
+    stamp = {"code": code()}
     comparisons = [
         comparison
         for target in targets(games)
@@ -131,7 +133,7 @@ def run(results: Path, games: int, only: set[str], chunk: int) -> None:
                         part,
                         lambda done, task=task: bar.update(task, completed=done),  # type: ignore[misc]
                         _file(results, part),
-                        {"code": code()},
+                        stamp,
                     )
             except ValueError as unplayable:  # a game without a sampler offers easy only
                 print(f"{part.game}: {unplayable}", file=sys.stderr)
