@@ -6,8 +6,10 @@ import argparse
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from services.games.registry import get_game
+
 from .capacity import CapacitySizes
-from .generator import Shape
+from .generator import DEFAULT_SEATS, Shape
 
 #: ``make bench``: one idle step and two steps of the ramp (about 4 min per system)
 DEFAULT_STEPS = (200, 400)
@@ -93,11 +95,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--spectators", type=int, default=1, help="spectators per match (default 1)")
     group.add_argument(
+        "--tables",
+        type=_tables,
+        default=None,
+        metavar="GAME=SEATS,...",
+        help="the games played and their seats (default: "
+        + ",".join(f"{g}={n}" for g, n in DEFAULT_SEATS.items())
+        + "); boardgame.io's dice tables take the same seats",
+    )
+    group.add_argument(
         "--persons-per-conn",
         type=int,
         default=1,
         help="people sharing one gRPC connection (default 1: a device each)",
     )
+
+
+def _tables(text: str) -> dict[str, int]:
+    """``crashland=1,drillit=2`` as {game: seats}; refuses unknown games and seat counts
+    the game does not take."""
+    tables: dict[str, int] = {}
+    for part in text.split(","):
+        name, _, count = part.partition("=")
+        try:
+            game, seats = get_game(name.strip()), int(count)
+        except (KeyError, ValueError) as bad:
+            raise argparse.ArgumentTypeError(f"{part!r}: GAME=SEATS, GAME one of ours") from bad
+        if not game.min_players <= seats <= game.max_players:
+            raise argparse.ArgumentTypeError(
+                f"{game.name} seats {game.min_players}-{game.max_players}, not {seats}"
+            )
+        tables[game.name] = seats
+    return tables
 
 
 def plan_from(args: argparse.Namespace, peer: bool) -> CapacityPlan:
@@ -112,6 +141,7 @@ def plan_from(args: argparse.Namespace, peer: bool) -> CapacityPlan:
     if hold <= 0 or think_mean <= 0 or not 0 <= args.spectators <= 50:
         raise SystemExit("capacity: hold and think time above 0, spectators 0 to 50")
     shape = Shape(
+        seats=args.tables or dict(DEFAULT_SEATS),
         spectators=args.spectators,
         think_mean_s=think_mean,
         think_min_s=think_min,

@@ -259,3 +259,17 @@ def test_the_shape_tells_the_generator_its_people() -> None:
     think = args[args.index("-think-mean") + 1]  # a Go duration
     assert think.endswith("s") and float(think[:-1]) == 10
     assert shape.streams_per_match() == pytest.approx(7 / 4 + 2)
+
+
+def test_tables_choose_the_games_and_seats_for_both_systems() -> None:
+    plan = plan_from(parse("--tables", "crashland=1,drillit=3"), peer=True)
+    assert dict(plan.shape.seats) == {"crashland": 1, "drillit": 3}
+    args = plan.shape.args()
+    assert args[args.index("-seats") + 1] == "crashland=1,drillit=3"
+    assert plan.shape.streams_per_match() == pytest.approx(4 / 2 + 1)
+
+
+@pytest.mark.parametrize("text", ["crashland=2", "chess=1", "crashland", "drillit=x"])
+def test_tables_the_games_cannot_seat_are_refused(text: str) -> None:
+    with pytest.raises(SystemExit):
+        parse("--tables", text)
