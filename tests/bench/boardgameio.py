@@ -130,6 +130,8 @@ class PeerServer:
         self.storage = storage
         self.port, self.api_port = free_ports(2)
         self.data = Path(tempfile.mkdtemp(prefix=f"tabletop-peer-{storage}-"))
+        #: the server's standard error, kept after the run (the data folder is not)
+        self.log = self.data.with_name(f"{self.data.name}-server.log")
         self.process: asyncio.subprocess.Process | None = None
 
     @property
@@ -144,16 +146,17 @@ class PeerServer:
         args = [str(self.port), str(self.api_port), self.storage]
         if self.storage == "flatfile":
             args.append(str(self.data))
-        self.process = await asyncio.create_subprocess_exec(
-            "node",
-            "server.js",
-            *args,
-            cwd=self.project,
-            env={**os.environ, "NODE_ENV": "production"},
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        with self.log.open("wb") as log:
+            self.process = await asyncio.create_subprocess_exec(
+                "node",
+                "server.js",
+                *args,
+                cwd=self.project,
+                env={**os.environ, "NODE_ENV": "production"},
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
+            )
         assert self.process.stdout is not None
         try:
             line = await asyncio.wait_for(self.process.stdout.readline(), START_TIMEOUT_S)
@@ -163,6 +166,18 @@ class PeerServer:
             await self.__aexit__()
             raise PeerUnavailable(f"the boardgame.io server ({self.storage}) did not start")
         return self
+
+    def exited(self) -> str | None:
+        """None while the server runs; else how it ended, with its last words."""
+        if self.process is None or self.process.returncode is None:
+            return None
+        try:
+            lines = self.log.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            lines = []
+        last = f": {lines[-1][:200]}" if lines else ""
+        code = self.process.returncode
+        return f"the boardgame.io server exited with code {code}{last} (log: {self.log})"
 
     async def __aexit__(self, *exc: object) -> None:
         if self.process is not None and self.process.returncode is None:

@@ -236,7 +236,7 @@ def capacity_markdown(runs: Sequence[CapacityRun], config: dict[str, Any]) -> li
         lines += [_step_row(run, step) for step in run.steps]
     lines.append("")
     for run in runs:
-        if run.error:
+        if run.error and not run.steps:
             lines.append(f"- {run.system}: did not run ({run.error}).")
             continue
         matches, limited = run.capacity()
@@ -245,6 +245,8 @@ def capacity_markdown(runs: Sequence[CapacityRun], config: dict[str, Any]) -> li
             + ("" if limited else " (a lower bound: no step of the ramp failed)")
             + "."
         )
+        if run.error:  # e.g. the peer's server gone mid-ramp
+            lines.append(f"- {run.system}: {run.error}.")
         lines += _problems(run)
     for run in runs:
         lines += _process_table(run)

@@ -102,8 +102,13 @@ async def peer_capacity(
             assert server.process is not None
             pids: dict[str, int | None] = {"boardgame.io server": server.process.pid}
             people = peer_people(project, server.socket_url, server.api_url, shape, seed)
-            async with people:
-                await Capacity(people, pids, sizes, progress).run(run, len(shape.seats))
+            try:
+                async with people:
+                    await Capacity(people, pids, sizes, progress).run(run, len(shape.seats))
+            finally:
+                # a server gone mid-ramp fails its steps as refusals would: say why
+                if (ended := server.exited()) is not None:
+                    run.error = ended
     except (PeerUnavailable, GeneratorFailed, OSError) as error:
         run.error = str(error)
     return run

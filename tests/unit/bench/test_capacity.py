@@ -273,3 +273,14 @@ def test_tables_choose_the_games_and_seats_for_both_systems() -> None:
 def test_tables_the_games_cannot_seat_are_refused(text: str) -> None:
     with pytest.raises(SystemExit):
         parse("--tables", text)
+
+
+def test_a_run_that_broke_off_keeps_its_steps_and_says_why() -> None:
+    run = run_of(window(100), window(200, errors={"setup: fetch": 5}))
+    run.error = "the boardgame.io server exited with code 1: Error: EMFILE"
+    text = "\n".join(capacity_markdown([run], {}))
+    assert "**tabletop: capacity 100 matches**" in text
+    assert "- tabletop: the boardgame.io server exited with code 1: Error: EMFILE." in text
+    never = run_of()
+    never.error = "no generator"
+    assert "- tabletop: did not run (no generator)." in "\n".join(capacity_markdown([never], {}))
