@@ -9,8 +9,8 @@ takes CPU-hours: a ``hard`` move is most of a CPU-second).
 ``table`` prints what is finished as a Markdown table with 95% intervals, their half-width
 against the issue's ±5 points, and the verdict against each target.
 
-The results are kept in the repository (``RESULTS``), so that the measurement, a few
-CPU-days at the issue's precision, goes on across sessions: commit what a run appended,
+The results are kept in the repository (``RESULTS``), so that the measurement, about a
+CPU-day at the issue's precision, goes on across sessions: commit what a run appended,
 and the next run resumes after it. Each match records the commit that played it
 (``code``): under a CPU budget a bot's strength moves with the engines' speed, so rows
 from before a change to the bots or the engines are not mixed with later ones unless
