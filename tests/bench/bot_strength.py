@@ -4,6 +4,7 @@ to a results file as it ends, so the run may be stopped and started again at wil
 takes CPU-hours: a ``hard`` move is most of a CPU-second).
 
     python -m tests.bench.bot_strength run [--results DIR] [--games N] [--only GAME,...]
+                                           [--seats N,...]
     python -m tests.bench.bot_strength table [--results DIR]
 
 ``table`` prints what is finished as a Markdown table with 95% intervals, their half-width
@@ -110,9 +111,13 @@ def code() -> str:
     return commit + ("+" if git("status", "--porcelain", "--", "services") else "")
 
 
-def run(results: Path, games: int, only: set[str], chunk: int) -> None:
+def run(
+    results: Path, games: int, only: set[str], chunk: int, seats: set[int] | None = None
+) -> None:
     """Every comparison ``chunk`` matches at a time, in turn, up to ``games`` each: a run
-    stopped early has all of them measured about equally far."""
+    stopped early has all of them measured about equally far. ``seats``: only the
+    comparisons of these seat counts (two processes may then share a game's rows, each
+    writing its own files)."""
     results.mkdir(parents=True, exist_ok=True)
     # once, at the start: the code this process imported, whatever is committed meanwhile
     stamp = {"code": code()}
@@ -121,7 +126,7 @@ def run(results: Path, games: int, only: set[str], chunk: int) -> None:
         for target in targets(games)
         if not only or target.game in only
         for comparison in (target.baseline, target.hard)
-        if comparison is not None
+        if comparison is not None and (not seats or len(comparison.levels) in seats)
     ]
     for upto in range(chunk, games + chunk, chunk):
         for comparison in comparisons:
@@ -224,12 +229,14 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=400, help="matches per comparison")
     parser.add_argument("--only", default="", help="games to run, comma-separated")
     parser.add_argument("--chunk", type=int, default=20, help="matches per comparison in turn")
+    parser.add_argument("--seats", default="", help="run: only these seat counts, comma-separated")
     parser.add_argument(
         "--code", default="", help="table: only matches played by these commits, comma-separated"
     )
     args = parser.parse_args()
     if args.action == "run":
-        run(args.results, args.games, {g for g in args.only.split(",") if g}, args.chunk)
+        seats = {int(n) for n in args.seats.split(",") if n}
+        run(args.results, args.games, {g for g in args.only.split(",") if g}, args.chunk, seats)
     codes = {c for c in args.code.split(",") if c} or None
     print(table(args.results, args.games, codes))
 

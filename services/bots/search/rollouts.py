@@ -75,6 +75,14 @@ class SearchSettings:
     #: stop after this many steps (decisions and chance outcomes) and take its evaluation
     #: (None: play to the end)
     horizon: int | None = None
+    #: with an evaluation: past ``max_candidates``, the actions that look best at a glance
+    #: (``Search._glance``) are played out rather than a uniform draw of them (a Loot step
+    #: offers ~70 rooms, most of them worth little)
+    rank_candidates: bool = True
+    #: a playout reaching its horizon goes on while the seat is to act: an action that
+    #: takes a few steps to pay (a Dungeon Drop ability's flicks before the Loot) is not
+    #: cut off before it does, against one that pays at once
+    finish_own_turn: bool = True
 
 
 def reward(outcome: Outcome | None, player: str, score_weight: float) -> float:
@@ -205,8 +213,8 @@ class Search:
             self.last_rounds = self.last_inconsistent = 0
             self.last_candidates = []
             return own
-        candidates = self._candidates(entries, own, rng)
         allowance = self.settings.budget.start()
+        candidates = self._candidates(entries, own, rng, self._glance(view, player, legal, rng))
         rounds = inconsistent = 0
         next_halving = 2
         while len(candidates) > 1 and allowance.another():
@@ -240,22 +248,58 @@ class Search:
 
     # -- candidates -------------------------------------------------------------------
 
-    def _candidates(self, entries: Sequence[Any], own: Any, rng: random.Random) -> list[_Candidate]:
-        """The bot's own choice first, then the other actions (templates sampled)."""
+    def _candidates(
+        self,
+        entries: Sequence[Any],
+        own: Any,
+        rng: random.Random,
+        value: Callable[[Any], float] | None = None,
+    ) -> list[_Candidate]:
+        """The bot's own choice first, then the other actions (templates sampled). Past
+        ``max_candidates``, the others are a uniform draw, or with ``value`` (an action's
+        worth at a glance) the exact actions that look best and a draw of the samples."""
         others: list[_Candidate] = []
+        samples: list[_Candidate] = []
         own_template = None
         for entry in entries:
             if isinstance(entry, ActionTemplate):
                 if entry.admits(own):
                     own_template = entry
                 for _ in range(self.settings.template_samples):
-                    others.append(_Candidate(entry.sample(rng), entry))
+                    samples.append(_Candidate(entry.sample(rng), entry))
             elif entry != own:
                 others.append(_Candidate(entry, None))
         limit = self.settings.max_candidates - 1
-        if len(others) > limit:
-            others = rng.sample(others, limit)
-        return [_Candidate(own, own_template), *others]
+        if len(others) + len(samples) > limit:
+            keep_samples = round(limit * len(samples) / (len(others) + len(samples)))
+            samples = rng.sample(samples, keep_samples)
+            if value is None:
+                others = rng.sample(others, limit - keep_samples)
+            else:
+                worth = {id(c): value(c.action) for c in others}
+                others = sorted(others, key=lambda c: -worth[id(c)])[: limit - keep_samples]
+        return [_Candidate(own, own_template), *others, *samples]
+
+    def _glance(
+        self, view: Any, player: str, legal: Sequence[Any], rng: random.Random
+    ) -> Callable[[Any], float] | None:
+        """An action's worth at a glance (None without an evaluation): the evaluation of
+        the state it leads to, before any chance it meets, in one sampled state."""
+        evaluate = self._evaluate
+        if evaluate is None or not self.settings.rank_candidates:
+            return None
+        decide_folded = self.engine.decide_folded
+        sampled: list[Any] = []
+
+        def value(action: Any) -> float:
+            if not sampled:  # on the first glance: most decisions need none
+                sampled.append(self.sampler(view, player, legal, rng).state)
+            try:
+                return evaluate(decide_folded(sampled[0], player, action)[1], player)
+            except (InconsistentSample, RuleViolation):
+                return -math.inf
+
+        return value
 
     def _halved(
         self, candidates: list[_Candidate], entries: Sequence[Any], rng: random.Random
@@ -314,7 +358,11 @@ class Search:
             elif isinstance(step, Finished):
                 outcome = step.outcome
                 break
-            elif horizon is not None and done >= horizon:
+            elif (
+                horizon is not None
+                and done >= horizon
+                and (not self.settings.finish_own_turn or player not in step.players)
+            ):
                 assert self._evaluate is not None
                 return self._evaluate(state, player)
             else:

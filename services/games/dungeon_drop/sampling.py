@@ -25,7 +25,7 @@ from services.bots.search.determinization import Determinization
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.flow import BOX, HERO_DECKS
 from services.games.dungeon_drop.placement import Placement
-from services.games.dungeon_drop.scoring import score
+from services.games.dungeon_drop.scoring import pairs, score
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.view import DungeonDropView
 
@@ -96,16 +96,32 @@ MARGIN_SCALE = 5.0
 
 
 def evaluate(state: DungeonDropState, player: str) -> float:
-    """How well ``player`` stands in a match under way, in [0, 1]: against each other hero,
-    a chance of ending ahead that grows with the lead its stash would have if the match
-    ended now (logistic in the points, a tie one half), averaged; alone, the score against
+    """How well ``player`` stands in a match under way, in [0, 1]: the chance of ending
+    ahead of every other hero, each taken as logistic in the lead its stash would have
+    if the match ended now (a tie one half), as if independent; alone, the score against
     the Solo target. A lead's size counts, not only who leads: a playout stopped early
-    after a better move often leaves the same hero ahead, only further."""
-    mine = score(state, player)
-    others = [score(state, p) for p in state.players if p != player]
+    after a better move often leaves the same hero ahead, only further. A win needs the
+    leader beaten, so the chances multiply: their mean would trade a point on the leader
+    for a point on the last hero."""
+    mine = standing(state, player)
+    others = [standing(state, p) for p in state.players if p != player]
     if not others:
         return min(1.0, mine / CONTENT.solo_target)
-    return sum(_ahead(mine - s) for s in others) / len(others)
+    return win_chance([mine - s for s in others])
+
+
+def win_chance(leads: Sequence[float]) -> float:
+    """The chance of ending ahead of every other hero, given the lead over each."""
+    return math.prod(_ahead(lead) for lead in leads)
+
+
+def standing(state: DungeonDropState, player: str) -> float:
+    """The hero's score if the match ended now, with each paired Chest not yet rolled
+    worth its die's mean: the rolls come only at the end, and a stash's pairs count."""
+    points = float(score(state, player))
+    if not state.chests_rolled:
+        points += pairs(state.stash.get(player, ())) * (CONTENT.chest_die_sides + 1) / 2
+    return points
 
 
 def _ahead(lead: float) -> float:

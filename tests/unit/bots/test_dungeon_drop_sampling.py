@@ -4,10 +4,19 @@ one's size, and plays on to the end with the search's chance."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.flow import BOX
-from services.games.dungeon_drop.sampling import MARGIN_SCALE, _ahead, evaluate
+from services.games.dungeon_drop.sampling import (
+    MARGIN_SCALE,
+    _ahead,
+    evaluate,
+    standing,
+    win_chance,
+)
 from services.games.dungeon_drop.scoring import score
 from services.games.dungeon_drop.state import DungeonDropState
 from tests.unit.bots.sampling_kit import check_sampler, decisions
@@ -28,24 +37,49 @@ def test_samples_show_the_same_view_and_legal_actions(seats: int) -> None:
 
 def test_the_evaluation_ranks_the_stashes_as_the_final_scoring_would() -> None:
     """``evaluate`` (what search takes for a playout it stops early) ranks the heroes as the
-    rules' own scoring ranks their stashes now, a tie even, a larger lead worth more."""
+    rules' own scoring would rank their stashes now, a tie even, a larger lead worth more."""
     found = decisions("dungeon_drop", 3, 2)
     late = found[-1].state
-    scores = {p: score(late, p) for p in late.players}
+    standings = {p: standing(late, p) for p in late.players}
+    assert len(set(standings.values())) == 3
     values = {p: evaluate(late, p) for p in late.players}
     for a in late.players:
         for b in late.players:
-            assert (values[a] > values[b]) == (scores[a] > scores[b])
-    assert sum(values.values()) == pytest.approx(1.5)  # 3 seats: each pair shares 1
+            assert (values[a] > values[b]) == (standings[a] > standings[b])
 
 
 def test_the_evaluation_grows_with_the_lead() -> None:
     late = decisions("dungeon_drop", 2, 2)[-1].state
     me, other = late.players
-    assert score(late, me) != score(late, other)
-    assert evaluate(late, me) == pytest.approx(_ahead(score(late, me) - score(late, other)))
+    lead = standing(late, me) - standing(late, other)
+    assert lead != 0
+    assert evaluate(late, me) == pytest.approx(_ahead(lead))
     assert evaluate(late, me) + evaluate(late, other) == pytest.approx(1.0)
     # a tie is even; a lead of MARGIN_SCALE points is 73%, twice that 88%
     for lead, value in ((0, 0.5), (MARGIN_SCALE, 0.731), (2 * MARGIN_SCALE, 0.881)):
         assert _ahead(lead) == pytest.approx(value, abs=1e-3)
         assert _ahead(-lead) == pytest.approx(1 - value, abs=1e-3)
+
+
+def test_a_win_needs_the_leader_beaten() -> None:
+    """At 4 seats, even with all three is worth more than far ahead of two and as far
+    behind the third (only one hero wins; the mean of the chances said the opposite)."""
+    assert win_chance([0, 0, 0]) == pytest.approx(0.125)
+    split = [-2 * MARGIN_SCALE, 2 * MARGIN_SCALE, 2 * MARGIN_SCALE]
+    assert win_chance(split) < win_chance([0, 0, 0])
+    assert sum(_ahead(lead) for lead in split) / 3 > 0.5
+
+
+def test_a_paired_chest_not_rolled_yet_counts_its_die_mean() -> None:
+    """Chests are rolled only when the match ends, so a stash's pairs are worth the die's
+    mean until then (3.5 on the rulebook's 1-6) and their roll afterwards."""
+    late = decisions("dungeon_drop", 2, 2)[-1].state
+    me = late.players[0]
+    key = next(c for c, name in CONTENT.cubes.items() if name == "key")
+    chest = next(c for c, name in CONTENT.cubes.items() if name == "chest")
+    unpaired = replace(late, stash={**late.stash, me: (key,)}, chests_rolled=False)
+    paired = replace(late, stash={**late.stash, me: (key, chest)}, chests_rolled=False)
+    assert standing(unpaired, me) == score(unpaired, me)
+    assert standing(paired, me) == score(paired, me) + 3.5
+    rolled = replace(paired, chests_rolled=True, chest_rolls={me: (2,)})
+    assert standing(rolled, me) == score(rolled, me) == score(paired, me) + 2
