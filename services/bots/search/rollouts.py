@@ -67,7 +67,7 @@ class SearchSettings:
     #: concrete samples of each action template to start with
     template_samples: int = 6
     #: at most this many candidates are played out in a round (the bot's choice and a
-    #: uniform draw of the others: a placement game may offer hundreds of actions)
+    #: draw of the others, see ``rank_candidates``: a placement game may offer hundreds)
     max_candidates: int = 24
     #: a playout still running after this many actions is scored as a draw
     max_playout_actions: int = 5_000
