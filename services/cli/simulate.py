@@ -179,12 +179,15 @@ def compare(
     progress: Callable[[int], None] | None = None,
     results: Any = None,
     stamp: Mapping[str, Any] | None = None,
+    counts: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> dict[str, Any]:
     """Play the comparison's matches, skipping those already in ``results`` (a path to a
     JSON-lines file, appended to after every match: a run stopped at any point resumes
     where it was), and report per level: matches won with a 95% interval, mean score,
     CPU seconds per decision. ``stamp`` is written into each new row (what code played
-    it: a bot's strength under a CPU budget depends on the engine's speed)."""
+    it: a bot's strength under a CPU budget depends on the engine's speed); ``counts``
+    says which rows already in ``results`` are played (None: all; a changed bot plays the
+    same seeds again)."""
     game = get_game(comparison.game)
     if not game.min_players <= len(comparison.levels) <= game.max_players:
         raise ValueError(
@@ -208,6 +211,7 @@ def compare(
                 row
                 and all(row.get(k) == v for k, v in comparison.key().items())
                 and comparison.seed <= row["seed"] < comparison.seed + comparison.games
+                and (counts is None or counts(row))
             ):
                 done[row["index"]] = row
     if progress is not None:

@@ -4,8 +4,8 @@ to a results file as it ends, so the run may be stopped and started again at wil
 takes CPU-hours: a ``hard`` move is most of a CPU-second).
 
     python -m tests.bench.bot_strength run [--results DIR] [--games N] [--only GAME,...]
-                                           [--seats N,...]
-    python -m tests.bench.bot_strength table [--results DIR]
+                                           [--seats N,...] [--resume-code C,...]
+    python -m tests.bench.bot_strength table [--results DIR] [--code C,...]
 
 ``table`` prints what is finished as a Markdown table with 95% intervals, their half-width
 against the issue's ±5 points, and the verdict against each target.
@@ -13,9 +13,11 @@ against the issue's ±5 points, and the verdict against each target.
 The results are kept in the repository (``RESULTS``), so that the measurement, about a
 CPU-day at the issue's precision, goes on across sessions: commit what a run appended,
 and the next run resumes after it. Each match records the commit that played it
-(``code``): under a CPU budget a bot's strength moves with the engines' speed, so rows
-from before a change to the bots or the engines are not mixed with later ones unless
-``table`` is told to (``--code``).
+(``code``): under a CPU budget a bot's strength moves with the engines' speed. After a
+change to a bot, ``run --resume-code COMMIT`` counts only that commit's matches as played,
+so the changed bot plays the same seeds again beside the old rows; ``table --code C1,C2``
+reports the matches of those commits only, and without it every match, a seed played
+twice once (its last match).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -112,12 +115,18 @@ def code() -> str:
 
 
 def run(
-    results: Path, games: int, only: set[str], chunk: int, seats: set[int] | None = None
+    results: Path,
+    games: int,
+    only: set[str],
+    chunk: int,
+    seats: set[int] | None = None,
+    resume_codes: set[str] | None = None,
 ) -> None:
     """Every comparison ``chunk`` matches at a time, in turn, up to ``games`` each: a run
     stopped early has all of them measured about equally far. ``seats``: only the
     comparisons of these seat counts (two processes may then share a game's rows, each
-    writing its own files)."""
+    writing its own files). ``resume_codes``: only matches played by these commits count
+    as played (a changed bot plays the seeds again; None: every match in the files)."""
     results.mkdir(parents=True, exist_ok=True)
     # once, at the start: the code this process imported, whatever is committed meanwhile
     stamp = {"code": code()}
@@ -139,9 +148,14 @@ def run(
                         lambda done, task=task: bar.update(task, completed=done),  # type: ignore[misc]
                         _file(results, part),
                         stamp,
+                        None if resume_codes is None else _played_by(resume_codes),
                     )
             except ValueError as unplayable:  # a game without a sampler offers easy only
                 print(f"{part.game}: {unplayable}", file=sys.stderr)
+
+
+def _played_by(codes: set[str]) -> Callable[[Mapping[str, Any]], bool]:
+    return lambda row: row.get("code", "unknown") in codes
 
 
 def table(results: Path, games: int, codes: set[str] | None = None) -> str:
@@ -208,7 +222,9 @@ def _rows(path: Path, codes: set[str] | None) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [r for r in rows if codes is None or r.get("code", "unknown") in codes]
+    chosen = [r for r in rows if codes is None or r.get("code", "unknown") in codes]
+    # a seed played again by a changed bot counts once: its last match
+    return list({r["index"]: r for r in chosen}.values())
 
 
 def _rows_everywhere(results: Path, codes: set[str] | None) -> list[dict[str, Any]]:
@@ -231,12 +247,19 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=20, help="matches per comparison in turn")
     parser.add_argument("--seats", default="", help="run: only these seat counts, comma-separated")
     parser.add_argument(
+        "--resume-code",
+        default="",
+        help="run: only matches played by these commits count as played (default: all)",
+    )
+    parser.add_argument(
         "--code", default="", help="table: only matches played by these commits, comma-separated"
     )
     args = parser.parse_args()
     if args.action == "run":
         seats = {int(n) for n in args.seats.split(",") if n}
-        run(args.results, args.games, {g for g in args.only.split(",") if g}, args.chunk, seats)
+        resume = {c for c in args.resume_code.split(",") if c} or None
+        only = {g for g in args.only.split(",") if g}
+        run(args.results, args.games, only, args.chunk, seats, resume)
     codes = {c for c in args.code.split(",") if c} or None
     print(table(args.results, args.games, codes))
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from services.cli.simulate import Comparison
-from tests.bench.bot_strength import _file, table
+from services.cli.simulate import Comparison, compare
+from tests.bench.bot_strength import _file, _played_by, table
 
 
 def _write(results: Path, comparison: Comparison, outcomes: list[tuple[str, str]]) -> None:
@@ -62,3 +62,23 @@ def test_an_interval_wider_than_five_points_is_flagged(tmp_path: Path) -> None:
     row = _row(table(tmp_path, 400), "Imperial Miners, 2 seats: hard vs greedy")
     assert row[4].endswith("(wider)")
     assert row[6] == "open"
+
+
+def test_a_seed_played_again_by_a_changed_bot_counts_once(tmp_path: Path) -> None:
+    hard = Comparison("imperial_miners", 400, ("hard", "easy"), {})
+    _write(tmp_path, hard, [("lost", "old")] * 10)
+    _write(tmp_path, hard, [("won", "new")] * 10)  # the same seeds 0-9, played again
+    name = "Imperial Miners, 2 seats: hard vs greedy"
+    assert _row(table(tmp_path, 400), name)[2].startswith("10/10")  # the last of each seed
+    assert _row(table(tmp_path, 400, {"old"}), name)[2].startswith("0/10")
+
+
+def test_a_run_counts_only_the_matches_of_the_commits_it_resumes(tmp_path: Path) -> None:
+    solo = Comparison("crashland", 1, ("easy",), {})
+    path = _file(tmp_path, solo)
+    _write(tmp_path, solo, [("lost", "old")])
+    compare(solo, results=path, stamp={"code": "new"})  # every match counts: nothing to play
+    assert len(path.read_text().splitlines()) == 1
+    compare(solo, results=path, stamp={"code": "new"}, counts=_played_by({"new"}))
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["index"], r["code"]) for r in rows] == [(0, "old"), (0, "new")]
