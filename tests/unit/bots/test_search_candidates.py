@@ -95,4 +95,3 @@ def test_a_playout_is_not_evaluated_while_the_seat_is_to_act() -> None:
     for state, player in evaluated:
         step = ENGINE.next_step(state)
         assert isinstance(step, AwaitingPlayers) and player not in step.players
-
