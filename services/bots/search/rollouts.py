@@ -276,8 +276,7 @@ class Search:
             if value is None:
                 others = rng.sample(others, limit - keep_samples)
             else:
-                worth = {id(c): value(c.action) for c in others}
-                others = sorted(others, key=lambda c: -worth[id(c)])[: limit - keep_samples]
+                others = sorted(others, key=lambda c: -value(c.action))[: limit - keep_samples]
         return [_Candidate(own, own_template), *others, *samples]
 
     def _glance(

@@ -37,36 +37,36 @@ def _search(rank: bool, **settings: Any) -> Search:
     return Search(ENGINE, sampler_for("dungeon_drop"), chosen, seed=3, evaluation=evaluate)
 
 
-def test_the_rooms_played_out_are_those_worth_most_to_the_seat() -> None:
+def _played_out(rank: bool) -> tuple[Decision, Any, list[Any]]:
+    """A 4-seat Loot step with more than 20 rooms, the greedy choice and the 7 others the
+    search played out."""
     decision = _loot_decision(4, 20)
     me = decision.player
-    bot = _search(rank=True)
+    bot = _search(rank=rank)
     bot(ENGINE.view(decision.state, me), me, decision.legal)
     own, *others = bot.last_candidates
     assert len(others) == 7
+    return decision, own.action, [c.action for c in others]
 
-    # what a room leaves the seat: its own Quest and the public table decide it, so no
-    # sample of the hidden Quests and box changes the order
-    def worth(room: Any) -> float:
-        return standing(ENGINE.decide_folded(decision.state, me, room)[1], me)
 
-    played = {c.action for c in others}
-    left = [a for a in decision.legal if a not in played and a != own.action]
-    assert min(worth(c.action) for c in others) >= max(worth(a) for a in left)
+def _worth(decision: Decision, room: Any) -> float:
+    """What a room leaves the seat: its own Quest and the public table decide it, so no
+    sample of the hidden Quests and box changes the order."""
+    me = decision.player
+    return standing(ENGINE.decide_folded(decision.state, me, room)[1], me)
+
+
+def test_the_rooms_played_out_are_those_worth_most_to_the_seat() -> None:
+    decision, own, played = _played_out(rank=True)
+    left = [a for a in decision.legal if a not in played and a != own]
+    assert min(_worth(decision, a) for a in played) >= max(_worth(decision, a) for a in left)
 
 
 def test_without_ranking_the_rooms_are_a_uniform_draw() -> None:
     """The control: a draw of 7 of ~70 rooms is not the best 7 (for this seed)."""
-    decision = _loot_decision(4, 20)
-    me = decision.player
-    bot = _search(rank=False)
-    bot(ENGINE.view(decision.state, me), me, decision.legal)
-    own, *others = bot.last_candidates
-    best = sorted(
-        (a for a in decision.legal if a != own.action),
-        key=lambda a: -standing(ENGINE.decide_folded(decision.state, me, a)[1], me),
-    )[:7]
-    assert {c.action for c in others} != set(best)
+    decision, own, played = _played_out(rank=False)
+    best = sorted((a for a in decision.legal if a != own), key=lambda a: -_worth(decision, a))
+    assert set(played) != set(best[:7])
 
 
 def test_a_playout_is_not_evaluated_while_the_seat_is_to_act() -> None:
