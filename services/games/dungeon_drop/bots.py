@@ -12,6 +12,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from services.games.contract import ActionTemplate, ViewPolicy, concrete
@@ -38,10 +39,21 @@ def seat(view: DungeonDropView, player: str) -> SeatView:
 
 
 def cube_value(cube: str, me: SeatView | None) -> float:
+    return _cube_values(me.quest if me is not None else None)[cube]
+
+
+@cache
+def _cube_values(quest_id: str | None) -> Mapping[str, float]:
+    """Every cube's value to a hero of this Quest (None: not known): search's playouts ask
+    for them hundreds of thousands of times a decision."""
+    return {cube: _cube_value(cube, quest_id) for cube in CONTENT.cubes}
+
+
+def _cube_value(cube: str, quest_id: str | None) -> float:
     kind = CONTENT.kind(cube)
     name = CONTENT.cubes[cube]
     value = float(kind.points)
-    quest = CONTENT.quests[me.quest] if me is not None and me.quest else None
+    quest = CONTENT.quests[quest_id] if quest_id else None
     if name == "gem":
         value += quest.gem if quest else 1.5
     if name == "crystal":
@@ -55,27 +67,36 @@ def cube_value(cube: str, me: SeatView | None) -> float:
     return value
 
 
+#: per cube: a monster's blow, a Shield, the Health it heals
+_DAMAGE = {c: CONTENT.kind(c).damage for c in CONTENT.cubes if CONTENT.kind(c).category == MONSTER}
+_SHIELDS = frozenset(c for c in CONTENT.cubes if CONTENT.kind(c).shield)
+_HEALS = {c: CONTENT.kind(c).heals for c in CONTENT.cubes}
+
+
 def room_value(cubes: tuple[str, ...], me: SeatView | None, ward: bool) -> float:
     """Loot value minus the Health the monsters would take; -inf if it would kill."""
-    value = sum(cube_value(c, me) for c in cubes)
+    values = _cube_values(me.quest if me is not None else None)
+    value = sum(values[c] for c in cubes)
     if me is None or ward:
         return value
-    blows = sorted(
-        (CONTENT.kind(c).damage for c in cubes if CONTENT.kind(c).category == MONSTER), reverse=True
-    )
-    shields = me.shields_ready + sum(1 for c in cubes if CONTENT.kind(c).shield)
+    blows = sorted((_DAMAGE[c] for c in cubes if c in _DAMAGE), reverse=True)
+    shields = me.shields_ready + sum(1 for c in cubes if c in _SHIELDS)
     damage = sum(blows[shields:])
-    heal = sum(CONTENT.kind(c).heals for c in cubes)
+    heal = sum(_HEALS[c] for c in cubes)
     if me.health + heal - damage < 1:
         return -math.inf
     return value - HEALTH_COST * damage
 
 
+Rooms = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+
+
 def best_room(
-    table: Mapping[str, Placement], me: SeatView | None, ward: bool
+    table: Mapping[str, Placement], me: SeatView | None, ward: bool, rooms: Rooms | None = None
 ) -> tuple[float, tuple[str, ...]]:
+    """The open room worth most (``rooms``: the table's open rooms, if already known)."""
     best: tuple[float, tuple[str, ...]] = (0.0, ())
-    for trio, cubes in open_rooms(table):
+    for trio, cubes in open_rooms(table) if rooms is None else rooms:
         value = room_value(cubes, me, ward)
         if value > best[0]:
             best = (value, trio)
@@ -170,28 +191,26 @@ def _pillar_choice(view: DungeonDropView, me: SeatView) -> Any:
 
 def _act_choice(view: DungeonDropView, me: SeatView, rng: random.Random) -> Any:
     table = table_of(view)
-    now, _ = best_room(table, me, False)
-    warded, _ = best_room(table, me, True)
+    rooms = open_rooms(table)
+    now, _ = best_room(table, me, False, rooms)
 
-    def healed(amount: int) -> float:
-        """How much more the best room is worth with ``amount`` more Health."""
-        stronger = replace(me, health=me.health + amount)
-        return best_room(table, stronger, False)[0] - now + 0.2 * amount
+    def gain(primitive: str, amount: int) -> float:
+        """What the ability adds to the turn: a better room within reach, or a guess."""
+        if primitive == "heal":  # the best room with ``amount`` more Health
+            stronger = replace(me, health=me.health + amount)
+            return best_room(table, stronger, False, rooms)[0] - now + 0.2 * amount
+        if primitive == "ward":
+            return best_room(table, me, True, rooms)[0] - now
+        if primitive == "extra_drop":
+            return 1.0 * amount if view.box_left else 0.0
+        return {"take_outside": 3.0, "flick": 1.5, "move_pillar": 2.0}[primitive] * amount
 
     wanted: dict[str, float] = {}
     for source, ability in (
         ("race", CONTENT.races[me.race].ability),
         ("class", CONTENT.classes[me.hero_class].ability),
     ):
-        gain = {
-            "heal": healed(ability.amount),
-            "ward": warded - now,
-            "take_outside": 3.0 * ability.amount,
-            "extra_drop": 1.0 * ability.amount if view.box_left else 0.0,
-            "flick": 1.5 * ability.amount,
-            "move_pillar": 2.0 * ability.amount,
-        }[ability.primitive]
-        wanted[source] = gain + rng.random() * 0.1
+        wanted[source] = gain(ability.primitive, ability.amount) + rng.random() * 0.1
     source = max(wanted, key=lambda s: wanted[s])
     return act.UseAbility(source) if wanted[source] > 0.5 else act.SkipAbility()
 
@@ -224,8 +243,12 @@ def greedy_view_policy(seed: int, physics: Physics = FULL) -> ViewPolicy:
             return _meeple_choice(view)
         if isinstance(example, act.LootRoom | act.LeaveEmptyHanded):
             table = table_of(view)
+            # the legal rooms are open ones: their cubes come with the open rooms, in one
+            # pass over the table rather than one per room
+            ward = view.ward
+            collects = dict(open_rooms(table))
             scored = [
-                (room_value(room_cubes(table, a.pillars), me, view.ward), a)
+                (room_value(collects.get(a.pillars) or room_cubes(table, a.pillars), me, ward), a)
                 for a in legal
                 if isinstance(a, act.LootRoom)
             ]
