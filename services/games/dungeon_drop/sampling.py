@@ -3,8 +3,9 @@
 The whole table is public (every cube's position and rotation, stashes, health, meeples).
 Hidden from the seat: the other heroes' Quests until they are revealed, and which cubes
 are still in the box and in what order they come out (the view shows how many). The
-other Quests are dealt uniformly from those not shown; the box is drawn from the cubes in
-no room, stash or aside pile, as many as it holds, in a random order.
+other Quests are dealt from those not shown, weighted by what each hero took; the box is
+drawn from the cubes in no room, stash or aside pile, as many as it holds, in a random
+order.
 
 Counters the view leaves out: a hero's spent Shields are the Shields in the stash less
 those shown ready; what a Teleport still lets the hero take after looting shows only once
@@ -25,7 +26,7 @@ from services.bots.search.determinization import Determinization
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.flow import BOX, HERO_DECKS
 from services.games.dungeon_drop.placement import Placement
-from services.games.dungeon_drop.scoring import pairs, score
+from services.games.dungeon_drop.scoring import pairs, quest_points, score
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.view import DungeonDropView
 
@@ -35,13 +36,8 @@ def sample(
 ) -> Determinization:
     phase = Phase(view.phase)
     seats = view.seats
-    shown = {s.player: s.quest for s in seats if s.quest is not None}
-    unseen_quests = sorted(set(CONTENT.quests) - set(shown.values()))
-    rng.shuffle(unseen_quests)
-    quests = dict(shown)
-    for seat in seats:
-        if seat.player not in quests and seat.race:
-            quests[seat.player] = unseen_quests.pop()
+    quests = {s.player: s.quest for s in seats if s.quest is not None}
+    quests.update(_deal_quests(view, quests, rng))
     table = {c.cube: Placement(c.cube, c.x, c.y, c.angle) for c in view.table}
     placed = {*table, *view.aside, *(c for s in seats for c in s.stash)}
     unseen_cubes = sorted(c for c in CONTENT.box_cubes() if c not in placed)
@@ -87,6 +83,32 @@ def sample(
         winner=view.winner,
     )
     return Determinization(state, {BOX: tuple(box)})
+
+
+#: how much a hero's stash tells of its Quest: heroes take what their Quest pays for, so
+#: a hidden Quest is dealt with weight exp(QUEST_EVIDENCE x the points it would make of the
+#: stash). Fitted by likelihood to the stashes of greedy matches at their decisions: 0.25
+#: gives the true Quest -2.08 nats a stash at 4 seats (2,186 stashes; -1.95 in the last
+#: round) and -2.04 at 2 seats (691), against -2.30 for a uniform deal; 0.15 and 0.4 do
+#: worse at both
+QUEST_EVIDENCE = 0.25
+
+
+def _deal_quests(
+    view: DungeonDropView, shown: dict[str, str], rng: random.Random
+) -> dict[str, str]:
+    """The Quests the seat cannot see, one hero at a time in a random order, each drawn
+    from those left by how well it fits the hero's stash (``QUEST_EVIDENCE``)."""
+    left = sorted(set(CONTENT.quests) - set(shown.values()))
+    hidden = [s for s in view.seats if s.player not in shown and s.race]
+    rng.shuffle(hidden)
+    dealt = {}
+    for seat in hidden:
+        weights = [math.exp(QUEST_EVIDENCE * quest_points(seat.stash, q)) for q in left]
+        quest = rng.choices(left, weights)[0]
+        left.remove(quest)
+        dealt[seat.player] = quest
+    return dealt
 
 
 #: the lead (in points) over another hero that the evaluation takes for a 73% chance of

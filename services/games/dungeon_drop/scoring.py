@@ -15,19 +15,29 @@ def pairs(stash: tuple[str, ...]) -> int:
 
 def breakdown(state: DungeonDropState, player: str) -> dict[str, int]:
     stash = state.stash.get(player, ())
-    quest = CONTENT.quests[state.quests[player]]
     kinds = [CONTENT.cubes[c] for c in stash]
-    cubes = sum(CONTENT.kinds[k].points for k in kinds if k not in GEM_KINDS)
-    gems = quest.gem * kinds.count("gem") + quest.crystal * kinds.count("crystal")
-    counts = {PAIR: pairs(stash)}
-    bonus = sum(points * counts.get(k, kinds.count(k)) for k, points in quest.bonus.items())
+    gems, bonus = _quest_parts(stash, kinds, state.quests[player])
     return {
-        "cubes": cubes,
+        "cubes": sum(CONTENT.kinds[k].points for k in kinds if k not in GEM_KINDS),
         "gems": gems,
         "chests": sum(state.chest_rolls.get(player, ())),
         "quest_bonus": bonus,
         "teamwork": state.teamwork.get(player, 0),
     }
+
+
+def quest_points(stash: tuple[str, ...], quest: str) -> int:
+    """What ``quest`` makes of a stash: its Gems and Crystals and its bonus."""
+    gems, bonus = _quest_parts(stash, [CONTENT.cubes[c] for c in stash], quest)
+    return gems + bonus
+
+
+def _quest_parts(stash: tuple[str, ...], kinds: list[str], quest_id: str) -> tuple[int, int]:
+    quest = CONTENT.quests[quest_id]
+    gems = quest.gem * kinds.count("gem") + quest.crystal * kinds.count("crystal")
+    counts = {PAIR: pairs(stash)}
+    bonus = sum(points * counts.get(k, kinds.count(k)) for k, points in quest.bonus.items())
+    return gems, bonus
 
 
 def score(state: DungeonDropState, player: str) -> int:

@@ -4,21 +4,26 @@ one's size, and plays on to the end with the search's chance."""
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from dataclasses import replace
 
 import pytest
 
+from services.games.dungeon_drop import GAME
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.flow import BOX
 from services.games.dungeon_drop.sampling import (
     MARGIN_SCALE,
     _ahead,
     evaluate,
+    sample,
     standing,
     win_chance,
 )
 from services.games.dungeon_drop.scoring import score
 from services.games.dungeon_drop.state import DungeonDropState
+from services.games.dungeon_drop.view import DungeonDropView
 from tests.unit.bots.sampling_kit import check_sampler, decisions
 
 
@@ -83,3 +88,34 @@ def test_a_paired_chest_not_rolled_yet_counts_its_die_mean() -> None:
     assert standing(paired, me) == score(paired, me) + 3.5
     rolled = replace(paired, chests_rolled=True, chest_rolls={me: (2,)})
     assert standing(rolled, me) == score(rolled, me) == score(paired, me) + 2
+
+
+def _dealt(view: DungeonDropView, player: str, other: str, draws: int) -> Counter[str]:
+    rng = random.Random(7)
+    dealt: Counter[str] = Counter()
+    for _ in range(draws):
+        quests = sample(view, player, (), rng).state.quests
+        mine = next(s.quest for s in view.seats if s.player == player)
+        assert quests[player] == mine
+        assert len(set(quests.values())) == len(quests)  # one Quest card each
+        assert mine not in [q for p, q in quests.items() if p != player]
+        dealt[quests[other]] += 1
+    return dealt
+
+
+def test_a_hidden_quest_is_dealt_by_what_the_hero_took() -> None:
+    """Heroes take what their Quest pays for: a hero holding all four Potions is dealt the
+    Alchemist (4 points a Potion) far more often than a uniform deal's 1 in 9, and a hero
+    with an empty stash is dealt every Quest the seat cannot see."""
+    found = decisions("dungeon_drop", 4, 3)
+    decision = next(d for d in found if d.state.round == 2)
+    state, me = decision.state, decision.player
+    other = next(p for p in state.players if p != me and state.quests[p] != "alchemist")
+    if state.quests[me] == "alchemist":
+        me, other = other, next(p for p in state.players if p not in (me, other))
+    potions = tuple(c for c, name in CONTENT.cubes.items() if name == "potion")
+    view = GAME.view(replace(state, stash={**state.stash, other: potions}), me)
+    dealt = _dealt(view, me, other, 300)
+    assert dealt["alchemist"] / 300 > 0.6
+    empty = GAME.view(replace(state, stash={**state.stash, other: ()}), me)
+    assert len(_dealt(empty, me, other, 300)) == len(CONTENT.quests) - 1
