@@ -68,11 +68,19 @@ def test_the_evaluation_grows_with_the_lead() -> None:
 
 def test_a_win_needs_the_leader_beaten() -> None:
     """At 4 seats, even with all three is worth more than far ahead of two and as far
-    behind the third (only one hero wins; the mean of the chances said the opposite)."""
-    assert win_chance([0, 0, 0]) == pytest.approx(0.125)
+    behind the third (only one hero wins; the mean of the pairwise chances said the
+    opposite); the four heroes' chances add up to one."""
+    assert win_chance([0, 0, 0]) == pytest.approx(0.25)
     split = [-2 * MARGIN_SCALE, 2 * MARGIN_SCALE, 2 * MARGIN_SCALE]
     assert win_chance(split) < win_chance([0, 0, 0])
     assert sum(_ahead(lead) for lead in split) / 3 > 0.5
+    standings = [3.0, 11.0, -4.0, 7.5]
+    chances = [
+        win_chance([mine - other for j, other in enumerate(standings) if j != i])
+        for i, mine in enumerate(standings)
+    ]
+    assert sum(chances) == pytest.approx(1.0)
+    assert sorted(range(4), key=chances.__getitem__) == sorted(range(4), key=standings.__getitem__)
 
 
 def test_a_paired_chest_not_rolled_yet_counts_its_die_mean() -> None:
