@@ -8,7 +8,9 @@ takes CPU-hours: a ``hard`` move is most of a CPU-second).
     python -m tests.bench.bot_strength table [--results DIR] [--code C,...]
 
 ``table`` prints what is finished as a Markdown table with 95% intervals, their half-width
-against the issue's ±5 points, and the verdict against each target.
+against the issue's ±5 points, and the verdict against each target: met when the whole
+95% interval is past it (for "15 points more than greedy", the interval of the
+difference: ``difference_interval``).
 
 The results are kept in the repository (``RESULTS``), so that the measurement, about a
 CPU-day at the issue's precision, goes on across sessions: commit what a run appended,
@@ -33,7 +35,7 @@ from typing import Any
 
 from rich.progress import Progress
 
-from services.cli.simulate import Comparison, compare, comparison_report
+from services.cli.simulate import Comparison, compare, comparison_report, difference_interval
 
 DRILLIT = {"difficulty": "medium", "distance": "medium"}
 #: where the matches played so far are kept (in the repository: see the docstring)
@@ -179,15 +181,11 @@ def table(results: Path, games: int, codes: set[str] | None = None) -> str:
             if b is not None:
                 base_text = _rate(b)
                 spread = max(spread, _half_width(b))
-                diff_low = h["win_rate_95"][0] - b["win_rate_95"][1]
                 diff = h["win_rate"] - b["win_rate"]
-                verdict = (
-                    "yes"
-                    if diff_low >= 0.15
-                    else "no"
-                    if h["win_rate_95"][1] - b["win_rate_95"][0] < 0.15
-                    else "open"
-                ) + f" (+{diff * 100:.0f} points)"
+                low, high = difference_interval(h["wins"], h["matches"], b["wins"], b["matches"])
+                verdict = "yes" if low >= 0.15 else "no" if high < 0.15 else "open"
+                interval = f"95% interval {_points(low)} to {_points(high)}"
+                verdict += f" ({_points(diff)} points, {interval})"
         else:
             need = 0.6 if len(target.hard.levels) == 2 else 2 * h["fair_share"]
             verdict = (
@@ -206,6 +204,10 @@ def table(results: Path, games: int, codes: set[str] | None = None) -> str:
     lines.append("")
     lines.append(f"Played by: {', '.join(played_by) or 'nothing yet'}.")
     return "\n".join(lines)
+
+
+def _points(share: float) -> str:
+    return f"{round(share * 100):+d}"
 
 
 def _half_width(row: dict[str, Any]) -> float:

@@ -82,3 +82,25 @@ def test_a_run_counts_only_the_matches_of_the_commits_it_resumes(tmp_path: Path)
     compare(solo, results=path, stamp={"code": "new"}, counts=_played_by({"new"}))
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     assert [(r["index"], r["code"]) for r in rows] == [(0, "old"), (0, "new")]
+
+
+def test_the_solo_verdict_is_the_interval_of_the_difference(tmp_path: Path) -> None:
+    hard = Comparison("crashland", 400, ("hard",), {})
+    greedy = Comparison("crashland", 400, ("easy",), {})
+    name = "Crashland: hard vs greedy"
+    # 29/52 against 12/60: +36 points, the difference's interval +18 to +51; the two
+    # rates' own intervals overlap more (42.3% less 31.8% is only 10.5 points)
+    _write(tmp_path, hard, [("won", "x")] * 29 + [("lost", "x")] * 23)
+    _write(tmp_path, greedy, [("won", "x")] * 12 + [("lost", "x")] * 48)
+    assert _row(table(tmp_path, 400), name)[6] == "yes (+36 points, 95% interval +18 to +51)"
+
+
+def test_a_difference_that_may_be_under_fifteen_points_is_open(tmp_path: Path) -> None:
+    hard = Comparison("crashland", 400, ("hard",), {})
+    greedy = Comparison("crashland", 400, ("easy",), {})
+    _write(tmp_path, hard, [("won", "x")] * 36 + [("lost", "x")] * 27)
+    _write(tmp_path, greedy, [("won", "x")] * 176 + [("lost", "x")] * 224)
+    verdict = _row(table(tmp_path, 400), "Crashland: hard vs greedy")[6]
+    assert verdict.startswith("open (+13 points")
+    _write(tmp_path, hard, [("lost", "y")] * 63)  # the same seeds, all lost: +0 at most
+    assert _row(table(tmp_path, 400, {"y", "x"}), "Crashland: hard vs greedy")[6].startswith("no")

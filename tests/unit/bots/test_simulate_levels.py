@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from services.cli.simulate import Comparison, compare, seating, wilson
+from services.cli.simulate import Comparison, compare, difference_interval, seating, wilson
 
 
 def test_levels_turn_one_seat_on_per_match() -> None:
@@ -24,6 +24,14 @@ def test_wilson_interval_matches_the_textbook_values() -> None:
     assert (round(low, 3), round(high, 3)) == (0.404, 0.596)
     low, high = wilson(0, 10)
     assert (round(low, 3), round(high, 3)) == (0.0, 0.278)
+
+
+def test_difference_interval_matches_newcombes_table() -> None:
+    # Newcombe 1998, Table II, method 10 (hybrid score): 56/70 - 48/80 and 9/10 - 3/10
+    low, high = difference_interval(56, 70, 48, 80)
+    assert (round(low, 4), round(high, 4)) == (0.0524, 0.3339)
+    low, high = difference_interval(9, 10, 3, 10)
+    assert (round(low, 4), round(high, 4)) == (0.1705, 0.8090)
 
 
 def test_a_run_resumes_from_its_results_file(tmp_path: Path) -> None:
