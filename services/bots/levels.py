@@ -9,7 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from services.bots.search.budget import Budget
-from services.bots.search.determinization import evaluation_for, has_sampler, sampler_for
+from services.bots.search.determinization import (
+    evaluation_for,
+    has_sampler,
+    prior_for,
+    sampler_for,
+)
 from services.bots.search.rollouts import Search, SearchSettings
 from services.games.contract import ViewPolicy, random_view_policy
 from services.games.registry import get_game
@@ -44,9 +49,13 @@ _LEVELS = {
 #: per game, settings that differ from the levels' (applied to medium and hard): a Dungeon
 #: Drop playout simulates every flick and drop (a whole match ~80 ms of CPU here), so its
 #: playouts stop a few steps on, once the seat's turn is over, and take the standings as
-#: they are; of the ~70 rooms of a Loot step, the 15 that look best are played out
+#: they are; of the ~70 rooms of a Loot step, the 15 that look best are played out. A
+#: Drillit! playout is three greedy bots to the end (~25 ms), and a dig offers 25-70 cells
+#: and turns: of 24 candidates a decision played ~1 round, so it plays out the greedy bot's
+#: choice and the 5 others it values most (``drillit.sampling.prior``)
 _TUNING: Mapping[str, Mapping[str, object]] = {
     "dungeon_drop": {"template_samples": 6, "max_candidates": 16, "horizon": 4},
+    "drillit": {"max_candidates": 6},
 }
 
 
@@ -77,4 +86,4 @@ def level_policy(game: str, name: str, seed: int) -> ViewPolicy:
         return greedy(seed)
     if name not in levels_for(game):
         raise ValueError(f"{game} offers bot levels {', '.join(levels_for(game))} only")
-    return Search(engine, sampler_for(game), settings, seed, evaluation_for(game))
+    return Search(engine, sampler_for(game), settings, seed, evaluation_for(game), prior_for(game))

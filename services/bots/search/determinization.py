@@ -7,7 +7,9 @@ Each game that offers search bots has a module ``services.games.<game>.sampling`
     def sample(view, player, legal, rng) -> Determinization
 
 and, where a whole playout costs too much, ``evaluate(state, player) -> float``: how well
-the player stands in a match not over yet, in [0, 1].
+the player stands in a match not over yet, in [0, 1]; and, where a decision offers more
+actions than a search can play out, ``prior(view, player, legal)``: the worth of each of
+them at a glance, by the game's own bot, to choose which are played out.
 
 that draws the hidden information (unexplored map cards, opponents' hands and secret
 choices, the order of face-down piles) uniformly among what is consistent with ``view``
@@ -49,6 +51,10 @@ Sampler = Callable[[Any, str, Sequence[Any], random.Random], Determinization]
 Evaluation = Callable[[Any, str], float]
 
 
+#: (view, player, legal actions) -> each action's worth at a glance (higher: play it out)
+Prior = Callable[[Any, str, Sequence[Any]], Callable[[Any], float]]
+
+
 class InconsistentSample(Exception):
     """The engine asked for something a sampled state cannot give (a sampler's bug)."""
 
@@ -72,6 +78,15 @@ def evaluation_for(game: str) -> Evaluation | None:
         importlib.import_module(f"services.games.{game}.sampling"), "evaluate", None
     )
     return evaluate
+
+
+def prior_for(game: str) -> Prior | None:
+    """The game's ``sampling.prior``, if it has one: past ``max_candidates``, search plays
+    out the actions its bot values most rather than a uniform draw of them."""
+    prior: Prior | None = getattr(
+        importlib.import_module(f"services.games.{game}.sampling"), "prior", None
+    )
+    return prior
 
 
 def has_sampler(game: str) -> bool:

@@ -34,6 +34,7 @@ from services.bots.search.determinization import (
     Determinization,
     Evaluation,
     InconsistentSample,
+    Prior,
     Sampler,
     SearchChance,
 )
@@ -75,9 +76,10 @@ class SearchSettings:
     #: stop after this many steps (decisions and chance outcomes) and take its evaluation
     #: (None: play to the end)
     horizon: int | None = None
-    #: with an evaluation: past ``max_candidates``, the actions that look best at a glance
-    #: (``Search._glance``) are played out rather than a uniform draw of them (a Loot step
-    #: offers ~70 rooms, most of them worth little)
+    #: with an evaluation or a prior: past ``max_candidates``, the actions that look best
+    #: at a glance (``Search._glance``) are played out rather than a uniform draw of them
+    #: (a Dungeon Drop Loot step offers ~70 rooms, a Drillit! dig ~50 cells and turns, most
+    #: of them worth little)
     rank_candidates: bool = True
     #: a playout reaching its horizon goes on while the seat is to act: an action that
     #: takes a few steps to pay (a Dungeon Drop ability's flicks before the Loot) is not
@@ -173,6 +175,7 @@ class Search:
         settings: SearchSettings,
         seed: int,
         evaluation: Evaluation | None = None,
+        prior: Prior | None = None,
     ) -> None:
         self.game = game
         #: the engine (and its bots) the playouts run on: the game's own, or a coarser
@@ -182,6 +185,7 @@ class Search:
         self.settings = settings
         self._horizon = settings.horizon if evaluation is not None else None
         self._evaluate = evaluation
+        self._prior = prior
         self._rng = random.Random(seed)
         bots = game.bots()
         if settings.rollout != "random" and settings.rollout not in bots:
@@ -282,10 +286,15 @@ class Search:
     def _glance(
         self, view: Any, player: str, legal: Sequence[Any], rng: random.Random
     ) -> Callable[[Any], float] | None:
-        """An action's worth at a glance (None without an evaluation): the evaluation of
-        the state it leads to, before any chance it meets, in one sampled state."""
+        """An action's worth at a glance (None without a prior or an evaluation): the
+        game's prior, from the view; else the evaluation of the state the action leads to,
+        before any chance it meets, in one sampled state."""
+        if not self.settings.rank_candidates:
+            return None
+        if self._prior is not None:
+            return self._prior(view, player, legal)
         evaluate = self._evaluate
-        if evaluate is None or not self.settings.rank_candidates:
+        if evaluate is None:
             return None
         decide_folded = self.engine.decide_folded
         sampled: list[Any] = []

@@ -186,6 +186,19 @@ def _plan_b_saves(state: DrillitState, digging: _Digging) -> bool:
     return _Digging(dataclasses.replace(state, exit=other)).best < FAR
 
 
+def action_values(view: DrillitView, player: str, legal: Sequence[Any]) -> Callable[[Any], float]:
+    """What the greedy bot makes of each action of ``legal`` in ``view``: a search's prior,
+    to choose which of a dig's dozens of cells and turns to play out (its own choice is the
+    best of them, or ending the turn when none is worth an Action Point)."""
+    state = public_state(view)
+    digging = _Digging(state)
+    if state.phase == Phase.TURBO:
+        piece = state.turbo_piece or ""
+        return lambda action: digging.value(piece, action.cell, action.rotation)
+    bot = Greedy(random.Random(0))
+    return lambda action: bot.value(state, player, action, digging)
+
+
 def greedy_policy(seed: int) -> Policy:
     return Greedy(random.Random(seed))
 

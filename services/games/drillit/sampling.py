@@ -9,6 +9,9 @@ five shuffled trios of two cards and an Abyss card), with the card in force wher
 revealed card lay, and its last cards are kept: a seat that remembered the revealed cards
 would know more, one served only the view cannot.
 
+``prior``: the greedy bot's value of each action, which tells search which of a dig's
+dozens of cells and turns to play out.
+
 Turn details the view leaves out show in the legal actions: whether the Mechanic's free
 repair is spent, and which Turbo piece is being placed (the second must touch the first);
 where two readings are possible the one that offers exactly the legal actions is taken.
@@ -23,6 +26,7 @@ from typing import Any
 
 from services.bots.search.determinization import Determinization
 from services.games.drillit import actions as act
+from services.games.drillit.bots import action_values
 from services.games.drillit.content import CONTENT
 from services.games.drillit.crystals import TURBO_PIECES
 from services.games.drillit.game import Drillit
@@ -94,6 +98,10 @@ def _radar(view: DrillitView) -> tuple[Any, ...]:
         if r.room in CONTENT.faces_sector
     }
     return tuple(sector_goblins(s.sector, (inside.get(s.sector, 0), *s.spaces)) for s in view.radar)
+
+
+#: past ``max_candidates``, search plays out the actions the greedy bot values most
+prior = action_values
 
 
 def sample(
