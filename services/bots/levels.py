@@ -13,6 +13,7 @@ from services.bots.search.determinization import (
     evaluation_for,
     has_sampler,
     prior_for,
+    proposals_for,
     sampler_for,
 )
 from services.bots.search.rollouts import Search, SearchSettings
@@ -49,7 +50,8 @@ _LEVELS = {
 #: per game, settings that differ from the levels' (applied to medium and hard): a Dungeon
 #: Drop playout simulates every flick and drop (a whole match ~80 ms of CPU here), so its
 #: playouts stop a few steps on, once the seat's turn is over, and take the standings as
-#: they are; of the ~70 rooms of a Loot step, the 15 that look best are played out. A
+#: they are; of the ~70 rooms of a Loot step, the 15 that look best are played out, and of
+#: an ability's flicks and Pillar moves the game's best proposals (``sampling.proposals``). A
 #: Drillit! playout is three greedy bots to the end (~25 ms), and a dig offers 25-70 cells
 #: and turns: of 24 candidates a decision played ~1 round, so it plays out the greedy bot's
 #: choice and the 5 others it values most (``drillit.sampling.prior``)
@@ -86,4 +88,12 @@ def level_policy(game: str, name: str, seed: int) -> ViewPolicy:
         return greedy(seed)
     if name not in levels_for(game):
         raise ValueError(f"{game} offers bot levels {', '.join(levels_for(game))} only")
-    return Search(engine, sampler_for(game), settings, seed, evaluation_for(game), prior_for(game))
+    return Search(
+        engine,
+        sampler_for(game),
+        settings,
+        seed,
+        evaluation_for(game),
+        prior_for(game),
+        proposals_for(game),
+    )

@@ -6,15 +6,20 @@ Each game that offers search bots has a module ``services.games.<game>.sampling`
 
     def sample(view, player, legal, rng) -> Determinization
 
-and, where a whole playout costs too much, ``evaluate(state, player) -> float``: how well
-the player stands in a match not over yet, in [0, 1]; and, where a decision offers more
-actions than a search can play out, ``prior(view, player, legal)``: the worth of each of
-them at a glance, by the game's own bot, to choose which are played out.
-
 that draws the hidden information (unexplored map cards, opponents' hands and secret
 choices, the order of face-down piles) uniformly among what is consistent with ``view``
 and ``legal`` (what the seat is served), from ``rng`` alone. Its tests check that the
 sampled state shows the seat exactly ``view`` and offers exactly ``legal``.
+
+Optional, where a game needs them:
+- ``evaluate(state, player) -> float``, where a whole playout costs too much: how well the
+  player stands in a match not over yet, in [0, 1];
+- ``prior(view, player, legal)``, where a decision offers more actions than a search can
+  play out: the worth of each of them at a glance, by the game's own bot, to choose which
+  are played out;
+- ``proposals(view, player, legal, rng)``, where actions have continuous parameters
+  (``ActionTemplate``): concrete actions of the templates worth playing out, best first,
+  rather than uniform draws (most of a table's flicks do nothing).
 """
 
 from __future__ import annotations
@@ -55,6 +60,11 @@ Evaluation = Callable[[Any, str], float]
 Prior = Callable[[Any, str, Sequence[Any]], Callable[[Any], float]]
 
 
+#: (view, player, legal actions, rng) -> concrete actions of the templates in ``legal``,
+#: best first (empty: nothing to propose at this step)
+Proposals = Callable[[Any, str, Sequence[Any], random.Random], Sequence[Any]]
+
+
 class InconsistentSample(Exception):
     """The engine asked for something a sampled state cannot give (a sampler's bug)."""
 
@@ -87,6 +97,15 @@ def prior_for(game: str) -> Prior | None:
         importlib.import_module(f"services.games.{game}.sampling"), "prior", None
     )
     return prior
+
+
+def proposals_for(game: str) -> Proposals | None:
+    """The game's ``sampling.proposals``, if it has one: search plays out the best of
+    them, and a few of the rest, for the templates of a step rather than uniform draws."""
+    proposals: Proposals | None = getattr(
+        importlib.import_module(f"services.games.{game}.sampling"), "proposals", None
+    )
+    return proposals
 
 
 def has_sampler(game: str) -> bool:

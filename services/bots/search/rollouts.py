@@ -17,8 +17,9 @@ candidates is dropped (sequential halving), never the bot's own choice.
 Other seats act by their bots from their own views of the sampled state; in a
 simultaneous step they choose before the seat, so nothing the seat cannot see decides
 its choice. Actions with continuous parameters (``ActionTemplate``) are candidates by
-samples: each template starts with ``template_samples`` draws, and the best of them is
-kept against fresh draws at each halving.
+samples: each template starts with ``template_samples`` draws, or, where the game proposes
+concrete actions (``sampling.proposals``), its best proposals and a few of the rest; the
+best of them is kept against fresh draws at each halving.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from services.bots.search.determinization import (
     Evaluation,
     InconsistentSample,
     Prior,
+    Proposals,
     Sampler,
     SearchChance,
 )
@@ -67,6 +69,9 @@ class SearchSettings:
     confidence: float = 1.0
     #: concrete samples of each action template to start with
     template_samples: int = 6
+    #: with the game's proposals: of the places for template samples, this many go to a
+    #: uniform draw of the proposals past the best (what the game's glance misjudges)
+    uniform_samples: int = 3
     #: at most this many candidates are played out in a round (the bot's choice and a
     #: draw of the others, see ``rank_candidates``: a placement game may offer hundreds)
     max_candidates: int = 24
@@ -176,6 +181,7 @@ class Search:
         seed: int,
         evaluation: Evaluation | None = None,
         prior: Prior | None = None,
+        proposals: Proposals | None = None,
     ) -> None:
         self.game = game
         #: the engine (and its bots) the playouts run on: the game's own, or a coarser
@@ -186,6 +192,7 @@ class Search:
         self._horizon = settings.horizon if evaluation is not None else None
         self._evaluate = evaluation
         self._prior = prior
+        self._proposals = proposals
         self._rng = random.Random(seed)
         bots = game.bots()
         if settings.rollout != "random" and settings.rollout not in bots:
@@ -218,7 +225,14 @@ class Search:
             self.last_candidates = []
             return own
         allowance = self.settings.budget.start()
-        candidates = self._candidates(entries, own, rng, self._glance(view, player, legal, rng))
+        proposed = (
+            self._proposals(view, player, legal, rng)
+            if self._proposals is not None and any(isinstance(e, ActionTemplate) for e in entries)
+            else ()
+        )
+        candidates = self._candidates(
+            entries, own, rng, self._glance(view, player, legal, rng), proposed
+        )
         rounds = inconsistent = 0
         next_halving = 2
         while len(candidates) > 1 and allowance.another():
@@ -258,30 +272,68 @@ class Search:
         own: Any,
         rng: random.Random,
         value: Callable[[Any], float] | None = None,
+        proposed: Sequence[Any] = (),
     ) -> list[_Candidate]:
         """The bot's own choice first, then the other actions (templates sampled). Past
         ``max_candidates``, the others are a uniform draw, or with ``value`` (an action's
-        worth at a glance) the exact actions that look best and a draw of the samples."""
+        worth at a glance) the exact actions that look best and a draw of the samples.
+        With ``proposed`` (the game's proposals for the templates, best first), the exact
+        actions come first and the proposals fill the places left."""
         others: list[_Candidate] = []
         samples: list[_Candidate] = []
         own_template = None
+        templates = [e for e in entries if isinstance(e, ActionTemplate)]
         for entry in entries:
             if isinstance(entry, ActionTemplate):
                 if entry.admits(own):
                     own_template = entry
-                for _ in range(self.settings.template_samples):
-                    samples.append(_Candidate(entry.sample(rng), entry))
+                if not proposed:
+                    for _ in range(self.settings.template_samples):
+                        samples.append(_Candidate(entry.sample(rng), entry))
             elif entry != own:
                 others.append(_Candidate(entry, None))
         limit = self.settings.max_candidates - 1
+        if proposed:
+            if len(others) > limit:
+                others = self._trimmed(others, limit, rng, value)
+            aimed = self._aimed(proposed, templates, limit - len(others), rng)
+            return [_Candidate(own, own_template), *others, *aimed]
         if len(others) + len(samples) > limit:
             keep_samples = round(limit * len(samples) / (len(others) + len(samples)))
             samples = rng.sample(samples, keep_samples)
-            if value is None:
-                others = rng.sample(others, limit - keep_samples)
-            else:
-                others = sorted(others, key=lambda c: -value(c.action))[: limit - keep_samples]
+            others = self._trimmed(others, limit - keep_samples, rng, value)
         return [_Candidate(own, own_template), *others, *samples]
+
+    @staticmethod
+    def _trimmed(
+        others: list[_Candidate],
+        count: int,
+        rng: random.Random,
+        value: Callable[[Any], float] | None,
+    ) -> list[_Candidate]:
+        """``count`` of the exact actions: those that look best, else a uniform draw."""
+        if value is None:
+            return rng.sample(others, count)
+        return sorted(others, key=lambda c: -value(c.action))[:count]
+
+    def _aimed(
+        self,
+        proposed: Sequence[Any],
+        templates: Sequence[ActionTemplate],
+        places: int,
+        rng: random.Random,
+    ) -> list[_Candidate]:
+        """The best proposals, and ``uniform_samples`` of the rest drawn uniformly."""
+        best = max(0, places - self.settings.uniform_samples)
+        rest = list(proposed[best:])
+        chosen = [*proposed[:best], *rng.sample(rest, min(len(rest), places - best))]
+        aimed = []
+        for action in chosen:
+            template = next((t for t in templates if t.admits(action)), None)
+            if template is None:
+                raise ValueError(f"a proposal fits none of the step's templates: {action!r}")
+            aimed.append(_Candidate(action, template))
+        return aimed
 
     def _glance(
         self, view: Any, player: str, legal: Sequence[Any], rng: random.Random

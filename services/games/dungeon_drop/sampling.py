@@ -12,23 +12,28 @@ those shown ready; what a Teleport still lets the hero take after looting shows 
 the hero is taking (then at least one); the match statistics start at zero.
 
 A whole playout simulates every flick and drop, so search stops its playouts early and
-takes ``evaluate``: the scores the stashes would have now.
+takes ``evaluate``: the scores the stashes would have now. Of the flicks and Pillar moves
+an ability allows, search plays out those ``proposals`` ranks best at a glance.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from services.bots.search.determinization import Determinization
+from services.games.contract import ActionTemplate
+from services.games.dungeon_drop import actions as act
+from services.games.dungeon_drop import bots
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.flow import BOX, HERO_DECKS
 from services.games.dungeon_drop.placement import Placement
 from services.games.dungeon_drop.scoring import pairs, quest_points, score
 from services.games.dungeon_drop.state import DungeonDropState, Phase
-from services.games.dungeon_drop.view import DungeonDropView
+from services.games.dungeon_drop.table import FLICK_REALS, REAL_SIDES, ROLLOUT, flick
+from services.games.dungeon_drop.view import DungeonDropView, SeatView
 
 
 def sample(
@@ -151,3 +156,46 @@ def standing(state: DungeonDropState, player: str) -> float:
 
 def _ahead(lead: float) -> float:
     return 1.0 / (1.0 + math.exp(-lead / MARGIN_SCALE))
+
+
+#: how many concrete moves of each template ``proposals`` draws and weighs: a glance at a
+#: Pillar move costs ~0.5 ms (rooms only), at a flick ~1 ms (a simulation), and a table
+#: holds ~9 Pillars and ~40 cubes
+PROPOSAL_DRAWS = {act.MovePillar: 12, act.Flick: 3}
+
+#: every flick die at its middle value: the flick as aimed, without its noise
+_AS_AIMED = ((REAL_SIDES + 1) // 2,) * FLICK_REALS
+
+
+def proposals(
+    view: DungeonDropView, player: str, legal: Sequence[Any], rng: random.Random
+) -> list[Any]:
+    """The flicks and Pillar moves worth playing out, best first: draws of each template,
+    ranked by the best room the move would leave the hero, the flick as aimed (the greedy
+    bot's look at its few aimed moves, over draws from the whole table: a move that frees
+    a room of its monster or opens a new one is found too)."""
+    me = bots.seat(view, player)
+    table = bots.table_of(view)
+    drawn: list[tuple[float, float, Any]] = []
+    for entry in legal:
+        if not isinstance(entry, ActionTemplate):
+            continue
+        for _ in range(PROPOSAL_DRAWS.get(type(entry.example), 0)):
+            action = entry.sample(rng)
+            drawn.append((_room_after(table, action, me, view.ward), rng.random(), action))
+    drawn.sort(key=lambda d: (-d[0], d[1]))
+    return [action for _, _, action in drawn]
+
+
+def _room_after(table: Mapping[str, Placement], action: Any, me: SeatView, ward: bool) -> float:
+    """The hero's best room on the table the move leaves (a Pillar set down where it is
+    put, without the cubes it would push aside)."""
+    if isinstance(action, act.MovePillar):
+        moved = dict(table)
+        moved[action.pillar] = Placement(
+            action.pillar, action.x, action.y, table[action.pillar].angle
+        )
+    else:
+        settled = flick(table, action.cube, action.direction, action.strength, _AS_AIMED, ROLLOUT)
+        moved = {p.cube: p for p in settled.placements}
+    return bots.best_room(moved, me, ward)[0]
