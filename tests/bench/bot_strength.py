@@ -150,7 +150,7 @@ def run(
                         lambda done, task=task: bar.update(task, completed=done),  # type: ignore[misc]
                         _file(results, part),
                         stamp,
-                        None if resume_codes is None else _played_by(resume_codes),
+                        None if resume_codes is None else _resumed(resume_codes, stamp["code"]),
                     )
             except ValueError as unplayable:  # a game without a sampler offers easy only
                 print(f"{part.game}: {unplayable}", file=sys.stderr)
@@ -158,6 +158,13 @@ def run(
 
 def _played_by(codes: set[str]) -> Callable[[Mapping[str, Any]], bool]:
     return lambda row: row.get("code", "unknown") in codes
+
+
+def _resumed(codes: set[str], own: str) -> Callable[[Mapping[str, Any]], bool]:
+    """The matches of the commits resumed count as played, and those this run plays: its
+    next chunk goes on to new seeds even when its commit is not among ``codes`` (one
+    committed after the bot changed, with result rows only)."""
+    return _played_by(codes | {own})
 
 
 def table(results: Path, games: int, codes: set[str] | None = None) -> str:

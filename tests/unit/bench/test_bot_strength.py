@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from services.cli.simulate import Comparison, compare
-from tests.bench.bot_strength import _file, _played_by, table
+from tests.bench.bot_strength import _file, _played_by, _resumed, table
 
 
 def _write(results: Path, comparison: Comparison, outcomes: list[tuple[str, str]]) -> None:
@@ -80,6 +80,18 @@ def test_a_run_counts_only_the_matches_of_the_commits_it_resumes(tmp_path: Path)
     compare(solo, results=path, stamp={"code": "new"})  # every match counts: nothing to play
     assert len(path.read_text().splitlines()) == 1
     compare(solo, results=path, stamp={"code": "new"}, counts=_played_by({"new"}))
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["index"], r["code"]) for r in rows] == [(0, "old"), (0, "new")]
+
+
+def test_a_run_counts_its_own_matches_as_played(tmp_path: Path) -> None:
+    """Resuming another commit's matches, a run's next chunk does not play again the seeds
+    its own commit has just played (it did, chunk after chunk, before)."""
+    solo = Comparison("crashland", 1, ("easy",), {})
+    path = _file(tmp_path, solo)
+    _write(tmp_path, solo, [("lost", "old")])
+    for _ in range(2):
+        compare(solo, results=path, stamp={"code": "new"}, counts=_resumed({"bot"}, "new"))
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     assert [(r["index"], r["code"]) for r in rows] == [(0, "old"), (0, "new")]
 
