@@ -16,10 +16,10 @@ The results are kept in the repository (``RESULTS``), so that the measurement, a
 CPU-day at the issue's precision, goes on across sessions: commit what a run appended,
 and the next run resumes after it. Each match records the commit that played it
 (``code``): under a CPU budget a bot's strength moves with the engines' speed. After a
-change to a bot, ``run --resume-code COMMIT`` counts only that commit's matches as played,
-so the changed bot plays the same seeds again beside the old rows; ``table --code C1,C2``
-reports the matches of those commits only, and without it every match, a seed played
-twice once (its last match).
+change to a bot, ``run --resume-code COMMIT`` counts only that commit's matches (and the
+run's own) as played, so the changed bot plays the same seeds again beside the old rows;
+``table --code C1,C2`` reports the matches of those commits only, and without it every
+match, a seed played twice once (its last match).
 """
 
 from __future__ import annotations
