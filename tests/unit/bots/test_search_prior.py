@@ -83,3 +83,15 @@ def test_drillit_hard_plays_out_six_candidates_with_its_prior() -> None:
     assert settings is not None and settings.max_candidates == 6 and settings.rank_candidates
     assert prior_for("drillit") is action_values
     assert prior_for("dungeon_drop") is None and prior_for("crashland") is None
+
+
+def test_drillit_medium_plays_out_three_candidates_for_longer() -> None:
+    """In 0.1 s ``medium`` finished no round of six whole-match playouts (it played as
+    greedy): Drillit!'s medium plays out three for 0.3 s; other games keep 0.1 s."""
+    medium, hard = settings_for("drillit", "medium"), settings_for("drillit", "hard")
+    assert medium is not None and hard is not None
+    assert medium.max_candidates == 3 and medium.rank_candidates
+    assert medium.budget.cpu_seconds == 0.3 and hard.budget.cpu_seconds == 0.75
+    for game in ("crashland", "imperial_miners", "dungeon_drop"):
+        other = settings_for(game, "medium")
+        assert other is not None and other.budget.cpu_seconds == 0.1
