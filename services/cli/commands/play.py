@@ -39,8 +39,8 @@ def add_to(sub: Subcommands) -> None:
     play.add_argument(
         "--bot",
         help="a bot for every seat, or SEAT=KIND,… for some (others: hot seat); KIND is a "
-        "level (easy, medium, hard: search for 0.1 s or 0.75 s of CPU a move) or "
-        "random or greedy",
+        "level (easy, medium, hard: search for 0.1 s (Drillit!: 0.3 s) or 0.75 s of CPU a move) "
+        "or random or greedy",
     )
     play.add_argument(
         "--bots-by-service",
