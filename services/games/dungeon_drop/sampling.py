@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from services.bots.search.determinization import Determinization
@@ -30,10 +31,11 @@ from services.games.dungeon_drop import bots
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.flow import BOX, HERO_DECKS
 from services.games.dungeon_drop.placement import Placement
+from services.games.dungeon_drop.rooms import open_rooms
 from services.games.dungeon_drop.scoring import pairs, quest_points, score
 from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.table import FLICK_REALS, REAL_SIDES, ROLLOUT, flick
-from services.games.dungeon_drop.view import DungeonDropView, SeatView
+from services.games.dungeon_drop.view import DungeonDropView, SeatView, own_seat
 
 
 def sample(
@@ -116,23 +118,101 @@ def _deal_quests(
     return dealt
 
 
-#: the evaluation's temperature, in points: at 2 seats a lead of this much is a 73% chance
+#: the evaluation's temperature at 2 seats, in points: a lead of this much is a 73% chance
 #: of winning (logistic); greedy 2-seat matches end ~9 points apart (a standard deviation),
 #: and a lead now is not yet the match
 MARGIN_SCALE = 5.0
 
 
+@dataclass(frozen=True)
+class Outlook:
+    """The chance of winning at one table size: a softmax of each hero's outlook, its
+    standing and its best room on the table now (``Prospects``) weighted by how soon it
+    plays, at a temperature that falls as the match's turns run out (a lead early is worth
+    little, a lead at the last turn nearly everything). Fitted by likelihood to the
+    winners of greedy matches at their decisions (``tests.bench.dd_outlook``)."""
+
+    #: a room's weight for a hero whose turn this round is over, whose turn is under way,
+    #: and who plays 1, 2, 3 turns from now
+    weights: tuple[float, float, float, float, float]
+    #: the temperature in points is exp(log_scale + slope x the share of turns left)
+    log_scale: float
+    slope: float
+
+    def scale(self, turns_left: int, seats: int) -> float:
+        return math.exp(self.log_scale + self.slope * turns_left / (CONTENT.rounds * seats))
+
+
+#: per table size past 2 (2 seats keep the logistic at ``MARGIN_SCALE``, as measured), from
+#: ``python -m tests.bench.dd_outlook --seats N --matches 3000``: the winner's mean held-out
+#: log-likelihood at 4 seats -1.025, against -1.248 for the logistic's softmax at 5 points
+#: and -1.386 for none; at 3 seats -0.805, against -1.078 and -1.099. The temperature runs
+#: from ~11 points with the match to play to ~2.4 at its last turn; a room counts ~0.96
+#: for the hero whose turn is under way and less the later a hero plays
+OUTLOOKS: Mapping[int, Outlook] = {
+    3: Outlook((-0.412, 0.927, 0.805, 0.739, 0.0), log_scale=0.82, slope=1.792),
+    4: Outlook((-0.347, 0.96, 0.811, 0.695, 0.591), log_scale=0.729, slope=1.646),
+}
+
+#: phases in which the active hero has not looted yet
+_BEFORE_LOOT = frozenset(
+    (Phase.NEXT_TURN, Phase.EXPLORE, Phase.ACT, Phase.ABILITY, Phase.MEEPLES, Phase.LOOT)
+)
+
+
+@dataclass(frozen=True)
+class Prospects:
+    """What an ``Outlook`` reads of a state: the hero-turns left in the match, and per
+    hero its standing, its best room on the table now and how many turns until it plays
+    (0: its turn is under way, -1: it has played this round)."""
+
+    turns_left: int
+    standing: Mapping[str, float]
+    room: Mapping[str, float]
+    turns_to_play: Mapping[str, int]
+
+
+def prospects(state: DungeonDropState) -> Prospects:
+    order, turn = state.order, state.turn
+    under_way = state.phase in _BEFORE_LOOT
+    rooms = open_rooms(state.table)
+    room: dict[str, float] = {}
+    to_play: dict[str, int] = {}
+    for p in state.players:
+        room[p] = bots.best_room(state.table, own_seat(state, p), False, rooms)[0]
+        at = order.index(p) if p in order else -1
+        to_play[p] = at - turn if at > turn else 0 if at == turn and under_way else -1
+    seats = len(state.players)
+    left = (CONTENT.rounds - state.round) * seats + seats - turn - (0 if under_way else 1)
+    return Prospects(left, {p: standing(state, p) for p in state.players}, room, to_play)
+
+
 def evaluate(state: DungeonDropState, player: str) -> float:
-    """How well ``player`` stands in a match under way, in [0, 1]: its chance of winning,
-    a softmax of the scores the stashes would have if the match ended now (``win_chance``);
-    alone, the score against the Solo target. A lead's size counts, not only who leads: a
-    playout stopped early after a better move often leaves the same hero ahead, only
-    further."""
+    """How well ``player`` stands in a match under way, in [0, 1]: its chance of winning.
+    Alone, the score against the Solo target; at 2 seats, the logistic of its lead in
+    standings (``win_chance``); at more, the softmax of the heroes' ``Outlook``, which
+    counts what the table leaves each hero still to play. A lead's size counts, not only
+    who leads: a playout stopped early after a better move often leaves the same hero
+    ahead, only further."""
+    outlook = OUTLOOKS.get(len(state.players))
+    if outlook is not None:
+        return outlook_chance(outlook, prospects(state), player)
     mine = standing(state, player)
     others = [standing(state, p) for p in state.players if p != player]
     if not others:
         return min(1.0, mine / CONTENT.solo_target)
     return win_chance([mine - s for s in others])
+
+
+def outlook_chance(outlook: Outlook, seen: Prospects, player: str) -> float:
+    """``player``'s chance of winning under ``outlook``, from what it reads of a state."""
+    weights = outlook.weights
+    value = [
+        seen.standing[p] + weights[seen.turns_to_play[p] + 1] * seen.room[p] for p in seen.standing
+    ]
+    mine = seen.standing[player] + weights[seen.turns_to_play[player] + 1] * seen.room[player]
+    scale = outlook.scale(seen.turns_left, len(value))
+    return 1.0 / sum(math.exp((v - mine) / scale) for v in value)
 
 
 def win_chance(leads: Sequence[float]) -> float:

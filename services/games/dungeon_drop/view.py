@@ -96,6 +96,11 @@ def _seat(state: DungeonDropState, player: str, viewer: str | None) -> SeatView:
     )
 
 
+def own_seat(state: DungeonDropState, player: str) -> SeatView:
+    """The hero as its own seat sees it (its Quest shown): what its bot weighs rooms by."""
+    return _seat(state, player, player)
+
+
 #: per (seat, viewer): what its view was drawn from and the view; kept from view to view,
 #: so a seat that did not change is the same object (a replay sees it unchanged at once)
 _seats: dict[tuple[str, str | None], tuple[tuple[object, ...], SeatView]] = {}

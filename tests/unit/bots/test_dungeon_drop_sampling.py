@@ -10,19 +10,23 @@ from dataclasses import replace
 
 import pytest
 
-from services.games.dungeon_drop import GAME
+from services.games.dungeon_drop import GAME, bots
 from services.games.dungeon_drop.content import CONTENT
 from services.games.dungeon_drop.flow import BOX
 from services.games.dungeon_drop.sampling import (
     MARGIN_SCALE,
+    OUTLOOKS,
+    Prospects,
     _ahead,
     evaluate,
+    outlook_chance,
+    prospects,
     sample,
     standing,
     win_chance,
 )
 from services.games.dungeon_drop.scoring import score
-from services.games.dungeon_drop.state import DungeonDropState
+from services.games.dungeon_drop.state import DungeonDropState, Phase
 from services.games.dungeon_drop.view import DungeonDropView
 from tests.unit.bots.sampling_kit import check_sampler, decisions
 
@@ -42,15 +46,103 @@ def test_samples_show_the_same_view_and_legal_actions(seats: int) -> None:
 
 def test_the_evaluation_ranks_the_stashes_as_the_final_scoring_would() -> None:
     """``evaluate`` (what search takes for a playout it stops early) ranks the heroes as the
-    rules' own scoring would rank their stashes now, a tie even, a larger lead worth more."""
+    rules' own scoring would rank their stashes now, a tie even, a larger lead worth more:
+    at 2 seats by the standings alone; at more, where their outlooks are otherwise alike."""
     found = decisions("dungeon_drop", 3, 2)
     late = found[-1].state
     standings = {p: standing(late, p) for p in late.players}
     assert len(set(standings.values())) == 3
-    values = {p: evaluate(late, p) for p in late.players}
+    alike = replace(
+        prospects(late),
+        room={p: 10.0 for p in late.players},
+        turns_to_play={p: -1 for p in late.players},
+    )
+    values = {p: outlook_chance(OUTLOOKS[3], alike, p) for p in late.players}
     for a in late.players:
         for b in late.players:
             assert (values[a] > values[b]) == (standings[a] > standings[b])
+
+
+def _seen(standings: list[float], rooms: list[float], to_play: list[int], left: int) -> Prospects:
+    heroes = [f"player{i + 1}" for i in range(len(standings))]
+    return Prospects(
+        left,
+        dict(zip(heroes, standings, strict=True)),
+        dict(zip(heroes, rooms, strict=True)),
+        dict(zip(heroes, to_play, strict=True)),
+    )
+
+
+@pytest.mark.parametrize("seats", [3, 4])
+def test_the_outlook_is_a_chance_of_winning(seats: int) -> None:
+    """The heroes' chances add up to one, and heroes alike in everything are even."""
+    outlook = OUTLOOKS[seats]
+    alike = _seen([12.0] * seats, [6.0] * seats, [-1] * seats, 2 * seats)
+    assert outlook_chance(outlook, alike, "player1") == pytest.approx(1 / seats)
+    mixed = _seen(
+        [3.0, 11.0, -4.0, 7.5][:seats], [9.0, 0.0, 4.0, 2.0][:seats], [0, 1, 2, -1][:seats], 5
+    )
+    chances = [outlook_chance(outlook, mixed, f"player{i + 1}") for i in range(seats)]
+    assert sum(chances) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("seats", [3, 4])
+def test_a_room_on_the_table_counts_for_the_heroes_still_to_play(seats: int) -> None:
+    """Given two heroes level in points, the one still to play this round, with a rich room
+    on the table for it, is the likelier winner, and the sooner it plays the more it counts;
+    a room for a hero who has played counts for nothing more."""
+    outlook = OUTLOOKS[seats]
+
+    def chance(to_play: int) -> float:
+        rooms = [20.0] + [0.0] * (seats - 1)
+        return outlook_chance(
+            outlook, _seen([10.0] * seats, rooms, [to_play] + [-1] * (seats - 1), 6), "player1"
+        )
+
+    assert chance(0) > chance(1) > chance(seats - 1) > 1 / seats
+    assert chance(-1) <= 1 / seats
+
+
+@pytest.mark.parametrize("seats", [3, 4])
+def test_a_lead_counts_for_more_as_the_match_runs_out(seats: int) -> None:
+    """A 5-point lead with the whole match to play is worth less than the same lead at the
+    last turn: the temperature falls with the turns left."""
+    outlook = OUTLOOKS[seats]
+    standings = [15.0] + [10.0] * (seats - 1)
+
+    def chance(left: int) -> float:
+        return outlook_chance(
+            outlook, _seen(standings, [0.0] * seats, [-1] * seats, left), "player1"
+        )
+
+    assert chance(1) > chance(seats) > chance(3 * seats) > 1 / seats
+    assert outlook.scale(1, seats) < outlook.scale(3 * seats, seats)
+
+
+def test_prospects_read_the_turn_order_the_turns_left_and_each_heroes_best_room() -> None:
+    """At each decision of a seeded 4-seat match: the active hero's turn is under way until
+    it has looted, the others play as many turns on as they sit after it in this round's
+    order (or have played); the hero-turns left fall by one a turn, to 0 once the last hero
+    has looted; each hero's room is the best its own bot sees on the table."""
+    found = decisions("dungeon_drop", 4, 5)
+    lefts = []
+    for decision in found:
+        state = decision.state
+        if state.phase not in (Phase.ACT, Phase.LOOT, Phase.TAKE):
+            continue
+        seen = prospects(state)
+        looted = state.phase is Phase.TAKE
+        for at, hero in enumerate(state.order):
+            expected = (
+                at - state.turn if at > state.turn else -1 if at < state.turn or looted else 0
+            )
+            assert seen.turns_to_play[hero] == expected
+            best = bots.best_room(state.table, bots.seat(GAME.view(state, hero), hero), False)[0]
+            assert seen.room[hero] == best
+        assert seen.turns_left == (3 - state.round) * 4 + 4 - state.turn - looted
+        lefts.append(seen.turns_left)
+    assert lefts[0] == 12 and lefts[-1] <= 1  # 0 if the last hero took a cube
+    assert lefts == sorted(lefts, reverse=True)
 
 
 def test_the_evaluation_grows_with_the_lead() -> None:

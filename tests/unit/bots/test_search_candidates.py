@@ -38,9 +38,10 @@ def _search(rank: bool, **settings: Any) -> Search:
 
 
 def _played_out(rank: bool) -> tuple[Decision, Any, list[Any]]:
-    """A 4-seat Loot step with more than 20 rooms, the greedy choice and the 7 others the
-    search played out."""
-    decision = _loot_decision(4, 20)
+    """A 2-seat Loot step with more than 20 rooms, the greedy choice and the 7 others the
+    search played out (at 2 seats the glance is the seat's standing alone: at more, it also
+    weighs what the room leaves the others, by Quests sampled)."""
+    decision = _loot_decision(2, 20)
     me = decision.player
     bot = _search(rank=rank)
     bot(ENGINE.view(decision.state, me), me, decision.legal)
