@@ -167,14 +167,34 @@ def _resumed(codes: set[str], own: str) -> Callable[[Mapping[str, Any]], bool]:
     return _played_by(codes | {own})
 
 
+def scoped(codes: set[str] | None, comparison: Comparison) -> set[str] | None:
+    """The commits whose matches count for ``comparison``: of ``codes``, each ``CODE``,
+    each ``GAME:CODE`` of its game and each ``GAME@SEATS:CODE`` of its game at its table
+    size (a search changed for one table size leaves the other's matches standing)."""
+    if codes is None:
+        return None
+    chosen = set()
+    for entry in codes:
+        scope, _, code = entry.rpartition(":")
+        game, _, seats = scope.partition("@")
+        if game in ("", comparison.game) and seats in ("", str(len(comparison.levels))):
+            chosen.add(code)
+    return chosen
+
+
 def table(results: Path, games: int, codes: set[str] | None = None) -> str:
-    """``codes``: only the matches played by these commits (None: all)."""
+    """``codes``: only the matches played by these commits (None: all; see ``scoped``)."""
     lines = [
         "| comparison | matches | hard won (95% interval) | greedy won (95% interval) "
         "| ± points (issue: ≤ 5) | target | met? |",
         "|---|---:|---|---|---:|---|---|",
     ]
+    played_by: set[str] = set()
     for target in targets(games):
+        for comparison in (target.hard, target.baseline):
+            if comparison is not None:
+                rows = _rows(_file(results, comparison), scoped(codes, comparison))
+                played_by.update(row.get("code", "unknown") for row in rows)
         hard = _report(results, target.hard, codes)
         if hard is None:
             lines.append(f"| {target.name} | 0 | — | — | — | {target.goal} | not measured |")
@@ -207,9 +227,8 @@ def table(results: Path, games: int, codes: set[str] | None = None) -> str:
             f"| {spread * 100:.1f}{'' if spread <= PRECISION else ' (wider)'} "
             f"| {target.goal} | {verdict} |"
         )
-    played_by = sorted({row.get("code", "unknown") for row in _rows_everywhere(results, codes)})
     lines.append("")
-    lines.append(f"Played by: {', '.join(played_by) or 'nothing yet'}.")
+    lines.append(f"Played by: {', '.join(sorted(played_by)) or 'nothing yet'}.")
     return "\n".join(lines)
 
 
@@ -236,12 +255,8 @@ def _rows(path: Path, codes: set[str] | None) -> list[dict[str, Any]]:
     return list({r["index"]: r for r in chosen}.values())
 
 
-def _rows_everywhere(results: Path, codes: set[str] | None) -> list[dict[str, Any]]:
-    return [row for path in sorted(results.glob("*.jsonl")) for row in _rows(path, codes)]
-
-
 def _report(results: Path, comparison: Comparison, codes: set[str] | None) -> dict[str, Any] | None:
-    rows = _rows(_file(results, comparison), codes)
+    rows = _rows(_file(results, comparison), scoped(codes, comparison))
     if not rows:
         return None
     return comparison_report(comparison, sorted(rows, key=lambda r: r["index"]))
@@ -261,7 +276,10 @@ def main() -> None:
         help="run: only matches played by these commits count as played (default: all)",
     )
     parser.add_argument(
-        "--code", default="", help="table: only matches played by these commits, comma-separated"
+        "--code",
+        default="",
+        help="table: only matches played by these commits, comma-separated; "
+        "GAME:CODE or GAME@SEATS:CODE for one game's comparisons or one table size's",
     )
     args = parser.parse_args()
     if args.action == "run":

@@ -56,6 +56,28 @@ def test_the_table_reads_only_the_commits_asked_for(tmp_path: Path) -> None:
     assert "Played by: new." in table(tmp_path, 400, {"new"})
 
 
+def test_codes_can_be_scoped_to_a_game_and_a_table_size(tmp_path: Path) -> None:
+    """A search changed at 4 seats only: its 2-seat matches stand, its 4-seat ones are
+    those of the new commit, and a code scoped to another game counts for none of them."""
+    two = Comparison("imperial_miners", 400, ("hard", "easy"), {})
+    four = Comparison("imperial_miners", 400, ("hard", "easy", "easy", "easy"), {})
+    _write(tmp_path, two, [("won", "a")] * 8 + [("lost", "b")] * 2)
+    _write(tmp_path, four, [("lost", "a")] * 10)
+    _write(tmp_path, four, [("won", "b")] * 5)  # seeds 0-4 played again
+    names = (
+        "Imperial Miners, 2 seats: hard vs greedy",
+        "Imperial Miners, 4 seats: hard vs 3 greedy",
+    )
+    text = table(tmp_path, 400, {"imperial_miners@2:a", "imperial_miners@4:b", "crashland:a"})
+    assert _row(text, names[0])[2].startswith("8/8")
+    assert _row(text, names[1])[2].startswith("5/5")
+    assert "Played by: a, b." in text
+    unscoped = table(tmp_path, 400, {"a", "b"})
+    assert _row(unscoped, names[0])[2].startswith("8/10")
+    assert _row(unscoped, names[1])[2].startswith("5/10")
+    assert _row(table(tmp_path, 400, {"crashland:a"}), names[0])[1] == "0"
+
+
 def test_an_interval_wider_than_five_points_is_flagged(tmp_path: Path) -> None:
     hard = Comparison("imperial_miners", 400, ("hard", "easy"), {})
     _write(tmp_path, hard, [("won", "x")] * 7 + [("lost", "x")] * 3)
