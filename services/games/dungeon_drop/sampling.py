@@ -12,7 +12,9 @@ those shown ready; what a Teleport still lets the hero take after looting shows 
 the hero is taking (then at least one); the match statistics start at zero.
 
 A whole playout simulates every flick and drop, so search stops its playouts early and
-takes ``evaluate``: the scores the stashes would have now. Of the flicks and Pillar moves
+takes ``evaluate``: the chance of winning that the scores the stashes would have now give
+and, at 3-4 seats, the rooms the table leaves each hero still to play (``Outlook``, fitted
+to greedy matches). Of the flicks and Pillar moves
 an ability allows, search plays out those ``proposals`` ranks best at a glance.
 """
 
