@@ -51,8 +51,9 @@ _LEVELS = {
 #: Drop playout simulates every flick and drop (a whole match ~80 ms of CPU here), so its
 #: playouts stop a few steps on, once the seat's turn is over, and take the chance of
 #: winning that the standings give (at 3-4 seats, with the rooms the table leaves the
-#: heroes still to play: ``sampling.Outlook``); of the ~70 rooms of a Loot step, the 15 that look best are played out, and of
-#: an ability's flicks and Pillar moves the game's best proposals (``sampling.proposals``). A
+#: heroes still to play: ``sampling.Outlook``); of the ~70 rooms of a Loot step, the 15
+#: that look best are played out, and of an ability's flicks and Pillar moves the game's
+#: best proposals (``sampling.proposals``). A
 #: Drillit! playout is three greedy bots to the end (~25 ms), and a dig offers 25-70 cells
 #: and turns: of 24 candidates a decision played ~1 round, so it plays out the greedy bot's
 #: choice and the 5 others it values most (``drillit.sampling.prior``)

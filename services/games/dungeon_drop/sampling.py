@@ -14,8 +14,8 @@ the hero is taking (then at least one); the match statistics start at zero.
 A whole playout simulates every flick and drop, so search stops its playouts early and
 takes ``evaluate``: the chance of winning that the scores the stashes would have now give
 and, at 3-4 seats, the rooms the table leaves each hero still to play (``Outlook``, fitted
-to greedy matches). Of the flicks and Pillar moves
-an ability allows, search plays out those ``proposals`` ranks best at a glance.
+to greedy matches). Of the flicks and Pillar moves an ability allows, search plays out
+those ``proposals`` ranks best at a glance.
 """
 
 from __future__ import annotations
@@ -209,12 +209,13 @@ def evaluate(state: DungeonDropState, player: str) -> float:
 def outlook_chance(outlook: Outlook, seen: Prospects, player: str) -> float:
     """``player``'s chance of winning under ``outlook``, from what it reads of a state."""
     weights = outlook.weights
-    value = [
-        seen.standing[p] + weights[seen.turns_to_play[p] + 1] * seen.room[p] for p in seen.standing
-    ]
-    mine = seen.standing[player] + weights[seen.turns_to_play[player] + 1] * seen.room[player]
+    value = {
+        p: seen.standing[p] + weights[seen.turns_to_play[p] + 1] * seen.room[p]
+        for p in seen.standing
+    }
+    mine = value[player]
     scale = outlook.scale(seen.turns_left, len(value))
-    return 1.0 / sum(math.exp((v - mine) / scale) for v in value)
+    return 1.0 / sum(math.exp((v - mine) / scale) for v in value.values())
 
 
 def win_chance(leads: Sequence[float]) -> float:
