@@ -1,5 +1,11 @@
 """The pure engines in-process: complete random playouts per second, events folded per
-second (``evolve`` only, and from protobuf envelopes as every reader folds them)."""
+second (``evolve`` only, and from protobuf envelopes as every reader folds them).
+
+Playouts per CPU-second (issue 42's "engines fast enough to search") are of the engine the
+search bots play out with, ``Game.rollout_engine()``: the game itself, except Dungeon Drop,
+whose rollouts use its ROLLOUT physics (the issue allows a faster physics setting for
+search rollouts; every recorded drop and flick is FULL). Where the two differ, the match's
+own engine is measured as well (``engine.playouts_cpu_full.GAME``)."""
 
 from __future__ import annotations
 
@@ -31,6 +37,9 @@ class EngineRun:
     playout_rates: list[float] = field(default_factory=list)
     #: CPU seconds of this process per playout (the wall-clock rate suffers on a busy machine)
     playout_cpu_s: list[float] = field(default_factory=list)
+    #: the same, of playouts on the engine search plays out with, where it is another
+    #: (Dungeon Drop's ROLLOUT physics); empty where it is the game itself
+    rollout_cpu_s: list[float] = field(default_factory=list)
     events_per_playout: list[int] = field(default_factory=list)
     evolve_rates: list[float] = field(default_factory=list)
     envelope_rates: list[float] = field(default_factory=list)
@@ -42,10 +51,37 @@ def players_for(game: str) -> list[str]:
     return [f"player{i + 1}" for i in range(get_game(game).min_players)]
 
 
-def one_playout(game: str, seed: int) -> Playout:
+def one_playout(game: str, seed: int, rollout: bool = False) -> Playout:
+    """A random playout of ``game`` through the command handler; ``rollout``: on the engine
+    search plays out with (``Game.rollout_engine``)."""
     players = players_for(game)
     policies = {p: random_policy(seed * 7 + i) for i, p in enumerate(players)}
-    return play(get_game(game), players, {}, policies, seed)
+    engine = get_game(game)
+    return play(engine.rollout_engine() if rollout else engine, players, {}, policies, seed)
+
+
+def rollout_cpu_rate(game: str, seconds: float, seed: int) -> float:
+    """Random playouts per CPU-second on the engine search plays out with: the figure issue
+    42's targets are of (``engine.playouts_cpu.GAME``; ``tests.bench.engine_ab``)."""
+    cpu = _cpu_per_playout(game, seconds, seed * MAX_PLAYOUTS, rollout=True)
+    return len(cpu) / sum(cpu)
+
+
+def _cpu_per_playout(game: str, seconds: float, first: int, rollout: bool) -> list[float]:
+    """CPU seconds of each playout for ``seconds`` of wall clock (at least three)."""
+    # not counted: the first playouts of a process pay for imports, content and caches
+    # (Crashland's first three took ~0.4 s of CPU here, a second's worth of playouts)
+    for index in range(3):
+        one_playout(game, -1 - index, rollout)
+    deadline = now() + seconds
+    cpu: list[float] = []
+    for index in range(MAX_PLAYOUTS):
+        if now() >= deadline and index >= 3:
+            break
+        began = time.process_time()
+        one_playout(game, first + index, rollout)
+        cpu.append(time.process_time() - began)
+    return cpu
 
 
 def envelopes_of(game: str, playout: Playout, match_id: str = "bench") -> list[Any]:
@@ -106,6 +142,9 @@ def measure_game(game: str, seconds: float, seed: int, fold_batches: int) -> Eng
                 playouts.append(playout)
         for playout in playouts:
             run.evolve_rates.append(evolve_rate(game, playout.events))
+        engine = get_game(game)
+        if engine.rollout_engine() is not engine:
+            run.rollout_cpu_s = _cpu_per_playout(game, seconds, seed * MAX_PLAYOUTS, True)
     except Exception:  # a game still being written must not sink the whole suite
         run.error = traceback.format_exc(limit=3)
         return run
@@ -164,22 +203,37 @@ def engine_figures(runs: Sequence[EngineRun], noop_rate: float) -> list[Figure]:
                 note=f"{playouts / cpu:,.0f} per CPU-second of the bench process" if cpu else "",
             )
         )
+        searched = [r.rollout_cpu_s or r.playout_cpu_s for r in good]
         figures.append(
             figure(
                 f"engine.playouts_cpu.{game}",
-                f"Complete random playouts per CPU-second, {game} (in-process)",
+                f"Complete random playouts per CPU-second, {game} (in-process, on the engine "
+                "search plays out with)",
                 "/CPU-s",
                 "higher",
                 # one figure a run: its playouts over the CPU they took (CPU time, so a
                 # busy machine slows it less than the per-second rate)
-                [
-                    [len(r.playout_cpu_s) / sum(r.playout_cpu_s)]
-                    for r in good
-                    if sum(r.playout_cpu_s)
-                ],
-                note=_compiled_note(game),
+                [[len(cpu) / sum(cpu)] for cpu in searched if sum(cpu)],
+                note=_compiled_note(game)
+                + (
+                    "; ROLLOUT physics (recorded drops and flicks: FULL, below)"
+                    if any(r.rollout_cpu_s for r in good)
+                    else ""
+                ),
             )
         )
+        full = [r.playout_cpu_s for r in good if r.rollout_cpu_s and sum(r.playout_cpu_s)]
+        if full:
+            figures.append(
+                figure(
+                    f"engine.playouts_cpu_full.{game}",
+                    f"Complete random playouts per CPU-second, {game} (in-process, the match's "
+                    "own engine)",
+                    "/CPU-s",
+                    "higher",
+                    [[len(cpu) / sum(cpu)] for cpu in full],
+                )
+            )
         figures.append(
             figure(
                 f"replay.evolve.{game}",

@@ -4,8 +4,9 @@
 
 Each directory is a checkout with its engines built as it builds them (``make install``
 there, or the compiled modules copied in). A round measures both, one after the other in
-fresh processes, in alternating order, with ``tests.bench.engine.measure_game`` (the figure
-``make bench`` reports as ``engine.playouts_cpu.GAME``) and the same seed; the report is
+fresh processes, in alternating order, with ``tests.bench.engine.rollout_cpu_rate`` (the
+figure ``make bench`` reports as ``engine.playouts_cpu.GAME``: on the engine search plays
+out with) and the same seed; the report is
 each checkout's median and the paired ratios with their sign test (``tests.bench.paired``).
 """
 
@@ -22,11 +23,17 @@ from .paired import paired
 
 _ONE = """
 import sys
-from tests.bench.engine import measure_game
-run = measure_game(sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), 0)
-if run.error:
-    sys.exit(run.error)
-print(len(run.playout_cpu_s) / sum(run.playout_cpu_s))
+game, seconds, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+try:
+    from tests.bench.engine import rollout_cpu_rate
+except ImportError:  # a checkout from before it: the match's own engine
+    from tests.bench.engine import measure_game
+    run = measure_game(game, seconds, seed, 0)
+    if run.error:
+        sys.exit(run.error)
+    print(len(run.playout_cpu_s) / sum(run.playout_cpu_s))
+else:
+    print(rollout_cpu_rate(game, seconds, seed))
 """
 
 
