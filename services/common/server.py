@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -34,6 +36,102 @@ Register = Callable[[grpc.aio.Server], Sequence[str]]
 
 CALLS = calls_pb2.DESCRIPTOR.services_by_name["Calls"].full_name
 
+#: what a call still under way when its server stops is answered (with UNAVAILABLE)
+RESTARTING = "the service is restarting; retry with the same command id"
+#: the calls still running this long before the stop's grace ends are answered RESTARTING
+#: (at most a quarter of the grace), so their status is written before grpc.aio cuts them off
+END_MARGIN_S = 1.0
+
+
+class InFlight(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Every call under way, so that a graceful stop ends those its grace would cut off
+    with UNAVAILABLE and ``RESTARTING``, which clients retry (with the same command id),
+    not with grpc.aio's own ending of them (a client may see CANCELLED, which clients do
+    not retry a command on). Calls that arrive once the stop began are refused alike. A Calls stream
+    (services/common/calls/) is a call too: ended UNAVAILABLE, its caller fails the calls
+    it carried as UNAVAILABLE (StreamBroken)."""
+
+    def __init__(self) -> None:
+        self.stopping = False
+        self._running: set[asyncio.Task[Any]] = set()
+        self._ended: set[asyncio.Task[Any]] = set()  # cancelled by ``end_all``
+        #: method → (its handler, wrapped), as MetricsInterceptor keeps them
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    def end_all(self) -> int:
+        """Cancel every call under way; each answers UNAVAILABLE. How many there were."""
+        running = self._running - self._ended
+        for task in running:
+            self._ended.add(task)
+            task.cancel()
+        return len(running)
+
+    @contextlib.asynccontextmanager
+    async def _tracked(self, context: grpc.aio.ServicerContext) -> AsyncIterator[None]:
+        if self.stopping:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, RESTARTING)
+        task = asyncio.current_task()
+        assert task is not None
+        self._running.add(task)
+        try:
+            yield
+        except asyncio.CancelledError:
+            if task not in self._ended:
+                raise  # the client went away, or the server's own end: not ours to answer
+            task.uncancel()
+            await context.abort(grpc.StatusCode.UNAVAILABLE, RESTARTING)
+        finally:
+            self._running.discard(task)
+            self._ended.discard(task)
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        method = handler_call_details.method
+        known = self._wrapped.get(method)
+        if known is None or known[0] is not handler:
+            known = self._wrapped[method] = (handler, self._wrap(handler))
+        return known[1]
+
+    def _wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        inner = (
+            handler.unary_unary
+            or handler.stream_unary
+            or handler.unary_stream
+            or handler.stream_stream
+        )
+        if inner is None:
+            return handler
+        make = {
+            (False, False): grpc.unary_unary_rpc_method_handler,
+            (True, False): grpc.stream_unary_rpc_method_handler,
+            (False, True): grpc.unary_stream_rpc_method_handler,
+            (True, True): grpc.stream_stream_rpc_method_handler,
+        }[(bool(handler.request_streaming), bool(handler.response_streaming))]
+        tracked = self._tracked
+
+        async def answer(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            async with tracked(context):
+                return await inner(request, context)
+
+        async def replies(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            # A stream is cancelled where it waits: for its next reply (a live view), most
+            # likely; if it was in grpc's write of one, grpc ends it as it would have.
+            async with tracked(context):
+                async for reply in inner(request, context):
+                    yield reply
+
+        return make(
+            replies if handler.response_streaming else answer,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
 
 class GrpcService:
     """One process's gRPC server. ``start`` binds and marks SERVING; ``stop`` drains."""
@@ -43,7 +141,9 @@ class GrpcService:
     ) -> None:
         self.config = config
         internal = BY_NAME[config.service].internal
-        interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor()]
+        self.in_flight = InFlight()
+        # inside the metrics' wrapper: a call ended for the stop is counted Unavailable
+        interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(), self.in_flight]
         if internal:
             interceptors.append(PeerAuthInterceptor(config.peer_token))
         self.server = grpc.aio.server(
@@ -83,7 +183,17 @@ class GrpcService:
     async def stop(self) -> None:
         # NOT_SERVING first, so load balancers and probes stop sending new work.
         await self.health.enter_graceful_shutdown()
-        await self.server.stop(self.config.shutdown_grace_seconds)
+        self.in_flight.stopping = True
+        grace = self.config.shutdown_grace_seconds
+        stopped = asyncio.ensure_future(self.server.stop(grace))
+        # Calls still under way at the end of the grace would be cut off by grpc.aio (the
+        # client may see CANCELLED, which it does not retry): shortly before, they are
+        # answered UNAVAILABLE, which it retries.
+        await asyncio.wait({stopped}, timeout=grace - min(END_MARGIN_S, grace / 4))
+        if not stopped.done():
+            ended = self.in_flight.end_all()
+            log.info("calls_ended_for_stop", calls=ended)
+        await stopped
 
 
 async def run_until_signalled(
