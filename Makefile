@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-PYTHON ?= python3.11
+PYTHON ?= $(shell deploy/make/python.sh)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
