@@ -135,7 +135,7 @@ def _placed(s: ImperialMinersState, e: ev.CardPlaced) -> ImperialMinersState:
 
 
 def _skipped(s: ImperialMinersState, e: ev.EffectSkipped) -> ImperialMinersState:
-    return _after_activation(s, e.player)
+    return changed(s, chains=_activated(s, e.player))
 
 
 def _cave_in_removed(s: ImperialMinersState, e: ev.CaveInRemoved) -> ImperialMinersState:
@@ -143,7 +143,7 @@ def _cave_in_removed(s: ImperialMinersState, e: ev.CaveInRemoved) -> ImperialMin
     placed = at(mine_of(s, p), e.level, e.column)
     assert placed is not None
     mine = replace_card(mine_of(s, p), _cleared(placed))
-    return _after_activation(changed(s, mines={**s.mines, p: mine}), p)
+    return changed(s, mines={**s.mines, p: mine}, chains=_activated(s, p))
 
 
 def _climbed(s: ImperialMinersState, e: ev.ChainClimbed) -> ImperialMinersState:
@@ -197,16 +197,20 @@ def _set_up(s: ImperialMinersState, e: ev.MatchSetUp) -> ImperialMinersState:
 def _drawn(s: ImperialMinersState, e: ev.MineCardsDrawn) -> ImperialMinersState:
     pending = s.draws[0]
     rest = pending.count - len(e.cards)
-    rest_of = PendingDraw(pending.player, pending.deck, rest, pending.to_play)
-    draws = ((rest_of,) if rest > 0 else ()) + s.draws[1:]
+    draws = s.draws[1:]
+    if rest > 0:
+        draws = (PendingDraw(pending.player, pending.deck, rest, pending.to_play), *draws)
+    # one new state for the whole draw (each ``changed`` copies every field)
+    changes: dict[str, Any] = {"draws": draws}
     if e.deck == "level_4":
-        s = changed(s, level_4=s.level_4[len(e.cards) :])
+        changes["level_4"] = s.level_4[len(e.cards) :]
     else:
-        s = changed(s, piles={**s.piles, e.deck: s.piles[e.deck] - len(e.cards)})
+        changes["piles"] = {**s.piles, e.deck: s.piles[e.deck] - len(e.cards)}
     if e.to_play:
-        return changed(s, draws=draws, chosen={**s.chosen, e.player: e.cards[0]})
-    hand = (*s.hands[e.player], *e.cards)
-    return changed(s, draws=draws, hands={**s.hands, e.player: hand})
+        changes["chosen"] = {**s.chosen, e.player: e.cards[0]}
+    else:
+        changes["hands"] = {**s.hands, e.player: (*s.hands[e.player], *e.cards)}
+    return changed(s, **changes)
 
 
 def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState:
@@ -228,29 +232,30 @@ def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState
         assert blocked is not None
         mine = replace_card(mine, _cleared(blocked))
     draws = tuple(PendingDraw(p, deck, n) for deck, n in e.draws.items() if n > 0)
-    s = changed(
+    # the chain moves on when the effect was its card's or its Surface board's
+    chains = s.chains
+    chain = chains.get(p)
+    if chain is not None and (
+        (chain.stage == Stages.EFFECT and e.source.startswith("card"))
+        or (chain.stage == Stages.SURFACE and e.source == "surface")
+    ):
+        chains = _activated(s, p)
+    return changed(
         s,
         coins={**s.coins, p: s.coins[p] + e.coins},
         vp={**s.vp, p: s.vp[p] + e.vp},
         progress={**s.progress, p: s.progress[p] + e.progress},
         mines={**s.mines, p: mine},
         draws=s.draws + draws,
+        chains=chains,
     )
-    chain = s.chains.get(p)
-    if chain is None:
-        return s
-    if chain.stage == Stages.EFFECT and e.source.startswith("card"):
-        return _after_activation(s, p)
-    if chain.stage == Stages.SURFACE and e.source == "surface":
-        return changed(s, chains={**s.chains, p: _at_stage(chain, Stages.FINISHING)})
-    return s
 
 
-def _after_activation(s: ImperialMinersState, p: str) -> ImperialMinersState:
+def _activated(s: ImperialMinersState, p: str) -> dict[str, Chain]:
+    """The chains once ``p``'s current card or Surface board is done with."""
     chain = s.chains[p]
-    if chain.stage == Stages.SURFACE:
-        return changed(s, chains={**s.chains, p: _at_stage(chain, Stages.FINISHING)})
-    return changed(s, chains={**s.chains, p: _at_stage(chain, Stages.CLIMB)})
+    stage = Stages.FINISHING if chain.stage == Stages.SURFACE else Stages.CLIMB
+    return {**s.chains, p: _at_stage(chain, stage)}
 
 
 def _at_stage(chain: Chain, stage: Stage) -> Chain:

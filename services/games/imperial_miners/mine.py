@@ -76,6 +76,31 @@ def placements(mine: Mine, level: int) -> tuple[int, ...]:
     return tuple(sorted(below_of - taken))
 
 
+def can_place(mine: Mine, level: int) -> bool:
+    """``bool(placements(mine, level))`` without listing them: Level I always has room (the
+    column beside the leftmost card is free)."""
+    if level == 1:
+        return True
+    taken = {p.column for p in mine if p.level == level}
+    for p in mine:
+        if p.level == level - 1 and (p.column - 1 not in taken or p.column not in taken):
+            return True
+    return False
+
+
+def placeable(mine: Mine, level: int, column: int) -> bool:
+    """``column in placements(mine, level)`` without listing them."""
+    taken = {p.column for p in mine if p.level == level}
+    if column in taken:
+        return False
+    if level == 1:
+        if not taken:
+            return column == 0
+        return min(taken) - LEVEL_I_REACH <= column <= max(taken) + LEVEL_I_REACH
+    # a card directly above: at (level - 1, column) or (level - 1, column + 1)
+    return any(p.level == level - 1 and column <= p.column <= column + 1 for p in mine)
+
+
 def complete_carts(mine: Mine) -> int:
     carts = 0
     for placed in mine:
