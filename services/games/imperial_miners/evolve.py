@@ -214,10 +214,10 @@ def _drawn(s: ImperialMinersState, e: ev.MineCardsDrawn) -> ImperialMinersState:
 
 
 def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState:
-    p = e.player
+    p, level = e.player, e.level
     mine = mine_of(s, p)
-    if e.level:
-        placed = at(mine, e.level, e.column)
+    if level:
+        placed = at(mine, level, e.column)
         assert placed is not None
         boosted = PlacedCard(
             placed.card,
@@ -232,6 +232,7 @@ def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState
         assert blocked is not None
         mine = replace_card(mine, _cleared(blocked))
     draws = tuple(PendingDraw(p, deck, n) for deck, n in e.draws.items() if n > 0)
+    coins, vp, progress = s.coins, s.vp, s.progress
     # the chain moves on when the effect was its card's or its Surface board's
     chains = s.chains
     chain = chains.get(p)
@@ -242,9 +243,9 @@ def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState
         chains = _activated(s, p)
     return changed(
         s,
-        coins={**s.coins, p: s.coins[p] + e.coins},
-        vp={**s.vp, p: s.vp[p] + e.vp},
-        progress={**s.progress, p: s.progress[p] + e.progress},
+        coins={**coins, p: coins[p] + e.coins},
+        vp={**vp, p: vp[p] + e.vp},
+        progress={**progress, p: progress[p] + e.progress},
         mines={**s.mines, p: mine},
         draws=s.draws + draws,
         chains=chains,

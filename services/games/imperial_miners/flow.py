@@ -99,17 +99,34 @@ def _next_step(s: ImperialMinersState) -> Step:
         return AwaitingChance(ShuffleDeck(draw.deck, s.discards[draw.deck], "reshuffle"))
     if phase == Phases.KEEP:
         kept = s.kept
-        return AwaitingPlayers(tuple(p for p in s.players if p not in kept), "keep")
+        return _awaiting(tuple(p for p in s.players if p not in kept), "keep")
     if phase == Phases.EVENT:
-        return AwaitingChance(DrawCards("events", 1, "Event card"))
+        return _EVENT_DRAW
     if phase == Phases.CHOOSE:
         chosen, forced = s.chosen, s.forced
         waiting = tuple(p for p in s.players if p not in chosen and p not in forced)
-        return AwaitingPlayers(waiting, "choose")
+        return _awaiting(waiting, "choose")
     # Between the events of one command a seat may have no chain yet: it is not acting.
     chains = s.chains
     acting = tuple(p for p in s.players if p in chains and chains[p].stage in ACTING)
-    return AwaitingPlayers(acting, "mine")
+    return _awaiting(acting, "mine")
+
+
+#: steps are values: the same ones are made once, not at every step (the Event card's draw,
+#: who acts and why; at most ``_STEPS_KEPT`` of them, as seat names differ between matches)
+_EVENT_DRAW = AwaitingChance(DrawCards("events", 1, "Event card"))
+_STEPS: dict[tuple[tuple[str, ...], str], AwaitingPlayers] = {}
+_STEPS_KEPT = 4096
+
+
+def _awaiting(players: tuple[str, ...], kind: str) -> AwaitingPlayers:
+    key = (players, kind)
+    step = _STEPS.get(key)
+    if step is None:
+        step = AwaitingPlayers(players, kind)
+        if len(_STEPS) < _STEPS_KEPT:
+            _STEPS[key] = step
+    return step
 
 
 def automatic(s: ImperialMinersState) -> list[Any]:

@@ -70,8 +70,15 @@ def placements(mine: Mine, level: int) -> tuple[int, ...]:
     if level == 1:
         if not taken:
             return (0,)
-        span = range(min(taken) - LEVEL_I_REACH, max(taken) + LEVEL_I_REACH + 1)
-        return tuple(c for c in span if c not in taken)
+        # the free runs between and beside the taken columns, a range at a time (a random
+        # playout lists them at every Level I card placed)
+        columns: list[int] = []
+        start = min(taken) - LEVEL_I_REACH
+        for c in sorted(taken):
+            columns.extend(range(start, c))
+            start = c + 1
+        columns.extend(range(start, start + LEVEL_I_REACH))
+        return tuple(columns)
     below_of = {c for p in mine if p.level == level - 1 for c in (p.column - 1, p.column)}
     return tuple(sorted(below_of - taken))
 

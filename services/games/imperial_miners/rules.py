@@ -63,20 +63,22 @@ def effect_event(
 ) -> ev.EffectResolved:
     ctx = Context(mine_of(s, player), s.progress[player], s.sides, card)
     res = resolve(effect, ctx)
+    # positional, in the event's field order: keyword arguments are matched to the
+    # __init__'s parameters name by name, at every effect of every match
     return ev.EffectResolved(
-        player=player,
-        source=source,
-        effect=effect_text(effect),
-        coins=res.coins,
-        vp=res.vp,
-        progress=res.progress,
-        rewards=tuple(res.rewards),
-        machinery=res.machinery,
-        cave_in=res.cave_in,
-        cleared=tuple(ev.MinePos(level, column) for level, column in res.cleared),
-        draws=dict(sorted(res.draws.items())),
-        level=card.level if card is not None else 0,
-        column=card.column if card is not None else 0,
+        player,
+        source,
+        effect_text(effect),
+        res.coins,
+        res.vp,
+        res.progress,
+        tuple(res.rewards),
+        res.machinery,
+        res.cave_in,
+        tuple(ev.MinePos(level, column) for level, column in res.cleared),
+        dict(sorted(res.draws.items())),
+        card.level if card is not None else 0,  # level
+        card.column if card is not None else 0,  # column
     )
 
 
