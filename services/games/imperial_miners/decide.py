@@ -169,7 +169,7 @@ def legal_choices(s: ImperialMinersState, player: str) -> Sequence[Any]:
         return _USE_EFFECTS[: len(CONTENT.surface)]
     placed = at(mine_of(s, player), chain.level, chain.column)
     assert placed is not None
-    return (*_USE_EFFECTS[: len(CONTENT.cards[placed.card].effects)], _SKIP_EFFECT)
+    return _CARD_CHOICES[len(CONTENT.cards[placed.card].effects)]
 
 
 #: the effect choices, made once (actions are values): a chain offers them at every card
@@ -178,6 +178,8 @@ _USE_EFFECTS = tuple(
     for i in range(max(len(CONTENT.surface), *(len(c.effects) for c in CONTENT.cards.values())))
 )
 _SKIP_EFFECT = act.SkipEffect()
+#: a Mine card's choices by its number of effects: each effect, or skipping them
+_CARD_CHOICES = tuple((*_USE_EFFECTS[:n], _SKIP_EFFECT) for n in range(len(_USE_EFFECTS) + 1))
 
 T = TypeVar("T")
 

@@ -107,7 +107,7 @@ def _event_revealed(s: ImperialMinersState, e: ev.EventRevealed) -> ImperialMine
 
 
 def _mine_phase_started(s: ImperialMinersState, e: ev.MinePhaseStarted) -> ImperialMinersState:
-    draws = tuple(PendingDraw(p, "level_1", 1, to_play=True) for p in e.forced)
+    draws = tuple(PendingDraw(p, "level_1", 1, True) for p in e.forced)  # to play
     return changed(s, phase=Phases.CHOOSE, forced=e.forced, draws=s.draws + draws)
 
 
@@ -130,7 +130,7 @@ def _revealed(s: ImperialMinersState, e: ev.CardsRevealed) -> ImperialMinersStat
 def _placed(s: ImperialMinersState, e: ev.CardPlaced) -> ImperialMinersState:
     p = e.player
     mine = (*mine_of(s, p), PlacedCard(e.card, e.level, e.column))
-    chain = Chain(e.card, Stages.EFFECT, e.level, e.column)
+    chain = _chain(e.card, Stages.EFFECT, e.level, e.column)
     return changed(s, mines={**s.mines, p: mine}, chains={**s.chains, p: chain})
 
 
@@ -150,7 +150,7 @@ def _climbed(s: ImperialMinersState, e: ev.ChainClimbed) -> ImperialMinersState:
     p, level = e.player, e.level
     chain = s.chains[p]
     stage = Stages.SURFACE if level == 0 else Stages.EFFECT
-    return changed(s, chains={**s.chains, p: Chain(chain.card, stage, level, e.column)})
+    return changed(s, chains={**s.chains, p: _chain(chain.card, stage, level, e.column)})
 
 
 def _chain_finished(s: ImperialMinersState, e: ev.ChainFinished) -> ImperialMinersState:
@@ -260,7 +260,17 @@ def _activated(s: ImperialMinersState, p: str) -> dict[str, Chain]:
 
 
 def _at_stage(chain: Chain, stage: Stage) -> Chain:
-    return Chain(chain.card, stage, chain.level, chain.column)
+    return _chain(chain.card, stage, chain.level, chain.column)
+
+
+def _chain(card: str, stage: Stage, level: int, column: int) -> Chain:
+    """``Chain(card, stage, level, column)`` without calling its ``__init__`` (a Python
+    function): the instance dict stored at once, as ``changed`` does. A chain's every step
+    makes one."""
+    new = object.__new__(Chain)
+    fields = {"card": card, "stage": stage, "level": level, "column": column}
+    object.__setattr__(new, "__dict__", fields)  # past the frozen setattr
+    return new
 
 
 def _cleared(placed: PlacedCard) -> PlacedCard:

@@ -136,4 +136,5 @@ def card_cost(card_id: str, mine: Mine, event_discount: int = 0) -> int:
 
 
 def replace(mine: Mine, new: PlacedCard) -> Mine:
-    return tuple(new if (p.level, p.column) == (new.level, new.column) else p for p in mine)
+    level, column = new.level, new.column
+    return tuple(new if p.level == level and p.column == column else p for p in mine)
