@@ -10,11 +10,24 @@ from services.games.contract import AwaitingPlayers, MalformedAction, RuleViolat
 from services.games.imperial_miners import actions as act
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
-from services.games.imperial_miners.flow import next_step
-from services.games.imperial_miners.mine import at, mine_of, occupied_above, placements
-from services.games.imperial_miners.rules import effect_event, playable, this_round
+from services.games.imperial_miners.flow import advance_folded, next_step
+from services.games.imperial_miners.mine import (
+    at,
+    mine_of,
+    occupied_above,
+    placeable,
+    placements,
+)
+from services.games.imperial_miners.rules import can_play, effect_event, playable, this_round
 from services.games.imperial_miners.stages import Phases, Stages
 from services.games.imperial_miners.state import ImperialMinersState, Stage
+
+
+def decide_folded(
+    state: ImperialMinersState, player: str, action: Any
+) -> tuple[list[Any], ImperialMinersState]:
+    """The events of ``action`` and every automatic one after, and the state they lead to."""
+    return advance_folded(state, decide_action(state, player, action))
 
 
 def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]:
@@ -84,7 +97,7 @@ def _choose(s: ImperialMinersState, player: str, card: str) -> list[Any]:
         raise RuleViolation("NOT_NOW", "Cards are chosen at the start of the Mine phase.")
     if card not in s.hands[player]:
         raise RuleViolation("NOT_IN_HAND", "Choose a card from your hand.")
-    if card not in playable(s, player):
+    if not can_play(s, player, card):
         raise RuleViolation(
             "CANNOT_PLAY", f"You cannot pay for {CONTENT.cards[card].name} or place it."
         )
@@ -95,8 +108,8 @@ def _place(s: ImperialMinersState, player: str, column: int) -> list[Any]:
     _stage(s, player, (Stages.PLACE,), "place a card")
     card = s.chains[player].card
     level = CONTENT.cards[card].level
-    free = placements(mine_of(s, player), level)
-    if column not in free:
+    if not placeable(mine_of(s, player), level, column):
+        free = placements(mine_of(s, player), level)
         if at(mine_of(s, player), level, column) is not None:
             reason = f"Column {column} of level {level} already holds a card."
         elif level == 1:
@@ -140,9 +153,10 @@ def legal_choices(s: ImperialMinersState, player: str) -> Sequence[Any]:
     step = next_step(s)
     if not isinstance(step, AwaitingPlayers) or player not in step.players:
         return ()
-    if s.phase == Phases.KEEP:
+    phase = s.phase
+    if phase == Phases.KEEP:
         return Built(act.KeepCards, tuple(combinations(s.hands[player], CONTENT.keep)))
-    if s.phase == Phases.CHOOSE:
+    if phase == Phases.CHOOSE:
         return Built(act.ChooseCard, playable(s, player))
     chain = s.chains[player]
     if chain.stage == Stages.PLACE:
@@ -155,7 +169,7 @@ def legal_choices(s: ImperialMinersState, player: str) -> Sequence[Any]:
         return _USE_EFFECTS[: len(CONTENT.surface)]
     placed = at(mine_of(s, player), chain.level, chain.column)
     assert placed is not None
-    return (*_USE_EFFECTS[: len(CONTENT.cards[placed.card].effects)], _SKIP_EFFECT)
+    return _CARD_CHOICES[len(CONTENT.cards[placed.card].effects)]
 
 
 #: the effect choices, made once (actions are values): a chain offers them at every card
@@ -164,6 +178,8 @@ _USE_EFFECTS = tuple(
     for i in range(max(len(CONTENT.surface), *(len(c.effects) for c in CONTENT.cards.values())))
 )
 _SKIP_EFFECT = act.SkipEffect()
+#: a Mine card's choices by its number of effects: each effect, or skipping them
+_CARD_CHOICES = tuple((*_USE_EFFECTS[:n], _SKIP_EFFECT) for n in range(len(_USE_EFFECTS) + 1))
 
 T = TypeVar("T")
 

@@ -107,7 +107,7 @@ def _event_revealed(s: ImperialMinersState, e: ev.EventRevealed) -> ImperialMine
 
 
 def _mine_phase_started(s: ImperialMinersState, e: ev.MinePhaseStarted) -> ImperialMinersState:
-    draws = tuple(PendingDraw(p, "level_1", 1, to_play=True) for p in e.forced)
+    draws = tuple(PendingDraw(p, "level_1", 1, True) for p in e.forced)  # to play
     return changed(s, phase=Phases.CHOOSE, forced=e.forced, draws=s.draws + draws)
 
 
@@ -130,12 +130,12 @@ def _revealed(s: ImperialMinersState, e: ev.CardsRevealed) -> ImperialMinersStat
 def _placed(s: ImperialMinersState, e: ev.CardPlaced) -> ImperialMinersState:
     p = e.player
     mine = (*mine_of(s, p), PlacedCard(e.card, e.level, e.column))
-    chain = Chain(e.card, Stages.EFFECT, e.level, e.column)
+    chain = _chain(e.card, Stages.EFFECT, e.level, e.column)
     return changed(s, mines={**s.mines, p: mine}, chains={**s.chains, p: chain})
 
 
 def _skipped(s: ImperialMinersState, e: ev.EffectSkipped) -> ImperialMinersState:
-    return _after_activation(s, e.player)
+    return changed(s, chains=_activated(s, e.player))
 
 
 def _cave_in_removed(s: ImperialMinersState, e: ev.CaveInRemoved) -> ImperialMinersState:
@@ -143,14 +143,14 @@ def _cave_in_removed(s: ImperialMinersState, e: ev.CaveInRemoved) -> ImperialMin
     placed = at(mine_of(s, p), e.level, e.column)
     assert placed is not None
     mine = replace_card(mine_of(s, p), _cleared(placed))
-    return _after_activation(changed(s, mines={**s.mines, p: mine}), p)
+    return changed(s, mines={**s.mines, p: mine}, chains=_activated(s, p))
 
 
 def _climbed(s: ImperialMinersState, e: ev.ChainClimbed) -> ImperialMinersState:
     p, level = e.player, e.level
     chain = s.chains[p]
     stage = Stages.SURFACE if level == 0 else Stages.EFFECT
-    return changed(s, chains={**s.chains, p: Chain(chain.card, stage, level, e.column)})
+    return changed(s, chains={**s.chains, p: _chain(chain.card, stage, level, e.column)})
 
 
 def _chain_finished(s: ImperialMinersState, e: ev.ChainFinished) -> ImperialMinersState:
@@ -197,23 +197,27 @@ def _set_up(s: ImperialMinersState, e: ev.MatchSetUp) -> ImperialMinersState:
 def _drawn(s: ImperialMinersState, e: ev.MineCardsDrawn) -> ImperialMinersState:
     pending = s.draws[0]
     rest = pending.count - len(e.cards)
-    rest_of = PendingDraw(pending.player, pending.deck, rest, pending.to_play)
-    draws = ((rest_of,) if rest > 0 else ()) + s.draws[1:]
+    draws = s.draws[1:]
+    if rest > 0:
+        draws = (PendingDraw(pending.player, pending.deck, rest, pending.to_play), *draws)
+    # one new state for the whole draw (each ``changed`` copies every field)
+    changes: dict[str, Any] = {"draws": draws}
     if e.deck == "level_4":
-        s = changed(s, level_4=s.level_4[len(e.cards) :])
+        changes["level_4"] = s.level_4[len(e.cards) :]
     else:
-        s = changed(s, piles={**s.piles, e.deck: s.piles[e.deck] - len(e.cards)})
+        changes["piles"] = {**s.piles, e.deck: s.piles[e.deck] - len(e.cards)}
     if e.to_play:
-        return changed(s, draws=draws, chosen={**s.chosen, e.player: e.cards[0]})
-    hand = (*s.hands[e.player], *e.cards)
-    return changed(s, draws=draws, hands={**s.hands, e.player: hand})
+        changes["chosen"] = {**s.chosen, e.player: e.cards[0]}
+    else:
+        changes["hands"] = {**s.hands, e.player: (*s.hands[e.player], *e.cards)}
+    return changed(s, **changes)
 
 
 def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState:
-    p = e.player
+    p, level = e.player, e.level
     mine = mine_of(s, p)
-    if e.level:
-        placed = at(mine, e.level, e.column)
+    if level:
+        placed = at(mine, level, e.column)
         assert placed is not None
         boosted = PlacedCard(
             placed.card,
@@ -228,33 +232,45 @@ def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState
         assert blocked is not None
         mine = replace_card(mine, _cleared(blocked))
     draws = tuple(PendingDraw(p, deck, n) for deck, n in e.draws.items() if n > 0)
-    s = changed(
+    coins, vp, progress = s.coins, s.vp, s.progress
+    # the chain moves on when the effect was its card's or its Surface board's
+    chains = s.chains
+    chain = chains.get(p)
+    if chain is not None and (
+        (chain.stage == Stages.EFFECT and e.source.startswith("card"))
+        or (chain.stage == Stages.SURFACE and e.source == "surface")
+    ):
+        chains = _activated(s, p)
+    return changed(
         s,
-        coins={**s.coins, p: s.coins[p] + e.coins},
-        vp={**s.vp, p: s.vp[p] + e.vp},
-        progress={**s.progress, p: s.progress[p] + e.progress},
+        coins={**coins, p: coins[p] + e.coins},
+        vp={**vp, p: vp[p] + e.vp},
+        progress={**progress, p: progress[p] + e.progress},
         mines={**s.mines, p: mine},
         draws=s.draws + draws,
+        chains=chains,
     )
-    chain = s.chains.get(p)
-    if chain is None:
-        return s
-    if chain.stage == Stages.EFFECT and e.source.startswith("card"):
-        return _after_activation(s, p)
-    if chain.stage == Stages.SURFACE and e.source == "surface":
-        return changed(s, chains={**s.chains, p: _at_stage(chain, Stages.FINISHING)})
-    return s
 
 
-def _after_activation(s: ImperialMinersState, p: str) -> ImperialMinersState:
+def _activated(s: ImperialMinersState, p: str) -> dict[str, Chain]:
+    """The chains once ``p``'s current card or Surface board is done with."""
     chain = s.chains[p]
-    if chain.stage == Stages.SURFACE:
-        return changed(s, chains={**s.chains, p: _at_stage(chain, Stages.FINISHING)})
-    return changed(s, chains={**s.chains, p: _at_stage(chain, Stages.CLIMB)})
+    stage = Stages.FINISHING if chain.stage == Stages.SURFACE else Stages.CLIMB
+    return {**s.chains, p: _at_stage(chain, stage)}
 
 
 def _at_stage(chain: Chain, stage: Stage) -> Chain:
-    return Chain(chain.card, stage, chain.level, chain.column)
+    return _chain(chain.card, stage, chain.level, chain.column)
+
+
+def _chain(card: str, stage: Stage, level: int, column: int) -> Chain:
+    """``Chain(card, stage, level, column)`` without calling its ``__init__`` (a Python
+    function): the instance dict stored at once, as ``changed`` does. A chain's every step
+    makes one."""
+    new = object.__new__(Chain)
+    fields = {"card": card, "stage": stage, "level": level, "column": column}
+    object.__setattr__(new, "__dict__", fields)  # past the frozen setattr
+    return new
 
 
 def _cleared(placed: PlacedCard) -> PlacedCard:

@@ -18,10 +18,15 @@ from typing import Any
 from services.games.contract import (
     AwaitingChance,
     AwaitingPlayers,
+    CardsDrawn,
+    ChanceOutcome,
+    DeckShuffled,
+    DiceRolled,
     DrawCards,
     Finished,
     Outcome,
     RollDice,
+    RuleViolation,
     ShuffleDeck,
     Step,
 )
@@ -30,11 +35,11 @@ from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.evolve import LEVEL_DECKS, evolve
 from services.games.imperial_miners.mine import at, mine_of, occupied_above
 from services.games.imperial_miners.rules import (
+    any_playable,
     cost,
     effect_event,
     event_card,
     match_ended,
-    playable,
     this_round,
 )
 from services.games.imperial_miners.stages import Phases, Stages
@@ -70,16 +75,21 @@ def next_step(state: ImperialMinersState) -> Step:
     return step
 
 
+# (the compiled rules read a state's field from its instance dict at every mention: the
+# hot functions below read each one once)
 def _next_step(s: ImperialMinersState) -> Step:
-    if s.phase == Phases.OVER:
+    phase = s.phase
+    if phase == Phases.OVER:
         return Finished(Outcome(dict(s.results), s.end_reason, dict(s.scores)))
     if not s.sides:
         return AwaitingChance(RollDice(len(CONTENT.boards), 2, "Progress board sides"))
+    shuffled = s.shuffled
     for deck in SHUFFLED_AT_SETUP:
-        if deck not in s.shuffled:
+        if deck not in shuffled:
             return AwaitingChance(ShuffleDeck(deck, _SETUP_CARDS[deck], f"shuffle {deck}"))
-    if s.draws:
-        draw = s.draws[0]
+    draws = s.draws
+    if draws:
+        draw = draws[0]
         if _drawn_without_chance(s, draw):
             # Only between the events of one command: ``automatic`` resolves it next.
             return AwaitingPlayers((), "draw")
@@ -87,16 +97,36 @@ def _next_step(s: ImperialMinersState) -> Step:
         if pile > 0:
             return AwaitingChance(DrawCards(draw.deck, min(draw.count, pile), "Mine cards"))
         return AwaitingChance(ShuffleDeck(draw.deck, s.discards[draw.deck], "reshuffle"))
-    if s.phase == Phases.KEEP:
-        return AwaitingPlayers(tuple(p for p in s.players if p not in s.kept), "keep")
-    if s.phase == Phases.EVENT:
-        return AwaitingChance(DrawCards("events", 1, "Event card"))
-    if s.phase == Phases.CHOOSE:
-        waiting = tuple(p for p in s.players if p not in s.chosen and p not in s.forced)
-        return AwaitingPlayers(waiting, "choose")
+    if phase == Phases.KEEP:
+        kept = s.kept
+        return _awaiting(tuple(p for p in s.players if p not in kept), "keep")
+    if phase == Phases.EVENT:
+        return _EVENT_DRAW
+    if phase == Phases.CHOOSE:
+        chosen, forced = s.chosen, s.forced
+        waiting = tuple(p for p in s.players if p not in chosen and p not in forced)
+        return _awaiting(waiting, "choose")
     # Between the events of one command a seat may have no chain yet: it is not acting.
-    acting = tuple(p for p in s.players if p in s.chains and s.chains[p].stage in ACTING)
-    return AwaitingPlayers(acting, "mine")
+    chains = s.chains
+    acting = tuple(p for p in s.players if p in chains and chains[p].stage in ACTING)
+    return _awaiting(acting, "mine")
+
+
+#: steps are values: the same ones are made once, not at every step (the Event card's draw,
+#: who acts and why; at most ``_STEPS_KEPT`` of them, as seat names differ between matches)
+_EVENT_DRAW = AwaitingChance(DrawCards("events", 1, "Event card"))
+_STEPS: dict[tuple[tuple[str, ...], str], AwaitingPlayers] = {}
+_STEPS_KEPT = 4096
+
+
+def _awaiting(players: tuple[str, ...], kind: str) -> AwaitingPlayers:
+    key = (players, kind)
+    step = _STEPS.get(key)
+    if step is None:
+        step = AwaitingPlayers(players, kind)
+        if len(_STEPS) < _STEPS_KEPT:
+            _STEPS[key] = step
+    return step
 
 
 def automatic(s: ImperialMinersState) -> list[Any]:
@@ -113,23 +143,25 @@ def automatic(s: ImperialMinersState) -> list[Any]:
             return []
     if s.draws:
         return _draw_without_chance(s)
+    players = s.players
     if phase == Phases.SETUP:
         dealt = sum((CONTENT.first_game_deal if s.first_game else CONTENT.deal).values())
         return [ev.DealFinished(dealt, dealt if s.first_game else CONTENT.keep)]
     if phase == Phases.KEEP:
-        return [ev.RoundStarted(1)] if len(s.kept) == len(s.players) else []
+        return [ev.RoundStarted(1)] if len(s.kept) == len(players) else []
     if phase == Phases.EVENT:
         if s.event is None:
             return []
-        forced = tuple(p for p in s.players if not playable(s, p))
+        forced = tuple(p for p in players if not any_playable(s, p))
         return [ev.MinePhaseStarted(s.round, forced)]
     if phase == Phases.CHOOSE:
         # forced players' draws are resolved (draws is empty): a card, or none at all
-        if any(p not in s.chosen and p not in s.forced for p in s.players):
+        chosen, forced = s.chosen, s.forced
+        if any(p not in chosen and p not in forced for p in players):
             return []
-        costs = {p: cost(s, p, card) for p, card in s.chosen.items() if p not in s.forced}
-        return [ev.CardsRevealed(dict(s.chosen), costs)]
-    return _mine_phase(s)
+        costs = {p: cost(s, p, card) for p, card in chosen.items() if p not in forced}
+        return [ev.CardsRevealed(dict(chosen), costs)]
+    return _mine_phase(s, players)
 
 
 def _drawn_without_chance(s: ImperialMinersState, draw: PendingDraw) -> bool:
@@ -150,26 +182,30 @@ def _draw_without_chance(s: ImperialMinersState) -> list[Any]:
     return [ev.DrawCutShort(draw.player, draw.deck, draw.count)]
 
 
-def _mine_phase(s: ImperialMinersState) -> list[Any]:
-    for p in s.players:
-        chain = s.chains[p]
-        if chain.stage == Stages.EFFECT:
-            placed = at(mine_of(s, p), chain.level, chain.column)
+def _mine_phase(s: ImperialMinersState, players: tuple[str, ...]) -> list[Any]:
+    chains = s.chains
+    for p in players:
+        chain = chains[p]
+        stage = chain.stage
+        if stage == Stages.EFFECT:
+            level, column = chain.level, chain.column
+            placed = at(mine_of(s, p), level, column)
             if placed is not None and placed.cave_in:
-                return [ev.CaveInRemoved(p, chain.level, chain.column)]
-        elif chain.stage == Stages.CLIMB:
-            if chain.level == 1:
+                return [ev.CaveInRemoved(p, level, column)]
+        elif stage == Stages.CLIMB:
+            level = chain.level
+            if level == 1:
                 return [ev.ChainClimbed(p, 0, 0)]
-            options = occupied_above(mine_of(s, p), chain.level, chain.column)
+            options = occupied_above(mine_of(s, p), level, chain.column)
             if len(options) == 1:
                 return [ev.ChainClimbed(p, options[0].level, options[0].column)]
-        elif chain.stage == Stages.FINISHING:
+        elif stage == Stages.FINISHING:
             event = this_round(s)
             bonus = []
             if event is not None and event.on_surface:
                 bonus = [effect_event(s, p, event.on_surface, f"event {event.id}")]
             return [*bonus, ev.ChainFinished(p)]
-    if any(s.chains[p].stage != Stages.DONE for p in s.players):
+    if any(chains[p].stage != Stages.DONE for p in players):
         return []
     card = event_card(s)
     assert card is not None
@@ -200,3 +236,48 @@ def advance_folded(
             s = evolve(s, e)
         out += more
     return out, s
+
+
+def resolve_folded(
+    state: ImperialMinersState, outcome: ChanceOutcome
+) -> tuple[list[Any], ImperialMinersState]:
+    """The events of the chance outcome the step awaits and every automatic one after, and
+    the state they lead to (here, compiled: every chance node of every match comes here)."""
+    step = next_step(state)
+    if not isinstance(step, AwaitingChance):
+        raise RuleViolation("NO_CHANCE_PENDING", "No dice or cards are awaited now.")
+    return advance_folded(state, _resolved(state, step.request, outcome))
+
+
+def _resolved(s: ImperialMinersState, request: Any, outcome: ChanceOutcome) -> list[Any]:
+    # tests of the outcome's type, not ``match (request, outcome)``: a match builds the
+    # pair and tries each case's class patterns in turn, at every chance node
+    if isinstance(outcome, CardsDrawn):
+        if isinstance(request, DrawCards) and outcome.deck == request.deck:
+            deck, cards = request.deck, outcome.cards
+            if deck == "events" and len(cards) == 1:
+                return _event_revealed(s, cards[0])
+            if len(cards) == request.count:
+                draw = s.draws[0]
+                return [ev.MineCardsDrawn(draw.player, deck, cards, draw.to_play)]
+    elif isinstance(outcome, DeckShuffled):
+        if isinstance(request, ShuffleDeck) and outcome.deck == request.deck:
+            deck = request.deck
+            return [ev.PileShuffled(deck, outcome.size, deck in s.shuffled)]
+    elif isinstance(outcome, DiceRolled):
+        values = outcome.values
+        if (
+            isinstance(request, RollDice)
+            and len(values) == request.count
+            and all(v in (1, 2) for v in values)
+        ):
+            return [ev.ProgressSidesRolled(tuple("ab"[v - 1] for v in values))]
+    raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
+
+
+def _event_revealed(s: ImperialMinersState, card: str) -> list[Any]:
+    event = CONTENT.events[card]
+    out: list[Any] = [ev.EventRevealed(s.round, card, event.kind)]
+    if event.kind == "immediate":
+        out += [effect_event(s, p, event.effect, f"event {card}") for p in s.players]
+    return out

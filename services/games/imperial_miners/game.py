@@ -19,32 +19,24 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from services.games.contract import (
-    AwaitingChance,
-    CardsDrawn,
     ChanceOutcome,
-    DeckShuffled,
     Described,
-    DiceRolled,
-    DrawCards,
     Game,
     MalformedAction,
     OptionSpec,
-    RollDice,
-    RuleViolation,
-    ShuffleDeck,
     ViewPolicy,
     random_view_policy,
 )
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.actions import ACTION_TYPES
 from services.games.imperial_miners.content import CONTENT
-from services.games.imperial_miners.decide import decide_action, legal, legal_choices
+from services.games.imperial_miners.decide import decide_folded, legal, legal_choices
 from services.games.imperial_miners.events import EVENT_TYPES
 from services.games.imperial_miners.evolve import evolve
-from services.games.imperial_miners.flow import advance_folded, next_step
+from services.games.imperial_miners.flow import next_step, resolve_folded
 from services.games.imperial_miners.mine import complete_carts, faction_count
 from services.games.imperial_miners.picture import draw as draw_picture
-from services.games.imperial_miners.rules import effect_event, final_scores
+from services.games.imperial_miners.rules import final_scores
 from services.games.imperial_miners.state import ImperialMinersState
 from services.games.imperial_miners.view import ImperialMinersView, make_view
 
@@ -99,62 +91,22 @@ class ImperialMiners(Game[ImperialMinersState]):
     next_step = staticmethod(next_step)
 
     def decide(self, state: ImperialMinersState, player: str, action: Any) -> list[Any]:
-        return self.decide_folded(state, player, action)[0]
+        return decide_folded(state, player, action)[0]
 
-    def decide_folded(
-        self, state: ImperialMinersState, player: str, action: Any
-    ) -> tuple[list[Any], ImperialMinersState]:
-        """The events, and the state ``advance`` folded them into on the way."""
-        return advance_folded(state, decide_action(state, player, action))
-
-    def legal_actions(self, state: ImperialMinersState, player: str) -> tuple[Any, ...]:
-        return legal(state, player)
+    # the compiled functions themselves (no method delegating to them): every action and
+    # chance outcome of every match comes through them. ``decide_folded`` and
+    # ``resolve_folded`` return the events and the state ``advance`` folded them into.
+    decide_folded = staticmethod(decide_folded)
+    resolve_folded = staticmethod(resolve_folded)
 
     def legal_choices(self, state: ImperialMinersState, player: str) -> Sequence[Any]:
         return legal_choices(state, player)
 
+    def legal_actions(self, state: ImperialMinersState, player: str) -> tuple[Any, ...]:
+        return legal(state, player)
+
     def resolve(self, state: ImperialMinersState, outcome: ChanceOutcome) -> list[Any]:
-        return self.resolve_folded(state, outcome)[0]
-
-    def resolve_folded(
-        self, state: ImperialMinersState, outcome: ChanceOutcome
-    ) -> tuple[list[Any], ImperialMinersState]:
-        step = next_step(state)
-        if not isinstance(step, AwaitingChance):
-            raise RuleViolation("NO_CHANCE_PENDING", "No dice or cards are awaited now.")
-        return advance_folded(state, self._resolve(state, step.request, outcome))
-
-    def _resolve(self, s: ImperialMinersState, request: Any, outcome: ChanceOutcome) -> list[Any]:
-        # tests of the outcome's type, not ``match (request, outcome)``: a match builds the
-        # pair and tries each case's class patterns in turn, at every chance node
-        if isinstance(outcome, CardsDrawn):
-            if isinstance(request, DrawCards) and outcome.deck == request.deck:
-                deck, cards = request.deck, outcome.cards
-                if deck == "events" and len(cards) == 1:
-                    return self._event_revealed(s, cards[0])
-                if len(cards) == request.count:
-                    draw = s.draws[0]
-                    return [ev.MineCardsDrawn(draw.player, deck, cards, draw.to_play)]
-        elif isinstance(outcome, DeckShuffled):
-            if isinstance(request, ShuffleDeck) and outcome.deck == request.deck:
-                deck = request.deck
-                return [ev.PileShuffled(deck, outcome.size, deck in s.shuffled)]
-        elif isinstance(outcome, DiceRolled):
-            values = outcome.values
-            if (
-                isinstance(request, RollDice)
-                and len(values) == request.count
-                and all(v in (1, 2) for v in values)
-            ):
-                return [ev.ProgressSidesRolled(tuple("ab"[v - 1] for v in values))]
-        raise RuleViolation("UNEXPECTED_OUTCOME", f"{outcome!r} does not answer {request!r}.")
-
-    def _event_revealed(self, s: ImperialMinersState, card: str) -> list[Any]:
-        event = CONTENT.events[card]
-        out: list[Any] = [ev.EventRevealed(s.round, card, event.kind)]
-        if event.kind == "immediate":
-            out += [effect_event(s, p, event.effect, f"event {card}") for p in s.players]
-        return out
+        return resolve_folded(state, outcome)[0]
 
     def view(self, state: ImperialMinersState, viewer: str | None) -> ImperialMinersView:
         return make_view(state, viewer)

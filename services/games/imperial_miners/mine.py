@@ -70,10 +70,42 @@ def placements(mine: Mine, level: int) -> tuple[int, ...]:
     if level == 1:
         if not taken:
             return (0,)
-        span = range(min(taken) - LEVEL_I_REACH, max(taken) + LEVEL_I_REACH + 1)
-        return tuple(c for c in span if c not in taken)
+        # the free runs between and beside the taken columns, a range at a time (a random
+        # playout lists them at every Level I card placed)
+        columns: list[int] = []
+        start = min(taken) - LEVEL_I_REACH
+        for c in sorted(taken):
+            columns.extend(range(start, c))
+            start = c + 1
+        columns.extend(range(start, start + LEVEL_I_REACH))
+        return tuple(columns)
     below_of = {c for p in mine if p.level == level - 1 for c in (p.column - 1, p.column)}
     return tuple(sorted(below_of - taken))
+
+
+def can_place(mine: Mine, level: int) -> bool:
+    """``bool(placements(mine, level))`` without listing them: Level I always has room (the
+    column beside the leftmost card is free)."""
+    if level == 1:
+        return True
+    taken = {p.column for p in mine if p.level == level}
+    for p in mine:
+        if p.level == level - 1 and (p.column - 1 not in taken or p.column not in taken):
+            return True
+    return False
+
+
+def placeable(mine: Mine, level: int, column: int) -> bool:
+    """``column in placements(mine, level)`` without listing them."""
+    taken = {p.column for p in mine if p.level == level}
+    if column in taken:
+        return False
+    if level == 1:
+        if not taken:
+            return column == 0
+        return min(taken) - LEVEL_I_REACH <= column <= max(taken) + LEVEL_I_REACH
+    # a card directly above: at (level - 1, column) or (level - 1, column + 1)
+    return any(p.level == level - 1 and column <= p.column <= column + 1 for p in mine)
 
 
 def complete_carts(mine: Mine) -> int:
@@ -104,4 +136,5 @@ def card_cost(card_id: str, mine: Mine, event_discount: int = 0) -> int:
 
 
 def replace(mine: Mine, new: PlacedCard) -> Mine:
-    return tuple(new if (p.level, p.column) == (new.level, new.column) else p for p in mine)
+    level, column = new.level, new.column
+    return tuple(new if p.level == level and p.column == column else p for p in mine)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT, Effect, EventCard, effect_text
 from services.games.imperial_miners.effects import Context, resolve
-from services.games.imperial_miners.mine import card_cost, complete_carts, mine_of, placements
-from services.games.imperial_miners.state import ImperialMinersState, PlacedCard
+from services.games.imperial_miners.mine import can_place, card_cost, complete_carts, mine_of
+from services.games.imperial_miners.state import ImperialMinersState, Mine, PlacedCard
 
 
 def event_card(s: ImperialMinersState) -> EventCard | None:
@@ -28,12 +28,30 @@ def cost(s: ImperialMinersState, player: str, card: str) -> int:
 
 def playable(s: ImperialMinersState, player: str) -> tuple[str, ...]:
     """Cards in hand ``player`` can pay for and place (the rest must wait)."""
-    mine = mine_of(s, player)
+    mine, coins, event = mine_of(s, player), s.coins[player], this_round(s)
     return tuple(
         card
         for card in dict.fromkeys(s.hands.get(player, ()))
-        if cost(s, player, card) <= s.coins[player] and placements(mine, CONTENT.cards[card].level)
+        if _can_play(card, mine, coins, event)
     )
+
+
+def can_play(s: ImperialMinersState, player: str, card: str) -> bool:
+    """``card in playable(s, player)`` for a card in hand, without checking the others."""
+    return _can_play(card, mine_of(s, player), s.coins[player], this_round(s))
+
+
+def any_playable(s: ImperialMinersState, player: str) -> bool:
+    """``bool(playable(s, player))``: stops at the first card that can be played."""
+    mine, coins, event = mine_of(s, player), s.coins[player], this_round(s)
+    return any(_can_play(card, mine, coins, event) for card in s.hands.get(player, ()))
+
+
+def _can_play(card: str, mine: Mine, coins: int, event: EventCard | None) -> bool:
+    # ``cost`` with the round's Event and the seat's Mine and coins read once per hand
+    level = CONTENT.cards[card].level
+    discount = event.discount if event is not None and event.discount_level == level else 0
+    return card_cost(card, mine, discount) <= coins and can_place(mine, level)
 
 
 def effect_event(
@@ -45,20 +63,22 @@ def effect_event(
 ) -> ev.EffectResolved:
     ctx = Context(mine_of(s, player), s.progress[player], s.sides, card)
     res = resolve(effect, ctx)
+    # positional, in the event's field order: keyword arguments are matched to the
+    # __init__'s parameters name by name, at every effect of every match
     return ev.EffectResolved(
-        player=player,
-        source=source,
-        effect=effect_text(effect),
-        coins=res.coins,
-        vp=res.vp,
-        progress=res.progress,
-        rewards=tuple(res.rewards),
-        machinery=res.machinery,
-        cave_in=res.cave_in,
-        cleared=tuple(ev.MinePos(level, column) for level, column in res.cleared),
-        draws=dict(sorted(res.draws.items())),
-        level=card.level if card is not None else 0,
-        column=card.column if card is not None else 0,
+        player,
+        source,
+        effect_text(effect),
+        res.coins,
+        res.vp,
+        res.progress,
+        tuple(res.rewards),
+        res.machinery,
+        res.cave_in,
+        tuple(ev.MinePos(level, column) for level, column in res.cleared),
+        dict(sorted(res.draws.items())),
+        card.level if card is not None else 0,  # level
+        card.column if card is not None else 0,  # column
     )
 
 
