@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import functools
 from collections import deque
+from typing import Final
 
 from services.games.drillit.content import CONTENT
 from services.games.drillit.state import DrillitState
 
-PILOT, INVENTOR, SOLDIER, MECHANIC, ROBOT = "pilot", "inventor", "soldier", "mechanic", "robot"
+# (Final: compiled, the rules read them as constants, not from the module's dict)
+PILOT: Final = "pilot"
+INVENTOR: Final = "inventor"
+SOLDIER: Final = "soldier"
+MECHANIC: Final = "mechanic"
+ROBOT: Final = "robot"
 
 
 @functools.cache  # six rooms: listing moves asks it for every room after every action

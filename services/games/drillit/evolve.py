@@ -6,7 +6,7 @@ instead of a whole copy of the state per event."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
@@ -336,7 +336,8 @@ def _lost(s: DrillitState, e: ev.MatchLost) -> Changes:
     return {"phase": OVER, "won": False, "end_reason": e.reason}
 
 
-_HANDLERS: dict[type, Any] = {
+#: (Final: compiled, read from a C static, not looked up in the module's dict per fold)
+_HANDLERS: Final[dict[type, Any]] = {
     ev.MatchSetUp: _setup,
     ev.PileShuffled: _shuffled,
     ev.PathPiecesDrawn: _drawn,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 from itertools import combinations_with_replacement
-from typing import Any, overload
+from typing import Any, Final, overload
 
 from services.games.contract import Choices, MalformedAction, RuleViolation
 from services.games.drillit import actions as act
@@ -38,7 +38,8 @@ from services.games.drillit.tunnels import (
     tunnels_of,
 )
 
-ALL_ROOMS = (CONTENT.centre, *CONTENT.rooms)
+ALL_ROOMS: Final = (CONTENT.centre, *CONTENT.rooms)
+_CENTRE: Final = CONTENT.centre
 
 
 def _need_points(state: DrillitState, cost: int) -> None:
@@ -252,9 +253,9 @@ def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[An
 
 
 #: actions are immutable: one instance of each fixed one serves every list
-_MOVES = {room: act.Move(room) for room in ALL_ROOMS}
+_MOVES: Final = {room: act.Move(room) for room in ALL_ROOMS}
 #: room -> (each other room, the walk there), in the order of ``ALL_ROOMS``
-_WALKS = {
+_WALKS: Final = {
     here: tuple((room, walking_distance(here, room)) for room in ALL_ROOMS if room != here)
     for here in ALL_ROOMS
 }
@@ -272,8 +273,10 @@ def _attacks(goblins: tuple[int, ...], most: int) -> tuple[act.Attack, ...]:
     )
 
 
-_REPAIR, _EXTINGUISH = act.Repair(), act.Extinguish()
-_PLAN_B, _END_TURN = act.TakePlanB(), act.EndTurn()
+_REPAIR: Final = act.Repair()
+_EXTINGUISH: Final = act.Extinguish()
+_PLAN_B: Final = act.TakePlanB()
+_END_TURN: Final = act.EndTurn()
 
 
 def turn_actions(state: DrillitState, player: str) -> tuple[Any, ...]:
@@ -330,7 +333,9 @@ def _moves(here: int, robot: bool, points: int, full: tuple[int | None, ...]) ->
 
 
 #: room -> the place on the radar of the sector it faces (``state.goblins``' look-up, once)
-_FACING_AT = {room: CONTENT.sectors.index(CONTENT.faces_sector[room]) for room in CONTENT.rooms}
+_FACING_AT: Final = {
+    room: CONTENT.sectors.index(CONTENT.faces_sector[room]) for room in CONTENT.rooms
+}
 
 
 def turn_choices(state: DrillitState, player: str) -> Choices:
@@ -346,17 +351,18 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
     points = state.action_points
     character = state.characters.get(player)
     robot = character == ROBOT
-    where = tuple(map(rooms.get, players))  # each player's room, in seat order
+    where = tuple([rooms.get(p) for p in players])  # each player's room, in seat order
     head = _moves(here, robot, points, _full(where))
     out: list[Any] = []
     if robot and points >= 1:
-        for passenger, room_of in zip(players, where, strict=True):  # state.occupants(here)
-            if room_of != here or passenger == player:
+        for seat in range(len(players)):  # state.occupants(here)
+            passenger = players[seat]
+            if where[seat] != here or passenger == player:
                 continue
             for room in ALL_ROOMS:
                 if room != here and room not in where:  # nobody in it
                     out.append(act.Carry(room, passenger))
-    if here != CONTENT.centre and points >= 1:
+    if here != _CENTRE and points >= 1:
         goblins = state.radar[_FACING_AT[here]].spaces  # state.goblins(sector facing here)
         if any(goblins):
             out += _attacks(goblins, 2 if character == SOLDIER else 1)  # attack_targets
