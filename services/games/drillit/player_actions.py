@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from itertools import combinations_with_replacement
 from typing import Any, Final, overload
 
-from services.games.contract import Choices, MalformedAction, RuleViolation
+from services.games.contract import MalformedAction, RuleViolation
 from services.games.drillit import actions as act
 from services.games.drillit import events as ev
 from services.games.drillit.characters import (
@@ -314,6 +314,55 @@ class _Excavations(Sequence[act.Excavate]):
         return iter(excavations(self._state, self._owner, self._piece))
 
 
+class TurnChoices(Sequence[Any]):
+    """The contract's ``Choices`` (legal actions in parts, each read only when asked for),
+    compiled with the rules: a turn's choices are built, measured and read once at every
+    decision of every playout, which the contract's class does interpreted.
+
+    ``last_read`` is the entry the last ``choices[index]`` returned (None before any): the
+    action a policy picked, mostly, which ``steps.decide_folded`` decides without the
+    checks that could only refuse it."""
+
+    __slots__ = ("_length", "_parts", "_sizes", "last_read")
+
+    def __init__(self, parts: list[Sequence[Any]]) -> None:
+        self._parts = parts
+        self._sizes = sizes = [len(part) for part in parts]
+        self._length = sum(sizes)
+        self.last_read: Any = None
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("legal action index out of range")
+        parts = self._parts
+        for part, size in enumerate(self._sizes):
+            if index < size:
+                entry = self.last_read = parts[part][index]
+                return entry
+            index -= size
+        raise AssertionError("unreachable: the sizes add up to the length")
+
+    def __iter__(self) -> Iterator[Any]:
+        for part in self._parts:
+            yield from part
+
+    def __repr__(self) -> str:
+        return f"TurnChoices({tuple(self)!r})"
+
+
 @functools.lru_cache(maxsize=4096)
 def _full(where: tuple[int | None, ...]) -> tuple[int | None, ...]:
     """The rooms at capacity with the players in the rooms ``where`` (``room_has_space``)."""
@@ -338,7 +387,7 @@ _FACING_AT: Final = {
 }
 
 
-def turn_choices(state: DrillitState, player: str) -> Choices:
+def turn_choices(state: DrillitState, player: str) -> TurnChoices:
     """``turn_actions`` in order: moves, carries, attacks, repair, extinguish; an Excavate
     for each placement of each piece the player may lay (built only when read); crystal
     abilities, Plan B, EndTurn.
@@ -388,7 +437,7 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
         last.append(_PLAN_B)
     last.append(_END_TURN)
     parts.append(tuple(last))
-    return Choices(parts)
+    return TurnChoices(parts)
 
 
 class TurboChoices(Sequence[act.PlaceTurboPiece]):

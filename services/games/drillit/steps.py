@@ -14,7 +14,6 @@ from services.games.contract import (
     AwaitingPlayers,
     CardsDrawn,
     ChanceOutcome,
-    Choices,
     DeckShuffled,
     DiceRolled,
     DrawCards,
@@ -37,6 +36,7 @@ from services.games.drillit.flow import (
 )
 from services.games.drillit.goblin_attack import resolve_attack_die
 from services.games.drillit.player_actions import (
+    TurnChoices,
     decide_turn_action,
     listed_turn_action,
     place_turbo_piece,
@@ -54,10 +54,10 @@ from services.games.drillit.state import DrillitState
 from services.games.drillit.turn_start import resolve_fire_die
 
 #: the turn choices handed out last: (state, player, choices). An action that is the
-#: entry last read from them (``Choices.last_read``), asked of that very state (states
+#: entry last read from them (``TurnChoices.last_read``), asked of that very state (states
 #: never change, and this one is held here) for that player, is one the rules allow: it
 #: needs no checks. One tuple, replaced whole, so concurrent callers never mix two.
-_offered: tuple[DrillitState | None, str, Choices | None] = (None, "", None)
+_offered: tuple[DrillitState | None, str, TurnChoices | None] = (None, "", None)
 
 
 @functools.lru_cache(maxsize=256)
