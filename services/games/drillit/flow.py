@@ -58,7 +58,7 @@ def copied(state: DrillitState) -> DrillitState:
     decision and chance outcome to fold their events into."""
     new: DrillitState = _new(DrillitState)
     attributes = new.__dict__
-    attributes |= state.__dict__  # (``|=``, not ``update``: no argument parsing)
+    attributes.update(state.__dict__)  # (compiled: a direct call of the C function)
     return new
 
 
@@ -245,7 +245,18 @@ def _refill(count: int) -> AwaitingChance:
     return AwaitingChance(DrawCards("paths", count, "players without a Path piece draw one"))
 
 
-@functools.lru_cache(maxsize=4096)
+#: (player, "actions" or "turbo") -> that step, built once per player (steps are
+#: immutable). A dict read in compiled code, not an lru_cache: a call through the cache's
+#: wrapper costs several look-ups, at every decision. Emptied when it grows past a bound.
+_AWAITING: Final[dict[tuple[str, str], AwaitingPlayers]] = {}
+
+
 def _awaiting(player: str, phase: str) -> AwaitingPlayers:
-    """The step of a player's actions or Turbo, built once per player (steps are immutable)."""
-    return AwaitingPlayers((player,), phase)
+    """The step of a player's actions or Turbo (``_AWAITING``)."""
+    key = (player, phase)
+    step = _AWAITING.get(key)
+    if step is None:
+        if len(_AWAITING) >= 4096:
+            _AWAITING.clear()
+        step = _AWAITING[key] = AwaitingPlayers((player,), phase)
+    return step

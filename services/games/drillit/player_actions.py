@@ -238,16 +238,23 @@ def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[An
     raise MalformedAction("UNKNOWN_ACTION", f"{type(action).__name__} is not a Drillit! action.")
 
 
+# the classes of the frequent listed actions, as compiled constants (``act.Move`` is a
+# look-up in the module's dict and one in the actions module's, at every decision)
+_MOVE: Final = act.Move
+_EXCAVATE: Final = act.Excavate
+_END: Final = act.EndTurn
+
+
 def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[Any]:
     """``decide_turn_action`` for an action ``turn_choices(state, player)`` listed: the
     frequent ones without the checks that could only refuse them."""
     kind = type(action)  # (exact types: the listed actions are built here)
-    if kind is act.Move:
+    if kind is _MOVE:
         room = action.room
         return [_moved(player, room, move_cost(state, player, room))]
-    if kind is act.Excavate:
+    if kind is _EXCAVATE:
         return _excavated(state, player, action, state.hands[action.owner])
-    if kind is act.EndTurn:
+    if kind is _END:
         return [_actions_ended(player)]
     return decide_turn_action(state, player, action)
 
@@ -328,7 +335,10 @@ class TurnChoices(Sequence[Any]):
     def __init__(self, parts: list[Sequence[Any]]) -> None:
         self._parts = parts
         self._sizes = sizes = [len(part) for part in parts]
-        self._length = sum(sizes)
+        length = 0
+        for size in sizes:  # (a loop, not ``sum``: a builtin's call costs more, compiled)
+            length += size
+        self._length = length
         self.last_read: Any = None
 
     def __len__(self) -> int:

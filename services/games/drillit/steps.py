@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from services.games.contract import (
     AwaitingChance,
@@ -156,29 +156,39 @@ def resolve_folded(state: DrillitState, outcome: ChanceOutcome) -> tuple[list[An
     return advance_folded(state, _resolve(state, step.request, outcome))
 
 
+# the contract's outcomes and requests as compiled constants: a name imported from an
+# uncompiled module is looked up in the module's dict at every use
+_DICE_ROLLED: Final = DiceRolled
+_CARDS_DRAWN: Final = CardsDrawn
+_DECK_SHUFFLED: Final = DeckShuffled
+_ROLL_DICE: Final = RollDice
+_DRAW_CARDS: Final = DrawCards
+_SHUFFLE_DECK: Final = ShuffleDeck
+
+
 def _resolve(state: DrillitState, request: Any, outcome: ChanceOutcome) -> list[Any]:
     # tests of the outcome's type, not ``match (request, outcome)``: a match builds the
     # pair and tries each case's class patterns in turn, at every chance node
-    if isinstance(outcome, DiceRolled):
+    if isinstance(outcome, _DICE_ROLLED):
         values = outcome.values
-        if isinstance(request, RollDice) and len(values) == 1 and 1 <= values[0] <= 6:
+        if isinstance(request, _ROLL_DICE) and len(values) == 1 and 1 <= values[0] <= 6:
             phase = state.phase
             if phase is SETUP:
                 return resolve_start_roll(state, values[0])
             if phase is FIRE:
                 return resolve_fire_die(state, values[0])
             return resolve_attack_die(state, values[0])
-    elif isinstance(outcome, CardsDrawn):
+    elif isinstance(outcome, _CARDS_DRAWN):
         cards = outcome.cards
         if (
-            isinstance(request, DrawCards)
+            isinstance(request, _DRAW_CARDS)
             and outcome.deck == request.deck
             and len(cards) == request.count
         ):
             return _drawn(state, request.deck, cards)
     elif (
-        isinstance(outcome, DeckShuffled)
-        and isinstance(request, ShuffleDeck)
+        isinstance(outcome, _DECK_SHUFFLED)
+        and isinstance(request, _SHUFFLE_DECK)
         and outcome.deck == request.deck
     ):
         return [_shuffled(request.deck, outcome.size)]
