@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import functools
 from collections import deque
+from typing import Final
 
 from services.games.drillit.content import CONTENT
 from services.games.drillit.state import DrillitState
 
-PILOT, INVENTOR, SOLDIER, MECHANIC, ROBOT = "pilot", "inventor", "soldier", "mechanic", "robot"
+# (Final: compiled, the rules read them as constants, not from the module's dict)
+# The rules below ask ``state.characters.get(player) == X``, ``state.is_`` written out: a
+# method of the uncompiled state is a Python call, and moves and repairs ask after every
+# action.
+PILOT: Final = "pilot"
+INVENTOR: Final = "inventor"
+SOLDIER: Final = "soldier"
+MECHANIC: Final = "mechanic"
+ROBOT: Final = "robot"
 
 
 @functools.cache  # six rooms: listing moves asks it for every room after every action
@@ -28,29 +37,29 @@ def walking_distance(start: int, goal: int) -> int:
 
 def move_cost(state: DrillitState, player: str, goal: int) -> int:
     """The Robot flies anywhere for 1 AP; the others walk, 1 AP a step."""
-    if state.is_(player, ROBOT):
+    if state.characters.get(player) == ROBOT:
         return 1
     return walking_distance(state.rooms[player], goal)
 
 
 def repair_cost(state: DrillitState, player: str) -> int:
     """The Mechanic's first repair of each turn costs nothing."""
-    if state.is_(player, MECHANIC) and not state.mechanic_free_repair_used:
+    if state.characters.get(player) == MECHANIC and not state.mechanic_free_repair_used:
         return 0
     return 1
 
 
 def crystal_ability_cost(state: DrillitState, player: str) -> int:
-    return 0 if state.is_(player, INVENTOR) else 1
+    return 0 if state.characters.get(player) == INVENTOR else 1
 
 
 def attack_targets(state: DrillitState, player: str) -> int:
     """Goblins one attack removes: up to 2 of one sector for the Soldier."""
-    return 2 if state.is_(player, SOLDIER) else 1
+    return 2 if state.characters.get(player) == SOLDIER else 1
 
 
 def may_place_for(state: DrillitState, player: str, owner: str) -> bool:
     """Own piece anywhere; a colleague's from the same room (the Pilot from any room)."""
-    if owner == player or state.is_(player, PILOT):
+    if owner == player or state.characters.get(player) == PILOT:
         return True
     return state.rooms.get(owner) == state.rooms.get(player)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Final
 
 from services.games.contract import RuleViolation
 from services.games.drillit import actions as act
@@ -76,7 +76,7 @@ def use_crystals(state: DrillitState, player: str, action: CrystalAction) -> lis
 
 def crystal_actions(state: DrillitState, player: str) -> list[Any]:
     """Every crystal ability ``player`` may use now."""
-    crystals, cost = state.crystals, CONTENT.crystal_cost
+    crystals, cost = state.crystals, _COST
     blue, red, yellow = crystals["blue"], crystals["red"], crystals["yellow"]
     if blue < cost and red < cost and yellow < cost:
         return []  # (most decisions: no ability is affordable, whoever the player is)
@@ -89,16 +89,21 @@ def crystal_actions(state: DrillitState, player: str) -> list[Any]:
         if state.armor_destroyed:
             out.append(_ON_ARMOR)
     if red >= cost:  # radar_goblins of each sector (the radar is in their order)
-        radar = zip(CONTENT.sectors, state.radar, strict=True)
+        radar = zip(_SECTORS, state.radar, strict=True)
         out += [_BOMBS[s] for s, goblins in radar if sum(goblins.spaces[1:]) > 0]
     if yellow >= cost and not state.trap and state.path_pile > 0 and has_frontier(state):
         out.append(_TURBO)
     return out
 
 
+# (Final: compiled, read from C statics, not looked up in the module's dict: the abilities
+# are listed at every decision)
+_COST: Final = CONTENT.crystal_cost
+_SECTORS: Final = CONTENT.sectors
 #: the fixed actions, built once (actions are immutable)
-_ON_ARMOR, _TURBO = act.UseBlueOnArmor(), act.UseYellowTurbo()
-_BOMBS = {s: act.UseRedBomb(s) for s in CONTENT.sectors}
+_ON_ARMOR: Final = act.UseBlueOnArmor()
+_TURBO: Final = act.UseYellowTurbo()
+_BOMBS: Final = {s: act.UseRedBomb(s) for s in CONTENT.sectors}
 
 
 @functools.lru_cache(maxsize=64)

@@ -4,7 +4,7 @@ chance outcome, until a player or the dice/decks must speak again."""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Final
 
 from services.games.contract import (
     AwaitingChance,
@@ -30,24 +30,36 @@ from services.games.drillit.setup_rules import (
     setup_step,
     turn_started,
 )
-from services.games.drillit.state import (
-    ACTIONS,
-    ATTACK,
-    FIRE,
-    NOT_STARTED,
-    OVER,
-    REFILL,
-    SETUP,
-    TURBO,
-    TURN_OVER,
-    TURN_START,
-    DrillitState,
-    copied,
-)
+from services.games.drillit.state import DrillitState, Phase
 from services.games.drillit.tunnels import placements
 from services.games.drillit.turn_start import main_event, sub_event
 
-_LIFE_TRACK = CONTENT.life_track
+_LIFE_TRACK: Final = CONTENT.life_track
+
+# The phases as this module's constants: compiled, a name imported from an uncompiled
+# module (state) is looked up in the module's dict at every use, a Final one is read from
+# a C static. A state's phase is always one of these members: the tests are by identity.
+NOT_STARTED: Final = Phase.NOT_STARTED
+SETUP: Final = Phase.SETUP
+TURN_START: Final = Phase.TURN_START
+FIRE: Final = Phase.FIRE
+ATTACK: Final = Phase.ATTACK
+ACTIONS: Final = Phase.ACTIONS
+TURBO: Final = Phase.TURBO
+REFILL: Final = Phase.REFILL
+TURN_OVER: Final = Phase.TURN_OVER
+OVER: Final = Phase.OVER
+
+_new: Final = object.__new__
+
+
+def copied(state: DrillitState) -> DrillitState:
+    """``state.copied``, compiled with the turn flow, which copies the state once per
+    decision and chance outcome to fold their events into."""
+    new: DrillitState = _new(DrillitState)
+    attributes = new.__dict__
+    attributes.update(state.__dict__)  # (compiled: a direct call of the C function)
+    return new
 
 
 def missing_pieces(state: DrillitState) -> tuple[str, ...]:
@@ -96,17 +108,17 @@ def automatic_events_folded(draft: DrillitState) -> tuple[list[Any], DrillitStat
     state), and the state after them: ``draft`` with them folded in place, or in setup a
     copy (``setup_step`` remembers the step of the last state it was asked about)."""
     phase = draft.phase
-    if phase in (NOT_STARTED, OVER):
+    if phase is NOT_STARTED or phase is OVER:
         return [], draft
-    if phase == SETUP:
+    if phase is SETUP:
         events = automatic_setup(draft)
         return events, fold(draft, events)
     # life_track_full(state), written out: asked after every event of every command
     if len(draft.armor_destroyed) + draft.permanent_damage >= _LIFE_TRACK:
         events = [ev.MatchLost(LIFE_TRACK_FULL)]
-    elif phase in (ACTIONS, FIRE):  # waiting for a player or the dice
+    elif phase is ACTIONS or phase is FIRE:  # waiting for a player or the dice
         return [], draft
-    elif phase == TURN_START:
+    elif phase is TURN_START:
         return reveal_event_card(draft), draft
     else:
         events = _automatic_later(draft)
@@ -116,9 +128,9 @@ def automatic_events_folded(draft: DrillitState) -> tuple[list[Any], DrillitStat
 
 def _automatic_later(state: DrillitState) -> list[Any]:
     phase = state.phase
-    if phase == ATTACK:
+    if phase is ATTACK:
         return horde_events() if attack_box(state) == HORDE else []  # no more dice
-    if phase == TURBO:
+    if phase is TURBO:
         piece = state.turbo_piece
         if piece is None:
             if state.path_pile == 0:
@@ -126,9 +138,9 @@ def _automatic_later(state: DrillitState) -> list[Any]:
         elif not placements(state, piece, state.turbo_anchor):
             return [ev.TurboPieceDiscarded(piece, "it fits nowhere")]
         return []
-    if phase == REFILL:
+    if phase is REFILL:
         return [_turn_ended(state.turn)] if refill_count(state) == 0 else []
-    if phase == TURN_OVER:
+    if phase is TURN_OVER:
         reason = defeat_at_turn_end(state)
         if reason is not None:
             return [ev.MatchLost(reason)]
@@ -186,17 +198,17 @@ def next_step(state: DrillitState) -> Step:
 
 
 #: the steps that never vary (steps are immutable: one instance serves every match)
-_FIRE_ROLL = AwaitingChance(RollDice(1, 6, "Fire event: the burning room"))
-_ATTACK_ROLL = AwaitingChance(RollDice(1, 6, "Goblin attack: the radar sector"))
-_TURBO_DRAW = AwaitingChance(DrawCards("paths", 1, "Turbo: a random Path piece"))
+_FIRE_ROLL: Final = AwaitingChance(RollDice(1, 6, "Fire event: the burning room"))
+_ATTACK_ROLL: Final = AwaitingChance(RollDice(1, 6, "Goblin attack: the radar sector"))
+_TURBO_DRAW: Final = AwaitingChance(DrawCards("paths", 1, "Turbo: a random Path piece"))
 
 
 def _next_step(state: DrillitState) -> Step:
     phase = state.phase
-    if phase == ACTIONS:
+    if phase is ACTIONS:
         assert state.active is not None
         return _awaiting(state.active, "actions")
-    if phase == OVER:
+    if phase is OVER:
         results = "won" if state.won else "lost"
         return Finished(
             Outcome(
@@ -205,7 +217,7 @@ def _next_step(state: DrillitState) -> Step:
                 {"turns": state.turn},
             )
         )
-    if phase == SETUP:
+    if phase is SETUP:
         waiting = setup_step(state)
         if waiting is not None:
             return waiting
@@ -213,16 +225,16 @@ def _next_step(state: DrillitState) -> Step:
         if chooser is not None:
             name = "choose-start-room" if state.choosing_room else "choose-starting-player"
             return AwaitingPlayers((chooser,), name)
-    elif phase == FIRE:
+    elif phase is FIRE:
         return _FIRE_ROLL
-    elif phase == ATTACK:
+    elif phase is ATTACK:
         return _ATTACK_ROLL
-    elif phase == TURBO:
+    elif phase is TURBO:
         assert state.active is not None
         if state.turbo_piece is None:
             return _TURBO_DRAW
         return _awaiting(state.active, "turbo")
-    elif phase == REFILL:
+    elif phase is REFILL:
         return _refill(refill_count(state))
     return AwaitingPlayers((), phase.value)
 
@@ -233,7 +245,18 @@ def _refill(count: int) -> AwaitingChance:
     return AwaitingChance(DrawCards("paths", count, "players without a Path piece draw one"))
 
 
-@functools.lru_cache(maxsize=4096)
+#: (player, "actions" or "turbo") -> that step, built once per player (steps are
+#: immutable). A dict read in compiled code, not an lru_cache: a call through the cache's
+#: wrapper costs several look-ups, at every decision. Emptied when it grows past a bound.
+_AWAITING: Final[dict[tuple[str, str], AwaitingPlayers]] = {}
+
+
 def _awaiting(player: str, phase: str) -> AwaitingPlayers:
-    """The step of a player's actions or Turbo, built once per player (steps are immutable)."""
-    return AwaitingPlayers((player,), phase)
+    """The step of a player's actions or Turbo (``_AWAITING``)."""
+    key = (player, phase)
+    step = _AWAITING.get(key)
+    if step is None:
+        if len(_AWAITING) >= 4096:
+            _AWAITING.clear()
+        step = _AWAITING[key] = AwaitingPlayers((player,), phase)
+    return step

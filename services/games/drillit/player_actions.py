@@ -5,9 +5,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 from itertools import combinations_with_replacement
-from typing import Any, overload
+from typing import Any, Final, overload
 
-from services.games.contract import Choices, MalformedAction, RuleViolation
+from services.games.contract import MalformedAction, RuleViolation
 from services.games.drillit import actions as act
 from services.games.drillit import events as ev
 from services.games.drillit.characters import (
@@ -38,7 +38,8 @@ from services.games.drillit.tunnels import (
     tunnels_of,
 )
 
-ALL_ROOMS = (CONTENT.centre, *CONTENT.rooms)
+ALL_ROOMS: Final = (CONTENT.centre, *CONTENT.rooms)
+_CENTRE: Final = CONTENT.centre
 
 
 def _need_points(state: DrillitState, cost: int) -> None:
@@ -237,24 +238,31 @@ def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[An
     raise MalformedAction("UNKNOWN_ACTION", f"{type(action).__name__} is not a Drillit! action.")
 
 
+# the classes of the frequent listed actions, as compiled constants (``act.Move`` is a
+# look-up in the module's dict and one in the actions module's, at every decision)
+_MOVE: Final = act.Move
+_EXCAVATE: Final = act.Excavate
+_END: Final = act.EndTurn
+
+
 def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[Any]:
     """``decide_turn_action`` for an action ``turn_choices(state, player)`` listed: the
     frequent ones without the checks that could only refuse them."""
     kind = type(action)  # (exact types: the listed actions are built here)
-    if kind is act.Move:
+    if kind is _MOVE:
         room = action.room
         return [_moved(player, room, move_cost(state, player, room))]
-    if kind is act.Excavate:
+    if kind is _EXCAVATE:
         return _excavated(state, player, action, state.hands[action.owner])
-    if kind is act.EndTurn:
+    if kind is _END:
         return [_actions_ended(player)]
     return decide_turn_action(state, player, action)
 
 
 #: actions are immutable: one instance of each fixed one serves every list
-_MOVES = {room: act.Move(room) for room in ALL_ROOMS}
+_MOVES: Final = {room: act.Move(room) for room in ALL_ROOMS}
 #: room -> (each other room, the walk there), in the order of ``ALL_ROOMS``
-_WALKS = {
+_WALKS: Final = {
     here: tuple((room, walking_distance(here, room)) for room in ALL_ROOMS if room != here)
     for here in ALL_ROOMS
 }
@@ -272,8 +280,10 @@ def _attacks(goblins: tuple[int, ...], most: int) -> tuple[act.Attack, ...]:
     )
 
 
-_REPAIR, _EXTINGUISH = act.Repair(), act.Extinguish()
-_PLAN_B, _END_TURN = act.TakePlanB(), act.EndTurn()
+_REPAIR: Final = act.Repair()
+_EXTINGUISH: Final = act.Extinguish()
+_PLAN_B: Final = act.TakePlanB()
+_END_TURN: Final = act.EndTurn()
 
 
 def turn_actions(state: DrillitState, player: str) -> tuple[Any, ...]:
@@ -311,6 +321,58 @@ class _Excavations(Sequence[act.Excavate]):
         return iter(excavations(self._state, self._owner, self._piece))
 
 
+class TurnChoices(Sequence[Any]):
+    """The contract's ``Choices`` (legal actions in parts, each read only when asked for),
+    compiled with the rules: a turn's choices are built, measured and read once at every
+    decision of every playout, which the contract's class does interpreted.
+
+    ``last_read`` is the entry the last ``choices[index]`` returned (None before any): the
+    action a policy picked, mostly, which ``steps.decide_folded`` decides without the
+    checks that could only refuse it."""
+
+    __slots__ = ("_length", "_parts", "_sizes", "last_read")
+
+    def __init__(self, parts: list[Sequence[Any]]) -> None:
+        self._parts = parts
+        self._sizes = sizes = [len(part) for part in parts]
+        length = 0
+        for size in sizes:  # (a loop, not ``sum``: a builtin's call costs more, compiled)
+            length += size
+        self._length = length
+        self.last_read: Any = None
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("legal action index out of range")
+        parts = self._parts
+        for part, size in enumerate(self._sizes):
+            if index < size:
+                entry = self.last_read = parts[part][index]
+                return entry
+            index -= size
+        raise AssertionError("unreachable: the sizes add up to the length")
+
+    def __iter__(self) -> Iterator[Any]:
+        for part in self._parts:
+            yield from part
+
+    def __repr__(self) -> str:
+        return f"TurnChoices({tuple(self)!r})"
+
+
 @functools.lru_cache(maxsize=4096)
 def _full(where: tuple[int | None, ...]) -> tuple[int | None, ...]:
     """The rooms at capacity with the players in the rooms ``where`` (``room_has_space``)."""
@@ -330,10 +392,12 @@ def _moves(here: int, robot: bool, points: int, full: tuple[int | None, ...]) ->
 
 
 #: room -> the place on the radar of the sector it faces (``state.goblins``' look-up, once)
-_FACING_AT = {room: CONTENT.sectors.index(CONTENT.faces_sector[room]) for room in CONTENT.rooms}
+_FACING_AT: Final = {
+    room: CONTENT.sectors.index(CONTENT.faces_sector[room]) for room in CONTENT.rooms
+}
 
 
-def turn_choices(state: DrillitState, player: str) -> Choices:
+def turn_choices(state: DrillitState, player: str) -> TurnChoices:
     """``turn_actions`` in order: moves, carries, attacks, repair, extinguish; an Excavate
     for each placement of each piece the player may lay (built only when read); crystal
     abilities, Plan B, EndTurn.
@@ -346,17 +410,18 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
     points = state.action_points
     character = state.characters.get(player)
     robot = character == ROBOT
-    where = tuple(map(rooms.get, players))  # each player's room, in seat order
+    where = tuple([rooms.get(p) for p in players])  # each player's room, in seat order
     head = _moves(here, robot, points, _full(where))
     out: list[Any] = []
     if robot and points >= 1:
-        for passenger, room_of in zip(players, where, strict=True):  # state.occupants(here)
-            if room_of != here or passenger == player:
+        for seat in range(len(players)):  # state.occupants(here)
+            passenger = players[seat]
+            if where[seat] != here or passenger == player:
                 continue
             for room in ALL_ROOMS:
                 if room != here and room not in where:  # nobody in it
                     out.append(act.Carry(room, passenger))
-    if here != CONTENT.centre and points >= 1:
+    if here != _CENTRE and points >= 1:
         goblins = state.radar[_FACING_AT[here]].spaces  # state.goblins(sector facing here)
         if any(goblins):
             out += _attacks(goblins, 2 if character == SOLDIER else 1)  # attack_targets
@@ -382,7 +447,7 @@ def turn_choices(state: DrillitState, player: str) -> Choices:
         last.append(_PLAN_B)
     last.append(_END_TURN)
     parts.append(tuple(last))
-    return Choices(parts)
+    return TurnChoices(parts)
 
 
 class TurboChoices(Sequence[act.PlaceTurboPiece]):

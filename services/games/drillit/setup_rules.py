@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from services.games.contract import (
     AwaitingChance,
@@ -51,9 +51,11 @@ BOX, HOUSE = "box", "house"
 MIN_PLAYERS, MAX_PLAYERS = CONTENT.player_counts[BOX]
 PLAN_B_ALLOWED, PLAN_B_OFF = "allowed", "off"
 ABYSS_CARDS, OTHER_CARDS = CONTENT.abyss_cards(), CONTENT.other_cards()
-TRIOS = len(ABYSS_CARDS)
-TOP = CONTENT.top_cards  # "Set aside 3 of these cards; they will make up the top of the deck"
-STAGING, ABYSS_STAGING = "event-staging", "event-abyss"
+TRIOS: Final = len(ABYSS_CARDS)
+#: "Set aside 3 of these cards; they will make up the top of the deck"
+TOP: Final = CONTENT.top_cards
+STAGING: Final = "event-staging"
+ABYSS_STAGING: Final = "event-abyss"
 
 OPTIONS = (
     OptionSpec("difficulty", "easy", "Crystal Storage limit 4 / 3 / 2", DIFFICULTIES),
@@ -130,17 +132,26 @@ def _awaiting(request: ChanceRequest) -> AwaitingChance:
     return AwaitingChance(request)
 
 
-# the steps that never vary (steps are immutable: one instance serves every match)
-_SHUFFLE_PATHS = _awaiting(ShuffleDeck("paths", tuple(CONTENT.pieces), "shuffle the Path pieces"))
-_SHUFFLE_CHARACTERS = _awaiting(
+# the steps that never vary (steps are immutable: one instance serves every match; Final:
+# compiled, read from C statics, not looked up in the module's dict at every setup step)
+_SHUFFLE_PATHS: Final = _awaiting(
+    ShuffleDeck("paths", tuple(CONTENT.pieces), "shuffle the Path pieces")
+)
+_SHUFFLE_CHARACTERS: Final = _awaiting(
     ShuffleDeck("characters", CONTENT.characters, "shuffle the Character cards")
 )
-_SHUFFLE_STAGING = _awaiting(ShuffleDeck(STAGING, OTHER_CARDS, "shuffle the non-Abyss Event cards"))
-_DRAW_STAGING = _awaiting(DrawCards(STAGING, len(OTHER_CARDS), "set 3 aside and make 5 piles of 2"))
-_SHUFFLE_ABYSSES = _awaiting(ShuffleDeck(ABYSS_STAGING, ABYSS_CARDS, "hand out the Abyss cards"))
-_DRAW_ABYSSES = _awaiting(DrawCards(ABYSS_STAGING, TRIOS, "one Abyss card for each pile"))
+_SHUFFLE_STAGING: Final = _awaiting(
+    ShuffleDeck(STAGING, OTHER_CARDS, "shuffle the non-Abyss Event cards")
+)
+_DRAW_STAGING: Final = _awaiting(
+    DrawCards(STAGING, len(OTHER_CARDS), "set 3 aside and make 5 piles of 2")
+)
+_SHUFFLE_ABYSSES: Final = _awaiting(
+    ShuffleDeck(ABYSS_STAGING, ABYSS_CARDS, "hand out the Abyss cards")
+)
+_DRAW_ABYSSES: Final = _awaiting(DrawCards(ABYSS_STAGING, TRIOS, "one Abyss card for each pile"))
 #: (trio number, its deck, the draw that stacks it)
-_TRIO_DECKS = tuple(
+_TRIO_DECKS: Final = tuple(
     (i, trio_deck(i), _awaiting(DrawCards(trio_deck(i), 3, f"stack trio {i}")))
     for i in range(1, TRIOS + 1)
 )
@@ -175,6 +186,14 @@ def _deal(deck: str, players: int, reason: str) -> AwaitingChance:
     return AwaitingChance(DrawCards(deck, players, reason))
 
 
+@functools.lru_cache(maxsize=4096)
+def _shuffle_trio(i: int, deck: str, cards: tuple[str, ...]) -> AwaitingChance:
+    """The step shuffling trio ``i`` (``deck``) of ``cards`` (steps are immutable: one
+    instance of each serves every match; a step and its request are frozen dataclasses,
+    built slowly)."""
+    return _awaiting(ShuffleDeck(deck, cards, f"shuffle trio {i}"))
+
+
 def _setup_step(state: DrillitState) -> AwaitingChance | None:
     shuffled, staged = state.shuffled_decks, state.staged
     if "paths" not in shuffled:
@@ -195,7 +214,7 @@ def _setup_step(state: DrillitState) -> AwaitingChance | None:
         return _DRAW_ABYSSES
     for i, deck, stack in _TRIO_DECKS:
         if deck not in shuffled:
-            return _awaiting(ShuffleDeck(deck, _trio_cards(state, i), f"shuffle trio {i}"))
+            return _shuffle_trio(i, deck, _trio_cards(state, i))
         if deck not in staged:
             return stack
     if not state.event_deck_built or state.choosing_room is not None:

@@ -12,6 +12,7 @@ import heapq
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from services.games.drillit.actions import Excavate
 from services.games.drillit.content import CONTENT, Layout
@@ -562,15 +563,21 @@ def exit_reachable(state: DrillitState) -> bool:
     return ways[state.exit] is not None
 
 
+# heapq's functions as compiled constants (``heapq.heappush`` is two look-ups per push)
+_heapify: Final = heapq.heapify
+_heappop: Final = heapq.heappop
+_heappush: Final = heapq.heappush
+
+
 def _way_to_exit(dug: _Dug, exit_option: str) -> frozenset[int] | None:
     """The cells of a way from the frontier over free cells to one next to the exit."""
     ground, blocked = dug.ground, dug.taken
     to_exit = ground.to_exit[exit_option]
     queue = [(to_exit[i], i) for i in dug.frontier_cells]
     came = dict.fromkeys(dug.frontier_cells, -1)  # cell -> the cell it was reached from
-    heapq.heapify(queue)
+    _heapify(queue)
     while queue:
-        near, cell = heapq.heappop(queue)
+        near, cell = _heappop(queue)
         if near == 1:
             way = []
             while cell >= 0:
@@ -580,7 +587,7 @@ def _way_to_exit(dug: _Dug, exit_option: str) -> frozenset[int] | None:
         for n in ground.links[cell]:
             if n not in came and n not in blocked:
                 came[n] = cell
-                heapq.heappush(queue, (to_exit[n], n))
+                _heappush(queue, (to_exit[n], n))
     return None
 
 

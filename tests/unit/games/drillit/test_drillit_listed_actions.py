@@ -1,4 +1,4 @@
-"""An action read from the turn choices handed out for a state (``Choices.last_read``) is
+"""An action read from the turn choices handed out for a state (``TurnChoices.last_read``) is
 decided without the checks that could only refuse it: its events and state must be those
 the checked path gives an equal action, not the one read, for every entry of the choices
 of every state seeded matches meet."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from services.games.contract import Choices
 from services.games.drillit import GAME
+from services.games.drillit.player_actions import TurnChoices
 from services.games.drillit.state import DrillitState, Phase
 from services.games.playout import Policy, play, random_policy
 
@@ -19,7 +19,7 @@ def _checked_everywhere(seed: int) -> Policy:
 
     def choose(state: DrillitState, player: str, legal: Any) -> Any:
         if state.phase == Phase.ACTIONS:
-            assert isinstance(legal, Choices)
+            assert isinstance(legal, TurnChoices)
             for index in range(len(legal)):
                 listed = legal[index]  # read: the next decide skips its checks
                 assert legal.last_read is listed
