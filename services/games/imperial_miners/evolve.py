@@ -215,8 +215,10 @@ def _drawn(s: ImperialMinersState, e: ev.MineCardsDrawn) -> ImperialMinersState:
 
 def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState:
     p, level = e.player, e.level
-    mine = mine_of(s, p)
-    if level:
+    mines = s.mines
+    mine = mines.get(p, ())
+    # only what the effect changes is made anew (most effects gain one or two things)
+    if level and (e.machinery or e.cave_in):
         placed = at(mine, level, e.column)
         assert placed is not None
         boosted = PlacedCard(
@@ -231,31 +233,35 @@ def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState
         blocked = at(mine, pos.level, pos.column)
         assert blocked is not None
         mine = replace_card(mine, _cleared(blocked))
-    draws = tuple(PendingDraw(p, deck, n) for deck, n in e.draws.items() if n > 0)
+    if mine is not mines.get(p):
+        mines = {**mines, p: mine}
+    draws = s.draws
+    if e.draws:
+        draws += tuple(PendingDraw(p, deck, n) for deck, n in e.draws.items() if n > 0)
     coins, vp, progress = s.coins, s.vp, s.progress
+    if e.coins:
+        coins = {**coins, p: coins[p] + e.coins}
+    if e.vp:
+        vp = {**vp, p: vp[p] + e.vp}
+    if e.progress:
+        progress = {**progress, p: progress[p] + e.progress}
     # the chain moves on when the effect was its card's or its Surface board's
     chains = s.chains
     chain = chains.get(p)
     if chain is not None and (
-        (chain.stage == Stages.EFFECT and e.source.startswith("card"))
-        or (chain.stage == Stages.SURFACE and e.source == "surface")
+        (chain.stage is Stages.EFFECT and e.source.startswith("card"))
+        or (chain.stage is Stages.SURFACE and e.source == "surface")
     ):
         chains = _activated(s, p)
     return changed(
-        s,
-        coins={**coins, p: coins[p] + e.coins},
-        vp={**vp, p: vp[p] + e.vp},
-        progress={**progress, p: progress[p] + e.progress},
-        mines={**s.mines, p: mine},
-        draws=s.draws + draws,
-        chains=chains,
+        s, coins=coins, vp=vp, progress=progress, mines=mines, draws=draws, chains=chains
     )
 
 
 def _activated(s: ImperialMinersState, p: str) -> dict[str, Chain]:
     """The chains once ``p``'s current card or Surface board is done with."""
     chain = s.chains[p]
-    stage = Stages.FINISHING if chain.stage == Stages.SURFACE else Stages.CLIMB
+    stage = Stages.FINISHING if chain.stage is Stages.SURFACE else Stages.CLIMB
     return {**s.chains, p: _at_stage(chain, stage)}
 
 

@@ -63,6 +63,7 @@ def effect_event(
 ) -> ev.EffectResolved:
     ctx = Context(mine_of(s, player), s.progress[player], s.sides, card)
     res = resolve(effect, ctx)
+    draws = res.draws  # (sorted by deck: one or none needs no sort)
     # positional, in the event's field order: keyword arguments are matched to the
     # __init__'s parameters name by name, at every effect of every match
     return ev.EffectResolved(
@@ -76,7 +77,7 @@ def effect_event(
         res.machinery,
         res.cave_in,
         tuple(ev.MinePos(level, column) for level, column in res.cleared),
-        dict(sorted(res.draws.items())),
+        dict(sorted(draws.items())) if len(draws) > 1 else dict(draws),
         card.level if card is not None else 0,  # level
         card.column if card is not None else 0,  # column
     )
