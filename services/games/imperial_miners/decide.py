@@ -12,6 +12,7 @@ from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.flow import advance_folded, next_step
 from services.games.imperial_miners.mine import (
+    CARDS,
     at,
     mine_of,
     occupied_above,
@@ -108,7 +109,7 @@ def _choose(s: ImperialMinersState, player: str, card: str) -> list[Any]:
 def _place(s: ImperialMinersState, player: str, column: int) -> list[Any]:
     _stage(s, player, (Stages.PLACE,), "place a card")
     card = s.chains[player].card
-    level = CONTENT.cards[card].level
+    level = CARDS[card].level
     if not placeable(mine_of(s, player), level, column):
         free = placements(mine_of(s, player), level)
         if at(mine_of(s, player), level, column) is not None:
@@ -137,7 +138,7 @@ def _use(s: ImperialMinersState, player: str, index: int) -> list[Any]:
         return [effect_event(s, player, CONTENT.surface[index], "surface")]
     placed = at(mine_of(s, player), chain.level, chain.column)
     assert placed is not None
-    effects = CONTENT.cards[placed.card].effects
+    effects = CARDS[placed.card].effects
     if not 0 <= index < len(effects):
         raise MalformedAction("BAD_EFFECT", f"This card has {len(effects)} effect(s).")
     return [effect_event(s, player, effects[index], f"card {placed.card}", placed)]
@@ -162,7 +163,7 @@ def legal_choices(state: ImperialMinersState, player: str) -> Sequence[Any]:
     chain = state.chains[player]
     stage = chain.stage
     if stage is Stages.PLACE:
-        level = CONTENT.cards[chain.card].level
+        level = CARDS[chain.card].level
         return Built(act.PlaceCard, placements(mine_of(state, player), level))
     if stage is Stages.CLIMB:
         options = occupied_above(mine_of(state, player), chain.level, chain.column)
@@ -171,7 +172,7 @@ def legal_choices(state: ImperialMinersState, player: str) -> Sequence[Any]:
         return _USE_EFFECTS[: len(CONTENT.surface)]
     placed = at(mine_of(state, player), chain.level, chain.column)
     assert placed is not None
-    return _CARD_CHOICES[len(CONTENT.cards[placed.card].effects)]
+    return _CARD_CHOICES[len(CARDS[placed.card].effects)]
 
 
 #: the effect choices, made once (actions are values): a chain offers them at every card

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
@@ -33,6 +33,8 @@ def changed(state: ImperialMinersState, **changes: Any) -> ImperialMinersState:
 
 
 LEVEL_DECKS = ("level_1", "level_2", "level_3")
+#: the face-up Level IV cards every match begins with (listed from the content once)
+_LEVEL_4: Final = CONTENT.deck(4)
 
 
 Fold = Callable[[ImperialMinersState, Any], ImperialMinersState]
@@ -183,7 +185,7 @@ def _set_up(s: ImperialMinersState, e: ev.MatchSetUp) -> ImperialMinersState:
     return ImperialMinersState(
         players=e.players,
         first_game=e.first_game,
-        level_4=CONTENT.deck(4),
+        level_4=_LEVEL_4,
         discards=dict.fromkeys(LEVEL_DECKS, ()),
         draws=draws,
         hands={p: () for p in e.players},
@@ -200,17 +202,18 @@ def _drawn(s: ImperialMinersState, e: ev.MineCardsDrawn) -> ImperialMinersState:
     draws = s.draws[1:]
     if rest > 0:
         draws = (PendingDraw(pending.player, pending.deck, rest, pending.to_play), *draws)
-    # one new state for the whole draw (each ``changed`` copies every field)
-    changes: dict[str, Any] = {"draws": draws}
+    # one new state for the whole draw (each ``changed`` copies every field), named
+    # keywords (a call with ``**`` goes through the Python function)
+    level_4, piles, chosen, hands = s.level_4, s.piles, s.chosen, s.hands
     if e.deck == "level_4":
-        changes["level_4"] = s.level_4[len(e.cards) :]
+        level_4 = level_4[len(e.cards) :]
     else:
-        changes["piles"] = {**s.piles, e.deck: s.piles[e.deck] - len(e.cards)}
+        piles = {**piles, e.deck: piles[e.deck] - len(e.cards)}
     if e.to_play:
-        changes["chosen"] = {**s.chosen, e.player: e.cards[0]}
+        chosen = {**chosen, e.player: e.cards[0]}
     else:
-        changes["hands"] = {**s.hands, e.player: (*s.hands[e.player], *e.cards)}
-    return changed(s, **changes)
+        hands = {**hands, e.player: (*hands[e.player], *e.cards)}
+    return changed(s, draws=draws, level_4=level_4, piles=piles, chosen=chosen, hands=hands)
 
 
 def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState:

@@ -97,7 +97,7 @@ def _next_step(s: ImperialMinersState) -> Step:
             return AwaitingPlayers((), "draw")
         pile = s.piles.get(draw.deck, 0)
         if pile > 0:
-            return AwaitingChance(DrawCards(draw.deck, min(draw.count, pile), "Mine cards"))
+            return _draw_step(draw.deck, min(draw.count, pile))
         return AwaitingChance(ShuffleDeck(draw.deck, s.discards[draw.deck], "reshuffle"))
     if phase is Phases.KEEP:
         kept = s.kept
@@ -119,6 +119,20 @@ def _next_step(s: ImperialMinersState) -> Step:
 _EVENT_DRAW = AwaitingChance(DrawCards("events", 1, "Event card"))
 _STEPS: dict[tuple[tuple[str, ...], str], AwaitingPlayers] = {}
 _STEPS_KEPT = 4096
+
+
+#: a draw of Mine cards by deck and count (3 decks, a few counts)
+_DRAW_STEPS: dict[tuple[str, int], AwaitingChance] = {}
+
+
+def _draw_step(deck: str, count: int) -> AwaitingChance:
+    key = (deck, count)
+    step = _DRAW_STEPS.get(key)
+    if step is None:
+        step = AwaitingChance(DrawCards(deck, count, "Mine cards"))
+        if len(_DRAW_STEPS) < _STEPS_KEPT:
+            _DRAW_STEPS[key] = step
+    return step
 
 
 def _awaiting(players: tuple[str, ...], kind: str) -> AwaitingPlayers:
