@@ -12,6 +12,7 @@ from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.flow import advance_folded, next_step
 from services.games.imperial_miners.mine import (
+    CARDS,
     at,
     mine_of,
     occupied_above,
@@ -33,21 +34,22 @@ def decide_folded(
 def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]:
     step = next_step(s)
     if not isinstance(step, AwaitingPlayers) or player not in step.players:
-        if s.phase == Phases.CHOOSE and player in s.chosen:
+        if s.phase is Phases.CHOOSE and player in s.chosen:
             raise RuleViolation("ALREADY_CHOSEN", "You have chosen your card this round.")
         raise RuleViolation("NOT_YOUR_TURN", "You have nothing to do now; others are acting.")
+    # the cases tried in turn, the most frequent first (a chain's effects, then its cards)
     match action:
-        case act.KeepCards(cards=cards):
-            return _keep(s, player, cards)
-        case act.ChooseCard(card=card):
-            return _choose(s, player, card)
-        case act.PlaceCard(column=column):
-            return _place(s, player, column)
         case act.UseEffect(effect=index):
             return _use(s, player, index)
+        case act.PlaceCard(column=column):
+            return _place(s, player, column)
+        case act.ChooseCard(card=card):
+            return _choose(s, player, card)
+        case act.KeepCards(cards=cards):
+            return _keep(s, player, cards)
         case act.SkipEffect():
-            chain = s.chains.get(player) if s.phase == Phases.MINE else None
-            if chain is not None and chain.stage == Stages.SURFACE:
+            chain = s.chains.get(player) if s.phase is Phases.MINE else None
+            if chain is not None and chain.stage is Stages.SURFACE:
                 # Mine phase 3c: "the player chooses one of the 3 available effects and
                 # resolves it"; only Mine cards' effects are optional
                 raise RuleViolation(
@@ -74,14 +76,14 @@ def decide_action(s: ImperialMinersState, player: str, action: Any) -> list[Any]
 
 
 def _stage(s: ImperialMinersState, player: str, stages: tuple[Stage, ...], what: str) -> Stage:
-    chain = s.chains.get(player) if s.phase == Phases.MINE else None
+    chain = s.chains.get(player) if s.phase is Phases.MINE else None
     if chain is None or chain.stage not in stages:
         raise RuleViolation("NOT_NOW", f"You cannot {what} now.")
     return chain.stage
 
 
 def _keep(s: ImperialMinersState, player: str, cards: tuple[str, ...]) -> list[Any]:
-    if s.phase != Phases.KEEP:
+    if s.phase is not Phases.KEEP:
         raise RuleViolation("NOT_NOW", "Cards are kept only at setup.")
     hand = list(s.hands[player])
     if len(cards) != CONTENT.keep or len(set(cards)) != len(cards):
@@ -93,7 +95,7 @@ def _keep(s: ImperialMinersState, player: str, cards: tuple[str, ...]) -> list[A
 
 
 def _choose(s: ImperialMinersState, player: str, card: str) -> list[Any]:
-    if s.phase != Phases.CHOOSE:
+    if s.phase is not Phases.CHOOSE:
         raise RuleViolation("NOT_NOW", "Cards are chosen at the start of the Mine phase.")
     if card not in s.hands[player]:
         raise RuleViolation("NOT_IN_HAND", "Choose a card from your hand.")
@@ -107,7 +109,7 @@ def _choose(s: ImperialMinersState, player: str, card: str) -> list[Any]:
 def _place(s: ImperialMinersState, player: str, column: int) -> list[Any]:
     _stage(s, player, (Stages.PLACE,), "place a card")
     card = s.chains[player].card
-    level = CONTENT.cards[card].level
+    level = CARDS[card].level
     if not placeable(mine_of(s, player), level, column):
         free = placements(mine_of(s, player), level)
         if at(mine_of(s, player), level, column) is not None:
@@ -130,13 +132,13 @@ def _place(s: ImperialMinersState, player: str, column: int) -> list[Any]:
 def _use(s: ImperialMinersState, player: str, index: int) -> list[Any]:
     stage = _stage(s, player, (Stages.EFFECT, Stages.SURFACE), "resolve an effect")
     chain = s.chains[player]
-    if stage == Stages.SURFACE:
+    if stage is Stages.SURFACE:
         if not 0 <= index < len(CONTENT.surface):
             raise MalformedAction("BAD_EFFECT", "The Surface board has effects 0, 1 and 2.")
         return [effect_event(s, player, CONTENT.surface[index], "surface")]
     placed = at(mine_of(s, player), chain.level, chain.column)
     assert placed is not None
-    effects = CONTENT.cards[placed.card].effects
+    effects = CARDS[placed.card].effects
     if not 0 <= index < len(effects):
         raise MalformedAction("BAD_EFFECT", f"This card has {len(effects)} effect(s).")
     return [effect_event(s, player, effects[index], f"card {placed.card}", placed)]
@@ -147,29 +149,30 @@ def legal(s: ImperialMinersState, player: str) -> tuple[Any, ...]:
     return choices if isinstance(choices, tuple) else tuple(choices)
 
 
-def legal_choices(s: ImperialMinersState, player: str) -> Sequence[Any]:
+def legal_choices(state: ImperialMinersState, player: str) -> Sequence[Any]:
     """``legal``'s actions in its order, the many built only when read (a random policy
     reads one): a hand's keeps (70 of 8 cards) and Level I's free columns (~24)."""
-    step = next_step(s)
+    step = next_step(state)
     if not isinstance(step, AwaitingPlayers) or player not in step.players:
         return ()
-    phase = s.phase
-    if phase == Phases.KEEP:
-        return Built(act.KeepCards, tuple(combinations(s.hands[player], CONTENT.keep)))
-    if phase == Phases.CHOOSE:
-        return Built(act.ChooseCard, playable(s, player))
-    chain = s.chains[player]
-    if chain.stage == Stages.PLACE:
-        level = CONTENT.cards[chain.card].level
-        return Built(act.PlaceCard, placements(mine_of(s, player), level))
-    if chain.stage == Stages.CLIMB:
-        options = occupied_above(mine_of(s, player), chain.level, chain.column)
+    phase = state.phase
+    if phase is Phases.KEEP:
+        return Built(act.KeepCards, tuple(combinations(state.hands[player], CONTENT.keep)))
+    if phase is Phases.CHOOSE:
+        return Built(act.ChooseCard, playable(state, player))
+    chain = state.chains[player]
+    stage = chain.stage
+    if stage is Stages.PLACE:
+        level = CARDS[chain.card].level
+        return Built(act.PlaceCard, placements(mine_of(state, player), level))
+    if stage is Stages.CLIMB:
+        options = occupied_above(mine_of(state, player), chain.level, chain.column)
         return tuple(act.ClimbTo(p.column) for p in options)
-    if chain.stage == Stages.SURFACE:  # chosen and resolved, never skipped
+    if stage is Stages.SURFACE:  # chosen and resolved, never skipped
         return _USE_EFFECTS[: len(CONTENT.surface)]
-    placed = at(mine_of(s, player), chain.level, chain.column)
+    placed = at(mine_of(state, player), chain.level, chain.column)
     assert placed is not None
-    return _CARD_CHOICES[len(CONTENT.cards[placed.card].effects)]
+    return _CARD_CHOICES[len(CARDS[placed.card].effects)]
 
 
 #: the effect choices, made once (actions are values): a chain offers them at every card

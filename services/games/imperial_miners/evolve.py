@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT
@@ -33,6 +33,8 @@ def changed(state: ImperialMinersState, **changes: Any) -> ImperialMinersState:
 
 
 LEVEL_DECKS = ("level_1", "level_2", "level_3")
+#: the face-up Level IV cards every match begins with (listed from the content once)
+_LEVEL_4: Final = CONTENT.deck(4)
 
 
 Fold = Callable[[ImperialMinersState, Any], ImperialMinersState]
@@ -183,7 +185,7 @@ def _set_up(s: ImperialMinersState, e: ev.MatchSetUp) -> ImperialMinersState:
     return ImperialMinersState(
         players=e.players,
         first_game=e.first_game,
-        level_4=CONTENT.deck(4),
+        level_4=_LEVEL_4,
         discards=dict.fromkeys(LEVEL_DECKS, ()),
         draws=draws,
         hands={p: () for p in e.players},
@@ -200,23 +202,26 @@ def _drawn(s: ImperialMinersState, e: ev.MineCardsDrawn) -> ImperialMinersState:
     draws = s.draws[1:]
     if rest > 0:
         draws = (PendingDraw(pending.player, pending.deck, rest, pending.to_play), *draws)
-    # one new state for the whole draw (each ``changed`` copies every field)
-    changes: dict[str, Any] = {"draws": draws}
+    # one new state for the whole draw (each ``changed`` copies every field), named
+    # keywords (a call with ``**`` goes through the Python function)
+    level_4, piles, chosen, hands = s.level_4, s.piles, s.chosen, s.hands
     if e.deck == "level_4":
-        changes["level_4"] = s.level_4[len(e.cards) :]
+        level_4 = level_4[len(e.cards) :]
     else:
-        changes["piles"] = {**s.piles, e.deck: s.piles[e.deck] - len(e.cards)}
+        piles = {**piles, e.deck: piles[e.deck] - len(e.cards)}
     if e.to_play:
-        changes["chosen"] = {**s.chosen, e.player: e.cards[0]}
+        chosen = {**chosen, e.player: e.cards[0]}
     else:
-        changes["hands"] = {**s.hands, e.player: (*s.hands[e.player], *e.cards)}
-    return changed(s, **changes)
+        hands = {**hands, e.player: (*hands[e.player], *e.cards)}
+    return changed(s, draws=draws, level_4=level_4, piles=piles, chosen=chosen, hands=hands)
 
 
 def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState:
     p, level = e.player, e.level
-    mine = mine_of(s, p)
-    if level:
+    mines = s.mines
+    mine = mines.get(p, ())
+    # only what the effect changes is made anew (most effects gain one or two things)
+    if level and (e.machinery or e.cave_in):
         placed = at(mine, level, e.column)
         assert placed is not None
         boosted = PlacedCard(
@@ -231,31 +236,35 @@ def _effect(s: ImperialMinersState, e: ev.EffectResolved) -> ImperialMinersState
         blocked = at(mine, pos.level, pos.column)
         assert blocked is not None
         mine = replace_card(mine, _cleared(blocked))
-    draws = tuple(PendingDraw(p, deck, n) for deck, n in e.draws.items() if n > 0)
+    if mine is not mines.get(p):
+        mines = {**mines, p: mine}
+    draws = s.draws
+    if e.draws:
+        draws += tuple(PendingDraw(p, deck, n) for deck, n in e.draws.items() if n > 0)
     coins, vp, progress = s.coins, s.vp, s.progress
+    if e.coins:
+        coins = {**coins, p: coins[p] + e.coins}
+    if e.vp:
+        vp = {**vp, p: vp[p] + e.vp}
+    if e.progress:
+        progress = {**progress, p: progress[p] + e.progress}
     # the chain moves on when the effect was its card's or its Surface board's
     chains = s.chains
     chain = chains.get(p)
     if chain is not None and (
-        (chain.stage == Stages.EFFECT and e.source.startswith("card"))
-        or (chain.stage == Stages.SURFACE and e.source == "surface")
+        (chain.stage is Stages.EFFECT and e.source.startswith("card"))
+        or (chain.stage is Stages.SURFACE and e.source == "surface")
     ):
         chains = _activated(s, p)
     return changed(
-        s,
-        coins={**coins, p: coins[p] + e.coins},
-        vp={**vp, p: vp[p] + e.vp},
-        progress={**progress, p: progress[p] + e.progress},
-        mines={**s.mines, p: mine},
-        draws=s.draws + draws,
-        chains=chains,
+        s, coins=coins, vp=vp, progress=progress, mines=mines, draws=draws, chains=chains
     )
 
 
 def _activated(s: ImperialMinersState, p: str) -> dict[str, Chain]:
     """The chains once ``p``'s current card or Surface board is done with."""
     chain = s.chains[p]
-    stage = Stages.FINISHING if chain.stage == Stages.SURFACE else Stages.CLIMB
+    stage = Stages.FINISHING if chain.stage is Stages.SURFACE else Stages.CLIMB
     return {**s.chains, p: _at_stage(chain, stage)}
 
 

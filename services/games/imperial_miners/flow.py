@@ -13,7 +13,7 @@ phase every seat with an unfinished chain acts at once, each on its own chain.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from services.games.contract import (
     AwaitingChance,
@@ -57,6 +57,7 @@ def setup_cards(deck: str) -> tuple[str, ...]:
 
 #: the cards of each deck shuffled at setup (asked at each of those shuffles)
 _SETUP_CARDS = {deck: setup_cards(deck) for deck in SHUFFLED_AT_SETUP}
+_SETUP_DECKS: Final = frozenset(SHUFFLED_AT_SETUP)
 
 
 #: the last state asked about and its step: a command asks for the same state's step
@@ -79,14 +80,15 @@ def next_step(state: ImperialMinersState) -> Step:
 # hot functions below read each one once)
 def _next_step(s: ImperialMinersState) -> Step:
     phase = s.phase
-    if phase == Phases.OVER:
+    if phase is Phases.OVER:
         return Finished(Outcome(dict(s.results), s.end_reason, dict(s.scores)))
     if not s.sides:
         return AwaitingChance(RollDice(len(CONTENT.boards), 2, "Progress board sides"))
     shuffled = s.shuffled
-    for deck in SHUFFLED_AT_SETUP:
-        if deck not in shuffled:
-            return AwaitingChance(ShuffleDeck(deck, _SETUP_CARDS[deck], f"shuffle {deck}"))
+    if not shuffled >= _SETUP_DECKS:  # (one test once all are shuffled, at every step)
+        for deck in SHUFFLED_AT_SETUP:
+            if deck not in shuffled:
+                return AwaitingChance(ShuffleDeck(deck, _SETUP_CARDS[deck], f"shuffle {deck}"))
     draws = s.draws
     if draws:
         draw = draws[0]
@@ -95,14 +97,14 @@ def _next_step(s: ImperialMinersState) -> Step:
             return AwaitingPlayers((), "draw")
         pile = s.piles.get(draw.deck, 0)
         if pile > 0:
-            return AwaitingChance(DrawCards(draw.deck, min(draw.count, pile), "Mine cards"))
+            return _draw_step(draw.deck, min(draw.count, pile))
         return AwaitingChance(ShuffleDeck(draw.deck, s.discards[draw.deck], "reshuffle"))
-    if phase == Phases.KEEP:
+    if phase is Phases.KEEP:
         kept = s.kept
         return _awaiting(tuple(p for p in s.players if p not in kept), "keep")
-    if phase == Phases.EVENT:
+    if phase is Phases.EVENT:
         return _EVENT_DRAW
-    if phase == Phases.CHOOSE:
+    if phase is Phases.CHOOSE:
         chosen, forced = s.chosen, s.forced
         waiting = tuple(p for p in s.players if p not in chosen and p not in forced)
         return _awaiting(waiting, "choose")
@@ -119,6 +121,20 @@ _STEPS: dict[tuple[tuple[str, ...], str], AwaitingPlayers] = {}
 _STEPS_KEPT = 4096
 
 
+#: a draw of Mine cards by deck and count (3 decks, a few counts)
+_DRAW_STEPS: dict[tuple[str, int], AwaitingChance] = {}
+
+
+def _draw_step(deck: str, count: int) -> AwaitingChance:
+    key = (deck, count)
+    step = _DRAW_STEPS.get(key)
+    if step is None:
+        step = AwaitingChance(DrawCards(deck, count, "Mine cards"))
+        if len(_DRAW_STEPS) < _STEPS_KEPT:
+            _DRAW_STEPS[key] = step
+    return step
+
+
 def _awaiting(players: tuple[str, ...], kind: str) -> AwaitingPlayers:
     key = (players, kind)
     step = _STEPS.get(key)
@@ -131,10 +147,10 @@ def _awaiting(players: tuple[str, ...], kind: str) -> AwaitingPlayers:
 
 def automatic(s: ImperialMinersState) -> list[Any]:
     phase = s.phase
-    if phase == Phases.OVER:
+    if phase is Phases.OVER:
         return []
     # (the sides are rolled and the decks shuffled before the setup ends)
-    if phase == Phases.SETUP:
+    if phase is Phases.SETUP:
         if s.piles.get("events", 0) > CONTENT.event_deck:
             # setup 3: "draw 10 of them to form the Event deck; return the rest to the box"
             size = s.piles["events"]
@@ -144,17 +160,17 @@ def automatic(s: ImperialMinersState) -> list[Any]:
     if s.draws:
         return _draw_without_chance(s)
     players = s.players
-    if phase == Phases.SETUP:
+    if phase is Phases.SETUP:
         dealt = sum((CONTENT.first_game_deal if s.first_game else CONTENT.deal).values())
         return [ev.DealFinished(dealt, dealt if s.first_game else CONTENT.keep)]
-    if phase == Phases.KEEP:
+    if phase is Phases.KEEP:
         return [ev.RoundStarted(1)] if len(s.kept) == len(players) else []
-    if phase == Phases.EVENT:
+    if phase is Phases.EVENT:
         if s.event is None:
             return []
         forced = tuple(p for p in players if not any_playable(s, p))
         return [ev.MinePhaseStarted(s.round, forced)]
-    if phase == Phases.CHOOSE:
+    if phase is Phases.CHOOSE:
         # forced players' draws are resolved (draws is empty): a card, or none at all
         chosen, forced = s.chosen, s.forced
         if any(p not in chosen and p not in forced for p in players):
@@ -187,25 +203,25 @@ def _mine_phase(s: ImperialMinersState, players: tuple[str, ...]) -> list[Any]:
     for p in players:
         chain = chains[p]
         stage = chain.stage
-        if stage == Stages.EFFECT:
+        if stage is Stages.EFFECT:
             level, column = chain.level, chain.column
             placed = at(mine_of(s, p), level, column)
             if placed is not None and placed.cave_in:
                 return [ev.CaveInRemoved(p, level, column)]
-        elif stage == Stages.CLIMB:
+        elif stage is Stages.CLIMB:
             level = chain.level
             if level == 1:
                 return [ev.ChainClimbed(p, 0, 0)]
             options = occupied_above(mine_of(s, p), level, chain.column)
             if len(options) == 1:
                 return [ev.ChainClimbed(p, options[0].level, options[0].column)]
-        elif stage == Stages.FINISHING:
+        elif stage is Stages.FINISHING:
             event = this_round(s)
             bonus = []
             if event is not None and event.on_surface:
                 bonus = [effect_event(s, p, event.on_surface, f"event {event.id}")]
             return [*bonus, ev.ChainFinished(p)]
-    if any(chains[p].stage != Stages.DONE for p in players):
+    if any(chains[p].stage is not Stages.DONE for p in players):
         return []
     card = event_card(s)
     assert card is not None

@@ -99,8 +99,8 @@ class ImperialMiners(Game[ImperialMinersState]):
     decide_folded = staticmethod(decide_folded)
     resolve_folded = staticmethod(resolve_folded)
 
-    def legal_choices(self, state: ImperialMinersState, player: str) -> Sequence[Any]:
-        return legal_choices(state, player)
+    # (the compiled function itself: playouts and search ask for it at every decision)
+    legal_choices = staticmethod(legal_choices)
 
     def legal_actions(self, state: ImperialMinersState, player: str) -> tuple[Any, ...]:
         return legal(state, player)

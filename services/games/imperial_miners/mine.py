@@ -19,11 +19,16 @@ round, so every farther column plays exactly as the farthest one offered.
 
 from __future__ import annotations
 
+from typing import Final
+
 from services.games.imperial_miners.content import CONTENT
 from services.games.imperial_miners.state import ImperialMinersState, Mine, PlacedCard
 
 #: one more than the cards a player can place after the current one in 10 rounds
 LEVEL_I_REACH = CONTENT.rounds + 1
+#: the Mine cards by id, a constant of the compiled rules (``CONTENT.cards`` is a look-up of
+#: ``CONTENT`` in the module's globals and of its attribute, at every card asked about)
+CARDS: Final = CONTENT.cards
 
 
 def mine_of(s: ImperialMinersState, player: str) -> Mine:
@@ -47,7 +52,13 @@ def above(level: int, column: int) -> tuple[tuple[int, int], ...]:
 
 
 def occupied_above(mine: Mine, level: int, column: int) -> tuple[PlacedCard, ...]:
-    return tuple(p for lc in above(level, column) if (p := at(mine, *lc)) is not None)
+    # the places of ``above`` named, not unpacked (a call with ``*`` is a Python call)
+    if level <= 1:
+        return ()
+    left, right = at(mine, level - 1, column), at(mine, level - 1, column + 1)
+    if left is None:
+        return () if right is None else (right,)
+    return (left,) if right is None else (left, right)
 
 
 def neighbours(level: int, column: int) -> tuple[tuple[int, int], ...]:
@@ -61,7 +72,7 @@ def neighbours(level: int, column: int) -> tuple[tuple[int, int], ...]:
 
 
 def adjacent_cards(mine: Mine, level: int, column: int) -> int:
-    return sum(1 for lc in neighbours(level, column) if at(mine, *lc) is not None)
+    return sum(1 for lv, c in neighbours(level, column) if at(mine, lv, c) is not None)
 
 
 def placements(mine: Mine, level: int) -> tuple[int, ...]:
@@ -111,24 +122,24 @@ def placeable(mine: Mine, level: int, column: int) -> bool:
 def complete_carts(mine: Mine) -> int:
     carts = 0
     for placed in mine:
-        if CONTENT.cards[placed.card].cart_right:
+        if CARDS[placed.card].cart_right:
             right = at(mine, placed.level, placed.column + 1)
-            if right is not None and CONTENT.cards[right.card].cart_left:
+            if right is not None and CARDS[right.card].cart_left:
                 carts += 1
     return carts
 
 
 def faction_count(mine: Mine, faction: str) -> int:
-    return sum(1 for p in mine if faction in CONTENT.cards[p.card].factions)
+    return sum(1 for p in mine if faction in CARDS[p.card].factions)
 
 
 def distinct_factions(mine: Mine) -> int:
-    return len({f for p in mine for f in CONTENT.cards[p.card].factions})
+    return len({f for p in mine for f in CARDS[p.card].factions})
 
 
 def card_cost(card_id: str, mine: Mine, event_discount: int = 0) -> int:
     """What ``card_id`` costs to play into ``mine``: never below 0."""
-    card = CONTENT.cards[card_id]
+    card = CARDS[card_id]
     cost = card.cost - event_discount
     if card.discount is not None:
         cost -= faction_count(mine, card.discount)

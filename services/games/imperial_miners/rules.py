@@ -3,15 +3,27 @@ what an effect gives, and how a match is scored."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from services.games.imperial_miners import events as ev
 from services.games.imperial_miners.content import CONTENT, Effect, EventCard, effect_text
 from services.games.imperial_miners.effects import Context, resolve
-from services.games.imperial_miners.mine import can_place, card_cost, complete_carts, mine_of
+from services.games.imperial_miners.mine import (
+    CARDS,
+    can_place,
+    card_cost,
+    complete_carts,
+    mine_of,
+)
 from services.games.imperial_miners.state import ImperialMinersState, Mine, PlacedCard
+
+#: the Event cards by id (as ``mine.CARDS``: a constant, not two look-ups at every step)
+_EVENTS: Final = CONTENT.events
 
 
 def event_card(s: ImperialMinersState) -> EventCard | None:
-    return CONTENT.events[s.event] if s.event is not None else None
+    event = s.event
+    return _EVENTS[event] if event is not None else None
 
 
 def this_round(s: ImperialMinersState) -> EventCard | None:
@@ -21,7 +33,7 @@ def this_round(s: ImperialMinersState) -> EventCard | None:
 
 def cost(s: ImperialMinersState, player: str, card: str) -> int:
     event = this_round(s)
-    level = CONTENT.cards[card].level
+    level = CARDS[card].level
     discount = event.discount if event is not None and event.discount_level == level else 0
     return card_cost(card, mine_of(s, player), discount)
 
@@ -49,7 +61,7 @@ def any_playable(s: ImperialMinersState, player: str) -> bool:
 
 def _can_play(card: str, mine: Mine, coins: int, event: EventCard | None) -> bool:
     # ``cost`` with the round's Event and the seat's Mine and coins read once per hand
-    level = CONTENT.cards[card].level
+    level = CARDS[card].level
     discount = event.discount if event is not None and event.discount_level == level else 0
     return card_cost(card, mine, discount) <= coins and can_place(mine, level)
 
@@ -63,6 +75,7 @@ def effect_event(
 ) -> ev.EffectResolved:
     ctx = Context(mine_of(s, player), s.progress[player], s.sides, card)
     res = resolve(effect, ctx)
+    draws = res.draws  # (sorted by deck: one or none needs no sort)
     # positional, in the event's field order: keyword arguments are matched to the
     # __init__'s parameters name by name, at every effect of every match
     return ev.EffectResolved(
@@ -76,7 +89,7 @@ def effect_event(
         res.machinery,
         res.cave_in,
         tuple(ev.MinePos(level, column) for level, column in res.cleared),
-        dict(sorted(res.draws.items())),
+        dict(sorted(draws.items())) if len(draws) > 1 else dict(draws),
         card.level if card is not None else 0,  # level
         card.column if card is not None else 0,  # column
     )

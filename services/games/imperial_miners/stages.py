@@ -4,6 +4,10 @@ From compiled code, ``Phase.OVER`` is a look-up of ``Phase`` in the module's glo
 of the member through the enum's metaclass and its ``__getattr__`` hook, at every
 comparison of every step; a ``Final`` class attribute of a compiled module is a C static.
 The values are the members themselves: states and events hold what they held before.
+The rules compare a state's phase and stage with them by identity (``is``: a pointer
+comparison, where ``==`` is a call comparing strings): states hold the members, as folds
+put them there and the codec and the bots' sampling rebuild them with ``Phase(...)`` and
+``Stage(...)`` (test_im_stages.py).
 """
 
 from __future__ import annotations
