@@ -63,6 +63,7 @@ from services.games.contract import (
 from services.games.crashland import actions as act
 from services.games.crashland import events as ev
 from services.games.crashland.content import CONTENT, MapCard
+from services.games.crashland.evolve import _FOLDS
 from services.games.crashland.model import (
     Axis,
     Boost,
@@ -73,7 +74,7 @@ from services.games.crashland.model import (
     Phase,
     Position,
 )
-from services.games.crashland.state import _FOLDS, CrashlandState
+from services.games.crashland.state import CrashlandState
 
 MAP_DECK = "map"
 EVENT_DECK = "events"
