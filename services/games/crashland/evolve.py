@@ -8,7 +8,7 @@ a change), so replaying a log needs neither the rules nor randomness.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from services.games.crashland import events as ev
 from services.games.crashland.model import Phase, System
@@ -16,13 +16,22 @@ from services.games.crashland.model import Phase, System
 if TYPE_CHECKING:  # (state.py re-exports the fold table, which the tests read there)
     from services.games.crashland.state import CrashlandState
 
-# Enum members read once (reading ``Phase.X`` goes through ``EnumType.__getattr__`` on 3.11)
-_MOVEMENT, _EVENTS, _OVER = Phase.MOVEMENT, Phase.EVENTS, Phase.OVER
-_OXYGEN = System.OXYGEN
+# Enum members read once (reading ``Phase.X`` goes through ``EnumType.__getattr__`` on 3.11;
+# ``Final``: compiled, they are read from C variables, not the module's dict)
+_MOVEMENT: Final = Phase.MOVEMENT
+_EVENTS: Final = Phase.EVENTS
+_OVER: Final = Phase.OVER
+_OXYGEN: Final = System.OXYGEN
 
 
 def _without(cards: tuple[str, ...], removed: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(c for c in cards if c not in removed)
+
+
+# (compiled, read from C variables and called directly: ``object.__new__(...)`` looks
+# ``__new__`` up at every call)
+_new: Final = object.__new__
+_set: Final = object.__setattr__
 
 
 def _with(state: CrashlandState, **changes: object) -> CrashlandState:
@@ -32,8 +41,8 @@ def _with(state: CrashlandState, **changes: object) -> CrashlandState:
     ``__post_init__`` to skip). mypy cannot check the names in ``**changes``: a test folds
     every event of many matches and checks each state has exactly the state's fields
     (tests/unit/games/crashland/test_folded_decisions.py), so a misspelt one cannot pass."""
-    new = object.__new__(type(state))
-    object.__setattr__(new, "__dict__", state.__dict__ | changes)  # past the frozen setattr
+    new = _new(type(state))
+    _set(new, "__dict__", state.__dict__ | changes)  # past the frozen __setattr__
     return new
 
 

@@ -44,7 +44,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from enum import Enum
-from typing import Any, TypeVar, overload
+from typing import Any, Final, TypeVar, overload
 
 from services.games.contract import (
     AwaitingChance,
@@ -82,11 +82,22 @@ E = TypeVar("E", bound=Enum)
 
 # Enum members read once: on Python 3.11 every ``Phase.MOVEMENT`` goes through the
 # ``__getattr__`` hook of ``EnumType`` (as costly as a function call), and the rules read
-# them several times per action.
-_SETUP, _MOVEMENT, _EVENTS = Phase.SETUP, Phase.MOVEMENT, Phase.EVENTS
-_SYSTEMS_CHECK, _OVER = Phase.SYSTEMS_CHECK, Phase.OVER
-_FREE_PAY, _OXYGEN_PAY, _BATTERY_PAY = Payment.FREE, Payment.OXYGEN, Payment.BATTERY
-_SPACESHIP, _DOME = MapKind.SPACESHIP, MapKind.DOME
+# them several times per action. ``Final``: compiled, they are read from C variables, not
+# looked up in the module's dict.
+_SETUP: Final = Phase.SETUP
+_MOVEMENT: Final = Phase.MOVEMENT
+_EVENTS: Final = Phase.EVENTS
+_SYSTEMS_CHECK: Final = Phase.SYSTEMS_CHECK
+_OVER: Final = Phase.OVER
+_FREE_PAY: Final = Payment.FREE
+_OXYGEN_PAY: Final = Payment.OXYGEN
+_BATTERY_PAY: Final = Payment.BATTERY
+_SPACESHIP: Final = MapKind.SPACESHIP
+_DOME: Final = MapKind.DOME
+#: the content's numbers the rules read at every step
+_EVENTS_PER_TURN: Final = CONTENT.events_per_turn
+_FREE_CARDS: Final = CONTENT.free_cards
+_MIN_LEVEL: Final = CONTENT.min_level
 
 
 class _Log:
@@ -107,19 +118,25 @@ class _Log:
 # --- what happens next ------------------------------------------------------------------
 
 
-#: the last state asked about and its step: a command asks for the same state's step
-#: several times (the caller, legal actions, decide, the handler), and states never change.
-#: One tuple, replaced whole, so concurrent callers never see a state with another's step.
-_last_step: tuple[CrashlandState | None, Step | None] = (None, None)
+class _LastStep:
+    """The last state asked about and its step: a command asks for the same state's step
+    several times (the caller, legal actions, decide, the handler), and states never change.
+    One tuple, replaced whole, so concurrent callers never see a state with another's step.
+    (An attribute of a compiled class: a module global is a dict entry, read and written.)"""
+
+    def __init__(self) -> None:
+        self.last: tuple[CrashlandState | None, Step | None] = (None, None)
+
+
+_LAST_STEP: Final = _LastStep()
 
 
 def next_step(state: CrashlandState) -> Step:
-    global _last_step
-    last, step = _last_step
+    last, step = _LAST_STEP.last
     if last is state and step is not None:
         return step
     step = _next_step(state)
-    _last_step = (state, step)
+    _LAST_STEP.last = (state, step)
     return step
 
 
@@ -154,18 +171,27 @@ def _next_step(state: CrashlandState) -> Step:
     if state.uplink_count:
         return AwaitingPlayers((player,), "arrange_uplink")
     if phase is _EVENTS and not state.checking_hand:
-        need = CONTENT.events_per_turn - len(state.drawn)
+        need = _EVENTS_PER_TURN - len(state.drawn)
         if state.draw_pile:
             return AwaitingChance(DrawCards(EVENT_DECK, min(need, state.draw_pile), "events"))
         return AwaitingChance(ShuffleDeck(EVENT_DECK, state.discard, "reshuffle"))
     return _awaiting(player, phase)
 
 
-@functools.lru_cache(maxsize=4096)
+#: (player, phase) -> the step of that player's turn in that phase (at most 4096)
+_AWAITING: Final[dict[tuple[str, Phase], AwaitingPlayers]] = {}
+
+
 def _awaiting(player: str, phase: Phase) -> AwaitingPlayers:
     """The step of a player's turn, built once per player and phase (steps are immutable,
-    and next_step runs several times per action)."""
-    return AwaitingPlayers((player,), phase.value)
+    and next_step runs several times per action; a dict, not ``lru_cache``: its wrapper
+    costs more than the look-up)."""
+    step = _AWAITING.get((player, phase))
+    if step is None:
+        if len(_AWAITING) >= 4096:
+            _AWAITING.clear()
+        step = _AWAITING[player, phase] = AwaitingPlayers((player,), phase.value)
+    return step
 
 
 # --- chance -----------------------------------------------------------------------------
@@ -229,7 +255,7 @@ def _settle(log: _Log) -> None:
     s = log.state
     if s.phase is not _EVENTS or s.checking_hand or s.uplink_count:
         return
-    complete = len(s.drawn) >= CONTENT.events_per_turn
+    complete = len(s.drawn) >= _EVENTS_PER_TURN
     if not complete and (s.draw_pile or s.discard):
         return
     events = [c for c in s.drawn if c in CONTENT.event_cards]
@@ -300,7 +326,8 @@ def _require_phase(state: CrashlandState, *phases: Phase) -> None:
         raise RuleViolation("WRONG_PHASE", f"That is only possible in the {names} phase.")
 
 
-_ROWS, _COLUMNS = CONTENT.rows, CONTENT.columns
+_ROWS: Final = CONTENT.rows
+_COLUMNS: Final = CONTENT.columns
 #: (row, column, direction) -> the card a step from there leads to, for every step that
 #: stays on the map: one Position each (they are immutable), looked up by numbers
 _STEPS: dict[tuple[int, int, Direction], Position] = {
@@ -328,14 +355,14 @@ def _move(log: _Log, action: act.Move) -> None:
         destination = origin.step(direction)
         if not (0 <= destination.row < _ROWS and 0 <= destination.column < _COLUMNS):
             raise RuleViolation("OFF_GRID", f"There is no map card to the {direction.value}.")
-    free = s.cards_moved < CONTENT.free_cards
+    free = s.cards_moved < _FREE_CARDS
     if free and pay is not _FREE_PAY:
         raise RuleViolation("MOVE_IS_FREE", "The first two cards each turn are free.")
     if not free and pay is _FREE_PAY:
         raise RuleViolation("MUST_PAY", "Pay 1 oxygen or 1 battery for this card.")
     oxygen = s.oxygen - (pay is _OXYGEN_PAY)
     battery = s.battery - (pay is _BATTERY_PAY)
-    if min(oxygen, battery) < CONTENT.min_level:
+    if min(oxygen, battery) < _MIN_LEVEL:
         raise RuleViolation("SYSTEM_EMPTY", f"Your {pay.value} is empty.")
     log.add(ev.AstronautMoved(origin, destination, direction, pay, oxygen, battery))
     _arrive(log, destination)
@@ -403,7 +430,7 @@ def _end_movement(log: _Log, action: act.EndMovement) -> None:
         raise RuleViolation("MUST_MOVE", "You must move before ending the movement phase.")
     log.add(ev.MovementEnded(s.cards_moved))
     log.add(ev.PhaseBegan(_EVENTS, s.turn))
-    known = s.known_top[: CONTENT.events_per_turn]
+    known = s.known_top[:_EVENTS_PER_TURN]
     if known:
         log.add(ev.EventCardsDrawn(known, from_uplink=True))
 
@@ -548,14 +575,15 @@ _DECIDERS: dict[type, Callable[[_Log, Any], None]] = {
 
 _DIRECTIONS = tuple(Direction)
 _PAYMENTS = tuple(Payment)
-_FREE: tuple[Payment, ...] = (Payment.FREE,)
-#: (oxygen can pay, battery can pay) → the payments, in the order of ``Payment``
-_PAID: dict[tuple[bool, bool], tuple[Payment, ...]] = {
-    (True, True): (Payment.OXYGEN, Payment.BATTERY),
-    (True, False): (Payment.OXYGEN,),
-    (False, True): (Payment.BATTERY,),
-    (False, False): (),
-}
+#: the payments ``_move`` may accept, in the order of ``Payment``, by their code (an index
+#: here, ``_payment_code``): none, free, either system, oxygen only, battery only
+_PAYS: Final[tuple[tuple[Payment, ...], ...]] = (
+    (),
+    (Payment.FREE,),
+    (Payment.OXYGEN, Payment.BATTERY),
+    (Payment.OXYGEN,),
+    (Payment.BATTERY,),
+)
 #: actions are immutable, so one instance of each serves every list
 _MOVES = {(d, pay): act.Move(d, pay) for d in _DIRECTIONS for pay in _PAYMENTS}
 _END_MOVEMENT = (act.EndMovement(),)
@@ -567,26 +595,16 @@ _DOME_SHELTER, _JETPACK = Equipment.DOME_SHELTER, Equipment.JETPACK
 _SOLAR_RECHARGE, _SATELLITE_UPLINK = Equipment.SOLAR_RECHARGE, Equipment.SATELLITE_UPLINK
 
 
-@functools.cache
-def _moves(
-    row: int, column: int, pays: tuple[Payment, ...], may_end: bool
-) -> tuple[act.Move | act.EndMovement, ...]:
-    """Every step off the card at (``row``, ``column``) that stays on the map, paid in each
-    of ``pays``, and ``EndMovement`` when the astronaut may end the movement phase (keyed by
-    numbers: a ``Position``'s hash runs Python)."""
-    on_map = _ON_MAP[Position(row, column)]
-    moves = tuple(_MOVES[direction, pay] for direction in on_map for pay in pays)
-    return moves + _END_MOVEMENT if may_end else moves
-
-
-@functools.lru_cache(maxsize=256)
-def _payments(paying: bool, oxygen: int, battery: int) -> tuple[Payment, ...]:
-    """The payments ``_move`` accepts: free for the turn's first cards, then a system that
-    stays at the minimum or above after paying 1 (by the levels: 2 x 10 x 10 cases)."""
-    low = CONTENT.min_level
+def _payment_code(paying: bool, oxygen: int, battery: int) -> int:
+    """The payments ``_move`` accepts (their index in ``_PAYS``): free for the turn's first
+    cards, then a system that stays at the minimum or above after paying 1."""
     if not paying:
-        return _FREE if min(oxygen, battery) >= low else ()
-    return _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
+        return 1 if min(oxygen, battery) >= _MIN_LEVEL else 0
+    by_oxygen = min(oxygen - 1, battery) >= _MIN_LEVEL
+    by_battery = min(oxygen, battery - 1) >= _MIN_LEVEL
+    if by_oxygen:
+        return 2 if by_battery else 3
+    return 4 if by_battery else 0
 
 
 _ON_MAP: dict[Position, tuple[Direction, ...]] = {
@@ -596,12 +614,47 @@ _ON_MAP: dict[Position, tuple[Direction, ...]] = {
 }
 
 
-@functools.lru_cache(maxsize=1024)
+def _moves(
+    row: int, column: int, pays: tuple[Payment, ...], may_end: bool
+) -> tuple[act.Move | act.EndMovement, ...]:
+    """Every step off the card at (``row``, ``column``) that stays on the map, paid in each
+    of ``pays``, and ``EndMovement`` when the astronaut may end the movement phase."""
+    on_map = _ON_MAP[Position(row, column)]
+    moves = tuple(_MOVES[direction, pay] for direction in on_map for pay in pays)
+    return moves + _END_MOVEMENT if may_end else moves
+
+
+#: ``_moves`` of every card, payments' code and may-end, made once and read by a number
+#: (``_moves_index``), not a cache keyed by a tuple (whose look-up costs more than the list)
+_MOVE_LISTS: Final[list[tuple[act.Move | act.EndMovement, ...]]] = [
+    _moves(row, column, pays, may_end)
+    for row in range(_ROWS)
+    for column in range(_COLUMNS)
+    for pays in _PAYS
+    for may_end in (False, True)
+]
+
+
+def _moves_index(row: int, column: int, code: int, may_end: bool) -> int:
+    return ((row * _COLUMNS + column) * len(_PAYS) + code) * 2 + (1 if may_end else 0)
+
+
+#: hand -> ``_hand_check`` of it (at most 1024 hands: a plain dict, cheaper than
+#: ``lru_cache``'s wrapper)
+_HAND_CHECKS: Final[dict[tuple[str, ...], tuple[act.DiscardEquipment | act.KeepHand, ...]]] = {}
+
+
 def _hand_check(hand: tuple[str, ...]) -> tuple[act.DiscardEquipment | act.KeepHand, ...]:
     """The conditions of ``_discard`` and ``_keep``: discard any card held, keep the hand
     when it is within the limit."""
-    discards = tuple(act.DiscardEquipment(card) for card in dict.fromkeys(hand))
-    return discards + _KEEP_HAND if len(hand) <= CONTENT.hand_limit else discards
+    legal = _HAND_CHECKS.get(hand)
+    if legal is None:
+        if len(_HAND_CHECKS) >= 1024:
+            _HAND_CHECKS.clear()
+        discards = tuple(act.DiscardEquipment(card) for card in dict.fromkeys(hand))
+        legal = discards + _KEEP_HAND if len(hand) <= CONTENT.hand_limit else discards
+        _HAND_CHECKS[hand] = legal
+    return legal
 
 
 @functools.lru_cache(maxsize=1024)
@@ -646,12 +699,20 @@ class _Arrangements(Sequence[act.ArrangeUplink]):
         return iter(_arrangements(self._seen))
 
 
-@functools.lru_cache(maxsize=1024)
+#: hand -> ``_pairs_held`` of it (at most 1024 hands, as ``_HAND_CHECKS``)
+_PAIRS_HELD: Final[dict[tuple[str, ...], frozenset[Equipment]]] = {}
+
+
 def _pairs_held(hand: tuple[str, ...]) -> frozenset[Equipment]:
     """The equipment kinds ``hand`` holds a pair of (``pair_in_hand`` is a pair exactly when
     two cards of that kind are held), worked out once per hand: most hands hold none."""
-    kinds = [CONTENT.equipment_cards[card].kind for card in hand]
-    return frozenset(kind for kind in kinds if kinds.count(kind) >= 2)
+    held = _PAIRS_HELD.get(hand)
+    if held is None:
+        if len(_PAIRS_HELD) >= 1024:
+            _PAIRS_HELD.clear()
+        kinds = [CONTENT.equipment_cards[card].kind for card in hand]
+        held = _PAIRS_HELD[hand] = frozenset(kind for kind in kinds if kinds.count(kind) >= 2)
+    return held
 
 
 def _turn_actions(state: CrashlandState) -> tuple[object, ...]:
@@ -660,10 +721,10 @@ def _turn_actions(state: CrashlandState) -> tuple[object, ...]:
     phase = state.phase
     astronaut = state.astronaut
     if phase is _MOVEMENT and astronaut is not None:
-        paying = state.cards_moved >= CONTENT.free_cards
-        pays = _payments(paying, state.oxygen, state.battery)
-        may_end = bool(state.cards_moved or state.flew)
-        legal = _moves(astronaut.row, astronaut.column, pays, may_end)
+        moved: int = state.cards_moved
+        code = _payment_code(moved >= _FREE_CARDS, state.oxygen, state.battery)
+        may_end = bool(moved or state.flew)
+        legal = _MOVE_LISTS[_moves_index(astronaut.row, astronaut.column, code, may_end)]
     if state.checking_hand:
         legal += _hand_check(state.hand)
     spending = phase is _MOVEMENT or phase is _SYSTEMS_CHECK
