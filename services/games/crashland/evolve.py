@@ -28,12 +28,6 @@ def _without(cards: tuple[str, ...], removed: tuple[str, ...]) -> tuple[str, ...
     return tuple(c for c in cards if c not in removed)
 
 
-# (compiled, read from C variables and called directly: ``object.__new__(...)`` looks
-# ``__new__`` up at every call)
-_new: Final = object.__new__
-_set: Final = object.__setattr__
-
-
 def _with(state: CrashlandState, **changes: object) -> CrashlandState:
     """``dataclasses.replace`` without running ``__init__`` again: the instance dict merged
     with the changes (one ``|``, a fifth cheaper than a copy and an update), about ten times
@@ -41,8 +35,9 @@ def _with(state: CrashlandState, **changes: object) -> CrashlandState:
     ``__post_init__`` to skip). mypy cannot check the names in ``**changes``: a test folds
     every event of many matches and checks each state has exactly the state's fields
     (tests/unit/games/crashland/test_folded_decisions.py), so a misspelt one cannot pass."""
-    new = _new(type(state))
-    _set(new, "__dict__", state.__dict__ | changes)  # past the frozen __setattr__
+    new = object.__new__(type(state))
+    # past the frozen __setattr__ (compiled: a direct PyObject_GenericSetAttr)
+    object.__setattr__(new, "__dict__", state.__dict__ | changes)
     return new
 
 
@@ -182,7 +177,7 @@ def _game_lost(s: CrashlandState, e: ev.GameLost) -> CrashlandState:
     return _with(s, phase=_OVER, result="lost", end_reason=e.reason)
 
 
-_FOLDS: dict[type, Callable[[CrashlandState, Any], CrashlandState]] = {
+_FOLDS: Final[dict[type, Callable[[CrashlandState, Any], CrashlandState]]] = {
     ev.MatchSetUp: _match_set_up,
     ev.MapShuffled: _map_shuffled,
     ev.MapDealt: _map_dealt,

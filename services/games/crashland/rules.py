@@ -79,6 +79,7 @@ from services.games.crashland.state import CrashlandState
 MAP_DECK = "map"
 EVENT_DECK = "events"
 E = TypeVar("E", bound=Enum)
+T = TypeVar("T")
 
 # Enum members read once: on Python 3.11 every ``Phase.MOVEMENT`` goes through the
 # ``__getattr__`` hook of ``EnumType`` (as costly as a function call), and the rules read
@@ -98,6 +99,11 @@ _DOME: Final = MapKind.DOME
 _EVENTS_PER_TURN: Final = CONTENT.events_per_turn
 _FREE_CARDS: Final = CONTENT.free_cards
 _MIN_LEVEL: Final = CONTENT.min_level
+_MAP_CARDS: Final = CONTENT.map_cards
+_EVENT_CARDS: Final = CONTENT.event_cards
+_EQUIPMENT_CARDS: Final = CONTENT.equipment_cards
+#: event class -> its fold (evolve.py's table, read from a C variable)
+_FOLD_OF: Final = _FOLDS
 
 
 class _Log:
@@ -112,7 +118,45 @@ class _Log:
     def add(self, event: object) -> None:
         self.events.append(event)
         # what ``evolve`` does, without its call (the rules add Crashland events only)
-        self.state = _FOLDS[type(event)](self.state, event)
+        self.state = _FOLD_OF[type(event)](self.state, event)
+
+
+# The events every turn makes, built without their ``__init__`` (a Python function): the
+# instance dict stored at once, as the folds' ``_with`` does (and Imperial Miners' ``_chain``).
+# The fields in the order of the dataclass, all given (these events have no defaults).
+
+
+def _built(cls: type[T], fields: dict[str, object]) -> T:
+    new = object.__new__(cls)
+    object.__setattr__(new, "__dict__", fields)  # past the frozen __setattr__
+    return new
+
+
+def _phase_began(phase: Phase, turn: int) -> ev.PhaseBegan:
+    return _built(ev.PhaseBegan, {"phase": phase, "turn": turn})
+
+
+def _card_revealed(position: Position, card: str) -> ev.CardRevealed:
+    return _built(ev.CardRevealed, {"position": position, "card": card})
+
+
+def _astronaut_moved(
+    origin: Position,
+    destination: Position,
+    direction: Direction,
+    pay: Payment,
+    oxygen: int,
+    battery: int,
+) -> ev.AstronautMoved:
+    fields: dict[str, object] = {
+        "origin": origin,
+        "destination": destination,
+        "direction": direction,
+        "pay": pay,
+        "oxygen": oxygen,
+        "battery": battery,
+    }
+    return _built(ev.AstronautMoved, fields)
 
 
 # --- what happens next ------------------------------------------------------------------
@@ -219,7 +263,7 @@ def resolve_folded(
             else:
                 log.add(ev.EventDeckShuffled(size, reshuffle=state.phase is not _SETUP))
                 if state.phase is _SETUP:
-                    log.add(ev.PhaseBegan(_MOVEMENT, 1))
+                    log.add(_phase_began(_MOVEMENT, 1))
         case DrawCards(deck=deck, count=count), CardsDrawn(deck=o_deck, cards=cards) if (
             deck == o_deck and count == len(cards)
         ):
@@ -258,19 +302,19 @@ def _settle(log: _Log) -> None:
     complete = len(s.drawn) >= _EVENTS_PER_TURN
     if not complete and (s.draw_pile or s.discard):
         return
-    events = [c for c in s.drawn if c in CONTENT.event_cards]
+    events = [c for c in s.drawn if c in _EVENT_CARDS]
     if events:
-        top = CONTENT.event_cards[max(events, key=lambda c: CONTENT.event_cards[c].number)]
-        level = max(CONTENT.min_level, s.level(top.system) - top.loss)
+        top = _EVENT_CARDS[max(events, key=lambda c: _EVENT_CARDS[c].number)]
+        level = max(_MIN_LEVEL, s.level(top.system) - top.loss)
         log.add(ev.EventApplied(top.id, top.number, top.system, top.loss, level))
         log.add(ev.EventsDiscarded(tuple(events)))
-    equipment = tuple(c for c in s.drawn if c in CONTENT.equipment_cards)
+    equipment = tuple(c for c in s.drawn if c in _EQUIPMENT_CARDS)
     if equipment:
         log.add(ev.EquipmentKept(equipment))
     if log.state.hand:
         log.add(ev.HandCheckBegan())
     else:
-        log.add(ev.PhaseBegan(_SYSTEMS_CHECK, s.turn))
+        log.add(_phase_began(_SYSTEMS_CHECK, s.turn))
 
 
 # --- the player's actions ---------------------------------------------------------------
@@ -364,7 +408,7 @@ def _move(log: _Log, action: act.Move) -> None:
     battery = s.battery - (pay is _BATTERY_PAY)
     if min(oxygen, battery) < _MIN_LEVEL:
         raise RuleViolation("SYSTEM_EMPTY", f"Your {pay.value} is empty.")
-    log.add(ev.AstronautMoved(origin, destination, direction, pay, oxygen, battery))
+    log.add(_astronaut_moved(origin, destination, direction, pay, oxygen, battery))
     _arrive(log, destination)
 
 
@@ -372,8 +416,8 @@ def _arrive(log: _Log, position: Position) -> None:
     s = log.state
     if position not in s.explored:
         card = s.grid[position.row * _COLUMNS + position.column]  # s.card_at(position)
-        log.add(ev.CardRevealed(position, card))
-        number = CONTENT.map_cards[card].number
+        log.add(_card_revealed(position, card))
+        number = _MAP_CARDS[card].number
         if number is not None:
             _locate_tank(log, number)
     if log.state.located:
@@ -416,7 +460,7 @@ def _check_win(log: _Log) -> None:
         len(s.collected) == _TANKS
         and s.phase is _MOVEMENT
         and s.astronaut is not None
-        and CONTENT.map_cards[s.card_at(s.astronaut)].kind is _SPACESHIP
+        and _MAP_CARDS[s.card_at(s.astronaut)].kind is _SPACESHIP
         and min(s.oxygen, s.battery) >= 1
     ):
         log.add(ev.GameWon(s.turn, "all three fuel tanks aboard: lift-off"))
@@ -429,7 +473,7 @@ def _end_movement(log: _Log, action: act.EndMovement) -> None:
     if not s.cards_moved and not s.flew:
         raise RuleViolation("MUST_MOVE", "You must move before ending the movement phase.")
     log.add(ev.MovementEnded(s.cards_moved))
-    log.add(ev.PhaseBegan(_EVENTS, s.turn))
+    log.add(_phase_began(_EVENTS, s.turn))
     known = s.known_top[:_EVENTS_PER_TURN]
     if known:
         log.add(ev.EventCardsDrawn(known, from_uplink=True))
@@ -450,7 +494,7 @@ def _discard(log: _Log, action: act.DiscardEquipment) -> None:
         raise RuleViolation("CARD_NOT_IN_HAND", f"You do not hold {card!r}.")
     log.add(ev.EquipmentDiscarded(card))
     if not log.state.hand:
-        log.add(ev.PhaseBegan(_SYSTEMS_CHECK, s.turn))
+        log.add(_phase_began(_SYSTEMS_CHECK, s.turn))
 
 
 def _keep(log: _Log, action: act.KeepHand) -> None:
@@ -461,7 +505,7 @@ def _keep(log: _Log, action: act.KeepHand) -> None:
             "OVER_HAND_LIMIT",
             f"You may keep no more than {CONTENT.hand_limit} cards; you hold {len(s.hand)}.",
         )
-    log.add(ev.PhaseBegan(_SYSTEMS_CHECK, s.turn))
+    log.add(_phase_began(_SYSTEMS_CHECK, s.turn))
 
 
 _PAIR_KIND: dict[type, Equipment] = {
@@ -543,7 +587,7 @@ def _end_turn(log: _Log, action: act.EndTurn) -> None:
         empty = "oxygen" if s.oxygen < 1 else "battery power"
         log.add(ev.GameLost(s.turn, f"systems check failed: out of {empty}"))
         return
-    log.add(ev.PhaseBegan(_MOVEMENT, s.turn + 1))
+    log.add(_phase_began(_MOVEMENT, s.turn + 1))
     _check_win(log)
 
 
@@ -710,7 +754,7 @@ def _pairs_held(hand: tuple[str, ...]) -> frozenset[Equipment]:
     if held is None:
         if len(_PAIRS_HELD) >= 1024:
             _PAIRS_HELD.clear()
-        kinds = [CONTENT.equipment_cards[card].kind for card in hand]
+        kinds = [_EQUIPMENT_CARDS[card].kind for card in hand]
         held = _PAIRS_HELD[hand] = frozenset(kind for kind in kinds if kinds.count(kind) >= 2)
     return held
 
@@ -742,7 +786,7 @@ def _pair_actions(
 ) -> tuple[object, ...]:
     """The conditions of ``_spend`` for the kinds of pair held, in the order of the actions."""
     pairs: list[object] = []
-    on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is _DOME
+    on_dome = _MAP_CARDS[state.card_at(astronaut)].kind is _DOME
     if on_dome and _DOME_SHELTER in held:
         pairs += _SHELTERS
     if state.battery >= 1 and _JETPACK in held:
