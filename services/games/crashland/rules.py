@@ -222,19 +222,23 @@ def _next_step(state: CrashlandState) -> Step:
     return _awaiting(player, phase)
 
 
-#: (player, phase) -> the step of that player's turn in that phase (at most 4096)
-_AWAITING: Final[dict[tuple[str, Phase], AwaitingPlayers]] = {}
+#: player -> phase -> the step of that player's turn in that phase (at most 4096 players;
+#: by player, then phase: strings hash once, a (player, phase) key is hashed at every look-up)
+_AWAITING: Final[dict[str, dict[Phase, AwaitingPlayers]]] = {}
 
 
 def _awaiting(player: str, phase: Phase) -> AwaitingPlayers:
     """The step of a player's turn, built once per player and phase (steps are immutable,
-    and next_step runs several times per action; a dict, not ``lru_cache``: its wrapper
+    and next_step runs several times per action; dicts, not ``lru_cache``: its wrapper
     costs more than the look-up)."""
-    step = _AWAITING.get((player, phase))
-    if step is None:
+    steps = _AWAITING.get(player)
+    if steps is None:
         if len(_AWAITING) >= 4096:
             _AWAITING.clear()
-        step = _AWAITING[player, phase] = AwaitingPlayers((player,), phase.value)
+        steps = _AWAITING[player] = {}
+    step = steps.get(phase)
+    if step is None:
+        step = steps[phase] = AwaitingPlayers((player,), phase.value)
     return step
 
 
@@ -289,7 +293,7 @@ def _deal(log: _Log, cards: tuple[str, ...]) -> None:
     if sorted(cards) != _SORTED_MAP_IDS:
         raise RuleViolation("UNEXPECTED_OUTCOME", "The dealt map is not the map deck.")
     log.add(ev.MapDealt(cards))
-    position = log.state.position_of(_SHIP)
+    position = _position_of(log.state.grid, _SHIP)
     log.add(ev.CardRevealed(position, _SHIP))
     log.add(ev.AstronautPlaced(position))
 
@@ -432,13 +436,19 @@ _BEACONS: dict[int, tuple[MapCard, ...]] = {
 }
 
 
+def _position_of(grid: tuple[str, ...], card: str) -> Position:
+    """``CrashlandState.position_of`` (a Python method), here compiled."""
+    index = grid.index(card)
+    return Position(index // _COLUMNS, index % _COLUMNS)
+
+
 def _locate_tank(log: _Log, number: int | None) -> None:
     """After a beacon of ``number`` is revealed: its tank is located if both its beacons are
     now face up (a card revealed can only complete its own number's pair)."""
     s = log.state
     if number is None or number in s.located:
         return
-    place = {c.axis: s.position_of(c.id) for c in _BEACONS[number]}
+    place = {c.axis: _position_of(s.grid, c.id) for c in _BEACONS[number]}
     if all(p in s.explored for p in place.values()):
         row, column = place[Axis.HORIZONTAL].row, place[Axis.VERTICAL].column
         log.add(ev.FuelTankLocated(number, Position(row, column)))
