@@ -189,6 +189,11 @@ _NOT_STARTED = AwaitingPlayers((), Phase.SETUP.value)
 _SHUFFLE_MAP = AwaitingChance(ShuffleDeck(MAP_DECK, CONTENT.map_ids, "setup"))
 _DEAL_MAP = AwaitingChance(DrawCards(MAP_DECK, len(CONTENT.map_ids), "deal map"))
 _SHUFFLE_EVENTS = AwaitingChance(ShuffleDeck(EVENT_DECK, CONTENT.deck_ids, "setup"))
+#: the draws of phase 2, by how many cards (1 to the cards per turn)
+_DRAW_EVENTS: Final[dict[int, AwaitingChance]] = {
+    n: AwaitingChance(DrawCards(EVENT_DECK, n, "events"))
+    for n in range(1, CONTENT.events_per_turn + 1)
+}
 
 
 def _next_step(state: CrashlandState) -> Step:
@@ -217,7 +222,9 @@ def _next_step(state: CrashlandState) -> Step:
     if phase is _EVENTS and not state.checking_hand:
         need = _EVENTS_PER_TURN - len(state.drawn)
         if state.draw_pile:
-            return AwaitingChance(DrawCards(EVENT_DECK, min(need, state.draw_pile), "events"))
+            count = min(need, state.draw_pile)
+            step = _DRAW_EVENTS.get(count)  # (always there: phase 2 ends once 3 are drawn)
+            return step or AwaitingChance(DrawCards(EVENT_DECK, count, "events"))
         return AwaitingChance(ShuffleDeck(EVENT_DECK, state.discard, "reshuffle"))
     return _awaiting(player, phase)
 
