@@ -16,8 +16,9 @@ from services.games.crashland import actions as act
 from services.games.crashland import bots, naming, rules
 from services.games.crashland import events as ev
 from services.games.crashland import render as text
+from services.games.crashland.evolve import evolve
 from services.games.crashland.picture import draw as draw_picture
-from services.games.crashland.state import CrashlandState, evolve
+from services.games.crashland.state import CrashlandState
 from services.games.crashland.view import CrashlandView, view
 
 

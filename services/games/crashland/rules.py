@@ -44,7 +44,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from enum import Enum
-from typing import Any, TypeVar, overload
+from typing import Any, Final, TypeVar, overload
 
 from services.games.contract import (
     AwaitingChance,
@@ -63,6 +63,7 @@ from services.games.contract import (
 from services.games.crashland import actions as act
 from services.games.crashland import events as ev
 from services.games.crashland.content import CONTENT, MapCard
+from services.games.crashland.evolve import _FOLDS
 from services.games.crashland.model import (
     Axis,
     Boost,
@@ -73,19 +74,36 @@ from services.games.crashland.model import (
     Phase,
     Position,
 )
-from services.games.crashland.state import _FOLDS, CrashlandState
+from services.games.crashland.state import CrashlandState
 
 MAP_DECK = "map"
 EVENT_DECK = "events"
 E = TypeVar("E", bound=Enum)
+T = TypeVar("T")
 
 # Enum members read once: on Python 3.11 every ``Phase.MOVEMENT`` goes through the
 # ``__getattr__`` hook of ``EnumType`` (as costly as a function call), and the rules read
-# them several times per action.
-_SETUP, _MOVEMENT, _EVENTS = Phase.SETUP, Phase.MOVEMENT, Phase.EVENTS
-_SYSTEMS_CHECK, _OVER = Phase.SYSTEMS_CHECK, Phase.OVER
-_FREE_PAY, _OXYGEN_PAY, _BATTERY_PAY = Payment.FREE, Payment.OXYGEN, Payment.BATTERY
-_SPACESHIP, _DOME = MapKind.SPACESHIP, MapKind.DOME
+# them several times per action. ``Final``: compiled, they are read from C variables, not
+# looked up in the module's dict.
+_SETUP: Final = Phase.SETUP
+_MOVEMENT: Final = Phase.MOVEMENT
+_EVENTS: Final = Phase.EVENTS
+_SYSTEMS_CHECK: Final = Phase.SYSTEMS_CHECK
+_OVER: Final = Phase.OVER
+_FREE_PAY: Final = Payment.FREE
+_OXYGEN_PAY: Final = Payment.OXYGEN
+_BATTERY_PAY: Final = Payment.BATTERY
+_SPACESHIP: Final = MapKind.SPACESHIP
+_DOME: Final = MapKind.DOME
+#: the content's numbers the rules read at every step
+_EVENTS_PER_TURN: Final = CONTENT.events_per_turn
+_FREE_CARDS: Final = CONTENT.free_cards
+_MIN_LEVEL: Final = CONTENT.min_level
+_MAP_CARDS: Final = CONTENT.map_cards
+_EVENT_CARDS: Final = CONTENT.event_cards
+_EQUIPMENT_CARDS: Final = CONTENT.equipment_cards
+#: event class -> its fold (evolve.py's table, read from a C variable)
+_FOLD_OF: Final = _FOLDS
 
 
 class _Log:
@@ -100,25 +118,69 @@ class _Log:
     def add(self, event: object) -> None:
         self.events.append(event)
         # what ``evolve`` does, without its call (the rules add Crashland events only)
-        self.state = _FOLDS[type(event)](self.state, event)
+        self.state = _FOLD_OF[type(event)](self.state, event)
+
+
+# The events every turn makes, built without their ``__init__`` (a Python function): the
+# instance dict stored at once, as the folds' ``_with`` does (and Imperial Miners' ``_chain``).
+# The fields in the order of the dataclass, all given (these events have no defaults).
+
+
+def _built(cls: type[T], fields: dict[str, object]) -> T:
+    new = object.__new__(cls)
+    object.__setattr__(new, "__dict__", fields)  # past the frozen __setattr__
+    return new
+
+
+def _phase_began(phase: Phase, turn: int) -> ev.PhaseBegan:
+    return _built(ev.PhaseBegan, {"phase": phase, "turn": turn})
+
+
+def _card_revealed(position: Position, card: str) -> ev.CardRevealed:
+    return _built(ev.CardRevealed, {"position": position, "card": card})
+
+
+def _astronaut_moved(
+    origin: Position,
+    destination: Position,
+    direction: Direction,
+    pay: Payment,
+    oxygen: int,
+    battery: int,
+) -> ev.AstronautMoved:
+    fields: dict[str, object] = {
+        "origin": origin,
+        "destination": destination,
+        "direction": direction,
+        "pay": pay,
+        "oxygen": oxygen,
+        "battery": battery,
+    }
+    return _built(ev.AstronautMoved, fields)
 
 
 # --- what happens next ------------------------------------------------------------------
 
 
-#: the last state asked about and its step: a command asks for the same state's step
-#: several times (the caller, legal actions, decide, the handler), and states never change.
-#: One tuple, replaced whole, so concurrent callers never see a state with another's step.
-_last_step: tuple[CrashlandState | None, Step | None] = (None, None)
+class _LastStep:
+    """The last state asked about and its step: a command asks for the same state's step
+    several times (the caller, legal actions, decide, the handler), and states never change.
+    One tuple, replaced whole, so concurrent callers never see a state with another's step.
+    (An attribute of a compiled class: a module global is a dict entry, read and written.)"""
+
+    def __init__(self) -> None:
+        self.last: tuple[CrashlandState | None, Step | None] = (None, None)
+
+
+_LAST_STEP: Final = _LastStep()
 
 
 def next_step(state: CrashlandState) -> Step:
-    global _last_step
-    last, step = _last_step
+    last, step = _LAST_STEP.last
     if last is state and step is not None:
         return step
     step = _next_step(state)
-    _last_step = (state, step)
+    _LAST_STEP.last = (state, step)
     return step
 
 
@@ -127,6 +189,11 @@ _NOT_STARTED = AwaitingPlayers((), Phase.SETUP.value)
 _SHUFFLE_MAP = AwaitingChance(ShuffleDeck(MAP_DECK, CONTENT.map_ids, "setup"))
 _DEAL_MAP = AwaitingChance(DrawCards(MAP_DECK, len(CONTENT.map_ids), "deal map"))
 _SHUFFLE_EVENTS = AwaitingChance(ShuffleDeck(EVENT_DECK, CONTENT.deck_ids, "setup"))
+#: the draws of phase 2, by how many cards (1 to the cards per turn)
+_DRAW_EVENTS: Final[dict[int, AwaitingChance]] = {
+    n: AwaitingChance(DrawCards(EVENT_DECK, n, "events"))
+    for n in range(1, CONTENT.events_per_turn + 1)
+}
 
 
 def _next_step(state: CrashlandState) -> Step:
@@ -153,18 +220,33 @@ def _next_step(state: CrashlandState) -> Step:
     if state.uplink_count:
         return AwaitingPlayers((player,), "arrange_uplink")
     if phase is _EVENTS and not state.checking_hand:
-        need = CONTENT.events_per_turn - len(state.drawn)
+        need = _EVENTS_PER_TURN - len(state.drawn)
         if state.draw_pile:
-            return AwaitingChance(DrawCards(EVENT_DECK, min(need, state.draw_pile), "events"))
+            count = min(need, state.draw_pile)
+            step = _DRAW_EVENTS.get(count)  # (always there: phase 2 ends once 3 are drawn)
+            return step or AwaitingChance(DrawCards(EVENT_DECK, count, "events"))
         return AwaitingChance(ShuffleDeck(EVENT_DECK, state.discard, "reshuffle"))
     return _awaiting(player, phase)
 
 
-@functools.lru_cache(maxsize=4096)
+#: player -> phase -> the step of that player's turn in that phase (at most 4096 players;
+#: by player, then phase: strings hash once, a (player, phase) key is hashed at every look-up)
+_AWAITING: Final[dict[str, dict[Phase, AwaitingPlayers]]] = {}
+
+
 def _awaiting(player: str, phase: Phase) -> AwaitingPlayers:
     """The step of a player's turn, built once per player and phase (steps are immutable,
-    and next_step runs several times per action)."""
-    return AwaitingPlayers((player,), phase.value)
+    and next_step runs several times per action; dicts, not ``lru_cache``: its wrapper
+    costs more than the look-up)."""
+    steps = _AWAITING.get(player)
+    if steps is None:
+        if len(_AWAITING) >= 4096:
+            _AWAITING.clear()
+        steps = _AWAITING[player] = {}
+    step = steps.get(phase)
+    if step is None:
+        step = steps[phase] = AwaitingPlayers((player,), phase.value)
+    return step
 
 
 # --- chance -----------------------------------------------------------------------------
@@ -192,7 +274,7 @@ def resolve_folded(
             else:
                 log.add(ev.EventDeckShuffled(size, reshuffle=state.phase is not _SETUP))
                 if state.phase is _SETUP:
-                    log.add(ev.PhaseBegan(_MOVEMENT, 1))
+                    log.add(_phase_began(_MOVEMENT, 1))
         case DrawCards(deck=deck, count=count), CardsDrawn(deck=o_deck, cards=cards) if (
             deck == o_deck and count == len(cards)
         ):
@@ -218,7 +300,7 @@ def _deal(log: _Log, cards: tuple[str, ...]) -> None:
     if sorted(cards) != _SORTED_MAP_IDS:
         raise RuleViolation("UNEXPECTED_OUTCOME", "The dealt map is not the map deck.")
     log.add(ev.MapDealt(cards))
-    position = log.state.position_of(_SHIP)
+    position = _position_of(log.state.grid, _SHIP)
     log.add(ev.CardRevealed(position, _SHIP))
     log.add(ev.AstronautPlaced(position))
 
@@ -228,22 +310,22 @@ def _settle(log: _Log) -> None:
     s = log.state
     if s.phase is not _EVENTS or s.checking_hand or s.uplink_count:
         return
-    complete = len(s.drawn) >= CONTENT.events_per_turn
+    complete = len(s.drawn) >= _EVENTS_PER_TURN
     if not complete and (s.draw_pile or s.discard):
         return
-    events = [c for c in s.drawn if c in CONTENT.event_cards]
+    events = [c for c in s.drawn if c in _EVENT_CARDS]
     if events:
-        top = CONTENT.event_cards[max(events, key=lambda c: CONTENT.event_cards[c].number)]
-        level = max(CONTENT.min_level, s.level(top.system) - top.loss)
+        top = _EVENT_CARDS[max(events, key=lambda c: _EVENT_CARDS[c].number)]
+        level = max(_MIN_LEVEL, s.level(top.system) - top.loss)
         log.add(ev.EventApplied(top.id, top.number, top.system, top.loss, level))
         log.add(ev.EventsDiscarded(tuple(events)))
-    equipment = tuple(c for c in s.drawn if c in CONTENT.equipment_cards)
+    equipment = tuple(c for c in s.drawn if c in _EQUIPMENT_CARDS)
     if equipment:
         log.add(ev.EquipmentKept(equipment))
     if log.state.hand:
         log.add(ev.HandCheckBegan())
     else:
-        log.add(ev.PhaseBegan(_SYSTEMS_CHECK, s.turn))
+        log.add(_phase_began(_SYSTEMS_CHECK, s.turn))
 
 
 # --- the player's actions ---------------------------------------------------------------
@@ -299,7 +381,8 @@ def _require_phase(state: CrashlandState, *phases: Phase) -> None:
         raise RuleViolation("WRONG_PHASE", f"That is only possible in the {names} phase.")
 
 
-_ROWS, _COLUMNS = CONTENT.rows, CONTENT.columns
+_ROWS: Final = CONTENT.rows
+_COLUMNS: Final = CONTENT.columns
 #: (row, column, direction) -> the card a step from there leads to, for every step that
 #: stays on the map: one Position each (they are immutable), looked up by numbers
 _STEPS: dict[tuple[int, int, Direction], Position] = {
@@ -327,16 +410,16 @@ def _move(log: _Log, action: act.Move) -> None:
         destination = origin.step(direction)
         if not (0 <= destination.row < _ROWS and 0 <= destination.column < _COLUMNS):
             raise RuleViolation("OFF_GRID", f"There is no map card to the {direction.value}.")
-    free = s.cards_moved < CONTENT.free_cards
+    free = s.cards_moved < _FREE_CARDS
     if free and pay is not _FREE_PAY:
         raise RuleViolation("MOVE_IS_FREE", "The first two cards each turn are free.")
     if not free and pay is _FREE_PAY:
         raise RuleViolation("MUST_PAY", "Pay 1 oxygen or 1 battery for this card.")
     oxygen = s.oxygen - (pay is _OXYGEN_PAY)
     battery = s.battery - (pay is _BATTERY_PAY)
-    if min(oxygen, battery) < CONTENT.min_level:
+    if min(oxygen, battery) < _MIN_LEVEL:
         raise RuleViolation("SYSTEM_EMPTY", f"Your {pay.value} is empty.")
-    log.add(ev.AstronautMoved(origin, destination, direction, pay, oxygen, battery))
+    log.add(_astronaut_moved(origin, destination, direction, pay, oxygen, battery))
     _arrive(log, destination)
 
 
@@ -344,8 +427,8 @@ def _arrive(log: _Log, position: Position) -> None:
     s = log.state
     if position not in s.explored:
         card = s.grid[position.row * _COLUMNS + position.column]  # s.card_at(position)
-        log.add(ev.CardRevealed(position, card))
-        number = CONTENT.map_cards[card].number
+        log.add(_card_revealed(position, card))
+        number = _MAP_CARDS[card].number
         if number is not None:
             _locate_tank(log, number)
     if log.state.located:
@@ -360,13 +443,19 @@ _BEACONS: dict[int, tuple[MapCard, ...]] = {
 }
 
 
+def _position_of(grid: tuple[str, ...], card: str) -> Position:
+    """``CrashlandState.position_of`` (a Python method), here compiled."""
+    index = grid.index(card)
+    return Position(index // _COLUMNS, index % _COLUMNS)
+
+
 def _locate_tank(log: _Log, number: int | None) -> None:
     """After a beacon of ``number`` is revealed: its tank is located if both its beacons are
     now face up (a card revealed can only complete its own number's pair)."""
     s = log.state
     if number is None or number in s.located:
         return
-    place = {c.axis: s.position_of(c.id) for c in _BEACONS[number]}
+    place = {c.axis: _position_of(s.grid, c.id) for c in _BEACONS[number]}
     if all(p in s.explored for p in place.values()):
         row, column = place[Axis.HORIZONTAL].row, place[Axis.VERTICAL].column
         log.add(ev.FuelTankLocated(number, Position(row, column)))
@@ -388,7 +477,7 @@ def _check_win(log: _Log) -> None:
         len(s.collected) == _TANKS
         and s.phase is _MOVEMENT
         and s.astronaut is not None
-        and CONTENT.map_cards[s.card_at(s.astronaut)].kind is _SPACESHIP
+        and _MAP_CARDS[s.card_at(s.astronaut)].kind is _SPACESHIP
         and min(s.oxygen, s.battery) >= 1
     ):
         log.add(ev.GameWon(s.turn, "all three fuel tanks aboard: lift-off"))
@@ -401,8 +490,8 @@ def _end_movement(log: _Log, action: act.EndMovement) -> None:
     if not s.cards_moved and not s.flew:
         raise RuleViolation("MUST_MOVE", "You must move before ending the movement phase.")
     log.add(ev.MovementEnded(s.cards_moved))
-    log.add(ev.PhaseBegan(_EVENTS, s.turn))
-    known = s.known_top[: CONTENT.events_per_turn]
+    log.add(_phase_began(_EVENTS, s.turn))
+    known = s.known_top[:_EVENTS_PER_TURN]
     if known:
         log.add(ev.EventCardsDrawn(known, from_uplink=True))
 
@@ -422,7 +511,7 @@ def _discard(log: _Log, action: act.DiscardEquipment) -> None:
         raise RuleViolation("CARD_NOT_IN_HAND", f"You do not hold {card!r}.")
     log.add(ev.EquipmentDiscarded(card))
     if not log.state.hand:
-        log.add(ev.PhaseBegan(_SYSTEMS_CHECK, s.turn))
+        log.add(_phase_began(_SYSTEMS_CHECK, s.turn))
 
 
 def _keep(log: _Log, action: act.KeepHand) -> None:
@@ -433,7 +522,7 @@ def _keep(log: _Log, action: act.KeepHand) -> None:
             "OVER_HAND_LIMIT",
             f"You may keep no more than {CONTENT.hand_limit} cards; you hold {len(s.hand)}.",
         )
-    log.add(ev.PhaseBegan(_SYSTEMS_CHECK, s.turn))
+    log.add(_phase_began(_SYSTEMS_CHECK, s.turn))
 
 
 _PAIR_KIND: dict[type, Equipment] = {
@@ -515,7 +604,7 @@ def _end_turn(log: _Log, action: act.EndTurn) -> None:
         empty = "oxygen" if s.oxygen < 1 else "battery power"
         log.add(ev.GameLost(s.turn, f"systems check failed: out of {empty}"))
         return
-    log.add(ev.PhaseBegan(_MOVEMENT, s.turn + 1))
+    log.add(_phase_began(_MOVEMENT, s.turn + 1))
     _check_win(log)
 
 
@@ -547,14 +636,15 @@ _DECIDERS: dict[type, Callable[[_Log, Any], None]] = {
 
 _DIRECTIONS = tuple(Direction)
 _PAYMENTS = tuple(Payment)
-_FREE: tuple[Payment, ...] = (Payment.FREE,)
-#: (oxygen can pay, battery can pay) → the payments, in the order of ``Payment``
-_PAID: dict[tuple[bool, bool], tuple[Payment, ...]] = {
-    (True, True): (Payment.OXYGEN, Payment.BATTERY),
-    (True, False): (Payment.OXYGEN,),
-    (False, True): (Payment.BATTERY,),
-    (False, False): (),
-}
+#: the payments ``_move`` may accept, in the order of ``Payment``, by their code (an index
+#: here, ``_payment_code``): none, free, either system, oxygen only, battery only
+_PAYS: Final[tuple[tuple[Payment, ...], ...]] = (
+    (),
+    (Payment.FREE,),
+    (Payment.OXYGEN, Payment.BATTERY),
+    (Payment.OXYGEN,),
+    (Payment.BATTERY,),
+)
 #: actions are immutable, so one instance of each serves every list
 _MOVES = {(d, pay): act.Move(d, pay) for d in _DIRECTIONS for pay in _PAYMENTS}
 _END_MOVEMENT = (act.EndMovement(),)
@@ -566,26 +656,16 @@ _DOME_SHELTER, _JETPACK = Equipment.DOME_SHELTER, Equipment.JETPACK
 _SOLAR_RECHARGE, _SATELLITE_UPLINK = Equipment.SOLAR_RECHARGE, Equipment.SATELLITE_UPLINK
 
 
-@functools.cache
-def _moves(
-    row: int, column: int, pays: tuple[Payment, ...], may_end: bool
-) -> tuple[act.Move | act.EndMovement, ...]:
-    """Every step off the card at (``row``, ``column``) that stays on the map, paid in each
-    of ``pays``, and ``EndMovement`` when the astronaut may end the movement phase (keyed by
-    numbers: a ``Position``'s hash runs Python)."""
-    on_map = _ON_MAP[Position(row, column)]
-    moves = tuple(_MOVES[direction, pay] for direction in on_map for pay in pays)
-    return moves + _END_MOVEMENT if may_end else moves
-
-
-@functools.lru_cache(maxsize=256)
-def _payments(paying: bool, oxygen: int, battery: int) -> tuple[Payment, ...]:
-    """The payments ``_move`` accepts: free for the turn's first cards, then a system that
-    stays at the minimum or above after paying 1 (by the levels: 2 x 10 x 10 cases)."""
-    low = CONTENT.min_level
+def _payment_code(paying: bool, oxygen: int, battery: int) -> int:
+    """The payments ``_move`` accepts (their index in ``_PAYS``): free for the turn's first
+    cards, then a system that stays at the minimum or above after paying 1."""
     if not paying:
-        return _FREE if min(oxygen, battery) >= low else ()
-    return _PAID[min(oxygen - 1, battery) >= low, min(oxygen, battery - 1) >= low]
+        return 1 if min(oxygen, battery) >= _MIN_LEVEL else 0
+    by_oxygen = min(oxygen - 1, battery) >= _MIN_LEVEL
+    by_battery = min(oxygen, battery - 1) >= _MIN_LEVEL
+    if by_oxygen:
+        return 2 if by_battery else 3
+    return 4 if by_battery else 0
 
 
 _ON_MAP: dict[Position, tuple[Direction, ...]] = {
@@ -595,12 +675,47 @@ _ON_MAP: dict[Position, tuple[Direction, ...]] = {
 }
 
 
-@functools.lru_cache(maxsize=1024)
+def _moves(
+    row: int, column: int, pays: tuple[Payment, ...], may_end: bool
+) -> tuple[act.Move | act.EndMovement, ...]:
+    """Every step off the card at (``row``, ``column``) that stays on the map, paid in each
+    of ``pays``, and ``EndMovement`` when the astronaut may end the movement phase."""
+    on_map = _ON_MAP[Position(row, column)]
+    moves = tuple(_MOVES[direction, pay] for direction in on_map for pay in pays)
+    return moves + _END_MOVEMENT if may_end else moves
+
+
+#: ``_moves`` of every card, payments' code and may-end, made once and read by a number
+#: (``_moves_index``), not a cache keyed by a tuple (whose look-up costs more than the list)
+_MOVE_LISTS: Final[list[tuple[act.Move | act.EndMovement, ...]]] = [
+    _moves(row, column, pays, may_end)
+    for row in range(_ROWS)
+    for column in range(_COLUMNS)
+    for pays in _PAYS
+    for may_end in (False, True)
+]
+
+
+def _moves_index(row: int, column: int, code: int, may_end: bool) -> int:
+    return ((row * _COLUMNS + column) * len(_PAYS) + code) * 2 + (1 if may_end else 0)
+
+
+#: hand -> ``_hand_check`` of it (at most 1024 hands: a plain dict, cheaper than
+#: ``lru_cache``'s wrapper)
+_HAND_CHECKS: Final[dict[tuple[str, ...], tuple[act.DiscardEquipment | act.KeepHand, ...]]] = {}
+
+
 def _hand_check(hand: tuple[str, ...]) -> tuple[act.DiscardEquipment | act.KeepHand, ...]:
     """The conditions of ``_discard`` and ``_keep``: discard any card held, keep the hand
     when it is within the limit."""
-    discards = tuple(act.DiscardEquipment(card) for card in dict.fromkeys(hand))
-    return discards + _KEEP_HAND if len(hand) <= CONTENT.hand_limit else discards
+    legal = _HAND_CHECKS.get(hand)
+    if legal is None:
+        if len(_HAND_CHECKS) >= 1024:
+            _HAND_CHECKS.clear()
+        discards = tuple(act.DiscardEquipment(card) for card in dict.fromkeys(hand))
+        legal = discards + _KEEP_HAND if len(hand) <= CONTENT.hand_limit else discards
+        _HAND_CHECKS[hand] = legal
+    return legal
 
 
 @functools.lru_cache(maxsize=1024)
@@ -645,12 +760,20 @@ class _Arrangements(Sequence[act.ArrangeUplink]):
         return iter(_arrangements(self._seen))
 
 
-@functools.lru_cache(maxsize=1024)
+#: hand -> ``_pairs_held`` of it (at most 1024 hands, as ``_HAND_CHECKS``)
+_PAIRS_HELD: Final[dict[tuple[str, ...], frozenset[Equipment]]] = {}
+
+
 def _pairs_held(hand: tuple[str, ...]) -> frozenset[Equipment]:
     """The equipment kinds ``hand`` holds a pair of (``pair_in_hand`` is a pair exactly when
     two cards of that kind are held), worked out once per hand: most hands hold none."""
-    kinds = [CONTENT.equipment_cards[card].kind for card in hand]
-    return frozenset(kind for kind in kinds if kinds.count(kind) >= 2)
+    held = _PAIRS_HELD.get(hand)
+    if held is None:
+        if len(_PAIRS_HELD) >= 1024:
+            _PAIRS_HELD.clear()
+        kinds = [_EQUIPMENT_CARDS[card].kind for card in hand]
+        held = _PAIRS_HELD[hand] = frozenset(kind for kind in kinds if kinds.count(kind) >= 2)
+    return held
 
 
 def _turn_actions(state: CrashlandState) -> tuple[object, ...]:
@@ -659,10 +782,10 @@ def _turn_actions(state: CrashlandState) -> tuple[object, ...]:
     phase = state.phase
     astronaut = state.astronaut
     if phase is _MOVEMENT and astronaut is not None:
-        paying = state.cards_moved >= CONTENT.free_cards
-        pays = _payments(paying, state.oxygen, state.battery)
-        may_end = bool(state.cards_moved or state.flew)
-        legal = _moves(astronaut.row, astronaut.column, pays, may_end)
+        moved: int = state.cards_moved
+        code = _payment_code(moved >= _FREE_CARDS, state.oxygen, state.battery)
+        may_end = bool(moved or state.flew)
+        legal = _MOVE_LISTS[_moves_index(astronaut.row, astronaut.column, code, may_end)]
     if state.checking_hand:
         legal += _hand_check(state.hand)
     spending = phase is _MOVEMENT or phase is _SYSTEMS_CHECK
@@ -680,7 +803,7 @@ def _pair_actions(
 ) -> tuple[object, ...]:
     """The conditions of ``_spend`` for the kinds of pair held, in the order of the actions."""
     pairs: list[object] = []
-    on_dome = CONTENT.map_cards[state.card_at(astronaut)].kind is _DOME
+    on_dome = _MAP_CARDS[state.card_at(astronaut)].kind is _DOME
     if on_dome and _DOME_SHELTER in held:
         pairs += _SHELTERS
     if state.battery >= 1 and _JETPACK in held:
