@@ -3,7 +3,7 @@ hand is simulated here, deterministically; flicks wait for the dice)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from services.games.contract import ActionTemplate, MalformedAction, ParamRange, RuleViolation
 from services.games.dungeon_drop import actions as act
@@ -73,11 +73,24 @@ def phase_actions(state: DungeonDropState, player: str) -> tuple[Any, ...]:
         case Phase.MEEPLES:
             return (meeple_template(),)
         case Phase.LOOT:
-            rooms = tuple(act.LootRoom(trio) for trio, _ in lootable_rooms(state, player))
+            rooms = tuple(_loot_room(trio) for trio, _ in lootable_rooms(state, player))
             return (*rooms, act.LeaveEmptyHanded())
         case Phase.TAKE:
             return (*(act.TakeCube(c) for c in takeable(state)), act.SkipTake())
     return ()
+
+
+def _loot_room(pillars: tuple[str, ...]) -> act.LootRoom:
+    """``act.LootRoom(pillars)``, its instance dict stored whole as its quick ``__init__``
+    stores it (services/games/frozen.py), without a Python frame for each of the ~100
+    rooms a Loot step offers."""
+    action: act.LootRoom = _new(act.LootRoom)
+    _set(action, "__dict__", {"pillars": pillars})
+    return action
+
+
+_new: Final = object.__new__
+_set: Final = object.__setattr__  # past the frozen __setattr__
 
 
 def _refuse_phase(state: DungeonDropState, wanted: tuple[Phase, ...], what: str) -> None:
