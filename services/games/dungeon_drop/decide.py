@@ -27,15 +27,25 @@ def ability_of(state: DungeonDropState, player: str, source: str) -> tuple[str, 
 
 
 def flick_template(cube: str) -> ActionTemplate:
-    return ActionTemplate(
-        act.Flick(cube, 0.0, 0.5),
-        (ParamRange("direction", 0.0, 360.0, "degrees"), ParamRange("strength", 0.0, 1.0)),
-    )
+    return ActionTemplate(act.Flick(cube, 0.0, 0.5), _FLICK_RANGES)
+
+
+#: a flick's free parameters (frozen: made once, shared by every flick template)
+_FLICK_RANGES: Final = (
+    ParamRange("direction", 0.0, 360.0, "degrees"),
+    ParamRange("strength", 0.0, 1.0),
+)
 
 
 def _table_ranges() -> tuple[ParamRange, ParamRange]:
-    spec = CONTENT.table
-    return ParamRange("x", 0.0, spec.width, "mm"), ParamRange("y", 0.0, spec.height, "mm")
+    return _TABLE_RANGES
+
+
+#: a spot on the table (frozen: made once)
+_TABLE_RANGES: Final = (
+    ParamRange("x", 0.0, CONTENT.table.width, "mm"),
+    ParamRange("y", 0.0, CONTENT.table.height, "mm"),
+)
 
 
 def pillar_template(pillar: str) -> ActionTemplate:

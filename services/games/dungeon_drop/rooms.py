@@ -16,7 +16,6 @@ only the pairs within a millionth of a millimetre of touching: the same answers
 
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 import math
@@ -169,19 +168,41 @@ def _touching(
     ``room(t, n)`` is triangle t's polygon, for the pairs shapely decides). Only the
     cubes whose centre lies within the triangle's widened box are tested (~20% of the
     pairs on a table): with the cubes ordered by x, those in its x-range are one slice."""
+    count = len(places)
     squares = [_Square(p) for p in places]
-    by_x = sorted(range(len(places)), key=lambda n: places[n].x)
-    xs = [places[n].x for n in by_x]
+    # the cubes by x: a triangle's candidates are those from its box's first on
+    order = sorted(range(count), key=lambda n: places[n].x)
+    by_x = [squares[n] for n in order]
+    xs = [s.x for s in by_x]
     out: list[list[int]] = []
     for t, near in enumerate(triangles):
         hits: list[int] = []
-        for n in by_x[bisect.bisect_left(xs, near.low_x) : bisect.bisect_right(xs, near.high_x)]:
-            verdict = near.verdict(squares[n])
-            if verdict > 0 or (verdict == 0 and shapely.intersects(square(places[n]), room(t, n))):
-                hits.append(n)
+        high_x = near.high_x
+        for at in range(_first_at_least(xs, near.low_x), count):
+            cube = by_x[at]
+            if cube.x > high_x:
+                break
+            verdict = near.verdict(cube)
+            if verdict > 0 or (
+                verdict == 0 and shapely.intersects(square(places[order[at]]), room(t, order[at]))
+            ):
+                hits.append(order[at])
         hits.sort()
         out.append(hits)
     return out
+
+
+def _first_at_least(values: list[float], low: float) -> int:
+    """The first index whose value is not below ``low`` in the sorted ``values``
+    (``bisect.bisect_left``, without a call through Python's)."""
+    start, end = 0, len(values)
+    while start < end:
+        middle = (start + end) // 2
+        if values[middle] < low:
+            start = middle + 1
+        else:
+            end = middle
+    return start
 
 
 class _Square:
