@@ -29,17 +29,25 @@ HERO_DECKS = ("races", "classes", "quests")
 
 
 def deck_cards(deck: str) -> tuple[str, ...]:
-    if deck == "races":
-        return tuple(CONTENT.races)
-    if deck == "classes":
-        return tuple(CONTENT.classes)
-    if deck == "quests":
-        return tuple(CONTENT.quests)
-    return CONTENT.box_cubes()
+    cards = _DECK_CARDS.get(deck)
+    return cards if cards is not None else CONTENT.box_cubes()
+
+
+#: each deck's cards as the content lists them (listed once: every setup step asks)
+_DECK_CARDS = {
+    "races": tuple(CONTENT.races),
+    "classes": tuple(CONTENT.classes),
+    "quests": tuple(CONTENT.quests),
+    BOX: CONTENT.box_cubes(),
+}
 
 
 def _dealt(state: DungeonDropState, deck: str) -> bool:
-    return bool({"races": state.races, "classes": state.classes, "quests": state.quests}[deck])
+    if deck == "races":
+        return bool(state.races)
+    if deck == "classes":
+        return bool(state.classes)
+    return bool(state.quests)
 
 
 def setup_request(state: DungeonDropState) -> ChanceRequest:
