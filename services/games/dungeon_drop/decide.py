@@ -3,7 +3,7 @@ hand is simulated here, deterministically; flicks wait for the dice)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from services.games.contract import ActionTemplate, MalformedAction, ParamRange, RuleViolation
 from services.games.dungeon_drop import actions as act
@@ -27,15 +27,25 @@ def ability_of(state: DungeonDropState, player: str, source: str) -> tuple[str, 
 
 
 def flick_template(cube: str) -> ActionTemplate:
-    return ActionTemplate(
-        act.Flick(cube, 0.0, 0.5),
-        (ParamRange("direction", 0.0, 360.0, "degrees"), ParamRange("strength", 0.0, 1.0)),
-    )
+    return ActionTemplate(act.Flick(cube, 0.0, 0.5), _FLICK_RANGES)
+
+
+#: a flick's free parameters (frozen: made once, shared by every flick template)
+_FLICK_RANGES: Final = (
+    ParamRange("direction", 0.0, 360.0, "degrees"),
+    ParamRange("strength", 0.0, 1.0),
+)
 
 
 def _table_ranges() -> tuple[ParamRange, ParamRange]:
-    spec = CONTENT.table
-    return ParamRange("x", 0.0, spec.width, "mm"), ParamRange("y", 0.0, spec.height, "mm")
+    return _TABLE_RANGES
+
+
+#: a spot on the table (frozen: made once)
+_TABLE_RANGES: Final = (
+    ParamRange("x", 0.0, CONTENT.table.width, "mm"),
+    ParamRange("y", 0.0, CONTENT.table.height, "mm"),
+)
 
 
 def pillar_template(pillar: str) -> ActionTemplate:
@@ -73,11 +83,24 @@ def phase_actions(state: DungeonDropState, player: str) -> tuple[Any, ...]:
         case Phase.MEEPLES:
             return (meeple_template(),)
         case Phase.LOOT:
-            rooms = tuple(act.LootRoom(trio) for trio, _ in lootable_rooms(state, player))
+            rooms = tuple(_loot_room(trio) for trio, _ in lootable_rooms(state, player))
             return (*rooms, act.LeaveEmptyHanded())
         case Phase.TAKE:
             return (*(act.TakeCube(c) for c in takeable(state)), act.SkipTake())
     return ()
+
+
+def _loot_room(pillars: tuple[str, ...]) -> act.LootRoom:
+    """``act.LootRoom(pillars)``, its instance dict stored whole as its quick ``__init__``
+    stores it (services/games/frozen.py), without a Python frame for each of the ~100
+    rooms a Loot step offers."""
+    action: act.LootRoom = _new(act.LootRoom)
+    _set(action, "__dict__", {"pillars": pillars})
+    return action
+
+
+_new: Final = object.__new__
+_set: Final = object.__setattr__  # past the frozen __setattr__
 
 
 def _refuse_phase(state: DungeonDropState, wanted: tuple[Phase, ...], what: str) -> None:

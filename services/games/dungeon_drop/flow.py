@@ -29,17 +29,25 @@ HERO_DECKS = ("races", "classes", "quests")
 
 
 def deck_cards(deck: str) -> tuple[str, ...]:
-    if deck == "races":
-        return tuple(CONTENT.races)
-    if deck == "classes":
-        return tuple(CONTENT.classes)
-    if deck == "quests":
-        return tuple(CONTENT.quests)
-    return CONTENT.box_cubes()
+    cards = _DECK_CARDS.get(deck)
+    return cards if cards is not None else CONTENT.box_cubes()
+
+
+#: each deck's cards as the content lists them (listed once: every setup step asks)
+_DECK_CARDS = {
+    "races": tuple(CONTENT.races),
+    "classes": tuple(CONTENT.classes),
+    "quests": tuple(CONTENT.quests),
+    BOX: CONTENT.box_cubes(),
+}
 
 
 def _dealt(state: DungeonDropState, deck: str) -> bool:
-    return bool({"races": state.races, "classes": state.classes, "quests": state.quests}[deck])
+    if deck == "races":
+        return bool(state.races)
+    if deck == "classes":
+        return bool(state.classes)
+    return bool(state.quests)
 
 
 def setup_request(state: DungeonDropState) -> ChanceRequest:
@@ -50,9 +58,14 @@ def setup_request(state: DungeonDropState) -> ChanceRequest:
             return DrawCards(deck, len(state.players), f"deal one of the {deck} to each hero")
     if BOX not in state.shuffled:
         return ShuffleDeck(BOX, deck_cards(BOX), "the larger cubes go back into the box")
-    cubes = CONTENT.setup_cubes(state.variant == "solo")
+    cubes = _SETUP_DROPPED[state.variant == "solo"]
     again = " again" if state.setup_redrops else ""
-    return RollDice(drop_reals(len(cubes)), REAL_SIDES, f"drop the dungeon{again}")
+    return RollDice(drop_reals(cubes), REAL_SIDES, f"drop the dungeon{again}")
+
+
+#: how many cubes the setup drops, without and with Solo's Phantoms (counted once: the
+#: setup's every step asks)
+_SETUP_DROPPED = {solo: len(CONTENT.setup_cubes(solo)) for solo in (False, True)}
 
 
 def pending_chance(state: DungeonDropState) -> ChanceRequest | None:
@@ -115,9 +128,10 @@ def next_step(state: DungeonDropState) -> Step:
     if request is not None:
         return AwaitingChance(request)
     player = acting(state)
+    # the phase's value: a StrEnum's str() (``.value`` is a Python-level property)
     if player is not None:
-        return AwaitingPlayers((player,), state.phase.value)
-    return AwaitingPlayers((), state.phase.value)
+        return AwaitingPlayers((player,), str(state.phase))
+    return AwaitingPlayers((), str(state.phase))
 
 
 def automatic_events(state: DungeonDropState) -> list[Any]:

@@ -123,8 +123,13 @@ def simulate(
             x, y = values[at_value], values[at_value + 1]
             if 0.0 <= x <= width and 0.0 <= y <= height:  # on_table(x, y)
                 # math.degrees, written out; the same every 90°
-                angle = (values[at_value + 2] * _RAD_TO_DEG) % 90.0
-                placements.append(Placement(cube, round3(x), round3(y), round3(angle)))
+                angle = round3((values[at_value + 2] * _RAD_TO_DEG) % 90.0)
+                x, y = round3(x), round3(y)
+                was = table.get(cube)
+                if was is not None and was.x == x and was.y == y and was.angle == angle:
+                    placements.append(was)  # at rest where it was (most cubes a simulation)
+                else:
+                    placements.append(_placement(cube, x, y, angle))
             else:
                 off.append(cube)
         return Settled(tuple(placements), tuple(off))
@@ -137,6 +142,19 @@ def simulate(
             free_shape(shape)
         for body in bodies:
             free_body(body)
+
+
+def _placement(cube: str, x: float, y: float, angle: float) -> Placement:
+    """``Placement(cube, x, y, angle)``, its instance dict stored whole as its quick
+    ``__init__`` stores it (services/games/frozen.py), without a Python frame for each
+    cube a simulation reads back."""
+    at: Placement = _new(Placement)
+    _set(at, "__dict__", {"cube": cube, "x": x, "y": y, "angle": angle})
+    return at
+
+
+_new: Final = object.__new__
+_set: Final = object.__setattr__  # past the frozen __setattr__
 
 
 def round3(value: float) -> float:
@@ -208,10 +226,21 @@ def _run(space: Any, physics: Physics, dynamic: list[Any]) -> None:
             step(space, dt)
         return
     sleeping = chipmunk.cpBodyIsSleeping
+    count = len(dynamic)
+    awake = 0  # the body last seen awake: the likeliest to be awake still
     for done in range(1, steps + 1):
         step(space, dt)
-        if done % _SLEEP_CHECK == 0 and all(sleeping(body) for body in dynamic):
-            return
+        if done % _SLEEP_CHECK == 0:
+            # whether every body sleeps, asked from that body on (the same answer)
+            for k in range(count):
+                at = awake + k
+                if at >= count:
+                    at -= count
+                if not sleeping(dynamic[at]):
+                    awake = at
+                    break
+            else:
+                return
 
 
 def drop_reals(cubes: int) -> int:
