@@ -251,13 +251,16 @@ async def _shield(context: grpc.aio.ServicerContext, path: str, exc: BaseExcepti
     await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS)
 
 
-class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Counts and times every RPC under the grpc-ecosystem standard metric names."""
+class WrappingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """A server interceptor that wraps each method's handler (``wrap``) once: a registered
+    method's handler is one object, so it is wrapped once instead of on every call."""
 
     def __init__(self) -> None:
-        #: method → (its handler, instrumented): a registered method's handler is one
-        #: object, so it is wrapped once instead of on every call
-        self._instrumented: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        #: method → (its handler, wrapped)
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        raise NotImplementedError
 
     async def intercept_service(
         self,
@@ -268,12 +271,17 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler is None:
             return handler
         method = handler_call_details.method
-        known = self._instrumented.get(method)
-        if known is not None and known[0] is handler:
-            return known[1]
-        instrumented = instrument(handler, method)
-        self._instrumented[method] = (handler, instrumented)
-        return instrumented
+        known = self._wrapped.get(method)
+        if known is None or known[0] is not handler:
+            known = self._wrapped[method] = (handler, self.wrap(handler, method))
+        return known[1]
+
+
+class MetricsInterceptor(WrappingInterceptor):
+    """Counts and times every RPC under the grpc-ecosystem standard metric names."""
+
+    def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        return instrument(handler, method)
 
 
 def instrument(

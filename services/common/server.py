@@ -16,7 +16,11 @@ from services.common.calls.handler import CallsServicer, Registrar
 from services.common.config import Config
 from services.common.heap import collect_young_forever, settle_after_startup
 from services.common.logging import get_logger
-from services.common.metrics import MetricsInterceptor, start_metrics_server
+from services.common.metrics import (
+    MetricsInterceptor,
+    WrappingInterceptor,
+    start_metrics_server,
+)
 from services.common.peer_auth import (
     PeerAuthInterceptor,
     PeerChannel,
@@ -43,7 +47,7 @@ RESTARTING = "the service is restarting; retry with the same command id"
 END_MARGIN_S = 1.0
 
 
-class InFlight(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class InFlight(WrappingInterceptor):
     """Every call under way, so that a graceful stop ends those its grace would cut off
     with UNAVAILABLE and ``RESTARTING``, which clients retry (with the same command id),
     not with grpc.aio's own ending of them (a client may see CANCELLED, which clients do
@@ -52,11 +56,10 @@ class InFlight(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     it carried as UNAVAILABLE (StreamBroken)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.stopping = False
         self._running: set[asyncio.Task[Any]] = set()
         self._ended: set[asyncio.Task[Any]] = set()  # cancelled by ``end_all``
-        #: method → (its handler, wrapped), as MetricsInterceptor keeps them
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     def end_all(self) -> int:
         """Cancel every call under way; each answers UNAVAILABLE. How many there were."""
@@ -84,21 +87,7 @@ class InFlight(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             self._running.discard(task)
             self._ended.discard(task)
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return handler
-        method = handler_call_details.method
-        known = self._wrapped.get(method)
-        if known is None or known[0] is not handler:
-            known = self._wrapped[method] = (handler, self._wrap(handler))
-        return known[1]
-
-    def _wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         inner = (
             handler.unary_unary
             or handler.stream_unary
