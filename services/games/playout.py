@@ -31,6 +31,7 @@ from services.games.contract import (
     concrete,
 )
 from services.games.match import Match
+from services.games.uniform import below
 
 T = TypeVar("T")
 
@@ -58,19 +59,10 @@ def seeds_for(seed: int) -> tuple[bytes, bytes]:
 
 def random_policy(seed: int) -> Policy:
     rng = random.Random(seed)
-    getrandbits = rng.getrandbits
+    draw = below(rng)
 
     def choose(state: Any, player: str, legal: Sequence[Any]) -> Any:
-        n = len(legal)
-        if n <= 0:
-            return concrete(legal[rng.randrange(n)], rng)  # (its error)
-        # rng.randrange(n) as it draws for n > 0 (Random._randbelow_with_getrandbits),
-        # without its two Python calls at every decision of every playout
-        k = n.bit_length()
-        index = getrandbits(k)
-        while index >= n:
-            index = getrandbits(k)
-        return concrete(legal[index], rng)
+        return concrete(legal[draw(len(legal))], rng)
 
     return choose
 

@@ -1,24 +1,35 @@
 """The pure engines in-process: complete random playouts per second, events folded per
 second (``evolve`` only, and from protobuf envelopes as every reader folds them).
 
-Playouts per CPU-second (issue 42's "engines fast enough to search") are of the engine the
-search bots play out with, ``Game.rollout_engine()``: the game itself, except Dungeon Drop,
-whose rollouts use its ROLLOUT physics (the issue allows a faster physics setting for
-search rollouts; every recorded drop and flick is FULL). Where the two differ, the match's
-own engine is measured as well (``engine.playouts_cpu_full.GAME``)."""
+Playouts per CPU-second (issue 42's "engines fast enough to search",
+``engine.playouts_cpu.GAME``) are played as a search bot plays them: its own loop
+(``services.bots.search.rollouts.play_out``) over the engine it plays out with,
+``Game.rollout_engine()``, with chance drawn as it draws it. That engine is the game itself,
+except Dungeon Drop, whose rollouts use its ROLLOUT physics (the issue allows a faster
+physics setting for search rollouts; every recorded drop and flick is FULL).
+
+The same random playouts through the board's command handler (command ids, idempotent
+replies, dice and draws by the dice and decks services' HMAC derivation) on the match's own
+engine are reported beside them (``engine.playouts_cpu_handler.GAME``): what ``tabletop
+simulate`` and the property tests pay, not what a search pays."""
 
 from __future__ import annotations
 
+import random
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from services.adapters.folding import created, fold
 from services.adapters.game_adapter import messages_for
+from services.bots.search.budget import Budget
+from services.bots.search.determinization import SearchChance
+from services.bots.search.rollouts import Stopped, play_out, random_policies
 from services.common.envelope import Cause, make_envelope
+from services.games.contract import Outcome
 from services.games.playout import Playout, play, random_policy
 from services.games.registry import all_games, get_game
 from tabletop.v1 import envelope_pb2, platform_events_pb2
@@ -37,9 +48,8 @@ class EngineRun:
     playout_rates: list[float] = field(default_factory=list)
     #: CPU seconds of this process per playout (the wall-clock rate suffers on a busy machine)
     playout_cpu_s: list[float] = field(default_factory=list)
-    #: the same, of playouts on the engine search plays out with, where it is another
-    #: (Dungeon Drop's ROLLOUT physics); empty where it is the game itself
-    rollout_cpu_s: list[float] = field(default_factory=list)
+    #: the same, of playouts as search plays them out (``search_playout``)
+    search_cpu_s: list[float] = field(default_factory=list)
     events_per_playout: list[int] = field(default_factory=list)
     evolve_rates: list[float] = field(default_factory=list)
     envelope_rates: list[float] = field(default_factory=list)
@@ -60,26 +70,42 @@ def one_playout(game: str, seed: int, rollout: bool = False) -> Playout:
     return play(engine.rollout_engine() if rollout else engine, players, {}, policies, seed)
 
 
-def rollout_cpu_rate(game: str, seconds: float, seed: int) -> float:
-    """Random playouts per CPU-second on the engine search plays out with: the figure issue
-    42's targets are of (``engine.playouts_cpu.GAME``; ``tests.bench.engine_ab``)."""
-    cpu = _cpu_per_playout(game, seconds, seed * MAX_PLAYOUTS, rollout=True)
+def search_playout(game: str, seed: int) -> Outcome:
+    """A random playout of ``game`` from its opening, as search plays one out
+    (``play_out`` on ``Game.rollout_engine``, every seat uniform, chance from one seeded
+    ``random.Random`` as ``SearchChance`` draws it)."""
+    engine = get_game(game).rollout_engine()
+    rng = random.Random(seed)
+    opening = engine.fold(engine.setup(players_for(game), {}), engine.initial_state())
+    # a time budget, as a search's: every step reads the thread's clock as it does
+    allowance = Budget(cpu_seconds=3_600).start()
+    ended = play_out(engine, opening, SearchChance({}, rng), random_policies(rng), allowance)
+    if isinstance(ended, Stopped):
+        raise RuntimeError(f"{game}: a random playout did not end (seed {seed})")
+    return ended
+
+
+def search_cpu_rate(game: str, seconds: float, seed: int) -> float:
+    """Random playouts per CPU-second as search plays them out: the figure issue 42's
+    targets are of (``engine.playouts_cpu.GAME``; ``tests.bench.engine_ab``)."""
+    cpu = _cpu_per_playout(lambda index: search_playout(game, index), seconds, seed * MAX_PLAYOUTS)
     return len(cpu) / sum(cpu)
 
 
-def _cpu_per_playout(game: str, seconds: float, first: int, rollout: bool) -> list[float]:
-    """CPU seconds of each playout for ``seconds`` of wall clock (at least three)."""
+def _cpu_per_playout(playout: Callable[[int], object], seconds: float, first: int) -> list[float]:
+    """CPU seconds of each playout (``playout(seed)``) for ``seconds`` of wall clock (at
+    least three)."""
     # not counted: the first playouts of a process pay for imports, content and caches
     # (Crashland's first three took ~0.4 s of CPU here, a second's worth of playouts)
     for index in range(3):
-        one_playout(game, -1 - index, rollout)
+        playout(-1 - index)
     deadline = now() + seconds
     cpu: list[float] = []
     for index in range(MAX_PLAYOUTS):
         if now() >= deadline and index >= 3:
             break
         began = time.process_time()
-        one_playout(game, first + index, rollout)
+        playout(first + index)
         cpu.append(time.process_time() - began)
     return cpu
 
@@ -142,9 +168,9 @@ def measure_game(game: str, seconds: float, seed: int, fold_batches: int) -> Eng
                 playouts.append(playout)
         for playout in playouts:
             run.evolve_rates.append(evolve_rate(game, playout.events))
-        engine = get_game(game)
-        if engine.rollout_engine() is not engine:
-            run.rollout_cpu_s = _cpu_per_playout(game, seconds, seed * MAX_PLAYOUTS, True)
+        run.search_cpu_s = _cpu_per_playout(
+            lambda index: search_playout(game, index), seconds, seed * MAX_PLAYOUTS
+        )
     except Exception:  # a game still being written must not sink the whole suite
         run.error = traceback.format_exc(limit=3)
         return run
@@ -169,6 +195,11 @@ def _compiled_note(game: str) -> str:
         if name.startswith(prefix) and str(getattr(module, "__file__", "")).endswith(".so")
     )
     return f"compiled: {', '.join(compiled)}" if compiled else "pure Python"
+
+
+def _per_cpu_second(runs: Sequence[Sequence[float]]) -> list[list[float]]:
+    """One figure a run: its playouts over the CPU they took."""
+    return [[len(cpu) / sum(cpu)] for cpu in runs if sum(cpu)]
 
 
 def engine_figures(runs: Sequence[EngineRun], noop_rate: float) -> list[Figure]:
@@ -203,37 +234,31 @@ def engine_figures(runs: Sequence[EngineRun], noop_rate: float) -> list[Figure]:
                 note=f"{playouts / cpu:,.0f} per CPU-second of the bench process" if cpu else "",
             )
         )
-        searched = [r.rollout_cpu_s or r.playout_cpu_s for r in good]
+        rollout_physics = get_game(game).rollout_engine() is not get_game(game)
         figures.append(
             figure(
                 f"engine.playouts_cpu.{game}",
-                f"Complete random playouts per CPU-second, {game} (in-process, on the engine "
-                "search plays out with)",
+                f"Complete random playouts per CPU-second, {game} (in-process, as search "
+                "plays them out)",
                 "/CPU-s",
                 "higher",
-                # one figure a run: its playouts over the CPU they took (CPU time, so a
-                # busy machine slows it less than the per-second rate)
-                [[len(cpu) / sum(cpu)] for cpu in searched if sum(cpu)],
+                # CPU time, so a busy machine slows it less than the per-second rate
+                _per_cpu_second([r.search_cpu_s for r in good]),
                 note=_compiled_note(game)
-                + (
-                    "; ROLLOUT physics (recorded drops and flicks: FULL, below)"
-                    if any(r.rollout_cpu_s for r in good)
-                    else ""
-                ),
+                + ("; ROLLOUT physics (recorded drops, flicks: FULL)" if rollout_physics else ""),
             )
         )
-        full = [r.playout_cpu_s for r in good if r.rollout_cpu_s and sum(r.playout_cpu_s)]
-        if full:
-            figures.append(
-                figure(
-                    f"engine.playouts_cpu_full.{game}",
-                    f"Complete random playouts per CPU-second, {game} (in-process, the match's "
-                    "own engine)",
-                    "/CPU-s",
-                    "higher",
-                    [[len(cpu) / sum(cpu)] for cpu in full],
-                )
+        figures.append(
+            figure(
+                f"engine.playouts_cpu_handler.{game}",
+                f"Complete random playouts per CPU-second, {game} (in-process, through the "
+                "board's command handler, with the services' dice and draws)",
+                "/CPU-s",
+                "higher",
+                _per_cpu_second([r.playout_cpu_s for r in good]),
+                note="FULL physics" if rollout_physics else "",
             )
+        )
         figures.append(
             figure(
                 f"replay.evolve.{game}",

@@ -4,9 +4,9 @@
 
 Each directory is a checkout with its engines built as it builds them (``make install``
 there, or the compiled modules copied in). A round measures both, one after the other in
-fresh processes, in alternating order, with ``tests.bench.engine.rollout_cpu_rate`` (the
-figure ``make bench`` reports as ``engine.playouts_cpu.GAME``: on the engine search plays
-out with) and the same seed; the report is
+fresh processes, in alternating order, with ``tests.bench.engine.search_cpu_rate`` (the
+figure ``make bench`` reports as ``engine.playouts_cpu.GAME``: playouts as search plays them
+out) and the same seed; the report is
 each checkout's median and the paired ratios with their sign test (``tests.bench.paired``).
 """
 
@@ -25,15 +25,18 @@ _ONE = """
 import sys
 game, seconds, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 try:
-    from tests.bench.engine import rollout_cpu_rate
-except ImportError:  # a checkout from before it: the match's own engine
-    from tests.bench.engine import measure_game
-    run = measure_game(game, seconds, seed, 0)
-    if run.error:
-        sys.exit(run.error)
-    print(len(run.playout_cpu_s) / sum(run.playout_cpu_s))
-else:
-    print(rollout_cpu_rate(game, seconds, seed))
+    from tests.bench.engine import search_cpu_rate
+except ImportError:  # a checkout from before it: through the command handler, as it measured
+    try:
+        from tests.bench.engine import rollout_cpu_rate as search_cpu_rate
+    except ImportError:
+        from tests.bench.engine import measure_game
+        run = measure_game(game, seconds, seed, 0)
+        if run.error:
+            sys.exit(run.error)
+        print(len(run.playout_cpu_s) / sum(run.playout_cpu_s))
+        sys.exit(0)
+print(search_cpu_rate(game, seconds, seed))
 """
 
 

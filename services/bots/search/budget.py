@@ -4,6 +4,7 @@ number of iterations (reproducible to the last choice, for tests and comparisons
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -30,12 +31,13 @@ class Budget:
 class Allowance:
     """One decision's budget being spent."""
 
-    __slots__ = ("_deadline", "_left")
+    __slots__ = ("_left", "deadline")
 
     def __init__(self, budget: Budget) -> None:
         self._left = budget.iterations if budget.iterations is not None else -1
-        self._deadline = (
-            time.thread_time() + budget.cpu_seconds if budget.cpu_seconds is not None else None
+        #: when it ends, on ``time.thread_time``'s clock (infinity: never)
+        self.deadline = (
+            time.thread_time() + budget.cpu_seconds if budget.cpu_seconds is not None else math.inf
         )
 
     def another(self) -> bool:
@@ -47,4 +49,4 @@ class Allowance:
 
     def expired(self) -> bool:
         """The time is up (an iteration under way stops and is not counted)."""
-        return self._deadline is not None and time.thread_time() >= self._deadline
+        return time.thread_time() >= self.deadline

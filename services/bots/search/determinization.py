@@ -40,6 +40,7 @@ from services.games.contract import (
     RollDice,
     ShuffleDeck,
 )
+from services.games.uniform import below
 
 
 @dataclass(frozen=True)
@@ -120,11 +121,12 @@ class SearchChance:
     """Chance outcomes inside a search: dice from ``rng``, shuffles by ``rng``, draws from
     the determinization's piles (then from the piles the search's own shuffles made)."""
 
-    __slots__ = ("_piles", "_rng")
+    __slots__ = ("_below", "_piles", "_rng")
 
     def __init__(self, piles: Mapping[str, Sequence[str]], rng: random.Random) -> None:
         self._piles = {deck: list(cards) for deck, cards in piles.items()}
         self._rng = rng
+        self._below = below(rng)  # rng.randint's numbers, less 1
 
     def resolve(self, request: ChanceRequest) -> ChanceOutcome:
         if isinstance(request, DrawCards):
@@ -139,9 +141,8 @@ class SearchChance:
             del pile[:count]
             return CardsDrawn(request.deck, drawn)
         if isinstance(request, RollDice):
-            randint = self._rng.randint
-            sides = request.sides
-            return DiceRolled(tuple([randint(1, sides) for _ in range(request.count)]))
+            draw, sides = self._below, request.sides
+            return DiceRolled(tuple([draw(sides) + 1 for _ in range(request.count)]))
         if isinstance(request, ShuffleDeck):
             cards = list(request.cards)
             self._rng.shuffle(cards)

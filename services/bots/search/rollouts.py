@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,7 @@ from services.games.contract import (
     ViewPolicy,
     concrete,
 )
+from services.games.uniform import below
 
 #: chooses an action in a (sampled) state: (state, player, legal) -> action
 StatePolicy = Callable[[Any, str, Sequence[Any]], Any]
@@ -121,10 +123,10 @@ def state_policy(game: Game[Any], view_policy: ViewPolicy) -> StatePolicy:
 
 
 def _uniform(rng: random.Random) -> StatePolicy:
-    randrange = rng.randrange
+    draw = below(rng)  # rng.randrange's numbers
 
     def choose(state: Any, player: str, legal: Sequence[Any]) -> Any:
-        return concrete(legal[randrange(len(legal))], rng)
+        return concrete(legal[draw(len(legal))], rng)
 
     return choose
 
@@ -143,6 +145,69 @@ class _SeatPolicies(dict[str, StatePolicy]):
     def __missing__(self, seat: str) -> StatePolicy:
         policy = self[seat] = self._make()
         return policy
+
+
+def random_policies(rng: random.Random) -> Mapping[str, StatePolicy]:
+    """Every seat uniform over its legal actions, drawing from ``rng``."""
+    uniform = _uniform(rng)
+    return _SeatPolicies(lambda: uniform)
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """A playout stopped before the match ended: at the horizon (``state`` is where), or
+    after ``max_actions``."""
+
+    state: Any
+    at_horizon: bool
+
+
+def play_out(
+    engine: Game[Any],
+    state: Any,
+    chance: SearchChance,
+    policies: Mapping[str, StatePolicy],
+    allowance: Allowance,
+    seat: str | None = None,
+    horizon: int | None = None,
+    finish_own_turn: bool = True,
+    max_actions: int = 5_000,
+) -> Outcome | Stopped:
+    """The match from ``state`` to its end on ``engine`` alone (its rules, not the board's
+    command handler: nothing a playout decides is recorded), every seat choosing by its
+    policy and chance resolved by ``chance``; _OutOfTime when the allowance ends first.
+
+    This loop is what search spends its budget on, so it is also what the engine
+    benchmark times (``tests.bench.engine.search_playout``). ``horizon``: stop after that
+    many steps (while ``seat`` is to act, go on if ``finish_own_turn``)."""
+    next_step, legal_choices = engine.next_step, engine.legal_choices
+    decide_folded, resolve_folded = engine.decide_folded, engine.resolve_folded
+    # the allowance's clock read here rather than by a call to ``expired``: every step
+    # reads it (a Drillit! step costs ~15 µs; the call was 5% of a playout)
+    clock, deadline, resolve = time.thread_time, allowance.deadline, chance.resolve
+    for done in range(max_actions):
+        if clock() >= deadline:
+            raise _OutOfTime
+        step = next_step(state)
+        if isinstance(step, AwaitingChance):
+            state = resolve_folded(state, resolve(step.request))[1]
+        elif isinstance(step, Finished):
+            return step.outcome
+        elif (
+            horizon is not None
+            and done >= horizon
+            and (not finish_own_turn or seat not in step.players)
+        ):
+            return Stopped(state, at_horizon=True)
+        else:
+            players = step.players
+            # in a simultaneous step the others choose before the seat
+            actor = players[1] if players[0] == seat and len(players) > 1 else players[0]
+            legal = legal_choices(state, actor)
+            if not legal:  # a sampled state the real match could not have reached
+                raise InconsistentSample(f"{actor} must act and has no legal action")
+            state = decide_folded(state, actor, policies[actor](state, actor, legal))[1]
+    return Stopped(state, at_horizon=False)
 
 
 class _Candidate:
@@ -402,43 +467,27 @@ class Search:
         candidate of a round); _OutOfTime when the budget ends first."""
         game = self.engine
         rng = random.Random(seed)
-        chance = SearchChance(determinization.piles, rng)
-        policies = self._policies(rng)
-        state = game.decide_folded(determinization.state, player, action)[1]
-        next_step, legal_choices = game.next_step, game.legal_choices
-        decide_folded, resolve_folded = game.decide_folded, game.resolve_folded
-        outcome: Outcome | None = None
-        horizon = self._horizon
-        for done in range(self.settings.max_playout_actions):
-            if allowance.expired():  # (~1 µs: a step costs 10 µs to tens of ms)
-                raise _OutOfTime
-            step = next_step(state)
-            if isinstance(step, AwaitingChance):
-                state = resolve_folded(state, chance.resolve(step.request))[1]
-            elif isinstance(step, Finished):
-                outcome = step.outcome
-                break
-            elif (
-                horizon is not None
-                and done >= horizon
-                and (not self.settings.finish_own_turn or player not in step.players)
-            ):
-                assert self._evaluate is not None
-                return self._evaluate(state, player)
-            else:
-                players = step.players
-                # in a simultaneous step the others choose before the seat
-                actor = players[1] if players[0] == player and len(players) > 1 else players[0]
-                legal = legal_choices(state, actor)
-                if not legal:  # a sampled state the real match could not have reached
-                    raise InconsistentSample(f"{actor} must act and has no legal action")
-                state = decide_folded(state, actor, policies[actor](state, actor, legal))[1]
-        return reward(outcome, player, self.settings.score_weight)
+        ended = play_out(
+            game,
+            game.decide_folded(determinization.state, player, action)[1],
+            SearchChance(determinization.piles, rng),
+            self._policies(rng),
+            allowance,
+            seat=player,
+            horizon=self._horizon,
+            finish_own_turn=self.settings.finish_own_turn,
+            max_actions=self.settings.max_playout_actions,
+        )
+        if isinstance(ended, Stopped):
+            if not ended.at_horizon:  # too long: a draw
+                return reward(None, player, self.settings.score_weight)
+            assert self._evaluate is not None
+            return self._evaluate(ended.state, player)
+        return reward(ended, player, self.settings.score_weight)
 
     def _policies(self, rng: random.Random) -> Mapping[str, StatePolicy]:
         make = self._rollout_bot
         if make is None:
-            uniform = _uniform(rng)
-            return _SeatPolicies(lambda: uniform)
+            return random_policies(rng)
         engine = self.engine
         return _SeatPolicies(lambda: state_policy(engine, make(rng.getrandbits(32))))
