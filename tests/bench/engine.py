@@ -3,7 +3,7 @@ second (``evolve`` only, and from protobuf envelopes as every reader folds them)
 
 Playouts per CPU-second (issue 42's "engines fast enough to search",
 ``engine.playouts_cpu.GAME``) are played as a search bot plays them: its own loop
-(``services.bots.search.rollouts.play_out``) over the engine it plays out with,
+(``services.bots.search.playout.play_out``) over the engine it plays out with,
 ``Game.rollout_engine()``, with chance drawn as it draws it. That engine is the game itself,
 except Dungeon Drop, whose rollouts use its ROLLOUT physics (the issue allows a faster
 physics setting for search rollouts; every recorded drop and flick is FULL).
@@ -26,8 +26,8 @@ from typing import Any
 from services.adapters.folding import created, fold
 from services.adapters.game_adapter import messages_for
 from services.bots.search.budget import Budget
-from services.bots.search.determinization import SearchChance
-from services.bots.search.rollouts import Stopped, play_out, random_policies
+from services.bots.search.playout import SearchChance, Stopped, play_out
+from services.bots.search.rollouts import random_policies
 from services.common.envelope import Cause, make_envelope
 from services.games.contract import Outcome
 from services.games.playout import Playout, play, random_policy

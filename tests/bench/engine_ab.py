@@ -22,29 +22,26 @@ from pathlib import Path
 from .paired import paired
 
 _ONE = """
-import sys
-game, seconds, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+import importlib.util, sys
+game, seconds, seed, fallback = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 try:
     from tests.bench.engine import search_cpu_rate
-except ImportError:  # a checkout from before it: through the command handler, as it measured
-    try:
-        from tests.bench.engine import rollout_cpu_rate as search_cpu_rate
-    except ImportError:
-        from tests.bench.engine import measure_game
-        run = measure_game(game, seconds, seed, 0)
-        if run.error:
-            sys.exit(run.error)
-        print(len(run.playout_cpu_s) / sum(run.playout_cpu_s))
-        sys.exit(0)
+except ImportError:  # a checkout from before the search's loop: this checkout's copy of it
+    spec = importlib.util.spec_from_file_location("contract_loop", fallback)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    search_cpu_rate = module.contract_cpu_rate
 print(search_cpu_rate(game, seconds, seed))
 """
+#: loaded by path in a process importing another checkout (whose ``tests`` shadow ours)
+_CONTRACT_LOOP = Path(__file__).with_name("contract_loop.py")
 
 
 def measure(checkout: Path, game: str, seconds: float, seed: int) -> float:
     """Playouts per CPU-second of ``game`` in a fresh process importing ``checkout``."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     done = subprocess.run(
-        [sys.executable, "-c", _ONE, game, str(seconds), str(seed)],
+        [sys.executable, "-c", _ONE, game, str(seconds), str(seed), str(_CONTRACT_LOOP)],
         cwd=checkout,
         env=env,
         capture_output=True,

@@ -30,18 +30,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.games.contract import (
-    CardsDrawn,
-    ChanceOutcome,
-    ChanceRequest,
-    DeckShuffled,
-    DiceRolled,
-    DrawCards,
-    RollDice,
-    ShuffleDeck,
-)
-from services.games.uniform import below
-
 
 @dataclass(frozen=True)
 class Determinization:
@@ -115,37 +103,3 @@ def has_sampler(game: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-class SearchChance:
-    """Chance outcomes inside a search: dice from ``rng``, shuffles by ``rng``, draws from
-    the determinization's piles (then from the piles the search's own shuffles made)."""
-
-    __slots__ = ("_below", "_piles", "_rng")
-
-    def __init__(self, piles: Mapping[str, Sequence[str]], rng: random.Random) -> None:
-        self._piles = {deck: list(cards) for deck, cards in piles.items()}
-        self._rng = rng
-        self._below = below(rng)  # rng.randint's numbers, less 1
-
-    def resolve(self, request: ChanceRequest) -> ChanceOutcome:
-        if isinstance(request, DrawCards):
-            pile = self._piles.get(request.deck)
-            count = request.count
-            if pile is None or len(pile) < count:
-                raise InconsistentSample(
-                    f"draw of {count} from {request.deck!r}, which holds "
-                    f"{0 if pile is None else len(pile)}"
-                )
-            drawn = tuple(pile[:count])
-            del pile[:count]
-            return CardsDrawn(request.deck, drawn)
-        if isinstance(request, RollDice):
-            draw, sides = self._below, request.sides
-            return DiceRolled(tuple([draw(sides) + 1 for _ in range(request.count)]))
-        if isinstance(request, ShuffleDeck):
-            cards = list(request.cards)
-            self._rng.shuffle(cards)
-            self._piles[request.deck] = cards
-            return DeckShuffled(request.deck, len(cards))
-        raise TypeError(f"unknown chance request {request!r}")

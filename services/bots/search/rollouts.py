@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,22 +38,23 @@ from services.bots.search.determinization import (
     Prior,
     Proposals,
     Sampler,
+)
+from services.bots.search.playout import (
+    OutOfTime,
     SearchChance,
+    StatePolicy,
+    Stopped,
+    play_out,
+    uniform,
 )
 from services.games.contract import (
     ActionTemplate,
-    AwaitingChance,
-    Finished,
     Game,
     Outcome,
     RuleViolation,
     ViewPolicy,
     concrete,
 )
-from services.games.uniform import below
-
-#: chooses an action in a (sampled) state: (state, player, legal) -> action
-StatePolicy = Callable[[Any, str, Sequence[Any]], Any]
 
 _RESULT_VALUE = {"won": 1.0, "draw": 0.5, "lost": 0.0}
 
@@ -122,19 +122,6 @@ def state_policy(game: Game[Any], view_policy: ViewPolicy) -> StatePolicy:
     return choose
 
 
-def _uniform(rng: random.Random) -> StatePolicy:
-    draw = below(rng)  # rng.randrange's numbers
-
-    def choose(state: Any, player: str, legal: Sequence[Any]) -> Any:
-        return concrete(legal[draw(len(legal))], rng)
-
-    return choose
-
-
-class _OutOfTime(Exception):
-    """The decision's budget ended in the middle of a playout."""
-
-
 class _SeatPolicies(dict[str, StatePolicy]):
     """Seat -> policy, each made on the seat's first turn."""
 
@@ -149,65 +136,8 @@ class _SeatPolicies(dict[str, StatePolicy]):
 
 def random_policies(rng: random.Random) -> Mapping[str, StatePolicy]:
     """Every seat uniform over its legal actions, drawing from ``rng``."""
-    uniform = _uniform(rng)
-    return _SeatPolicies(lambda: uniform)
-
-
-@dataclass(frozen=True, slots=True)
-class Stopped:
-    """A playout stopped before the match ended: at the horizon (``state`` is where), or
-    after ``max_actions``."""
-
-    state: Any
-    at_horizon: bool
-
-
-def play_out(
-    engine: Game[Any],
-    state: Any,
-    chance: SearchChance,
-    policies: Mapping[str, StatePolicy],
-    allowance: Allowance,
-    seat: str | None = None,
-    horizon: int | None = None,
-    finish_own_turn: bool = True,
-    max_actions: int = 5_000,
-) -> Outcome | Stopped:
-    """The match from ``state`` to its end on ``engine`` alone (its rules, not the board's
-    command handler: nothing a playout decides is recorded), every seat choosing by its
-    policy and chance resolved by ``chance``; _OutOfTime when the allowance ends first.
-
-    This loop is what search spends its budget on, so it is also what the engine
-    benchmark times (``tests.bench.engine.search_playout``). ``horizon``: stop after that
-    many steps (while ``seat`` is to act, go on if ``finish_own_turn``)."""
-    next_step, legal_choices = engine.next_step, engine.legal_choices
-    decide_folded, resolve_folded = engine.decide_folded, engine.resolve_folded
-    # the allowance's clock read here rather than by a call to ``expired``: every step
-    # reads it (a Drillit! step costs ~15 µs; the call was 5% of a playout)
-    clock, deadline, resolve = time.thread_time, allowance.deadline, chance.resolve
-    for done in range(max_actions):
-        if clock() >= deadline:
-            raise _OutOfTime
-        step = next_step(state)
-        if isinstance(step, AwaitingChance):
-            state = resolve_folded(state, resolve(step.request))[1]
-        elif isinstance(step, Finished):
-            return step.outcome
-        elif (
-            horizon is not None
-            and done >= horizon
-            and (not finish_own_turn or seat not in step.players)
-        ):
-            return Stopped(state, at_horizon=True)
-        else:
-            players = step.players
-            # in a simultaneous step the others choose before the seat
-            actor = players[1] if players[0] == seat and len(players) > 1 else players[0]
-            legal = legal_choices(state, actor)
-            if not legal:  # a sampled state the real match could not have reached
-                raise InconsistentSample(f"{actor} must act and has no legal action")
-            state = decide_folded(state, actor, policies[actor](state, actor, legal))[1]
-    return Stopped(state, at_horizon=False)
+    choose = uniform(rng)
+    return _SeatPolicies(lambda: choose)
 
 
 class _Candidate:
@@ -309,7 +239,7 @@ class Search:
                     values.append(
                         self._play(determinization, player, candidate.action, seed, allowance)
                     )
-            except _OutOfTime:
+            except OutOfTime:
                 break  # a round half played compares nothing: it is dropped
             except (InconsistentSample, RuleViolation):
                 inconsistent += 1
@@ -464,7 +394,7 @@ class Search:
     ) -> float:
         """The seat's reward for ``action`` in the sampled state, the match played out by
         every seat's bot with chance and bots seeded by ``seed`` (the same for every
-        candidate of a round); _OutOfTime when the budget ends first."""
+        candidate of a round); OutOfTime when the budget ends first."""
         game = self.engine
         rng = random.Random(seed)
         ended = play_out(

@@ -4,6 +4,7 @@ Drop's ROLLOUT physics); through the board's command handler they are reported b
 from __future__ import annotations
 
 from services.games.contract import Outcome
+from tests.bench.contract_loop import contract_cpu_rate
 from tests.bench.engine import EngineRun, engine_figures, one_playout, search_playout
 from tests.bench.targets import apply_targets
 
@@ -43,3 +44,8 @@ def test_a_search_playout_plays_every_game_to_its_end_and_repeats_with_its_seed(
         first = search_playout(game, 5)
         assert isinstance(first, Outcome) and first.results
         assert search_playout(game, 5) == first
+
+
+def test_checkouts_from_before_the_search_are_measured_on_a_copy_of_its_loop() -> None:
+    """``engine_ab``'s fallback plays whole matches on the contract alone."""
+    assert contract_cpu_rate("drillit", seconds=0.0, seed=1) > 0

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services.bots.search.determinization import Determinization, SearchChance, sampler_for
+from services.bots.search.determinization import Determinization, sampler_for
+from services.bots.search.playout import SearchChance
 from services.games.contract import (
     AwaitingChance,
     AwaitingPlayers,
