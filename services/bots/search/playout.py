@@ -74,7 +74,12 @@ class SearchChance:
             return DiceRolled(tuple([draw(sides) + 1 for _ in range(request.count)]))
         if isinstance(request, ShuffleDeck):
             cards = list(request.cards)
-            self._rng.shuffle(cards)
+            # rng.shuffle's Fisher-Yates with its draws, compiled (a Drillit! playout's
+            # nine shuffles in Python were 8% of it)
+            draw = self._below
+            for i in range(len(cards) - 1, 0, -1):
+                j = draw(i + 1)
+                cards[i], cards[j] = cards[j], cards[i]
             self._piles[request.deck] = cards
             return DeckShuffled(request.deck, len(cards))
         raise TypeError(f"unknown chance request {request!r}")

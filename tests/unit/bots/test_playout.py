@@ -11,7 +11,15 @@ import pytest
 from services.bots.search.budget import Budget
 from services.bots.search.playout import OutOfTime, SearchChance, Stopped, play_out
 from services.bots.search.rollouts import random_policies
-from services.games.contract import Game, Outcome
+from services.games.contract import (
+    CardsDrawn,
+    DiceRolled,
+    DrawCards,
+    Game,
+    Outcome,
+    RollDice,
+    ShuffleDeck,
+)
 from services.games.registry import get_game
 
 
@@ -46,3 +54,16 @@ def test_a_match_too_long_is_stopped_not_at_its_horizon() -> None:
         engine, opening, SearchChance({}, rng), random_policies(rng), allowance, max_actions=5
     )
     assert isinstance(ended, Stopped) and not ended.at_horizon
+
+
+def test_search_chance_draws_what_random_draws_from_the_same_seed() -> None:
+    """Its own compiled shuffle and dice keep ``random.Random``'s numbers."""
+    cards = tuple(f"c{i}" for i in range(40))
+    chance, theirs = SearchChance({}, random.Random(8)), random.Random(8)
+    chance.resolve(ShuffleDeck("deck", cards, "test"))
+    dice = chance.resolve(RollDice(5, 6, "test"))
+    drawn = chance.resolve(DrawCards("deck", 40, "test"))
+    expected = list(cards)
+    theirs.shuffle(expected)
+    assert dice == DiceRolled(tuple(theirs.randint(1, 6) for _ in range(5)))
+    assert drawn == CardsDrawn("deck", tuple(expected))
