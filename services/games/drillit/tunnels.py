@@ -19,6 +19,10 @@ from services.games.drillit.content import CONTENT, Layout
 from services.games.drillit.hexgrid import Hex, distance, distinct_rotations, opposite, rotate
 from services.games.drillit.state import DrillitState, PlacedPiece
 
+#: the cells of a way to an exit: from the one next to the exit (first) back to the
+#: frontier cell it starts from (last), each next to the one before, all free
+_Way = tuple[int, ...]
+
 
 def layout(state: DrillitState) -> Layout:
     return CONTENT.layouts[state.distance]
@@ -190,7 +194,7 @@ class _Dug:
         bordered: dict[int, int],
         required: dict[int, int],
         keys: dict[int, int],
-        ways: dict[str, frozenset[int] | None] | None = None,
+        ways: dict[str, _Way | None] | None = None,
     ) -> None:
         self.distance = distance_name
         self.placed = placed
@@ -217,8 +221,8 @@ class _Dug:
         self._numbered: dict[tuple[str, Hex | None], list[tuple[int, int]]] = {}
         self._spots: dict[tuple[str, Hex | None], frozenset[tuple[int, int]]] = {}
         #: exit option -> the cells of a way to it from the frontier, as ``exit_reachable``
-        #: found it; None when it cannot be reached
-        self.ways: dict[str, frozenset[int] | None] = {} if ways is None else ways
+        #: found it (``_Way``); None when it cannot be reached
+        self.ways: dict[str, _Way | None] = {} if ways is None else ways
         self._excavations: dict[tuple[str, str], tuple[Excavate, ...]] = {}
 
     @classmethod
@@ -279,7 +283,7 @@ class _Dug:
             ways = None  # a piece off the frontier could open ground no search has seen
             if cell in keys:
                 del keys[cell]
-                ways = self._ways_past(cell)
+                ways = self._ways_past(cell, mask)
             bordered, required = dict(self.bordered), dict(self.required)
             tank_sides = self.ground.tank_sides
             # ``_border`` in the loop that adds to F and keys the cells whose borders the
@@ -318,20 +322,33 @@ class _Dug:
                 )
             left = tuple(c for c in self.frontier_cells if c != cell)
             keys = {c: k for c, k in self.keys.items() if c != cell}
-            ways = self._ways_past(cell)
+            ways = self._ways_past(cell, 0)
             return self._with(placed, abysses, self.taken | {cell}, left, keys, ways)
         return None
 
-    def _ways_past(self, cell: int) -> dict[str, frozenset[int] | None]:
+    def _ways_past(self, cell: int, mask: int) -> dict[str, _Way | None]:
         """The answers of ``exit_reachable`` that still hold once ``cell``, free or on the
-        frontier, is taken. A way not through ``cell`` still starts on the frontier and
-        runs over free cells. An exit out of reach stays so: the cells a piece there opens
-        onto lie next to a frontier cell, in the region already searched, and the region
-        only loses ``cell``."""
+        frontier, is taken (by a piece with edge ``mask``; 0: an Abyss). A way not through
+        ``cell`` still starts on the frontier and runs over free cells. A way starting on
+        ``cell`` whose piece opens onto the way's next cell goes on from there: that cell
+        joins the frontier (a piece dug along the way, as most are, needs no new search).
+        An exit out of reach stays so: the cells a piece there opens onto lie next to a
+        frontier cell, in the region already searched, and the region only loses ``cell``."""
         ways = self.ways
         if not ways:  # (no search yet: most tunnels are asked only about placements)
             return {}  # (a dict of their own: the new tunnels write their answers in it)
-        return {option: way for option, way in ways.items() if way is None or cell not in way}
+        kept: dict[str, _Way | None] = {}
+        for option, way in ways.items():
+            if way is None or cell not in way:
+                kept[option] = way
+            elif mask and len(way) > 1 and way[-1] == cell:
+                after = way[-2]
+                for other, _facing, edge in self.ground.borders[cell]:
+                    if other == after:
+                        if mask & edge:
+                            kept[option] = way[:-1]
+                        break
+        return kept
 
     def _with(
         self,
@@ -340,7 +357,7 @@ class _Dug:
         taken: frozenset[int],
         frontier_cells: tuple[int, ...],
         keys: dict[int, int],
-        ways: dict[str, frozenset[int] | None],
+        ways: dict[str, _Way | None],
     ) -> _Dug:
         """These tunnels' pieces on open ground (their shapes and borders), with ``placed``
         and ``abysses`` and the cells taken, frontier and ways to the exits given."""
@@ -569,25 +586,29 @@ _heappop: Final = heapq.heappop
 _heappush: Final = heapq.heappush
 
 
-def _way_to_exit(dug: _Dug, exit_option: str) -> frozenset[int] | None:
-    """The cells of a way from the frontier over free cells to one next to the exit."""
+def _way_to_exit(dug: _Dug, exit_option: str) -> _Way | None:
+    """A way from the frontier over free cells to one next to the exit (``_Way``)."""
     ground, blocked = dug.ground, dug.taken
     to_exit = ground.to_exit[exit_option]
-    queue = [(to_exit[i], i) for i in dug.frontier_cells]
+    # the queue's entries are ints, distance over cell number (``near << 16 | cell``):
+    # ordered as the pairs (near, cell) would be, without a tuple built and compared per
+    # push (the maps have far fewer than 2**16 cells)
+    queue = [to_exit[i] << 16 | i for i in dug.frontier_cells]
     came = dict.fromkeys(dug.frontier_cells, -1)  # cell -> the cell it was reached from
     _heapify(queue)
     while queue:
-        near, cell = _heappop(queue)
-        if near == 1:
+        entry = _heappop(queue)
+        cell = entry & 0xFFFF
+        if entry >> 16 == 1:
             way = []
             while cell >= 0:
                 way.append(cell)
                 cell = came[cell]
-            return frozenset(way)
+            return tuple(way)
         for n in ground.links[cell]:
             if n not in came and n not in blocked:
                 came[n] = cell
-                _heappush(queue, (to_exit[n], n))
+                _heappush(queue, to_exit[n] << 16 | n)
     return None
 
 
