@@ -12,7 +12,7 @@ import heapq
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from services.games.drillit.actions import Excavate
 from services.games.drillit.content import CONTENT, Layout
@@ -409,10 +409,19 @@ class _Dug:
         ground = self.ground
         base = CONTENT.pieces[piece].openings
         if anchor is None:  # each frontier cell's placements, by its key
-            table, keys = _spot_table(self.distance, base), self.keys
+            table = _spot_table(self.distance, base)
+            # (cell numbers and keys as objects, not ints: compiled, an int read from a
+            # tuple or dict is unboxed, and boxed again, a new object for most keys, to
+            # look it up)
+            keys: dict[Any, Any] = self.keys
+            frontier: tuple[Any, ...] = self.frontier_cells
             spots: list[tuple[Hex, int]] = []
-            for cell in self.frontier_cells:
-                spots += table[keys[cell]]
+            for cell in frontier:
+                key = keys[cell]
+                here = table.get(key)
+                if here is None:
+                    here = table[key] = _spots_at(ground.cells, base, key)
+                spots += here
             return tuple(spots)
         rotations = _rotation_masks(base)
         # the second Turbo piece: next to the first, continuing it
@@ -490,29 +499,26 @@ def _fits(
     return ks
 
 
-class _SpotTable(dict[int, tuple[tuple[Hex, int], ...]]):
-    """Per map and piece shape: a cell's number and situation (``cell << 18 | situation``,
-    its ``_key``) -> the placements (cell, rotation) of that shape there, as ``_place``
-    lists them, each worked out when first asked. The map's geometry alone decides them;
-    each cell meets a few situations."""
-
-    __slots__ = ("_cells", "_fit", "_rotations")
-
-    def __init__(self, cells: tuple[Hex, ...], base: tuple[int, ...]) -> None:
-        super().__init__()
-        self._cells, self._fit, self._rotations = cells, _fit_table(base), _rotation_masks(base)
-
-    def __missing__(self, key: int) -> tuple[tuple[Hex, int], ...]:
-        where = self._cells[key >> 18]
-        fitting = _fits(self._fit, self._rotations, key & _SITUATION)
-        here = self[key] = tuple([(where, k) for k in fitting])
-        return here
+def _spots_at(
+    cells: tuple[Hex, ...], base: tuple[int, ...], key: int
+) -> tuple[tuple[Hex, int], ...]:
+    """The placements (cell, rotation) of the shape ``base`` on the cell and in the
+    situation ``key`` (``_key``) packs, as ``_place`` lists them."""
+    fitting = _fits(_fit_table(base), _rotation_masks(base), key & _SITUATION)
+    where = cells[key >> 18]
+    return tuple([(where, k) for k in fitting])
 
 
 @functools.lru_cache(maxsize=256)
-def _spot_table(distance_name: str, base: tuple[int, ...]) -> _SpotTable:
-    """The ``_SpotTable`` of a map and piece shape."""
-    return _SpotTable(_ground(distance_name).cells, base)
+def _spot_table(
+    distance_name: str, base: tuple[int, ...]
+) -> dict[Any, tuple[tuple[Hex, int], ...]]:
+    """Per map and piece shape: a cell's number and situation (``cell << 18 | situation``,
+    its ``_key``) -> the placements (cell, rotation) of that shape there (``_spots_at``),
+    each worked out when first asked. The map's geometry alone decides them; each cell
+    meets a few situations. (A plain dict: a look-up in a dict subclass, with its
+    ``__missing__``, goes through the generic subscript.)"""
+    return {}
 
 
 @functools.lru_cache(maxsize=64)
@@ -554,11 +560,17 @@ def may_lay(state: DrillitState, piece: str, cell: Hex, rotation: int, anchor: H
     return _dug(state).accepts(piece, cell, rotation, anchor)
 
 
+def _distance(a: Hex, b: Hex) -> int:
+    """``hexgrid.distance``, compiled (hexgrid is uncompiled: a call there costs a frame)."""
+    dq, dr = a.q - b.q, a.r - b.r
+    return (abs(dq) + abs(dr) + abs(dq + dr)) // 2
+
+
 def reaches_exit(state: DrillitState, cell: Hex, shape: Iterable[int]) -> bool:
     for goal in exits(state):
         # the distance first: most pieces lie far from the exit, and ``Hex`` equality runs
         # Python for each opening
-        if distance(cell, goal) == 1 and any(cell.neighbour(d) == goal for d in shape):
+        if _distance(cell, goal) == 1 and any(cell.neighbour(d) == goal for d in shape):
             return True
     return False
 
@@ -697,7 +709,7 @@ def abyss_cell(state: DrillitState) -> Hex | None:
         # of those closest to the exit, its cell's piece)
         head_piece, nearest = state.placed[-1], -1
         for p in reversed(state.placed):
-            near = distance(p.cell, goal)
+            near = _distance(p.cell, goal)
             if nearest < 0 or near < nearest:
                 head_piece, nearest = p, near
         head = head_piece.cell
