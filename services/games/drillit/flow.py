@@ -22,7 +22,7 @@ from services.games.drillit.end_conditions import (
     defeat_at_turn_end,
     life_track_full,
 )
-from services.games.drillit.evolve import fold, fold_into
+from services.games.drillit.evolve import copied, fold, fold_into
 from services.games.drillit.goblin_attack import attack_box, horde_events
 from services.games.drillit.setup_rules import (
     automatic_setup,
@@ -49,17 +49,6 @@ TURBO: Final = Phase.TURBO
 REFILL: Final = Phase.REFILL
 TURN_OVER: Final = Phase.TURN_OVER
 OVER: Final = Phase.OVER
-
-_new: Final = object.__new__
-
-
-def copied(state: DrillitState) -> DrillitState:
-    """``state.copied``, compiled with the turn flow, which copies the state once per
-    decision and chance outcome to fold their events into."""
-    new: DrillitState = _new(DrillitState)
-    attributes = new.__dict__
-    attributes.update(state.__dict__)  # (compiled: a direct call of the C function)
-    return new
 
 
 def missing_pieces(state: DrillitState) -> tuple[str, ...]:

@@ -235,8 +235,12 @@ def resolve_setup_draw(state: DrillitState, deck: str, cards: tuple[str, ...]) -
 
 
 def room_has_space(state: DrillitState, room: int, ignoring: tuple[str, ...] = ()) -> bool:
-    others = [p for p in state.occupants(room) if p not in ignoring]
-    return len(others) < CONTENT.room_capacity
+    # state.occupants(room), counted here: the state's method is uncompiled
+    rooms, others = state.rooms, 0
+    for p in state.players:
+        if rooms.get(p) == room and p not in ignoring:
+            others += 1
+    return others < CONTENT.room_capacity
 
 
 # Events are immutable: one instance of each of these serves every match (building a

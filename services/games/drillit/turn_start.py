@@ -91,10 +91,13 @@ def fire_intensification(draft: DrillitState) -> list[Any]:
 
 def overheating(draft: DrillitState) -> list[Any]:
     """The Overheating (nothing within the Storage limit), folded into ``draft``."""
-    if draft.crystal_total <= draft.storage_limit:
+    total = 0  # draft.crystal_total, without the uncompiled property (once a turn)
+    for count in draft.crystals.values():
+        total += count
+    if total <= draft.storage_limit:
         return []
     facts = [
-        ev.CrystalStorageOverheated(draft.crystal_total, draft.storage_limit),
+        ev.CrystalStorageOverheated(total, draft.storage_limit),
         *permanent_damage(draft, 1, "the Crystal Storage overheated"),
     ]
     fold_into(draft, facts)
@@ -124,7 +127,8 @@ def sub_event(draft: DrillitState, card: EventCard, name: str) -> list[Any]:
     mode = card.sub_events[name]
     if mode == "off":
         return [_SWITCHED_OFF[name]]  # (changes nothing)
-    if not card.sub_event_active(name, len(draft.players)):
+    # card.sub_event_active(name, players), written out: the card's method is uncompiled
+    if not (mode == "on" or (mode == "3+" and len(draft.players) >= 3)):
         return [_TOO_FEW_PLAYERS[name]]
     return _SUB_EVENT_RULES[name](draft)
 
