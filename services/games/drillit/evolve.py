@@ -2,7 +2,9 @@
 
 Each event's handler reads the state and returns its changes (field -> new value); the
 folds below copy the state once and lay the changes of all their events over that copy,
-instead of a whole copy of the state per event."""
+instead of a whole copy of the state per event. The handlers of the frequent events
+(``_IN_PLACE``) write their changes into the copy's attributes themselves, each value
+worked out from the state before any is written."""
 
 from __future__ import annotations
 
@@ -30,6 +32,8 @@ from services.games.drillit.state import (
 
 #: the state's fields an event changes, with their new values
 Changes = dict[str, Any]
+#: a copy's attributes (its ``__dict__``), which an in-place handler writes its changes in
+Attributes = dict[str, Any]
 
 _new: Final = object.__new__
 
@@ -65,6 +69,11 @@ def _radar_with(s: DrillitState, sector: int, spaces: tuple[int, ...]) -> tuple[
 
 
 def evolve(state: DrillitState, event: Any) -> DrillitState:
+    in_place = _IN_PLACE.get(type(event))
+    if in_place is not None:
+        new = copied(state)
+        in_place(new, event, new.__dict__)
+        return new
     handler = _HANDLERS.get(type(event))
     if handler is None:
         raise TypeError(f"not a Drillit event: {event!r}")
@@ -91,13 +100,45 @@ def fold_into(draft: DrillitState, events: list[Any]) -> None:
     handlers = _HANDLERS
     attributes = draft.__dict__  # (past the frozen __setattr__, as ``copied`` fills it)
     for event in events:
-        try:  # (a subscript, not ``get`` and a test: every event of every match comes here)
-            handler = handlers[type(event)]
-        except KeyError:
-            raise TypeError(f"not a Drillit event: {event!r}") from None
-        # (``update``: compiled, a direct call of the C function; ``|=`` goes through the
-        # number protocol)
-        attributes.update(handler(draft, event))
+        # the frequent events by their class, most frequent first: a direct call of the
+        # compiled handler (one from a dict goes through Python's call protocol)
+        kind = type(event)
+        if kind is _GNOME_MOVED:
+            _moved(draft, event, attributes)
+        elif kind is _PILE_SHUFFLED:
+            _shuffled(draft, event, attributes)
+        elif kind is _PIECE_PLACED:
+            _piece_placed(draft, event, attributes)
+        elif kind is _CRYSTAL_COLLECTED:
+            _crystal(draft, event, attributes)
+        elif kind is _TURN_STARTED:
+            _turn_started(draft, event, attributes)
+        elif kind is _CARDS_STAGED:
+            _staged(draft, event, attributes)
+        elif kind is _ATTACK_DIE:
+            _attack_die(draft, event, attributes)
+        elif kind is _ACTIONS_ENDED:
+            _actions_ended(draft, event, attributes)
+        elif kind is _TURN_ENDED:
+            _turn_ended(draft, event, attributes)
+        elif kind is _CARD_REVEALED:
+            _revealed(draft, event, attributes)
+        elif kind is _PIECES_DRAWN:
+            _drawn(draft, event, attributes)
+        elif kind is _GOBLINS_ARRIVED:
+            _arrived(draft, event, attributes)
+        elif kind is _ARMOR_DESTROYED:
+            _armor_destroyed(draft, event, attributes)
+        elif kind is _GOBLINS_ADVANCED:
+            _advanced(draft, event, attributes)
+        else:
+            try:  # (a subscript, not ``get`` and a test)
+                handler = handlers[kind]
+            except KeyError:
+                raise TypeError(f"not a Drillit event: {event!r}") from None
+            # (``update``: compiled, a direct call of the C function; ``|=`` goes through
+            # the number protocol)
+            attributes.update(handler(draft, event))
 
 
 def _setup(s: DrillitState, e: ev.MatchSetUp) -> Changes:
@@ -114,20 +155,21 @@ def _setup(s: DrillitState, e: ev.MatchSetUp) -> Changes:
     }
 
 
-def _shuffled(s: DrillitState, e: ev.PileShuffled) -> Changes:
-    return {"shuffled_decks": (*s.shuffled_decks, e.deck)}
+def _shuffled(s: DrillitState, e: ev.PileShuffled, d: Attributes) -> None:
+    d["shuffled_decks"] = (*s.shuffled_decks, e.deck)
 
 
-def _drawn(s: DrillitState, e: ev.PathPiecesDrawn) -> Changes:
-    return {"hands": {**s.hands, **e.pieces}, "path_pile": e.pile_left}
+def _drawn(s: DrillitState, e: ev.PathPiecesDrawn, d: Attributes) -> None:
+    d["hands"] = {**s.hands, **e.pieces}
+    d["path_pile"] = e.pile_left
 
 
 def _dealt(s: DrillitState, e: ev.CharactersDealt) -> Changes:
     return {"characters": dict(e.characters)}
 
 
-def _staged(s: DrillitState, e: ev.EventCardsStaged) -> Changes:
-    return {"staged": {**s.staged, e.deck: e.cards}}
+def _staged(s: DrillitState, e: ev.EventCardsStaged, d: Attributes) -> None:
+    d["staged"] = {**s.staged, e.deck: e.cards}
 
 
 def _built(s: DrillitState, e: ev.EventDeckBuilt) -> Changes:
@@ -146,40 +188,36 @@ def _starter(s: DrillitState, e: ev.StartingPlayerChosen) -> Changes:
     return {"active": e.player}
 
 
-def _turn_started(s: DrillitState, e: ev.TurnStarted) -> Changes:
-    return {
-        "phase": TURN_START if e.turn > 1 else ACTIONS,
-        "active": e.player,
-        "turn": e.turn,
-        "action_points": e.action_points,
-        "current_card": None,
-        "blackout": False,
-        "trap": False,
-        "actions_done": False,
-        "fire_criticals": 0,
-        "attack_sixes": 0,
-        "mechanic_free_repair_used": False,
-    }
+def _turn_started(s: DrillitState, e: ev.TurnStarted, d: Attributes) -> None:
+    d["phase"] = TURN_START if e.turn > 1 else ACTIONS
+    d["active"] = e.player
+    d["turn"] = e.turn
+    d["action_points"] = e.action_points
+    d["current_card"] = None
+    d["blackout"] = False
+    d["trap"] = False
+    d["actions_done"] = False
+    d["fire_criticals"] = 0
+    d["attack_sixes"] = 0
+    d["mechanic_free_repair_used"] = False
 
 
-def _revealed(s: DrillitState, e: ev.EventCardRevealed) -> Changes:
-    return {
-        "current_card": e.card,
-        "event_deck": s.event_deck[1:],
-        "phase": FIRE if e.main_event == "fire" else ATTACK,
-    }
+def _revealed(s: DrillitState, e: ev.EventCardRevealed, d: Attributes) -> None:
+    d["current_card"] = e.card
+    d["event_deck"] = s.event_deck[1:]
+    d["phase"] = FIRE if e.main_event == "fire" else ATTACK
 
 
 def _skipped(s: DrillitState, e: ev.SubEventSkipped) -> Changes:
     return {}
 
 
-def _advanced(s: DrillitState, e: ev.GoblinsAdvanced) -> Changes:
-    return {"radar": e.radar}
+def _advanced(s: DrillitState, e: ev.GoblinsAdvanced, d: Attributes) -> None:
+    d["radar"] = e.radar
 
 
-def _armor_destroyed(s: DrillitState, e: ev.ArmorDestroyed) -> Changes:
-    return {"armor_destroyed": tuple(sorted({*s.armor_destroyed, e.room}))}
+def _armor_destroyed(s: DrillitState, e: ev.ArmorDestroyed, d: Attributes) -> None:
+    d["armor_destroyed"] = tuple(sorted({*s.armor_destroyed, e.room}))
 
 
 def _reached_centre(s: DrillitState, e: ev.GoblinsReachedCentre) -> Changes:
@@ -205,8 +243,12 @@ def _overheated(s: DrillitState, e: ev.CrystalStorageOverheated) -> Changes:
     return {"crystals": dict.fromkeys(s.crystals, 0)}
 
 
-def _crystal(s: DrillitState, e: ev.CrystalFound | ev.CrystalCollected) -> Changes:
+def _crystal_found(s: DrillitState, e: ev.CrystalFound) -> Changes:
     return {"crystals": {**s.crystals, e.colour: s.crystals[e.colour] + 1}}
+
+
+def _crystal(s: DrillitState, e: ev.CrystalCollected, d: Attributes) -> None:
+    d["crystals"] = {**s.crystals, e.colour: s.crystals[e.colour] + 1}
 
 
 def _abyss(s: DrillitState, e: ev.AbyssOpened) -> Changes:
@@ -235,19 +277,20 @@ def _critical_explosion(s: DrillitState, e: ev.CriticalFireExploded) -> Changes:
     return {"fire_criticals": 0, "phase": ATTACK}
 
 
-def _attack_die(s: DrillitState, e: ev.AttackDieRolled) -> Changes:
-    return {"attack_sixes": s.attack_sixes + (e.value == 6)}
+def _attack_die(s: DrillitState, e: ev.AttackDieRolled, d: Attributes) -> None:
+    d["attack_sixes"] = s.attack_sixes + (e.value == 6)
 
 
 def _after_attack(s: DrillitState) -> Changes:
     return {"attack_sixes": 0, "phase": REFILL if s.actions_done else ACTIONS}
 
 
-def _arrived(s: DrillitState, e: ev.GoblinsArrived) -> Changes:
+def _arrived(s: DrillitState, e: ev.GoblinsArrived, d: Attributes) -> None:
     spaces = list(_goblins(s, e.sector))
     spaces[-1] += e.count
-    radar = _radar_with(s, e.sector, tuple(spaces))
-    return {"radar": radar, "attack_sixes": 0, "phase": REFILL if s.actions_done else ACTIONS}
+    d["radar"] = _radar_with(s, e.sector, tuple(spaces))
+    d["attack_sixes"] = 0
+    d["phase"] = REFILL if s.actions_done else ACTIONS
 
 
 def _horde(s: DrillitState, e: ev.HordeArrived) -> Changes:
@@ -256,9 +299,9 @@ def _horde(s: DrillitState, e: ev.HordeArrived) -> Changes:
     return {"radar": radar, **_after_attack(s)}
 
 
-def _moved(s: DrillitState, e: ev.GnomeMoved) -> Changes:
-    rooms = {**s.rooms, e.player: e.room}
-    return {"rooms": rooms, "action_points": s.action_points - e.action_points}
+def _moved(s: DrillitState, e: ev.GnomeMoved, d: Attributes) -> None:
+    d["rooms"] = {**s.rooms, e.player: e.room}
+    d["action_points"] = s.action_points - e.action_points
 
 
 def _carried(s: DrillitState, e: ev.GnomeCarried) -> Changes:
@@ -294,10 +337,10 @@ def _extinguished(s: DrillitState, e: ev.FireExtinguished) -> Changes:
     return {"fires": fires, "action_points": s.action_points - e.action_points}
 
 
-def _piece_placed(s: DrillitState, e: ev.PathPiecePlaced) -> Changes:
-    hands = {p: t for p, t in s.hands.items() if p != e.owner}
-    placed = (*s.placed, PlacedPiece(e.piece, e.cell, e.rotation))
-    return {"hands": hands, "placed": placed, "action_points": s.action_points - e.action_points}
+def _piece_placed(s: DrillitState, e: ev.PathPiecePlaced, d: Attributes) -> None:
+    d["hands"] = {p: t for p, t in s.hands.items() if p != e.owner}
+    d["placed"] = (*s.placed, PlacedPiece(e.piece, e.cell, e.rotation))
+    d["action_points"] = s.action_points - e.action_points
 
 
 def _spent(s: DrillitState, e: ev.CrystalsSpent) -> Changes:
@@ -354,12 +397,13 @@ def _plan_b(s: DrillitState, e: ev.PlanBTaken) -> Changes:
     return {"exit": e.exit, "plan_b": False}
 
 
-def _actions_ended(s: DrillitState, e: ev.ActionsEnded) -> Changes:
-    return {"actions_done": True, "phase": ATTACK if s.blackout else REFILL}
+def _actions_ended(s: DrillitState, e: ev.ActionsEnded, d: Attributes) -> None:
+    d["actions_done"] = True
+    d["phase"] = ATTACK if s.blackout else REFILL
 
 
-def _turn_ended(s: DrillitState, e: ev.TurnEnded) -> Changes:
-    return {"phase": TURN_OVER}
+def _turn_ended(s: DrillitState, e: ev.TurnEnded, d: Attributes) -> None:
+    d["phase"] = TURN_OVER
 
 
 def _won(s: DrillitState, e: ev.MatchWon) -> Changes:
@@ -373,41 +417,29 @@ def _lost(s: DrillitState, e: ev.MatchLost) -> Changes:
 #: (Final: compiled, read from a C static, not looked up in the module's dict per fold)
 _HANDLERS: Final[dict[type, Any]] = {
     ev.MatchSetUp: _setup,
-    ev.PileShuffled: _shuffled,
-    ev.PathPiecesDrawn: _drawn,
     ev.CharactersDealt: _dealt,
-    ev.EventCardsStaged: _staged,
     ev.EventDeckBuilt: _built,
     ev.StartRoomRolled: _rolled_room,
     ev.GnomePlaced: _placed_gnome,
     ev.StartingPlayerChosen: _starter,
-    ev.TurnStarted: _turn_started,
-    ev.EventCardRevealed: _revealed,
     ev.SubEventSkipped: _skipped,
-    ev.GoblinsAdvanced: _advanced,
-    ev.ArmorDestroyed: _armor_destroyed,
     ev.GoblinsReachedCentre: _reached_centre,
     ev.PermanentDamageTaken: _permanent,
     ev.FiresIntensified: _intensified,
     ev.RoomExploded: _exploded,
     ev.CrystalStorageOverheated: _overheated,
-    ev.CrystalFound: _crystal,
+    ev.CrystalFound: _crystal_found,
     ev.AbyssOpened: _abyss,
     ev.BlackoutBegan: _blackout,
     ev.TrapSet: _trap,
     ev.FireDieRolled: _fire_die,
     ev.FireStarted: _fire_started,
     ev.CriticalFireExploded: _critical_explosion,
-    ev.AttackDieRolled: _attack_die,
-    ev.GoblinsArrived: _arrived,
     ev.HordeArrived: _horde,
-    ev.GnomeMoved: _moved,
     ev.GnomeCarried: _carried,
     ev.GoblinsDefeated: _defeated,
     ev.ArmorRepaired: _repaired,
     ev.FireExtinguished: _extinguished,
-    ev.PathPiecePlaced: _piece_placed,
-    ev.CrystalCollected: _crystal,
     ev.CrystalsSpent: _spent,
     ev.FiresPutOut: _put_out,
     ev.ArmorRestored: _restored,
@@ -418,8 +450,40 @@ _HANDLERS: Final[dict[type, Any]] = {
     ev.TurboPieceDiscarded: _turbo_discarded,
     ev.TurboStopped: _turbo_stopped,
     ev.PlanBTaken: _plan_b,
-    ev.ActionsEnded: _actions_ended,
-    ev.TurnEnded: _turn_ended,
     ev.MatchWon: _won,
     ev.MatchLost: _lost,
 }
+
+#: the handlers writing their changes in place (``Attributes``), by event class
+_IN_PLACE: Final[dict[type, Any]] = {
+    ev.GnomeMoved: _moved,
+    ev.PileShuffled: _shuffled,
+    ev.PathPiecePlaced: _piece_placed,
+    ev.CrystalCollected: _crystal,
+    ev.TurnStarted: _turn_started,
+    ev.EventCardsStaged: _staged,
+    ev.AttackDieRolled: _attack_die,
+    ev.ActionsEnded: _actions_ended,
+    ev.TurnEnded: _turn_ended,
+    ev.EventCardRevealed: _revealed,
+    ev.PathPiecesDrawn: _drawn,
+    ev.GoblinsArrived: _arrived,
+    ev.ArmorDestroyed: _armor_destroyed,
+    ev.GoblinsAdvanced: _advanced,
+}
+# their classes as compiled constants, for ``fold_into``'s tests by identity (``ev.X`` is a
+# look-up in the module's dict and one in the events module's)
+_GNOME_MOVED: Final = ev.GnomeMoved
+_PILE_SHUFFLED: Final = ev.PileShuffled
+_PIECE_PLACED: Final = ev.PathPiecePlaced
+_CRYSTAL_COLLECTED: Final = ev.CrystalCollected
+_TURN_STARTED: Final = ev.TurnStarted
+_CARDS_STAGED: Final = ev.EventCardsStaged
+_ATTACK_DIE: Final = ev.AttackDieRolled
+_ACTIONS_ENDED: Final = ev.ActionsEnded
+_TURN_ENDED: Final = ev.TurnEnded
+_CARD_REVEALED: Final = ev.EventCardRevealed
+_PIECES_DRAWN: Final = ev.PathPiecesDrawn
+_GOBLINS_ARRIVED: Final = ev.GoblinsArrived
+_ARMOR_DESTROYED: Final = ev.ArmorDestroyed
+_GOBLINS_ADVANCED: Final = ev.GoblinsAdvanced
