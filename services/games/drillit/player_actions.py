@@ -268,8 +268,26 @@ _WALKS: Final = {
 }
 
 
-@functools.lru_cache(maxsize=4096)
 def _attacks(goblins: tuple[int, ...], most: int) -> tuple[act.Attack, ...]:
+    """``_attacks_on``, remembered (actions are immutable)."""
+    key = (goblins, most)
+    known = _ATTACKS.get(key)
+    if known is None:
+        if len(_ATTACKS) >= 4096:
+            _ATTACKS.clear()
+        known = _ATTACKS[key] = _attacks_on(goblins, most)
+    return known
+
+
+#: the caches of the choices' parts: plain dicts read in compiled code, not lru_caches (a
+#: call through the cache's wrapper builds its key and moves its entry at every decision).
+#: Emptied when they grow past a bound.
+_ATTACKS: Final[dict[tuple[tuple[int, ...], int], tuple[act.Attack, ...]]] = {}
+_FULLS: Final[dict[tuple[int | None, ...], tuple[int | None, ...]]] = {}
+_HEADS: Final[dict[tuple[int, bool, int, tuple[int | None, ...]], tuple[Any, ...]]] = {}
+
+
+def _attacks_on(goblins: tuple[int, ...], most: int) -> tuple[act.Attack, ...]:
     """Every attack on a sector with ``goblins`` (per space) removing up to ``most``."""
     present = [s for s, n in enumerate(goblins) if n > 0]
     return tuple(
@@ -373,14 +391,29 @@ class TurnChoices(Sequence[Any]):
         return f"TurnChoices({tuple(self)!r})"
 
 
-@functools.lru_cache(maxsize=4096)
 def _full(where: tuple[int | None, ...]) -> tuple[int | None, ...]:
     """The rooms at capacity with the players in the rooms ``where`` (``room_has_space``)."""
     capacity = CONTENT.room_capacity
     return tuple(room for room in set(where) if where.count(room) >= capacity)
 
 
-@functools.lru_cache(maxsize=1024)
+def _head(here: int, robot: bool, points: int, where: tuple[int | None, ...]) -> tuple[Any, ...]:
+    """``_moves`` from ``here`` with the players in the rooms ``where``, remembered: the
+    rooms at capacity by ``where``, the moves by those (far fewer keys)."""
+    full = _FULLS.get(where)
+    if full is None:
+        if len(_FULLS) >= 4096:
+            _FULLS.clear()
+        full = _FULLS[where] = _full(where)
+    key = (here, robot, points, full)
+    known = _HEADS.get(key)
+    if known is None:
+        if len(_HEADS) >= 1024:
+            _HEADS.clear()
+        known = _HEADS[key] = _moves(here, robot, points, full)
+    return known
+
+
 def _moves(here: int, robot: bool, points: int, full: tuple[int | None, ...]) -> tuple[Any, ...]:
     """The moves from ``here`` with ``points`` AP left, the rooms ``full`` at capacity
     (``move``'s checks: the Robot flies anywhere for 1 AP, the others pay the walk)."""
@@ -411,7 +444,7 @@ def turn_choices(state: DrillitState, player: str) -> TurnChoices:
     character = state.characters.get(player)
     robot = character == ROBOT
     where = tuple([rooms.get(p) for p in players])  # each player's room, in seat order
-    head = _moves(here, robot, points, _full(where))
+    head = _head(here, robot, points, where)
     out: list[Any] = []
     if robot and points >= 1:
         for seat in range(len(players)):  # state.occupants(here)
@@ -423,8 +456,10 @@ def turn_choices(state: DrillitState, player: str) -> TurnChoices:
                     out.append(act.Carry(room, passenger))
     if here != _CENTRE and points >= 1:
         goblins = state.radar[_FACING_AT[here]].spaces  # state.goblins(sector facing here)
-        if any(goblins):
-            out += _attacks(goblins, 2 if character == SOLDIER else 1)  # attack_targets
+        for count in goblins:  # any(goblins), without a call of the builtin
+            if count:
+                out += _attacks(goblins, 2 if character == SOLDIER else 1)  # attack_targets
+                break
     if here in state.armor_destroyed:
         free = character == MECHANIC and not state.mechanic_free_repair_used  # repair_cost
         if (0 if free else 1) <= points:

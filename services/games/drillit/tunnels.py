@@ -37,25 +37,52 @@ def plan_b_exit(state: DrillitState) -> str | None:
     """The exit option Plan B would move the Exit piece to, if it may still move."""
     if not state.plan_b:
         return None
-    return _other_exit(state.distance, state.exit)
+    other = _OTHER_EXITS[state.distance].get(state.exit)  # (asked at every decision)
+    return _other_exit(state.distance, state.exit) if other is None else other
 
 
-@functools.cache
 def _other_exit(distance_name: str, exit_option: str) -> str:
     return next(k for k in sorted(CONTENT.layouts[distance_name].exits) if k != exit_option)
 
 
-@functools.lru_cache(maxsize=1024)  # pieces x 6 rotations: every placement and view asks
+#: map -> exit option -> the other option (``_other_exit``), worked out once
+_OTHER_EXITS: Final = {
+    name: {option: _other_exit(name, option) for option in lay.exits}
+    for name, lay in CONTENT.layouts.items()
+}
+
+
 def openings(piece: str, rotation: int) -> tuple[int, ...]:
+    # every placement and view asks: read from the table of the pieces' six turns (a
+    # compiled call and two look-ups, not a call through an lru_cache's wrapper)
+    turns = _OPENINGS.get(piece)
+    if turns is not None and 0 <= rotation < 6:
+        return turns[rotation]
     return rotate(CONTENT.pieces[piece].openings, rotation)
 
 
-@functools.lru_cache(maxsize=1024)
 def canonical_rotation(piece: str, rotation: int) -> int:
     """The smallest rotation giving the same shape (a straight piece turned 3 is turned 0),
     so each distinct placement is one legal action."""
+    turns = _CANONICAL.get(piece)  # (the table of the six turns, as ``openings``)
+    if turns is not None and 0 <= rotation < 6:
+        return turns[rotation]
+    return _canonical_rotation(piece, rotation)
+
+
+def _canonical_rotation(piece: str, rotation: int) -> int:
     shape = openings(piece, rotation)
     return next(k for k in range(6) if openings(piece, k) == shape)
+
+
+#: piece -> its openings turned 0 to 5 (``openings``), worked out once
+_OPENINGS: Final = {
+    piece: tuple([rotate(p.openings, k) for k in range(6)]) for piece, p in CONTENT.pieces.items()
+}
+#: piece -> the canonical rotation of each of its turns 0 to 5 (``canonical_rotation``)
+_CANONICAL: Final = {
+    piece: tuple([_canonical_rotation(piece, k) for k in range(6)]) for piece in CONTENT.pieces
+}
 
 
 def piece_openings(state: DrillitState) -> dict[Hex, tuple[int, ...]]:
