@@ -199,10 +199,19 @@ def _untouched(distance_name: str) -> _Dug:
     return _Dug.laid(distance_name, (), ())
 
 
-@functools.cache
 def _edge_mask(piece: str, rotation: int) -> int:
     """The edge mask (bit d: an opening towards direction d) of ``piece`` turned so."""
+    masks = _EDGE_MASKS.get(piece)  # (the table of the six turns, as ``openings``)
+    if masks is not None and 0 <= rotation < 6:
+        return masks[rotation]
     return sum(1 << d for d in openings(piece, rotation))
+
+
+#: piece -> the edge mask of each of its turns 0 to 5 (``_edge_mask``), worked out once
+_EDGE_MASKS: Final = {
+    piece: tuple([sum(1 << d for d in shape) for shape in turns])
+    for piece, turns in _OPENINGS.items()
+}
 
 
 class _Dug:
@@ -287,7 +296,6 @@ class _Dug:
         cells its openings face, not in T'); an Abyss on c gives T' = T + {c}, F' = F - {c}."""
         if distance_name != self.distance:
             return None
-        index = self.ground.index
         known = len(self.placed)
         if (
             len(placed) == known + 1
@@ -295,7 +303,7 @@ class _Dug:
             and placed[:known] == self.placed
         ):
             piece = placed[known]
-            cell = index.get(piece.cell)
+            cell = self.ground.number(piece.cell)
             if cell is None:  # off the ground: it changes nothing here
                 return self._with(
                     placed, abysses, self.taken, self.frontier_cells, self.keys, dict(self.ways)
@@ -342,7 +350,7 @@ class _Dug:
             and (placed is self.placed or placed == self.placed)
             and abysses[:-1] == self.abysses
         ):
-            cell = index.get(abysses[-1])
+            cell = self.ground.number(abysses[-1])
             if cell is None:
                 return self._with(
                     placed, abysses, self.taken, self.frontier_cells, self.keys, dict(self.ways)
@@ -443,11 +451,14 @@ class _Dug:
             keys: dict[Any, Any] = self.keys
             frontier: tuple[Any, ...] = self.frontier_cells
             spots: list[tuple[Hex, int]] = []
+            fit: dict[int, tuple[int, ...]] | None = None  # (read on a first miss)
             for cell in frontier:
                 key = keys[cell]
                 here = table.get(key)
                 if here is None:
-                    here = table[key] = _spots_at(ground.cells, base, key)
+                    if fit is None:
+                        fit = _fit_table(base)
+                    here = table[key] = _spots_at(ground.cells, fit, _rotation_masks(base), key)
                 spots += here
             return tuple(spots)
         rotations = _rotation_masks(base)
@@ -473,7 +484,7 @@ class _Dug:
         (tests/unit/games/drillit/test_drillit_placements_fast.py compares them)."""
         if not 0 <= rotation < 6:
             return False
-        number = self.ground.index.get(cell)
+        number = self.ground.number(cell)
         if number is None:
             return False
         rotation = canonical_rotation(piece, rotation)
@@ -527,11 +538,15 @@ def _fits(
 
 
 def _spots_at(
-    cells: tuple[Hex, ...], base: tuple[int, ...], key: int
+    cells: tuple[Hex, ...],
+    fit: dict[int, tuple[int, ...]],
+    rotations: tuple[tuple[int, int], ...],
+    key: int,
 ) -> tuple[tuple[Hex, int], ...]:
-    """The placements (cell, rotation) of the shape ``base`` on the cell and in the
-    situation ``key`` (``_key``) packs, as ``_place`` lists them."""
-    fitting = _fits(_fit_table(base), _rotation_masks(base), key & _SITUATION)
+    """The placements (cell, rotation) of a shape (its ``_fit_table`` and
+    ``_rotation_masks``) on the cell and in the situation ``key`` (``_key``) packs, as
+    ``_place`` lists them."""
+    fitting = _fits(fit, rotations, key & _SITUATION)
     where = cells[key >> 18]
     return tuple([(where, k) for k in fitting])
 
@@ -671,6 +686,26 @@ class _Ground:
     rim: tuple[int, ...]
     #: exit option -> per cell number, its hex distance to that exit (1: next to it)
     to_exit: dict[str, tuple[int, ...]]
+    #: ``_coordinates`` of each cell -> its number (``index`` by ints)
+    numbers: dict[int, int]
+
+    def number(self, cell: Hex) -> int | None:
+        """``index.get(cell)``, by the cell's coordinates: a ``Hex``'s hash is the
+        dataclass's, Python code called from the dict's look-up."""
+        q, r = cell.q, cell.r
+        if -_REACH < q < _REACH and -_REACH < r < _REACH:
+            return self.numbers.get(_coordinates(q, r))
+        return self.index.get(cell)
+
+
+#: coordinates within this of the origin are numbered by ``_coordinates`` (maps are far
+#: smaller)
+_REACH: Final = 1 << 10
+
+
+def _coordinates(q: int, r: int) -> int:
+    """One int for the coordinates of a cell within ``_REACH`` of the origin."""
+    return (q + _REACH) << 12 | (r + _REACH)
 
 
 @functools.cache
@@ -689,7 +724,8 @@ def _ground(distance_name: str) -> _Ground:
     rim = tuple(i for i, sides in enumerate(tank_sides) if sides)
     exits_at = CONTENT.layouts[distance_name].exits
     to_exit = {k: tuple(distance(c, goal) for c in cells) for k, goal in exits_at.items()}
-    return _Ground(cells, index, links, toward, tank_sides, borders, rim, to_exit)
+    numbers = {_coordinates(c.q, c.r): i for i, c in enumerate(cells)}
+    return _Ground(cells, index, links, toward, tank_sides, borders, rim, to_exit, numbers)
 
 
 def distance_field(state: DrillitState) -> dict[Hex, int]:
@@ -740,7 +776,7 @@ def abyss_cell(state: DrillitState) -> Hex | None:
             if nearest < 0 or near < nearest:
                 head_piece, nearest = p, near
         head = head_piece.cell
-        number = ground.index.get(head)
+        number = ground.number(head)
         if number is None:  # (never: pieces lie on open ground) its neighbours looked up
             toward = tuple(ground.index.get(n, -1) for n in head.neighbours())
         else:
