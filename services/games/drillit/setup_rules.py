@@ -150,9 +150,9 @@ _SHUFFLE_ABYSSES: Final = _awaiting(
     ShuffleDeck(ABYSS_STAGING, ABYSS_CARDS, "hand out the Abyss cards")
 )
 _DRAW_ABYSSES: Final = _awaiting(DrawCards(ABYSS_STAGING, TRIOS, "one Abyss card for each pile"))
-#: (trio number, its deck, the draw that stacks it)
+#: (trio number, its deck, the draw that stacks it, the reason of its shuffle)
 _TRIO_DECKS: Final = tuple(
-    (i, trio_deck(i), _awaiting(DrawCards(trio_deck(i), 3, f"stack trio {i}")))
+    (i, trio_deck(i), _awaiting(DrawCards(trio_deck(i), 3, f"stack trio {i}")), f"shuffle trio {i}")
     for i in range(1, TRIOS + 1)
 )
 
@@ -186,16 +186,16 @@ def _deal(deck: str, players: int, reason: str) -> AwaitingChance:
     return AwaitingChance(DrawCards(deck, players, reason))
 
 
-@functools.lru_cache(maxsize=4096)
-def _shuffle_trio(i: int, deck: str, cards: tuple[str, ...]) -> AwaitingChance:
-    """The step shuffling trio ``i`` (``deck``) of ``cards`` (steps are immutable: one
-    instance of each serves every match; a step and its request are frozen dataclasses,
-    built slowly)."""
-    return _awaiting(ShuffleDeck(deck, cards, f"shuffle trio {i}"))
+def _shuffle_trio(deck: str, cards: tuple[str, ...], reason: str) -> AwaitingChance:
+    """The step shuffling the trio ``deck`` of ``cards``. (Built afresh, not remembered:
+    the trios' cards differ from match to match, so a cache of them only misses.)"""
+    return _awaiting(ShuffleDeck(deck, cards, reason))
 
 
 def _setup_step(state: DrillitState) -> AwaitingChance | None:
-    shuffled, staged = state.shuffled_decks, state.staged
+    # the decks shuffled as a set: the tests below ask for up to ten of them, each a scan
+    # of the tuple otherwise
+    shuffled, staged = set(state.shuffled_decks), state.staged
     if "paths" not in shuffled:
         return _SHUFFLE_PATHS
     if not state.hands:
@@ -212,9 +212,9 @@ def _setup_step(state: DrillitState) -> AwaitingChance | None:
         return _SHUFFLE_ABYSSES
     if ABYSS_STAGING not in staged:
         return _DRAW_ABYSSES
-    for i, deck, stack in _TRIO_DECKS:
+    for i, deck, stack, reason in _TRIO_DECKS:
         if deck not in shuffled:
-            return _shuffle_trio(i, deck, _trio_cards(state, i))
+            return _shuffle_trio(deck, _trio_cards(state, i), reason)
         if deck not in staged:
             return stack
     if not state.event_deck_built or state.choosing_room is not None:
