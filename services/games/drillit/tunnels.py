@@ -8,7 +8,6 @@ pieces, so Plan B always has its space."""
 from __future__ import annotations
 
 import functools
-import heapq
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -621,7 +620,8 @@ def exit_reachable(state: DrillitState) -> bool:
     """The exit can still be reached through free cells from the current frontier
     (assuming suitable pieces come: the pile holds every turn).
 
-    A best-first search on the map's cell numbers, nearest the exit first: it answers as a
+    A best-first search on the map's cell numbers, nearest the exit first (a bucket per
+    distance to the exit: no heap, whose every push and pop is a call): it answers as a
     breadth-first search over every free cell would (it too visits the frontier's whole
     free region before saying no), but while the way is open, as in nearly every match, it
     walks straight there instead of flooding the map after every turn. The way found is
@@ -634,26 +634,29 @@ def exit_reachable(state: DrillitState) -> bool:
     return ways[state.exit] is not None
 
 
-# heapq's functions as compiled constants (``heapq.heappush`` is two look-ups per push)
-_heapify: Final = heapq.heapify
-_heappop: Final = heapq.heappop
-_heappush: Final = heapq.heappush
-
-
 def _way_to_exit(dug: _Dug, exit_option: str) -> _Way | None:
     """A way from the frontier over free cells to one next to the exit (``_Way``)."""
     ground, blocked = dug.ground, dug.taken
     to_exit = ground.to_exit[exit_option]
-    # the queue's entries are ints, distance over cell number (``near << 16 | cell``):
-    # ordered as the pairs (near, cell) would be, without a tuple built and compared per
-    # push (the maps have far fewer than 2**16 cells)
-    queue = [to_exit[i] << 16 | i for i in dug.frontier_cells]
-    came = dict.fromkeys(dug.frontier_cells, -1)  # cell -> the cell it was reached from
-    _heapify(queue)
-    while queue:
-        entry = _heappop(queue)
-        cell = entry & 0xFFFF
-        if entry >> 16 == 1:
+    # bucket d: the cells reached at distance d from the exit, not yet visited; ``near``
+    # the nearest bucket that may hold any. Every open-ground cell is 1 or more from the
+    # exit (which is not open ground), so the first cell at 1 taken ends the search.
+    buckets: list[list[int]] = [[] for _ in range(ground.farthest[exit_option] + 1)]
+    came: dict[int, int] = {}  # cell -> the cell it was reached from (-1: the frontier)
+    near = len(buckets)
+    for cell in dug.frontier_cells:
+        came[cell] = -1
+        d = to_exit[cell]
+        buckets[d].append(cell)
+        if d < near:
+            near = d
+    while near < len(buckets):
+        bucket = buckets[near]
+        if not bucket:
+            near += 1
+            continue
+        cell = bucket.pop()
+        if near == 1:
             way = []
             while cell >= 0:
                 way.append(cell)
@@ -662,7 +665,10 @@ def _way_to_exit(dug: _Dug, exit_option: str) -> _Way | None:
         for n in ground.links[cell]:
             if n not in came and n not in blocked:
                 came[n] = cell
-                _heappush(queue, to_exit[n] << 16 | n)
+                d = to_exit[n]
+                buckets[d].append(n)
+                if d < near:
+                    near = d
     return None
 
 
@@ -688,6 +694,8 @@ class _Ground:
     to_exit: dict[str, tuple[int, ...]]
     #: ``_coordinates`` of each cell -> its number (``index`` by ints)
     numbers: dict[int, int]
+    #: exit option -> the greatest of ``to_exit``'s distances to it
+    farthest: dict[str, int]
 
     def number(self, cell: Hex) -> int | None:
         """``index.get(cell)``, by the cell's coordinates: a ``Hex``'s hash is the
@@ -725,7 +733,10 @@ def _ground(distance_name: str) -> _Ground:
     exits_at = CONTENT.layouts[distance_name].exits
     to_exit = {k: tuple(distance(c, goal) for c in cells) for k, goal in exits_at.items()}
     numbers = {_coordinates(c.q, c.r): i for i, c in enumerate(cells)}
-    return _Ground(cells, index, links, toward, tank_sides, borders, rim, to_exit, numbers)
+    farthest = {k: max(far) for k, far in to_exit.items()}
+    return _Ground(
+        cells, index, links, toward, tank_sides, borders, rim, to_exit, numbers, farthest
+    )
 
 
 def distance_field(state: DrillitState) -> dict[Hex, int]:
