@@ -26,7 +26,6 @@ from services.games.drillit.state import (
     DrillitState,
     PlacedPiece,
     SectorGoblins,
-    sector_goblins,
     setup_radar,
 )
 
@@ -49,6 +48,23 @@ def copied(state: DrillitState) -> DrillitState:
 
 #: sector -> its place on the radar (``state._SECTOR_AT``, compiled)
 _SECTOR_AT: Final = {sector: i for i, sector in enumerate(CONTENT.sectors)}
+
+
+def sector_goblins(sector: int, spaces: tuple[int, ...]) -> SectorGoblins:
+    """``state.sector_goblins``, compiled with the folds and remembered in a dict read
+    here (a call of the state's, through its lru_cache's wrapper, builds the key and
+    moves the entry: several times this look-up; they are immutable, one instance of each
+    serves every radar)."""
+    key = (sector, spaces)
+    known = _SECTOR_GOBLINS.get(key)
+    if known is None:
+        if len(_SECTOR_GOBLINS) >= 4096:
+            _SECTOR_GOBLINS.clear()
+        known = _SECTOR_GOBLINS[key] = SectorGoblins(sector, spaces)
+    return known
+
+
+_SECTOR_GOBLINS: Final[dict[tuple[int, tuple[int, ...]], SectorGoblins]] = {}
 
 
 def _goblins(s: DrillitState, sector: int) -> tuple[int, ...]:

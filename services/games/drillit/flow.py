@@ -146,9 +146,19 @@ def _turn_ended(turn: int) -> ev.TurnEnded:
     return ev.TurnEnded(turn)
 
 
-@functools.lru_cache(maxsize=1024)
 def _revealed(card: str, main_event: str, cards_left: int) -> ev.EventCardRevealed:
-    return ev.EventCardRevealed(card, main_event, cards_left)
+    # (a dict read in compiled code, not an lru_cache: a call through the cache's wrapper
+    # builds its key and moves its entry, several times the cost of the look-up)
+    key = (card, main_event, cards_left)
+    known = _REVEALED.get(key)
+    if known is None:
+        if len(_REVEALED) >= 1024:
+            _REVEALED.clear()
+        known = _REVEALED[key] = ev.EventCardRevealed(card, main_event, cards_left)
+    return known
+
+
+_REVEALED: Final[dict[tuple[str, str, int], ev.EventCardRevealed]] = {}
 
 
 def advance(state: DrillitState, new: list[Any]) -> list[Any]:

@@ -3,8 +3,7 @@ attack one box, a Horde beyond the red box (or when a box shows one)."""
 
 from __future__ import annotations
 
-import functools
-from typing import Any
+from typing import Any, Final
 
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT, HORDE
@@ -38,11 +37,21 @@ def horde_events() -> list[Any]:
 _ROLLED = {value: ev.AttackDieRolled(value) for value in range(1, 7)}
 
 
-@functools.lru_cache(maxsize=256)
 def _arrived(sector: int, count: int) -> ev.GoblinsArrived:
     """(events are immutable: one instance of each serves every match; building a frozen
     event costs several times the cache's look-up)"""
-    return ev.GoblinsArrived(sector, count)
+    # (a dict read in compiled code, not an lru_cache: a call through the cache's wrapper
+    # builds its key and moves its entry, several times the cost of the look-up)
+    key = (sector, count)
+    known = _ARRIVED.get(key)
+    if known is None:
+        if len(_ARRIVED) >= 256:
+            _ARRIVED.clear()
+        known = _ARRIVED[key] = ev.GoblinsArrived(sector, count)
+    return known
+
+
+_ARRIVED: Final[dict[tuple[int, int], ev.GoblinsArrived]] = {}
 
 
 def resolve_attack_die(state: DrillitState, value: int) -> list[Any]:

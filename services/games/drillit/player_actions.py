@@ -58,9 +58,19 @@ def _room_name(room: int) -> str:
 # (building a frozen event costs several times the cache's look-up).
 
 
-@functools.lru_cache(maxsize=4096)
 def _moved(player: str, room: int, cost: int) -> ev.GnomeMoved:
-    return ev.GnomeMoved(player, room, cost)
+    # (a dict read in compiled code, not an lru_cache: a call through the cache's wrapper
+    # builds its key and moves its entry, several times the cost of the look-up)
+    key = (player, room, cost)
+    known = _MOVED.get(key)
+    if known is None:
+        if len(_MOVED) >= 4096:
+            _MOVED.clear()
+        known = _MOVED[key] = ev.GnomeMoved(player, room, cost)
+    return known
+
+
+_MOVED: Final[dict[tuple[str, int, int], ev.GnomeMoved]] = {}
 
 
 @functools.lru_cache(maxsize=1024)

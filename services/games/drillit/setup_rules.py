@@ -284,11 +284,21 @@ def automatic_setup(state: DrillitState) -> list[Any]:
     return [turn_started(state.active, 1)]
 
 
-@functools.lru_cache(maxsize=4096)
 def turn_started(player: str, turn: int) -> ev.TurnStarted:
     """The start of ``player``'s turn ``turn`` (events are immutable: one instance serves
     every match; building a frozen event costs several times the cache's look-up)."""
-    return ev.TurnStarted(player, turn, CONTENT.action_points)
+    # (a dict read in compiled code, not an lru_cache: a call through the cache's wrapper
+    # builds its key and moves its entry, several times the cost of the look-up)
+    key = (player, turn)
+    known = _TURN_STARTED.get(key)
+    if known is None:
+        if len(_TURN_STARTED) >= 4096:
+            _TURN_STARTED.clear()
+        known = _TURN_STARTED[key] = ev.TurnStarted(player, turn, CONTENT.action_points)
+    return known
+
+
+_TURN_STARTED: Final[dict[tuple[str, int], ev.TurnStarted]] = {}
 
 
 def setup_chooser(state: DrillitState) -> str | None:

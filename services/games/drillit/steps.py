@@ -5,7 +5,6 @@ interpreted, these few lines of dispatch cost as much as the rules they reach.""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -60,11 +59,21 @@ from services.games.drillit.turn_start import resolve_fire_die
 _offered: tuple[DrillitState | None, str, TurnChoices | None] = (None, "", None)
 
 
-@functools.lru_cache(maxsize=256)
 def _shuffled(deck: str, size: int) -> ev.PileShuffled:
     """(events are immutable: one instance of each serves every match; building a frozen
     event costs several times the cache's look-up)"""
-    return ev.PileShuffled(deck, size)
+    # (a dict read in compiled code, not an lru_cache: a call through the cache's wrapper
+    # builds its key and moves its entry, several times the cost of the look-up)
+    key = (deck, size)
+    known = _SHUFFLED.get(key)
+    if known is None:
+        if len(_SHUFFLED) >= 256:
+            _SHUFFLED.clear()
+        known = _SHUFFLED[key] = ev.PileShuffled(deck, size)
+    return known
+
+
+_SHUFFLED: Final[dict[tuple[str, int], ev.PileShuffled]] = {}
 
 
 # --- players -----------------------------------------------------------------------

@@ -10,8 +10,8 @@ from typing import Any
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT, EventCard
 from services.games.drillit.end_conditions import permanent_damage
-from services.games.drillit.evolve import fold, fold_into
-from services.games.drillit.state import DrillitState, sector_goblins
+from services.games.drillit.evolve import fold, fold_into, sector_goblins
+from services.games.drillit.state import DrillitState
 from services.games.drillit.tunnels import abyss_cell
 
 SUB_EVENT_NAMES = {
