@@ -35,6 +35,10 @@ from services.games.drillit.tunnels import placements
 from services.games.drillit.turn_start import main_event, sub_event
 
 _LIFE_TRACK: Final = CONTENT.life_track
+# (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
+# imported name in the module's dict and one of its attribute, at every use)
+_CARDS: Final = CONTENT.cards
+_HORDE: Final = HORDE
 
 # The phases as this module's constants: compiled, a name imported from an uncompiled
 # module (state) is looked up in the module's dict at every use, a Final one is read from
@@ -70,7 +74,7 @@ def refill_count(state: DrillitState) -> int:
 def reveal_event_card(draft: DrillitState) -> list[Any]:
     """Reveal the top card; resolve its sub-events in order, then its main event. The
     events, each folded into ``draft`` (the turn flow's own copy) on the way."""
-    card = CONTENT.cards[draft.event_deck[0]]
+    card = _CARDS[draft.event_deck[0]]
     out: list[Any] = [_revealed(card.id, card.main, len(draft.event_deck) - 1)]
     fold_into(draft, out)
     for name in ("advance", "intensify", "overheat"):
@@ -118,7 +122,7 @@ def automatic_events_folded(draft: DrillitState) -> tuple[list[Any], DrillitStat
 def _automatic_later(state: DrillitState) -> list[Any]:
     phase = state.phase
     if phase is ATTACK:
-        return horde_events() if attack_box(state) == HORDE else []  # no more dice
+        return horde_events() if attack_box(state) == _HORDE else []  # no more dice
     if phase is TURBO:
         piece = state.turbo_piece
         if piece is None:

@@ -10,12 +10,18 @@ from services.games.drillit.content import CONTENT, HORDE
 from services.games.drillit.state import DrillitState
 
 BOXES = 3  # yellow, orange, red
+# (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
+# imported name in the module's dict and one of its attribute, at every use)
+_RED_AFTER: Final = CONTENT.red_after_abysses
+_ORANGE_AFTER: Final = CONTENT.orange_after_abysses
+_CARDS: Final = CONTENT.cards
+_HORDE: Final = HORDE
 
 
 def lightest_box(abysses_found: int) -> int:
-    if abysses_found >= CONTENT.red_after_abysses:
+    if abysses_found >= _RED_AFTER:
         return 2
-    if abysses_found >= CONTENT.orange_after_abysses:
+    if abysses_found >= _ORANGE_AFTER:
         return 1
     return 0
 
@@ -25,8 +31,8 @@ def attack_box(state: DrillitState) -> str:
     assert state.current_card is not None
     level = lightest_box(state.abysses_found) + state.attack_sixes
     if level >= BOXES:
-        return HORDE
-    return CONTENT.cards[state.current_card].attack[level]
+        return _HORDE
+    return _CARDS[state.current_card].attack[level]
 
 
 def horde_events() -> list[Any]:
@@ -60,6 +66,6 @@ def resolve_attack_die(state: DrillitState, value: int) -> list[Any]:
     if value == 6:
         return out  # escalated; a Horde, if reached, arrives without more dice
     box = attack_box(state)
-    if box == HORDE:
+    if box == _HORDE:
         return out + horde_events()
     return [*out, _arrived(value, int(box))]

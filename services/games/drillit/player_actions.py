@@ -183,15 +183,19 @@ def excavate(state: DrillitState, player: str, action: act.Excavate) -> list[Any
 
 
 #: events are immutable: one Crystal collected of each colour a piece shows serves every match
-_COLLECTED = {p.crystal: ev.CrystalCollected(p.crystal) for p in CONTENT.pieces.values()}
+_COLLECTED: Final = {p.crystal: ev.CrystalCollected(p.crystal) for p in CONTENT.pieces.values()}
+# (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
+# imported name in the module's dict and one of its attribute, at every use)
+_PIECE_PLACED: Final = ev.PathPiecePlaced
+_PIECES: Final = CONTENT.pieces
 
 
 def _excavated(state: DrillitState, player: str, action: act.Excavate, piece: str) -> list[Any]:
     """The events of an Excavate the rules allow, ``piece`` being its owner's."""
     rotation = canonical_rotation(piece, action.rotation)
     return [
-        ev.PathPiecePlaced(player, action.owner, piece, action.cell, rotation, 1),
-        _COLLECTED[CONTENT.pieces[piece].crystal],
+        _PIECE_PLACED(player, action.owner, piece, action.cell, rotation, 1),
+        _COLLECTED[_PIECES[piece].crystal],
         *_victory_if_exit(state, action.cell, piece, rotation),
     ]
 
@@ -343,7 +347,7 @@ class _Excavations(Sequence[act.Excavate]):
         if isinstance(index, slice):
             return excavations(self._state, self._owner, self._piece)[index]
         cell, rotation = self._spots[index]
-        return act.Excavate(self._owner, cell, rotation)
+        return _EXCAVATE(self._owner, cell, rotation)
 
     def __iter__(self) -> Iterator[act.Excavate]:
         return iter(excavations(self._state, self._owner, self._piece))

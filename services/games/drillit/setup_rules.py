@@ -231,7 +231,14 @@ def resolve_setup_draw(state: DrillitState, deck: str, cards: tuple[str, ...]) -
         return [ev.PathPiecesDrawn(pieces, state.path_pile - len(cards))]
     if deck == "characters":
         return [ev.CharactersDealt(dict(zip(state.players, cards, strict=True)))]
-    return [ev.EventCardsStaged(deck, cards)]
+    return [_CARDS_STAGED(deck, cards)]
+
+
+# (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
+# imported name in the module's dict and one of its attribute, at every use)
+_CARDS_STAGED: Final = ev.EventCardsStaged
+_ROOM_CAPACITY: Final = CONTENT.room_capacity
+_ROOMS: Final = CONTENT.rooms
 
 
 def room_has_space(state: DrillitState, room: int, ignoring: tuple[str, ...] = ()) -> bool:
@@ -240,7 +247,7 @@ def room_has_space(state: DrillitState, room: int, ignoring: tuple[str, ...] = (
     for p in state.players:
         if rooms.get(p) == room and p not in ignoring:
             others += 1
-    return others < CONTENT.room_capacity
+    return others < _ROOM_CAPACITY
 
 
 # Events are immutable: one instance of each of these serves every match (building a
@@ -261,7 +268,7 @@ def resolve_start_roll(state: DrillitState, value: int) -> list[Any]:
     player = next(p for p in state.players if p not in state.rooms)
     out: list[Any] = [_start_room_rolled(player, value)]
     # a 6 lets the player choose; a full room is rolled again (house rule)
-    if value in CONTENT.rooms and room_has_space(state, value):
+    if value in _ROOMS and room_has_space(state, value):
         out.append(gnome_placed(player, value))
     return out
 

@@ -173,6 +173,7 @@ _DECK_SHUFFLED: Final = DeckShuffled
 _ROLL_DICE: Final = RollDice
 _DRAW_CARDS: Final = DrawCards
 _SHUFFLE_DECK: Final = ShuffleDeck
+_PIECES_DRAWN: Final = ev.PathPiecesDrawn
 
 
 def _resolve(state: DrillitState, request: Any, outcome: ChanceOutcome) -> list[Any]:
@@ -212,4 +213,4 @@ def _drawn(state: DrillitState, deck: str, cards: tuple[str, ...]) -> list[Any]:
         return [ev.TurboPieceDrawn(cards[0], state.path_pile - 1)]
     drawers = missing_pieces(state)[: len(cards)]
     pieces = dict(zip(drawers, cards, strict=True))
-    return [ev.PathPiecesDrawn(pieces, state.path_pile - len(cards))]
+    return [_PIECES_DRAWN(pieces, state.path_pile - len(cards))]

@@ -24,7 +24,13 @@ _Way = tuple[int, ...]
 
 
 def layout(state: DrillitState) -> Layout:
-    return CONTENT.layouts[state.distance]
+    return _LAYOUTS[state.distance]
+
+
+# (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
+# imported name in the module's dict and one of its attribute, at every use)
+_LAYOUTS: Final = CONTENT.layouts
+_PIECES: Final = CONTENT.pieces
 
 
 def exits(state: DrillitState) -> tuple[Hex, ...]:
@@ -441,7 +447,7 @@ class _Dug:
         cell in each situation are remembered per map and shape (``_spot_table``): cells
         meet the same few situations again and again."""
         ground = self.ground
-        base = CONTENT.pieces[piece].openings
+        base = _PIECES[piece].openings
         if anchor is None:  # each frontier cell's placements, by its key
             table = _spot_table(self.distance, base)
             # (cell numbers and keys as objects, not ints: compiled, an int read from a

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT, EventCard
@@ -13,6 +13,12 @@ from services.games.drillit.end_conditions import permanent_damage
 from services.games.drillit.evolve import fold, fold_into, sector_goblins
 from services.games.drillit.state import DrillitState
 from services.games.drillit.tunnels import abyss_cell
+
+# (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
+# imported name in the module's dict and one of its attribute, at every use)
+_EXPLOSION_FIRES: Final = CONTENT.explosion_fires
+_GOBLINS_ADVANCED: Final = ev.GoblinsAdvanced
+_REACHED_CENTRE: Final = ev.GoblinsReachedCentre
 
 SUB_EVENT_NAMES = {
     "advance": "Goblin Advance",
@@ -53,9 +59,9 @@ def goblin_advance(state: DrillitState) -> list[Any]:
             destroyed.append(_armor_destroyed(room))
             at_armor -= 1
         radar.append(sector_goblins(room, (at_armor, *spaces[2:], 0)))  # at_armor go in
-    out: list[Any] = [ev.GoblinsAdvanced(tuple(radar)), *destroyed]
+    out: list[Any] = [_GOBLINS_ADVANCED(tuple(radar)), *destroyed]
     if reached:
-        out.append(ev.GoblinsReachedCentre(reached))
+        out.append(_REACHED_CENTRE(reached))
     return out
 
 
@@ -82,7 +88,7 @@ def fire_intensification(draft: DrillitState) -> list[Any]:
     out: list[Any] = [_intensified(rooms)]
     fold_into(draft, out)
     for room in rooms:
-        if draft.fires.get(room, 0) >= CONTENT.explosion_fires:
+        if draft.fires.get(room, 0) >= _EXPLOSION_FIRES:
             facts = explosion(draft, room)
             fold_into(draft, facts)
             out += facts
@@ -162,7 +168,7 @@ def resolve_fire_die(state: DrillitState, value: int) -> list[Any]:
         return out
     fires = 1 + state.fire_criticals
     out.append(ev.FireStarted(value, fires))
-    if state.fires.get(value, 0) + fires >= CONTENT.explosion_fires:
+    if state.fires.get(value, 0) + fires >= _EXPLOSION_FIRES:
         after = fold(state, out)
         out += explosion(after, value)
     return out
