@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
+from services.games.drillit.records import made
 from services.games.drillit.setup_rules import assemble_event_deck
 from services.games.drillit.state import (
     ACTIONS,
@@ -355,7 +356,9 @@ def _extinguished(s: DrillitState, e: ev.FireExtinguished) -> Changes:
 
 def _piece_placed(s: DrillitState, e: ev.PathPiecePlaced, d: Attributes) -> None:
     d["hands"] = {p: t for p, t in s.hands.items() if p != e.owner}
-    d["placed"] = (*s.placed, PlacedPiece(e.piece, e.cell, e.rotation))
+    # PlacedPiece(e.piece, e.cell, e.rotation), compiled (records.made)
+    laid = made(PlacedPiece, {"piece": e.piece, "cell": e.cell, "rotation": e.rotation})
+    d["placed"] = (*s.placed, laid)
     d["action_points"] = s.action_points - e.action_points
 
 

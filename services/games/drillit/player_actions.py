@@ -25,6 +25,7 @@ from services.games.drillit.content import CONTENT
 from services.games.drillit.crystals import crystal_actions, use_crystals
 from services.games.drillit.end_conditions import EXIT_REACHED
 from services.games.drillit.hexgrid import Hex
+from services.games.drillit.records import made
 from services.games.drillit.setup_rules import room_has_space
 from services.games.drillit.state import DrillitState
 from services.games.drillit.tunnels import (
@@ -121,7 +122,7 @@ def attack(state: DrillitState, player: str, spaces: tuple[int, ...]) -> list[An
             "BAD_TARGETS", "One attack removes 1 Goblin (up to 2 of one sector for the Soldier)."
         )
     sector = CONTENT.faces_sector[room]
-    goblins = list(state.goblins(sector))
+    goblins = list(state.radar[_FACING_AT[room]].spaces)  # state.goblins(sector), compiled
     for space in spaces:
         if not 0 <= space < len(goblins):
             raise MalformedAction("BAD_SPACE", f"Sector {sector} has no space {space}.")
@@ -194,7 +195,17 @@ def _excavated(state: DrillitState, player: str, action: act.Excavate, piece: st
     """The events of an Excavate the rules allow, ``piece`` being its owner's."""
     rotation = canonical_rotation(piece, action.rotation)
     return [
-        _PIECE_PLACED(player, action.owner, piece, action.cell, rotation, 1),
+        made(  # ev.PathPiecePlaced(player, owner, piece, cell, rotation, 1), compiled
+            _PIECE_PLACED,
+            {
+                "player": player,
+                "owner": action.owner,
+                "piece": piece,
+                "cell": action.cell,
+                "rotation": rotation,
+                "action_points": 1,
+            },
+        ),
         _COLLECTED[_PIECES[piece].crystal],
         *_victory_if_exit(state, action.cell, piece, rotation),
     ]
@@ -257,6 +268,7 @@ def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[An
 _MOVE: Final = act.Move
 _EXCAVATE: Final = act.Excavate
 _END: Final = act.EndTurn
+_ATTACK: Final = act.Attack
 
 
 def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[Any]:
@@ -270,6 +282,8 @@ def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[An
         return _excavated(state, player, action, state.hands[action.owner])
     if kind is _END:
         return [_actions_ended(player)]
+    if kind is _ATTACK:  # (decide_turn_action's case, without its failed cases before it)
+        return attack(state, player, tuple(action.spaces))
     return decide_turn_action(state, player, action)
 
 
@@ -312,6 +326,19 @@ def _attacks_on(goblins: tuple[int, ...], most: int) -> tuple[act.Attack, ...]:
     )
 
 
+def _carry(room: int, passenger: str) -> act.Carry:
+    """``act.Carry(room, passenger)``, one of each (actions are immutable; the Robot's
+    turns list them at every decision)."""
+    key = (room, passenger)
+    known = _CARRIES.get(key)
+    if known is None:
+        if len(_CARRIES) >= 4096:
+            _CARRIES.clear()
+        known = _CARRIES[key] = act.Carry(room, passenger)
+    return known
+
+
+_CARRIES: Final[dict[tuple[int, str], act.Carry]] = {}
 _REPAIR: Final = act.Repair()
 _EXTINGUISH: Final = act.Extinguish()
 _PLAN_B: Final = act.TakePlanB()
@@ -347,7 +374,8 @@ class _Excavations(Sequence[act.Excavate]):
         if isinstance(index, slice):
             return excavations(self._state, self._owner, self._piece)[index]
         cell, rotation = self._spots[index]
-        return _EXCAVATE(self._owner, cell, rotation)
+        # act.Excavate(owner, cell, rotation), compiled (records.made)
+        return made(_EXCAVATE, {"owner": self._owner, "cell": cell, "rotation": rotation})
 
     def __iter__(self) -> Iterator[act.Excavate]:
         return iter(excavations(self._state, self._owner, self._piece))
@@ -467,7 +495,7 @@ def turn_choices(state: DrillitState, player: str) -> TurnChoices:
                 continue
             for room in ALL_ROOMS:
                 if room != here and room not in where:  # nobody in it
-                    out.append(act.Carry(room, passenger))
+                    out.append(_carry(room, passenger))
     if here != _CENTRE and points >= 1:
         goblins = state.radar[_FACING_AT[here]].spaces  # state.goblins(sector facing here)
         for count in goblins:  # any(goblins), without a call of the builtin

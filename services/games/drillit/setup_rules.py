@@ -45,6 +45,7 @@ from services.games.contract import (
 )
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT, DIFFICULTIES, DISTANCES, EXIT_OPTIONS
+from services.games.drillit.records import made
 from services.games.drillit.state import DrillitState
 
 BOX, HOUSE = "box", "house"
@@ -188,8 +189,11 @@ def _deal(deck: str, players: int, reason: str) -> AwaitingChance:
 
 def _shuffle_trio(deck: str, cards: tuple[str, ...], reason: str) -> AwaitingChance:
     """The step shuffling the trio ``deck`` of ``cards``. (Built afresh, not remembered:
-    the trios' cards differ from match to match, so a cache of them only misses.)"""
-    return _awaiting(ShuffleDeck(deck, cards, reason))
+    the trios' cards differ from match to match, so a cache of them only misses; built
+    by ``records.made``, compiled.)"""
+    request = made(_SHUFFLE, {"deck": deck, "cards": cards, "purpose": reason})
+    step: AwaitingChance = made(_AWAITING_CHANCE, {"request": request})
+    return step
 
 
 def _setup_step(state: DrillitState) -> AwaitingChance | None:
@@ -231,12 +235,14 @@ def resolve_setup_draw(state: DrillitState, deck: str, cards: tuple[str, ...]) -
         return [ev.PathPiecesDrawn(pieces, state.path_pile - len(cards))]
     if deck == "characters":
         return [ev.CharactersDealt(dict(zip(state.players, cards, strict=True)))]
-    return [_CARDS_STAGED(deck, cards)]
+    return [made(_CARDS_STAGED, {"deck": deck, "cards": cards})]  # (records.made)
 
 
 # (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
 # imported name in the module's dict and one of its attribute, at every use)
 _CARDS_STAGED: Final = ev.EventCardsStaged
+_SHUFFLE: Final = ShuffleDeck
+_AWAITING_CHANCE: Final = AwaitingChance
 _ROOM_CAPACITY: Final = CONTENT.room_capacity
 _ROOMS: Final = CONTENT.rooms
 

@@ -42,6 +42,7 @@ from services.games.drillit.player_actions import (
     turbo_choices,
     turn_choices,
 )
+from services.games.drillit.records import made
 from services.games.drillit.setup_rules import (
     gnome_placed,
     resolve_setup_draw,
@@ -213,4 +214,6 @@ def _drawn(state: DrillitState, deck: str, cards: tuple[str, ...]) -> list[Any]:
         return [ev.TurboPieceDrawn(cards[0], state.path_pile - 1)]
     drawers = missing_pieces(state)[: len(cards)]
     pieces = dict(zip(drawers, cards, strict=True))
-    return [_PIECES_DRAWN(pieces, state.path_pile - len(cards))]
+    # ev.PathPiecesDrawn(pieces, pile_left), compiled (records.made)
+    left = state.path_pile - len(cards)
+    return [made(_PIECES_DRAWN, {"pieces": pieces, "pile_left": left})]

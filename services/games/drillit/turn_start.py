@@ -11,6 +11,7 @@ from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT, EventCard
 from services.games.drillit.end_conditions import permanent_damage
 from services.games.drillit.evolve import fold, fold_into, sector_goblins
+from services.games.drillit.records import made
 from services.games.drillit.state import DrillitState
 from services.games.drillit.tunnels import abyss_cell
 
@@ -59,7 +60,8 @@ def goblin_advance(state: DrillitState) -> list[Any]:
             destroyed.append(_armor_destroyed(room))
             at_armor -= 1
         radar.append(sector_goblins(room, (at_armor, *spaces[2:], 0)))  # at_armor go in
-    out: list[Any] = [_GOBLINS_ADVANCED(tuple(radar)), *destroyed]
+    # ev.GoblinsAdvanced(radar), compiled (records.made)
+    out: list[Any] = [made(_GOBLINS_ADVANCED, {"radar": tuple(radar)}), *destroyed]
     if reached:
         out.append(_REACHED_CENTRE(reached))
     return out
