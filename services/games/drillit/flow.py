@@ -209,8 +209,10 @@ _TURBO_DRAW: Final = AwaitingChance(DrawCards("paths", 1, "Turbo: a random Path 
 def _next_step(state: DrillitState) -> Step:
     phase = state.phase
     if phase is ACTIONS:
-        assert state.active is not None
-        return _awaiting(state.active, "actions")
+        active = state.active
+        assert active is not None
+        step = _AWAITING_ACTIONS.get(active)  # (_awaiting(active, "actions"), keyed by a str)
+        return _awaiting(active, "actions") if step is None else step
     if phase is OVER:
         results = "won" if state.won else "lost"
         return Finished(
@@ -262,4 +264,13 @@ def _awaiting(player: str, phase: str) -> AwaitingPlayers:
         if len(_AWAITING) >= 4096:
             _AWAITING.clear()
         step = _AWAITING[key] = AwaitingPlayers((player,), phase)
+    if phase == "actions":
+        if len(_AWAITING_ACTIONS) >= 4096:
+            _AWAITING_ACTIONS.clear()
+        _AWAITING_ACTIONS[player] = step
     return step
+
+
+#: player -> the step of their actions (``_AWAITING``'s, by the player alone: a look-up by
+#: a str, not a tuple built and hashed, at every decision)
+_AWAITING_ACTIONS: Final[dict[str, AwaitingPlayers]] = {}

@@ -196,28 +196,57 @@ def _shuffle_trio(deck: str, cards: tuple[str, ...], reason: str) -> AwaitingCha
     return step
 
 
+#: the decks setup shuffles, in the order it asks for them
+_SHUFFLE_ORDER: Final = (
+    "paths",
+    "characters",
+    STAGING,
+    ABYSS_STAGING,
+    *[deck for _, deck, _, _ in _TRIO_DECKS],
+)
+
+
+def _in_order(decks: tuple[str, ...]) -> int:
+    """How many decks ``decks`` holds when they are the first of ``_SHUFFLE_ORDER``, in
+    that order, as setup shuffles them; -1 when not."""
+    if len(decks) > len(_SHUFFLE_ORDER):
+        return -1
+    for i in range(len(decks)):
+        if decks[i] != _SHUFFLE_ORDER[i]:
+            return -1
+    return len(decks)
+
+
+def _unshuffled(decks: tuple[str, ...], in_order: int, k: int) -> bool:
+    """``_SHUFFLE_ORDER[k] not in decks``, read off ``in_order`` (``_in_order(decks)``)
+    when they are in order: the tests below ask for up to nine decks, each a scan of the
+    tuple otherwise."""
+    if in_order >= 0:
+        return k >= in_order
+    return _SHUFFLE_ORDER[k] not in decks
+
+
 def _setup_step(state: DrillitState) -> AwaitingChance | None:
-    # the decks shuffled as a set: the tests below ask for up to ten of them, each a scan
-    # of the tuple otherwise
-    shuffled, staged = set(state.shuffled_decks), state.staged
-    if "paths" not in shuffled:
+    shuffled, staged = state.shuffled_decks, state.staged
+    in_order = _in_order(shuffled)
+    if _unshuffled(shuffled, in_order, 0):  # "paths"
         return _SHUFFLE_PATHS
     if not state.hands:
         return _deal("paths", len(state.players), "deal one Path piece to each player")
-    if "characters" not in shuffled:
+    if _unshuffled(shuffled, in_order, 1):  # "characters"
         return _SHUFFLE_CHARACTERS
     if not state.characters:
         return _deal("characters", len(state.players), "deal a Character to each player")
-    if STAGING not in shuffled:
+    if _unshuffled(shuffled, in_order, 2):  # STAGING
         return _SHUFFLE_STAGING
     if STAGING not in staged:
         return _DRAW_STAGING
-    if ABYSS_STAGING not in shuffled:
+    if _unshuffled(shuffled, in_order, 3):  # ABYSS_STAGING
         return _SHUFFLE_ABYSSES
     if ABYSS_STAGING not in staged:
         return _DRAW_ABYSSES
     for i, deck, stack, reason in _TRIO_DECKS:
-        if deck not in shuffled:
+        if _unshuffled(shuffled, in_order, 3 + i):  # deck, trio i of 1 to TRIOS
             return _shuffle_trio(deck, _trio_cards(state, i), reason)
         if deck not in staged:
             return stack

@@ -213,7 +213,11 @@ def _drawn(state: DrillitState, deck: str, cards: tuple[str, ...]) -> list[Any]:
     if phase is TURBO:
         return [ev.TurboPieceDrawn(cards[0], state.path_pile - 1)]
     drawers = missing_pieces(state)[: len(cards)]
-    pieces = dict(zip(drawers, cards, strict=True))
+    if len(drawers) != len(cards):
+        raise ValueError("a piece for each player without one")  # (as zip(strict=True))
+    pieces = {}  # dict(zip(drawers, cards)), as a loop: no zip nor dict called
+    for i in range(len(cards)):
+        pieces[drawers[i]] = cards[i]
     # ev.PathPiecesDrawn(pieces, pile_left), compiled (records.made)
     left = state.path_pile - len(cards)
     return [made(_PIECES_DRAWN, {"pieces": pieces, "pile_left": left})]
