@@ -300,7 +300,12 @@ def gnome_placed(player: str, room: int) -> ev.GnomePlaced:
 
 
 def resolve_start_roll(state: DrillitState, value: int) -> list[Any]:
-    player = next(p for p in state.players if p not in state.rooms)
+    rooms = state.rooms
+    for player in state.players:  # the first without a room (no generator, compiled)
+        if player not in rooms:
+            break
+    else:
+        raise StopIteration  # (as next() of the generator did)
     out: list[Any] = [_start_room_rolled(player, value)]
     # a 6 lets the player choose; a full room is rolled again (house rule)
     if value in _ROOMS and room_has_space(state, value):

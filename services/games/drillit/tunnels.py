@@ -444,26 +444,24 @@ class _Dug:
         piece (or only the anchor); then each rotation is a few bit operations instead of
         a walk around the cell (``fits`` and ``connects``). Without an anchor the masks of
         every frontier cell are known (``keys``), and the placements on a
-        cell in each situation are remembered per map and shape (``_spot_table``): cells
+        cell in each situation are remembered per map and shape (``_shape_on``): cells
         meet the same few situations again and again."""
         ground = self.ground
         base = _PIECES[piece].openings
         if anchor is None:  # each frontier cell's placements, by its key
-            table = _spot_table(self.distance, base)
+            shape = _shape_on(self.distance, base)
+            table = shape.spots
             # (cell numbers and keys as objects, not ints: compiled, an int read from a
             # tuple or dict is unboxed, and boxed again, a new object for most keys, to
             # look it up)
             keys: dict[Any, Any] = self.keys
             frontier: tuple[Any, ...] = self.frontier_cells
             spots: list[tuple[Hex, int]] = []
-            fit: dict[int, tuple[int, ...]] | None = None  # (read on a first miss)
             for cell in frontier:
                 key = keys[cell]
                 here = table.get(key)
                 if here is None:
-                    if fit is None:
-                        fit = _fit_table(base)
-                    here = table[key] = _spots_at(ground.cells, fit, _rotation_masks(base), key)
+                    here = table[key] = _spots_at(ground.cells, shape.fit, shape.rotations, key)
                 spots += here
             return tuple(spots)
         rotations = _rotation_masks(base)
@@ -556,16 +554,36 @@ def _spots_at(
     return tuple([(where, k) for k in fitting])
 
 
-@functools.lru_cache(maxsize=256)
-def _spot_table(
-    distance_name: str, base: tuple[int, ...]
-) -> dict[Any, tuple[tuple[Hex, int], ...]]:
-    """Per map and piece shape: a cell's number and situation (``cell << 18 | situation``,
-    its ``_key``) -> the placements (cell, rotation) of that shape there (``_spots_at``),
-    each worked out when first asked. The map's geometry alone decides them; each cell
-    meets a few situations. (A plain dict: a look-up in a dict subclass, with its
-    ``__missing__``, goes through the generic subscript.)"""
-    return {}
+class _Shape:
+    """A piece shape (its openings, ``base``) on a map: ``spots``, a cell's number and
+    situation (``cell << 18 | situation``, its ``_key``) -> the placements (cell,
+    rotation) of that shape there (``_spots_at``), each worked out when first asked (the
+    map's geometry alone decides them; each cell meets a few situations), and the shape's
+    fit table and rotations for that."""
+
+    def __init__(self, base: tuple[int, ...]) -> None:
+        # (a plain dict: a look-up in a dict subclass, with its ``__missing__``, goes
+        # through the generic subscript)
+        self.spots: dict[Any, tuple[tuple[Hex, int], ...]] = {}
+        self.fit = _fit_table(base)
+        self.rotations = _rotation_masks(base)
+
+
+#: map -> piece shape -> its ``_Shape`` there (dicts read in compiled code, not an
+#: lru_cache: its wrapper builds a key of the two at every listing)
+_SHAPES_ON: Final[dict[str, dict[tuple[int, ...], _Shape]]] = {}
+
+
+def _shape_on(distance_name: str, base: tuple[int, ...]) -> _Shape:
+    shapes = _SHAPES_ON.get(distance_name)
+    if shapes is None:
+        shapes = _SHAPES_ON[distance_name] = {}
+    shape = shapes.get(base)
+    if shape is None:
+        if len(shapes) >= 256:  # (the content's shapes are a few)
+            shapes.clear()
+        shape = shapes[base] = _Shape(base)
+    return shape
 
 
 @functools.lru_cache(maxsize=64)

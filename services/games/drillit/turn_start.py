@@ -138,6 +138,14 @@ def sub_event(draft: DrillitState, card: EventCard, name: str) -> list[Any]:
     # card.sub_event_active(name, players), written out: the card's method is uncompiled
     if not (mode == "on" or (mode == "3+" and len(draft.players) >= 3)):
         return [_TOO_FEW_PLAYERS[name]]
+    # the rules by name, called directly (one read from the dict is a call through
+    # Python's protocol)
+    if name == "advance":
+        return goblin_advance_with_damage(draft)
+    if name == "intensify":
+        return fire_intensification(draft)
+    if name == "overheat":
+        return overheating(draft)
     return _SUB_EVENT_RULES[name](draft)
 
 
