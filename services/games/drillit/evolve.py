@@ -61,7 +61,8 @@ def sector_goblins(sector: int, spaces: tuple[int, ...]) -> SectorGoblins:
     if known is None:
         if len(_SECTOR_GOBLINS) >= 4096:
             _SECTOR_GOBLINS.clear()
-        known = _SECTOR_GOBLINS[key] = SectorGoblins(sector, spaces)
+        # SectorGoblins(sector, spaces), compiled (records.made)
+        known = _SECTOR_GOBLINS[key] = made(SectorGoblins, {"sector": sector, "spaces": spaces})
     return known
 
 
@@ -148,6 +149,24 @@ def fold_into(draft: DrillitState, events: list[Any]) -> None:
             _armor_destroyed(draft, event, attributes)
         elif kind is _GOBLINS_ADVANCED:
             _advanced(draft, event, attributes)
+        elif kind is _FIRES_INTENSIFIED:
+            _intensified(draft, event, attributes)
+        elif kind is _FIRE_DIE:
+            _fire_die(draft, event, attributes)
+        elif kind is _ROOM_ROLLED:
+            _rolled_room(draft, event, attributes)
+        elif kind is _GNOME_PLACED:
+            _placed_gnome(draft, event, attributes)
+        elif kind is _FIRE_STARTED:
+            _fire_started(draft, event, attributes)
+        elif kind is _CRYSTALS_SPENT:
+            _spent(draft, event, attributes)
+        elif kind is _GOBLINS_DEFEATED:
+            _defeated(draft, event, attributes)
+        elif kind is _CRYSTAL_FOUND:
+            _crystal(draft, event, attributes)
+        elif kind is _PERMANENT_DAMAGE:
+            _permanent(draft, event, attributes)
         else:
             try:  # (a subscript, not ``get`` and a test)
                 handler = handlers[kind]
@@ -193,12 +212,13 @@ def _built(s: DrillitState, e: ev.EventDeckBuilt) -> Changes:
     return {"event_deck": assemble_event_deck(s.staged), "event_deck_built": True}
 
 
-def _rolled_room(s: DrillitState, e: ev.StartRoomRolled) -> Changes:
-    return {"choosing_room": e.player if e.value == 6 else s.choosing_room}
+def _rolled_room(s: DrillitState, e: ev.StartRoomRolled, d: Attributes) -> None:
+    d["choosing_room"] = e.player if e.value == 6 else s.choosing_room
 
 
-def _placed_gnome(s: DrillitState, e: ev.GnomePlaced) -> Changes:
-    return {"rooms": {**s.rooms, e.player: e.room}, "choosing_room": None}
+def _placed_gnome(s: DrillitState, e: ev.GnomePlaced, d: Attributes) -> None:
+    d["rooms"] = {**s.rooms, e.player: e.room}
+    d["choosing_room"] = None
 
 
 def _starter(s: DrillitState, e: ev.StartingPlayerChosen) -> Changes:
@@ -241,15 +261,15 @@ def _reached_centre(s: DrillitState, e: ev.GoblinsReachedCentre) -> Changes:
     return {}  # the Goblins already left the radar in GoblinsAdvanced
 
 
-def _permanent(s: DrillitState, e: ev.PermanentDamageTaken) -> Changes:
-    return {"permanent_damage": s.permanent_damage + e.amount}
+def _permanent(s: DrillitState, e: ev.PermanentDamageTaken, d: Attributes) -> None:
+    d["permanent_damage"] = s.permanent_damage + e.amount
 
 
-def _intensified(s: DrillitState, e: ev.FiresIntensified) -> Changes:
+def _intensified(s: DrillitState, e: ev.FiresIntensified, d: Attributes) -> None:
     fires = dict(s.fires)
     for room in e.rooms:
         fires[room] = fires.get(room, 0) + 1
-    return {"fires": fires}
+    d["fires"] = fires
 
 
 def _exploded(s: DrillitState, e: ev.RoomExploded) -> Changes:
@@ -260,11 +280,7 @@ def _overheated(s: DrillitState, e: ev.CrystalStorageOverheated) -> Changes:
     return {"crystals": dict.fromkeys(s.crystals, 0)}
 
 
-def _crystal_found(s: DrillitState, e: ev.CrystalFound) -> Changes:
-    return {"crystals": {**s.crystals, e.colour: s.crystals[e.colour] + 1}}
-
-
-def _crystal(s: DrillitState, e: ev.CrystalCollected, d: Attributes) -> None:
+def _crystal(s: DrillitState, e: ev.CrystalFound | ev.CrystalCollected, d: Attributes) -> None:
     d["crystals"] = {**s.crystals, e.colour: s.crystals[e.colour] + 1}
 
 
@@ -281,13 +297,14 @@ def _trap(s: DrillitState, e: ev.TrapSet) -> Changes:
     return {"trap": True}
 
 
-def _fire_die(s: DrillitState, e: ev.FireDieRolled) -> Changes:
-    return {"fire_criticals": s.fire_criticals + (e.value == 6)}
+def _fire_die(s: DrillitState, e: ev.FireDieRolled, d: Attributes) -> None:
+    d["fire_criticals"] = s.fire_criticals + (e.value == 6)
 
 
-def _fire_started(s: DrillitState, e: ev.FireStarted) -> Changes:
-    fires = {**s.fires, e.room: s.fires.get(e.room, 0) + e.fires}
-    return {"fires": fires, "fire_criticals": 0, "phase": ATTACK}
+def _fire_started(s: DrillitState, e: ev.FireStarted, d: Attributes) -> None:
+    d["fires"] = {**s.fires, e.room: s.fires.get(e.room, 0) + e.fires}
+    d["fire_criticals"] = 0
+    d["phase"] = ATTACK
 
 
 def _critical_explosion(s: DrillitState, e: ev.CriticalFireExploded) -> Changes:
@@ -326,15 +343,13 @@ def _carried(s: DrillitState, e: ev.GnomeCarried) -> Changes:
     return {"rooms": rooms, "action_points": s.action_points - e.action_points}
 
 
-def _defeated(s: DrillitState, e: ev.GoblinsDefeated) -> Changes:
+def _defeated(s: DrillitState, e: ev.GoblinsDefeated, d: Attributes) -> None:
     spaces = list(_goblins(s, e.sector))
     for space in e.spaces:
         spaces[space] -= 1
-    return {
-        "radar": _radar_with(s, e.sector, tuple(spaces)),
-        "goblins_defeated": s.goblins_defeated + len(e.spaces),
-        "action_points": s.action_points - e.action_points,
-    }
+    d["radar"] = _radar_with(s, e.sector, tuple(spaces))
+    d["goblins_defeated"] = s.goblins_defeated + len(e.spaces)
+    d["action_points"] = s.action_points - e.action_points
 
 
 def _repaired(s: DrillitState, e: ev.ArmorRepaired) -> Changes:
@@ -362,13 +377,10 @@ def _piece_placed(s: DrillitState, e: ev.PathPiecePlaced, d: Attributes) -> None
     d["action_points"] = s.action_points - e.action_points
 
 
-def _spent(s: DrillitState, e: ev.CrystalsSpent) -> Changes:
-    crystals = {**s.crystals, e.colour: s.crystals[e.colour] - e.count}
-    return {
-        "crystals": crystals,
-        "crystals_used": s.crystals_used + e.count,
-        "action_points": s.action_points - e.action_points,
-    }
+def _spent(s: DrillitState, e: ev.CrystalsSpent, d: Attributes) -> None:
+    d["crystals"] = {**s.crystals, e.colour: s.crystals[e.colour] - e.count}
+    d["crystals_used"] = s.crystals_used + e.count
+    d["action_points"] = s.action_points - e.action_points
 
 
 def _put_out(s: DrillitState, e: ev.FiresPutOut) -> Changes:
@@ -438,28 +450,19 @@ _HANDLERS: Final[dict[type, Any]] = {
     ev.MatchSetUp: _setup,
     ev.CharactersDealt: _dealt,
     ev.EventDeckBuilt: _built,
-    ev.StartRoomRolled: _rolled_room,
-    ev.GnomePlaced: _placed_gnome,
     ev.StartingPlayerChosen: _starter,
     ev.SubEventSkipped: _skipped,
     ev.GoblinsReachedCentre: _reached_centre,
-    ev.PermanentDamageTaken: _permanent,
-    ev.FiresIntensified: _intensified,
     ev.RoomExploded: _exploded,
     ev.CrystalStorageOverheated: _overheated,
-    ev.CrystalFound: _crystal_found,
     ev.AbyssOpened: _abyss,
     ev.BlackoutBegan: _blackout,
     ev.TrapSet: _trap,
-    ev.FireDieRolled: _fire_die,
-    ev.FireStarted: _fire_started,
     ev.CriticalFireExploded: _critical_explosion,
     ev.HordeArrived: _horde,
     ev.GnomeCarried: _carried,
-    ev.GoblinsDefeated: _defeated,
     ev.ArmorRepaired: _repaired,
     ev.FireExtinguished: _extinguished,
-    ev.CrystalsSpent: _spent,
     ev.FiresPutOut: _put_out,
     ev.ArmorRestored: _restored,
     ev.SectorBombed: _bombed,
@@ -489,6 +492,15 @@ _IN_PLACE: Final[dict[type, Any]] = {
     ev.GoblinsArrived: _arrived,
     ev.ArmorDestroyed: _armor_destroyed,
     ev.GoblinsAdvanced: _advanced,
+    ev.FiresIntensified: _intensified,
+    ev.FireDieRolled: _fire_die,
+    ev.StartRoomRolled: _rolled_room,
+    ev.GnomePlaced: _placed_gnome,
+    ev.FireStarted: _fire_started,
+    ev.CrystalsSpent: _spent,
+    ev.GoblinsDefeated: _defeated,
+    ev.CrystalFound: _crystal,
+    ev.PermanentDamageTaken: _permanent,
 }
 # their classes as compiled constants, for ``fold_into``'s tests by identity (``ev.X`` is a
 # look-up in the module's dict and one in the events module's)
@@ -506,3 +518,12 @@ _PIECES_DRAWN: Final = ev.PathPiecesDrawn
 _GOBLINS_ARRIVED: Final = ev.GoblinsArrived
 _ARMOR_DESTROYED: Final = ev.ArmorDestroyed
 _GOBLINS_ADVANCED: Final = ev.GoblinsAdvanced
+_FIRES_INTENSIFIED: Final = ev.FiresIntensified
+_FIRE_DIE: Final = ev.FireDieRolled
+_ROOM_ROLLED: Final = ev.StartRoomRolled
+_GNOME_PLACED: Final = ev.GnomePlaced
+_FIRE_STARTED: Final = ev.FireStarted
+_CRYSTALS_SPENT: Final = ev.CrystalsSpent
+_GOBLINS_DEFEATED: Final = ev.GoblinsDefeated
+_CRYSTAL_FOUND: Final = ev.CrystalFound
+_PERMANENT_DAMAGE: Final = ev.PermanentDamageTaken

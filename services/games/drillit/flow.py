@@ -244,10 +244,19 @@ def _next_step(state: DrillitState) -> Step:
     return AwaitingPlayers((), phase.value)
 
 
-@functools.lru_cache(maxsize=16)
 def _refill(count: int) -> AwaitingChance:
-    """The step drawing ``count`` Path pieces, one per player count (steps are immutable)."""
-    return AwaitingChance(DrawCards("paths", count, "players without a Path piece draw one"))
+    """The step drawing ``count`` Path pieces, one per player count (steps are immutable;
+    a dict read here, not an lru_cache's wrapper called)."""
+    step = _REFILLS.get(count)
+    if step is None:
+        if len(_REFILLS) >= 16:
+            _REFILLS.clear()
+        reason = "players without a Path piece draw one"
+        step = _REFILLS[count] = AwaitingChance(DrawCards("paths", count, reason))
+    return step
+
+
+_REFILLS: Final[dict[int, AwaitingChance]] = {}
 
 
 #: (player, "actions" or "turbo") -> that step, built once per player (steps are

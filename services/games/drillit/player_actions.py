@@ -319,7 +319,7 @@ def _attacks_on(goblins: tuple[int, ...], most: int) -> tuple[act.Attack, ...]:
     """Every attack on a sector with ``goblins`` (per space) removing up to ``most``."""
     present = [s for s, n in enumerate(goblins) if n > 0]
     return tuple(
-        act.Attack(combo)
+        made(_ATTACK, {"spaces": combo})  # act.Attack(combo), compiled (records.made)
         for size in range(1, most + 1)
         for combo in combinations_with_replacement(present, size)
         if all(combo.count(s) <= goblins[s] for s in combo)

@@ -254,8 +254,21 @@ def _setup_step(state: DrillitState) -> AwaitingChance | None:
         return None
     for player in state.players:
         if player not in state.rooms:
-            return _awaiting(RollDice(1, 6, f"start room of {player}"))
+            return _start_roll(player)
     return None
+
+
+def _start_roll(player: str) -> AwaitingChance:
+    """The step rolling ``player``'s start room, one per player (steps are immutable)."""
+    step = _START_ROLLS.get(player)
+    if step is None:
+        if len(_START_ROLLS) >= 4096:
+            _START_ROLLS.clear()
+        step = _START_ROLLS[player] = _awaiting(RollDice(1, 6, f"start room of {player}"))
+    return step
+
+
+_START_ROLLS: Final[dict[str, AwaitingChance]] = {}
 
 
 def resolve_setup_draw(state: DrillitState, deck: str, cards: tuple[str, ...]) -> list[Any]:
