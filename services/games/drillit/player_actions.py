@@ -411,8 +411,8 @@ class TurnChoices(Sequence[Any]):
     def __getitem__(self, index: slice) -> Sequence[Any]: ...
 
     def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return tuple(self)[index]
+        if not isinstance(index, int):  # (an int's test is inlined, compiled; a slice's
+            return tuple(self)[index]  # is a call)
         if index < 0:
             index += self._length
         if not 0 <= index < self._length:

@@ -93,13 +93,25 @@ def legal_choices(state: DrillitState, player: str) -> Sequence[Any]:
         return choices
     if phase is SETUP:
         if state.choosing_room is not None:
-            return tuple(
-                [act.ChooseStartRoom(r) for r in CONTENT.rooms if room_has_space(state, r)]
-            )
-        return tuple([act.ChooseStartingPlayer(p) for p in state.players])
+            return tuple([_START_ROOMS[r] for r in CONTENT.rooms if room_has_space(state, r)])
+        return tuple([_starting_player(p) for p in state.players])
     if phase is TURBO:
         return turbo_choices(state)
     return turn_choices(state, player)
+
+
+#: actions are immutable: one of each serves every match
+_START_ROOMS: Final = {room: act.ChooseStartRoom(room) for room in CONTENT.rooms}
+_STARTING_PLAYERS: Final[dict[str, act.ChooseStartingPlayer]] = {}
+
+
+def _starting_player(player: str) -> act.ChooseStartingPlayer:
+    choice = _STARTING_PLAYERS.get(player)
+    if choice is None:
+        if len(_STARTING_PLAYERS) >= 4096:
+            _STARTING_PLAYERS.clear()
+        choice = _STARTING_PLAYERS[player] = act.ChooseStartingPlayer(player)
+    return choice
 
 
 def decide_folded(state: DrillitState, player: str, action: Any) -> tuple[list[Any], DrillitState]:
