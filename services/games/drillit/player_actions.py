@@ -269,6 +269,13 @@ _MOVE: Final = act.Move
 _EXCAVATE: Final = act.Excavate
 _END: Final = act.EndTurn
 _ATTACK: Final = act.Attack
+_CRYSTAL_ACTIONS: Final = frozenset(
+    {act.UseBlueOnFires, act.UseBlueOnArmor, act.UseRedBomb, act.UseYellowTurbo}
+)
+_TAKE_PLAN_B: Final = act.TakePlanB
+_REPAIR_ARMOR: Final = act.Repair
+_EXTINGUISH_FIRE: Final = act.Extinguish
+_CARRY: Final = act.Carry
 
 
 def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[Any]:
@@ -282,8 +289,20 @@ def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[An
         return _excavated(state, player, action, state.hands[action.owner])
     if kind is _END:
         return [_actions_ended(player)]
-    if kind is _ATTACK:  # (decide_turn_action's case, without its failed cases before it)
+    # the others by their class, as decide_turn_action's cases (checked), without the
+    # failed cases before them: each reads a class from the actions module, at every try
+    if kind is _ATTACK:
         return attack(state, player, tuple(action.spaces))
+    if kind in _CRYSTAL_ACTIONS:
+        return use_crystals(state, player, action)
+    if kind is _TAKE_PLAN_B:
+        return take_plan_b(state, player)
+    if kind is _REPAIR_ARMOR:
+        return repair(state, player)
+    if kind is _EXTINGUISH_FIRE:
+        return extinguish(state, player)
+    if kind is _CARRY:
+        return carry(state, player, action.room, action.passenger)
     return decide_turn_action(state, player, action)
 
 
