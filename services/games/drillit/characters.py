@@ -39,7 +39,20 @@ def move_cost(state: DrillitState, player: str, goal: int) -> int:
     """The Robot flies anywhere for 1 AP; the others walk, 1 AP a step."""
     if state.characters.get(player) == ROBOT:
         return 1
-    return walking_distance(state.rooms[player], goal)
+    start = state.rooms[player]
+    walks = _WALKS.get(start)  # (the table below: a call of the cache's wrapper costs more)
+    if walks is not None:
+        walk = walks.get(goal)
+        if walk is not None:
+            return walk
+    return walking_distance(start, goal)
+
+
+#: room -> room -> ``walking_distance``, worked out once for the Tank's rooms
+_WALKS: Final = {
+    start: {goal: walking_distance(start, goal) for goal in CONTENT.adjacency}
+    for start in CONTENT.adjacency
+}
 
 
 def repair_cost(state: DrillitState, player: str) -> int:

@@ -89,8 +89,15 @@ def crystal_actions(state: DrillitState, player: str) -> list[Any]:
         if state.armor_destroyed:
             out.append(_ON_ARMOR)
     if red >= cost:  # radar_goblins of each sector (the radar is in their order)
-        radar = zip(_SECTORS, state.radar, strict=True)
-        out += [_BOMBS[s] for s, goblins in radar if sum(goblins.spaces[1:]) > 0]
+        radar = state.radar
+        if len(radar) != len(_SECTORS):
+            raise ValueError("the radar holds each sector once")  # (as zip(strict=True))
+        for at in range(len(radar)):  # (a loop: no zip, slice nor sum called per sector)
+            spaces, goblins = radar[at].spaces, 0
+            for space in range(1, len(spaces)):
+                goblins += spaces[space]
+            if goblins > 0:
+                out.append(_BOMBS[_SECTORS[at]])
     if yellow >= cost and not state.trap and state.path_pile > 0 and has_frontier(state):
         out.append(_TURBO)
     return out

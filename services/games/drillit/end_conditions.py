@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
@@ -16,14 +16,19 @@ EXIT_UNREACHABLE = "exit-unreachable"
 EXIT_REACHED = "exit-reached"
 
 
+#: (Final: compiled, a C static, not ``CONTENT``'s attribute read at every step)
+_LIFE_TRACK: Final = CONTENT.life_track
+
+
 def life_track_full(state: DrillitState) -> bool:
     # state.damage, without its two property calls: the turn flow asks at every step
-    return len(state.armor_destroyed) + state.permanent_damage >= CONTENT.life_track
+    return len(state.armor_destroyed) + state.permanent_damage >= _LIFE_TRACK
 
 
 def permanent_damage(state: DrillitState, amount: int, cause: str) -> list[Any]:
     """Permanent Damage markers, as many as the Life Track still has room for."""
-    room = CONTENT.life_track - state.damage
+    # (state.damage written out: its properties are uncompiled Python)
+    room = _LIFE_TRACK - (len(state.armor_destroyed) + state.permanent_damage)
     amount = min(amount, room)
     return [ev.PermanentDamageTaken(amount, cause)] if amount > 0 else []
 

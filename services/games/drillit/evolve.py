@@ -2,7 +2,9 @@
 
 Each event's handler reads the state and returns its changes (field -> new value); the
 folds below copy the state once and lay the changes of all their events over that copy,
-instead of a whole copy of the state per event."""
+instead of a whole copy of the state per event. The handlers of the frequent events
+(``_IN_PLACE``) write their changes into the copy's attributes themselves, each value
+worked out from the state before any is written."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any, Final
 
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT
+from services.games.drillit.records import made
 from services.games.drillit.setup_rules import assemble_event_deck
 from services.games.drillit.state import (
     ACTIONS,
@@ -23,16 +26,72 @@ from services.games.drillit.state import (
     TURN_START,
     DrillitState,
     PlacedPiece,
-    copied,
-    sector_goblins,
+    SectorGoblins,
     setup_radar,
 )
 
 #: the state's fields an event changes, with their new values
 Changes = dict[str, Any]
+#: a copy's attributes (its ``__dict__``), which an in-place handler writes its changes in
+Attributes = dict[str, Any]
+
+_new: Final = object.__new__
+
+
+def copied(state: DrillitState) -> DrillitState:
+    """``state.copied``, compiled with the folds (the turn flow's copy too): an
+    uncompiled function called from here costs a Python frame."""
+    new: DrillitState = _new(DrillitState)
+    attributes = new.__dict__
+    attributes.update(state.__dict__)  # (compiled: a direct call of the C function)
+    return new
+
+
+#: sector -> its place on the radar (``state._SECTOR_AT``, compiled)
+_SECTOR_AT: Final = {sector: i for i, sector in enumerate(CONTENT.sectors)}
+
+
+def sector_goblins(sector: int, spaces: tuple[int, ...]) -> SectorGoblins:
+    """``state.sector_goblins``, compiled with the folds and remembered in a dict read
+    here (a call of the state's, through its lru_cache's wrapper, builds the key and
+    moves the entry: several times this look-up; they are immutable, one instance of each
+    serves every radar)."""
+    key = (sector, spaces)
+    known = _SECTOR_GOBLINS.get(key)
+    if known is None:
+        if len(_SECTOR_GOBLINS) >= 4096:
+            _SECTOR_GOBLINS.clear()
+        # SectorGoblins(sector, spaces), compiled (records.made)
+        known = _SECTOR_GOBLINS[key] = made(SectorGoblins, {"sector": sector, "spaces": spaces})
+    return known
+
+
+_SECTOR_GOBLINS: Final[dict[tuple[int, tuple[int, ...]], SectorGoblins]] = {}
+
+
+def _goblins(s: DrillitState, sector: int) -> tuple[int, ...]:
+    """``s.goblins(sector)``, compiled (the state's method is uncompiled Python)."""
+    at = _SECTOR_AT.get(sector)
+    return s.radar[CONTENT.sectors.index(sector) if at is None else at].spaces
+
+
+def _radar_with(s: DrillitState, sector: int, spaces: tuple[int, ...]) -> tuple[SectorGoblins, ...]:
+    """``s.radar_with(sector, spaces)``, compiled."""
+    radar = s.radar
+    at = _SECTOR_AT.get(sector, -1)
+    if 0 <= at < len(radar) and radar[at].sector == sector:
+        changed = list(radar)
+        changed[at] = sector_goblins(sector, spaces)
+        return tuple(changed)
+    return tuple([sector_goblins(g.sector, spaces) if g.sector == sector else g for g in radar])
 
 
 def evolve(state: DrillitState, event: Any) -> DrillitState:
+    in_place = _IN_PLACE.get(type(event))
+    if in_place is not None:
+        new = copied(state)
+        in_place(new, event, new.__dict__)
+        return new
     handler = _HANDLERS.get(type(event))
     if handler is None:
         raise TypeError(f"not a Drillit event: {event!r}")
@@ -59,13 +118,63 @@ def fold_into(draft: DrillitState, events: list[Any]) -> None:
     handlers = _HANDLERS
     attributes = draft.__dict__  # (past the frozen __setattr__, as ``copied`` fills it)
     for event in events:
-        try:  # (a subscript, not ``get`` and a test: every event of every match comes here)
-            handler = handlers[type(event)]
-        except KeyError:
-            raise TypeError(f"not a Drillit event: {event!r}") from None
-        # (``update``: compiled, a direct call of the C function; ``|=`` goes through the
-        # number protocol)
-        attributes.update(handler(draft, event))
+        # the frequent events by their class, most frequent first: a direct call of the
+        # compiled handler (one from a dict goes through Python's call protocol)
+        kind = type(event)
+        if kind is _GNOME_MOVED:
+            _moved(draft, event, attributes)
+        elif kind is _PILE_SHUFFLED:
+            _shuffled(draft, event, attributes)
+        elif kind is _PIECE_PLACED:
+            _piece_placed(draft, event, attributes)
+        elif kind is _CRYSTAL_COLLECTED:
+            _crystal(draft, event, attributes)
+        elif kind is _TURN_STARTED:
+            _turn_started(draft, event, attributes)
+        elif kind is _CARDS_STAGED:
+            _staged(draft, event, attributes)
+        elif kind is _ATTACK_DIE:
+            _attack_die(draft, event, attributes)
+        elif kind is _ACTIONS_ENDED:
+            _actions_ended(draft, event, attributes)
+        elif kind is _TURN_ENDED:
+            _turn_ended(draft, event, attributes)
+        elif kind is _CARD_REVEALED:
+            _revealed(draft, event, attributes)
+        elif kind is _PIECES_DRAWN:
+            _drawn(draft, event, attributes)
+        elif kind is _GOBLINS_ARRIVED:
+            _arrived(draft, event, attributes)
+        elif kind is _ARMOR_DESTROYED:
+            _armor_destroyed(draft, event, attributes)
+        elif kind is _GOBLINS_ADVANCED:
+            _advanced(draft, event, attributes)
+        elif kind is _FIRES_INTENSIFIED:
+            _intensified(draft, event, attributes)
+        elif kind is _FIRE_DIE:
+            _fire_die(draft, event, attributes)
+        elif kind is _ROOM_ROLLED:
+            _rolled_room(draft, event, attributes)
+        elif kind is _GNOME_PLACED:
+            _placed_gnome(draft, event, attributes)
+        elif kind is _FIRE_STARTED:
+            _fire_started(draft, event, attributes)
+        elif kind is _CRYSTALS_SPENT:
+            _spent(draft, event, attributes)
+        elif kind is _GOBLINS_DEFEATED:
+            _defeated(draft, event, attributes)
+        elif kind is _CRYSTAL_FOUND:
+            _crystal(draft, event, attributes)
+        elif kind is _PERMANENT_DAMAGE:
+            _permanent(draft, event, attributes)
+        else:
+            try:  # (a subscript, not ``get`` and a test)
+                handler = handlers[kind]
+            except KeyError:
+                raise TypeError(f"not a Drillit event: {event!r}") from None
+            # (``update``: compiled, a direct call of the C function; ``|=`` goes through
+            # the number protocol)
+            attributes.update(handler(draft, event))
 
 
 def _setup(s: DrillitState, e: ev.MatchSetUp) -> Changes:
@@ -82,87 +191,85 @@ def _setup(s: DrillitState, e: ev.MatchSetUp) -> Changes:
     }
 
 
-def _shuffled(s: DrillitState, e: ev.PileShuffled) -> Changes:
-    return {"shuffled_decks": (*s.shuffled_decks, e.deck)}
+def _shuffled(s: DrillitState, e: ev.PileShuffled, d: Attributes) -> None:
+    d["shuffled_decks"] = (*s.shuffled_decks, e.deck)
 
 
-def _drawn(s: DrillitState, e: ev.PathPiecesDrawn) -> Changes:
-    return {"hands": {**s.hands, **e.pieces}, "path_pile": e.pile_left}
+def _drawn(s: DrillitState, e: ev.PathPiecesDrawn, d: Attributes) -> None:
+    d["hands"] = {**s.hands, **e.pieces}
+    d["path_pile"] = e.pile_left
 
 
 def _dealt(s: DrillitState, e: ev.CharactersDealt) -> Changes:
     return {"characters": dict(e.characters)}
 
 
-def _staged(s: DrillitState, e: ev.EventCardsStaged) -> Changes:
-    return {"staged": {**s.staged, e.deck: e.cards}}
+def _staged(s: DrillitState, e: ev.EventCardsStaged, d: Attributes) -> None:
+    d["staged"] = {**s.staged, e.deck: e.cards}
 
 
 def _built(s: DrillitState, e: ev.EventDeckBuilt) -> Changes:
     return {"event_deck": assemble_event_deck(s.staged), "event_deck_built": True}
 
 
-def _rolled_room(s: DrillitState, e: ev.StartRoomRolled) -> Changes:
-    return {"choosing_room": e.player if e.value == 6 else s.choosing_room}
+def _rolled_room(s: DrillitState, e: ev.StartRoomRolled, d: Attributes) -> None:
+    d["choosing_room"] = e.player if e.value == 6 else s.choosing_room
 
 
-def _placed_gnome(s: DrillitState, e: ev.GnomePlaced) -> Changes:
-    return {"rooms": {**s.rooms, e.player: e.room}, "choosing_room": None}
+def _placed_gnome(s: DrillitState, e: ev.GnomePlaced, d: Attributes) -> None:
+    d["rooms"] = {**s.rooms, e.player: e.room}
+    d["choosing_room"] = None
 
 
 def _starter(s: DrillitState, e: ev.StartingPlayerChosen) -> Changes:
     return {"active": e.player}
 
 
-def _turn_started(s: DrillitState, e: ev.TurnStarted) -> Changes:
-    return {
-        "phase": TURN_START if e.turn > 1 else ACTIONS,
-        "active": e.player,
-        "turn": e.turn,
-        "action_points": e.action_points,
-        "current_card": None,
-        "blackout": False,
-        "trap": False,
-        "actions_done": False,
-        "fire_criticals": 0,
-        "attack_sixes": 0,
-        "mechanic_free_repair_used": False,
-    }
+def _turn_started(s: DrillitState, e: ev.TurnStarted, d: Attributes) -> None:
+    d["phase"] = TURN_START if e.turn > 1 else ACTIONS
+    d["active"] = e.player
+    d["turn"] = e.turn
+    d["action_points"] = e.action_points
+    d["current_card"] = None
+    d["blackout"] = False
+    d["trap"] = False
+    d["actions_done"] = False
+    d["fire_criticals"] = 0
+    d["attack_sixes"] = 0
+    d["mechanic_free_repair_used"] = False
 
 
-def _revealed(s: DrillitState, e: ev.EventCardRevealed) -> Changes:
-    return {
-        "current_card": e.card,
-        "event_deck": s.event_deck[1:],
-        "phase": FIRE if e.main_event == "fire" else ATTACK,
-    }
+def _revealed(s: DrillitState, e: ev.EventCardRevealed, d: Attributes) -> None:
+    d["current_card"] = e.card
+    d["event_deck"] = s.event_deck[1:]
+    d["phase"] = FIRE if e.main_event == "fire" else ATTACK
 
 
 def _skipped(s: DrillitState, e: ev.SubEventSkipped) -> Changes:
     return {}
 
 
-def _advanced(s: DrillitState, e: ev.GoblinsAdvanced) -> Changes:
-    return {"radar": e.radar}
+def _advanced(s: DrillitState, e: ev.GoblinsAdvanced, d: Attributes) -> None:
+    d["radar"] = e.radar
 
 
-def _armor_destroyed(s: DrillitState, e: ev.ArmorDestroyed) -> Changes:
-    return {"armor_destroyed": tuple(sorted({*s.armor_destroyed, e.room}))}
+def _armor_destroyed(s: DrillitState, e: ev.ArmorDestroyed, d: Attributes) -> None:
+    d["armor_destroyed"] = tuple(sorted({*s.armor_destroyed, e.room}))
 
 
 def _reached_centre(s: DrillitState, e: ev.GoblinsReachedCentre) -> Changes:
     return {}  # the Goblins already left the radar in GoblinsAdvanced
 
 
-def _permanent(s: DrillitState, e: ev.PermanentDamageTaken) -> Changes:
-    return {"permanent_damage": s.permanent_damage + e.amount}
+def _permanent(s: DrillitState, e: ev.PermanentDamageTaken, d: Attributes) -> None:
+    d["permanent_damage"] = s.permanent_damage + e.amount
 
 
-def _intensified(s: DrillitState, e: ev.FiresIntensified) -> Changes:
+def _intensified(s: DrillitState, e: ev.FiresIntensified, d: Attributes) -> None:
     fires = dict(s.fires)
     for room in e.rooms:
         fires[room] = fires.get(room, 0) + 1
-    return {"fires": fires}
+    d["fires"] = fires
 
 
 def _exploded(s: DrillitState, e: ev.RoomExploded) -> Changes:
@@ -173,8 +280,8 @@ def _overheated(s: DrillitState, e: ev.CrystalStorageOverheated) -> Changes:
     return {"crystals": dict.fromkeys(s.crystals, 0)}
 
 
-def _crystal(s: DrillitState, e: ev.CrystalFound | ev.CrystalCollected) -> Changes:
-    return {"crystals": {**s.crystals, e.colour: s.crystals[e.colour] + 1}}
+def _crystal(s: DrillitState, e: ev.CrystalFound | ev.CrystalCollected, d: Attributes) -> None:
+    d["crystals"] = {**s.crystals, e.colour: s.crystals[e.colour] + 1}
 
 
 def _abyss(s: DrillitState, e: ev.AbyssOpened) -> Changes:
@@ -190,32 +297,34 @@ def _trap(s: DrillitState, e: ev.TrapSet) -> Changes:
     return {"trap": True}
 
 
-def _fire_die(s: DrillitState, e: ev.FireDieRolled) -> Changes:
-    return {"fire_criticals": s.fire_criticals + (e.value == 6)}
+def _fire_die(s: DrillitState, e: ev.FireDieRolled, d: Attributes) -> None:
+    d["fire_criticals"] = s.fire_criticals + (e.value == 6)
 
 
-def _fire_started(s: DrillitState, e: ev.FireStarted) -> Changes:
-    fires = {**s.fires, e.room: s.fires.get(e.room, 0) + e.fires}
-    return {"fires": fires, "fire_criticals": 0, "phase": ATTACK}
+def _fire_started(s: DrillitState, e: ev.FireStarted, d: Attributes) -> None:
+    d["fires"] = {**s.fires, e.room: s.fires.get(e.room, 0) + e.fires}
+    d["fire_criticals"] = 0
+    d["phase"] = ATTACK
 
 
 def _critical_explosion(s: DrillitState, e: ev.CriticalFireExploded) -> Changes:
     return {"fire_criticals": 0, "phase": ATTACK}
 
 
-def _attack_die(s: DrillitState, e: ev.AttackDieRolled) -> Changes:
-    return {"attack_sixes": s.attack_sixes + (e.value == 6)}
+def _attack_die(s: DrillitState, e: ev.AttackDieRolled, d: Attributes) -> None:
+    d["attack_sixes"] = s.attack_sixes + (e.value == 6)
 
 
 def _after_attack(s: DrillitState) -> Changes:
     return {"attack_sixes": 0, "phase": REFILL if s.actions_done else ACTIONS}
 
 
-def _arrived(s: DrillitState, e: ev.GoblinsArrived) -> Changes:
-    spaces = list(s.goblins(e.sector))
+def _arrived(s: DrillitState, e: ev.GoblinsArrived, d: Attributes) -> None:
+    spaces = list(_goblins(s, e.sector))
     spaces[-1] += e.count
-    radar = s.radar_with(e.sector, tuple(spaces))
-    return {"radar": radar, "attack_sixes": 0, "phase": REFILL if s.actions_done else ACTIONS}
+    d["radar"] = _radar_with(s, e.sector, tuple(spaces))
+    d["attack_sixes"] = 0
+    d["phase"] = REFILL if s.actions_done else ACTIONS
 
 
 def _horde(s: DrillitState, e: ev.HordeArrived) -> Changes:
@@ -224,9 +333,9 @@ def _horde(s: DrillitState, e: ev.HordeArrived) -> Changes:
     return {"radar": radar, **_after_attack(s)}
 
 
-def _moved(s: DrillitState, e: ev.GnomeMoved) -> Changes:
-    rooms = {**s.rooms, e.player: e.room}
-    return {"rooms": rooms, "action_points": s.action_points - e.action_points}
+def _moved(s: DrillitState, e: ev.GnomeMoved, d: Attributes) -> None:
+    d["rooms"] = {**s.rooms, e.player: e.room}
+    d["action_points"] = s.action_points - e.action_points
 
 
 def _carried(s: DrillitState, e: ev.GnomeCarried) -> Changes:
@@ -234,15 +343,13 @@ def _carried(s: DrillitState, e: ev.GnomeCarried) -> Changes:
     return {"rooms": rooms, "action_points": s.action_points - e.action_points}
 
 
-def _defeated(s: DrillitState, e: ev.GoblinsDefeated) -> Changes:
-    spaces = list(s.goblins(e.sector))
+def _defeated(s: DrillitState, e: ev.GoblinsDefeated, d: Attributes) -> None:
+    spaces = list(_goblins(s, e.sector))
     for space in e.spaces:
         spaces[space] -= 1
-    return {
-        "radar": s.radar_with(e.sector, tuple(spaces)),
-        "goblins_defeated": s.goblins_defeated + len(e.spaces),
-        "action_points": s.action_points - e.action_points,
-    }
+    d["radar"] = _radar_with(s, e.sector, tuple(spaces))
+    d["goblins_defeated"] = s.goblins_defeated + len(e.spaces)
+    d["action_points"] = s.action_points - e.action_points
 
 
 def _repaired(s: DrillitState, e: ev.ArmorRepaired) -> Changes:
@@ -262,19 +369,18 @@ def _extinguished(s: DrillitState, e: ev.FireExtinguished) -> Changes:
     return {"fires": fires, "action_points": s.action_points - e.action_points}
 
 
-def _piece_placed(s: DrillitState, e: ev.PathPiecePlaced) -> Changes:
-    hands = {p: t for p, t in s.hands.items() if p != e.owner}
-    placed = (*s.placed, PlacedPiece(e.piece, e.cell, e.rotation))
-    return {"hands": hands, "placed": placed, "action_points": s.action_points - e.action_points}
+def _piece_placed(s: DrillitState, e: ev.PathPiecePlaced, d: Attributes) -> None:
+    d["hands"] = {p: t for p, t in s.hands.items() if p != e.owner}
+    # PlacedPiece(e.piece, e.cell, e.rotation), compiled (records.made)
+    laid = made(PlacedPiece, {"piece": e.piece, "cell": e.cell, "rotation": e.rotation})
+    d["placed"] = (*s.placed, laid)
+    d["action_points"] = s.action_points - e.action_points
 
 
-def _spent(s: DrillitState, e: ev.CrystalsSpent) -> Changes:
-    crystals = {**s.crystals, e.colour: s.crystals[e.colour] - e.count}
-    return {
-        "crystals": crystals,
-        "crystals_used": s.crystals_used + e.count,
-        "action_points": s.action_points - e.action_points,
-    }
+def _spent(s: DrillitState, e: ev.CrystalsSpent, d: Attributes) -> None:
+    d["crystals"] = {**s.crystals, e.colour: s.crystals[e.colour] - e.count}
+    d["crystals_used"] = s.crystals_used + e.count
+    d["action_points"] = s.action_points - e.action_points
 
 
 def _put_out(s: DrillitState, e: ev.FiresPutOut) -> Changes:
@@ -286,8 +392,8 @@ def _restored(s: DrillitState, e: ev.ArmorRestored) -> Changes:
 
 
 def _bombed(s: DrillitState, e: ev.SectorBombed) -> Changes:
-    inside = s.goblins(e.sector)[0]
-    radar = s.radar_with(e.sector, (inside,) + (0,) * CONTENT.radar_spaces)
+    inside = _goblins(s, e.sector)[0]
+    radar = _radar_with(s, e.sector, (inside,) + (0,) * CONTENT.radar_spaces)
     return {"radar": radar, "goblins_defeated": s.goblins_defeated + e.goblins}
 
 
@@ -322,12 +428,13 @@ def _plan_b(s: DrillitState, e: ev.PlanBTaken) -> Changes:
     return {"exit": e.exit, "plan_b": False}
 
 
-def _actions_ended(s: DrillitState, e: ev.ActionsEnded) -> Changes:
-    return {"actions_done": True, "phase": ATTACK if s.blackout else REFILL}
+def _actions_ended(s: DrillitState, e: ev.ActionsEnded, d: Attributes) -> None:
+    d["actions_done"] = True
+    d["phase"] = ATTACK if s.blackout else REFILL
 
 
-def _turn_ended(s: DrillitState, e: ev.TurnEnded) -> Changes:
-    return {"phase": TURN_OVER}
+def _turn_ended(s: DrillitState, e: ev.TurnEnded, d: Attributes) -> None:
+    d["phase"] = TURN_OVER
 
 
 def _won(s: DrillitState, e: ev.MatchWon) -> Changes:
@@ -341,42 +448,21 @@ def _lost(s: DrillitState, e: ev.MatchLost) -> Changes:
 #: (Final: compiled, read from a C static, not looked up in the module's dict per fold)
 _HANDLERS: Final[dict[type, Any]] = {
     ev.MatchSetUp: _setup,
-    ev.PileShuffled: _shuffled,
-    ev.PathPiecesDrawn: _drawn,
     ev.CharactersDealt: _dealt,
-    ev.EventCardsStaged: _staged,
     ev.EventDeckBuilt: _built,
-    ev.StartRoomRolled: _rolled_room,
-    ev.GnomePlaced: _placed_gnome,
     ev.StartingPlayerChosen: _starter,
-    ev.TurnStarted: _turn_started,
-    ev.EventCardRevealed: _revealed,
     ev.SubEventSkipped: _skipped,
-    ev.GoblinsAdvanced: _advanced,
-    ev.ArmorDestroyed: _armor_destroyed,
     ev.GoblinsReachedCentre: _reached_centre,
-    ev.PermanentDamageTaken: _permanent,
-    ev.FiresIntensified: _intensified,
     ev.RoomExploded: _exploded,
     ev.CrystalStorageOverheated: _overheated,
-    ev.CrystalFound: _crystal,
     ev.AbyssOpened: _abyss,
     ev.BlackoutBegan: _blackout,
     ev.TrapSet: _trap,
-    ev.FireDieRolled: _fire_die,
-    ev.FireStarted: _fire_started,
     ev.CriticalFireExploded: _critical_explosion,
-    ev.AttackDieRolled: _attack_die,
-    ev.GoblinsArrived: _arrived,
     ev.HordeArrived: _horde,
-    ev.GnomeMoved: _moved,
     ev.GnomeCarried: _carried,
-    ev.GoblinsDefeated: _defeated,
     ev.ArmorRepaired: _repaired,
     ev.FireExtinguished: _extinguished,
-    ev.PathPiecePlaced: _piece_placed,
-    ev.CrystalCollected: _crystal,
-    ev.CrystalsSpent: _spent,
     ev.FiresPutOut: _put_out,
     ev.ArmorRestored: _restored,
     ev.SectorBombed: _bombed,
@@ -386,8 +472,58 @@ _HANDLERS: Final[dict[type, Any]] = {
     ev.TurboPieceDiscarded: _turbo_discarded,
     ev.TurboStopped: _turbo_stopped,
     ev.PlanBTaken: _plan_b,
-    ev.ActionsEnded: _actions_ended,
-    ev.TurnEnded: _turn_ended,
     ev.MatchWon: _won,
     ev.MatchLost: _lost,
 }
+
+#: the handlers writing their changes in place (``Attributes``), by event class
+_IN_PLACE: Final[dict[type, Any]] = {
+    ev.GnomeMoved: _moved,
+    ev.PileShuffled: _shuffled,
+    ev.PathPiecePlaced: _piece_placed,
+    ev.CrystalCollected: _crystal,
+    ev.TurnStarted: _turn_started,
+    ev.EventCardsStaged: _staged,
+    ev.AttackDieRolled: _attack_die,
+    ev.ActionsEnded: _actions_ended,
+    ev.TurnEnded: _turn_ended,
+    ev.EventCardRevealed: _revealed,
+    ev.PathPiecesDrawn: _drawn,
+    ev.GoblinsArrived: _arrived,
+    ev.ArmorDestroyed: _armor_destroyed,
+    ev.GoblinsAdvanced: _advanced,
+    ev.FiresIntensified: _intensified,
+    ev.FireDieRolled: _fire_die,
+    ev.StartRoomRolled: _rolled_room,
+    ev.GnomePlaced: _placed_gnome,
+    ev.FireStarted: _fire_started,
+    ev.CrystalsSpent: _spent,
+    ev.GoblinsDefeated: _defeated,
+    ev.CrystalFound: _crystal,
+    ev.PermanentDamageTaken: _permanent,
+}
+# their classes as compiled constants, for ``fold_into``'s tests by identity (``ev.X`` is a
+# look-up in the module's dict and one in the events module's)
+_GNOME_MOVED: Final = ev.GnomeMoved
+_PILE_SHUFFLED: Final = ev.PileShuffled
+_PIECE_PLACED: Final = ev.PathPiecePlaced
+_CRYSTAL_COLLECTED: Final = ev.CrystalCollected
+_TURN_STARTED: Final = ev.TurnStarted
+_CARDS_STAGED: Final = ev.EventCardsStaged
+_ATTACK_DIE: Final = ev.AttackDieRolled
+_ACTIONS_ENDED: Final = ev.ActionsEnded
+_TURN_ENDED: Final = ev.TurnEnded
+_CARD_REVEALED: Final = ev.EventCardRevealed
+_PIECES_DRAWN: Final = ev.PathPiecesDrawn
+_GOBLINS_ARRIVED: Final = ev.GoblinsArrived
+_ARMOR_DESTROYED: Final = ev.ArmorDestroyed
+_GOBLINS_ADVANCED: Final = ev.GoblinsAdvanced
+_FIRES_INTENSIFIED: Final = ev.FiresIntensified
+_FIRE_DIE: Final = ev.FireDieRolled
+_ROOM_ROLLED: Final = ev.StartRoomRolled
+_GNOME_PLACED: Final = ev.GnomePlaced
+_FIRE_STARTED: Final = ev.FireStarted
+_CRYSTALS_SPENT: Final = ev.CrystalsSpent
+_GOBLINS_DEFEATED: Final = ev.GoblinsDefeated
+_CRYSTAL_FOUND: Final = ev.CrystalFound
+_PERMANENT_DAMAGE: Final = ev.PermanentDamageTaken

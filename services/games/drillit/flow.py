@@ -22,7 +22,7 @@ from services.games.drillit.end_conditions import (
     defeat_at_turn_end,
     life_track_full,
 )
-from services.games.drillit.evolve import fold, fold_into
+from services.games.drillit.evolve import copied, fold, fold_into
 from services.games.drillit.goblin_attack import attack_box, horde_events
 from services.games.drillit.setup_rules import (
     automatic_setup,
@@ -35,6 +35,10 @@ from services.games.drillit.tunnels import placements
 from services.games.drillit.turn_start import main_event, sub_event
 
 _LIFE_TRACK: Final = CONTENT.life_track
+# (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
+# imported name in the module's dict and one of its attribute, at every use)
+_CARDS: Final = CONTENT.cards
+_HORDE: Final = HORDE
 
 # The phases as this module's constants: compiled, a name imported from an uncompiled
 # module (state) is looked up in the module's dict at every use, a Final one is read from
@@ -49,17 +53,6 @@ TURBO: Final = Phase.TURBO
 REFILL: Final = Phase.REFILL
 TURN_OVER: Final = Phase.TURN_OVER
 OVER: Final = Phase.OVER
-
-_new: Final = object.__new__
-
-
-def copied(state: DrillitState) -> DrillitState:
-    """``state.copied``, compiled with the turn flow, which copies the state once per
-    decision and chance outcome to fold their events into."""
-    new: DrillitState = _new(DrillitState)
-    attributes = new.__dict__
-    attributes.update(state.__dict__)  # (compiled: a direct call of the C function)
-    return new
 
 
 def missing_pieces(state: DrillitState) -> tuple[str, ...]:
@@ -81,7 +74,7 @@ def refill_count(state: DrillitState) -> int:
 def reveal_event_card(draft: DrillitState) -> list[Any]:
     """Reveal the top card; resolve its sub-events in order, then its main event. The
     events, each folded into ``draft`` (the turn flow's own copy) on the way."""
-    card = CONTENT.cards[draft.event_deck[0]]
+    card = _CARDS[draft.event_deck[0]]
     out: list[Any] = [_revealed(card.id, card.main, len(draft.event_deck) - 1)]
     fold_into(draft, out)
     for name in ("advance", "intensify", "overheat"):
@@ -129,7 +122,7 @@ def automatic_events_folded(draft: DrillitState) -> tuple[list[Any], DrillitStat
 def _automatic_later(state: DrillitState) -> list[Any]:
     phase = state.phase
     if phase is ATTACK:
-        return horde_events() if attack_box(state) == HORDE else []  # no more dice
+        return horde_events() if attack_box(state) == _HORDE else []  # no more dice
     if phase is TURBO:
         piece = state.turbo_piece
         if piece is None:
@@ -157,9 +150,19 @@ def _turn_ended(turn: int) -> ev.TurnEnded:
     return ev.TurnEnded(turn)
 
 
-@functools.lru_cache(maxsize=1024)
 def _revealed(card: str, main_event: str, cards_left: int) -> ev.EventCardRevealed:
-    return ev.EventCardRevealed(card, main_event, cards_left)
+    # (a dict read in compiled code, not an lru_cache: a call through the cache's wrapper
+    # builds its key and moves its entry, several times the cost of the look-up)
+    key = (card, main_event, cards_left)
+    known = _REVEALED.get(key)
+    if known is None:
+        if len(_REVEALED) >= 1024:
+            _REVEALED.clear()
+        known = _REVEALED[key] = ev.EventCardRevealed(card, main_event, cards_left)
+    return known
+
+
+_REVEALED: Final[dict[tuple[str, str, int], ev.EventCardRevealed]] = {}
 
 
 def advance(state: DrillitState, new: list[Any]) -> list[Any]:
@@ -206,8 +209,10 @@ _TURBO_DRAW: Final = AwaitingChance(DrawCards("paths", 1, "Turbo: a random Path 
 def _next_step(state: DrillitState) -> Step:
     phase = state.phase
     if phase is ACTIONS:
-        assert state.active is not None
-        return _awaiting(state.active, "actions")
+        active = state.active
+        assert active is not None
+        step = _AWAITING_ACTIONS.get(active)  # (_awaiting(active, "actions"), keyed by a str)
+        return _awaiting(active, "actions") if step is None else step
     if phase is OVER:
         results = "won" if state.won else "lost"
         return Finished(
@@ -239,10 +244,19 @@ def _next_step(state: DrillitState) -> Step:
     return AwaitingPlayers((), phase.value)
 
 
-@functools.lru_cache(maxsize=16)
 def _refill(count: int) -> AwaitingChance:
-    """The step drawing ``count`` Path pieces, one per player count (steps are immutable)."""
-    return AwaitingChance(DrawCards("paths", count, "players without a Path piece draw one"))
+    """The step drawing ``count`` Path pieces, one per player count (steps are immutable;
+    a dict read here, not an lru_cache's wrapper called)."""
+    step = _REFILLS.get(count)
+    if step is None:
+        if len(_REFILLS) >= 16:
+            _REFILLS.clear()
+        reason = "players without a Path piece draw one"
+        step = _REFILLS[count] = AwaitingChance(DrawCards("paths", count, reason))
+    return step
+
+
+_REFILLS: Final[dict[int, AwaitingChance]] = {}
 
 
 #: (player, "actions" or "turbo") -> that step, built once per player (steps are
@@ -259,4 +273,13 @@ def _awaiting(player: str, phase: str) -> AwaitingPlayers:
         if len(_AWAITING) >= 4096:
             _AWAITING.clear()
         step = _AWAITING[key] = AwaitingPlayers((player,), phase)
+    if phase == "actions":
+        if len(_AWAITING_ACTIONS) >= 4096:
+            _AWAITING_ACTIONS.clear()
+        _AWAITING_ACTIONS[player] = step
     return step
+
+
+#: player -> the step of their actions (``_AWAITING``'s, by the player alone: a look-up by
+#: a str, not a tuple built and hashed, at every decision)
+_AWAITING_ACTIONS: Final[dict[str, AwaitingPlayers]] = {}

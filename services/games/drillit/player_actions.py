@@ -25,6 +25,7 @@ from services.games.drillit.content import CONTENT
 from services.games.drillit.crystals import crystal_actions, use_crystals
 from services.games.drillit.end_conditions import EXIT_REACHED
 from services.games.drillit.hexgrid import Hex
+from services.games.drillit.records import made
 from services.games.drillit.setup_rules import room_has_space
 from services.games.drillit.state import DrillitState
 from services.games.drillit.tunnels import (
@@ -58,9 +59,19 @@ def _room_name(room: int) -> str:
 # (building a frozen event costs several times the cache's look-up).
 
 
-@functools.lru_cache(maxsize=4096)
 def _moved(player: str, room: int, cost: int) -> ev.GnomeMoved:
-    return ev.GnomeMoved(player, room, cost)
+    # (a dict read in compiled code, not an lru_cache: a call through the cache's wrapper
+    # builds its key and moves its entry, several times the cost of the look-up)
+    key = (player, room, cost)
+    known = _MOVED.get(key)
+    if known is None:
+        if len(_MOVED) >= 4096:
+            _MOVED.clear()
+        known = _MOVED[key] = ev.GnomeMoved(player, room, cost)
+    return known
+
+
+_MOVED: Final[dict[tuple[str, int, int], ev.GnomeMoved]] = {}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -111,7 +122,7 @@ def attack(state: DrillitState, player: str, spaces: tuple[int, ...]) -> list[An
             "BAD_TARGETS", "One attack removes 1 Goblin (up to 2 of one sector for the Soldier)."
         )
     sector = CONTENT.faces_sector[room]
-    goblins = list(state.goblins(sector))
+    goblins = list(state.radar[_FACING_AT[room]].spaces)  # state.goblins(sector), compiled
     for space in spaces:
         if not 0 <= space < len(goblins):
             raise MalformedAction("BAD_SPACE", f"Sector {sector} has no space {space}.")
@@ -173,15 +184,29 @@ def excavate(state: DrillitState, player: str, action: act.Excavate) -> list[Any
 
 
 #: events are immutable: one Crystal collected of each colour a piece shows serves every match
-_COLLECTED = {p.crystal: ev.CrystalCollected(p.crystal) for p in CONTENT.pieces.values()}
+_COLLECTED: Final = {p.crystal: ev.CrystalCollected(p.crystal) for p in CONTENT.pieces.values()}
+# (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
+# imported name in the module's dict and one of its attribute, at every use)
+_PIECE_PLACED: Final = ev.PathPiecePlaced
+_PIECES: Final = CONTENT.pieces
 
 
 def _excavated(state: DrillitState, player: str, action: act.Excavate, piece: str) -> list[Any]:
     """The events of an Excavate the rules allow, ``piece`` being its owner's."""
     rotation = canonical_rotation(piece, action.rotation)
     return [
-        ev.PathPiecePlaced(player, action.owner, piece, action.cell, rotation, 1),
-        _COLLECTED[CONTENT.pieces[piece].crystal],
+        made(  # ev.PathPiecePlaced(player, owner, piece, cell, rotation, 1), compiled
+            _PIECE_PLACED,
+            {
+                "player": player,
+                "owner": action.owner,
+                "piece": piece,
+                "cell": action.cell,
+                "rotation": rotation,
+                "action_points": 1,
+            },
+        ),
+        _COLLECTED[_PIECES[piece].crystal],
         *_victory_if_exit(state, action.cell, piece, rotation),
     ]
 
@@ -243,6 +268,14 @@ def decide_turn_action(state: DrillitState, player: str, action: Any) -> list[An
 _MOVE: Final = act.Move
 _EXCAVATE: Final = act.Excavate
 _END: Final = act.EndTurn
+_ATTACK: Final = act.Attack
+_CRYSTAL_ACTIONS: Final = frozenset(
+    {act.UseBlueOnFires, act.UseBlueOnArmor, act.UseRedBomb, act.UseYellowTurbo}
+)
+_TAKE_PLAN_B: Final = act.TakePlanB
+_REPAIR_ARMOR: Final = act.Repair
+_EXTINGUISH_FIRE: Final = act.Extinguish
+_CARRY: Final = act.Carry
 
 
 def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[Any]:
@@ -256,6 +289,20 @@ def listed_turn_action(state: DrillitState, player: str, action: Any) -> list[An
         return _excavated(state, player, action, state.hands[action.owner])
     if kind is _END:
         return [_actions_ended(player)]
+    # the others by their class, as decide_turn_action's cases (checked), without the
+    # failed cases before them: each reads a class from the actions module, at every try
+    if kind is _ATTACK:
+        return attack(state, player, tuple(action.spaces))
+    if kind in _CRYSTAL_ACTIONS:
+        return use_crystals(state, player, action)
+    if kind is _TAKE_PLAN_B:
+        return take_plan_b(state, player)
+    if kind is _REPAIR_ARMOR:
+        return repair(state, player)
+    if kind is _EXTINGUISH_FIRE:
+        return extinguish(state, player)
+    if kind is _CARRY:
+        return carry(state, player, action.room, action.passenger)
     return decide_turn_action(state, player, action)
 
 
@@ -268,18 +315,49 @@ _WALKS: Final = {
 }
 
 
-@functools.lru_cache(maxsize=4096)
 def _attacks(goblins: tuple[int, ...], most: int) -> tuple[act.Attack, ...]:
+    """``_attacks_on``, remembered (actions are immutable)."""
+    key = (goblins, most)
+    known = _ATTACKS.get(key)
+    if known is None:
+        if len(_ATTACKS) >= 4096:
+            _ATTACKS.clear()
+        known = _ATTACKS[key] = _attacks_on(goblins, most)
+    return known
+
+
+#: the caches of the choices' parts: plain dicts read in compiled code, not lru_caches (a
+#: call through the cache's wrapper builds its key and moves its entry at every decision).
+#: Emptied when they grow past a bound.
+_ATTACKS: Final[dict[tuple[tuple[int, ...], int], tuple[act.Attack, ...]]] = {}
+_FULLS: Final[dict[tuple[int | None, ...], tuple[int | None, ...]]] = {}
+_HEADS: Final[dict[tuple[int, bool, int, tuple[int | None, ...]], tuple[Any, ...]]] = {}
+
+
+def _attacks_on(goblins: tuple[int, ...], most: int) -> tuple[act.Attack, ...]:
     """Every attack on a sector with ``goblins`` (per space) removing up to ``most``."""
     present = [s for s, n in enumerate(goblins) if n > 0]
     return tuple(
-        act.Attack(combo)
+        made(_ATTACK, {"spaces": combo})  # act.Attack(combo), compiled (records.made)
         for size in range(1, most + 1)
         for combo in combinations_with_replacement(present, size)
         if all(combo.count(s) <= goblins[s] for s in combo)
     )
 
 
+def _carry(room: int, passenger: str) -> act.Carry:
+    """``act.Carry(room, passenger)``, one of each (actions are immutable; the Robot's
+    turns list them at every decision)."""
+    key = (room, passenger)
+    known = _CARRIES.get(key)
+    if known is None:
+        if len(_CARRIES) >= 4096:
+            _CARRIES.clear()
+        known = _CARRIES[key] = act.Carry(room, passenger)
+    return known
+
+
+_CARRIES: Final[dict[tuple[int, str], act.Carry]] = {}
 _REPAIR: Final = act.Repair()
 _EXTINGUISH: Final = act.Extinguish()
 _PLAN_B: Final = act.TakePlanB()
@@ -315,7 +393,8 @@ class _Excavations(Sequence[act.Excavate]):
         if isinstance(index, slice):
             return excavations(self._state, self._owner, self._piece)[index]
         cell, rotation = self._spots[index]
-        return act.Excavate(self._owner, cell, rotation)
+        # act.Excavate(owner, cell, rotation), compiled (records.made)
+        return made(_EXCAVATE, {"owner": self._owner, "cell": cell, "rotation": rotation})
 
     def __iter__(self) -> Iterator[act.Excavate]:
         return iter(excavations(self._state, self._owner, self._piece))
@@ -351,8 +430,8 @@ class TurnChoices(Sequence[Any]):
     def __getitem__(self, index: slice) -> Sequence[Any]: ...
 
     def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return tuple(self)[index]
+        if not isinstance(index, int):  # (an int's test is inlined, compiled; a slice's
+            return tuple(self)[index]  # is a call)
         if index < 0:
             index += self._length
         if not 0 <= index < self._length:
@@ -373,14 +452,29 @@ class TurnChoices(Sequence[Any]):
         return f"TurnChoices({tuple(self)!r})"
 
 
-@functools.lru_cache(maxsize=4096)
 def _full(where: tuple[int | None, ...]) -> tuple[int | None, ...]:
     """The rooms at capacity with the players in the rooms ``where`` (``room_has_space``)."""
     capacity = CONTENT.room_capacity
     return tuple(room for room in set(where) if where.count(room) >= capacity)
 
 
-@functools.lru_cache(maxsize=1024)
+def _head(here: int, robot: bool, points: int, where: tuple[int | None, ...]) -> tuple[Any, ...]:
+    """``_moves`` from ``here`` with the players in the rooms ``where``, remembered: the
+    rooms at capacity by ``where``, the moves by those (far fewer keys)."""
+    full = _FULLS.get(where)
+    if full is None:
+        if len(_FULLS) >= 4096:
+            _FULLS.clear()
+        full = _FULLS[where] = _full(where)
+    key = (here, robot, points, full)
+    known = _HEADS.get(key)
+    if known is None:
+        if len(_HEADS) >= 1024:
+            _HEADS.clear()
+        known = _HEADS[key] = _moves(here, robot, points, full)
+    return known
+
+
 def _moves(here: int, robot: bool, points: int, full: tuple[int | None, ...]) -> tuple[Any, ...]:
     """The moves from ``here`` with ``points`` AP left, the rooms ``full`` at capacity
     (``move``'s checks: the Robot flies anywhere for 1 AP, the others pay the walk)."""
@@ -411,7 +505,7 @@ def turn_choices(state: DrillitState, player: str) -> TurnChoices:
     character = state.characters.get(player)
     robot = character == ROBOT
     where = tuple([rooms.get(p) for p in players])  # each player's room, in seat order
-    head = _moves(here, robot, points, _full(where))
+    head = _head(here, robot, points, where)
     out: list[Any] = []
     if robot and points >= 1:
         for seat in range(len(players)):  # state.occupants(here)
@@ -420,11 +514,13 @@ def turn_choices(state: DrillitState, player: str) -> TurnChoices:
                 continue
             for room in ALL_ROOMS:
                 if room != here and room not in where:  # nobody in it
-                    out.append(act.Carry(room, passenger))
+                    out.append(_carry(room, passenger))
     if here != _CENTRE and points >= 1:
         goblins = state.radar[_FACING_AT[here]].spaces  # state.goblins(sector facing here)
-        if any(goblins):
-            out += _attacks(goblins, 2 if character == SOLDIER else 1)  # attack_targets
+        for count in goblins:  # any(goblins), without a call of the builtin
+            if count:
+                out += _attacks(goblins, 2 if character == SOLDIER else 1)  # attack_targets
+                break
     if here in state.armor_destroyed:
         free = character == MECHANIC and not state.mechanic_free_repair_used  # repair_cost
         if (0 if free else 1) <= points:

@@ -45,6 +45,7 @@ from services.games.contract import (
 )
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT, DIFFICULTIES, DISTANCES, EXIT_OPTIONS
+from services.games.drillit.records import made
 from services.games.drillit.state import DrillitState
 
 BOX, HOUSE = "box", "house"
@@ -150,9 +151,9 @@ _SHUFFLE_ABYSSES: Final = _awaiting(
     ShuffleDeck(ABYSS_STAGING, ABYSS_CARDS, "hand out the Abyss cards")
 )
 _DRAW_ABYSSES: Final = _awaiting(DrawCards(ABYSS_STAGING, TRIOS, "one Abyss card for each pile"))
-#: (trio number, its deck, the draw that stacks it)
+#: (trio number, its deck, the draw that stacks it, the reason of its shuffle)
 _TRIO_DECKS: Final = tuple(
-    (i, trio_deck(i), _awaiting(DrawCards(trio_deck(i), 3, f"stack trio {i}")))
+    (i, trio_deck(i), _awaiting(DrawCards(trio_deck(i), 3, f"stack trio {i}")), f"shuffle trio {i}")
     for i in range(1, TRIOS + 1)
 )
 
@@ -186,43 +187,88 @@ def _deal(deck: str, players: int, reason: str) -> AwaitingChance:
     return AwaitingChance(DrawCards(deck, players, reason))
 
 
-@functools.lru_cache(maxsize=4096)
-def _shuffle_trio(i: int, deck: str, cards: tuple[str, ...]) -> AwaitingChance:
-    """The step shuffling trio ``i`` (``deck``) of ``cards`` (steps are immutable: one
-    instance of each serves every match; a step and its request are frozen dataclasses,
-    built slowly)."""
-    return _awaiting(ShuffleDeck(deck, cards, f"shuffle trio {i}"))
+def _shuffle_trio(deck: str, cards: tuple[str, ...], reason: str) -> AwaitingChance:
+    """The step shuffling the trio ``deck`` of ``cards``. (Built afresh, not remembered:
+    the trios' cards differ from match to match, so a cache of them only misses; built
+    by ``records.made``, compiled.)"""
+    request = made(_SHUFFLE, {"deck": deck, "cards": cards, "purpose": reason})
+    step: AwaitingChance = made(_AWAITING_CHANCE, {"request": request})
+    return step
+
+
+#: the decks setup shuffles, in the order it asks for them
+_SHUFFLE_ORDER: Final = (
+    "paths",
+    "characters",
+    STAGING,
+    ABYSS_STAGING,
+    *[deck for _, deck, _, _ in _TRIO_DECKS],
+)
+
+
+def _in_order(decks: tuple[str, ...]) -> int:
+    """How many decks ``decks`` holds when they are the first of ``_SHUFFLE_ORDER``, in
+    that order, as setup shuffles them; -1 when not."""
+    if len(decks) > len(_SHUFFLE_ORDER):
+        return -1
+    for i in range(len(decks)):
+        if decks[i] != _SHUFFLE_ORDER[i]:
+            return -1
+    return len(decks)
+
+
+def _unshuffled(decks: tuple[str, ...], in_order: int, k: int) -> bool:
+    """``_SHUFFLE_ORDER[k] not in decks``, read off ``in_order`` (``_in_order(decks)``)
+    when they are in order: the tests below ask for up to nine decks, each a scan of the
+    tuple otherwise."""
+    if in_order >= 0:
+        return k >= in_order
+    return _SHUFFLE_ORDER[k] not in decks
 
 
 def _setup_step(state: DrillitState) -> AwaitingChance | None:
     shuffled, staged = state.shuffled_decks, state.staged
-    if "paths" not in shuffled:
+    in_order = _in_order(shuffled)
+    if _unshuffled(shuffled, in_order, 0):  # "paths"
         return _SHUFFLE_PATHS
     if not state.hands:
         return _deal("paths", len(state.players), "deal one Path piece to each player")
-    if "characters" not in shuffled:
+    if _unshuffled(shuffled, in_order, 1):  # "characters"
         return _SHUFFLE_CHARACTERS
     if not state.characters:
         return _deal("characters", len(state.players), "deal a Character to each player")
-    if STAGING not in shuffled:
+    if _unshuffled(shuffled, in_order, 2):  # STAGING
         return _SHUFFLE_STAGING
     if STAGING not in staged:
         return _DRAW_STAGING
-    if ABYSS_STAGING not in shuffled:
+    if _unshuffled(shuffled, in_order, 3):  # ABYSS_STAGING
         return _SHUFFLE_ABYSSES
     if ABYSS_STAGING not in staged:
         return _DRAW_ABYSSES
-    for i, deck, stack in _TRIO_DECKS:
-        if deck not in shuffled:
-            return _shuffle_trio(i, deck, _trio_cards(state, i))
+    for i, deck, stack, reason in _TRIO_DECKS:
+        if _unshuffled(shuffled, in_order, 3 + i):  # deck, trio i of 1 to TRIOS
+            return _shuffle_trio(deck, _trio_cards(state, i), reason)
         if deck not in staged:
             return stack
     if not state.event_deck_built or state.choosing_room is not None:
         return None
     for player in state.players:
         if player not in state.rooms:
-            return _awaiting(RollDice(1, 6, f"start room of {player}"))
+            return _start_roll(player)
     return None
+
+
+def _start_roll(player: str) -> AwaitingChance:
+    """The step rolling ``player``'s start room, one per player (steps are immutable)."""
+    step = _START_ROLLS.get(player)
+    if step is None:
+        if len(_START_ROLLS) >= 4096:
+            _START_ROLLS.clear()
+        step = _START_ROLLS[player] = _awaiting(RollDice(1, 6, f"start room of {player}"))
+    return step
+
+
+_START_ROLLS: Final[dict[str, AwaitingChance]] = {}
 
 
 def resolve_setup_draw(state: DrillitState, deck: str, cards: tuple[str, ...]) -> list[Any]:
@@ -231,12 +277,25 @@ def resolve_setup_draw(state: DrillitState, deck: str, cards: tuple[str, ...]) -
         return [ev.PathPiecesDrawn(pieces, state.path_pile - len(cards))]
     if deck == "characters":
         return [ev.CharactersDealt(dict(zip(state.players, cards, strict=True)))]
-    return [ev.EventCardsStaged(deck, cards)]
+    return [made(_CARDS_STAGED, {"deck": deck, "cards": cards})]  # (records.made)
+
+
+# (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
+# imported name in the module's dict and one of its attribute, at every use)
+_CARDS_STAGED: Final = ev.EventCardsStaged
+_SHUFFLE: Final = ShuffleDeck
+_AWAITING_CHANCE: Final = AwaitingChance
+_ROOM_CAPACITY: Final = CONTENT.room_capacity
+_ROOMS: Final = CONTENT.rooms
 
 
 def room_has_space(state: DrillitState, room: int, ignoring: tuple[str, ...] = ()) -> bool:
-    others = [p for p in state.occupants(room) if p not in ignoring]
-    return len(others) < CONTENT.room_capacity
+    # state.occupants(room), counted here: the state's method is uncompiled
+    rooms, others = state.rooms, 0
+    for p in state.players:
+        if rooms.get(p) == room and p not in ignoring:
+            others += 1
+    return others < _ROOM_CAPACITY
 
 
 # Events are immutable: one instance of each of these serves every match (building a
@@ -254,10 +313,15 @@ def gnome_placed(player: str, room: int) -> ev.GnomePlaced:
 
 
 def resolve_start_roll(state: DrillitState, value: int) -> list[Any]:
-    player = next(p for p in state.players if p not in state.rooms)
+    rooms = state.rooms
+    for player in state.players:  # the first without a room (no generator, compiled)
+        if player not in rooms:
+            break
+    else:
+        raise StopIteration  # (as next() of the generator did)
     out: list[Any] = [_start_room_rolled(player, value)]
     # a 6 lets the player choose; a full room is rolled again (house rule)
-    if value in CONTENT.rooms and room_has_space(state, value):
+    if value in _ROOMS and room_has_space(state, value):
         out.append(gnome_placed(player, value))
     return out
 
@@ -280,11 +344,21 @@ def automatic_setup(state: DrillitState) -> list[Any]:
     return [turn_started(state.active, 1)]
 
 
-@functools.lru_cache(maxsize=4096)
 def turn_started(player: str, turn: int) -> ev.TurnStarted:
     """The start of ``player``'s turn ``turn`` (events are immutable: one instance serves
     every match; building a frozen event costs several times the cache's look-up)."""
-    return ev.TurnStarted(player, turn, CONTENT.action_points)
+    # (a dict read in compiled code, not an lru_cache: a call through the cache's wrapper
+    # builds its key and moves its entry, several times the cost of the look-up)
+    key = (player, turn)
+    known = _TURN_STARTED.get(key)
+    if known is None:
+        if len(_TURN_STARTED) >= 4096:
+            _TURN_STARTED.clear()
+        known = _TURN_STARTED[key] = ev.TurnStarted(player, turn, CONTENT.action_points)
+    return known
+
+
+_TURN_STARTED: Final[dict[tuple[str, int], ev.TurnStarted]] = {}
 
 
 def setup_chooser(state: DrillitState) -> str | None:

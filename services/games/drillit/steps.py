@@ -5,7 +5,6 @@ interpreted, these few lines of dispatch cost as much as the rules they reach.""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -43,6 +42,7 @@ from services.games.drillit.player_actions import (
     turbo_choices,
     turn_choices,
 )
+from services.games.drillit.records import made
 from services.games.drillit.setup_rules import (
     gnome_placed,
     resolve_setup_draw,
@@ -60,11 +60,21 @@ from services.games.drillit.turn_start import resolve_fire_die
 _offered: tuple[DrillitState | None, str, TurnChoices | None] = (None, "", None)
 
 
-@functools.lru_cache(maxsize=256)
 def _shuffled(deck: str, size: int) -> ev.PileShuffled:
     """(events are immutable: one instance of each serves every match; building a frozen
     event costs several times the cache's look-up)"""
-    return ev.PileShuffled(deck, size)
+    # (a dict read in compiled code, not an lru_cache: a call through the cache's wrapper
+    # builds its key and moves its entry, several times the cost of the look-up)
+    key = (deck, size)
+    known = _SHUFFLED.get(key)
+    if known is None:
+        if len(_SHUFFLED) >= 256:
+            _SHUFFLED.clear()
+        known = _SHUFFLED[key] = ev.PileShuffled(deck, size)
+    return known
+
+
+_SHUFFLED: Final[dict[tuple[str, int], ev.PileShuffled]] = {}
 
 
 # --- players -----------------------------------------------------------------------
@@ -83,13 +93,25 @@ def legal_choices(state: DrillitState, player: str) -> Sequence[Any]:
         return choices
     if phase is SETUP:
         if state.choosing_room is not None:
-            return tuple(
-                [act.ChooseStartRoom(r) for r in CONTENT.rooms if room_has_space(state, r)]
-            )
-        return tuple([act.ChooseStartingPlayer(p) for p in state.players])
+            return tuple([_START_ROOMS[r] for r in CONTENT.rooms if room_has_space(state, r)])
+        return tuple([_starting_player(p) for p in state.players])
     if phase is TURBO:
         return turbo_choices(state)
     return turn_choices(state, player)
+
+
+#: actions are immutable: one of each serves every match
+_START_ROOMS: Final = {room: act.ChooseStartRoom(room) for room in CONTENT.rooms}
+_STARTING_PLAYERS: Final[dict[str, act.ChooseStartingPlayer]] = {}
+
+
+def _starting_player(player: str) -> act.ChooseStartingPlayer:
+    choice = _STARTING_PLAYERS.get(player)
+    if choice is None:
+        if len(_STARTING_PLAYERS) >= 4096:
+            _STARTING_PLAYERS.clear()
+        choice = _STARTING_PLAYERS[player] = act.ChooseStartingPlayer(player)
+    return choice
 
 
 def decide_folded(state: DrillitState, player: str, action: Any) -> tuple[list[Any], DrillitState]:
@@ -164,6 +186,7 @@ _DECK_SHUFFLED: Final = DeckShuffled
 _ROLL_DICE: Final = RollDice
 _DRAW_CARDS: Final = DrawCards
 _SHUFFLE_DECK: Final = ShuffleDeck
+_PIECES_DRAWN: Final = ev.PathPiecesDrawn
 
 
 def _resolve(state: DrillitState, request: Any, outcome: ChanceOutcome) -> list[Any]:
@@ -202,5 +225,11 @@ def _drawn(state: DrillitState, deck: str, cards: tuple[str, ...]) -> list[Any]:
     if phase is TURBO:
         return [ev.TurboPieceDrawn(cards[0], state.path_pile - 1)]
     drawers = missing_pieces(state)[: len(cards)]
-    pieces = dict(zip(drawers, cards, strict=True))
-    return [ev.PathPiecesDrawn(pieces, state.path_pile - len(cards))]
+    if len(drawers) != len(cards):
+        raise ValueError("a piece for each player without one")  # (as zip(strict=True))
+    pieces = {}  # dict(zip(drawers, cards)), as a loop: no zip nor dict called
+    for i in range(len(cards)):
+        pieces[drawers[i]] = cards[i]
+    # ev.PathPiecesDrawn(pieces, pile_left), compiled (records.made)
+    left = state.path_pile - len(cards)
+    return [made(_PIECES_DRAWN, {"pieces": pieces, "pile_left": left})]

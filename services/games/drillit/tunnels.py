@@ -8,20 +8,29 @@ pieces, so Plan B always has its space."""
 from __future__ import annotations
 
 import functools
-import heapq
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from services.games.drillit.actions import Excavate
 from services.games.drillit.content import CONTENT, Layout
 from services.games.drillit.hexgrid import Hex, distance, distinct_rotations, opposite, rotate
 from services.games.drillit.state import DrillitState, PlacedPiece
 
+#: the cells of a way to an exit: from the one next to the exit (first) back to the
+#: frontier cell it starts from (last), each next to the one before, all free
+_Way = tuple[int, ...]
+
 
 def layout(state: DrillitState) -> Layout:
-    return CONTENT.layouts[state.distance]
+    return _LAYOUTS[state.distance]
+
+
+# (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
+# imported name in the module's dict and one of its attribute, at every use)
+_LAYOUTS: Final = CONTENT.layouts
+_PIECES: Final = CONTENT.pieces
 
 
 def exits(state: DrillitState) -> tuple[Hex, ...]:
@@ -33,25 +42,52 @@ def plan_b_exit(state: DrillitState) -> str | None:
     """The exit option Plan B would move the Exit piece to, if it may still move."""
     if not state.plan_b:
         return None
-    return _other_exit(state.distance, state.exit)
+    other = _OTHER_EXITS[state.distance].get(state.exit)  # (asked at every decision)
+    return _other_exit(state.distance, state.exit) if other is None else other
 
 
-@functools.cache
 def _other_exit(distance_name: str, exit_option: str) -> str:
     return next(k for k in sorted(CONTENT.layouts[distance_name].exits) if k != exit_option)
 
 
-@functools.lru_cache(maxsize=1024)  # pieces x 6 rotations: every placement and view asks
+#: map -> exit option -> the other option (``_other_exit``), worked out once
+_OTHER_EXITS: Final = {
+    name: {option: _other_exit(name, option) for option in lay.exits}
+    for name, lay in CONTENT.layouts.items()
+}
+
+
 def openings(piece: str, rotation: int) -> tuple[int, ...]:
+    # every placement and view asks: read from the table of the pieces' six turns (a
+    # compiled call and two look-ups, not a call through an lru_cache's wrapper)
+    turns = _OPENINGS.get(piece)
+    if turns is not None and 0 <= rotation < 6:
+        return turns[rotation]
     return rotate(CONTENT.pieces[piece].openings, rotation)
 
 
-@functools.lru_cache(maxsize=1024)
 def canonical_rotation(piece: str, rotation: int) -> int:
     """The smallest rotation giving the same shape (a straight piece turned 3 is turned 0),
     so each distinct placement is one legal action."""
+    turns = _CANONICAL.get(piece)  # (the table of the six turns, as ``openings``)
+    if turns is not None and 0 <= rotation < 6:
+        return turns[rotation]
+    return _canonical_rotation(piece, rotation)
+
+
+def _canonical_rotation(piece: str, rotation: int) -> int:
     shape = openings(piece, rotation)
     return next(k for k in range(6) if openings(piece, k) == shape)
+
+
+#: piece -> its openings turned 0 to 5 (``openings``), worked out once
+_OPENINGS: Final = {
+    piece: tuple([rotate(p.openings, k) for k in range(6)]) for piece, p in CONTENT.pieces.items()
+}
+#: piece -> the canonical rotation of each of its turns 0 to 5 (``canonical_rotation``)
+_CANONICAL: Final = {
+    piece: tuple([_canonical_rotation(piece, k) for k in range(6)]) for piece in CONTENT.pieces
+}
 
 
 def piece_openings(state: DrillitState) -> dict[Hex, tuple[int, ...]]:
@@ -168,10 +204,19 @@ def _untouched(distance_name: str) -> _Dug:
     return _Dug.laid(distance_name, (), ())
 
 
-@functools.cache
 def _edge_mask(piece: str, rotation: int) -> int:
     """The edge mask (bit d: an opening towards direction d) of ``piece`` turned so."""
+    masks = _EDGE_MASKS.get(piece)  # (the table of the six turns, as ``openings``)
+    if masks is not None and 0 <= rotation < 6:
+        return masks[rotation]
     return sum(1 << d for d in openings(piece, rotation))
+
+
+#: piece -> the edge mask of each of its turns 0 to 5 (``_edge_mask``), worked out once
+_EDGE_MASKS: Final = {
+    piece: tuple([sum(1 << d for d in shape) for shape in turns])
+    for piece, turns in _OPENINGS.items()
+}
 
 
 class _Dug:
@@ -190,7 +235,7 @@ class _Dug:
         bordered: dict[int, int],
         required: dict[int, int],
         keys: dict[int, int],
-        ways: dict[str, frozenset[int] | None] | None = None,
+        ways: dict[str, _Way | None] | None = None,
     ) -> None:
         self.distance = distance_name
         self.placed = placed
@@ -217,8 +262,8 @@ class _Dug:
         self._numbered: dict[tuple[str, Hex | None], list[tuple[int, int]]] = {}
         self._spots: dict[tuple[str, Hex | None], frozenset[tuple[int, int]]] = {}
         #: exit option -> the cells of a way to it from the frontier, as ``exit_reachable``
-        #: found it; None when it cannot be reached
-        self.ways: dict[str, frozenset[int] | None] = {} if ways is None else ways
+        #: found it (``_Way``); None when it cannot be reached
+        self.ways: dict[str, _Way | None] = {} if ways is None else ways
         self._excavations: dict[tuple[str, str], tuple[Excavate, ...]] = {}
 
     @classmethod
@@ -256,7 +301,6 @@ class _Dug:
         cells its openings face, not in T'); an Abyss on c gives T' = T + {c}, F' = F - {c}."""
         if distance_name != self.distance:
             return None
-        index = self.ground.index
         known = len(self.placed)
         if (
             len(placed) == known + 1
@@ -264,7 +308,7 @@ class _Dug:
             and placed[:known] == self.placed
         ):
             piece = placed[known]
-            cell = index.get(piece.cell)
+            cell = self.ground.number(piece.cell)
             if cell is None:  # off the ground: it changes nothing here
                 return self._with(
                     placed, abysses, self.taken, self.frontier_cells, self.keys, dict(self.ways)
@@ -279,7 +323,7 @@ class _Dug:
             ways = None  # a piece off the frontier could open ground no search has seen
             if cell in keys:
                 del keys[cell]
-                ways = self._ways_past(cell)
+                ways = self._ways_past(cell, mask)
             bordered, required = dict(self.bordered), dict(self.required)
             tank_sides = self.ground.tank_sides
             # ``_border`` in the loop that adds to F and keys the cells whose borders the
@@ -311,27 +355,40 @@ class _Dug:
             and (placed is self.placed or placed == self.placed)
             and abysses[:-1] == self.abysses
         ):
-            cell = index.get(abysses[-1])
+            cell = self.ground.number(abysses[-1])
             if cell is None:
                 return self._with(
                     placed, abysses, self.taken, self.frontier_cells, self.keys, dict(self.ways)
                 )
             left = tuple(c for c in self.frontier_cells if c != cell)
             keys = {c: k for c, k in self.keys.items() if c != cell}
-            ways = self._ways_past(cell)
+            ways = self._ways_past(cell, 0)
             return self._with(placed, abysses, self.taken | {cell}, left, keys, ways)
         return None
 
-    def _ways_past(self, cell: int) -> dict[str, frozenset[int] | None]:
+    def _ways_past(self, cell: int, mask: int) -> dict[str, _Way | None]:
         """The answers of ``exit_reachable`` that still hold once ``cell``, free or on the
-        frontier, is taken. A way not through ``cell`` still starts on the frontier and
-        runs over free cells. An exit out of reach stays so: the cells a piece there opens
-        onto lie next to a frontier cell, in the region already searched, and the region
-        only loses ``cell``."""
+        frontier, is taken (by a piece with edge ``mask``; 0: an Abyss). A way not through
+        ``cell`` still starts on the frontier and runs over free cells. A way starting on
+        ``cell`` whose piece opens onto the way's next cell goes on from there: that cell
+        joins the frontier (a piece dug along the way, as most are, needs no new search).
+        An exit out of reach stays so: the cells a piece there opens onto lie next to a
+        frontier cell, in the region already searched, and the region only loses ``cell``."""
         ways = self.ways
         if not ways:  # (no search yet: most tunnels are asked only about placements)
             return {}  # (a dict of their own: the new tunnels write their answers in it)
-        return {option: way for option, way in ways.items() if way is None or cell not in way}
+        kept: dict[str, _Way | None] = {}
+        for option, way in ways.items():
+            if way is None or cell not in way:
+                kept[option] = way
+            elif mask and len(way) > 1 and way[-1] == cell:
+                after = way[-2]
+                for other, _facing, edge in self.ground.borders[cell]:
+                    if other == after:
+                        if mask & edge:
+                            kept[option] = way[:-1]
+                        break
+        return kept
 
     def _with(
         self,
@@ -340,7 +397,7 @@ class _Dug:
         taken: frozenset[int],
         frontier_cells: tuple[int, ...],
         keys: dict[int, int],
-        ways: dict[str, frozenset[int] | None],
+        ways: dict[str, _Way | None],
     ) -> _Dug:
         """These tunnels' pieces on open ground (their shapes and borders), with ``placed``
         and ``abysses`` and the cells taken, frontier and ways to the exits given."""
@@ -387,15 +444,25 @@ class _Dug:
         piece (or only the anchor); then each rotation is a few bit operations instead of
         a walk around the cell (``fits`` and ``connects``). Without an anchor the masks of
         every frontier cell are known (``keys``), and the placements on a
-        cell in each situation are remembered per map and shape (``_spot_table``): cells
+        cell in each situation are remembered per map and shape (``_shape_on``): cells
         meet the same few situations again and again."""
         ground = self.ground
-        base = CONTENT.pieces[piece].openings
+        base = _PIECES[piece].openings
         if anchor is None:  # each frontier cell's placements, by its key
-            table, keys = _spot_table(self.distance, base), self.keys
+            shape = _shape_on(self.distance, base)
+            table = shape.spots
+            # (cell numbers and keys as objects, not ints: compiled, an int read from a
+            # tuple or dict is unboxed, and boxed again, a new object for most keys, to
+            # look it up)
+            keys: dict[Any, Any] = self.keys
+            frontier: tuple[Any, ...] = self.frontier_cells
             spots: list[tuple[Hex, int]] = []
-            for cell in self.frontier_cells:
-                spots += table[keys[cell]]
+            for cell in frontier:
+                key = keys[cell]
+                here = table.get(key)
+                if here is None:
+                    here = table[key] = _spots_at(ground.cells, shape.fit, shape.rotations, key)
+                spots += here
             return tuple(spots)
         rotations = _rotation_masks(base)
         # the second Turbo piece: next to the first, continuing it
@@ -420,7 +487,7 @@ class _Dug:
         (tests/unit/games/drillit/test_drillit_placements_fast.py compares them)."""
         if not 0 <= rotation < 6:
             return False
-        number = self.ground.index.get(cell)
+        number = self.ground.number(cell)
         if number is None:
             return False
         rotation = canonical_rotation(piece, rotation)
@@ -473,29 +540,50 @@ def _fits(
     return ks
 
 
-class _SpotTable(dict[int, tuple[tuple[Hex, int], ...]]):
-    """Per map and piece shape: a cell's number and situation (``cell << 18 | situation``,
-    its ``_key``) -> the placements (cell, rotation) of that shape there, as ``_place``
-    lists them, each worked out when first asked. The map's geometry alone decides them;
-    each cell meets a few situations."""
-
-    __slots__ = ("_cells", "_fit", "_rotations")
-
-    def __init__(self, cells: tuple[Hex, ...], base: tuple[int, ...]) -> None:
-        super().__init__()
-        self._cells, self._fit, self._rotations = cells, _fit_table(base), _rotation_masks(base)
-
-    def __missing__(self, key: int) -> tuple[tuple[Hex, int], ...]:
-        where = self._cells[key >> 18]
-        fitting = _fits(self._fit, self._rotations, key & _SITUATION)
-        here = self[key] = tuple([(where, k) for k in fitting])
-        return here
+def _spots_at(
+    cells: tuple[Hex, ...],
+    fit: dict[int, tuple[int, ...]],
+    rotations: tuple[tuple[int, int], ...],
+    key: int,
+) -> tuple[tuple[Hex, int], ...]:
+    """The placements (cell, rotation) of a shape (its ``_fit_table`` and
+    ``_rotation_masks``) on the cell and in the situation ``key`` (``_key``) packs, as
+    ``_place`` lists them."""
+    fitting = _fits(fit, rotations, key & _SITUATION)
+    where = cells[key >> 18]
+    return tuple([(where, k) for k in fitting])
 
 
-@functools.lru_cache(maxsize=256)
-def _spot_table(distance_name: str, base: tuple[int, ...]) -> _SpotTable:
-    """The ``_SpotTable`` of a map and piece shape."""
-    return _SpotTable(_ground(distance_name).cells, base)
+class _Shape:
+    """A piece shape (its openings, ``base``) on a map: ``spots``, a cell's number and
+    situation (``cell << 18 | situation``, its ``_key``) -> the placements (cell,
+    rotation) of that shape there (``_spots_at``), each worked out when first asked (the
+    map's geometry alone decides them; each cell meets a few situations), and the shape's
+    fit table and rotations for that."""
+
+    def __init__(self, base: tuple[int, ...]) -> None:
+        # (a plain dict: a look-up in a dict subclass, with its ``__missing__``, goes
+        # through the generic subscript)
+        self.spots: dict[Any, tuple[tuple[Hex, int], ...]] = {}
+        self.fit = _fit_table(base)
+        self.rotations = _rotation_masks(base)
+
+
+#: map -> piece shape -> its ``_Shape`` there (dicts read in compiled code, not an
+#: lru_cache: its wrapper builds a key of the two at every listing)
+_SHAPES_ON: Final[dict[str, dict[tuple[int, ...], _Shape]]] = {}
+
+
+def _shape_on(distance_name: str, base: tuple[int, ...]) -> _Shape:
+    shapes = _SHAPES_ON.get(distance_name)
+    if shapes is None:
+        shapes = _SHAPES_ON[distance_name] = {}
+    shape = shapes.get(base)
+    if shape is None:
+        if len(shapes) >= 256:  # (the content's shapes are a few)
+            shapes.clear()
+        shape = shapes[base] = _Shape(base)
+    return shape
 
 
 @functools.lru_cache(maxsize=64)
@@ -537,11 +625,17 @@ def may_lay(state: DrillitState, piece: str, cell: Hex, rotation: int, anchor: H
     return _dug(state).accepts(piece, cell, rotation, anchor)
 
 
+def _distance(a: Hex, b: Hex) -> int:
+    """``hexgrid.distance``, compiled (hexgrid is uncompiled: a call there costs a frame)."""
+    dq, dr = a.q - b.q, a.r - b.r
+    return (abs(dq) + abs(dr) + abs(dq + dr)) // 2
+
+
 def reaches_exit(state: DrillitState, cell: Hex, shape: Iterable[int]) -> bool:
     for goal in exits(state):
         # the distance first: most pieces lie far from the exit, and ``Hex`` equality runs
         # Python for each opening
-        if distance(cell, goal) == 1 and any(cell.neighbour(d) == goal for d in shape):
+        if _distance(cell, goal) == 1 and any(cell.neighbour(d) == goal for d in shape):
             return True
     return False
 
@@ -550,7 +644,8 @@ def exit_reachable(state: DrillitState) -> bool:
     """The exit can still be reached through free cells from the current frontier
     (assuming suitable pieces come: the pile holds every turn).
 
-    A best-first search on the map's cell numbers, nearest the exit first: it answers as a
+    A best-first search on the map's cell numbers, nearest the exit first (a bucket per
+    distance to the exit: no heap, whose every push and pop is a call): it answers as a
     breadth-first search over every free cell would (it too visits the frontier's whole
     free region before saying no), but while the way is open, as in nearly every match, it
     walks straight there instead of flooding the map after every turn. The way found is
@@ -563,31 +658,41 @@ def exit_reachable(state: DrillitState) -> bool:
     return ways[state.exit] is not None
 
 
-# heapq's functions as compiled constants (``heapq.heappush`` is two look-ups per push)
-_heapify: Final = heapq.heapify
-_heappop: Final = heapq.heappop
-_heappush: Final = heapq.heappush
-
-
-def _way_to_exit(dug: _Dug, exit_option: str) -> frozenset[int] | None:
-    """The cells of a way from the frontier over free cells to one next to the exit."""
+def _way_to_exit(dug: _Dug, exit_option: str) -> _Way | None:
+    """A way from the frontier over free cells to one next to the exit (``_Way``)."""
     ground, blocked = dug.ground, dug.taken
     to_exit = ground.to_exit[exit_option]
-    queue = [(to_exit[i], i) for i in dug.frontier_cells]
-    came = dict.fromkeys(dug.frontier_cells, -1)  # cell -> the cell it was reached from
-    _heapify(queue)
-    while queue:
-        near, cell = _heappop(queue)
+    # bucket d: the cells reached at distance d from the exit, not yet visited; ``near``
+    # the nearest bucket that may hold any. Every open-ground cell is 1 or more from the
+    # exit (which is not open ground), so the first cell at 1 taken ends the search.
+    buckets: list[list[int]] = [[] for _ in range(ground.farthest[exit_option] + 1)]
+    came: dict[int, int] = {}  # cell -> the cell it was reached from (-1: the frontier)
+    near = len(buckets)
+    for cell in dug.frontier_cells:
+        came[cell] = -1
+        d = to_exit[cell]
+        buckets[d].append(cell)
+        if d < near:
+            near = d
+    while near < len(buckets):
+        bucket = buckets[near]
+        if not bucket:
+            near += 1
+            continue
+        cell = bucket.pop()
         if near == 1:
             way = []
             while cell >= 0:
                 way.append(cell)
                 cell = came[cell]
-            return frozenset(way)
+            return tuple(way)
         for n in ground.links[cell]:
             if n not in came and n not in blocked:
                 came[n] = cell
-                _heappush(queue, (to_exit[n], n))
+                d = to_exit[n]
+                buckets[d].append(n)
+                if d < near:
+                    near = d
     return None
 
 
@@ -611,6 +716,28 @@ class _Ground:
     rim: tuple[int, ...]
     #: exit option -> per cell number, its hex distance to that exit (1: next to it)
     to_exit: dict[str, tuple[int, ...]]
+    #: ``_coordinates`` of each cell -> its number (``index`` by ints)
+    numbers: dict[int, int]
+    #: exit option -> the greatest of ``to_exit``'s distances to it
+    farthest: dict[str, int]
+
+    def number(self, cell: Hex) -> int | None:
+        """``index.get(cell)``, by the cell's coordinates: a ``Hex``'s hash is the
+        dataclass's, Python code called from the dict's look-up."""
+        q, r = cell.q, cell.r
+        if -_REACH < q < _REACH and -_REACH < r < _REACH:
+            return self.numbers.get(_coordinates(q, r))
+        return self.index.get(cell)
+
+
+#: coordinates within this of the origin are numbered by ``_coordinates`` (maps are far
+#: smaller)
+_REACH: Final = 1 << 10
+
+
+def _coordinates(q: int, r: int) -> int:
+    """One int for the coordinates of a cell within ``_REACH`` of the origin."""
+    return (q + _REACH) << 12 | (r + _REACH)
 
 
 @functools.cache
@@ -629,7 +756,11 @@ def _ground(distance_name: str) -> _Ground:
     rim = tuple(i for i, sides in enumerate(tank_sides) if sides)
     exits_at = CONTENT.layouts[distance_name].exits
     to_exit = {k: tuple(distance(c, goal) for c in cells) for k, goal in exits_at.items()}
-    return _Ground(cells, index, links, toward, tank_sides, borders, rim, to_exit)
+    numbers = {_coordinates(c.q, c.r): i for i, c in enumerate(cells)}
+    farthest = {k: max(far) for k, far in to_exit.items()}
+    return _Ground(
+        cells, index, links, toward, tank_sides, borders, rim, to_exit, numbers, farthest
+    )
 
 
 def distance_field(state: DrillitState) -> dict[Hex, int]:
@@ -676,11 +807,11 @@ def abyss_cell(state: DrillitState) -> Hex | None:
         # of those closest to the exit, its cell's piece)
         head_piece, nearest = state.placed[-1], -1
         for p in reversed(state.placed):
-            near = distance(p.cell, goal)
+            near = _distance(p.cell, goal)
             if nearest < 0 or near < nearest:
                 head_piece, nearest = p, near
         head = head_piece.cell
-        number = ground.index.get(head)
+        number = ground.number(head)
         if number is None:  # (never: pieces lie on open ground) its neighbours looked up
             toward = tuple(ground.index.get(n, -1) for n in head.neighbours())
         else:

@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from services.games.drillit import events as ev
 from services.games.drillit.content import CONTENT, EventCard
 from services.games.drillit.end_conditions import permanent_damage
-from services.games.drillit.evolve import fold, fold_into
-from services.games.drillit.state import DrillitState, sector_goblins
+from services.games.drillit.evolve import fold, fold_into, sector_goblins
+from services.games.drillit.records import made
+from services.games.drillit.state import DrillitState
 from services.games.drillit.tunnels import abyss_cell
+
+# (Final: compiled, read from a C static; ``CONTENT.x`` or ``ev.X`` is a look-up of the
+# imported name in the module's dict and one of its attribute, at every use)
+_EXPLOSION_FIRES: Final = CONTENT.explosion_fires
+_GOBLINS_ADVANCED: Final = ev.GoblinsAdvanced
+_REACHED_CENTRE: Final = ev.GoblinsReachedCentre
 
 SUB_EVENT_NAMES = {
     "advance": "Goblin Advance",
@@ -53,9 +60,10 @@ def goblin_advance(state: DrillitState) -> list[Any]:
             destroyed.append(_armor_destroyed(room))
             at_armor -= 1
         radar.append(sector_goblins(room, (at_armor, *spaces[2:], 0)))  # at_armor go in
-    out: list[Any] = [ev.GoblinsAdvanced(tuple(radar)), *destroyed]
+    # ev.GoblinsAdvanced(radar), compiled (records.made)
+    out: list[Any] = [made(_GOBLINS_ADVANCED, {"radar": tuple(radar)}), *destroyed]
     if reached:
-        out.append(ev.GoblinsReachedCentre(reached))
+        out.append(_REACHED_CENTRE(reached))
     return out
 
 
@@ -82,7 +90,7 @@ def fire_intensification(draft: DrillitState) -> list[Any]:
     out: list[Any] = [_intensified(rooms)]
     fold_into(draft, out)
     for room in rooms:
-        if draft.fires.get(room, 0) >= CONTENT.explosion_fires:
+        if draft.fires.get(room, 0) >= _EXPLOSION_FIRES:
             facts = explosion(draft, room)
             fold_into(draft, facts)
             out += facts
@@ -91,10 +99,13 @@ def fire_intensification(draft: DrillitState) -> list[Any]:
 
 def overheating(draft: DrillitState) -> list[Any]:
     """The Overheating (nothing within the Storage limit), folded into ``draft``."""
-    if draft.crystal_total <= draft.storage_limit:
+    total = 0  # draft.crystal_total, without the uncompiled property (once a turn)
+    for count in draft.crystals.values():
+        total += count
+    if total <= draft.storage_limit:
         return []
     facts = [
-        ev.CrystalStorageOverheated(draft.crystal_total, draft.storage_limit),
+        ev.CrystalStorageOverheated(total, draft.storage_limit),
         *permanent_damage(draft, 1, "the Crystal Storage overheated"),
     ]
     fold_into(draft, facts)
@@ -124,8 +135,17 @@ def sub_event(draft: DrillitState, card: EventCard, name: str) -> list[Any]:
     mode = card.sub_events[name]
     if mode == "off":
         return [_SWITCHED_OFF[name]]  # (changes nothing)
-    if not card.sub_event_active(name, len(draft.players)):
+    # card.sub_event_active(name, players), written out: the card's method is uncompiled
+    if not (mode == "on" or (mode == "3+" and len(draft.players) >= 3)):
         return [_TOO_FEW_PLAYERS[name]]
+    # the rules by name, called directly (one read from the dict is a call through
+    # Python's protocol)
+    if name == "advance":
+        return goblin_advance_with_damage(draft)
+    if name == "intensify":
+        return fire_intensification(draft)
+    if name == "overheat":
+        return overheating(draft)
     return _SUB_EVENT_RULES[name](draft)
 
 
@@ -158,7 +178,7 @@ def resolve_fire_die(state: DrillitState, value: int) -> list[Any]:
         return out
     fires = 1 + state.fire_criticals
     out.append(ev.FireStarted(value, fires))
-    if state.fires.get(value, 0) + fires >= CONTENT.explosion_fires:
+    if state.fires.get(value, 0) + fires >= _EXPLOSION_FIRES:
         after = fold(state, out)
         out += explosion(after, value)
     return out
