@@ -11,6 +11,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
+from services.common.logging import get_logger
+
+log = get_logger(__name__)
+
 #: how often matches to let go of are looked for (at most; half the idle time when shorter)
 EVICT_EVERY_S = 60.0
 #: once this many matches were let go of, the freed heap goes back to the operating
@@ -70,7 +74,11 @@ async def evict_forever(holding: Holding, evict: Callable[[], int]) -> None:
     every, untrimmed = holding.every_s, 0
     while every:
         await asyncio.sleep(every)
-        untrimmed += evict()
+        try:
+            untrimmed += evict()
+        except Exception:  # one failed pass must not end eviction for the process's life
+            log.exception("evict_failed")
+            continue
         if untrimmed >= TRIM_AFTER:
             untrimmed = 0
             with contextlib.suppress(OSError, AttributeError):
